@@ -1,0 +1,5 @@
+//! `bench`: the frictionbench command line.
+
+fn main() {
+    println!("bench: work in progress");
+}

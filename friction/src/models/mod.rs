@@ -1,0 +1,4 @@
+//! One module per friction model (MODELS.md section in each module's doc).
+
+pub mod coulomb;
+pub mod lugre;
