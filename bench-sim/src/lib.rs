@@ -1,0 +1,16 @@
+//! The simulated friction bench: a rotary plant stepped in real time with a true friction model,
+//! served as Modbus RTU and TCP slaves built from the same device profiles as the clients.
+//!
+//! # Brief overview
+//!
+//! `SimParams + true ModelSpec → Sim` (plain data, `step(dt)`) → published into each device's
+//! register image → served by a Modbus `Service` per device, wrapped in `Faulty` (injected faults)
+//! and, on RTU, `WireTiming` (baud-rate timing a pty lacks).
+#![deny(missing_docs)]
+
+pub mod physics;
+
+pub use physics::{Action, Command, FaultCause, Feedback, Mode, Sim, SimError, SimParams, Truth};
+pub mod faults;
+pub mod server;
+pub mod timing;

@@ -1,0 +1,92 @@
+//! The plant alone (no bus): friction ground truth, drive loops, watchdog.
+
+use bench_sim::physics::{Action, FaultCause, Mode, Sim, SimParams, default_truth};
+
+fn sim() -> Sim {
+    Sim::new(SimParams::default(), &default_truth()).unwrap()
+}
+
+/// Runs `s` for `seconds` with a command every millisecond; returns (mean motor torque,
+/// mean sensor torque, mean speed) over the last half.
+fn hold(s: &mut Sim, seconds: f64) -> (f64, f64, f64) {
+    let n = (seconds * 1e3) as usize;
+    let (mut tm, mut ts, mut v, mut k) = (0.0, 0.0, 0.0, 0.0);
+    for i in 0..n {
+        s.apply(Action::Heartbeat);
+        for _ in 0..10 {
+            s.step(1e-4);
+            if i >= n / 2 {
+                let fb = s.feedback();
+                tm += fb.motor_torque_nm;
+                ts += fb.sensor_torque_nm;
+                v += s.truth().v_rad_s;
+                k += 1.0;
+            }
+        }
+    }
+    (tm / k, ts / k, v / k)
+}
+
+#[test]
+fn velocity_mode_torque_equals_true_steady_state_friction() {
+    for speed in [0.5, 2.0, -0.5, -2.0] {
+        let mut s = sim();
+        s.apply(Action::Enable);
+        s.apply(Action::SetMode(Mode::Velocity));
+        s.apply(Action::Velocity(speed));
+        let (motor, sensor, v) = hold(&mut s, 2.0);
+        let truth = s
+            .truth_model()
+            .steady_state(speed)
+            .expect("true model has a steady state");
+        let noise = s.params.sensor_noise_nm;
+        println!("speed {speed}: v {v:.5} motor {motor:.5} sensor {sensor:.5} truth {truth:.5}");
+        assert!(
+            (v - speed).abs() < 1e-3 * speed.abs().max(1.0),
+            "speed {v} vs {speed}"
+        );
+        assert!(
+            (motor - truth).abs() < noise,
+            "speed {speed}: motor torque {motor} vs true friction {truth} (noise {noise})"
+        );
+        assert!(
+            (sensor - truth).abs() < noise,
+            "speed {speed}: sensor torque {sensor} vs true friction {truth} (noise {noise})"
+        );
+    }
+}
+
+#[test]
+fn the_default_truth_is_asymmetric() {
+    let s = sim();
+    let m = s.truth_model();
+    let pos = m.steady_state(1.0).unwrap();
+    let neg = m.steady_state(-1.0).unwrap();
+    assert!((pos + neg).abs() > 0.05, "{pos} vs {neg}");
+}
+
+#[test]
+fn watchdog_disables_the_drive_and_sets_the_fault() {
+    let mut s = sim();
+    s.apply(Action::Enable);
+    s.apply(Action::Torque(3.0));
+    // Commands every 50 ms keep it alive.
+    for _ in 0..10 {
+        s.advance(0.05);
+        s.apply(Action::Heartbeat);
+    }
+    assert!(s.feedback().enabled);
+    assert!(s.feedback().motor_torque_nm > 2.9);
+    // 100 ms of silence trips it.
+    s.advance(0.099);
+    assert!(s.feedback().enabled);
+    s.advance(0.002);
+    let fb = s.feedback();
+    assert!(!fb.enabled, "{fb:?}");
+    assert_eq!(fb.fault, Some(FaultCause::Watchdog));
+    assert_eq!(fb.motor_torque_nm, 0.0);
+    // Latched until cleared.
+    assert!(!s.apply(Action::Enable));
+    s.apply(Action::ClearFault);
+    assert!(s.apply(Action::Enable));
+}
