@@ -14,3 +14,6 @@ pub use physics::{Action, Command, FaultCause, Feedback, Mode, Sim, SimError, Si
 pub mod faults;
 pub mod server;
 pub mod timing;
+pub mod bench;
+pub mod device;
+pub mod image;

@@ -32,7 +32,7 @@ pub struct SimParams {
     pub torque_limit_nm: f64,
     /// Current-loop time constant (first-order lag from demand to torque) [s]; default 2e-4.
     pub current_lag_s: f64,
-    /// Encoder resolution [counts/rev]; default 2^20.
+    /// Encoder resolution [counts/rev]; default 2^17 (the simulated drive's profile).
     pub encoder_counts_per_rev: u32,
     /// Low-pass time constant of the drive's encoder velocity estimate [s]; default 1e-3.
     pub velocity_filter_s: f64,
@@ -65,7 +65,7 @@ impl Default for SimParams {
             inertia_kg_m2: 1e-3,
             torque_limit_nm: 5.0,
             current_lag_s: 2e-4,
-            encoder_counts_per_rev: 1 << 20,
+            encoder_counts_per_rev: 1 << 17,
             velocity_filter_s: 1e-3,
             velocity_kp: 0.3,
             velocity_ki: 30.0,
@@ -98,6 +98,17 @@ pub enum SimError {
     /// The true friction model could not be built.
     #[error("true friction model: {0}")]
     Truth(#[from] friction::BuildError),
+    /// A device profile could not be used.
+    #[error("{0}")]
+    Profile(String),
+    /// A socket or pty could not be set up.
+    #[error("{what}: {source}")]
+    Io {
+        /// What was being done.
+        what: String,
+        /// The cause.
+        source: std::io::Error,
+    },
 }
 
 impl SimParams {
@@ -221,11 +232,12 @@ pub enum FaultCause {
 }
 
 impl FaultCause {
-    /// The code a drive reports in its fault register (0 = no fault).
+    /// The CiA 402 error code (603Fh) a drive reports: 0x8130 communication watchdog,
+    /// 0xFF00 injected (0 = no fault).
     pub fn code(self) -> u16 {
         match self {
-            FaultCause::Watchdog => 1,
-            FaultCause::External => 2,
+            FaultCause::Watchdog => 0x8130,
+            FaultCause::External => 0xFF00,
         }
     }
 }
@@ -251,6 +263,8 @@ pub enum Action {
     Trip,
     /// A valid request that carries no change; feeds the watchdog.
     Heartbeat,
+    /// Sets the comms watchdog time [s] (0 = off).
+    SetWatchdog(f64),
 }
 
 /// Everything the devices publish, in SI units.
@@ -397,6 +411,11 @@ impl Sim {
             Action::ClearFault => s.fault = None,
             Action::Trip => self.trip(FaultCause::External),
             Action::Heartbeat => {}
+            Action::SetWatchdog(x) => {
+                if x.is_finite() && x >= 0.0 {
+                    self.params.watchdog_s = x;
+                }
+            }
         }
         true
     }

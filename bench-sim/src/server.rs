@@ -95,13 +95,14 @@ impl<S: BusService> Service for WireTiming<S> {
     type Future = Reply;
 
     fn call(&self, req: SlaveRequest<'static>) -> Reply {
-        let arrived = Instant::now();
         let out = timing::request_frame_len(&req.request);
         let fut = self.inner.call(req);
         let timing = self.timing;
         let stats = self.stats.clone();
         Box::pin(async move {
             let rsp = fut.await;
+            // Device processing (and any injected delay) adds to the line time.
+            let ready = Instant::now();
             let back = match &rsp {
                 Ok(None) => return rsp,
                 Ok(Some(r)) => timing::response_frame_len(Some(r)),
@@ -113,7 +114,7 @@ impl<S: BusService> Service for WireTiming<S> {
                 (timing.transaction_s(out, back) * 1e9) as u64,
                 Ordering::Relaxed,
             );
-            timing::sleep_until_precise(arrived + Duration::from_secs_f64(delay)).await;
+            timing::sleep_until_precise(ready + Duration::from_secs_f64(delay)).await;
             rsp
         })
     }
