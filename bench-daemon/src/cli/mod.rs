@@ -4,8 +4,6 @@ pub mod models;
 pub mod perf;
 pub mod simulate;
 
-use anyhow::Context;
-
 /// Bad input from the user (unknown model, bad parameter, bad scenario): exit code 2.
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
@@ -16,7 +14,7 @@ pub fn json_arg(flag: &str, text: &str) -> anyhow::Result<serde_json::Value> {
     let (source, body) = match text.strip_prefix('@') {
         Some(path) => {
             let body = std::fs::read_to_string(path)
-                .with_context(|| format!("{flag}: cannot read {path}"))?;
+                .map_err(|e| InputError(format!("{flag}: cannot read {path}: {e}")))?;
             (path.to_string(), body)
         }
         None => ("inline JSON".to_string(), text.to_string()),
