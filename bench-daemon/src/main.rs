@@ -1,5 +1,48 @@
 //! `bench`: the frictionbench command line.
+//!
+//! Parses the command line and hands each subcommand to its module in `cli/`. Errors are printed
+//! as one line (`bench: ...`, the whole cause chain); bad input exits with code 2.
 
-fn main() {
-    println!("bench: work in progress");
+mod cli;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+/// frictionbench: friction test bench controller, simulator and model library.
+#[derive(Debug, Parser)]
+#[command(name = "bench", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// List every friction model with its parameters (name, unit, default) and description.
+    Models(cli::models::ModelsArgs),
+    /// Run one friction model in a scenario and print the trajectory (CSV or JSON).
+    Simulate(cli::simulate::SimulateArgs),
+    /// Benchmarks that print figures.
+    #[command(subcommand)]
+    Perf(cli::perf::PerfCommand),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Models(args) => cli::models::run(&args),
+        Command::Simulate(args) => cli::simulate::run(&args),
+        Command::Perf(cmd) => cli::perf::run(&cmd),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("bench: {err:#}");
+            if err.downcast_ref::<cli::InputError>().is_some() {
+                ExitCode::from(2)
+            } else {
+                ExitCode::FAILURE
+            }
+        }
+    }
 }

@@ -81,6 +81,9 @@ pub trait ModelDef: Dynamics + 'static {
     const PARAMS: &'static [ParamDoc];
     /// Whether the model accepts `negative`, a separate parameter set for negative motion.
     const ASYMMETRIC: bool = false;
+    /// Whether the coupling law has no guards, so the plant may evaluate it again with the
+    /// velocity frozen at a predicted midpoint (predictor-corrector; see `plant::step`).
+    const REFINE_LAW: bool = false;
 }
 
 /// Object-safe interface to any model with its parameters and state.
@@ -105,6 +108,8 @@ pub trait FrictionModel: Send + Sync + std::fmt::Debug {
     fn params_json(&self) -> serde_json::Value;
     /// How many steps produced a non-finite value and were rolled back.
     fn quarantined(&self) -> u64;
+    /// Whether `law` may be re-evaluated at a predicted midpoint velocity ([`ModelDef::REFINE_LAW`]).
+    fn refines_law(&self) -> bool;
 }
 
 /// A model: its parameters, its state, and the last finite state (for quarantine).
@@ -202,5 +207,8 @@ impl<D: ModelDef> FrictionModel for Model<D> {
     }
     fn quarantined(&self) -> u64 {
         self.quarantined
+    }
+    fn refines_law(&self) -> bool {
+        D::REFINE_LAW
     }
 }

@@ -155,6 +155,21 @@ pub fn step(p: &Params, s: &mut State, input: &Input, dt: f64) -> f64 {
     q.sigma0 * z1 + q.sigma1_at(v) * (z1 - z0) / dt + q.sigma2 * v
 }
 
+/// The plant coupling of the bristle state over one step: `z_{k+1} = a z_k + b v_{k+1}` with
+/// `a = exp(-lambda h)`, `b = h phi1(lambda h)`, `phi1(x) = (1 - e^-x)/x`, `lambda` frozen at `v_k`.
+/// Exact for a constant `lambda`; `b` is positive and at most `h`, so the step is stable for all `h`.
+fn coupling<'a>(p: &'a Params, input: &Input, dt: f64) -> (&'a Params, f64, f64) {
+    let v = input.v;
+    let q = p.side(if v != 0.0 { v } else { input.u });
+    let x = dt * q.sigma0 * v.abs() / p.g(v);
+    let b = if x > 1e-9 {
+        -(-x).exp_m1() / x * dt
+    } else {
+        dt * (1.0 - 0.5 * x)
+    };
+    (q, (-x).exp(), b)
+}
+
 impl Dynamics for LuGre {
     type Params = Params;
     type State = State;
@@ -167,24 +182,20 @@ impl Dynamics for LuGre {
         step(p, s, input, dt)
     }
 
-    /// Backward Euler with `lambda` frozen at `v_k` (MODELS.md §1.2 item 5).
+    /// Exponential Euler with `lambda` frozen at `v_k` and `v_{k+1}` as the forcing (MODELS.md
+    /// §1.2 items 1 and 5): `z_{k+1} = e z_k + h phi1(lambda h) v_{k+1}` is affine in `v_{k+1}`.
     fn law(p: &Params, s: &State, input: &Input, dt: f64) -> StepLaw {
-        let v = input.v;
-        let q = p.side(if v != 0.0 { v } else { input.u });
-        let lambda = q.sigma0 * v.abs() / p.g(v);
-        let d = 1.0 + dt * lambda;
-        let sigma1 = q.sigma1_at(v);
+        let (q, a, b) = coupling(p, input, dt);
+        let sigma1 = q.sigma1_at(input.v);
         StepLaw::Smooth {
-            offset: (q.sigma0 - sigma1 * lambda) * s.z / d,
-            damping: (q.sigma0 * dt + sigma1) / d + q.sigma2,
+            offset: (q.sigma0 + sigma1 / dt) * a * s.z - sigma1 / dt * s.z,
+            damping: (q.sigma0 + sigma1 / dt) * b + q.sigma2,
         }
     }
 
     fn advance(p: &Params, s: &mut State, input: &Input, v_next: f64, _force: f64, dt: f64) {
-        let v = input.v;
-        let q = p.side(if v != 0.0 { v } else { input.u });
-        let d = 1.0 + dt * q.sigma0 * v.abs() / p.g(v);
-        s.z = guard((s.z + dt * v_next) / d, p.z_max());
+        let (_, a, b) = coupling(p, input, dt);
+        s.z = guard(a * s.z + b * v_next, p.z_max());
     }
 
     fn steady_state(p: &Params, v: f64) -> Option<f64> {
@@ -205,6 +216,7 @@ impl ModelDef for LuGre {
     const DESCRIPTION: &'static str =
         "LuGre bristle model (Canudas de Wit et al. 1995): presliding, Stribeck, frictional lag";
     const ASYMMETRIC: bool = true;
+    const REFINE_LAW: bool = true;
     const PARAMS: &'static [ParamDoc] = &[
         ParamDoc {
             name: "sigma0",

@@ -1,0 +1,24 @@
+//! One module per subcommand.
+
+pub mod models;
+pub mod perf;
+pub mod simulate;
+
+/// Bad input from the user (unknown model, bad parameter, bad scenario): exit code 2.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct InputError(pub String);
+
+/// Reads a JSON argument given inline or as `@file`.
+pub fn json_arg(flag: &str, text: &str) -> anyhow::Result<serde_json::Value> {
+    let (source, body) = match text.strip_prefix('@') {
+        Some(path) => {
+            let body = std::fs::read_to_string(path)
+                .map_err(|e| InputError(format!("{flag}: cannot read {path}: {e}")))?;
+            (path.to_string(), body)
+        }
+        None => ("inline JSON".to_string(), text.to_string()),
+    };
+    serde_json::from_str(&body)
+        .map_err(|e| InputError(format!("{flag}: {source} is not valid JSON: {e}")).into())
+}

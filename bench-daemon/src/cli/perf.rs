@@ -1,0 +1,136 @@
+//! `bench perf ...`: benchmarks that print figures (never timed assertions in tests).
+
+use friction::registry::MODELS;
+use friction::{FrictionModel, Input, ModelBank, ModelOutput};
+use std::hint::black_box;
+use std::io::Write;
+use std::time::Instant;
+
+/// `bench perf` subcommands.
+#[derive(Debug, clap::Subcommand)]
+pub enum PerfCommand {
+    /// ns per step of each friction model, all models per sample, and one hour of 1 kHz replay.
+    Models(PerfModelsArgs),
+}
+
+/// Arguments of `bench perf models`.
+#[derive(Debug, clap::Args)]
+pub struct PerfModelsArgs {
+    /// Print JSON: `per_model_ns`, `all_models_ns_per_sample`, `replay_1h_1khz_s`.
+    #[arg(long)]
+    json: bool,
+    /// Samples per model for the per-model figure.
+    #[arg(long, default_value_t = 200_000)]
+    samples: usize,
+}
+
+/// Runs a `bench perf` subcommand.
+pub fn run(cmd: &PerfCommand) -> anyhow::Result<()> {
+    match cmd {
+        PerfCommand::Models(args) => models(args),
+    }
+}
+
+const RATE_HZ: f64 = 1000.0;
+
+/// One 2 s period of a representative bench trajectory at 1 kHz: two velocity tones with zero
+/// crossings, presliding reversals and gross sliding, and a driving torque with its rate.
+fn trajectory() -> Vec<Input> {
+    let h = 1.0 / RATE_HZ;
+    let n = (2.0 * RATE_HZ) as usize;
+    let w1 = std::f64::consts::TAU * 0.5;
+    let w2 = std::f64::consts::TAU * 7.0;
+    (0..n)
+        .map(|k| {
+            let t = k as f64 * h;
+            Input {
+                t,
+                x: -0.05 / w1 * (w1 * t).cos() - 0.004 / w2 * (w2 * t).cos(),
+                v: 0.05 * (w1 * t).sin() + 0.004 * (w2 * t).sin(),
+                u: 1.2 * (w1 * t + 0.3).sin(),
+                du_dt: 1.2 * w1 * (w1 * t + 0.3).cos(),
+            }
+        })
+        .collect()
+}
+
+fn build_all() -> anyhow::Result<Vec<Box<dyn FrictionModel>>> {
+    MODELS
+        .iter()
+        .map(|e| e.build(serde_json::json!({})).map_err(anyhow::Error::from))
+        .collect()
+}
+
+/// Steps `samples` samples through `step`, cycling the trajectory; returns elapsed seconds.
+fn replay(traj: &[Input], samples: usize, mut step: impl FnMut(&Input)) -> f64 {
+    let period = traj.len() as f64 / RATE_HZ;
+    let t0 = Instant::now();
+    let mut done = 0;
+    let mut lap = 0.0;
+    while done < samples {
+        for inp in traj.iter().take(samples - done) {
+            let mut i = *inp;
+            i.t += lap;
+            step(black_box(&i));
+        }
+        done += traj.len().min(samples - done);
+        lap += period;
+    }
+    t0.elapsed().as_secs_f64()
+}
+
+fn models(args: &PerfModelsArgs) -> anyhow::Result<()> {
+    let traj = trajectory();
+    let h = 1.0 / RATE_HZ;
+    let samples = args.samples.max(1);
+    let mut per_model = serde_json::Map::new();
+    for mut m in build_all()? {
+        // Warm up once, then measure.
+        replay(&traj, traj.len(), |i| {
+            black_box(m.step(i, h));
+        });
+        let s = replay(&traj, samples, |i| {
+            black_box(m.step(i, h));
+        });
+        per_model.insert(
+            m.id().to_string(),
+            serde_json::json!(s * 1e9 / samples as f64),
+        );
+    }
+    let mut bank = ModelBank::new(build_all()?);
+    let mut out = vec![ModelOutput::default(); bank.len()];
+    let s = replay(&traj, samples, |i| bank.step(i, h, &mut out));
+    let all_ns = s * 1e9 / samples as f64;
+    bank.reset();
+    let hour = (3600.0 * RATE_HZ) as usize;
+    let replay_s = replay(&traj, hour, |i| bank.step(i, h, &mut out));
+    black_box(&out);
+
+    let mut w = std::io::stdout().lock();
+    if args.json {
+        let doc = serde_json::json!({
+            "per_model_ns": per_model, "all_models_ns_per_sample": all_ns, "replay_1h_1khz_s": replay_s,
+            "models": bank.len(), "samples": samples,
+        });
+        serde_json::to_writer_pretty(&mut w, &doc)?;
+        writeln!(w)?;
+    } else {
+        writeln!(
+            w,
+            "ns per step (default parameters, 1 kHz bench trajectory, {samples} samples):"
+        )?;
+        for (id, ns) in &per_model {
+            writeln!(w, "  {id:<24} {:>8.1}", ns.as_f64().unwrap_or(f64::NAN))?;
+        }
+        writeln!(
+            w,
+            "all {} models, per sample: {all_ns:.1} ns (budget 2000 ns)",
+            bank.len()
+        )?;
+        writeln!(
+            w,
+            "one hour of 1 kHz samples through all models: {replay_s:.2} s (budget 5 s)"
+        )?;
+    }
+    Ok(())
+}

@@ -1,0 +1,4 @@
+//! Integration tests of the `bench` binary, by theme.
+
+mod cli_models;
+mod util;

@@ -1,0 +1,5 @@
+//! Integration tests of the friction library, by theme.
+
+mod papers;
+mod robustness;
+mod util;
