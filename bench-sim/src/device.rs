@@ -165,7 +165,12 @@ pub struct DeviceMap {
 impl DeviceMap {
     /// A device over `image` whose slots have the given roles; `sensor` selects the torque
     /// sensor's meaning of the shared roles (status bits).
-    pub fn new(image: Image, roles: Vec<(usize, Role)>, modes: ModeValues, sensor: bool) -> DeviceMap {
+    pub fn new(
+        image: Image,
+        roles: Vec<(usize, Role)>,
+        modes: ModeValues,
+        sensor: bool,
+    ) -> DeviceMap {
         DeviceMap {
             image,
             roles,
@@ -234,11 +239,20 @@ impl DeviceMap {
             }
             Mode::Position => (fb.position_rad - fb.setpoint).abs() <= 1e-3,
         };
-        base | REMOTE | if fb.enabled && reached { TARGET_REACHED } else { 0 }
+        base | REMOTE
+            | if fb.enabled && reached {
+                TARGET_REACHED
+            } else {
+                0
+            }
     }
 
     /// Serves one request against the image and the plant.
-    pub(crate) fn serve(&mut self, req: &Request<'_>, sim: &mut Sim) -> Result<Response, ExceptionCode> {
+    pub(crate) fn serve(
+        &mut self,
+        req: &Request<'_>,
+        sim: &mut Sim,
+    ) -> Result<Response, ExceptionCode> {
         let refused = |r: Refusal| match r {
             Refusal::Address => ExceptionCode::IllegalDataAddress,
             Refusal::Value => ExceptionCode::IllegalDataValue,

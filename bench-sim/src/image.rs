@@ -78,7 +78,10 @@ impl Image {
         let mut owner = BTreeMap::new();
         let mut blocks: BTreeMap<Table, (u32, u32)> = BTreeMap::new();
         for (i, s) in slots.iter().enumerate() {
-            let (a, e) = (u32::from(s.address), u32::from(s.address) + u32::from(s.count));
+            let (a, e) = (
+                u32::from(s.address),
+                u32::from(s.address) + u32::from(s.count),
+            );
             let b = blocks.entry(s.table).or_insert((a, e));
             *b = (b.0.min(a), b.1.max(e));
             for k in 0..s.count {

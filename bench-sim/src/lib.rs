@@ -12,8 +12,15 @@ pub mod physics;
 
 pub use physics::{Action, Command, FaultCause, Feedback, Mode, Sim, SimError, SimParams, Truth};
 pub mod faults;
+mod profiles;
+mod run;
 pub mod server;
 pub mod timing;
+
+pub use bench::{Bench, BusDevices, Clock};
+pub use faults::{FaultCounters, FaultSet, Faults, Faulty};
+pub use profiles::{SIM_DRIVE_TOML, SIM_SENSOR_TOML, shipped};
+pub use run::{Endpoints, RtuConfig, SimBench, SimConfig, run};
 pub mod bench;
 pub mod device;
 pub mod image;

@@ -235,10 +235,10 @@ pub async fn serve_rtu<S: BusService>(
         let (dev_master, mut dev) = SerialStream::pair().map_err(io::Error::other)?;
         let server = tokio_modbus::server::rtu::Server::new(dev_master);
         let mut server_task = tokio::spawn(server.serve_until(svc.clone(), stopped(stop.clone())));
-        let mut stop_rx = stop.clone();
+        let mut stopping = std::pin::pin!(stopped(stop.clone()));
         loop {
             tokio::select! {
-                _ = stop_rx.wait_for(|s| *s) => break,
+                _ = &mut stopping => break,
                 _ = &mut server_task => break,
                 n = line.read(&mut buf_line) => {
                     let n = n?;

@@ -1,0 +1,123 @@
+//! `bench sim`: the simulated bench standalone, until Ctrl-C.
+
+use super::{InputError, json_arg};
+use bench_sim::physics::{SimParams, default_truth};
+use bench_sim::{Clock, RtuConfig, SimBench, SimConfig};
+use friction::registry::ModelSpec;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+/// Arguments of `bench sim`.
+#[derive(Debug, clap::Args)]
+pub struct SimArgs {
+    /// Serve Modbus TCP on ADDR (port 0 = any free port). Default 127.0.0.1:5020 when neither
+    /// --tcp nor --rtu is given.
+    #[arg(long, value_name = "ADDR")]
+    pub tcp: Option<SocketAddr>,
+    /// Serve Modbus RTU on a pty (its path is printed on start).
+    #[arg(long)]
+    pub rtu: bool,
+    /// Baud rate whose wire timing the RTU line emulates.
+    #[arg(long, default_value_t = 115_200, value_name = "B")]
+    pub baud: u32,
+    /// Answer RTU requests as fast as the pty allows (no wire-timing emulation).
+    #[arg(long)]
+    pub no_wire_timing: bool,
+    /// True friction model id (default: GMS if available, else LuGre, asymmetric).
+    #[arg(long, value_name = "ID")]
+    pub truth: Option<String>,
+    /// Parameters of the true model: JSON or @file.
+    #[arg(long, value_name = "JSON|@FILE", requires = "truth")]
+    pub truth_params: Option<String>,
+    /// Plant parameters (inertia, limits, gains, noise, ...): JSON or @file.
+    #[arg(long, value_name = "JSON|@FILE")]
+    pub params: Option<String>,
+    /// Seed of the torque-sensor noise.
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub seed: u64,
+    /// Drive profile (default: the shipped profiles/sim-drive.toml).
+    #[arg(long, value_name = "FILE")]
+    pub drive_profile: Option<PathBuf>,
+    /// Torque-sensor profile (default: the shipped profiles/sim-torque-sensor.toml).
+    #[arg(long, value_name = "FILE")]
+    pub sensor_profile: Option<PathBuf>,
+}
+
+/// Builds the simulator configuration from the arguments.
+pub fn config(args: &SimArgs) -> anyhow::Result<SimConfig> {
+    let truth = match &args.truth {
+        None => default_truth(),
+        Some(id) => ModelSpec {
+            model: id.clone(),
+            params: match &args.truth_params {
+                Some(p) => json_arg("--truth-params", p)?,
+                None => serde_json::json!({}),
+            },
+        },
+    };
+    // Fail early, naming the model and parameter.
+    friction::registry::build_model(&truth).map_err(|e| InputError(format!("--truth: {e}")))?;
+    let mut params: SimParams = match &args.params {
+        Some(p) => serde_json::from_value(json_arg("--params", p)?)
+            .map_err(|e| InputError(format!("--params: {e}")))?,
+        None => SimParams::default(),
+    };
+    params.seed = args.seed;
+    params
+        .validate()
+        .map_err(|e| InputError(format!("--params: {e}")))?;
+    let tcp = match (args.tcp, args.rtu) {
+        (None, false) => Some(SocketAddr::from(([127, 0, 0, 1], 5020))),
+        (tcp, _) => tcp,
+    };
+    Ok(SimConfig {
+        params,
+        truth,
+        clock: Clock::RealTime,
+        tcp,
+        rtu: args.rtu.then(|| RtuConfig {
+            baud: args.baud,
+            wire_timing: !args.no_wire_timing,
+            turnaround_s: None,
+        }),
+        drive_profile: args.drive_profile.clone(),
+        sensor_profile: args.sensor_profile.clone(),
+    })
+}
+
+/// Runs the simulated bench until Ctrl-C. Prints one JSON line with the endpoints on start.
+pub fn run(args: &SimArgs) -> anyhow::Result<()> {
+    let config = config(args)?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    rt.block_on(async move {
+        let truth = config.truth.clone();
+        let sim = SimBench::start(config).await?;
+        let ep = sim.endpoints();
+        println!(
+            "{}",
+            serde_json::json!({
+                "tcp": ep.tcp.map(|a| a.to_string()),
+                "rtu": ep.rtu,
+                "baud": ep.baud,
+                "drive_unit": ep.drive_unit,
+                "sensor_unit": ep.sensor_unit,
+                "truth": truth,
+            })
+        );
+        if let Some(a) = ep.tcp {
+            eprintln!(
+                "bench sim: Modbus TCP on {a} (drive unit {}, torque sensor unit {})",
+                ep.drive_unit, ep.sensor_unit
+            );
+        }
+        if let (Some(p), Some(b)) = (&ep.rtu, ep.baud) {
+            eprintln!("bench sim: Modbus RTU on {p} at {b} baud (open it like a serial port)");
+        }
+        eprintln!("bench sim: running; Ctrl-C stops");
+        tokio::signal::ctrl_c().await?;
+        sim.shutdown().await;
+        anyhow::Ok(())
+    })
+}
