@@ -2,5 +2,6 @@
 
 mod bus;
 mod faults;
+mod interop;
 mod plant;
 mod util;
