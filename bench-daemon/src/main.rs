@@ -25,6 +25,8 @@ enum Command {
     /// Benchmarks that print figures.
     #[command(subcommand)]
     Perf(cli::perf::PerfCommand),
+    /// Run the simulated bench (Modbus TCP and/or RTU on a pty) until Ctrl-C.
+    Sim(cli::sim::SimArgs),
 }
 
 fn main() -> ExitCode {
@@ -33,6 +35,7 @@ fn main() -> ExitCode {
         Command::Models(args) => cli::models::run(&args),
         Command::Simulate(args) => cli::simulate::run(&args),
         Command::Perf(cmd) => cli::perf::run(&cmd),
+        Command::Sim(args) => cli::sim::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -154,6 +154,7 @@ impl SimBench {
                     port,
                     svc,
                     faults.clone(),
+                    stats.clone(),
                     stop_rx.clone(),
                 )));
             } else {
@@ -161,6 +162,7 @@ impl SimBench {
                     port,
                     faulty,
                     faults.clone(),
+                    stats.clone(),
                     stop_rx.clone(),
                 )));
             }

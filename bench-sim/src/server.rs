@@ -49,15 +49,45 @@ impl<S> BusService for S where
 {
 }
 
-/// Line statistics of an RTU endpoint (what the timing emulation charged).
-#[derive(Debug, Default)]
+/// Line statistics of an RTU endpoint (what the timing emulation charged), and the instant
+/// the last request bytes reached the line.
+#[derive(Debug)]
 pub struct LineStats {
     transactions: AtomicU64,
     /// Sum of the ideal transaction times [ns].
     ideal_ns: AtomicU64,
+    base: Instant,
+    /// When the relay last received bytes from the master [ns since `base`].
+    request_seen_ns: AtomicU64,
+}
+
+impl Default for LineStats {
+    fn default() -> LineStats {
+        LineStats {
+            transactions: AtomicU64::new(0),
+            ideal_ns: AtomicU64::new(0),
+            base: Instant::now(),
+            request_seen_ns: AtomicU64::new(0),
+        }
+    }
 }
 
 impl LineStats {
+    fn request_seen(&self) {
+        let ns = self.base.elapsed().as_nanos() as u64;
+        self.request_seen_ns.store(ns, Ordering::Relaxed);
+    }
+
+    /// When the master put the request on the line: the relay's stamp if it is recent, else now.
+    fn request_start(&self, now: Instant) -> Instant {
+        let seen = self.base + Duration::from_nanos(self.request_seen_ns.load(Ordering::Relaxed));
+        if seen <= now && now - seen < Duration::from_millis(20) {
+            seen
+        } else {
+            now
+        }
+    }
+
     /// Transactions answered.
     pub fn transactions(&self) -> u64 {
         self.transactions.load(Ordering::Relaxed)
@@ -95,14 +125,18 @@ impl<S: BusService> Service for WireTiming<S> {
     type Future = Reply;
 
     fn call(&self, req: SlaveRequest<'static>) -> Reply {
+        // The line time runs from when the master wrote the request, not from when it got
+        // through the relay and the decoder.
+        let start = self.stats.request_start(Instant::now());
         let out = timing::request_frame_len(&req.request);
         let fut = self.inner.call(req);
         let timing = self.timing;
         let stats = self.stats.clone();
         Box::pin(async move {
+            let called = Instant::now();
             let rsp = fut.await;
             // Device processing (and any injected delay) adds to the line time.
-            let ready = Instant::now();
+            let start = start + called.elapsed();
             let back = match &rsp {
                 Ok(None) => return rsp,
                 Ok(Some(r)) => timing::response_frame_len(Some(r)),
@@ -114,7 +148,7 @@ impl<S: BusService> Service for WireTiming<S> {
                 (timing.transaction_s(out, back) * 1e9) as u64,
                 Ordering::Relaxed,
             );
-            timing::sleep_until_precise(ready + Duration::from_secs_f64(delay)).await;
+            timing::sleep_until_precise(start + Duration::from_secs_f64(delay)).await;
             rsp
         })
     }
@@ -222,6 +256,7 @@ pub async fn serve_rtu<S: BusService>(
     port: RtuPort,
     svc: S,
     faults: Faults,
+    stats: Arc<LineStats>,
     stop: watch::Receiver<bool>,
 ) -> io::Result<()> {
     let RtuPort {
@@ -242,6 +277,7 @@ pub async fn serve_rtu<S: BusService>(
                 _ = &mut server_task => break,
                 n = line.read(&mut buf_line) => {
                     let n = n?;
+                    stats.request_seen();
                     if faults.disconnected() {
                         faults.count_disconnect();
                         continue;

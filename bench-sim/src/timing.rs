@@ -108,16 +108,17 @@ pub fn response_frame_len(rsp: Option<&Response>) -> usize {
     }
 }
 
-/// Sleeps until `deadline` to within tens of microseconds: tokio's timer (1 ms granularity) for
-/// the bulk, then a blocking-pool thread for the rest.
+/// Sleeps until `deadline` to within tens of microseconds: a blocking-pool thread sleeps with
+/// the OS timer (tokio's timer has 1 ms granularity and, on a loaded machine, fires late); only
+/// waits longer than 50 ms spend their bulk on tokio's timer.
 pub async fn sleep_until_precise(deadline: Instant) {
-    const COARSE: Duration = Duration::from_micros(2_000);
+    const COARSE: Duration = Duration::from_millis(50);
     let now = Instant::now();
     if deadline <= now {
         return;
     }
     if deadline - now > COARSE {
-        tokio::time::sleep_until((deadline - COARSE).into()).await;
+        tokio::time::sleep_until((deadline - Duration::from_millis(10)).into()).await;
     }
     let _ = tokio::task::spawn_blocking(move || {
         loop {

@@ -11,6 +11,8 @@ use std::time::Instant;
 pub enum PerfCommand {
     /// ns per step of each friction model, all models per sample, and one hour of 1 kHz replay.
     Models(PerfModelsArgs),
+    /// Read+write cycles per second against the simulated bench (TCP, or RTU vs its line limit).
+    Modbus(super::perf_modbus::PerfModbusArgs),
 }
 
 /// Arguments of `bench perf models`.
@@ -28,6 +30,7 @@ pub struct PerfModelsArgs {
 pub fn run(cmd: &PerfCommand) -> anyhow::Result<()> {
     match cmd {
         PerfCommand::Models(args) => models(args),
+        PerfCommand::Modbus(args) => super::perf_modbus::run(args),
     }
 }
 

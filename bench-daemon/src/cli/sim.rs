@@ -75,7 +75,7 @@ pub fn config(args: &SimArgs) -> anyhow::Result<SimConfig> {
         truth,
         clock: Clock::RealTime,
         tcp,
-        rtu: args.rtu.then(|| RtuConfig {
+        rtu: args.rtu.then_some(RtuConfig {
             baud: args.baud,
             wire_timing: !args.no_wire_timing,
             turnaround_s: None,

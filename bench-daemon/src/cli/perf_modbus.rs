@@ -1,0 +1,144 @@
+//! `bench perf modbus`: read+write cycles per second against the simulated bench.
+//!
+//! One cycle is what a control-loop tick does on the bus: read the drive's feedback block (the
+//! profile's `fast` poll group) and write the torque command. Over RTU the simulator emulates the
+//! wire timing of the baud rate and this client keeps the inter-frame silence t3.5 after every
+//! reply, so the rate is compared with the line limit computed from the same frames
+//! (`(bytes out + bytes back) · 11/baud + 2 · t3.5 + turnaround` per transaction).
+
+use anyhow::Context as _;
+use bench_sim::timing::{LineTiming, sleep_until_precise};
+use bench_sim::{Clock, RtuConfig, SimBench, SimConfig};
+use protocols::Role;
+use std::time::{Duration, Instant};
+use tokio_modbus::client::Context;
+use tokio_modbus::prelude::*;
+
+/// Arguments of `bench perf modbus`.
+#[derive(Debug, clap::Args)]
+#[command(group(clap::ArgGroup::new("link").required(true).args(["tcp", "rtu"])))]
+pub struct PerfModbusArgs {
+    /// Over Modbus TCP on loopback.
+    #[arg(long)]
+    pub tcp: bool,
+    /// Over Modbus RTU on a pty with the wire timing of --baud.
+    #[arg(long)]
+    pub rtu: bool,
+    /// Baud rate of the RTU line.
+    #[arg(long, default_value_t = 115_200, value_name = "B")]
+    pub baud: u32,
+    /// RTU without wire-timing emulation: the raw rate of the pty path (no line limit).
+    #[arg(long, requires = "rtu")]
+    pub no_wire_timing: bool,
+    /// How long to measure [s].
+    #[arg(long, default_value_t = 3.0, value_name = "S")]
+    pub seconds: f64,
+}
+
+/// Runs the benchmark and prints one JSON object: `transport`, `baud`, `cycles_per_s`,
+/// `line_limit_cycles_per_s`, `ratio_to_limit` (null where not applicable), and the details.
+pub fn run(args: &PerfModbusArgs) -> anyhow::Result<()> {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    let out = rt.block_on(measure(args))?;
+    println!("{out}");
+    Ok(())
+}
+
+/// Measures; returns the JSON report.
+pub async fn measure(args: &PerfModbusArgs) -> anyhow::Result<serde_json::Value> {
+    anyhow::ensure!(
+        args.seconds > 0.0 && args.seconds.is_finite(),
+        super::InputError(format!("--seconds ({}) must be > 0", args.seconds))
+    );
+    let rtu = args.rtu.then_some(RtuConfig {
+        baud: args.baud,
+        wire_timing: !args.no_wire_timing,
+        turnaround_s: None,
+    });
+    let sim = SimBench::start(SimConfig {
+        clock: Clock::RealTime,
+        tcp: args.tcp.then(|| ([127, 0, 0, 1], 0).into()),
+        rtu,
+        ..SimConfig::default()
+    })
+    .await?;
+    let drive = bench_sim::shipped(false)?;
+    let ep = sim.endpoints().clone();
+    let mut ctx: Context = if args.tcp {
+        let addr = ep.tcp.context("BUG: no tcp endpoint")?;
+        tokio_modbus::client::tcp::connect_slave(addr, Slave(ep.drive_unit)).await?
+    } else {
+        let path = ep.rtu.as_deref().context("BUG: no rtu endpoint")?;
+        let port = tokio_serial::SerialStream::open(&tokio_serial::new(path, args.baud))?;
+        tokio_modbus::client::rtu::attach_slave(port, Slave(ep.drive_unit))
+    };
+    let blocks = drive
+        .poll_plan("fast")
+        .context("the drive profile has no 'fast' poll group")?;
+    let cmd = drive.require_role(Role::TorqueCommand)?;
+    let cmd_regs = cmd.encode(0.0)?;
+    let line = sim.line().filter(|_| !args.no_wire_timing).map(|(t, _)| t);
+    let gap = line.map(|t| Duration::from_secs_f64(t.t35_s));
+    let timeout = Duration::from_secs(1);
+
+    let (mut cycles, mut errors) = (0u64, 0u64);
+    let t0 = Instant::now();
+    let end = t0 + Duration::from_secs_f64(args.seconds);
+    while Instant::now() < end {
+        let mut ok = true;
+        for b in &blocks {
+            let r =
+                tokio::time::timeout(timeout, ctx.read_holding_registers(b.start, b.count)).await;
+            ok &= matches!(r, Ok(Ok(Ok(_))));
+            if let Some(g) = gap {
+                sleep_until_precise(Instant::now() + g).await;
+            }
+        }
+        let r = tokio::time::timeout(
+            timeout,
+            ctx.write_multiple_registers(cmd.address, &cmd_regs),
+        )
+        .await;
+        ok &= matches!(r, Ok(Ok(Ok(_))));
+        if let Some(g) = gap {
+            sleep_until_precise(Instant::now() + g).await;
+        }
+        if ok {
+            cycles += 1;
+        } else {
+            errors += 1;
+        }
+    }
+    let elapsed = t0.elapsed().as_secs_f64();
+    let _ = ctx.disconnect().await;
+    sim.shutdown().await;
+    let rate = cycles as f64 / elapsed;
+    let (limit, turnaround_ms) = match line {
+        Some(t) => {
+            // One read transaction per block plus one write, each with its own frames.
+            let per_cycle: f64 = blocks
+                .iter()
+                .map(|b| t.transaction_s(8, 5 + 2 * b.count as usize))
+                .sum::<f64>()
+                + t.transaction_s(9 + 2 * cmd_regs.len(), 8);
+            (Some(1.0 / per_cycle), Some(t.turnaround_s * 1e3))
+        }
+        None => (None, None),
+    };
+    Ok(serde_json::json!({
+        "transport": if args.tcp { "tcp" } else { "rtu" },
+        "baud": if args.rtu { Some(args.baud) } else { None },
+        "cycles_per_s": rate,
+        "line_limit_cycles_per_s": limit,
+        "ratio_to_limit": limit.map(|l| rate / l),
+        "cycles": cycles,
+        "errors": errors,
+        "seconds": elapsed,
+        "read_registers": blocks.iter().map(|b| b.count).collect::<Vec<_>>(),
+        "write_registers": cmd_regs.len(),
+        "turnaround_ms": turnaround_ms,
+        "t35_ms": line.map(|t: LineTiming| t.t35_s * 1e3),
+    }))
+}
