@@ -132,6 +132,9 @@ fn build<M: ModelDef>(given: Value) -> Result<Box<dyn FrictionModel>, BuildError
 pub static MODELS: &[ModelEntry] = &[
     ModelEntry::of::<models::coulomb::Coulomb>(),
     ModelEntry::of::<models::lugre::LuGre>(),
+    ModelEntry::of::<models::improved_static::ImprovedStatic>(),
+    ModelEntry::of::<models::improved_armstrong::ImprovedArmstrong>(),
+    ModelEntry::of::<models::improved_lugre::ImprovedLuGre>(),
 ];
 
 /// Looks a model up by id.
