@@ -132,6 +132,14 @@ fn build<M: ModelDef>(given: Value) -> Result<Box<dyn FrictionModel>, BuildError
 pub static MODELS: &[ModelEntry] = &[
     ModelEntry::of::<models::coulomb::Coulomb>(),
     ModelEntry::of::<models::lugre::LuGre>(),
+    ModelEntry::of::<models::viscous::Viscous>(),
+    ModelEntry::of::<models::coulomb_viscous::CoulombViscous>(),
+    ModelEntry::of::<models::static_coulomb_viscous::StaticCoulombViscous>(),
+    ModelEntry::of::<models::stribeck_exp::StribeckExp>(),
+    ModelEntry::of::<models::stribeck_lorentz::StribeckLorentz>(),
+    ModelEntry::of::<models::tustin::Tustin>(),
+    ModelEntry::of::<models::static_armstrong::StaticArmstrong>(),
+    ModelEntry::of::<models::karnopp::Karnopp>(),
 ];
 
 /// Looks a model up by id.
