@@ -131,6 +131,14 @@ fn build<M: ModelDef>(given: Value) -> Result<Box<dyn FrictionModel>, BuildError
 /// Every model, in the order of the list.
 pub static MODELS: &[ModelEntry] = &[
     ModelEntry::of::<models::coulomb::Coulomb>(),
+    ModelEntry::of::<models::viscous::Viscous>(),
+    ModelEntry::of::<models::coulomb_viscous::CoulombViscous>(),
+    ModelEntry::of::<models::static_coulomb_viscous::StaticCoulombViscous>(),
+    ModelEntry::of::<models::stribeck_exp::StribeckExp>(),
+    ModelEntry::of::<models::stribeck_lorentz::StribeckLorentz>(),
+    ModelEntry::of::<models::tustin::Tustin>(),
+    ModelEntry::of::<models::static_armstrong::StaticArmstrong>(),
+    ModelEntry::of::<models::karnopp::Karnopp>(),
     ModelEntry::of::<models::lugre::LuGre>(),
     ModelEntry::of::<models::improved_static::ImprovedStatic>(),
     ModelEntry::of::<models::improved_armstrong::ImprovedArmstrong>(),

@@ -1,8 +1,17 @@
 //! One module per friction model (MODELS.md section in each module's doc).
 
 pub mod coulomb;
+pub mod coulomb_viscous;
 pub mod improved_armstrong;
 pub mod improved_lugre;
 pub mod improved_static;
+pub mod karnopp;
 pub mod lugre;
 pub mod sanchez_mazuca;
+pub mod static_armstrong;
+pub mod static_coulomb_viscous;
+pub mod static_curve;
+pub mod stribeck_exp;
+pub mod stribeck_lorentz;
+pub mod tustin;
+pub mod viscous;
