@@ -1,4 +1,6 @@
 //! One module per friction model (MODELS.md section in each module's doc).
 
 pub mod coulomb;
+pub mod hybrid;
 pub mod lugre;
+pub mod specker;
