@@ -140,6 +140,8 @@ pub static MODELS: &[ModelEntry] = &[
     ModelEntry::of::<models::static_armstrong::StaticArmstrong>(),
     ModelEntry::of::<models::karnopp::Karnopp>(),
     ModelEntry::of::<models::lugre::LuGre>(),
+    ModelEntry::of::<models::specker::Specker>(),
+    ModelEntry::of::<models::hybrid::Hybrid>(),
     ModelEntry::of::<models::improved_static::ImprovedStatic>(),
     ModelEntry::of::<models::improved_armstrong::ImprovedArmstrong>(),
     ModelEntry::of::<models::improved_lugre::ImprovedLuGre>(),

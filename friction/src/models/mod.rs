@@ -2,12 +2,14 @@
 
 pub mod coulomb;
 pub mod coulomb_viscous;
+pub mod hybrid;
 pub mod improved_armstrong;
 pub mod improved_lugre;
 pub mod improved_static;
 pub mod karnopp;
 pub mod lugre;
 pub mod sanchez_mazuca;
+pub mod specker;
 pub mod static_armstrong;
 pub mod static_coulomb_viscous;
 pub mod static_curve;
