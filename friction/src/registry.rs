@@ -132,6 +132,10 @@ fn build<M: ModelDef>(given: Value) -> Result<Box<dyn FrictionModel>, BuildError
 pub static MODELS: &[ModelEntry] = &[
     ModelEntry::of::<models::coulomb::Coulomb>(),
     ModelEntry::of::<models::lugre::LuGre>(),
+    ModelEntry::of::<models::dahl::Dahl>(),
+    ModelEntry::of::<models::modified_dahl::ModifiedDahl>(),
+    ModelEntry::of::<models::m2::M2>(),
+    ModelEntry::of::<models::elasto_plastic::ElastoPlastic>(),
 ];
 
 /// Looks a model up by id.
