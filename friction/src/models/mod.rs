@@ -2,12 +2,17 @@
 
 pub mod coulomb;
 pub mod coulomb_viscous;
+pub mod dahl;
+pub mod dahl_family;
+pub mod elasto_plastic;
 pub mod hybrid;
 pub mod improved_armstrong;
 pub mod improved_lugre;
 pub mod improved_static;
 pub mod karnopp;
 pub mod lugre;
+pub mod m2;
+pub mod modified_dahl;
 pub mod sanchez_mazuca;
 pub mod specker;
 pub mod static_armstrong;
