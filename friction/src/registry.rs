@@ -132,6 +132,10 @@ fn build<M: ModelDef>(given: Value) -> Result<Box<dyn FrictionModel>, BuildError
 pub static MODELS: &[ModelEntry] = &[
     ModelEntry::of::<models::coulomb::Coulomb>(),
     ModelEntry::of::<models::lugre::LuGre>(),
+    ModelEntry::of::<models::rising_static::RisingStatic>(),
+    ModelEntry::of::<models::frictional_memory::FrictionalMemory>(),
+    ModelEntry::of::<models::seven_parameter::SevenParameter>(),
+    ModelEntry::of::<models::ruina::Ruina>(),
 ];
 
 /// Looks a model up by id.
