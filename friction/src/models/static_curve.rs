@@ -2,8 +2,8 @@
 //!
 //! Every model of this family (`viscous`, `coulomb_viscous`, `static_coulomb_viscous`,
 //! `stribeck_exp`, `stribeck_lorentz`, `tustin`, `static_armstrong`, `karnopp`) is a parameter
-//! struct implementing [`StaticCurve`]: per direction of motion a kinetic level `g(|v|)` [N], a
-//! viscous slope `fv` [N s/m] and a breakaway limit `f_lim` [N] (convention A). [`Static<P>`]
+//! struct implementing [`StaticCurve`]: per direction of motion a kinetic level `g(|v|)` \[N\], a
+//! viscous slope `fv` \[N s/m\] and a breakaway limit `f_lim` \[N\] (convention A). [`Static<P>`]
 //! turns any such curve into a model, following Morin's static + kinetic law (S4 eqs. 6–7):
 //!
 //! $$F(v, u) = \begin{cases} \operatorname{clamp}(u, f_{lim}) & v = 0 \\
@@ -42,16 +42,16 @@ pub trait StaticCurve:
     /// The parameter set for negative motion, if the friction is asymmetric.
     fn negative(&self) -> Option<&Self>;
 
-    /// Kinetic level `g(|v|) >= 0` [N] at speed `speed = |v|`, without the viscous part.
+    /// Kinetic level `g(|v|) >= 0` \[N\] at speed `speed = |v|`, without the viscous part.
     fn level(&self, speed: f64) -> f64;
 
-    /// Largest friction held at rest, the breakaway level (convention A) [N].
+    /// Largest friction held at rest, the breakaway level (convention A) \[N\].
     fn limit(&self) -> f64;
 
-    /// Viscous slope [N s/m].
+    /// Viscous slope \[N s/m\].
     fn fv(&self) -> f64;
 
-    /// Velocity window counted as rest for measured velocities [m/s].
+    /// Velocity window counted as rest for measured velocities \[m/s\].
     fn dv(&self) -> f64;
 
     /// The friction over the next step as a function of `v_{k+1}`, given `v_k` and `u_k`.
