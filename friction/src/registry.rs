@@ -132,6 +132,7 @@ fn build<M: ModelDef>(given: Value) -> Result<Box<dyn FrictionModel>, BuildError
 pub static MODELS: &[ModelEntry] = &[
     ModelEntry::of::<models::coulomb::Coulomb>(),
     ModelEntry::of::<models::lugre::LuGre>(),
+    ModelEntry::of::<models::gms::Gms>(),
 ];
 
 /// Looks a model up by id.

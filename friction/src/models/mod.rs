@@ -1,4 +1,5 @@
 //! One module per friction model (MODELS.md section in each module's doc).
 
 pub mod coulomb;
+pub mod gms;
 pub mod lugre;
