@@ -133,6 +133,7 @@ pub static MODELS: &[ModelEntry] = &[
     ModelEntry::of::<models::coulomb::Coulomb>(),
     ModelEntry::of::<models::lugre::LuGre>(),
     ModelEntry::of::<models::gms::Gms>(),
+    ModelEntry::of::<models::nnaji::Nnaji>(),
 ];
 
 /// Looks a model up by id.

@@ -3,3 +3,4 @@
 pub mod coulomb;
 pub mod gms;
 pub mod lugre;
+pub mod nnaji;
