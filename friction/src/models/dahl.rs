@@ -138,6 +138,7 @@ impl Dynamics for Dahl {
 
 impl ModelDef for Dahl {
     const ID: &'static str = "dahl";
+    const REFINE_LAW: bool = true;
     const DESCRIPTION: &'static str =
         "Dahl model (Dahl 1968): rate-independent presliding hysteresis, Coulomb + viscous sliding";
     const PARAMS: &'static [ParamDoc] = &[

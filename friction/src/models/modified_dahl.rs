@@ -158,6 +158,7 @@ impl Dynamics for ModifiedDahl {
 
 impl ModelDef for ModifiedDahl {
     const ID: &'static str = "modified_dahl";
+    const REFINE_LAW: bool = true;
     const DESCRIPTION: &'static str =
         "Modified Dahl model (Canudas de Wit et al. 1993): first-order presliding with Stribeck";
     const PARAMS: &'static [ParamDoc] = &[
