@@ -170,13 +170,13 @@ impl SimParams {
     }
 }
 
-/// The default true friction: GMS when the registry has it, else LuGre; asymmetric (the
-/// negative direction's Coulomb and breakaway levels are 80 % of the positive ones).
+/// The default true friction: asymmetric, with presliding. GMS (presliding hysteresis) once the
+/// registry's GMS accepts a `negative` set, else LuGre; the negative direction's Coulomb and
+/// breakaway levels are 80 % of the positive ones.
 pub fn default_truth() -> ModelSpec {
-    let id = if registry::entry("gms").is_ok() {
-        "gms"
-    } else {
-        "lugre"
+    let id = match registry::entry("gms") {
+        Ok(e) if e.asymmetric => "gms",
+        _ => "lugre",
     };
     let mut negative = serde_json::Map::new();
     if let Ok(e) = registry::entry(id) {

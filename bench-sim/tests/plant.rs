@@ -29,8 +29,16 @@ fn hold(s: &mut Sim, seconds: f64) -> (f64, f64, f64) {
 
 #[test]
 fn velocity_mode_torque_equals_true_steady_state_friction() {
-    for speed in [0.5, 2.0, -0.5, -2.0] {
-        let mut s = sim();
+    let gms = friction::registry::ModelSpec {
+        model: "gms".into(),
+        params: serde_json::json!({}),
+    };
+    for (truth, speed) in [0.5, 2.0, -0.5, -2.0]
+        .map(|v| (default_truth(), v))
+        .into_iter()
+        .chain([(gms.clone(), 1.0), (gms, -1.0)])
+    {
+        let mut s = Sim::new(SimParams::default(), &truth).unwrap();
         s.apply(Action::Enable);
         s.apply(Action::SetMode(Mode::Velocity));
         s.apply(Action::Velocity(speed));
@@ -40,7 +48,10 @@ fn velocity_mode_torque_equals_true_steady_state_friction() {
             .steady_state(speed)
             .expect("true model has a steady state");
         let noise = s.params.sensor_noise_nm;
-        println!("speed {speed}: v {v:.5} motor {motor:.5} sensor {sensor:.5} truth {truth:.5}");
+        println!(
+            "{} speed {speed}: v {v:.5} motor {motor:.5} sensor {sensor:.5} truth {truth:.5}",
+            s.truth_model().id()
+        );
         assert!(
             (v - speed).abs() < 1e-3 * speed.abs().max(1.0),
             "speed {v} vs {speed}"

@@ -36,6 +36,7 @@
 mod bank;
 pub mod curve;
 mod error;
+pub mod identify;
 mod input;
 mod law;
 pub mod model;

@@ -131,7 +131,30 @@ fn build<M: ModelDef>(given: Value) -> Result<Box<dyn FrictionModel>, BuildError
 /// Every model, in the order of the list.
 pub static MODELS: &[ModelEntry] = &[
     ModelEntry::of::<models::coulomb::Coulomb>(),
+    ModelEntry::of::<models::viscous::Viscous>(),
+    ModelEntry::of::<models::coulomb_viscous::CoulombViscous>(),
+    ModelEntry::of::<models::static_coulomb_viscous::StaticCoulombViscous>(),
+    ModelEntry::of::<models::stribeck_exp::StribeckExp>(),
+    ModelEntry::of::<models::stribeck_lorentz::StribeckLorentz>(),
+    ModelEntry::of::<models::tustin::Tustin>(),
+    ModelEntry::of::<models::static_armstrong::StaticArmstrong>(),
+    ModelEntry::of::<models::rising_static::RisingStatic>(),
+    ModelEntry::of::<models::frictional_memory::FrictionalMemory>(),
+    ModelEntry::of::<models::seven_parameter::SevenParameter>(),
+    ModelEntry::of::<models::ruina::Ruina>(),
+    ModelEntry::of::<models::karnopp::Karnopp>(),
+    ModelEntry::of::<models::dahl::Dahl>(),
     ModelEntry::of::<models::lugre::LuGre>(),
+    ModelEntry::of::<models::elasto_plastic::ElastoPlastic>(),
+    ModelEntry::of::<models::modified_dahl::ModifiedDahl>(),
+    ModelEntry::of::<models::m2::M2>(),
+    ModelEntry::of::<models::gms::Gms>(),
+    ModelEntry::of::<models::specker::Specker>(),
+    ModelEntry::of::<models::hybrid::Hybrid>(),
+    ModelEntry::of::<models::nnaji::Nnaji>(),
+    ModelEntry::of::<models::improved_static::ImprovedStatic>(),
+    ModelEntry::of::<models::improved_armstrong::ImprovedArmstrong>(),
+    ModelEntry::of::<models::improved_lugre::ImprovedLuGre>(),
 ];
 
 /// Looks a model up by id.
