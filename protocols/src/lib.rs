@@ -8,6 +8,11 @@
 //! - [`Profile`] is pure: it parses and validates a profile (register table, address, type,
 //!   word order, scale, unit, roles, sequences, poll groups, timing, limits, test vectors) and
 //!   encodes/decodes values.
+//! - [`Link`] is one Modbus connection (TCP, or RTU on a serial path or pty) with a timeout
+//!   on every request, resynchronisation after failures, inter-frame silence, echo checks and
+//!   [`LinkStats`].
+//! - [`Drive`] and [`TorqueSensor`] bind a profile to a unit on a [`SharedLink`] and speak
+//!   roles and SI units; [`DeviceIo`] is the generic signal access under them.
 //!
 //! # Example
 //!
@@ -25,8 +30,17 @@
 #![warn(unreachable_pub, missing_debug_implementations)]
 #![forbid(unsafe_code)]
 
+mod device;
+mod drive;
 mod error;
 pub mod profile;
+mod sensor;
+mod transport;
+
+pub use device::{DeviceIo, SignalValue};
+pub use drive::{Drive, DriveFeedback};
+pub use sensor::{TorqueReading, TorqueSensor};
+pub use transport::{Endpoint, Link, LinkConfig, LinkStats, SharedLink};
 
 pub use error::{Error, ExceptionCode, RegisterRef};
 pub use profile::{

@@ -173,7 +173,8 @@ pub enum Protocol {
 }
 
 /// Drive operating modes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Mode {
     /// The command is a motor torque (N m).
     Torque,
