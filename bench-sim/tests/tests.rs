@@ -1,6 +1,7 @@
 //! Integration tests of the simulated bench.
 
 mod bus;
+mod clients;
 mod faults;
 mod interop;
 mod plant;

@@ -1,15 +1,19 @@
 //! `bench perf modbus`: read+write cycles per second against the simulated bench.
 //!
-//! One cycle is what a control-loop tick does on the bus: read the drive's feedback block (the
-//! profile's `fast` poll group) and write the torque command. Over RTU the simulator emulates the
-//! wire timing of the baud rate and this client keeps the inter-frame silence t3.5 after every
-//! reply, so the rate is compared with the line limit computed from the same frames
+//! One cycle is what a control-loop tick does on the bus: read the drive's feedback
+//! (`Drive::read_feedback`, one block for the shipped simulated drive) and write the torque
+//! command (`Drive::command`). Over RTU the simulator emulates the wire timing of the baud rate
+//! and the client keeps the inter-frame silence t3.5 after every reply, so the rate is compared
+//! with the line limit computed from the same frames
 //! (`(bytes out + bytes back) · 11/baud + 2 · t3.5 + turnaround` per transaction).
+//! `--client raw` runs the same frames on a bare tokio-modbus context with a precise gap, which
+//! isolates the simulator's timing from the client's.
 
 use anyhow::Context as _;
 use bench_sim::timing::{LineTiming, sleep_until_precise};
-use bench_sim::{Clock, RtuConfig, SimBench, SimConfig};
-use protocols::Role;
+use bench_sim::{Clock, Endpoints, RtuConfig, SimBench, SimConfig};
+use protocols::{Drive, Link, LinkConfig, Role};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio_modbus::client::Context;
 use tokio_modbus::prelude::*;
@@ -30,6 +34,10 @@ pub struct PerfModbusArgs {
     /// RTU without wire-timing emulation: the raw rate of the pty path (no line limit).
     #[arg(long, requires = "rtu")]
     pub no_wire_timing: bool,
+    /// Which client: `drive` (the protocols crate's Drive on a Link, as the daemon uses it) or
+    /// `raw` (bare tokio-modbus, gap kept with a precise sleep).
+    #[arg(long, default_value = "drive", value_parser = ["drive", "raw"])]
+    pub client: String,
     /// How long to measure [s].
     #[arg(long, default_value_t = 3.0, value_name = "S")]
     pub seconds: f64,
@@ -64,55 +72,22 @@ pub async fn measure(args: &PerfModbusArgs) -> anyhow::Result<serde_json::Value>
         ..SimConfig::default()
     })
     .await?;
-    let drive = bench_sim::shipped(false)?;
+    let drive = Arc::new(bench_sim::shipped(false)?);
     let ep = sim.endpoints().clone();
-    let mut ctx: Context = if args.tcp {
-        let addr = ep.tcp.context("BUG: no tcp endpoint")?;
-        tokio_modbus::client::tcp::connect_slave(addr, Slave(ep.drive_unit)).await?
-    } else {
-        let path = ep.rtu.as_deref().context("BUG: no rtu endpoint")?;
-        let port = tokio_serial::SerialStream::open(&tokio_serial::new(path, args.baud))?;
-        tokio_modbus::client::rtu::attach_slave(port, Slave(ep.drive_unit))
-    };
     let blocks = drive
         .poll_plan("fast")
         .context("the drive profile has no 'fast' poll group")?;
     let cmd = drive.require_role(Role::TorqueCommand)?;
     let cmd_regs = cmd.encode(0.0)?;
     let line = sim.line().filter(|_| !args.no_wire_timing).map(|(t, _)| t);
-    let gap = line.map(|t| Duration::from_secs_f64(t.t35_s));
-    let timeout = Duration::from_secs(1);
-
-    let (mut cycles, mut errors) = (0u64, 0u64);
-    let t0 = Instant::now();
-    let end = t0 + Duration::from_secs_f64(args.seconds);
-    while Instant::now() < end {
-        let mut ok = true;
-        for b in &blocks {
-            let r =
-                tokio::time::timeout(timeout, ctx.read_holding_registers(b.start, b.count)).await;
-            ok &= matches!(r, Ok(Ok(Ok(_))));
-            if let Some(g) = gap {
-                sleep_until_precise(Instant::now() + g).await;
-            }
-        }
-        let r = tokio::time::timeout(
-            timeout,
-            ctx.write_multiple_registers(cmd.address, &cmd_regs),
-        )
-        .await;
-        ok &= matches!(r, Ok(Ok(Ok(_))));
-        if let Some(g) = gap {
-            sleep_until_precise(Instant::now() + g).await;
-        }
-        if ok {
-            cycles += 1;
-        } else {
-            errors += 1;
-        }
-    }
-    let elapsed = t0.elapsed().as_secs_f64();
-    let _ = ctx.disconnect().await;
+    let end = Instant::now() + Duration::from_secs_f64(args.seconds);
+    let (cycles, errors, elapsed, link_stats) = if args.client == "raw" {
+        let (c, e, t) = raw_cycles(args, &ep, &blocks, cmd.address, &cmd_regs, line, end).await?;
+        (c, e, t, None)
+    } else {
+        let (c, e, t, s) = drive_cycles(args, &ep, drive.clone(), end).await?;
+        (c, e, t, Some(s))
+    };
     sim.shutdown().await;
     let rate = cycles as f64 / elapsed;
     let (limit, turnaround_ms) = match line {
@@ -140,5 +115,86 @@ pub async fn measure(args: &PerfModbusArgs) -> anyhow::Result<serde_json::Value>
         "write_registers": cmd_regs.len(),
         "turnaround_ms": turnaround_ms,
         "t35_ms": line.map(|t: LineTiming| t.t35_s * 1e3),
+        "client": args.client,
+        "link_stats": link_stats,
     }))
+}
+
+/// Cycles with the protocols crate's Drive client: (cycles, errors, seconds, link counters).
+async fn drive_cycles(
+    args: &PerfModbusArgs,
+    ep: &Endpoints,
+    profile: Arc<protocols::Profile>,
+    end: Instant,
+) -> anyhow::Result<(u64, u64, f64, protocols::LinkStats)> {
+    let cfg = match (&ep.tcp, &ep.rtu) {
+        (Some(a), _) if args.tcp => LinkConfig::tcp(a.to_string(), &profile),
+        (_, Some(p)) => LinkConfig::serial(p, Some(args.baud), &profile),
+        _ => anyhow::bail!("BUG: no endpoint"),
+    };
+    let link = Link::open(cfg).await?.shared();
+    let mut drive = Drive::new(profile, link.clone())?.with_unit(ep.drive_unit);
+    drive.set_mode(protocols::Mode::Torque).await?;
+    let (mut cycles, mut errors) = (0u64, 0u64);
+    let t0 = Instant::now();
+    while Instant::now() < end {
+        let ok = drive.read_feedback().await.is_ok() & drive.command(0.0).await.is_ok();
+        if ok {
+            cycles += 1;
+        } else {
+            errors += 1;
+        }
+    }
+    let elapsed = t0.elapsed().as_secs_f64();
+    let stats = link.lock().await.stats();
+    Ok((cycles, errors, elapsed, stats))
+}
+
+/// Cycles with a bare tokio-modbus context and a precise t3.5 gap: (cycles, errors, seconds).
+async fn raw_cycles(
+    args: &PerfModbusArgs,
+    ep: &Endpoints,
+    blocks: &[protocols::ReadBlock],
+    cmd_address: u16,
+    cmd_regs: &[u16],
+    line: Option<LineTiming>,
+    end: Instant,
+) -> anyhow::Result<(u64, u64, f64)> {
+    let mut ctx: Context = if args.tcp {
+        let addr = ep.tcp.context("BUG: no tcp endpoint")?;
+        tokio_modbus::client::tcp::connect_slave(addr, Slave(ep.drive_unit)).await?
+    } else {
+        let path = ep.rtu.as_deref().context("BUG: no rtu endpoint")?;
+        let port = tokio_serial::SerialStream::open(&tokio_serial::new(path, args.baud))?;
+        tokio_modbus::client::rtu::attach_slave(port, Slave(ep.drive_unit))
+    };
+    let gap = line.map(|t| Duration::from_secs_f64(t.t35_s));
+    let timeout = Duration::from_secs(1);
+    let (mut cycles, mut errors) = (0u64, 0u64);
+    let t0 = Instant::now();
+    while Instant::now() < end {
+        let mut ok = true;
+        for b in blocks {
+            let r =
+                tokio::time::timeout(timeout, ctx.read_holding_registers(b.start, b.count)).await;
+            ok &= matches!(r, Ok(Ok(Ok(_))));
+            if let Some(g) = gap {
+                sleep_until_precise(Instant::now() + g).await;
+            }
+        }
+        let r = tokio::time::timeout(timeout, ctx.write_multiple_registers(cmd_address, cmd_regs))
+            .await;
+        ok &= matches!(r, Ok(Ok(Ok(_))));
+        if let Some(g) = gap {
+            sleep_until_precise(Instant::now() + g).await;
+        }
+        if ok {
+            cycles += 1;
+        } else {
+            errors += 1;
+        }
+    }
+    let elapsed = t0.elapsed().as_secs_f64();
+    let _ = ctx.disconnect().await;
+    Ok((cycles, errors, elapsed))
 }

@@ -1,0 +1,257 @@
+//! The protocols crate's `Drive` and `TorqueSensor` clients against the simulated bench, over
+//! TCP and over an RTU pty: what the daemon does, end to end on real Modbus bytes.
+
+use crate::util::*;
+use bench_sim::FaultSet;
+use protocols::{Drive, Link, LinkConfig, Mode, SharedLink, TorqueSensor};
+use std::sync::Arc;
+
+struct Clients {
+    drive: Drive,
+    sensor: TorqueSensor,
+    link: SharedLink,
+}
+
+async fn clients(tb: &TestBench) -> Clients {
+    let ep = tb.sim.endpoints();
+    let drive_profile = Arc::new(tb.drive.clone());
+    let cfg = match tb.link {
+        Link_::Tcp => LinkConfig::tcp(ep.tcp.unwrap().to_string(), &drive_profile),
+        _ => LinkConfig::serial(ep.rtu.as_deref().unwrap(), ep.baud, &drive_profile),
+    };
+    let link = Link::open(cfg).await.expect("link opens").shared();
+    Clients {
+        drive: Drive::new(drive_profile, link.clone())
+            .unwrap()
+            .with_unit(ep.drive_unit),
+        sensor: TorqueSensor::new(Arc::new(tb.sensor.clone()), link.clone())
+            .unwrap()
+            .with_unit(ep.sensor_unit),
+        link,
+    }
+}
+
+use crate::util::Link as Link_;
+
+macro_rules! client_test {
+    ($name:ident, |$tb:ident, $c:ident| $body:block) => {
+        mod $name {
+            use super::*;
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn tcp() {
+                let $tb = TestBench::virtual_time(Link_::Tcp).await;
+                #[allow(unused_mut)]
+                let mut $c = clients(&$tb).await;
+                $body
+            }
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn rtu() {
+                let $tb = TestBench::virtual_time(Link_::Rtu).await;
+                #[allow(unused_mut)]
+                let mut $c = clients(&$tb).await;
+                $body
+            }
+        }
+    };
+}
+
+/// Streams `value` in the drive's current mode for `n` cycles (command + feedback).
+async fn stream(c: &mut Clients, value: f64, n: usize) -> protocols::DriveFeedback {
+    let mut fb = None;
+    for _ in 0..n {
+        fb = Some(c.drive.command_and_read(value).await.expect("cycle"));
+    }
+    fb.unwrap()
+}
+
+client_test!(enable_every_mode_command_feedback, |tb, c| {
+    let fb = c.drive.read_feedback().await.unwrap();
+    assert_eq!(fb.enabled, Some(false));
+    c.drive.enable().await.expect("enable sequence");
+    assert_eq!(c.drive.read_feedback().await.unwrap().enabled, Some(true));
+
+    c.drive.set_mode(Mode::Velocity).await.unwrap();
+    let fb = stream(&mut c, 3.0, 500).await;
+    assert_eq!(fb.mode, Some(Mode::Velocity));
+    let v = fb.velocity_rad_s.unwrap();
+    assert!((v - 3.0).abs() < 0.05, "velocity {v}");
+    // The sensor reads the true friction; the motor torque balances it.
+    let mut t = 0.0;
+    for _ in 0..20 {
+        t += c.sensor.read_torque().await.unwrap() / 20.0;
+    }
+    let truth = tb.sim.bench().truth();
+    assert!(
+        (t - truth.friction_nm).abs() < 0.01,
+        "sensor {t} vs {truth:?}"
+    );
+    assert!(
+        (fb.torque_nm.unwrap() - truth.friction_nm).abs() < 0.05,
+        "{fb:?} vs {truth:?}"
+    );
+
+    c.drive.set_mode(Mode::Position).await.unwrap();
+    let target = truth.x_rad + 1.0;
+    let fb = stream(&mut c, target, 800).await;
+    assert_eq!(fb.mode, Some(Mode::Position));
+    let x = fb.position_rad.unwrap();
+    assert!((x - target).abs() < 2e-3, "position {x} vs {target}");
+
+    c.drive.set_mode(Mode::Torque).await.unwrap();
+    let fb = stream(&mut c, -2.5, 50).await;
+    assert_eq!(fb.mode, Some(Mode::Torque));
+    assert!((fb.torque_nm.unwrap() + 2.5).abs() < 1e-3, "{fb:?}");
+    assert!(tb.sim.bench().truth().v_rad_s < 0.0);
+
+    c.drive.disable().await.unwrap();
+    let fb = c.drive.read_feedback().await.unwrap();
+    assert_eq!(fb.enabled, Some(false));
+    assert_eq!(fb.torque_nm, Some(0.0));
+});
+
+client_test!(watchdog_trips_and_fault_clears, |tb, c| {
+    c.drive.enable().await.unwrap();
+    c.drive.set_mode(Mode::Torque).await.unwrap();
+    stream(&mut c, 0.5, 10).await;
+    // Feedback reads only: no command for 150 ms of simulated time.
+    let mut fb = c.drive.read_feedback().await.unwrap();
+    for _ in 0..150 {
+        fb = c.drive.read_feedback().await.unwrap();
+    }
+    assert_eq!(fb.fault, Some(true), "{fb:?}");
+    assert_eq!(fb.enabled, Some(false));
+    assert_eq!(fb.fault_code, Some(0x8130));
+    assert_eq!(fb.torque_nm, Some(0.0));
+    c.drive.clear_fault().await.expect("fault reset sequence");
+    assert_eq!(c.drive.read_feedback().await.unwrap().fault, Some(false));
+    c.drive.enable().await.expect("enable after reset");
+    let _ = &tb;
+});
+
+client_test!(exception_is_an_error_naming_the_device_answer, |tb, c| {
+    tb.sim.faults().set(FaultSet {
+        exception: Some(4),
+        ..FaultSet::default()
+    });
+    let err = c.drive.read_feedback().await.unwrap_err();
+    assert!(matches!(err, protocols::Error::Exception { .. }), "{err:?}");
+    tb.sim.faults().clear();
+    c.drive.read_feedback().await.unwrap();
+    assert!(c.link.lock().await.stats().exceptions >= 1);
+});
+
+client_test!(late_reply_is_never_taken_for_fresh_data, |tb, c| {
+    c.drive.read_feedback().await.unwrap();
+    // Longer than the profile's 50 ms timeout: the reply comes after the client gave up.
+    tb.sim.faults().set(FaultSet {
+        delay_ms: 80.0,
+        unit: Some(tb.sim.endpoints().drive_unit),
+        ..FaultSet::default()
+    });
+    assert!(c.drive.read_feedback().await.is_err());
+    tb.sim.faults().clear();
+    // The late drive reply may still arrive (80 ms is past the profile's max_response): it may
+    // make the next request fail, but a sensor answer must be a sensor answer.
+    let mut answered = false;
+    for _ in 0..5 {
+        if let Ok(r) = c.sensor.read().await {
+            assert_eq!(r.valid, Some(true), "{r:?}");
+            assert!(r.torque_nm.abs() < 0.1, "{r:?}");
+            answered = true;
+            break;
+        }
+    }
+    assert!(answered, "the sensor answers again after the resync");
+    let fb = c.drive.read_feedback().await.unwrap();
+    assert!(fb.status.is_some() && fb.mode.is_some(), "{fb:?}");
+    let stats = c.link.lock().await.stats();
+    assert!(stats.timeouts >= 1, "{stats:?}");
+});
+
+client_test!(reconnect_after_disconnect, |tb, c| {
+    c.drive.read_feedback().await.unwrap();
+    tb.sim.faults().set(FaultSet {
+        disconnect: true,
+        ..FaultSet::default()
+    });
+    assert!(c.drive.read_feedback().await.is_err());
+    tb.sim.faults().clear();
+    let mut ok = false;
+    for _ in 0..5 {
+        if c.drive.read_feedback().await.is_ok() {
+            ok = true;
+            break;
+        }
+    }
+    assert!(ok, "the link recovers after the line comes back");
+    let stats = c.link.lock().await.stats();
+    assert!(stats.resyncs >= 1, "{stats:?}");
+});
+
+client_test!(stuck_sensor_keeps_its_heartbeat, |tb, c| {
+    let before = c.sensor.read().await.unwrap();
+    tb.sim.faults().set(FaultSet {
+        stuck_unit: Some(tb.sim.endpoints().sensor_unit),
+        ..FaultSet::default()
+    });
+    for _ in 0..5 {
+        c.drive.read_feedback().await.unwrap();
+        let r = c.sensor.read().await.unwrap();
+        assert_eq!(
+            r.heartbeat, before.heartbeat,
+            "a stuck sensor repeats its sample"
+        );
+    }
+    tb.sim.faults().clear();
+    assert_ne!(c.sensor.read().await.unwrap().heartbeat, before.heartbeat);
+});
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn corrupted_crc_is_detected_and_counted() {
+    let tb = TestBench::virtual_time(Link_::Rtu).await;
+    let mut c = clients(&tb).await;
+    c.drive.read_feedback().await.unwrap();
+    tb.sim.faults().set(FaultSet {
+        corrupt_crc: true,
+        ..FaultSet::default()
+    });
+    for _ in 0..3 {
+        assert!(c.drive.read_feedback().await.is_err());
+    }
+    tb.sim.faults().clear();
+    let mut ok = false;
+    for _ in 0..5 {
+        if c.drive.read_feedback().await.is_ok() {
+            ok = true;
+            break;
+        }
+    }
+    assert!(ok, "clean replies pass again");
+    let stats = c.link.lock().await.stats();
+    assert!(stats.crc_errors >= 3, "{stats:?}");
+    assert!(tb.sim.faults().counters().corrupted >= 3);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rtu_wire_timing_at_19200_baud() {
+    // A read of the feedback block must take its line time: (8 + 25) chars × 11/19200 + t3.5 +
+    // turnaround before the reply is complete.
+    let tb = TestBench::virtual_time(Link_::RtuTimed(19_200)).await;
+    let mut c = clients(&tb).await;
+    c.drive.read_feedback().await.unwrap();
+    let (timing, stats) = tb.sim.line().unwrap();
+    let n0 = stats.transactions();
+    let t0 = std::time::Instant::now();
+    for _ in 0..10 {
+        c.drive.read_feedback().await.unwrap();
+    }
+    let took = t0.elapsed().as_secs_f64();
+    let ideal = stats.ideal_s();
+    assert_eq!(stats.transactions() - n0, 10);
+    let one = timing.transaction_s(8, 25);
+    assert!(
+        took >= 10.0 * (one - timing.t35_s),
+        "{took} s for 10 reads of {one} s each"
+    );
+    assert!(ideal > 0.0);
+}
