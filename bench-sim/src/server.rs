@@ -282,15 +282,21 @@ pub async fn serve_rtu<S: BusService>(
                         faults.count_disconnect();
                         continue;
                     }
-                    dev.write_all(&buf_line[..n]).await?;
+                    // A failed write means the server side died: restart it.
+                    if dev.write_all(&buf_line[..n]).await.is_err() {
+                        break;
+                    }
                 }
                 n = dev.read(&mut buf_dev) => {
-                    let n = n?;
+                    let n = match n {
+                        Ok(n) if n > 0 => n,
+                        _ => break,
+                    };
                     if faults.disconnected() {
                         faults.count_disconnect();
                         continue;
                     }
-                    if faults.corrupting() && n > 0 {
+                    if faults.corrupting() {
                         buf_dev[n - 1] ^= 0x5A;
                         faults.count_corrupted();
                     }

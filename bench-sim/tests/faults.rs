@@ -155,3 +155,29 @@ async fn corrupted_crc_is_not_taken_for_an_answer() {
     let mut ctx = tb.raw(tb.sim.endpoints().drive_unit).await;
     status(&mut ctx, d).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rtu_line_survives_garbage() {
+    use tokio::io::AsyncWriteExt;
+    // tokio-modbus's RTU server gives up after 20 undecodable bytes; the simulator restarts it
+    // behind the same pty path.
+    let tb = TestBench::virtual_time(Link::Rtu).await;
+    let ep = tb.sim.endpoints().clone();
+    let mut port =
+        tokio_serial::SerialStream::open(&tokio_serial::new(ep.rtu.as_deref().unwrap(), 115_200))
+            .unwrap();
+    port.write_all(&[0xFF; 200]).await.unwrap();
+    port.flush().await.unwrap();
+    let mut ctx = tokio_modbus::client::rtu::attach_slave(port, Slave(ep.drive_unit));
+    let s = tb.drive.role(Role::Status).unwrap();
+    let mut answered = false;
+    for _ in 0..10 {
+        let r = tokio::time::timeout(SHORT, ctx.read_holding_registers(s.address, 1)).await;
+        if let Ok(Ok(Ok(sw))) = r {
+            assert_eq!(sw[0] & 0x4F, 0x40);
+            answered = true;
+            break;
+        }
+    }
+    assert!(answered, "the line answers again after garbage");
+}

@@ -5,4 +5,5 @@ mod clients;
 mod faults;
 mod interop;
 mod plant;
+mod realtime;
 mod util;

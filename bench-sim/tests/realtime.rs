@@ -1,0 +1,58 @@
+//! The real-time clock: the physics thread keeps simulated time with wall time, and the
+//! watchdog trips in wall-clock time when commands stop.
+
+use crate::util::*;
+use bench_sim::Clock;
+use protocols::{Drive, Link, LinkConfig, Mode};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn plant_keeps_wall_time_at_10_khz_and_watchdog_trips() {
+    let tb = TestBench::start(crate::util::Link::Tcp, Clock::RealTime).await;
+    let ep = tb.sim.endpoints().clone();
+    let profile = Arc::new(tb.drive.clone());
+    let link = Link::open(LinkConfig::tcp(ep.tcp.unwrap().to_string(), &profile))
+        .await
+        .unwrap()
+        .shared();
+    let mut drive = Drive::new(profile, link).unwrap().with_unit(ep.drive_unit);
+    drive.enable().await.unwrap();
+    drive.set_mode(Mode::Velocity).await.unwrap();
+    let t0 = Instant::now();
+    let sim_t0 = tb.sim.bench().feedback().t_s;
+    // Command for 300 ms of wall time.
+    let mut fb = drive.command_and_read(2.0).await.unwrap();
+    while t0.elapsed() < Duration::from_millis(300) {
+        fb = drive.command_and_read(2.0).await.unwrap();
+    }
+    assert_eq!(fb.enabled, Some(true), "{fb:?}");
+    let wall = t0.elapsed().as_secs_f64();
+    let sim = tb.sim.bench().feedback().t_s - sim_t0;
+    let stats = tb.sim.bench().physics_stats();
+    // Internal step 100 µs: the simulated time follows the wall clock (catch-up in batches).
+    assert!(
+        (sim - wall).abs() < 0.05,
+        "simulated {sim} s vs wall {wall} s ({stats:?})"
+    );
+    assert!(stats.steps as f64 >= 0.9 * 1e4 * sim, "{stats:?}");
+    // Stop commanding; read until the watchdog trips.
+    let stopped = Instant::now();
+    loop {
+        let fb = drive.read_feedback().await.unwrap();
+        if fb.fault == Some(true) {
+            assert_eq!(fb.fault_code, Some(0x8130));
+            assert_eq!(fb.enabled, Some(false));
+            break;
+        }
+        assert!(
+            stopped.elapsed() < Duration::from_secs(2),
+            "watchdog never tripped"
+        );
+    }
+    let after = stopped.elapsed();
+    assert!(
+        after >= Duration::from_millis(95),
+        "tripped after {after:?}"
+    );
+}
