@@ -1,0 +1,90 @@
+//! `bench sim` and `bench perf modbus`.
+
+use crate::util::{bench, stderr, stdout};
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+
+#[test]
+fn sim_prints_its_endpoints_serves_and_stops_on_ctrl_c() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_bench"))
+        .args([
+            "sim",
+            "--tcp",
+            "127.0.0.1:0",
+            "--rtu",
+            "--baud",
+            "921600",
+            "--seed",
+            "3",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run bench sim");
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let ep: serde_json::Value = serde_json::from_str(&line).expect("one JSON line");
+    assert_eq!(ep["baud"], 921600);
+    assert_eq!(ep["drive_unit"], 1);
+    assert_eq!(ep["sensor_unit"], 2);
+    let pty = ep["rtu"].as_str().expect("pty path");
+    assert!(std::path::Path::new(pty).exists(), "{pty}");
+    let addr = ep["tcp"].as_str().expect("tcp address");
+    std::net::TcpStream::connect(addr).expect("tcp endpoint accepts");
+    let kill = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let status = child.wait().unwrap();
+    assert!(status.success(), "exit {status:?}");
+}
+
+#[test]
+fn sim_rejects_a_bad_truth_naming_the_parameter() {
+    let o = bench(&[
+        "sim",
+        "--truth",
+        "lugre",
+        "--truth-params",
+        r#"{"fs": 0.1}"#,
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("fs (0.1) must be >= fc"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn perf_modbus_reports_every_key() {
+    let o = bench(&["perf", "modbus", "--tcp", "--seconds", "0.3"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(r["transport"], "tcp");
+    assert!(r["baud"].is_null() && r["line_limit_cycles_per_s"].is_null());
+    assert!(r["ratio_to_limit"].is_null());
+    assert!(r["cycles_per_s"].as_f64().unwrap() > 0.0, "{r}");
+    assert_eq!(r["errors"], 0);
+
+    let o = bench(&[
+        "perf",
+        "modbus",
+        "--rtu",
+        "--baud",
+        "921600",
+        "--seconds",
+        "0.3",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(r["transport"], "rtu");
+    assert_eq!(r["baud"], 921600);
+    let limit = r["line_limit_cycles_per_s"].as_f64().unwrap();
+    let ratio = r["ratio_to_limit"].as_f64().unwrap();
+    // Never faster than the line allows (the figure itself is a benchmark, not asserted).
+    assert!(limit > 0.0 && ratio > 0.0 && ratio <= 1.02, "{r}");
+}
