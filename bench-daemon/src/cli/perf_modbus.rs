@@ -81,12 +81,18 @@ pub async fn measure(args: &PerfModbusArgs) -> anyhow::Result<serde_json::Value>
     let cmd_regs = cmd.encode(0.0)?;
     let line = sim.line().filter(|_| !args.no_wire_timing).map(|(t, _)| t);
     let end = Instant::now() + Duration::from_secs_f64(args.seconds);
-    let (cycles, errors, elapsed, link_stats) = if args.client == "raw" {
-        let (c, e, t) = raw_cycles(args, &ep, &blocks, cmd.address, &cmd_regs, line, end).await?;
-        (c, e, t, None)
+    let (cycles, errors, elapsed, link_stats, mut durations) = if args.client == "raw" {
+        let (c, e, t, d) =
+            raw_cycles(args, &ep, &blocks, cmd.address, &cmd_regs, line, end).await?;
+        (c, e, t, None, d)
     } else {
-        let (c, e, t, s) = drive_cycles(args, &ep, drive.clone(), end).await?;
-        (c, e, t, Some(s))
+        let (c, e, t, s, d) = drive_cycles(args, &ep, drive.clone(), end).await?;
+        (c, e, t, Some(s), d)
+    };
+    durations.sort_by(f64::total_cmp);
+    let pct = |q: f64| {
+        (!durations.is_empty())
+            .then(|| durations[((durations.len() - 1) as f64 * q) as usize] * 1e3)
     };
     sim.shutdown().await;
     let rate = cycles as f64 / elapsed;
@@ -116,6 +122,8 @@ pub async fn measure(args: &PerfModbusArgs) -> anyhow::Result<serde_json::Value>
         "turnaround_ms": turnaround_ms,
         "t35_ms": line.map(|t: LineTiming| t.t35_s * 1e3),
         "client": args.client,
+        "cycle_ms_median": pct(0.5),
+        "cycle_ms_p99": pct(0.99),
         "link_stats": link_stats,
     }))
 }
@@ -126,7 +134,7 @@ async fn drive_cycles(
     ep: &Endpoints,
     profile: Arc<protocols::Profile>,
     end: Instant,
-) -> anyhow::Result<(u64, u64, f64, protocols::LinkStats)> {
+) -> anyhow::Result<(u64, u64, f64, protocols::LinkStats, Vec<f64>)> {
     let cfg = match (&ep.tcp, &ep.rtu) {
         (Some(a), _) if args.tcp => LinkConfig::tcp(a.to_string(), &profile),
         (_, Some(p)) => LinkConfig::serial(p, Some(args.baud), &profile),
@@ -136,9 +144,12 @@ async fn drive_cycles(
     let mut drive = Drive::new(profile, link.clone())?.with_unit(ep.drive_unit);
     drive.set_mode(protocols::Mode::Torque).await?;
     let (mut cycles, mut errors) = (0u64, 0u64);
+    let mut durations = Vec::new();
     let t0 = Instant::now();
     while Instant::now() < end {
+        let c0 = Instant::now();
         let ok = drive.read_feedback().await.is_ok() & drive.command(0.0).await.is_ok();
+        durations.push(c0.elapsed().as_secs_f64());
         if ok {
             cycles += 1;
         } else {
@@ -147,7 +158,7 @@ async fn drive_cycles(
     }
     let elapsed = t0.elapsed().as_secs_f64();
     let stats = link.lock().await.stats();
-    Ok((cycles, errors, elapsed, stats))
+    Ok((cycles, errors, elapsed, stats, durations))
 }
 
 /// Cycles with a bare tokio-modbus context and a precise t3.5 gap: (cycles, errors, seconds).
@@ -159,7 +170,7 @@ async fn raw_cycles(
     cmd_regs: &[u16],
     line: Option<LineTiming>,
     end: Instant,
-) -> anyhow::Result<(u64, u64, f64)> {
+) -> anyhow::Result<(u64, u64, f64, Vec<f64>)> {
     let mut ctx: Context = if args.tcp {
         let addr = ep.tcp.context("BUG: no tcp endpoint")?;
         tokio_modbus::client::tcp::connect_slave(addr, Slave(ep.drive_unit)).await?
@@ -171,8 +182,10 @@ async fn raw_cycles(
     let gap = line.map(|t| Duration::from_secs_f64(t.t35_s));
     let timeout = Duration::from_secs(1);
     let (mut cycles, mut errors) = (0u64, 0u64);
+    let mut durations = Vec::new();
     let t0 = Instant::now();
     while Instant::now() < end {
+        let c0 = Instant::now();
         let mut ok = true;
         for b in blocks {
             let r =
@@ -188,6 +201,7 @@ async fn raw_cycles(
         if let Some(g) = gap {
             sleep_until_precise(Instant::now() + g).await;
         }
+        durations.push(c0.elapsed().as_secs_f64());
         if ok {
             cycles += 1;
         } else {
@@ -196,5 +210,5 @@ async fn raw_cycles(
     }
     let elapsed = t0.elapsed().as_secs_f64();
     let _ = ctx.disconnect().await;
-    Ok((cycles, errors, elapsed))
+    Ok((cycles, errors, elapsed, durations))
 }
