@@ -10,8 +10,9 @@
 //!                      ──► Bench { Mutex<Sim + drive image + sensor image> }
 //! profiles/*.toml ──► DeviceMap (register image + roles) ──► BusDevices: Service (unit ids)
 //!   ──► Faulty<S> (silence, delay, exceptions, stuck values) ──► TCP server
-//!   ──► WireTiming<S> (baud-rate timing) ──► RTU server ◄─ byte relay (CRC corruption,
-//!       disconnect) ◄─ pty path the client opens
+//!                                                            ──► RTU server on pty B
+//!   pty path the client opens ◄─► byte relay (wire timing from the baud rate, CRC
+//!                                 corruption, disconnect) ◄─► pty B
 //! ```
 //!
 //! [`SimBench::start`] builds and starts everything from a [`SimConfig`] and reports its

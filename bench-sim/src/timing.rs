@@ -120,21 +120,24 @@ pub async fn sleep_until_precise(deadline: Instant) {
     if deadline - now > COARSE {
         tokio::time::sleep_until((deadline - Duration::from_millis(10)).into()).await;
     }
-    let _ = tokio::task::spawn_blocking(move || {
-        loop {
-            let now = Instant::now();
-            if now >= deadline {
-                break;
-            }
-            let left = deadline - now;
-            if left > Duration::from_micros(150) {
-                std::thread::sleep(left - Duration::from_micros(100));
-            } else {
-                std::thread::yield_now();
-            }
+    let _ = tokio::task::spawn_blocking(move || sleep_until_blocking(deadline)).await;
+}
+
+/// Blocks the calling thread until `deadline`: the OS timer for the bulk, a yield loop for the
+/// last 100 µs.
+pub fn sleep_until_blocking(deadline: Instant) {
+    loop {
+        let now = Instant::now();
+        if now >= deadline {
+            break;
         }
-    })
-    .await;
+        let left = deadline - now;
+        if left > Duration::from_micros(150) {
+            std::thread::sleep(left - Duration::from_micros(100));
+        } else {
+            std::thread::yield_now();
+        }
+    }
 }
 
 #[cfg(test)]

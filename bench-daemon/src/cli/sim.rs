@@ -85,7 +85,8 @@ pub fn config(args: &SimArgs) -> anyhow::Result<SimConfig> {
     })
 }
 
-/// Runs the simulated bench until Ctrl-C. Prints one JSON line with the endpoints on start.
+/// Runs the simulated bench until Ctrl-C (or SIGTERM). Prints one JSON line with the endpoints
+/// on start.
 pub fn run(args: &SimArgs) -> anyhow::Result<()> {
     let config = config(args)?;
     let rt = tokio::runtime::Builder::new_multi_thread()
@@ -93,6 +94,10 @@ pub fn run(args: &SimArgs) -> anyhow::Result<()> {
         .build()?;
     rt.block_on(async move {
         let truth = config.truth.clone();
+        // Listen before printing the endpoints: whoever reads them may stop us at once.
+        use tokio::signal::unix::{SignalKind, signal};
+        let mut interrupt = signal(SignalKind::interrupt())?;
+        let mut terminate = signal(SignalKind::terminate())?;
         let sim = SimBench::start(config).await?;
         let ep = sim.endpoints();
         println!(
@@ -116,7 +121,10 @@ pub fn run(args: &SimArgs) -> anyhow::Result<()> {
             eprintln!("bench sim: Modbus RTU on {p} at {b} baud (open it like a serial port)");
         }
         eprintln!("bench sim: running; Ctrl-C stops");
-        tokio::signal::ctrl_c().await?;
+        tokio::select! {
+            _ = interrupt.recv() => {}
+            _ = terminate.recv() => {}
+        }
         sim.shutdown().await;
         anyhow::Ok(())
     })
