@@ -51,7 +51,8 @@ fn sanchez_mazuca_ramp_breakaway_times() {
     let t1 = json!({"fc": 8.955, "fv": 5.234, "fs": 17.617, "vs": 0.145, "delta_v": 1.032, "ts": 0.888, "delta_t": 0.172});
     let lugre = json!({"sigma0": 17260.0, "sigma1": 66.708, "sigma2": 5.234, "fc": 8.955, "fs": 17.617, "vs": 0.145, "delta": 1.032});
     let cv = json!({"fc": 8.955, "fv": 5.234});
-    let improved_static = json!({"fc": 8.955, "fv": 5.234, "fs": 17.617, "ts": 0.888, "delta_t": 0.172});
+    let improved_static =
+        json!({"fc": 8.955, "fv": 5.234, "fs": 17.617, "ts": 0.888, "delta_t": 0.172});
     let mut improved_lugre = t1.clone();
     improved_lugre["sigma0"] = json!(17260.0);
     improved_lugre["sigma1"] = json!(66.708);
@@ -71,7 +72,11 @@ fn sanchez_mazuca_ramp_breakaway_times() {
         let t = s4_breakaway(id, params, 0.05, dt, v_th);
         let good = (t - expect).abs() / expect < tol;
         ok &= good;
-        report += &format!("{id:<20} {t:>9.3} s (expected {expect} s, tolerance {:.1} %){}\n", tol * 100.0, if good { "" } else { "  <-- off" });
+        report += &format!(
+            "{id:<20} {t:>9.3} s (expected {expect} s, tolerance {:.1} %){}\n",
+            tol * 100.0,
+            if good { "" } else { "  <-- off" }
+        );
     }
     eprintln!("{report}");
     assert!(ok, "\n{report}");
