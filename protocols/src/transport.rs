@@ -355,11 +355,11 @@ impl Link {
         what: &RegisterRef,
     ) -> Result<Response, Error> {
         if self.ctx.is_none() {
-            tokio::time::sleep_until(self.quiet_until).await;
+            wait_until(self.quiet_until).await;
             self.reopen().await?;
             self.stats.reopens += 1;
         }
-        tokio::time::sleep_until(self.quiet_until).await;
+        wait_until(self.quiet_until).await;
         let expect = reply_len(&req);
         if let Some(tap) = &self.tap {
             let mut st = tap.lock().unwrap_or_else(|e| e.into_inner());
@@ -549,6 +549,26 @@ impl Link {
             Response::ReadWriteMultipleRegisters(w) => Ok(w),
             other => Err(bug(other)),
         }
+    }
+}
+
+/// Waits until `deadline` with sub-millisecond accuracy. The tokio timer has a 1 ms
+/// resolution and rounds up, which would stretch a 1.75 ms t3.5 to up to ~3 ms: sleep to
+/// within 1 ms, then yield until the deadline (measured on the real clock, so a paused test
+/// clock cannot make this spin forever).
+async fn wait_until(deadline: Instant) {
+    let now = Instant::now();
+    if deadline <= now {
+        return;
+    }
+    let slack = Duration::from_millis(1);
+    if deadline - now > slack {
+        tokio::time::sleep_until(deadline - slack).await;
+    }
+    let rest = deadline.saturating_duration_since(Instant::now());
+    let end = std::time::Instant::now() + rest;
+    while std::time::Instant::now() < end {
+        tokio::task::yield_now().await;
     }
 }
 

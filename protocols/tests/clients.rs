@@ -147,3 +147,28 @@ async fn clients_refuse_the_wrong_kind_of_profile() {
         "{err}"
     );
 }
+
+/// Throughput of the control loop's cycle (command write + feedback read) on loopback, with
+/// FC23 (one transaction) and without (two). Prints the figures; the bound is loose so a busy
+/// CI machine does not fail it.
+async fn cycle_rate(kind: Kind) {
+    let (_bench, link) = bench(kind).await;
+    let mut d = Drive::new(sim_drive(), link.clone()).unwrap();
+    d.enable().await.unwrap();
+    d.set_mode(Mode::Torque).await.unwrap();
+    let n = if kind == Kind::Tcp { 2000 } else { 300 };
+    let t0 = std::time::Instant::now();
+    for i in 0..n {
+        d.command_and_read(f64::from(i % 100) * 1e-3).await.unwrap();
+    }
+    let fc23 = f64::from(n) / t0.elapsed().as_secs_f64();
+    let t0 = std::time::Instant::now();
+    for i in 0..n {
+        d.command(f64::from(i % 100) * 1e-3).await.unwrap();
+        d.read_feedback().await.unwrap();
+    }
+    let two = f64::from(n) / t0.elapsed().as_secs_f64();
+    println!("{kind:?}: {fc23:.0} FC23 cycles/s, {two:.0} write+read cycles/s (no wire timing)");
+    assert!(fc23 > 200.0 && two > 100.0, "{fc23} {two}");
+}
+bench_test!(cycle_rate);
