@@ -853,6 +853,20 @@ impl Profile {
         self.plan_reads(&all, 0)
     }
 
+    /// The range of addresses the profile's signals cover in `table` (first..end), if any: what
+    /// a device serving this map answers without an illegal-address exception.
+    pub fn extent(&self, table: Table) -> Option<std::ops::Range<u32>> {
+        let mut it = self.signals.iter().filter(|s| s.table == table);
+        let first = it.next()?;
+        let mut lo = u32::from(first.address);
+        let mut hi = lo + u32::from(first.registers());
+        for s in it {
+            lo = lo.min(u32::from(s.address));
+            hi = hi.max(u32::from(s.address) + u32::from(s.registers()));
+        }
+        Some(lo..hi)
+    }
+
     /// Re-checks every test vector (they are checked at load too); returns how many passed.
     pub fn check_test_vectors(&self) -> Result<usize, Error> {
         for (i, tv) in self.test_vectors.iter().enumerate() {
