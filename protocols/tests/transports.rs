@@ -167,6 +167,13 @@ async fn rtu_keeps_the_inter_frame_gap() {
     let mut cfg = bench.config(&sim_drive());
     cfg.gap = Duration::from_millis(5);
     cfg.timeout = Duration::from_millis(1000);
+    // A pty is not a USB adapter: no latency timer to warn about.
+    assert_eq!(
+        protocols::usb_latency_timer_ms(std::path::Path::new(
+            &bench.rtu.as_ref().unwrap().endpoint()
+        )),
+        None
+    );
     let mut l = Link::open(cfg).await.unwrap();
     for _ in 0..10 {
         l.read(1, Table::Holding, 0, 2).await.unwrap();

@@ -67,6 +67,15 @@ pub async fn run_to(args: ProbeArgs, out: &mut impl Write) -> anyhow::Result<()>
         }
         Some(hz) => bail!("--watch {hz} must be a rate in (0, 10000] Hz"),
     };
+    if let Some(path) = &args.serial
+        && let Some(ms) = protocols::usb_latency_timer_ms(path)
+        && ms > 1
+    {
+        eprintln!(
+            "bench probe: warning: the USB adapter's latency timer is {ms} ms; set it to 1 \
+             (/sys/bus/usb-serial/devices/<tty>/latency_timer) or RTU will be slow"
+        );
+    }
     let endpoint = cfg.endpoint.to_string();
     let link = Link::open(cfg).await?.shared();
     let mut io = DeviceIo::new(profile.clone(), link.clone());
