@@ -174,3 +174,34 @@ async fn cycle_rate(kind: Kind) {
     assert!(fc23 > 20.0 && two > 10.0, "{fc23} {two}");
 }
 bench_test!(cycle_rate);
+
+/// RTU at 115200 and 921600 baud with the wire timing emulated by the slave: the FC23 cycle
+/// rate of `Drive::command_and_read` against the computed line limit
+/// ((17 + 25) characters × 11 bits / baud + 2 × t3.5, zero turnaround). The pty bridge of the
+/// tests adds about 0.5 ms per transaction that a real line does not have; the bound is loose.
+#[tokio::test]
+async fn rtu_cycle_rate_against_the_line_limit() {
+    for baud in [115_200u32, 921_600] {
+        let (bench, link) = bench(Kind::Rtu).await;
+        bench.state.lock().unwrap().wire_baud = Some(baud);
+        let mut d = Drive::new(sim_drive(), link.clone()).unwrap();
+        d.enable().await.unwrap();
+        d.set_mode(Mode::Torque).await.unwrap();
+        let n = 100;
+        let t0 = std::time::Instant::now();
+        for i in 0..n {
+            d.command_and_read(f64::from(i % 10) * 1e-2).await.unwrap();
+        }
+        let rate = f64::from(n) / t0.elapsed().as_secs_f64();
+        let limit = 1.0 / ((17.0 + 25.0) * 11.0 / f64::from(baud) + 2.0 * 1.75e-3);
+        println!(
+            "RTU {baud} baud: {rate:.1} FC23 cycles/s, line limit {limit:.1}/s, ratio {:.3}",
+            rate / limit
+        );
+        assert!(
+            rate <= limit * 1.02,
+            "faster than the wire: {rate} > {limit}"
+        );
+        assert!(rate >= limit * 0.5, "{rate} vs {limit}");
+    }
+}
