@@ -22,6 +22,8 @@ enum Command {
     Models(cli::models::ModelsArgs),
     /// Run one friction model in a scenario and print the trajectory (CSV or JSON).
     Simulate(cli::simulate::SimulateArgs),
+    /// Read every readable signal of a device and print JSON lines in SI units.
+    Probe(cli::probe::ProbeArgs),
     /// Benchmarks that print figures.
     #[command(subcommand)]
     Perf(cli::perf::PerfCommand),
@@ -33,6 +35,7 @@ fn main() -> ExitCode {
         Command::Models(args) => cli::models::run(&args),
         Command::Simulate(args) => cli::simulate::run(&args),
         Command::Perf(cmd) => cli::perf::run(&cmd),
+        Command::Probe(args) => cli::block_on(cli::probe::run(args)),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
