@@ -52,7 +52,12 @@ fn check_static(r: &FitReport, names: [&str; 5], tol: f64) {
                 Some(_) => r.negative_param(name),
             }
             .unwrap_or_else(|| panic!("{name} missing in {:?}", r.params));
-            assert!(rel(est, truth[i]) < tol, "{set:?} {name}: {est} vs {} ({:?})", truth[i], r.params);
+            assert!(
+                rel(est, truth[i]) < tol,
+                "{set:?} {name}: {est} vs {} ({:?})",
+                truth[i],
+                r.params
+            );
         }
     }
 }
@@ -76,11 +81,26 @@ fn static_curve_shapes_gaussian_tustin_lorentz() {
     // Gaussian (hybrid, S2 Table I levels scaled to N m) and Tustin, positive only.
     for (model, delta) in [("hybrid", 2.0), ("tustin", 1.0)] {
         let p = [0.01, 1.6e-4, 0.05, 0.01, delta, 0.0, 0.0];
-        let v: Vec<f64> = (0..40).map(|i| 5e-4 * (400.0f64).powf(i as f64 / 39.0)).collect();
-        let f: Vec<f64> = v.iter().map(|s| s4_curve(&p, *s) + rng.normal(1e-5)).collect();
-        let r = run("static_curve", model, &table(vec![("v", v), ("friction", f)]), &Given::new()).unwrap();
+        let v: Vec<f64> = (0..40)
+            .map(|i| 5e-4 * (400.0f64).powf(i as f64 / 39.0))
+            .collect();
+        let f: Vec<f64> = v
+            .iter()
+            .map(|s| s4_curve(&p, *s) + rng.normal(1e-5))
+            .collect();
+        let r = run(
+            "static_curve",
+            model,
+            &table(vec![("v", v), ("friction", f)]),
+            &Given::new(),
+        )
+        .unwrap();
         for (n, t) in [("fc", 0.01), ("fs", 0.05), ("vs", 0.01)] {
-            assert!(rel(r.param(n).unwrap(), t) < 0.02, "{model} {n}: {:?}", r.params);
+            assert!(
+                rel(r.param(n).unwrap(), t) < 0.02,
+                "{model} {n}: {:?}",
+                r.params
+            );
         }
     }
 }
@@ -103,13 +123,25 @@ fn phi_s_recovers_ts_and_delta_t_within_5_percent() {
     let g = given(json!({"fs": 17.617, "fc": 8.955}));
     let r = run("phi_s", "improved_armstrong", &data, &g).unwrap();
     assert!(rel(r.param("ts").unwrap(), 0.888) < 0.05, "{:?}", r.params);
-    assert!(rel(r.param("delta_t").unwrap(), 0.172) < 0.05, "{:?}", r.params);
+    assert!(
+        rel(r.param("delta_t").unwrap(), 0.172) < 0.05,
+        "{:?}",
+        r.params
+    );
     assert_eq!(r.param("fs"), Some(17.617));
     // The negative direction with its own bounds.
     let g = given(json!({"fs": 23.813, "fc": 10.01}));
     let r = run("phi_s", "improved_armstrong", &data, &g).unwrap();
-    assert!(rel(r.negative_param("ts").unwrap(), 1.954) < 0.05, "{:?}", r.params);
-    assert!(rel(r.negative_param("delta_t").unwrap(), 0.287) < 0.05, "{:?}", r.params);
+    assert!(
+        rel(r.negative_param("ts").unwrap(), 1.954) < 0.05,
+        "{:?}",
+        r.params
+    );
+    assert!(
+        rel(r.negative_param("delta_t").unwrap(), 0.287) < 0.05,
+        "{:?}",
+        r.params
+    );
     // Free bounds: fs and fc from the curve's plateaus.
     let r = run("phi_s", "improved_armstrong", &data, &Given::new()).unwrap();
     assert!(rel(r.param("fs").unwrap(), 17.617) < 0.02, "{:?}", r.params);
@@ -152,12 +184,23 @@ fn power_rls_v2_beats_threshold_and_one_as_in_s2_table2() {
     let data = nouailletas_prbs(20.0, 4);
     let r = run("power_rls", "hybrid", &data, &Given::new()).unwrap();
     let truth = [("j", 7e-6), ("fv", 1.6e-4), ("fc", 0.01)];
-    let err = |key: &str| -> Vec<f64> { truth.iter().map(|(n, t)| rel(r.details[key][n].as_f64().unwrap(), *t)).collect() };
+    let err = |key: &str| -> Vec<f64> {
+        truth
+            .iter()
+            .map(|(n, t)| rel(r.details[key][n].as_f64().unwrap(), *t))
+            .collect()
+    };
     let (one, thr, v2) = (err("one"), err("threshold"), err("v2"));
     eprintln!("power_rls errors [J, fv, fc]: eta=1 {one:.4?}  threshold {thr:.4?}  v^2 {v2:.4?}");
     assert!(v2[0] < 0.01, "J error {}", v2[0]);
     for i in 1..3 {
-        assert!(v2[i] < thr[i] && thr[i] < one[i], "param {i}: v2 {} thr {} one {}", v2[i], thr[i], one[i]);
+        assert!(
+            v2[i] < thr[i] && thr[i] < one[i],
+            "param {i}: v2 {} thr {} one {}",
+            v2[i],
+            thr[i],
+            one[i]
+        );
     }
     assert_eq!(r.param("j"), r.details["v2"]["j"].as_f64());
     let [t0, t1] = r.provenance.time_range_s.unwrap();
@@ -174,7 +217,7 @@ pub fn staircase_run(sd: f64, hold: f64, attempts: usize, seed: u64) -> Table {
     let mut s = PlantState::default();
     let h = 1e-3;
     let (mut t, mut x, mut u) = (Vec::new(), Vec::new(), Vec::new());
-    let mut record = |s: &PlantState, a: f64, t: &mut Vec<f64>, x: &mut Vec<f64>, u: &mut Vec<f64>| {
+    let record = |s: &PlantState, a: f64, t: &mut Vec<f64>, x: &mut Vec<f64>, u: &mut Vec<f64>| {
         t.push(s.t);
         x.push(s.x);
         u.push(a);
@@ -213,16 +256,28 @@ pub fn staircase_run(sd: f64, hold: f64, attempts: usize, seed: u64) -> Table {
 fn staircase_recovers_fs_noise_free_and_under_torque_noise() {
     // Noise-free: the crest is the first step above fs (the guard is |u| > fs), 0.055 N m: the
     // staircase resolves fs to one step xi.
-    let r = run("staircase", "hybrid", &staircase_run(0.0, 0.05, 3, 5), &Given::new()).unwrap();
+    let r = run(
+        "staircase",
+        "hybrid",
+        &staircase_run(0.0, 0.05, 3, 5),
+        &Given::new(),
+    )
+    .unwrap();
     let fs = r.param("fs").unwrap();
-    assert!(fs > 0.05 && fs <= 0.05 + 0.005 + 1e-12, "noise-free fs {fs}");
+    assert!(
+        fs > 0.05 && fs <= 0.05 + 0.005 + 1e-12,
+        "noise-free fs {fs}"
+    );
     assert_eq!(r.details["n_positive"], 3);
     assert_eq!(r.details["n_negative"], 3);
     // Gaussian torque noise of standard deviation 0.01 N m on the applied (and recorded) torque.
     let data = staircase_run(0.01, 0.05, 10, 6);
     let r = run("staircase", "hybrid", &data, &Given::new()).unwrap();
     let fs = r.param("fs").unwrap();
-    eprintln!("staircase noisy: fs = {fs}, details {}", r.details["fs_positive"]);
+    eprintln!(
+        "staircase noisy: fs = {fs}, details {}",
+        r.details["fs_positive"]
+    );
     assert!(rel(fs, 0.05) < 0.06, "fs {fs}");
 }
 
@@ -235,7 +290,13 @@ fn s4_lugre() -> Box<dyn friction::FrictionModel> {
 }
 
 /// Drives `m` on J = 0.167 with torque `u(t)`; records t, encoder-quantised x, measured u.
-fn drive(m: &mut dyn friction::FrictionModel, h: f64, n: usize, u: impl Fn(f64) -> f64, seed: u64) -> Table {
+fn drive(
+    m: &mut dyn friction::FrictionModel,
+    h: f64,
+    n: usize,
+    u: impl Fn(f64) -> f64,
+    seed: u64,
+) -> Table {
     let mut rng = Rng::new(seed);
     let p = PlantParams { mass: 0.167 };
     let mut s = PlantState::default();
@@ -258,7 +319,10 @@ fn presliding_sine_recovers_sigma0_within_5_percent() {
     let data = drive(m.as_mut(), 1e-3, 5000, |t| 3.0 * (w * t).sin(), 7);
     let r = run("presliding_sine", "lugre", &data, &Given::new()).unwrap();
     let s0 = r.param("sigma0").unwrap();
-    eprintln!("presliding_sine: sigma0 = {s0} ± {:?}", r.std_errors.get("sigma0"));
+    eprintln!(
+        "presliding_sine: sigma0 = {s0} ± {:?}",
+        r.std_errors.get("sigma0")
+    );
     assert!(rel(s0, 17260.0) < 0.05, "sigma0 {s0}");
     assert!(rel(r.details["omega"].as_f64().unwrap(), w) < 1e-3);
 }
@@ -266,7 +330,13 @@ fn presliding_sine_recovers_sigma0_within_5_percent() {
 #[test]
 fn step_damping_recovers_sigma1() {
     let mut m = s4_lugre();
-    let data = drive(m.as_mut(), 1e-4, 1500, |t| if t >= 0.02 { 2.0 } else { 0.0 }, 8);
+    let data = drive(
+        m.as_mut(),
+        1e-4,
+        1500,
+        |t| if t >= 0.02 { 2.0 } else { 0.0 },
+        8,
+    );
     let g = given(json!({"j": 0.167, "sigma0": 17260.0, "sigma2": 5.234}));
     let r = run("step_damping", "lugre", &data, &g).unwrap();
     let s1 = r.param("sigma1").unwrap();
@@ -289,7 +359,13 @@ fn lugre_regression_recovers_sigma0_and_fs() {
         u.push(a);
         plant::step(m.as_mut(), &p, &mut s, &Applied::force(a, 0.0), 1e-3);
     }
-    let r = run("lugre_regression", "lugre", &table(vec![("t", t), ("x", x), ("u", u)]), &Given::new()).unwrap();
+    let r = run(
+        "lugre_regression",
+        "lugre",
+        &table(vec![("t", t), ("x", x), ("u", u)]),
+        &Given::new(),
+    )
+    .unwrap();
     eprintln!("lugre_regression: {:?} {}", r.params, r.details);
     assert!(rel(r.param("sigma0").unwrap(), 1e5) < 0.1, "{:?}", r.params);
     assert!(rel(r.param("fs").unwrap(), 1.5) < 0.1, "{:?}", r.params);
@@ -313,9 +389,19 @@ fn ruina_step_recovers_table_8_4_dry() {
         let ss = -b * (vk / v0).ln();
         theta = ss + (theta - ss) * (-vk * h / l).exp();
     }
-    let r = run("ruina_step", "ruina", &table(vec![("t", t), ("v", v), ("friction", f)]), &given(json!({"fn_load": 10.0}))).unwrap();
+    let r = run(
+        "ruina_step",
+        "ruina",
+        &table(vec![("t", t), ("v", v), ("friction", f)]),
+        &given(json!({"fn_load": 10.0})),
+    )
+    .unwrap();
     for (n, truth) in [("a", a), ("b", b), ("l", l)] {
-        assert!(rel(r.param(n).unwrap(), truth) < 0.05, "{n}: {:?}", r.params);
+        assert!(
+            rel(r.param(n).unwrap(), truth) < 0.05,
+            "{n}: {:?}",
+            r.params
+        );
     }
     assert!(rel(r.param("f0").unwrap(), f0) < 1e-3);
 }
@@ -324,9 +410,15 @@ fn ruina_step_recovers_table_8_4_dry() {
 fn errors_name_the_procedure_the_model_and_the_column() {
     let data = table(vec![("v", vec![1.0, 2.0]), ("friction", vec![1.0, 1.1])]);
     let e = run("nope", "lugre", &data, &Given::new()).unwrap_err();
-    assert!(matches!(e, FitError::UnknownProcedure { .. }) && e.to_string().contains("'nope'"), "{e}");
+    assert!(
+        matches!(e, FitError::UnknownProcedure { .. }) && e.to_string().contains("'nope'"),
+        "{e}"
+    );
     let e = run("presliding_sine", "coulomb", &data, &Given::new()).unwrap_err();
-    assert!(e.to_string().contains("does not apply to model 'coulomb'"), "{e}");
+    assert!(
+        e.to_string().contains("does not apply to model 'coulomb'"),
+        "{e}"
+    );
     let e = run("presliding_sine", "lugre", &data, &Given::new()).unwrap_err();
     assert!(e.to_string().contains("missing column 't'"), "{e}");
     let e = run("static_curve", "nomodel", &data, &Given::new()).unwrap_err();
@@ -336,7 +428,13 @@ fn errors_name_the_procedure_the_model_and_the_column() {
 
 #[test]
 fn report_serialises_params_under_model_names() {
-    let r = run("static_curve", "improved_armstrong", &s4_sweep(10), &Given::new()).unwrap();
+    let r = run(
+        "static_curve",
+        "improved_armstrong",
+        &s4_sweep(10),
+        &Given::new(),
+    )
+    .unwrap();
     let doc = serde_json::to_value(&r).unwrap();
     assert!(doc["params"]["delta_v"].is_number());
     assert!(doc["params"]["negative"]["fs"].is_number());
@@ -344,4 +442,34 @@ fn report_serialises_params_under_model_names() {
     assert!(doc["mse"].is_number());
     // The fitted set builds the model.
     model("improved_armstrong", doc["params"].clone());
+}
+
+#[test]
+fn power_rls_filters_are_exact_on_a_two_tone_linear_plant() {
+    // u = J x'' + fv x' sampled from continuous signals: both discretisations of S2 eq. 6 recover
+    // (J, fv) by batch least squares on the filtered regressors.
+    use friction::identify::procedures::power_rls::{Discretisation, regressors};
+    let (j, fv) = (7e-6, 1.6e-4);
+    let t: Vec<f64> = (0..20000).map(|k| k as f64 * 1e-3).collect();
+    let x: Vec<f64> = t
+        .iter()
+        .map(|t| (30.0 * t).sin() + 0.5 * (77.0 * t).sin())
+        .collect();
+    let u: Vec<f64> = t
+        .iter()
+        .map(|t| {
+            j * (-900.0 * (30.0 * t).sin() - 0.5 * 77.0f64.powi(2) * (77.0 * t).sin())
+                + fv * (30.0 * (30.0 * t).cos() + 0.5 * 77.0 * (77.0 * t).cos())
+        })
+        .collect();
+    for how in [Discretisation::Zoh, Discretisation::Tustin] {
+        let (rows, y) = regressors(&t, &x, &u, 200.0, how).unwrap();
+        let r2: Vec<Vec<f64>> = rows[1000..].iter().map(|r| vec![r[0], r[1]]).collect();
+        let s = friction::identify::lsq::solve(&r2, &y[1000..], None).unwrap();
+        assert!(
+            rel(s.theta[0], j) < 0.005 && rel(s.theta[1], fv) < 0.01,
+            "{how:?}: {:?}",
+            s.theta
+        );
+    }
 }

@@ -32,8 +32,10 @@ pub struct FitArgs {
 
 /// Runs the fit and prints the report.
 pub fn run(args: &FitArgs) -> anyhow::Result<()> {
-    let text = std::fs::read_to_string(&args.csv).map_err(|e| InputError(format!("--csv: cannot read {}: {e}", args.csv)))?;
-    let table = Table::from_csv(&text).map_err(|e| InputError(format!("--csv {}: {e}", args.csv)))?;
+    let text = std::fs::read_to_string(&args.csv)
+        .map_err(|e| InputError(format!("--csv: cannot read {}: {e}", args.csv)))?;
+    let table =
+        Table::from_csv(&text).map_err(|e| InputError(format!("--csv {}: {e}", args.csv)))?;
     let given: Given = match &args.given {
         Some(g) => match json_arg("--given", g)? {
             serde_json::Value::Object(m) => m,
@@ -41,21 +43,37 @@ pub fn run(args: &FitArgs) -> anyhow::Result<()> {
         },
         None => Given::new(),
     };
-    let report = procedures::run(&args.procedure, &args.model, &table, &given).map_err(|e| -> anyhow::Error {
-        if e.is_input() { InputError(e.to_string()).into() } else { anyhow::Error::new(e).context("fit failed") }
-    })?;
+    let report = procedures::run(&args.procedure, &args.model, &table, &given).map_err(
+        |e| -> anyhow::Error {
+            if e.is_input() {
+                InputError(e.to_string()).into()
+            } else {
+                anyhow::Error::new(e).context("fit failed")
+            }
+        },
+    )?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
         return Ok(());
     }
     let p = &report.provenance;
-    println!("model {}  procedure {}  method {}", p.model, p.procedure, p.method);
+    println!(
+        "model {}  procedure {}  method {}",
+        p.model, p.procedure, p.method
+    );
     print_params("", &report.params, &report.std_errors);
     if let Some(mse) = report.mse {
         println!("mse {mse:e}");
     }
-    let range = p.time_range_s.map(|[a, b]| format!(", t {a}..{b} s")).unwrap_or_default();
-    println!("data: {} points, columns {}{range}", p.n_points, p.columns.join(","));
+    let range = p
+        .time_range_s
+        .map(|[a, b]| format!(", t {a}..{b} s"))
+        .unwrap_or_default();
+    println!(
+        "data: {} points, columns {}{range}",
+        p.n_points,
+        p.columns.join(",")
+    );
     if let Some(t) = p.termination {
         println!("termination: {t:?}");
     }
@@ -65,12 +83,19 @@ pub fn run(args: &FitArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn print_params(prefix: &str, params: &serde_json::Map<String, serde_json::Value>, errors: &serde_json::Map<String, serde_json::Value>) {
+fn print_params(
+    prefix: &str,
+    params: &serde_json::Map<String, serde_json::Value>,
+    errors: &serde_json::Map<String, serde_json::Value>,
+) {
     for (name, value) in params {
         match value {
             serde_json::Value::Object(sub) => {
                 let empty = serde_json::Map::new();
-                let sub_err = errors.get(name).and_then(|e| e.as_object()).unwrap_or(&empty);
+                let sub_err = errors
+                    .get(name)
+                    .and_then(|e| e.as_object())
+                    .unwrap_or(&empty);
                 print_params(&format!("{prefix}{name}."), sub, sub_err);
             }
             v => match errors.get(name).and_then(|e| e.as_f64()) {

@@ -55,7 +55,14 @@ pub fn fit(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitEr
     let fs = t1 / t2;
     let fg = t3 / t2;
     let se = |i: usize| s.std_errors.get(i).copied();
-    let mut report = FitReport::new(PROCEDURE.name, model, "linear_least_squares", PROCEDURE.columns, rows.len(), given);
+    let mut report = FitReport::new(
+        PROCEDURE.name,
+        model,
+        "linear_least_squares",
+        PROCEDURE.columns,
+        rows.len(),
+        given,
+    );
     report.time_range(t);
     report.set("sigma0", t1, se(0));
     let se_fs = match (se(0), se(1)) {
@@ -65,6 +72,9 @@ pub fn fit(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitEr
     report.set("fs", fs, se_fs);
     report.mse = Some(s.rss / rows.len() as f64);
     report.details = json!({"theta": [t1, t2, t3], "fg": fg});
-    report.provenance.notes.push("mse is of the force increments (S1 8.52); fg is the offset F_g".into());
+    report
+        .provenance
+        .notes
+        .push("mse is of the force increments (S1 8.52); fg is the offset F_g".into());
     Ok(report)
 }

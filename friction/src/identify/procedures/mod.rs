@@ -26,8 +26,8 @@ pub mod phi_s;
 pub mod power_rls;
 pub mod presliding_sine;
 pub mod ruina_step;
-pub mod static_curve;
 pub mod staircase;
+pub mod static_curve;
 pub mod step_damping;
 
 /// Values the user gives: known parameters (held fixed) and procedure options, by name.
@@ -60,15 +60,27 @@ pub static PROCEDURES: &[Procedure] = &[
 ///
 /// Errors name the unknown procedure, the model it does not apply to, or the missing column.
 pub fn run(name: &str, model: &str, table: &Table, given: &Given) -> Result<FitReport, FitError> {
-    let proc = PROCEDURES.iter().find(|p| p.name == name).ok_or_else(|| FitError::UnknownProcedure {
-        name: name.to_string(),
-        known: PROCEDURES.iter().map(|p| p.name).collect::<Vec<_>>().join(", "),
-    })?;
+    let proc =
+        PROCEDURES
+            .iter()
+            .find(|p| p.name == name)
+            .ok_or_else(|| FitError::UnknownProcedure {
+                name: name.to_string(),
+                known: PROCEDURES
+                    .iter()
+                    .map(|p| p.name)
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            })?;
     if !proc.models.contains(&model) {
         if crate::registry::entry(model).is_err() {
             return Err(FitError::UnknownModel {
                 id: model.to_string(),
-                known: crate::registry::MODELS.iter().map(|e| e.id).collect::<Vec<_>>().join(", "),
+                known: crate::registry::MODELS
+                    .iter()
+                    .map(|e| e.id)
+                    .collect::<Vec<_>>()
+                    .join(", "),
             });
         }
         return Err(FitError::NotApplicable {
@@ -89,7 +101,9 @@ pub fn run(name: &str, model: &str, table: &Table, given: &Given) -> Result<FitR
         "step_damping" => step_damping::fit(model, table, given),
         "lugre_regression" => lugre_regression::fit(model, table, given),
         "ruina_step" => ruina_step::fit(model, table, given),
-        other => Err(FitError::Bug(format!("procedure '{other}' is listed but not dispatched"))),
+        other => Err(FitError::Bug(format!(
+            "procedure '{other}' is listed but not dispatched"
+        ))),
     }
 }
 
@@ -105,7 +119,10 @@ impl Table {
     pub fn new(columns: Vec<(String, Vec<f64>)>) -> Result<Table, FitError> {
         let n = columns.first().map_or(0, |c| c.1.len());
         if let Some((name, c)) = columns.iter().find(|c| c.1.len() != n) {
-            return Err(FitError::Data(format!("column '{name}' has {} rows, expected {n}", c.len())));
+            return Err(FitError::Data(format!(
+                "column '{name}' has {} rows, expected {n}",
+                c.len()
+            )));
         }
         let (names, cols) = columns.into_iter().unzip();
         Ok(Table { names, cols })
@@ -113,9 +130,14 @@ impl Table {
 
     /// Parses CSV text: a header of column names, then rows of numbers (`#` lines are skipped).
     pub fn from_csv(text: &str) -> Result<Table, FitError> {
-        let mut lines = text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty() && !l.starts_with('#'));
+        let mut lines = text
+            .lines()
+            .enumerate()
+            .filter(|(_, l)| !l.trim().is_empty() && !l.starts_with('#'));
         let Some((_, header)) = lines.next() else {
-            return Err(FitError::Data("the CSV is empty (expected a header of column names)".into()));
+            return Err(FitError::Data(
+                "the CSV is empty (expected a header of column names)".into(),
+            ));
         };
         let names: Vec<String> = header.split(',').map(|s| s.trim().to_string()).collect();
         let mut cols = vec![Vec::new(); names.len()];
@@ -132,7 +154,11 @@ impl Table {
             }
             for ((c, f), name) in cols.iter_mut().zip(fields).zip(&names) {
                 let x: f64 = f.trim().parse().map_err(|_| {
-                    FitError::Data(format!("CSV line {}: column '{name}': '{}' is not a number", i + 1, f.trim()))
+                    FitError::Data(format!(
+                        "CSV line {}: column '{name}': '{}' is not a number",
+                        i + 1,
+                        f.trim()
+                    ))
                 })?;
                 c.push(x);
             }
@@ -157,14 +183,23 @@ impl Table {
 
     /// The column `name`, or an error naming it, the procedure and the columns present.
     pub fn column(&self, name: &str, procedure: &str) -> Result<&[f64], FitError> {
-        self.names.iter().position(|n| n == name).map(|i| self.cols[i].as_slice()).ok_or_else(|| {
-            FitError::MissingColumn { column: name.to_string(), procedure: procedure.to_string(), have: self.names.join(",") }
-        })
+        self.names
+            .iter()
+            .position(|n| n == name)
+            .map(|i| self.cols[i].as_slice())
+            .ok_or_else(|| FitError::MissingColumn {
+                column: name.to_string(),
+                procedure: procedure.to_string(),
+                have: self.names.join(","),
+            })
     }
 
     /// The column `name` if present.
     pub fn get(&self, name: &str) -> Option<&[f64]> {
-        self.names.iter().position(|n| n == name).map(|i| self.cols[i].as_slice())
+        self.names
+            .iter()
+            .position(|n| n == name)
+            .map(|i| self.cols[i].as_slice())
     }
 }
 
@@ -211,7 +246,14 @@ pub struct FitReport {
 
 impl FitReport {
     /// An empty report for `procedure` on `model`, with the columns read and `n_points` rows.
-    pub(crate) fn new(procedure: &str, model: &str, method: &str, columns: &[&str], n_points: usize, given: &Given) -> FitReport {
+    pub(crate) fn new(
+        procedure: &str,
+        model: &str,
+        method: &str,
+        columns: &[&str],
+        n_points: usize,
+        given: &Given,
+    ) -> FitReport {
         FitReport {
             params: Map::new(),
             std_errors: Map::new(),
@@ -238,7 +280,10 @@ impl FitReport {
 
     /// The fitted value of `name` in the `negative` set, if any.
     pub fn negative_param(&self, name: &str) -> Option<f64> {
-        self.params.get("negative").and_then(|n| n.get(name)).and_then(Value::as_f64)
+        self.params
+            .get("negative")
+            .and_then(|n| n.get(name))
+            .and_then(Value::as_f64)
     }
 
     /// Sets a parameter and (optionally) its standard error.
@@ -266,18 +311,26 @@ pub(crate) fn num(x: f64) -> Value {
 pub(crate) fn given_f64(given: &Given, name: &str) -> Result<Option<f64>, FitError> {
     match given.get(name) {
         None | Some(Value::Null) => Ok(None),
-        Some(v) => v.as_f64().filter(|x| x.is_finite()).map(Some).ok_or_else(|| FitError::Config {
-            field: format!("given.{name}"),
-            value: f64::NAN,
-            rule: format!("must be a finite number (got {v})"),
-        }),
+        Some(v) => v
+            .as_f64()
+            .filter(|x| x.is_finite())
+            .map(Some)
+            .ok_or_else(|| FitError::Config {
+                field: format!("given.{name}"),
+                value: f64::NAN,
+                rule: format!("must be a finite number (got {v})"),
+            }),
     }
 }
 
 /// A positive given value, or an error naming it.
 pub(crate) fn given_positive(given: &Given, name: &str) -> Result<Option<f64>, FitError> {
     match given_f64(given, name)? {
-        Some(x) if x <= 0.0 => Err(FitError::Config { field: format!("given.{name}"), value: x, rule: "must be > 0".into() }),
+        Some(x) if x <= 0.0 => Err(FitError::Config {
+            field: format!("given.{name}"),
+            value: x,
+            rule: "must be > 0".into(),
+        }),
         x => Ok(x),
     }
 }
@@ -290,7 +343,9 @@ pub(crate) fn given_str<'a>(given: &'a Given, name: &str) -> Option<&'a str> {
 /// Fails with a `Data` error when fewer than `min` rows are present.
 pub(crate) fn need_rows(n: usize, min: usize, what: &str) -> Result<(), FitError> {
     if n < min {
-        return Err(FitError::Data(format!("{what}: {n} rows, need at least {min}")));
+        return Err(FitError::Data(format!(
+            "{what}: {n} rows, need at least {min}"
+        )));
     }
     Ok(())
 }

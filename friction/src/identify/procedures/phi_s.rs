@@ -72,7 +72,12 @@ struct DirFit {
     n: usize,
 }
 
-fn fit_direction(r: &[f64], y: &[f64], fixed: &[Option<f64>; 4], what: &str) -> Result<DirFit, FitError> {
+fn fit_direction(
+    r: &[f64],
+    y: &[f64],
+    fixed: &[Option<f64>; 4],
+    what: &str,
+) -> Result<DirFit, FitError> {
     let hi = y.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
     let lo = y.iter().cloned().fold(f64::INFINITY, f64::min);
     let fc = fixed[0].unwrap_or(lo);
@@ -81,7 +86,11 @@ fn fit_direction(r: &[f64], y: &[f64], fixed: &[Option<f64>; 4], what: &str) -> 
     let mut pts: Vec<(f64, f64)> = r.iter().cloned().zip(y.iter().cloned()).collect();
     pts.sort_by(|a, b| a.0.total_cmp(&b.0));
     let target = fc + (fs - fc) / std::f64::consts::E;
-    let ts = pts.iter().find(|p| p.1 < target).map_or(pts[pts.len() / 2].0, |p| p.0).max(1e-12);
+    let ts = pts
+        .iter()
+        .find(|p| p.1 < target)
+        .map_or(pts[pts.len() / 2].0, |p| p.0)
+        .max(1e-12);
     let mut full = [fc, fs, ts, 0.5];
     let mut free = Vec::new();
     for i in 0..4 {
@@ -101,13 +110,25 @@ fn fit_direction(r: &[f64], y: &[f64], fixed: &[Option<f64>; 4], what: &str) -> 
         })
         .unzip();
     let mut best: Option<(Vec<f64>, f64, PhiProblem)> = None;
-    let starts: Vec<f64> = if free.contains(&3) { vec![0.3, 1.0, 0.1] } else { vec![full[3]] };
+    let starts: Vec<f64> = if free.contains(&3) {
+        vec![0.3, 1.0, 0.1]
+    } else {
+        vec![full[3]]
+    };
     for d in starts {
         let mut start = full;
         start[3] = d;
-        let problem = PhiProblem { r, y, full: start, free: free.clone() };
+        let problem = PhiProblem {
+            r,
+            y,
+            full: start,
+            free: free.clone(),
+        };
         let p0: Vec<f64> = free.iter().map(|i| start[*i]).collect();
-        let lm = LevenbergMarquardt::new().with_bounds(Bounds { lower: lower.clone(), upper: upper.clone() });
+        let lm = LevenbergMarquardt::new().with_bounds(Bounds {
+            lower: lower.clone(),
+            upper: upper.clone(),
+        });
         let res = Runner::new(&problem, lm).max_iters(300).run(p0)?;
         if best.as_ref().is_none_or(|b| res.cost < b.1) {
             best = Some((res.params, res.cost, problem));
@@ -121,7 +142,12 @@ fn fit_direction(r: &[f64], y: &[f64], fixed: &[Option<f64>; 4], what: &str) -> 
         }
         all
     });
-    Ok(DirFit { p: problem.expand(&p), se, cost, n: r.len() })
+    Ok(DirFit {
+        p: problem.expand(&p),
+        se,
+        cost,
+        n: r.len(),
+    })
 }
 
 fn emit(d: &DirFit, fixed: &[Option<f64>; 4]) -> (Map<String, Value>, Map<String, Value>) {
@@ -156,8 +182,17 @@ pub fn fit(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitEr
             ny.push(b.abs());
         }
     }
-    let asymmetric = crate::registry::entry(model).map(|e| e.asymmetric).unwrap_or(false);
-    let mut report = FitReport::new(PROCEDURE.name, model, "levenberg_marquardt", PROCEDURE.columns, pr.len() + nr.len(), given);
+    let asymmetric = crate::registry::entry(model)
+        .map(|e| e.asymmetric)
+        .unwrap_or(false);
+    let mut report = FitReport::new(
+        PROCEDURE.name,
+        model,
+        "levenberg_marquardt",
+        PROCEDURE.columns,
+        pr.len() + nr.len(),
+        given,
+    );
     if !asymmetric {
         pr.append(&mut nr);
         py.append(&mut ny);
@@ -178,17 +213,29 @@ pub fn fit(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitEr
             report.std_errors = e.clone();
         }
         report.params.insert("negative".into(), Value::Object(p));
-        report.std_errors.insert("negative".into(), Value::Object(e));
+        report
+            .std_errors
+            .insert("negative".into(), Value::Object(e));
         fits.push(d);
     }
     if fits.is_empty() {
         return Err(FitError::Data("phi_s: no point with a nonzero rate".into()));
     }
-    let (cost, n) = fits.iter().fold((0.0, 0), |(c, n), d| (c + d.cost, n + d.n));
+    let (cost, n) = fits
+        .iter()
+        .fold((0.0, 0), |(c, n), d| (c + d.cost, n + d.n));
     report.mse = Some(cost / n as f64);
-    let held: Vec<&str> = NAMES.iter().zip(&fixed).filter(|(_, f)| f.is_some()).map(|(n, _)| *n).collect();
+    let held: Vec<&str> = NAMES
+        .iter()
+        .zip(&fixed)
+        .filter(|(_, f)| f.is_some())
+        .map(|(n, _)| *n)
+        .collect();
     if !held.is_empty() {
-        report.provenance.notes.push(format!("held fixed (given): {}", held.join(", ")));
+        report
+            .provenance
+            .notes
+            .push(format!("held fixed (given): {}", held.join(", ")));
     }
     Ok(report)
 }

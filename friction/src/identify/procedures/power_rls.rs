@@ -82,7 +82,7 @@ pub struct Filter {
     bd: Vector2<f64>,
     tustin: bool,
     s: Vector2<f64>,
-    last: f64,
+    h: f64,
 }
 
 impl Filter {
@@ -93,7 +93,12 @@ impl Filter {
         let (ad, bd) = match how {
             Discretisation::Zoh => {
                 let e = (-pn * h).exp();
-                let ad = Matrix2::new(e * (1.0 + pn * h), e * h, -e * pn * pn * h, e * (1.0 - pn * h));
+                let ad = Matrix2::new(
+                    e * (1.0 + pn * h),
+                    e * h,
+                    -e * pn * pn * h,
+                    e * (1.0 - pn * h),
+                );
                 let bd = Vector2::new(1.0 - ad[(0, 0)], pn * pn * ad[(0, 1)]);
                 (ad, bd)
             }
@@ -103,21 +108,38 @@ impl Filter {
                 (m * (i + a * (h / 2.0)), m * b * h)
             }
         };
-        Filter { pn, ad, bd, tustin: how == Discretisation::Tustin, s: Vector2::new(x0, 0.0), last: x0 }
+        Filter {
+            pn,
+            ad,
+            bd,
+            tustin: how == Discretisation::Tustin,
+            s: Vector2::new(x0, 0.0),
+            h,
+        }
     }
 
-    /// Outputs at this sample for input `x`: `(xf, xf', xf'')`, then advances one step to the
-    /// next input `x_next` (used by Tustin, `x_{k+1} = Ad x_k + Bd (x_k + x_{k+1})/2`; ZOH holds `x`).
+    /// Outputs for sample `k` with input `x`: `(xf, xf', xf'')`, then advances one step to the
+    /// next input `x_next`.
+    ///
+    /// ZOH: the input is held over `[t_k, t_k+1)`, so the exact means of the continuous outputs
+    /// over that interval are returned: `(xf_k + xf_k+1)/2` (trapezoid), `(xf_k+1 - xf_k)/h` and
+    /// `(xf'_k+1 - xf'_k)/h`. (The value of `xf''` at the sample itself jumps by
+    /// `p_n^2 (x_k - x_k-1)`, far more than the acceleration, and is no estimate of it.)
+    /// Tustin: `x_k+1 = Ad x_k + Bd (x_k + x_k+1)/2`, outputs at the sample.
     pub fn step(&mut self, x: f64, x_next: f64) -> (f64, f64, f64) {
-        let (xf, dxf) = (self.s[0], self.s[1]);
-        // ZOH: xf'' jumps by pn^2 (x_k - x_{k-1}) at the sample (the held input steps); the mean
-        // of its two sides is F_a of the held signal without the half-sample skew of one side.
-        let held = if self.tustin { x } else { 0.5 * (x + self.last) };
-        let ddxf = self.pn * self.pn * (held - xf) - 2.0 * self.pn * dxf;
+        let old = self.s;
         let w = if self.tustin { 0.5 * (x + x_next) } else { x };
-        self.s = self.ad * self.s + self.bd * w;
-        self.last = x;
-        (xf, dxf, ddxf)
+        self.s = self.ad * old + self.bd * w;
+        if self.tustin {
+            let ddxf = self.pn * self.pn * (x - old[0]) - 2.0 * self.pn * old[1];
+            (old[0], old[1], ddxf)
+        } else {
+            (
+                0.5 * (old[0] + self.s[0]),
+                (self.s[0] - old[0]) / self.h,
+                (self.s[1] - old[1]) / self.h,
+            )
+        }
     }
 }
 
@@ -150,10 +172,16 @@ impl Weighting {
 }
 
 /// Filtered regressors: rows `(a, v, sgn v)` and targets `u_f`.
-pub fn regressors(t: &[f64], x: &[f64], u: &[f64], pn: f64, how: Discretisation) -> Result<(Vec<[f64; 3]>, Vec<f64>), FitError> {
+pub fn regressors(
+    t: &[f64],
+    x: &[f64],
+    u: &[f64],
+    pn: f64,
+    how: Discretisation,
+) -> Result<(Vec<[f64; 3]>, Vec<f64>), FitError> {
     need_rows(t.len(), 10, "power_rls")?;
     let h = (t[t.len() - 1] - t[0]) / (t.len() - 1) as f64;
-    if !(h > 0.0) {
+    if h.is_nan() || h <= 0.0 {
         return Err(FitError::Data("power_rls: t must increase".into()));
     }
     let mut fx = Filter::new(pn, h, how, x[0]);
@@ -173,7 +201,15 @@ pub fn regressors(t: &[f64], x: &[f64], u: &[f64], pn: f64, how: Discretisation)
 
 /// Runs the weighted RLS over the rows; returns `(J, fv, fc)`.
 pub fn estimate(rows: &[[f64; 3]], y: &[f64], w: Weighting, alpha: f64) -> [f64; 3] {
-    let rms = |f: &dyn Fn(usize) -> f64| (rows.iter().enumerate().map(|(i, _)| f(i).powi(2)).sum::<f64>() / rows.len() as f64).sqrt();
+    let rms = |f: &dyn Fn(usize) -> f64| {
+        (rows
+            .iter()
+            .enumerate()
+            .map(|(i, _)| f(i).powi(2))
+            .sum::<f64>()
+            / rows.len() as f64)
+            .sqrt()
+    };
     let ry = rms(&|i| y[i]);
     let scale: Vec<f64> = (0..3)
         .map(|j| {
@@ -198,10 +234,14 @@ pub fn fit(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitEr
     let v_min = given_positive(given, "v_min")?.unwrap_or(V_MIN);
     let alpha = given_positive(given, "alpha")?.unwrap_or(ALPHA);
     let how = match given_str(given, "discretisation") {
-        Some("zoh") => Discretisation::Zoh,
-        None | Some("tustin") => Discretisation::Tustin,
+        None | Some("zoh") => Discretisation::Zoh,
+        Some("tustin") => Discretisation::Tustin,
         Some(o) => {
-            return Err(FitError::Config { field: format!("given.discretisation ({o})"), value: f64::NAN, rule: "must be \"zoh\" or \"tustin\"".into() });
+            return Err(FitError::Config {
+                field: format!("given.discretisation ({o})"),
+                value: f64::NAN,
+                rule: "must be \"zoh\" or \"tustin\"".into(),
+            });
         }
     };
     let chosen = match given_str(given, "eta") {
@@ -209,33 +249,56 @@ pub fn fit(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitEr
         Some("one") => Weighting::One,
         Some("threshold") => Weighting::Threshold(v_min),
         Some(o) => {
-            return Err(FitError::Config { field: format!("given.eta ({o})"), value: f64::NAN, rule: "must be \"one\", \"threshold\" or \"v2\"".into() });
+            return Err(FitError::Config {
+                field: format!("given.eta ({o})"),
+                value: f64::NAN,
+                rule: "must be \"one\", \"threshold\" or \"v2\"".into(),
+            });
         }
     };
     let (rows, y) = regressors(t, x, u, pn, how)?;
-    let mut report = FitReport::new(PROCEDURE.name, model, "weighted_rls", PROCEDURE.columns, rows.len(), given);
+    let mut report = FitReport::new(
+        PROCEDURE.name,
+        model,
+        "weighted_rls",
+        PROCEDURE.columns,
+        rows.len(),
+        given,
+    );
     report.time_range(t);
     let mut details = serde_json::Map::new();
     let mut theta = [f64::NAN; 3];
     for w in [Weighting::One, Weighting::Threshold(v_min), Weighting::V2] {
         let th = estimate(&rows, &y, w, alpha);
-        details.insert(w.key().into(), serde_json::json!({"j": num(th[0]), "fv": num(th[1]), "fc": num(th[2])}));
+        details.insert(
+            w.key().into(),
+            serde_json::json!({"j": num(th[0]), "fv": num(th[1]), "fc": num(th[2])}),
+        );
         if w == chosen {
             theta = th;
         }
     }
     if theta.iter().any(|x| !x.is_finite()) {
-        return Err(FitError::Data("power_rls: the estimate is not finite (no excitation?)".into()));
+        return Err(FitError::Data(
+            "power_rls: the estimate is not finite (no excitation?)".into(),
+        ));
     }
     let fv_name = if model == "lugre" { "sigma2" } else { "fv" };
     if model == "hybrid" {
         report.set("j", theta[0], None);
     } else {
-        report.provenance.notes.push(format!("inertia J = {:e} (not a parameter of '{model}')", theta[0]));
+        report.provenance.notes.push(format!(
+            "inertia J = {:e} (not a parameter of '{model}')",
+            theta[0]
+        ));
     }
     report.set(fv_name, theta[1], None);
     report.set("fc", theta[2], None);
-    let sse: f64 = rows.iter().zip(&y).map(|(p, y)| (y - p[0] * theta[0] - p[1] * theta[1] - p[2] * theta[2]).powi(2)).sum();
+    let sse: f64 = rows
+        .iter()
+        .zip(&y)
+        .map(|(p, y)| (y - p[0] * theta[0] - p[1] * theta[1] - p[2] * theta[2]).powi(2))
+        .sum();
     report.mse = Some(sse / rows.len() as f64);
     details.insert("inertia".into(), num(theta[0]));
     details.insert("weighting".into(), chosen.key().into());
@@ -245,7 +308,10 @@ pub fn fit(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitEr
             "discretisation": if how == Discretisation::Zoh { "zoh" } else { "tustin" }}),
     );
     report.details = serde_json::Value::Object(details);
-    report.provenance.notes.push("RLS gives no standard errors; mse is of the filtered torque, unweighted".into());
+    report
+        .provenance
+        .notes
+        .push("RLS gives no standard errors; mse is of the filtered torque, unweighted".into());
     Ok(report)
 }
 
@@ -266,7 +332,11 @@ mod tests {
             // After the transient, v lags 3t by the filter's delay 2/pn; a = 3.
             let t = 1999.0 * h;
             assert!((last.2 - 3.0).abs() < 0.02, "{how:?} a = {}", last.2);
-            assert!((last.1 - 3.0 * (t - 2.0 / P_N)).abs() < 0.02, "{how:?} v = {}", last.1);
+            assert!(
+                (last.1 - 3.0 * (t - 2.0 / P_N)).abs() < 0.02,
+                "{how:?} v = {}",
+                last.1
+            );
         }
     }
 }

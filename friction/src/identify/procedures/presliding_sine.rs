@@ -42,11 +42,18 @@ pub fn frequency(t: &[f64], u: &[f64]) -> Option<f64> {
             t[k - 1] + (t[k] - t[k - 1]) * (-a / (b - a))
         })
         .collect();
-    (ups.len() >= 2).then(|| 2.0 * std::f64::consts::PI * (ups.len() - 1) as f64 / (ups[ups.len() - 1] - ups[0]))
+    (ups.len() >= 2).then(|| {
+        2.0 * std::f64::consts::PI * (ups.len() - 1) as f64 / (ups[ups.len() - 1] - ups[0])
+    })
 }
 
 /// Amplitude and its standard error of the fundamental at `omega` (with optional drift term).
-fn amplitude(t: &[f64], y: &[f64], omega: f64, drift: bool) -> Result<(f64, f64, f64, f64), FitError> {
+fn amplitude(
+    t: &[f64],
+    y: &[f64],
+    omega: f64,
+    drift: bool,
+) -> Result<(f64, f64, f64, f64), FitError> {
     let rows: Vec<Vec<f64>> = t
         .iter()
         .map(|t| {
@@ -60,7 +67,11 @@ fn amplitude(t: &[f64], y: &[f64], omega: f64, drift: bool) -> Result<(f64, f64,
     let s = lsq::solve(&rows, y, None)?;
     let (a, b) = (s.theta[0], s.theta[1]);
     let amp = a.hypot(b);
-    let se = if s.std_errors.len() >= 2 { ((a * s.std_errors[0]).powi(2) + (b * s.std_errors[1]).powi(2)).sqrt() / amp } else { f64::NAN };
+    let se = if s.std_errors.len() >= 2 {
+        ((a * s.std_errors[0]).powi(2) + (b * s.std_errors[1]).powi(2)).sqrt() / amp
+    } else {
+        f64::NAN
+    };
     Ok((amp, se, b.atan2(a), s.rss / y.len() as f64))
 }
 
@@ -72,7 +83,9 @@ pub fn fit(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitEr
     need_rows(t.len(), 10, "presliding_sine")?;
     let omega = match given_positive(given, "omega")? {
         Some(w) => w,
-        None => frequency(t, u).ok_or_else(|| FitError::Data("presliding_sine: u has fewer than two upward zero crossings".into()))?,
+        None => frequency(t, u).ok_or_else(|| {
+            FitError::Data("presliding_sine: u has fewer than two upward zero crossings".into())
+        })?,
     };
     let t_from = given_f64(given, "t_from")?.unwrap_or(t[0] + 2.0 * std::f64::consts::PI / omega);
     let k0 = t.iter().position(|t| *t >= t_from).unwrap_or(t.len());
@@ -80,12 +93,21 @@ pub fn fit(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitEr
     need_rows(t.len(), 10, "presliding_sine (after the transient)")?;
     let (a, se_a, ph_u, _) = amplitude(t, u, omega, false)?;
     let (th, se_th, ph_x, mse) = amplitude(t, x, omega, true)?;
-    if !(th > 0.0) {
-        return Err(FitError::Data("presliding_sine: no displacement at the excitation frequency".into()));
+    if th.is_nan() || th <= 0.0 {
+        return Err(FitError::Data(
+            "presliding_sine: no displacement at the excitation frequency".into(),
+        ));
     }
     let sigma0 = a / th;
     let se = sigma0 * ((se_a / a).powi(2) + (se_th / th).powi(2)).sqrt();
-    let mut report = FitReport::new(PROCEDURE.name, model, "linear_least_squares", PROCEDURE.columns, t.len(), given);
+    let mut report = FitReport::new(
+        PROCEDURE.name,
+        model,
+        "linear_least_squares",
+        PROCEDURE.columns,
+        t.len(),
+        given,
+    );
     report.time_range(t);
     report.set("sigma0", sigma0, Some(se).filter(|s| s.is_finite()));
     report.mse = Some(mse);
@@ -93,6 +115,9 @@ pub fn fit(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitEr
         "torque_amplitude": a, "displacement_amplitude": th, "omega": omega,
         "phase_lag_rad": ph_u - ph_x,
     });
-    report.provenance.notes.push("static presliding assumption: omega << sqrt(sigma0/J); mse is of x".into());
+    report
+        .provenance
+        .notes
+        .push("static presliding assumption: omega << sqrt(sigma0/J); mse is of x".into());
     Ok(report)
 }

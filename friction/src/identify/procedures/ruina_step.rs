@@ -26,7 +26,11 @@ use crate::identify::{Bounds, FitError, Residuals, Runner};
 use serde_json::json;
 
 /// `ruina_step`: the Ruina–Rice model.
-pub const PROCEDURE: Procedure = Procedure { name: "ruina_step", models: &["ruina"], columns: &["t", "v", "friction"] };
+pub const PROCEDURE: Procedure = Procedure {
+    name: "ruina_step",
+    models: &["ruina"],
+    columns: &["t", "v", "friction"],
+};
 
 struct StepProblem<'a> {
     tau: &'a [f64],
@@ -42,7 +46,8 @@ impl Residuals for StepProblem<'_> {
     }
     fn residuals(&self, p: &[f64], out: &mut [f64]) -> Result<(), FitError> {
         for ((o, t), f) in out.iter_mut().zip(self.tau).zip(self.f) {
-            *o = self.f1 + p[0] * self.lr + p[1] * self.lr * ((-self.v2 * t / p[2]).exp() - 1.0) - f;
+            *o =
+                self.f1 + p[0] * self.lr + p[1] * self.lr * ((-self.v2 * t / p[2]).exp() - 1.0) - f;
         }
         Ok(())
     }
@@ -55,14 +60,18 @@ pub fn fit(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitEr
     let fr = table.column("friction", PROCEDURE.name)?;
     need_rows(t.len(), 20, "ruina_step")?;
     let fn_load = given_positive(given, "fn_load")?.unwrap_or(1.0);
-    let k0 = (1..v.len()).max_by(|&a, &b| (v[a] - v[a - 1]).abs().total_cmp(&(v[b] - v[b - 1]).abs())).unwrap_or(1);
+    let k0 = (1..v.len())
+        .max_by(|&a, &b| (v[a] - v[a - 1]).abs().total_cmp(&(v[b] - v[b - 1]).abs()))
+        .unwrap_or(1);
     need_rows(k0, 5, "ruina_step (before the step)")?;
     need_rows(t.len() - k0, 10, "ruina_step (after the step)")?;
     let pre = k0 - k0 / 5;
     let v1 = mean(&v[pre..k0].iter().map(|x| x.abs()).collect::<Vec<_>>());
     let v2 = mean(&v[k0..].iter().map(|x| x.abs()).collect::<Vec<_>>());
     if !(v1 > 0.0 && v2 > 0.0) || v[pre] * v[k0] <= 0.0 {
-        return Err(FitError::Data("ruina_step: both speeds must be nonzero and of the same sign".into()));
+        return Err(FitError::Data(
+            "ruina_step: both speeds must be nonzero and of the same sign".into(),
+        ));
     }
     let f: Vec<f64> = fr.iter().map(|x| x.abs() / fn_load).collect();
     let f1 = mean(&f[pre..k0]);
@@ -72,17 +81,43 @@ pub fn fit(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitEr
     let f2 = mean(&post[n - n / 5..]);
     let lr = (v2 / v1).ln();
     // S1 readings: the extreme after the step (towards the jump) and the new steady value.
-    let fmax = if lr > 0.0 { post.iter().cloned().fold(f64::NEG_INFINITY, f64::max) } else { post.iter().cloned().fold(f64::INFINITY, f64::min) };
+    let fmax = if lr > 0.0 {
+        post.iter().cloned().fold(f64::NEG_INFINITY, f64::max)
+    } else {
+        post.iter().cloned().fold(f64::INFINITY, f64::min)
+    };
     let a0 = (fmax - f1) / lr;
     let b0 = a0 - (f2 - f1) / lr;
     let target = f2 + (fmax - f2) / std::f64::consts::E;
-    let i63 = post.iter().position(|x| (x - target) * (fmax - f2).signum() <= 0.0).unwrap_or(n / 2).max(1);
+    let i63 = post
+        .iter()
+        .position(|x| (x - target) * (fmax - f2).signum() <= 0.0)
+        .unwrap_or(n / 2)
+        .max(1);
     let l0 = v2 * tau[i63];
-    let problem = StepProblem { tau: &tau, f: post, f1, lr, v2 };
-    let lm = LevenbergMarquardt::new().with_bounds(Bounds { lower: vec![f64::NEG_INFINITY, f64::NEG_INFINITY, 1e-15], upper: vec![f64::INFINITY; 3] });
-    let r = Runner::new(&problem, lm).max_iters(300).run(vec![a0, b0, l0])?;
+    let problem = StepProblem {
+        tau: &tau,
+        f: post,
+        f1,
+        lr,
+        v2,
+    };
+    let lm = LevenbergMarquardt::new().with_bounds(Bounds {
+        lower: vec![f64::NEG_INFINITY, f64::NEG_INFINITY, 1e-15],
+        upper: vec![f64::INFINITY; 3],
+    });
+    let r = Runner::new(&problem, lm)
+        .max_iters(300)
+        .run(vec![a0, b0, l0])?;
     let se = standard_errors(&problem, &r.params, r.cost);
-    let mut report = FitReport::new(PROCEDURE.name, model, "levenberg_marquardt", PROCEDURE.columns, n, given);
+    let mut report = FitReport::new(
+        PROCEDURE.name,
+        model,
+        "levenberg_marquardt",
+        PROCEDURE.columns,
+        n,
+        given,
+    );
     report.time_range(&t[k0..]);
     report.provenance.termination = Some(r.termination);
     for (i, name) in ["a", "b", "l"].iter().enumerate() {
@@ -96,7 +131,10 @@ pub fn fit(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitEr
         "s1_readings": {"a": a0, "b": b0, "l": l0},
     });
     if given.get("fn_load").is_none() {
-        report.provenance.notes.push("fn_load not given: friction taken as a coefficient (fn_load = 1)".into());
+        report
+            .provenance
+            .notes
+            .push("fn_load not given: friction taken as a coefficient (fn_load = 1)".into());
     }
     Ok(report)
 }

@@ -68,7 +68,14 @@ pub struct Breakaway {
 }
 
 /// Scans a staircase run for breakaway samples (see the module doc).
-pub fn breakaways(t: &[f64], x: &[f64], u: &[f64], x_detect: f64, rest_s: f64, window_s: f64) -> Vec<Breakaway> {
+pub fn breakaways(
+    t: &[f64],
+    x: &[f64],
+    u: &[f64],
+    x_detect: f64,
+    rest_s: f64,
+    window_s: f64,
+) -> Vec<Breakaway> {
     let still_tol = x_detect / 10.0;
     let mut out = Vec::new();
     let mut still_since = 0usize;
@@ -85,9 +92,19 @@ pub fn breakaways(t: &[f64], x: &[f64], u: &[f64], x_detect: f64, rest_s: f64, w
             }
             Some(x_rest) => {
                 if (x[k] - x_rest).abs() > x_detect {
-                    let onset = (0..k).rev().find(|&j| (x[j] - x_rest).abs() <= still_tol).unwrap_or(k - 1);
-                    let from = (0..=onset).rev().take_while(|&j| t[onset] - t[j] <= window_s).last().unwrap_or(onset);
-                    out.push(Breakaway { t: t[onset], torque: mean(&u[from..=onset]) });
+                    let onset = (0..k)
+                        .rev()
+                        .find(|&j| (x[j] - x_rest).abs() <= still_tol)
+                        .unwrap_or(k - 1);
+                    let from = (0..=onset)
+                        .rev()
+                        .take_while(|&j| t[onset] - t[j] <= window_s)
+                        .last()
+                        .unwrap_or(onset);
+                    out.push(Breakaway {
+                        t: t[onset],
+                        torque: mean(&u[from..=onset]),
+                    });
                     armed = None;
                     still_since = k;
                 }
@@ -99,7 +116,11 @@ pub fn breakaways(t: &[f64], x: &[f64], u: &[f64], x_detect: f64, rest_s: f64, w
 
 fn stats(s: &[f64]) -> (f64, f64) {
     let m = mean(s);
-    let sd = if s.len() > 1 { (s.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (s.len() - 1) as f64).sqrt() } else { f64::NAN };
+    let sd = if s.len() > 1 {
+        (s.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (s.len() - 1) as f64).sqrt()
+    } else {
+        f64::NAN
+    };
     (m, sd / (s.len() as f64).sqrt())
 }
 
@@ -116,33 +137,66 @@ pub fn fit(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitEr
     let rest_s = given_positive(given, "rest_s")?.unwrap_or(REST_S);
     let window_s = super::given_f64(given, "window_s")?.unwrap_or(0.0).max(0.0);
     let samples = breakaways(t, x, u, x_detect, rest_s, window_s);
-    let pos: Vec<f64> = samples.iter().filter(|b| b.torque > 0.0).map(|b| b.torque).collect();
-    let neg: Vec<f64> = samples.iter().filter(|b| b.torque < 0.0).map(|b| b.torque).collect();
+    let pos: Vec<f64> = samples
+        .iter()
+        .filter(|b| b.torque > 0.0)
+        .map(|b| b.torque)
+        .collect();
+    let neg: Vec<f64> = samples
+        .iter()
+        .filter(|b| b.torque < 0.0)
+        .map(|b| b.torque)
+        .collect();
     if pos.is_empty() && neg.is_empty() {
         return Err(FitError::Data(format!(
             "staircase: no breakaway found (no attempt moved more than x_detect = {x_detect} after {rest_s} s at rest)"
         )));
     }
-    let mut report = FitReport::new(PROCEDURE.name, model, "breakaway_staircase", &["t", "x", "u"], t.len(), given);
+    let mut report = FitReport::new(
+        PROCEDURE.name,
+        model,
+        "breakaway_staircase",
+        &["t", "x", "u"],
+        t.len(),
+        given,
+    );
     report.time_range(t);
-    let (mp, sp) = if pos.is_empty() { (f64::NAN, f64::NAN) } else { stats(&pos) };
-    let (mn, sn) = if neg.is_empty() { (f64::NAN, f64::NAN) } else { stats(&neg) };
-    let both: Vec<f64> = [mp.abs(), mn.abs()].into_iter().filter(|x| x.is_finite()).collect();
+    let (mp, sp) = if pos.is_empty() {
+        (f64::NAN, f64::NAN)
+    } else {
+        stats(&pos)
+    };
+    let (mn, sn) = if neg.is_empty() {
+        (f64::NAN, f64::NAN)
+    } else {
+        stats(&neg)
+    };
+    let both: Vec<f64> = [mp.abs(), mn.abs()]
+        .into_iter()
+        .filter(|x| x.is_finite())
+        .collect();
     let fs = mean(&both);
-    let asymmetric = crate::registry::entry(model).map(|e| e.asymmetric).unwrap_or(false);
+    let asymmetric = crate::registry::entry(model)
+        .map(|e| e.asymmetric)
+        .unwrap_or(false);
     if asymmetric && !pos.is_empty() && !neg.is_empty() {
         report.set("fs", mp, Some(sp).filter(|x| x.is_finite()));
         report.params.insert("negative".into(), json!({"fs": -mn}));
         if sn.is_finite() {
-            report.std_errors.insert("negative".into(), json!({"fs": sn}));
+            report
+                .std_errors
+                .insert("negative".into(), json!({"fs": sn}));
         }
     } else {
-        let se = (sp.powi(2).max(0.0) * f64::from(u8::from(sp.is_finite())) + sn.powi(2) * f64::from(u8::from(sn.is_finite()))).sqrt()
+        let se = (sp.powi(2).max(0.0) * f64::from(u8::from(sp.is_finite()))
+            + sn.powi(2) * f64::from(u8::from(sn.is_finite())))
+        .sqrt()
             / both.len() as f64;
         report.set("fs", fs, Some(se).filter(|x| x.is_finite() && *x > 0.0));
     }
     // Residual: spread of the samples about their direction's mean.
-    let sse: f64 = pos.iter().map(|x| (x - mp).powi(2)).sum::<f64>() + neg.iter().map(|x| (x - mn).powi(2)).sum::<f64>();
+    let sse: f64 = pos.iter().map(|x| (x - mp).powi(2)).sum::<f64>()
+        + neg.iter().map(|x| (x - mn).powi(2)).sum::<f64>();
     report.mse = Some(sse / (pos.len() + neg.len()) as f64);
     report.details = json!({
         "fs_positive": super::num(mp), "fs_negative": super::num(mn), "fs_mean_abs": super::num(fs),
@@ -156,7 +210,11 @@ pub fn fit(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitEr
 /// Σ tuning from the stick oscillation (S2 §IV.C).
 fn sigma(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitError> {
     if model != "hybrid" {
-        return Err(FitError::NotApplicable { procedure: "staircase (part sigma)".into(), model: model.into(), applies_to: "hybrid".into() });
+        return Err(FitError::NotApplicable {
+            procedure: "staircase (part sigma)".into(),
+            model: model.into(),
+            applies_to: "hybrid".into(),
+        });
     }
     let t = table.column("t", PROCEDURE.name)?;
     let v = table.column("v", PROCEDURE.name)?;
@@ -164,12 +222,22 @@ fn sigma(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitErro
     let margin = given_positive(given, "margin")?.unwrap_or(SIGMA_MARGIN);
     let tail = &v[v.len() / 2..];
     let amp = tail.iter().fold(0.0f64, |m, v| m.max(v.abs()));
-    let mut report = FitReport::new(PROCEDURE.name, model, "stick_oscillation_amplitude", &["t", "v"], tail.len(), given);
+    let mut report = FitReport::new(
+        PROCEDURE.name,
+        model,
+        "stick_oscillation_amplitude",
+        &["t", "v"],
+        tail.len(),
+        given,
+    );
     report.time_range(&t[t.len() / 2..]);
     report.set("sigma_v", margin * amp, None);
     report.details = json!({"oscillation_amplitude": amp, "margin": margin});
     if amp == 0.0 {
-        report.provenance.notes.push("no speed oscillation: Σ may stay small (S2 §IV.C)".into());
+        report
+            .provenance
+            .notes
+            .push("no speed oscillation: Σ may stay small (S2 §IV.C)".into());
     }
     Ok(report)
 }

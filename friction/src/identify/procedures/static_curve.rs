@@ -101,7 +101,11 @@ fn layout(model: &str) -> Layout {
             names: [Some("fc"), Some("fs"), Some("fv"), Some("vs"), None],
             fixed_delta: None,
         },
-        "coulomb_viscous" => Layout { shape: Shape::Line, names: [Some("fc"), None, Some("fv"), None, None], fixed_delta: None },
+        "coulomb_viscous" => Layout {
+            shape: Shape::Line,
+            names: [Some("fc"), None, Some("fv"), None, None],
+            fixed_delta: None,
+        },
         _ => exp("fv", "delta"),
     }
 }
@@ -146,7 +150,11 @@ impl Residuals for CurveProblem<'_> {
         }
         Ok(())
     }
-    fn jacobian(&self, p: &[f64], jac: &mut nalgebra::DMatrix<f64>) -> Option<Result<(), FitError>> {
+    fn jacobian(
+        &self,
+        p: &[f64],
+        jac: &mut nalgebra::DMatrix<f64>,
+    ) -> Option<Result<(), FitError>> {
         let q = self.expand(p);
         jac.resize_mut(self.s.len(), self.free.len(), 0.0);
         for (i, &s) in self.s.iter().enumerate() {
@@ -201,17 +209,33 @@ fn initial_guess(s: &[f64], y: &[f64]) -> [f64; 5] {
     let sxy: f64 = hs.iter().zip(hy).map(|(x, y)| (x - ms) * (y - my)).sum();
     let mut fv = if sxx > 0.0 { (sxy / sxx).max(0.0) } else { 0.0 };
     let mut fc = my - fv * ms;
-    if !(fc > 0.0) {
+    if fc.is_nan() || fc <= 0.0 {
         fv = 0.0;
         fc = y.iter().cloned().fold(f64::INFINITY, f64::min).max(1e-12);
     }
-    let fs = s[..k].iter().zip(&y[..k]).map(|(s, y)| y - fv * s).fold(f64::NEG_INFINITY, f64::max).max(fc * 1.001);
+    let fs = s[..k]
+        .iter()
+        .zip(&y[..k])
+        .map(|(s, y)| y - fv * s)
+        .fold(f64::NEG_INFINITY, f64::max)
+        .max(fc * 1.001);
     let target = (fs - fc) / std::f64::consts::E;
-    let vs = s.iter().zip(y).find(|(s, y)| *y - fc - fv * *s < target).map_or(s[n / 2], |(s, _)| *s).max(s[0].max(1e-12));
+    let vs = s
+        .iter()
+        .zip(y)
+        .find(|(s, y)| *y - fc - fv * *s < target)
+        .map_or(s[n / 2], |(s, _)| *s)
+        .max(s[0].max(1e-12));
     [fc, fs, fv, vs, 1.0]
 }
 
-fn fit_direction(s: &[f64], y: &[f64], lay: &Layout, fixed: &[Option<f64>; 5], what: &str) -> Result<DirFit, FitError> {
+fn fit_direction(
+    s: &[f64],
+    y: &[f64],
+    lay: &Layout,
+    fixed: &[Option<f64>; 5],
+    what: &str,
+) -> Result<DirFit, FitError> {
     let mut idx: Vec<usize> = (0..s.len()).collect();
     idx.sort_by(|a, b| s[*a].total_cmp(&s[*b]));
     let s: Vec<f64> = idx.iter().map(|i| s[*i]).collect();
@@ -246,20 +270,34 @@ fn fit_direction(s: &[f64], y: &[f64], lay: &Layout, fixed: &[Option<f64>; 5], w
             _ => (0.0, f64::INFINITY),
         })
         .unzip();
-    let starts: Vec<f64> = if free.contains(&DELTA) { vec![1.0, 0.7, 2.0] } else { vec![full[DELTA]] };
+    let starts: Vec<f64> = if free.contains(&DELTA) {
+        vec![1.0, 0.7, 2.0]
+    } else {
+        vec![full[DELTA]]
+    };
     let mut best: Option<(Vec<f64>, f64, TerminationReason, CurveProblem)> = None;
     for d in starts {
         let mut start = full;
         start[DELTA] = d;
-        let problem = CurveProblem { s: &s, y: &y, shape: lay.shape, full: start, free: free.clone() };
+        let problem = CurveProblem {
+            s: &s,
+            y: &y,
+            shape: lay.shape,
+            full: start,
+            free: free.clone(),
+        };
         let p0: Vec<f64> = free.iter().map(|i| start[*i]).collect();
-        let lm = LevenbergMarquardt::new().with_bounds(Bounds { lower: lo.clone(), upper: hi.clone() });
+        let lm = LevenbergMarquardt::new().with_bounds(Bounds {
+            lower: lo.clone(),
+            upper: hi.clone(),
+        });
         let r = Runner::new(&problem, lm).max_iters(200).run(p0)?;
         if best.as_ref().is_none_or(|b| r.cost < b.1) {
             best = Some((r.params, r.cost, r.termination, problem));
         }
     }
-    let (p, cost, termination, problem) = best.ok_or_else(|| FitError::Bug("no start ran".into()))?;
+    let (p, cost, termination, problem) =
+        best.ok_or_else(|| FitError::Bug("no start ran".into()))?;
     let se = standard_errors(&problem, &p, cost).map(|se| {
         let mut all = vec![f64::NAN; 5];
         for (i, e) in free.iter().zip(se) {
@@ -267,11 +305,23 @@ fn fit_direction(s: &[f64], y: &[f64], lay: &Layout, fixed: &[Option<f64>; 5], w
         }
         all
     });
-    Ok(DirFit { p: problem.expand(&p), se, cost, n: s.len(), termination })
+    Ok(DirFit {
+        p: problem.expand(&p),
+        se,
+        cost,
+        n: s.len(),
+        termination,
+    })
 }
 
 /// Writes one direction's parameters by the model's names into `params` / `errors`.
-fn emit(fit: &DirFit, lay: &Layout, fixed: &[Option<f64>; 5], params: &mut Map<String, Value>, errors: &mut Map<String, Value>) {
+fn emit(
+    fit: &DirFit,
+    lay: &Layout,
+    fixed: &[Option<f64>; 5],
+    params: &mut Map<String, Value>,
+    errors: &mut Map<String, Value>,
+) {
     for i in 0..5 {
         if let Some(name) = lay.names[i] {
             params.insert(name.into(), num(fit.p[i]));
@@ -295,7 +345,9 @@ pub fn fit(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitEr
             fixed[i] = given_f64(given, n)?;
         }
     }
-    let asymmetric = crate::registry::entry(model).map(|e| e.asymmetric).unwrap_or(false);
+    let asymmetric = crate::registry::entry(model)
+        .map(|e| e.asymmetric)
+        .unwrap_or(false);
     let (mut ps, mut py, mut ns, mut ny) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for (v, f) in v.iter().zip(f) {
         if !(v.is_finite() && f.is_finite()) {
@@ -309,17 +361,30 @@ pub fn fit(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitEr
             ny.push(-f);
         }
     }
-    let mut report = FitReport::new(PROCEDURE.name, model, "levenberg_marquardt", PROCEDURE.columns, ps.len() + ns.len(), given);
+    let mut report = FitReport::new(
+        PROCEDURE.name,
+        model,
+        "levenberg_marquardt",
+        PROCEDURE.columns,
+        ps.len() + ns.len(),
+        given,
+    );
     let zeros = v.len() - ps.len() - ns.len();
     if zeros > 0 {
-        report.provenance.notes.push(format!("{zeros} points at v = 0 (or non-finite) ignored"));
+        report
+            .provenance
+            .notes
+            .push(format!("{zeros} points at v = 0 (or non-finite) ignored"));
     }
     if !asymmetric {
         ps.extend_from_slice(&ns);
         py.extend_from_slice(&ny);
         ns.clear();
         ny.clear();
-        report.provenance.notes.push("symmetric model: both directions pooled (magnitudes)".into());
+        report
+            .provenance
+            .notes
+            .push("symmetric model: both directions pooled (magnitudes)".into());
     }
     let (mut params, mut errors) = (Map::new(), Map::new());
     let mut fits = Vec::new();
@@ -333,7 +398,10 @@ pub fn fit(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitEr
         let (mut np, mut ne) = (Map::new(), Map::new());
         emit(&neg, &lay, &fixed, &mut np, &mut ne);
         if params.is_empty() {
-            report.provenance.notes.push("only negative-velocity points: the fit is used for both directions".into());
+            report
+                .provenance
+                .notes
+                .push("only negative-velocity points: the fit is used for both directions".into());
             params = np.clone();
             errors = ne.clone();
         }
@@ -346,13 +414,27 @@ pub fn fit(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitEr
     if fits.is_empty() {
         return Err(FitError::Data("static_curve: no point with v != 0".into()));
     }
-    let (cost, n): (f64, usize) = fits.iter().fold((0.0, 0), |(c, n), d| (c + d.cost, n + d.n));
+    let (cost, n): (f64, usize) = fits
+        .iter()
+        .fold((0.0, 0), |(c, n), d| (c + d.cost, n + d.n));
     report.mse = Some(cost / n as f64);
-    report.provenance.termination =
-        Some(fits.iter().map(|d| d.termination).find(|t| *t != TerminationReason::Converged).unwrap_or(TerminationReason::Converged));
-    let held: Vec<&str> = lay.names.iter().zip(&fixed).filter_map(|(n, f)| f.and(*n)).collect();
+    report.provenance.termination = Some(
+        fits.iter()
+            .map(|d| d.termination)
+            .find(|t| *t != TerminationReason::Converged)
+            .unwrap_or(TerminationReason::Converged),
+    );
+    let held: Vec<&str> = lay
+        .names
+        .iter()
+        .zip(&fixed)
+        .filter_map(|(n, f)| f.and(*n))
+        .collect();
     if !held.is_empty() {
-        report.provenance.notes.push(format!("held fixed (given): {}", held.join(", ")));
+        report
+            .provenance
+            .notes
+            .push(format!("held fixed (given): {}", held.join(", ")));
     }
     let dirs: Vec<Value> = fits
         .iter()
@@ -369,8 +451,11 @@ mod tests {
     use super::*;
 
     fn table(points: &[(f64, f64)]) -> Table {
-        Table::new(vec![("v".into(), points.iter().map(|p| p.0).collect()), ("friction".into(), points.iter().map(|p| p.1).collect())])
-            .unwrap()
+        Table::new(vec![
+            ("v".into(), points.iter().map(|p| p.0).collect()),
+            ("friction".into(), points.iter().map(|p| p.1).collect()),
+        ])
+        .unwrap()
     }
 
     #[test]

@@ -43,7 +43,8 @@ pub fn unit_step(wn: f64, z: f64, tau: f64) -> f64 {
     }
     if z < 1.0 {
         let wd = wn * (1.0 - z * z).sqrt();
-        1.0 - (-z * wn * tau).exp() * ((wd * tau).cos() + z / (1.0 - z * z).sqrt() * (wd * tau).sin())
+        1.0 - (-z * wn * tau).exp()
+            * ((wd * tau).cos() + z / (1.0 - z * z).sqrt() * (wd * tau).sin())
     } else {
         let r = (z * z - 1.0).sqrt();
         let (s1, s2) = (-wn * (z - r), -wn * (z + r));
@@ -74,9 +75,13 @@ pub fn fit(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitEr
     let x = table.column("x", PROCEDURE.name)?;
     let u = table.column("u", PROCEDURE.name)?;
     need_rows(t.len(), 20, "step_damping")?;
-    let k0 = (1..u.len()).max_by(|&a, &b| (u[a] - u[a - 1]).abs().total_cmp(&(u[b] - u[b - 1]).abs())).unwrap_or(1);
+    let k0 = (1..u.len())
+        .max_by(|&a, &b| (u[a] - u[a - 1]).abs().total_cmp(&(u[b] - u[b - 1]).abs()))
+        .unwrap_or(1);
     if k0 < 2 {
-        return Err(FitError::Data("step_damping: the torque step must come after some samples at rest".into()));
+        return Err(FitError::Data(
+            "step_damping: the torque step must come after some samples at rest".into(),
+        ));
     }
     let du = mean(&u[k0..]) - mean(&u[..k0]);
     if du == 0.0 {
@@ -89,43 +94,77 @@ pub fn fit(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitEr
     need_rows(n, 10, "step_damping (after the step)")?;
     // Initial guess: final value, first peak and its overshoot (log decrement).
     let k_final = mean(&dx[n - n / 5..]);
-    let (ipk, pk) = dx.iter().enumerate().fold((0, 0.0f64), |b, (i, y)| if y * k_final.signum() > b.1 { (i, y * k_final.signum()) } else { b });
+    let (ipk, pk) = dx.iter().enumerate().fold((0, 0.0f64), |b, (i, y)| {
+        if y * k_final.signum() > b.1 {
+            (i, y * k_final.signum())
+        } else {
+            b
+        }
+    });
     let over = pk / k_final.abs() - 1.0;
     let (wn0, z0) = if over > 1e-3 && ipk > 0 {
         let l = -over.ln();
         let z = l / (std::f64::consts::PI.powi(2) + l * l).sqrt();
         (std::f64::consts::PI / (tau[ipk] * (1.0 - z * z).sqrt()), z)
     } else {
-        let t63 = dx.iter().position(|y| y * k_final.signum() >= 0.63 * k_final.abs()).map_or(tau[n / 2], |i| tau[i]);
+        let t63 = dx
+            .iter()
+            .position(|y| y * k_final.signum() >= 0.63 * k_final.abs())
+            .map_or(tau[n / 2], |i| tau[i]);
         (2.0 / t63.max(1e-12), 1.0)
     };
     let problem = StepProblem { tau: &tau, dx: &dx };
-    let lm = LevenbergMarquardt::new().with_bounds(Bounds { lower: vec![f64::NEG_INFINITY, 1e-9, 1e-3], upper: vec![f64::INFINITY, f64::INFINITY, 20.0] });
-    let r = Runner::new(&problem, lm).max_iters(300).run(vec![k_final, wn0, z0])?;
+    let lm = LevenbergMarquardt::new().with_bounds(Bounds {
+        lower: vec![f64::NEG_INFINITY, 1e-9, 1e-3],
+        upper: vec![f64::INFINITY, f64::INFINITY, 20.0],
+    });
+    let r = Runner::new(&problem, lm)
+        .max_iters(300)
+        .run(vec![k_final, wn0, z0])?;
     let (gain, wn, zeta) = (r.params[0], r.params[1], r.params[2]);
     let se = standard_errors(&problem, &r.params, r.cost);
-    let mut report = FitReport::new(PROCEDURE.name, model, "levenberg_marquardt", PROCEDURE.columns, n, given);
+    let mut report = FitReport::new(
+        PROCEDURE.name,
+        model,
+        "levenberg_marquardt",
+        PROCEDURE.columns,
+        n,
+        given,
+    );
     report.time_range(&t[k0..]);
     report.provenance.termination = Some(r.termination);
-    let fv_name = if model == "improved_lugre" { "fv" } else { "sigma2" };
+    let fv_name = if model == "improved_lugre" {
+        "fv"
+    } else {
+        "sigma2"
+    };
     let sigma0 = match given_positive(given, "sigma0")? {
         Some(s) => s,
         None => {
-            report.provenance.notes.push("sigma0 not given: taken as the static gain du/K".into());
+            report
+                .provenance
+                .notes
+                .push("sigma0 not given: taken as the static gain du/K".into());
             du / gain
         }
     };
     let j = match given_positive(given, "j")? {
         Some(j) => j,
         None => {
-            report.provenance.notes.push("j not given: taken as sigma0/omega_n^2".into());
+            report
+                .provenance
+                .notes
+                .push("j not given: taken as sigma0/omega_n^2".into());
             sigma0 / (wn * wn)
         }
     };
     let fv = match super::given_f64(given, fv_name)?.or(super::given_f64(given, "fv")?) {
         Some(f) => f,
         None => {
-            report.provenance.notes.push(format!("{fv_name} not given: taken as 0"));
+            report
+                .provenance
+                .notes
+                .push(format!("{fv_name} not given: taken as 0"));
             0.0
         }
     };
