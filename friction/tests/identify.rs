@@ -404,6 +404,8 @@ fn ruina_step_recovers_table_8_4_dry() {
         );
     }
     assert!(rel(r.param("f0").unwrap(), f0) < 1e-3);
+    // The fitted set builds the registry's Ruina model.
+    model("ruina", serde_json::Value::Object(r.params.clone()));
 }
 
 #[test]
@@ -472,4 +474,43 @@ fn power_rls_filters_are_exact_on_a_two_tone_linear_plant() {
             s.theta
         );
     }
+}
+
+#[test]
+fn staircase_sigma_tuning_sets_sigma_above_the_stick_oscillation() {
+    // S2 §IV.C: a constant reference; after the transient the speed oscillates around 0 with
+    // amplitude 0.02 rad/s (plus noise); Σ = 1.2 x the largest |v| of the second half.
+    let mut rng = Rng::new(11);
+    let t: Vec<f64> = (0..2000).map(|k| k as f64 * 1e-3).collect();
+    let v: Vec<f64> = t
+        .iter()
+        .map(|t| {
+            if *t < 1.0 {
+                5.0 * (-5.0 * t).exp()
+            } else {
+                0.02 * (40.0 * t).sin() + rng.normal(1e-4)
+            }
+        })
+        .collect();
+    let data = table(vec![("t", t), ("v", v)]);
+    let r = run(
+        "staircase",
+        "hybrid",
+        &data,
+        &given(json!({"part": "sigma"})),
+    )
+    .unwrap();
+    let s = r.param("sigma_v").unwrap();
+    assert!(s > 0.02 * 1.2 && s < 0.0245, "sigma_v {s}");
+    let e = run(
+        "staircase",
+        "lugre",
+        &data,
+        &given(json!({"part": "sigma"})),
+    )
+    .unwrap_err();
+    assert!(
+        e.to_string().contains("does not apply to model 'lugre'"),
+        "{e}"
+    );
 }

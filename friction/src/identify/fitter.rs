@@ -42,7 +42,9 @@ pub enum FitError {
         known: String,
     },
     /// The procedure does not identify this model's parameters.
-    #[error("procedure '{procedure}' does not apply to model '{model}' (it applies to: {applies_to})")]
+    #[error(
+        "procedure '{procedure}' does not apply to model '{model}' (it applies to: {applies_to})"
+    )]
     NotApplicable {
         /// The procedure.
         procedure: String,
