@@ -42,8 +42,8 @@ pub enum Error {
     /// The spec is not valid JSON/TOML, names an unknown kind, or has an unknown or mistyped field.
     #[error("spec: {0}")]
     Parse(String),
-    /// A value exceeds a bench limit: "params.velocities[3] (12 rad/s) exceeds the velocity
-    /// limit (10 rad/s)".
+    /// A value exceeds a bench limit: `params.velocities[3] (12 rad/s) exceeds the velocity
+    /// limit (10 rad/s)`.
     #[error("{field} ({} {}) exceeds the {which} ({})", fmt_num(*.value), .which.unit(), limit_text(*.which, *.limit))]
     Limit {
         /// The spec field, dotted with indices (`params.velocities[3]`), or a segment label.

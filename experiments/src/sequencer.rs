@@ -166,3 +166,126 @@ impl Sequencer {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::{Role, Segment, Tag};
+    use crate::{BenchLimits, Setpoint};
+
+    fn seg(mode: DriveMode, setpoint: Setpoint, stops: Vec<Stop>, anchor: Anchor) -> Segment {
+        Segment {
+            label: "s".into(),
+            tag: Tag {
+                role: Role::Ramp,
+                value: 0.0,
+                direction: 1,
+                repeat: 0,
+            },
+            mode,
+            setpoint,
+            anchor,
+            stops,
+            expected_s: 1.0,
+        }
+    }
+
+    fn plan(segments: Vec<Segment>) -> Plan {
+        Plan {
+            kind: "test".into(),
+            name: "test".into(),
+            limits: BenchLimits::sim_default(),
+            segments,
+        }
+    }
+
+    fn m(t: f64, x: f64, v: f64) -> Measurement {
+        Measurement { t, x, v }
+    }
+
+    #[test]
+    fn motion_limit_settled_and_duration_end_segments_in_order() {
+        let p = plan(vec![
+            seg(
+                DriveMode::Torque,
+                Setpoint::Ramp {
+                    start: 0.0,
+                    rate: 1.0,
+                },
+                vec![
+                    Stop::Motion {
+                        counts: 10,
+                        threshold_rad: 1e-3,
+                    },
+                    Stop::Limit { level: 0.5 },
+                    Stop::Duration { s: 10.0 },
+                ],
+                Anchor::Run,
+            ),
+            seg(
+                DriveMode::Torque,
+                Setpoint::Ramp {
+                    start: 0.0,
+                    rate: 1.0,
+                },
+                vec![Stop::Limit { level: 0.5 }, Stop::Duration { s: 10.0 }],
+                Anchor::Run,
+            ),
+            seg(
+                DriveMode::Velocity,
+                Setpoint::constant(1.0),
+                vec![
+                    Stop::Settled {
+                        tolerance_rad_s: 0.1,
+                        hold_s: 0.01,
+                    },
+                    Stop::Duration { s: 10.0 },
+                ],
+                Anchor::Run,
+            ),
+            seg(
+                DriveMode::Position,
+                Setpoint::constant(0.5),
+                vec![Stop::Duration { s: 0.005 }],
+                Anchor::SegmentStart,
+            ),
+        ]);
+        let mut s = Sequencer::new();
+        let dt = 1e-3;
+        let mut log = Vec::new();
+        let mut t = 0.0;
+        let mut x = 2.0;
+        for k in 0..2000 {
+            t = k as f64 * dt;
+            // Motion of 2 mrad at t = 0.1 s ends the first segment.
+            if k == 100 {
+                x += 2e-3;
+            }
+            // Velocity reaches 0.95 from t = 0.8 s on.
+            let v = if t >= 0.8 { 0.95 } else { 0.0 };
+            let Some(tick) = s.tick(&p, &m(t, x, v)) else {
+                break;
+            };
+            if let Some(e) = tick.ended {
+                log.push((e.segment, e.reason, (e.t * 1e3).round() as i64));
+                assert!(tick.started);
+            }
+            if tick.segment == 3 {
+                // Anchored at the position where the segment started.
+                assert!((tick.value - (x + 0.5)).abs() < 1e-12);
+            }
+        }
+        assert_eq!(
+            log,
+            vec![
+                (0, StopReason::Motion, 100),
+                // 0.5 N m is reached at 0.5 s of segment time; the value beyond is not issued.
+                (1, StopReason::Limit, 601),
+                (2, StopReason::Settled, 809),
+            ]
+        );
+        assert_eq!(s.finished().map(|e| e.reason), Some(StopReason::Duration));
+        assert!(t < 0.82, "{t}");
+        assert!(s.tick(&p, &m(t + dt, x, 0.0)).is_none());
+    }
+}

@@ -110,3 +110,29 @@ fn check_nonempty(file: &str, res: &Results) {
         Results::ValidationProfile(o) => assert_eq!(o.pieces.len(), 8, "{file}"),
     }
 }
+
+/// The paper-faithful specs (hours of bench time for the sweep) on the same plant, one plant
+/// step per period: the estimate stays within a factor of two of the simulated duration.
+#[test]
+fn full_specs_run_with_estimates_within_a_factor_of_two() {
+    let lim = BenchLimits::sim_default();
+    for kind in Kind::NAMES {
+        let file = format!("{kind}-full.json");
+        let spec = read_spec(&file);
+        let plan = spec.plan(&lim).unwrap();
+        let mut bench = TestBench::sim_default();
+        bench.substeps = 1;
+        let samples = bench.run(&plan, 2.0 * plan.max_duration());
+        let simulated = samples.last().unwrap().t;
+        let est = plan.estimate_duration();
+        let ratio = est / simulated;
+        println!("{file}: estimated {est:.1} s, simulated {simulated:.1} s (ratio {ratio:.2})");
+        assert!(
+            (0.5..=2.0).contains(&ratio),
+            "{file}: estimated {est} s, simulated {simulated} s"
+        );
+        spec.kind
+            .analyse(&plan, &samples)
+            .unwrap_or_else(|e| panic!("{file}: {e}"));
+    }
+}

@@ -197,3 +197,17 @@ fn strip_nulls(v: serde_json::Value) -> serde_json::Value {
         other => other,
     }
 }
+
+#[test]
+fn the_catalogue_lists_every_kind_with_its_defaults() {
+    let c = experiments::catalogue();
+    let kinds: Vec<&str> = c
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| k["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, experiments::Kind::NAMES);
+    assert_eq!(c[3]["defaults"]["rates_nm_s"][0], 0.05);
+    assert_eq!(c[0]["defaults"]["velocities"]["step"], 0.003);
+}
