@@ -73,6 +73,10 @@ fn quick_specs_run_and_analyse_with_estimates_within_a_factor_of_two() {
         // The result serialises, tagged by kind.
         let json = serde_json::to_value(&res).unwrap();
         assert_eq!(json["kind"], *kind, "{file}");
+        // Results round-trip through JSON (what the run store keeps).
+        let back: Results =
+            serde_json::from_value(json.clone()).unwrap_or_else(|e| panic!("{file}: {e}"));
+        assert_eq!(serde_json::to_value(&back).unwrap(), json, "{file}");
         check_nonempty(&file, &res);
     }
 }

@@ -104,6 +104,8 @@ fn rules_unknown_fields_and_kinds_are_named() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("unknown field `rate_nm_s`"), "{e}");
+    let e = Spec::from_json(r#"{"kind":"constant_velocity_sweep","params":{"velocities":{"from":0.1,"to":1,"step":0.1,"count":3}}}"#).unwrap_err().to_string();
+    assert!(e.contains("velocities"), "{e}");
     let e = Spec::from_json(r#"{"kind":"torque_ramps"}"#)
         .unwrap_err()
         .to_string();

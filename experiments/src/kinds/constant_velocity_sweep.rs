@@ -20,8 +20,8 @@ use crate::{BenchLimits, Error, Plan, Sample, Setpoint};
 use serde::{Deserialize, Serialize};
 
 /// The velocity magnitudes \[rad/s\]: a list, a linear range or a logarithmic range.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(untagged, deny_unknown_fields)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(untagged)]
 pub enum Velocities {
     /// Explicit magnitudes, e.g. `[0.01, 0.1, 1]`.
     List(Vec<f64>),
@@ -43,6 +43,50 @@ pub enum Velocities {
         /// Number of magnitudes (>= 2).
         count: u32,
     },
+}
+
+impl<'de> Deserialize<'de> for Velocities {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Velocities, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct Range {
+            from: f64,
+            to: f64,
+            step: f64,
+        }
+        #[derive(Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct LogRange {
+            from: f64,
+            to: f64,
+            count: u32,
+        }
+        use serde::de::Error as _;
+        let v = serde_json::Value::deserialize(d)?;
+        let bad = |e: serde_json::Error| D::Error::custom(format!("velocities: {e}"));
+        if v.is_array() {
+            return serde_json::from_value(v).map(Velocities::List).map_err(bad);
+        }
+        match v.as_object() {
+            Some(o) if o.contains_key("step") => serde_json::from_value::<Range>(v)
+                .map(|r| Velocities::Range {
+                    from: r.from,
+                    to: r.to,
+                    step: r.step,
+                })
+                .map_err(bad),
+            Some(o) if o.contains_key("count") => serde_json::from_value::<LogRange>(v)
+                .map(|r| Velocities::LogRange {
+                    from: r.from,
+                    to: r.to,
+                    count: r.count,
+                })
+                .map_err(bad),
+            _ => Err(D::Error::custom(
+                "velocities must be a list of magnitudes [rad/s], {from, to, step} or {from, to, count}",
+            )),
+        }
+    }
 }
 
 impl Velocities {

@@ -88,7 +88,7 @@ pub struct DwellRow {
 /// Breakaway versus dwell time.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Output {
-    /// Positive direction, by dwell time.
+    /// Positive direction, by dwell time (dwells where no trial moved are left out).
     pub positive: Vec<DwellRow>,
     /// Negative direction, by dwell time.
     pub negative: Vec<DwellRow>,
@@ -199,6 +199,9 @@ impl Params {
                         .filter(|t| t.direction == d && t.dwell_s == t2)
                         .filter_map(|t| t.breakaway.map(|b| b.torque_nm)),
                 );
+                if n == 0 {
+                    continue;
+                }
                 let row = DwellRow {
                     dwell_s: t2,
                     breakaway_torque_nm: m,

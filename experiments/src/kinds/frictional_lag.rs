@@ -7,8 +7,8 @@
 //!
 //! Analysis: per run, the loop (velocity, measured torque) over the whole cycles after the
 //! first (decimated), and the mean torque difference between the decelerating and the
-//! accelerating branch at equal velocity (`hysteresis_nm`; > 0 when friction lags behind a
-//! Stribeck curve that falls with velocity). Fitting `tau` is `bench fit --procedure nnaji`.
+//! accelerating branch at equal velocity, samples at rest left out (`hysteresis_nm`; > 0 when the friction lags behind
+//! a curve that rises with velocity). Fitting `tau` is `bench fit --procedure nnaji`.
 //!
 //! Defaults (S3): A = 1 rad/s, B = 0.95 rad/s, w = 2, 5, 10 rad/s, 5 cycles each; chirp from
 //! 0.5 to 10 rad/s over 20 s.
@@ -80,11 +80,14 @@ pub struct LagLoop {
     pub chirp: bool,
     /// Direction, ±1.
     pub direction: i8,
-    /// Velocity \[rad/s\] (x) against measured torque \[N m\] (y), at most 2000 points.
+    /// Velocity \[rad/s\] (central difference of the encoder position, x) against measured
+    /// torque \[N m\] (y), at most 2000 points.
     pub loop_v_torque: Curve,
     /// Mean torque on decelerating minus accelerating branches at equal velocity \[N m\],
-    /// signed with the direction of motion removed (> 0: friction lags a falling curve).
-    pub hysteresis_nm: f64,
+    /// with the direction of motion removed: > 0 when the friction lags behind a curve that
+    /// rises with speed (viscous region), < 0 behind a falling one (Stribeck region); null
+    /// when no velocity bin has both branches.
+    pub hysteresis_nm: Option<f64>,
     /// Samples used.
     pub n: usize,
 }
@@ -216,6 +219,8 @@ impl Params {
     pub(crate) fn analyse(&self, plan: &Plan, samples: &[Sample]) -> Result<Output, Error> {
         let parts = crate::analysis::by_segment(plan, samples)?;
         let mut out = Output::default();
+        // Samples slower than 3 counts per period are at rest (stick, not lag).
+        let rest_v = 3.0 * plan.limits.rad_per_count() / plan.period_s();
         for role in [Role::Lag, Role::Chirp] {
             for (_, seg, xs) in crate::analysis::with_role(plan, &parts, role) {
                 // Drop the first cycle (transient); the chirp is kept whole.
@@ -234,8 +239,16 @@ impl Params {
                     omega_rad_s: seg.tag.value,
                     chirp: role == Role::Chirp,
                     direction: seg.tag.direction,
-                    loop_v_torque: Curve::from_samples(xs, 2000, |s| s.v, Sample::measured_torque),
-                    hysteresis_nm: d * hysteresis(&seg.setpoint, xs, seg_t0),
+                    loop_v_torque: {
+                        let mut c = Curve::from_samples(xs, 2000, |s| s.v, Sample::measured_torque);
+                        let every = xs.len().div_ceil(2000).max(1);
+                        c.x = (0..xs.len())
+                            .step_by(every)
+                            .map(|k| central_v(xs, k))
+                            .collect();
+                        c
+                    },
+                    hysteresis_nm: hysteresis(&seg.setpoint, xs, seg_t0, rest_v).map(|h| d * h),
                     n: xs.len(),
                 });
             }
@@ -275,21 +288,28 @@ fn scale(sp: &Setpoint, s: f64) -> Setpoint {
 }
 
 /// Mean over 20 velocity bins of (torque while decelerating − torque while accelerating),
-/// the branch taken from the setpoint at segment time `s.t - seg_t0`.
-fn hysteresis(sp: &Setpoint, xs: &[Sample], seg_t0: f64) -> f64 {
-    let (lo, hi) = xs
-        .iter()
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), s| {
-            (a.min(s.v), b.max(s.v))
+/// the branch taken from the setpoint at segment time `s.t - seg_t0`; samples slower than
+/// `rest_v` are left out.
+fn hysteresis(sp: &Setpoint, xs: &[Sample], seg_t0: f64, rest_v: f64) -> Option<f64> {
+    let moving = |k: &usize| central_v(xs, *k).abs() > rest_v;
+    let (lo, hi) = (0..xs.len())
+        .filter(moving)
+        .map(|k| central_v(xs, k))
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
+            (a.min(v), b.max(v))
         });
     if hi.partial_cmp(&lo) != Some(std::cmp::Ordering::Greater) {
-        return f64::NAN;
+        return None;
     }
     const BINS: usize = 20;
     let mut acc = [[0.0f64; 2]; BINS];
     let mut cnt = [[0usize; 2]; BINS];
-    for s in xs {
-        let b = (((s.v - lo) / (hi - lo)) * BINS as f64)
+    for (k, s) in xs.iter().enumerate() {
+        if !moving(&k) {
+            continue;
+        }
+        let v = central_v(xs, k);
+        let b = (((v - lo) / (hi - lo)) * BINS as f64)
             .floor()
             .clamp(0.0, (BINS - 1) as f64) as usize;
         let t = s.t - seg_t0;
@@ -299,10 +319,20 @@ fn hysteresis(sp: &Setpoint, xs: &[Sample], seg_t0: f64) -> f64 {
         acc[b][k] += s.measured_torque();
         cnt[b][k] += 1;
     }
-    let (m, _, _) = mean_std(
+    let (m, _, n) = mean_std(
         (0..BINS)
             .filter(|&b| cnt[b][0] > 0 && cnt[b][1] > 0)
             .map(|b| acc[b][1] / cnt[b][1] as f64 - acc[b][0] / cnt[b][0] as f64),
     );
-    m
+    (n > 0).then_some(m)
+}
+
+/// Velocity at sample `k` by the central difference of the encoder position: no lag, unlike
+/// a drive's filtered estimate (whose lag would show as a spurious loop); the drive's `v` at
+/// the ends.
+fn central_v(xs: &[Sample], k: usize) -> f64 {
+    if k == 0 || k + 1 >= xs.len() || xs[k + 1].t <= xs[k - 1].t {
+        return xs[k].v;
+    }
+    (xs[k + 1].x - xs[k - 1].x) / (xs[k + 1].t - xs[k - 1].t)
 }

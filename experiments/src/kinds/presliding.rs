@@ -125,8 +125,8 @@ pub struct SineResult {
     pub amplitude_nm: f64,
     /// Steady microdisplacement amplitude `theta0` \[rad\].
     pub theta0_rad: f64,
-    /// `A / theta0` \[N m/rad\] (S4 eq. 25).
-    pub stiffness_nm_rad: f64,
+    /// `A / theta0` \[N m/rad\] (S4 eq. 25); null if no motion was seen.
+    pub stiffness_nm_rad: Option<f64>,
     /// Mean drift of the position over the fitted cycles \[rad/s\].
     pub drift_rad_s: f64,
     /// Whether `theta0` spans at least 2 encoder counts (else the stiffness is unreliable).
@@ -388,7 +388,7 @@ impl Params {
                     out.sine = Some(SineResult {
                         amplitude_nm: amplitude,
                         theta0_rad: theta0,
-                        stiffness_nm_rad: amplitude / theta0,
+                        stiffness_nm_rad: (theta0 > 0.0).then(|| amplitude / theta0),
                         drift_rad_s: drift,
                         resolved: theta0 >= 2.0 * q,
                     });

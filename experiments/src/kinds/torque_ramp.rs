@@ -80,7 +80,7 @@ pub struct BreakawayRow {
 /// Breakaway torque versus rate, per direction, and every ramp.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Output {
-    /// Positive direction, by increasing rate.
+    /// Positive direction, by increasing rate (rates where no ramp moved are left out).
     pub positive: Vec<BreakawayRow>,
     /// Negative direction, by increasing |rate|.
     pub negative: Vec<BreakawayRow>,
@@ -140,6 +140,10 @@ pub(crate) fn table(ramps: &[(f64, Option<Breakaway>)]) -> (Vec<BreakawayRow>, V
             .filter_map(|(_, b)| b.as_ref())
             .collect();
         let (m, sd, n) = crate::analysis::mean_std(hits.iter().map(|b| b.torque_nm));
+        if n == 0 {
+            // No ramp at this rate moved before its cap: listed in `ramps` only.
+            continue;
+        }
         let (t, _, _) = crate::analysis::mean_std(hits.iter().map(|b| b.motion_time_s));
         let row = BreakawayRow {
             rate_nm_s: key,

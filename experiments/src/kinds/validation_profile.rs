@@ -134,8 +134,8 @@ pub struct PieceSummary {
 pub struct Output {
     /// Per segment, in order.
     pub pieces: Vec<PieceSummary>,
-    /// RMS position (or mode) tracking error over the whole run.
-    pub rms_error: f64,
+    /// RMS tracking error over the whole run (null without samples).
+    pub rms_error: Option<f64>,
 }
 
 fn check_mode_value(
@@ -328,11 +328,7 @@ impl Params {
                 n: xs.len(),
             });
         }
-        out.rms_error = if n_all > 0 {
-            (sse / n_all as f64).sqrt()
-        } else {
-            f64::NAN
-        };
+        out.rms_error = (n_all > 0).then(|| (sse / n_all as f64).sqrt());
         Ok(out)
     }
 }
