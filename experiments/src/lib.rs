@@ -28,7 +28,9 @@
 //! - `Spec::parse(text, Format::from_path(path))?.plan(&limits)?` before anything moves; the
 //!   error's `Display` is the message for the user (exit code 2). [`Plan::estimate_duration`]
 //!   is the ETA, [`Plan::max_duration`] the bound with every segment at its timeout.
-//! - Positions in [`Measurement`] and [`Sample`] are relative to the run's start position.
+//! - Positions in [`Measurement`], [`Tick::value`] (position mode) and [`Sample`] are relative
+//!   to the run's start position: add the absolute start position before commanding a drive
+//!   in position mode, and enforce the window `|x| <= position_window_rad` on them.
 //! - Per tick, [`Sequencer::tick`]; [`Tick::ended`] reports segment ends and their
 //!   [`StopReason`] for the run log; [`Tick::started`] marks a segment's first tick (set
 //!   [`Flags::SEGMENT_START`]).

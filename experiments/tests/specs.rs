@@ -61,7 +61,13 @@ fn quick_specs_run_and_analyse_with_estimates_within_a_factor_of_two() {
         let simulated = samples.last().unwrap().t;
         let est = plan.estimate_duration();
         let ratio = est / simulated;
-        println!("{file}: estimated {est:.2} s, simulated {simulated:.2} s (ratio {ratio:.2})");
+        let saturated = samples
+            .iter()
+            .filter(|s| s.u_cmd.abs() >= 0.999 * lim.torque_nm)
+            .count();
+        println!(
+            "{file}: estimated {est:.2} s, simulated {simulated:.2} s (ratio {ratio:.2}), {saturated} samples at the torque limit"
+        );
         assert!(
             (0.5..=2.0).contains(&ratio),
             "{file}: estimated {est} s, simulated {simulated} s"

@@ -12,7 +12,7 @@
 //! `lambda1(0) = 0.9`, `lambda0 = 0.99`) as a summary. The full procedure with the three
 //! weightings is `bench fit --procedure power_rls`.
 //!
-//! Defaults: position PRBS ±0.2 rad, 50 ms bits, 9-bit register (511 bits, 25.55 s),
+//! Defaults: position PRBS ±0.05 rad, 50 ms bits, 9-bit register (511 bits, 25.55 s),
 //! `p_n = 200 rad/s` (S2).
 
 use super::{segment, tag, within};
@@ -40,7 +40,8 @@ pub enum Signal {
 pub struct Params {
     /// Which reference; default position.
     pub signal: Signal,
-    /// Level of a position PRBS \[rad\] (±); default 0.2.
+    /// Level of a position PRBS \[rad\] (±); default 0.05 (a swing of 0.1 rad asks about
+    /// 2 N m of a position loop of 20 N m/rad).
     pub position_amplitude_rad: f64,
     /// Level of a velocity PRBS \[rad/s\] (±); default 5.
     pub velocity_amplitude_rad_s: f64,
@@ -60,7 +61,7 @@ impl Default for Params {
     fn default() -> Params {
         Params {
             signal: Signal::Position,
-            position_amplitude_rad: 0.2,
+            position_amplitude_rad: 0.05,
             velocity_amplitude_rad_s: 5.0,
             bit_s: 0.05,
             register_bits: 9,

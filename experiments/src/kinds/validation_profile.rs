@@ -9,9 +9,10 @@
 //! target, the number of stick↔slip transitions (|v| crossing a few counts per period) and the
 //! mean and peak |measured torque|.
 //!
-//! Default pieces (after S2 Fig. 12): hold 0.5 s; ramp to 2 rad in 4 s; hold 1 s; step to 1 rad
-//! and step to 1.5 rad (1 s each); ramp back to 0 in 10 s (slow: stick-slip); hold 1 s; step to
-//! −0.5 rad and back to 0 (1 s each).
+//! Default pieces (after S2 Fig. 12): hold 0.5 s; ramp to 2 rad in 4 s; hold 1 s; steps of
+//! −50 mrad and back (1 s each); ramp back to 0 in 10 s (slow: stick-slip); hold 1 s; steps to
+//! −50 mrad and back to 0 (1 s each). The steps are small so that a position loop of the
+//! simulated bench's gains (20 N m/rad) answers them without saturating a 2 N m limit.
 
 use super::{segment, tag, within};
 use crate::error::{LimitKind, check};
