@@ -283,3 +283,28 @@ impl Params {
         Ok(out)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn velocities_expand_lists_and_ranges() {
+        let v: Velocities =
+            serde_json::from_str(r#"{"from": 0.003, "to": 1.0, "step": 0.003}"#).unwrap();
+        let e = v.expand().unwrap();
+        assert_eq!(e.len(), 333);
+        assert!((e[332] - 0.999).abs() < 1e-12);
+        let v: Velocities =
+            serde_json::from_str(r#"{"from": 0.01, "to": 10, "count": 4}"#).unwrap();
+        let e = v.expand().unwrap();
+        assert_eq!(e.len(), 4);
+        assert!((e[1] - 0.1).abs() < 1e-12 && (e[3] - 10.0).abs() < 1e-9);
+        let v: Velocities = serde_json::from_str("[0.1, 0]").unwrap();
+        assert_eq!(
+            v.expand().unwrap_err().to_string(),
+            "params.velocities[1] (0) must be > 0"
+        );
+        assert!(serde_json::from_str::<Velocities>(r#"{"from": 1}"#).is_err());
+    }
+}

@@ -11,9 +11,7 @@
 //! Defaults: dwell times 0.1 to 10 s, slide 0.5 rad/s for 1 s, ramp 1 N m/s, 10 counts.
 
 use super::torque_ramp::ramp;
-use super::{
-    Breakaway, Directions, breakaway, motion, rest, segment, sign_str, tag, torque_cap, within,
-};
+use super::{Breakaway, Directions, breakaway, rest, segment, sign_str, tag, torque_cap, within};
 use crate::error::{LimitKind, check};
 use crate::plan::{DriveMode, Role, Segment, Stop};
 use crate::{BenchLimits, Error, Plan, Sample, Setpoint};
@@ -119,8 +117,7 @@ impl Params {
                 limits.position_window_rad,
             ));
         }
-        super::torque_ramp::check_rates("params.rate_nm_s", &[self.rate_nm_s])
-            .map_err(|_| Error::invalid("params.rate_nm_s", self.rate_nm_s, "must be > 0"))?;
+        check::positive("params.rate_nm_s", self.rate_nm_s)?;
         let cap = torque_cap("params.max_torque_nm", self.max_torque_nm, limits)?;
         check::at_least("params.repeats", self.repeats, 1)?;
         check::at_least("params.motion_counts", self.motion_counts, 1)?;
@@ -159,7 +156,6 @@ impl Params {
                         r,
                     );
                     ramp.tag.value = *t2;
-                    ramp.stops[0] = motion(limits, self.motion_counts);
                     out.push(ramp);
                     out.push(rest(limits, self.rest_s, d, r));
                 }

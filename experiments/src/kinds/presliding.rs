@@ -319,8 +319,8 @@ impl Params {
                         }],
                         self.step_hold_s,
                     ));
-                    let mut release = segment(
-                        "release".into(),
+                    out.push(segment(
+                        "release step".into(),
                         tag(Role::Rest, 0.0, 0, 0),
                         DriveMode::Torque,
                         Setpoint::constant(0.0),
@@ -328,9 +328,7 @@ impl Params {
                             s: self.step_hold_s,
                         }],
                         self.step_hold_s,
-                    );
-                    release.label = "release step".into();
-                    out.push(release);
+                    ));
                 }
             }
         }
