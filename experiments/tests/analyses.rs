@@ -286,3 +286,45 @@ fn lag_loops_separate_memoryless_from_lagging_friction() {
         assert!(l.hysteresis_nm.unwrap() > 0.01, "{:?}", l.hysteresis_nm);
     }
 }
+
+/// Dwell time: with Kato's rising static friction (`rising_static`, law `kato`) the breakaway
+/// grows with the rest time, and each lies between the stick limit after the dwell and after
+/// the dwell plus the ramp up to motion (the limit keeps rising while the ramp climbs).
+#[test]
+fn dwell_time_breakaway_follows_rising_static_friction() {
+    let lim = BenchLimits::sim_default();
+    let (fc, fs_inf, gk, m) = (0.6, 1.2, 1.66, 0.65);
+    let mut b = TestBench::new(
+        "rising_static",
+        serde_json::json!({"fc": fc, "fs_inf": fs_inf, "fv": 0.1, "vs": 0.01, "law": "kato", "gamma_kato": gk, "m_exp": m}),
+    );
+    let Results::DwellTime(out) = run(
+        &mut b,
+        r#"{"kind":"dwell_time","params":{"dwell_times_s":[0.05,0.5,3.0],"slide_s":0.3,"rate_nm_s":5.0}}"#,
+        &lim,
+    ) else {
+        panic!()
+    };
+    let fs = |t2: f64| fs_inf - (fs_inf - fc) * (-gk * t2.powf(m)).exp();
+    for d in [1i8, -1] {
+        let rows: Vec<_> = out.trials.iter().filter(|t| t.direction == d).collect();
+        assert_eq!(rows.len(), 3);
+        for t in &rows {
+            let b = t.breakaway.unwrap();
+            let (lo, hi) = (fs(t.dwell_s), fs(t.dwell_s + b.motion_time_s + 0.01));
+            println!(
+                "dwell {} dir {d}: breakaway {} in [{lo}, {hi}]",
+                t.dwell_s, b.torque_nm
+            );
+            assert!(
+                b.torque_nm.abs() >= lo - 2e-3 && b.torque_nm.abs() <= hi + onset_tol(5.0),
+                "{t:?}"
+            );
+        }
+        let tb: Vec<f64> = rows
+            .iter()
+            .map(|t| t.breakaway.unwrap().torque_nm.abs())
+            .collect();
+        assert!(tb[0] < tb[1] && tb[1] < tb[2], "{tb:?}");
+    }
+}
