@@ -48,19 +48,26 @@ fn every_spec_validates_and_quick_ones_take_under_a_minute() {
     }
 }
 
-/// Runs the quick specs on the simulated bench's default truth, and checks the estimate and
-/// that the analysis produces results.
+/// Runs the quick specs on the simulated bench's default truths (asymmetric LuGre, GMS), and
+/// checks the estimate and that the analysis produces results.
 #[test]
 fn quick_specs_run_and_analyse_with_estimates_within_a_factor_of_two() {
+    quick_specs_on(TestBench::sim_default);
+    quick_specs_on(TestBench::gms_default);
+}
+
+fn quick_specs_on(truth: fn() -> TestBench) {
     let lim = BenchLimits::sim_default();
     for kind in Kind::NAMES {
         let file = format!("{kind}.json");
         let spec = read_spec(&file);
         let plan = spec.plan(&lim).unwrap();
-        let samples = TestBench::sim_default().run(&plan, 2.0 * plan.max_duration());
+        let mut bench = truth();
+        let samples = bench.run(&plan, 2.0 * plan.max_duration());
         let simulated = samples.last().unwrap().t;
         let est = plan.estimate_duration();
         let ratio = est / simulated;
+        let file = format!("{file} on {}", bench.truth.id());
         let saturated = samples
             .iter()
             .filter(|s| s.u_cmd.abs() >= 0.999 * lim.torque_nm)

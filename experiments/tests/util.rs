@@ -53,6 +53,14 @@ impl TestBench {
         b
     }
 
+    /// GMS with its default parameters (the simulated bench's truth when the registry has GMS),
+    /// with 2 mN m of sensor noise.
+    pub fn gms_default() -> TestBench {
+        let mut b = TestBench::new("gms", serde_json::json!({}));
+        b.sensor_noise_nm = 0.002;
+        b
+    }
+
     /// Runs `plan` to its end (or `max_s` of run time); returns the samples.
     pub fn run(&mut self, plan: &Plan, max_s: f64) -> Vec<Sample> {
         let lim = plan.limits;
