@@ -99,11 +99,20 @@ impl Drive {
     }
 
     /// Removes torque: the `disable` sequence, or writes 0 to the `enable` role.
+    ///
+    /// The goal is "no torque", so a sequence that ends in another non-enabled state than the
+    /// one it expects (a faulted drive never reaches "ready to switch on") still succeeds when
+    /// the status then reads not enabled.
     pub async fn disable(&mut self) -> Result<(), Error> {
-        if self.profile().sequence("disable").is_some() {
-            self.io.run_sequence("disable").await
-        } else {
-            self.write_role(Role::Enable, 0.0).await
+        if self.profile().sequence("disable").is_none() {
+            return self.write_role(Role::Enable, 0.0).await;
+        }
+        match self.io.run_sequence("disable").await {
+            Err(e @ Error::Sequence { .. }) => match self.read_feedback().await {
+                Ok(fb) if fb.enabled == Some(false) => Ok(()),
+                _ => Err(e),
+            },
+            other => other,
         }
     }
 

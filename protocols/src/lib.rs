@@ -40,7 +40,7 @@ mod transport;
 pub use device::{DeviceIo, SignalValue};
 pub use drive::{Drive, DriveFeedback};
 pub use sensor::{TorqueReading, TorqueSensor};
-pub use transport::{Endpoint, Link, LinkConfig, LinkStats, SharedLink};
+pub use transport::{Endpoint, Link, LinkConfig, LinkStats, SharedLink, usb_latency_timer_ms};
 
 pub use error::{Error, ExceptionCode, RegisterRef};
 pub use profile::{

@@ -355,11 +355,11 @@ impl Link {
         what: &RegisterRef,
     ) -> Result<Response, Error> {
         if self.ctx.is_none() {
-            tokio::time::sleep_until(self.quiet_until).await;
+            wait_until(self.quiet_until).await;
             self.reopen().await?;
             self.stats.reopens += 1;
         }
-        tokio::time::sleep_until(self.quiet_until).await;
+        wait_until(self.quiet_until).await;
         let expect = reply_len(&req);
         if let Some(tap) = &self.tap {
             let mut st = tap.lock().unwrap_or_else(|e| e.into_inner());
@@ -552,6 +552,26 @@ impl Link {
     }
 }
 
+/// Waits until `deadline` with sub-millisecond accuracy. The tokio timer has a 1 ms
+/// resolution and rounds up, which would stretch a 1.75 ms t3.5 to up to ~3 ms: sleep to
+/// within 1 ms, then yield until the deadline (measured on the real clock, so a paused test
+/// clock cannot make this spin forever).
+async fn wait_until(deadline: Instant) {
+    let now = Instant::now();
+    if deadline <= now {
+        return;
+    }
+    let slack = Duration::from_millis(1);
+    if deadline - now > slack {
+        tokio::time::sleep_until(deadline - slack).await;
+    }
+    let rest = deadline.saturating_duration_since(Instant::now());
+    let end = std::time::Instant::now() + rest;
+    while std::time::Instant::now() < end {
+        tokio::task::yield_now().await;
+    }
+}
+
 fn bug(resp: Response) -> Error {
     Error::Protocol {
         context: "BUG".into(),
@@ -621,6 +641,17 @@ fn check_reply(req: &Request<'_>, resp: &Response) -> Result<(), String> {
         (req, resp) => return Err(format!("reply {resp:?} does not answer {req:?}")),
     }
     Ok(())
+}
+
+/// The latency timer (ms) of a USB serial adapter behind `path` (`/dev/ttyUSB0`, or a
+/// `/dev/serial/by-id/...` link), from `/sys/bus/usb-serial/devices/<tty>/latency_timer`;
+/// `None` when the path is not a USB serial adapter. FTDI adapters default to 16 ms, which
+/// caps a Modbus RTU link at about 30–60 transactions per second: set it to 1.
+pub fn usb_latency_timer_ms(path: &std::path::Path) -> Option<u32> {
+    let real = std::fs::canonicalize(path).ok()?;
+    let name = real.file_name()?.to_str()?;
+    let sys = format!("/sys/bus/usb-serial/devices/{name}/latency_timer");
+    std::fs::read_to_string(sys).ok()?.trim().parse().ok()
 }
 
 fn open_serial(

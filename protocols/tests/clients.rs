@@ -28,7 +28,7 @@ async fn bench(kind: Kind) -> (Bench, protocols::SharedLink) {
         .with_unit(2, sensor_regs, None);
     let bench = Bench::start(kind, state).await;
     let mut cfg = bench.config(&drive);
-    cfg.timeout = Duration::from_millis(200);
+    cfg.timeout = Duration::from_millis(1000);
     let link = Link::open(cfg).await.unwrap().shared();
     (bench, link)
 }
@@ -106,6 +106,8 @@ async fn drive_fault_is_reported_and_cleared(kind: Kind) {
         (fb.fault, fb.enabled, fb.fault_code),
         (Some(true), Some(false), Some(0x8130))
     );
+    // Disabling a faulted drive succeeds: its torque is off, whatever state it is in.
+    d.disable().await.unwrap();
     // Enabling a faulted drive fails with the state it is stuck in.
     let err = d.enable().await.unwrap_err();
     assert!(
@@ -146,4 +148,60 @@ async fn clients_refuse_the_wrong_kind_of_profile() {
         err.to_string().contains("it is not a torque sensor"),
         "{err}"
     );
+}
+
+/// Throughput of the control loop's cycle (command write + feedback read) on loopback, with
+/// FC23 (one transaction) and without (two). Prints the figures; the bound is loose so a busy
+/// CI machine does not fail it.
+async fn cycle_rate(kind: Kind) {
+    let (_bench, link) = bench(kind).await;
+    let mut d = Drive::new(sim_drive(), link.clone()).unwrap();
+    d.enable().await.unwrap();
+    d.set_mode(Mode::Torque).await.unwrap();
+    let n = if kind == Kind::Tcp { 2000 } else { 300 };
+    let t0 = std::time::Instant::now();
+    for i in 0..n {
+        d.command_and_read(f64::from(i % 100) * 1e-3).await.unwrap();
+    }
+    let fc23 = f64::from(n) / t0.elapsed().as_secs_f64();
+    let t0 = std::time::Instant::now();
+    for i in 0..n {
+        d.command(f64::from(i % 100) * 1e-3).await.unwrap();
+        d.read_feedback().await.unwrap();
+    }
+    let two = f64::from(n) / t0.elapsed().as_secs_f64();
+    println!("{kind:?}: {fc23:.0} FC23 cycles/s, {two:.0} write+read cycles/s (no wire timing)");
+    assert!(fc23 > 20.0 && two > 10.0, "{fc23} {two}");
+}
+bench_test!(cycle_rate);
+
+/// RTU at 115200 and 921600 baud with the wire timing emulated by the slave: the FC23 cycle
+/// rate of `Drive::command_and_read` against the computed line limit
+/// ((17 + 25) characters × 11 bits / baud + 2 × t3.5, zero turnaround). The pty bridge of the
+/// tests adds about 0.5 ms per transaction that a real line does not have; the bound is loose.
+#[tokio::test]
+async fn rtu_cycle_rate_against_the_line_limit() {
+    for baud in [115_200u32, 921_600] {
+        let (bench, link) = bench(Kind::Rtu).await;
+        bench.state.lock().unwrap().wire_baud = Some(baud);
+        let mut d = Drive::new(sim_drive(), link.clone()).unwrap();
+        d.enable().await.unwrap();
+        d.set_mode(Mode::Torque).await.unwrap();
+        let n = 100;
+        let t0 = std::time::Instant::now();
+        for i in 0..n {
+            d.command_and_read(f64::from(i % 10) * 1e-2).await.unwrap();
+        }
+        let rate = f64::from(n) / t0.elapsed().as_secs_f64();
+        let limit = 1.0 / ((17.0 + 25.0) * 11.0 / f64::from(baud) + 2.0 * 1.75e-3);
+        println!(
+            "RTU {baud} baud: {rate:.1} FC23 cycles/s, line limit {limit:.1}/s, ratio {:.3}",
+            rate / limit
+        );
+        assert!(
+            rate <= limit * 1.02,
+            "faster than the wire: {rate} > {limit}"
+        );
+        assert!(rate >= limit * 0.5, "{rate} vs {limit}");
+    }
 }

@@ -77,3 +77,24 @@ macro_rules! bench_test {
     };
 }
 pub(crate) use bench_test;
+
+/// The clients move into the control-loop task and their futures run on a multi-thread
+/// runtime: both must be `Send` (checked at compile time).
+#[allow(dead_code)]
+fn send_sync_checks(
+    d: &mut protocols::Drive,
+    s: &mut protocols::TorqueSensor,
+    l: &mut protocols::Link,
+) {
+    fn send_sync<T: Send + Sync>() {}
+    fn send<T: Send>(_: &T) {}
+    send_sync::<protocols::Drive>();
+    send_sync::<protocols::TorqueSensor>();
+    send_sync::<protocols::Profile>();
+    send_sync::<protocols::SharedLink>();
+    send_sync::<protocols::Error>();
+    send(&d.command_and_read(0.0));
+    send(&d.enable());
+    send(&s.read());
+    send(&l.read(1, protocols::Table::Holding, 0, 1));
+}

@@ -27,7 +27,7 @@ async fn link(bench: &Bench, timeout_ms: u64, max_response_ms: u64) -> Link {
 
 async fn reads_and_writes_every_function(kind: Kind) {
     let bench = Bench::start(kind, image()).await;
-    let mut l = link(&bench, 200, 200).await;
+    let mut l = link(&bench, 1000, 200).await;
     assert_eq!(l.read(1, Table::Holding, 0, 2).await.unwrap(), [99, 100]);
     l.write(1, Table::Holding, 20, &[7]).await.unwrap();
     l.write(1, Table::Holding, 21, &[8, 9]).await.unwrap();
@@ -48,7 +48,7 @@ bench_test!(reads_and_writes_every_function);
 
 async fn illegal_address_is_an_exception_naming_the_register(kind: Kind) {
     let bench = Bench::start(kind, image()).await;
-    let mut l = link(&bench, 200, 200).await;
+    let mut l = link(&bench, 1000, 200).await;
     let err = l.read(1, Table::Holding, 0x0100, 2).await.unwrap_err();
     match &err {
         Error::Exception { code, register } => {
@@ -86,9 +86,10 @@ bench_test!(illegal_address_is_an_exception_naming_the_register);
 
 async fn timeout_then_late_reply_is_never_taken_for_fresh_data(kind: Kind) {
     let bench = Bench::start(kind, image()).await;
-    let mut l = link(&bench, 40, 150).await;
-    // The slave answers the read of 0..2 = [99, 100] after 100 ms, beyond the 40 ms timeout.
-    bench.state.lock().unwrap().delay_next = Some(Duration::from_millis(100));
+    let mut l = link(&bench, 100, 500).await;
+    // The slave answers the read of 0..2 = [99, 100] after 250 ms, beyond the 100 ms timeout
+    // (within the device's 500 ms maximum response time).
+    bench.state.lock().unwrap().delay_next = Some(Duration::from_millis(250));
     let err = l.read(1, Table::Holding, 0, 2).await.unwrap_err();
     assert!(matches!(err, Error::Timeout { .. }), "{err:?}");
     assert!(err.is_link_error());
@@ -107,7 +108,7 @@ bench_test!(timeout_then_late_reply_is_never_taken_for_fresh_data);
 
 async fn silent_unit_times_out(kind: Kind) {
     let bench = Bench::start(kind, image()).await;
-    let mut l = link(&bench, 30, 30).await;
+    let mut l = link(&bench, 100, 100).await;
     let t0 = std::time::Instant::now();
     let err = l.read(7, Table::Holding, 0, 1).await.unwrap_err();
     assert!(matches!(err, Error::Timeout { .. }), "{err:?}");
@@ -118,7 +119,7 @@ bench_test!(silent_unit_times_out);
 
 async fn wrong_echo_and_short_reply_are_protocol_errors(kind: Kind) {
     let bench = Bench::start(kind, image()).await;
-    let mut l = link(&bench, 200, 200).await;
+    let mut l = link(&bench, 1000, 200).await;
     bench.state.lock().unwrap().bad_echo_next = true;
     let err = l.write(1, Table::Holding, 20, &[5]).await.unwrap_err();
     assert!(
@@ -140,7 +141,7 @@ bench_test!(wrong_echo_and_short_reply_are_protocol_errors);
 #[tokio::test]
 async fn rtu_corrupted_crc_is_detected_and_counted() {
     let bench = Bench::start(Kind::Rtu, image()).await;
-    let mut l = link(&bench, 200, 50).await;
+    let mut l = link(&bench, 1000, 50).await;
     let rtu = bench.rtu.as_ref().unwrap();
     rtu.bridge.corrupt_next_reply.store(true, Ordering::SeqCst);
     let t0 = std::time::Instant::now();
@@ -151,7 +152,7 @@ async fn rtu_corrupted_crc_is_detected_and_counted() {
     );
     // Detected from the bytes, not by waiting for the timeout.
     assert!(
-        t0.elapsed() < Duration::from_millis(150),
+        t0.elapsed() < Duration::from_millis(500),
         "{:?}",
         t0.elapsed()
     );
@@ -165,6 +166,14 @@ async fn rtu_keeps_the_inter_frame_gap() {
     let bench = Bench::start(Kind::Rtu, image()).await;
     let mut cfg = bench.config(&sim_drive());
     cfg.gap = Duration::from_millis(5);
+    cfg.timeout = Duration::from_millis(1000);
+    // A pty is not a USB adapter: no latency timer to warn about.
+    assert_eq!(
+        protocols::usb_latency_timer_ms(std::path::Path::new(
+            &bench.rtu.as_ref().unwrap().endpoint()
+        )),
+        None
+    );
     let mut l = Link::open(cfg).await.unwrap();
     for _ in 0..10 {
         l.read(1, Table::Holding, 0, 2).await.unwrap();
@@ -183,7 +192,7 @@ async fn rtu_keeps_the_inter_frame_gap() {
 #[tokio::test]
 async fn tcp_reconnects_after_disconnect() {
     let mut bench = Bench::start(Kind::Tcp, image()).await;
-    let mut l = link(&bench, 200, 20).await;
+    let mut l = link(&bench, 1000, 20).await;
     assert_eq!(l.read(1, Table::Holding, 0, 1).await.unwrap(), [99]);
     bench.tcp.as_mut().unwrap().disconnect_all().await;
     let err = l.read(1, Table::Holding, 0, 1).await.unwrap_err();
@@ -207,4 +216,41 @@ async fn tcp_connect_refused_is_a_transport_error() {
             .starts_with(&format!("transport: connect tcp://{addr}")),
         "{err}"
     );
+}
+
+#[tokio::test]
+async fn rtu_reopens_a_port_that_went_away_and_came_back() {
+    // A USB adapter unplugged and plugged back: the path vanishes, then reappears.
+    let bench = Bench::start(Kind::Rtu, image()).await;
+    let dir = std::env::temp_dir().join(format!("protocols-replug-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let link_path = dir.join("ttyUSB0");
+    let target = bench.rtu.as_ref().unwrap().endpoint();
+    std::os::unix::fs::symlink(&target, &link_path).unwrap();
+    let mut cfg = protocols::LinkConfig::serial(&link_path, None, &sim_drive());
+    cfg.timeout = Duration::from_millis(150);
+    cfg.max_response = Duration::from_millis(500);
+    let mut l = Link::open(cfg).await.unwrap();
+    assert_eq!(l.read(1, Table::Holding, 0, 1).await.unwrap(), [99]);
+    // Unplugged: a reply goes missing (it comes late, within the device's 500 ms) and the
+    // path disappears.
+    std::fs::remove_file(&link_path).unwrap();
+    bench.state.lock().unwrap().delay_next = Some(Duration::from_millis(300));
+    let err = l.read(1, Table::Holding, 0, 1).await.unwrap_err();
+    assert!(matches!(err, Error::Timeout { .. }), "{err:?}");
+    let err = l.read(1, Table::Holding, 0, 1).await.unwrap_err();
+    assert!(
+        matches!(&err, Error::Transport { context, .. } if context.contains("ttyUSB0")),
+        "{err:?}"
+    );
+    // Plugged back in: the next request reopens the port.
+    std::os::unix::fs::symlink(&target, &link_path).unwrap();
+    assert_eq!(l.read(1, Table::Holding, 10, 2).await.unwrap(), [10, 11]);
+    let s = l.stats();
+    assert_eq!(
+        (s.timeouts, s.transport_errors, s.reopens),
+        (1, 1, 1),
+        "{s:?}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
 }

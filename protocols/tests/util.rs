@@ -54,6 +54,37 @@ pub struct SlaveState {
     pub short_next: bool,
     /// Arrival time of every request.
     pub arrivals: Vec<Instant>,
+    /// Emulate RS-485 wire timing at this baud: each reply waits for the request's and the
+    /// reply's characters (11 bits each) plus t3.5 (a pty has no timing of its own).
+    pub wire_baud: Option<u32>,
+}
+
+/// Bytes of an RTU request and of its reply.
+fn rtu_sizes(req: &Request<'_>, reply: &Reply) -> (usize, usize) {
+    let out = match req {
+        Request::WriteMultipleRegisters(_, d) => 9 + 2 * d.len(),
+        Request::ReadWriteMultipleRegisters(_, _, _, d) => 13 + 2 * d.len(),
+        _ => 8,
+    };
+    let back = match reply {
+        Ok(Some(Response::ReadHoldingRegisters(v)))
+        | Ok(Some(Response::ReadWriteMultipleRegisters(v))) => 5 + 2 * v.len(),
+        Ok(Some(_)) => 8,
+        Ok(None) => 0,
+        Err(_) => 5,
+    };
+    (out, back)
+}
+
+/// Sleeps until `deadline` accurately (the tokio timer rounds up to whole milliseconds).
+async fn precise_sleep_until(deadline: Instant) {
+    let slack = Duration::from_millis(1);
+    if deadline.saturating_duration_since(Instant::now()) > slack {
+        tokio::time::sleep_until(deadline - slack).await;
+    }
+    while Instant::now() < deadline {
+        tokio::task::yield_now().await;
+    }
 }
 
 impl SlaveState {
@@ -155,14 +186,26 @@ impl Service for ImageService {
     type Future = Pin<Box<dyn Future<Output = Reply> + Send>>;
 
     fn call(&self, req: Self::Request) -> Self::Future {
-        let (reply, delay) = {
+        let arrived = Instant::now();
+        let (reply, delay, wire) = {
             let mut st = self.0.lock().unwrap();
             let delay = st.delay_next.take();
-            (handle(&mut st, req), delay)
+            let request = req.request.clone();
+            let reply = handle(&mut st, req);
+            let wire = st.wire_baud.map(|baud| {
+                let (out, back) = rtu_sizes(&request, &reply);
+                let t_char = 11.0 / f64::from(baud);
+                let t35 = if baud > 19_200 { 1.75e-3 } else { 3.5 * t_char };
+                Duration::from_secs_f64((out + back) as f64 * t_char + t35)
+            });
+            (reply, delay, wire)
         };
         Box::pin(async move {
             if let Some(d) = delay {
                 tokio::time::sleep(d).await;
+            }
+            if let Some(w) = wire {
+                precise_sleep_until(arrived + w).await;
             }
             reply
         })

@@ -83,15 +83,11 @@ impl ModelDef for Coulomb {
     const ID: &'static str = "coulomb";
     const DESCRIPTION: &'static str = "Coulomb friction fc*sgn(v), set-valued at rest";
     const PARAMS: &'static [ParamDoc] = &[
-        ParamDoc {
-            name: "fc",
-            unit: "N",
-            description: "Coulomb level",
-        },
-        ParamDoc {
-            name: "dv",
-            unit: "m/s",
-            description: "velocity window counted as rest (measured velocities)",
-        },
+        ParamDoc::new("fc", "N", "Coulomb level"),
+        ParamDoc::new(
+            "dv",
+            "m/s",
+            "velocity window counted as rest (measured velocities)",
+        ),
     ];
 }

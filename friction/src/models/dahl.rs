@@ -142,21 +142,9 @@ impl ModelDef for Dahl {
     const DESCRIPTION: &'static str =
         "Dahl model (Dahl 1968): rate-independent presliding hysteresis, Coulomb + viscous sliding";
     const PARAMS: &'static [ParamDoc] = &[
-        ParamDoc {
-            name: "sigma0",
-            unit: "N/m",
-            description: "bristle (presliding) stiffness",
-        },
-        ParamDoc {
-            name: "fc",
-            unit: "N",
-            description: "Coulomb level",
-        },
-        ParamDoc {
-            name: "fv",
-            unit: "N s/m",
-            description: "viscous coefficient",
-        },
+        ParamDoc::new("sigma0", "N/m", "bristle (presliding) stiffness"),
+        ParamDoc::new("fc", "N", "Coulomb level"),
+        ParamDoc::new("fv", "N s/m", "viscous coefficient"),
     ];
 }
 

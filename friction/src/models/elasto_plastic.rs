@@ -227,46 +227,18 @@ impl ModelDef for ElastoPlastic {
     const DESCRIPTION: &'static str =
         "Elasto-plastic model (Dupont et al. 2002): LuGre with purely elastic presliding, no drift";
     const PARAMS: &'static [ParamDoc] = &[
-        ParamDoc {
-            name: "sigma0",
-            unit: "N/m",
-            description: "bristle stiffness",
-        },
-        ParamDoc {
-            name: "sigma1",
-            unit: "N s/m",
-            description: "micro-damping",
-        },
-        ParamDoc {
-            name: "sigma2",
-            unit: "N s/m",
-            description: "viscous coefficient",
-        },
-        ParamDoc {
-            name: "fc",
-            unit: "N",
-            description: "Coulomb level",
-        },
-        ParamDoc {
-            name: "fs",
-            unit: "N",
-            description: "breakaway level (fs >= fc)",
-        },
-        ParamDoc {
-            name: "vs",
-            unit: "m/s",
-            description: "Stribeck velocity",
-        },
-        ParamDoc {
-            name: "delta",
-            unit: "-",
-            description: "Stribeck exponent (2 = Gaussian)",
-        },
-        ParamDoc {
-            name: "z_ba",
-            unit: "m",
-            description: "breakaway displacement, purely elastic below (0 < z_ba < fc/sigma0)",
-        },
+        ParamDoc::new("sigma0", "N/m", "bristle stiffness"),
+        ParamDoc::new("sigma1", "N s/m", "micro-damping"),
+        ParamDoc::new("sigma2", "N s/m", "viscous coefficient"),
+        ParamDoc::new("fc", "N", "Coulomb level"),
+        ParamDoc::new("fs", "N", "breakaway level (fs >= fc)"),
+        ParamDoc::new("vs", "m/s", "Stribeck velocity"),
+        ParamDoc::new("delta", "-", "Stribeck exponent (2 = Gaussian)"),
+        ParamDoc::new(
+            "z_ba",
+            "m",
+            "breakaway displacement, purely elastic below (0 < z_ba < fc/sigma0)",
+        ),
     ];
 }
 

@@ -166,46 +166,22 @@ impl ModelDef for FrictionalMemory {
     const DESCRIPTION: &'static str =
         "Stribeck curve evaluated at the delayed velocity v(t - tau_l) (Hess & Soom time lag)";
     const PARAMS: &'static [ParamDoc] = &[
-        ParamDoc {
-            name: "fc",
-            unit: "N",
-            description: "Coulomb level",
-        },
-        ParamDoc {
-            name: "fs",
-            unit: "N",
-            description: "breakaway level (fs >= fc)",
-        },
-        ParamDoc {
-            name: "fv",
-            unit: "N s/m",
-            description: "viscous coefficient",
-        },
-        ParamDoc {
-            name: "vs",
-            unit: "m/s",
-            description: "Stribeck velocity",
-        },
-        ParamDoc {
-            name: "delta",
-            unit: "-",
-            description: "Stribeck exponent (2 = Gaussian)",
-        },
-        ParamDoc {
-            name: "tau_l",
-            unit: "s",
-            description: "frictional lag (Hess & Soom: 3-9 ms)",
-        },
-        ParamDoc {
-            name: "memory",
-            unit: "-",
-            description: "\"delay\" (ring buffer, first-order lag if tau_l < step) or \"lag\"",
-        },
-        ParamDoc {
-            name: "dv",
-            unit: "m/s",
-            description: "velocity window counted as rest (measured velocities)",
-        },
+        ParamDoc::new("fc", "N", "Coulomb level"),
+        ParamDoc::new("fs", "N", "breakaway level (fs >= fc)"),
+        ParamDoc::new("fv", "N s/m", "viscous coefficient"),
+        ParamDoc::new("vs", "m/s", "Stribeck velocity"),
+        ParamDoc::new("delta", "-", "Stribeck exponent (2 = Gaussian)"),
+        ParamDoc::new("tau_l", "s", "frictional lag (Hess & Soom: 3-9 ms)"),
+        ParamDoc::new(
+            "memory",
+            "-",
+            "\"delay\" (ring buffer, first-order lag if tau_l < step) or \"lag\"",
+        ),
+        ParamDoc::new(
+            "dv",
+            "m/s",
+            "velocity window counted as rest (measured velocities)",
+        ),
     ];
 }
 

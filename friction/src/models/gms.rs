@@ -301,51 +301,23 @@ impl ModelDef for Gms {
     const DESCRIPTION: &'static str = "Generalized Maxwell-Slip (Al-Bender et al. 2005): N elastoplastic \
          elements, hysteresis with non-local memory, no drift, Stribeck, frictional lag";
     const PARAMS: &'static [ParamDoc] = &[
-        ParamDoc {
-            name: "k",
-            unit: "N/m",
-            description: "element stiffnesses k_i (one entry per element)",
-        },
-        ParamDoc {
-            name: "alpha",
-            unit: "-",
-            description: "element weights alpha_i >= 0, summing to 1",
-        },
-        ParamDoc {
-            name: "fc",
-            unit: "N",
-            description: "Coulomb level",
-        },
-        ParamDoc {
-            name: "fs",
-            unit: "N",
-            description: "breakaway level (fs >= fc)",
-        },
-        ParamDoc {
-            name: "vs",
-            unit: "m/s",
-            description: "Stribeck velocity",
-        },
-        ParamDoc {
-            name: "delta",
-            unit: "-",
-            description: "Stribeck exponent (2 = Gaussian)",
-        },
-        ParamDoc {
-            name: "c",
-            unit: "N/s",
-            description: "attraction parameter C of the slip phase",
-        },
-        ParamDoc {
-            name: "sigma2",
-            unit: "N s/m",
-            description: "viscous coefficient",
-        },
-        ParamDoc {
-            name: "sigma1",
-            unit: "N s/m",
-            description: "micro-damping, alpha_i*sigma1 on each stuck element (0 = none)",
-        },
+        ParamDoc::new(
+            "k",
+            "N/m",
+            "element stiffnesses k_i (one entry per element)",
+        ),
+        ParamDoc::new("alpha", "-", "element weights alpha_i >= 0, summing to 1"),
+        ParamDoc::new("fc", "N", "Coulomb level"),
+        ParamDoc::new("fs", "N", "breakaway level (fs >= fc)"),
+        ParamDoc::new("vs", "m/s", "Stribeck velocity"),
+        ParamDoc::new("delta", "-", "Stribeck exponent (2 = Gaussian)"),
+        ParamDoc::new("c", "N/s", "attraction parameter C of the slip phase"),
+        ParamDoc::new("sigma2", "N s/m", "viscous coefficient"),
+        ParamDoc::new(
+            "sigma1",
+            "N s/m",
+            "micro-damping, alpha_i*sigma1 on each stuck element (0 = none)",
+        ),
     ];
 }
 

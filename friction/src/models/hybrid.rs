@@ -237,41 +237,29 @@ impl ModelDef for Hybrid {
     const ID: &'static str = "hybrid";
     const DESCRIPTION: &'static str = "Nouailletas et al. hybrid two-mode model: motionless (f = u) / Stribeck motion, hysteretic guards";
     const PARAMS: &'static [ParamDoc] = &[
-        ParamDoc {
-            name: "j",
-            unit: "kg",
-            description: "inertia J of the model's plant; sets only the mode-0 pole p0/J",
-        },
-        ParamDoc {
-            name: "fv",
-            unit: "N s/m",
-            description: "viscous coefficient",
-        },
-        ParamDoc {
-            name: "fc",
-            unit: "N",
-            description: "Coulomb level; mode 1 -> 0 needs |u| <= fc",
-        },
-        ParamDoc {
-            name: "fs",
-            unit: "N",
-            description: "breakaway level (fs >= fc); mode 0 -> 1 iff |u| > fs",
-        },
-        ParamDoc {
-            name: "vs",
-            unit: "m/s",
-            description: "Stribeck velocity (Gaussian)",
-        },
-        ParamDoc {
-            name: "sigma_v",
-            unit: "m/s",
-            description: "speed threshold Σ; mode 1 -> 0 needs |v| <= sigma_v",
-        },
-        ParamDoc {
-            name: "p0",
-            unit: "N s/m",
-            description: "mode-0 damping; pole p0/J (effectively infinite by default)",
-        },
+        ParamDoc::new(
+            "j",
+            "kg",
+            "inertia J of the model's plant; sets only the mode-0 pole p0/J",
+        ),
+        ParamDoc::new("fv", "N s/m", "viscous coefficient"),
+        ParamDoc::new("fc", "N", "Coulomb level; mode 1 -> 0 needs |u| <= fc"),
+        ParamDoc::new(
+            "fs",
+            "N",
+            "breakaway level (fs >= fc); mode 0 -> 1 iff |u| > fs",
+        ),
+        ParamDoc::new("vs", "m/s", "Stribeck velocity (Gaussian)"),
+        ParamDoc::new(
+            "sigma_v",
+            "m/s",
+            "speed threshold Σ; mode 1 -> 0 needs |v| <= sigma_v",
+        ),
+        ParamDoc::new(
+            "p0",
+            "N s/m",
+            "mode-0 damping; pole p0/J (effectively infinite by default)",
+        ),
     ];
 }
 

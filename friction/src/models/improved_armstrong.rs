@@ -186,51 +186,31 @@ impl ModelDef for ImprovedArmstrong {
         Armstrong-Stribeck curve whose static level phi_s(du/dt) falls from fs to fc";
     const ASYMMETRIC: bool = true;
     const PARAMS: &'static [ParamDoc] = &[
-        ParamDoc {
-            name: "fc",
-            unit: "N",
-            description: "Coulomb level (rotary: N m)",
-        },
-        ParamDoc {
-            name: "fv",
-            unit: "N s/m",
-            description: "viscous coefficient (rotary: N m s/rad)",
-        },
-        ParamDoc {
-            name: "fs",
-            unit: "N",
-            description: "breakaway level at constant applied force, phi_s(0) (fs >= fc)",
-        },
-        ParamDoc {
-            name: "vs",
-            unit: "m/s",
-            description: "Stribeck velocity (rotary: rad/s)",
-        },
-        ParamDoc {
-            name: "delta_v",
-            unit: "-",
-            description: "Stribeck exponent",
-        },
-        ParamDoc {
-            name: "ts",
-            unit: "N/s",
-            description: "force-rate coefficient of phi_s (rotary: N m/s)",
-        },
-        ParamDoc {
-            name: "delta_t",
-            unit: "-",
-            description: "force-rate exponent of phi_s",
-        },
-        ParamDoc {
-            name: "dv",
-            unit: "m/s",
-            description: "velocity window counted as rest (measured velocities)",
-        },
-        ParamDoc {
-            name: "taudot_deadband",
-            unit: "N/s",
-            description: "force rates |du/dt| up to this count as 0 (supply a filtered du/dt)",
-        },
+        ParamDoc::new("fc", "N", "Coulomb level (rotary: N m)"),
+        ParamDoc::new("fv", "N s/m", "viscous coefficient (rotary: N m s/rad)"),
+        ParamDoc::new(
+            "fs",
+            "N",
+            "breakaway level at constant applied force, phi_s(0) (fs >= fc)",
+        ),
+        ParamDoc::new("vs", "m/s", "Stribeck velocity (rotary: rad/s)"),
+        ParamDoc::new("delta_v", "-", "Stribeck exponent"),
+        ParamDoc::new(
+            "ts",
+            "N/s",
+            "force-rate coefficient of phi_s (rotary: N m/s)",
+        ),
+        ParamDoc::new("delta_t", "-", "force-rate exponent of phi_s"),
+        ParamDoc::new(
+            "dv",
+            "m/s",
+            "velocity window counted as rest (measured velocities)",
+        ),
+        ParamDoc::new(
+            "taudot_deadband",
+            "N/s",
+            "force rates |du/dt| up to this count as 0 (supply a filtered du/dt)",
+        ),
     ];
 }
 

@@ -229,56 +229,24 @@ impl ModelDef for ImprovedLuGre {
         LuGre whose Stribeck level g(v, du/dt) falls from fs to fc as the force rate rises";
     const ASYMMETRIC: bool = true;
     const PARAMS: &'static [ParamDoc] = &[
-        ParamDoc {
-            name: "fc",
-            unit: "N",
-            description: "Coulomb level (rotary: N m)",
-        },
-        ParamDoc {
-            name: "fv",
-            unit: "N s/m",
-            description: "viscous coefficient (rotary: N m s/rad)",
-        },
-        ParamDoc {
-            name: "fs",
-            unit: "N",
-            description: "breakaway level at constant applied force (fs >= fc)",
-        },
-        ParamDoc {
-            name: "vs",
-            unit: "m/s",
-            description: "Stribeck velocity (rotary: rad/s)",
-        },
-        ParamDoc {
-            name: "delta_v",
-            unit: "-",
-            description: "Stribeck exponent",
-        },
-        ParamDoc {
-            name: "ts",
-            unit: "N/s",
-            description: "force-rate coefficient of g (rotary: N m/s)",
-        },
-        ParamDoc {
-            name: "delta_t",
-            unit: "-",
-            description: "force-rate exponent of g",
-        },
-        ParamDoc {
-            name: "sigma0",
-            unit: "N/m",
-            description: "bristle stiffness (rotary: N m/rad)",
-        },
-        ParamDoc {
-            name: "sigma1",
-            unit: "N s/m",
-            description: "micro-damping (rotary: N m s/rad)",
-        },
-        ParamDoc {
-            name: "taudot_deadband",
-            unit: "N/s",
-            description: "force rates |du/dt| up to this count as 0 (supply a filtered du/dt)",
-        },
+        ParamDoc::new("fc", "N", "Coulomb level (rotary: N m)"),
+        ParamDoc::new("fv", "N s/m", "viscous coefficient (rotary: N m s/rad)"),
+        ParamDoc::new(
+            "fs",
+            "N",
+            "breakaway level at constant applied force (fs >= fc)",
+        ),
+        ParamDoc::new("vs", "m/s", "Stribeck velocity (rotary: rad/s)"),
+        ParamDoc::new("delta_v", "-", "Stribeck exponent"),
+        ParamDoc::new("ts", "N/s", "force-rate coefficient of g (rotary: N m/s)"),
+        ParamDoc::new("delta_t", "-", "force-rate exponent of g"),
+        ParamDoc::new("sigma0", "N/m", "bristle stiffness (rotary: N m/rad)"),
+        ParamDoc::new("sigma1", "N s/m", "micro-damping (rotary: N m s/rad)"),
+        ParamDoc::new(
+            "taudot_deadband",
+            "N/s",
+            "force rates |du/dt| up to this count as 0 (supply a filtered du/dt)",
+        ),
     ];
 }
 

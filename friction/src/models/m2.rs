@@ -252,46 +252,30 @@ impl ModelDef for M2 {
     const ID: &'static str = "m2";
     const DESCRIPTION: &'static str = "M2 model (Canudas de Wit et al. 1993): stick spring and dynamic friction blended by a lagged weight";
     const PARAMS: &'static [ParamDoc] = &[
-        ParamDoc {
-            name: "alpha0",
-            unit: "N",
-            description: "Coulomb level",
-        },
-        ParamDoc {
-            name: "alpha1",
-            unit: "N",
-            description: "Stribeck excess over alpha0 (breakaway = alpha0 + alpha1)",
-        },
-        ParamDoc {
-            name: "alpha2",
-            unit: "N s/m",
-            description: "viscous coefficient",
-        },
-        ParamDoc {
-            name: "tau_s",
-            unit: "s",
-            description: "frictional lag (time constant of the sliding weight s)",
-        },
-        ParamDoc {
-            name: "tau_r",
-            unit: "s",
-            description: "reset time of the stick displacement while sliding",
-        },
-        ParamDoc {
-            name: "v0",
-            unit: "m/s",
-            description: "Stribeck velocity of G(v) = 1 - exp(-(v/v0)^2)",
-        },
-        ParamDoc {
-            name: "k_s",
-            unit: "N/m",
-            description: "stick spring stiffness",
-        },
-        ParamDoc {
-            name: "d_s",
-            unit: "N s/m",
-            description: "stick damper",
-        },
+        ParamDoc::new("alpha0", "N", "Coulomb level"),
+        ParamDoc::new(
+            "alpha1",
+            "N",
+            "Stribeck excess over alpha0 (breakaway = alpha0 + alpha1)",
+        ),
+        ParamDoc::new("alpha2", "N s/m", "viscous coefficient"),
+        ParamDoc::new(
+            "tau_s",
+            "s",
+            "frictional lag (time constant of the sliding weight s)",
+        ),
+        ParamDoc::new(
+            "tau_r",
+            "s",
+            "reset time of the stick displacement while sliding",
+        ),
+        ParamDoc::new(
+            "v0",
+            "m/s",
+            "Stribeck velocity of G(v) = 1 - exp(-(v/v0)^2)",
+        ),
+        ParamDoc::new("k_s", "N/m", "stick spring stiffness"),
+        ParamDoc::new("d_s", "N s/m", "stick damper"),
     ];
 }
 

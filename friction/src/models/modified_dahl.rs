@@ -162,31 +162,19 @@ impl ModelDef for ModifiedDahl {
     const DESCRIPTION: &'static str =
         "Modified Dahl model (Canudas de Wit et al. 1993): first-order presliding with Stribeck";
     const PARAMS: &'static [ParamDoc] = &[
-        ParamDoc {
-            name: "alpha0",
-            unit: "N",
-            description: "Coulomb level",
-        },
-        ParamDoc {
-            name: "alpha1",
-            unit: "N",
-            description: "Stribeck excess over alpha0 (breakaway = alpha0 + alpha1)",
-        },
-        ParamDoc {
-            name: "alpha2",
-            unit: "N s/m",
-            description: "viscous coefficient",
-        },
-        ParamDoc {
-            name: "v0",
-            unit: "m/s",
-            description: "Stribeck velocity",
-        },
-        ParamDoc {
-            name: "epsilon",
-            unit: "m",
-            description: "relaxation length (presliding stiffness (alpha0+alpha1)/epsilon)",
-        },
+        ParamDoc::new("alpha0", "N", "Coulomb level"),
+        ParamDoc::new(
+            "alpha1",
+            "N",
+            "Stribeck excess over alpha0 (breakaway = alpha0 + alpha1)",
+        ),
+        ParamDoc::new("alpha2", "N s/m", "viscous coefficient"),
+        ParamDoc::new("v0", "m/s", "Stribeck velocity"),
+        ParamDoc::new(
+            "epsilon",
+            "m",
+            "relaxation length (presliding stiffness (alpha0+alpha1)/epsilon)",
+        ),
     ];
 }
 

@@ -365,46 +365,22 @@ impl ModelDef for Nnaji {
     const DESCRIPTION: &'static str = "Nnaji et al. 2022: sine presliding hysteresis with branch \
          memory, micro-damping, lagged Stribeck level";
     const PARAMS: &'static [ParamDoc] = &[
-        ParamDoc {
-            name: "fs",
-            unit: "N",
-            description: "breakaway (stiction) level (fs >= fc)",
-        },
-        ParamDoc {
-            name: "fc",
-            unit: "N",
-            description: "Coulomb level",
-        },
-        ParamDoc {
-            name: "vs",
-            unit: "m/s",
-            description: "Stribeck velocity (Gaussian shape)",
-        },
-        ParamDoc {
-            name: "zb",
-            unit: "m",
-            description: "breakaway displacement Z_b",
-        },
-        ParamDoc {
-            name: "sigma",
-            unit: "N s/m",
-            description: "micro-damping",
-        },
-        ParamDoc {
-            name: "tau",
-            unit: "s",
-            description: "frictional-lag time constant of gamma (0 = none)",
-        },
-        ParamDoc {
-            name: "fv",
-            unit: "N s/m",
-            description: "viscous coefficient (not in S3 Table 2)",
-        },
-        ParamDoc {
-            name: "branch_rule",
-            unit: "-",
-            description: "non-virgin branch targets: \"symmetric\" (default) or \"masing\"",
-        },
+        ParamDoc::new("fs", "N", "breakaway (stiction) level (fs >= fc)"),
+        ParamDoc::new("fc", "N", "Coulomb level"),
+        ParamDoc::new("vs", "m/s", "Stribeck velocity (Gaussian shape)"),
+        ParamDoc::new("zb", "m", "breakaway displacement Z_b"),
+        ParamDoc::new("sigma", "N s/m", "micro-damping"),
+        ParamDoc::new(
+            "tau",
+            "s",
+            "frictional-lag time constant of gamma (0 = none)",
+        ),
+        ParamDoc::new("fv", "N s/m", "viscous coefficient (not in S3 Table 2)"),
+        ParamDoc::new(
+            "branch_rule",
+            "-",
+            "non-virgin branch targets: \"symmetric\" (default) or \"masing\"",
+        ),
     ];
 }
 

@@ -289,56 +289,36 @@ impl ModelDef for RisingStatic {
     const DESCRIPTION: &'static str =
         "Stribeck curve with static friction rising with dwell time (Armstrong-Hélouvry or Kato)";
     const PARAMS: &'static [ParamDoc] = &[
-        ParamDoc {
-            name: "fc",
-            unit: "N",
-            description: "Coulomb level",
-        },
-        ParamDoc {
-            name: "fs_inf",
-            unit: "N",
-            description: "breakaway level after a long rest (fs_inf >= fc)",
-        },
-        ParamDoc {
-            name: "fv",
-            unit: "N s/m",
-            description: "viscous coefficient",
-        },
-        ParamDoc {
-            name: "vs",
-            unit: "m/s",
-            description: "Stribeck velocity",
-        },
-        ParamDoc {
-            name: "delta",
-            unit: "-",
-            description: "Stribeck exponent (2 = Gaussian)",
-        },
-        ParamDoc {
-            name: "law",
-            unit: "-",
-            description: "rising law: \"armstrong\" (S1 8.17) or \"kato\" (S1 8.16)",
-        },
-        ParamDoc {
-            name: "gamma",
-            unit: "s",
-            description: "Armstrong rise time: half the rise after a dwell of gamma",
-        },
-        ParamDoc {
-            name: "gamma_kato",
-            unit: "s^-m",
-            description: "Kato rate: rise fraction 1 - exp(-gamma_kato t2^m_exp)",
-        },
-        ParamDoc {
-            name: "m_exp",
-            unit: "-",
-            description: "Kato exponent m",
-        },
-        ParamDoc {
-            name: "dv",
-            unit: "m/s",
-            description: "velocity window counted as rest (measured velocities)",
-        },
+        ParamDoc::new("fc", "N", "Coulomb level"),
+        ParamDoc::new(
+            "fs_inf",
+            "N",
+            "breakaway level after a long rest (fs_inf >= fc)",
+        ),
+        ParamDoc::new("fv", "N s/m", "viscous coefficient"),
+        ParamDoc::new("vs", "m/s", "Stribeck velocity"),
+        ParamDoc::new("delta", "-", "Stribeck exponent (2 = Gaussian)"),
+        ParamDoc::new(
+            "law",
+            "-",
+            "rising law: \"armstrong\" (S1 8.17) or \"kato\" (S1 8.16)",
+        ),
+        ParamDoc::new(
+            "gamma",
+            "s",
+            "Armstrong rise time: half the rise after a dwell of gamma",
+        ),
+        ParamDoc::new(
+            "gamma_kato",
+            "s^-m",
+            "Kato rate: rise fraction 1 - exp(-gamma_kato t2^m_exp)",
+        ),
+        ParamDoc::new("m_exp", "-", "Kato exponent m"),
+        ParamDoc::new(
+            "dv",
+            "m/s",
+            "velocity window counted as rest (measured velocities)",
+        ),
     ];
 }
 

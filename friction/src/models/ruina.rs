@@ -242,41 +242,21 @@ impl ModelDef for Ruina {
     const DESCRIPTION: &'static str =
         "Ruina-Rice single-state rate-and-state law f0 + A ln(v/v0) + theta, times a normal load";
     const PARAMS: &'static [ParamDoc] = &[
-        ParamDoc {
-            name: "a",
-            unit: "-",
-            description: "direct effect A (friction jump A ln(v2/v1) on a velocity step)",
-        },
-        ParamDoc {
-            name: "b",
-            unit: "-",
-            description: "evolution effect B (A < B: velocity weakening)",
-        },
-        ParamDoc {
-            name: "l",
-            unit: "m",
-            description: "characteristic sliding length L",
-        },
-        ParamDoc {
-            name: "v0",
-            unit: "m/s",
-            description: "reference velocity of the steady-state curve",
-        },
-        ParamDoc {
-            name: "f0",
-            unit: "-",
-            description: "steady-state friction coefficient at v0",
-        },
-        ParamDoc {
-            name: "v_min",
-            unit: "m/s",
-            description: "speed floor; |v| below it counts as rest",
-        },
-        ParamDoc {
-            name: "fn_load",
-            unit: "N",
-            description: "normal load (force = fn_load * coefficient)",
-        },
+        ParamDoc::new(
+            "a",
+            "-",
+            "direct effect A (friction jump A ln(v2/v1) on a velocity step)",
+        ),
+        ParamDoc::new("b", "-", "evolution effect B (A < B: velocity weakening)"),
+        ParamDoc::new("l", "m", "characteristic sliding length L"),
+        ParamDoc::new("v0", "m/s", "reference velocity of the steady-state curve"),
+        ParamDoc::new("f0", "-", "steady-state friction coefficient at v0"),
+        ParamDoc::new("v_min", "m/s", "speed floor; |v| below it counts as rest"),
+        ParamDoc::new(
+            "fn_load",
+            "N",
+            "normal load (force = fn_load * coefficient)",
+        ),
     ];
 }
 

@@ -301,46 +301,26 @@ impl ModelDef for SevenParameter {
     const DESCRIPTION: &'static str = "Armstrong-Hélouvry seven-parameter model: presliding spring, \
          Stribeck with frictional memory, rising static friction";
     const PARAMS: &'static [ParamDoc] = &[
-        ParamDoc {
-            name: "fc",
-            unit: "N",
-            description: "Coulomb level",
-        },
-        ParamDoc {
-            name: "fv",
-            unit: "N s/m",
-            description: "viscous coefficient",
-        },
-        ParamDoc {
-            name: "fs_inf",
-            unit: "N",
-            description: "breakaway level after a long rest (fs_inf >= fc; S1's F_C + F_s,inf)",
-        },
-        ParamDoc {
-            name: "gamma",
-            unit: "s",
-            description: "rise time of the static friction with dwell time",
-        },
-        ParamDoc {
-            name: "tau_l",
-            unit: "s",
-            description: "frictional lag of the Stribeck level",
-        },
-        ParamDoc {
-            name: "vs",
-            unit: "m/s",
-            description: "Stribeck velocity (Lorentzian)",
-        },
-        ParamDoc {
-            name: "kt",
-            unit: "N/m",
-            description: "tangential contact stiffness in stick",
-        },
-        ParamDoc {
-            name: "dv",
-            unit: "m/s",
-            description: "v_critical: |v| below it is stick (sensor resolution)",
-        },
+        ParamDoc::new("fc", "N", "Coulomb level"),
+        ParamDoc::new("fv", "N s/m", "viscous coefficient"),
+        ParamDoc::new(
+            "fs_inf",
+            "N",
+            "breakaway level after a long rest (fs_inf >= fc; S1's F_C + F_s,inf)",
+        ),
+        ParamDoc::new(
+            "gamma",
+            "s",
+            "rise time of the static friction with dwell time",
+        ),
+        ParamDoc::new("tau_l", "s", "frictional lag of the Stribeck level"),
+        ParamDoc::new("vs", "m/s", "Stribeck velocity (Lorentzian)"),
+        ParamDoc::new("kt", "N/m", "tangential contact stiffness in stick"),
+        ParamDoc::new(
+            "dv",
+            "m/s",
+            "v_critical: |v| below it is stick (sensor resolution)",
+        ),
     ];
 }
 

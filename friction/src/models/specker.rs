@@ -244,46 +244,22 @@ impl ModelDef for Specker {
     const ID: &'static str = "specker";
     const DESCRIPTION: &'static str = "Specker et al.: smooth Stribeck map with a velocity-dependent first-order lag (memory at rest)";
     const PARAMS: &'static [ParamDoc] = &[
-        ParamDoc {
-            name: "d",
-            unit: "N s/m",
-            description: "viscous coefficient",
-        },
-        ParamDoc {
-            name: "fc",
-            unit: "N",
-            description: "Coulomb peak F^_c (tanh-regularised)",
-        },
-        ParamDoc {
-            name: "fs",
-            unit: "N",
-            description: "Stribeck peak F^_s = F~Σ(vsp) (fs >= fc)",
-        },
-        ParamDoc {
-            name: "vt",
-            unit: "m/s",
-            description: "tanh transition velocity of the Coulomb term",
-        },
-        ParamDoc {
-            name: "vsp",
-            unit: "m/s",
-            description: "Stribeck peak velocity",
-        },
-        ParamDoc {
-            name: "v0",
-            unit: "m/s",
-            description: "filter edge velocity, a(v) = 1 - exp(-(v/v0)^2)",
-        },
-        ParamDoc {
-            name: "t1",
-            unit: "s",
-            description: "minimal filter time constant T1",
-        },
-        ParamDoc {
-            name: "integrator",
-            unit: "-",
-            description: "filter update: exact (default) or rk4 (paper reproduction)",
-        },
+        ParamDoc::new("d", "N s/m", "viscous coefficient"),
+        ParamDoc::new("fc", "N", "Coulomb peak F^_c (tanh-regularised)"),
+        ParamDoc::new("fs", "N", "Stribeck peak F^_s = F~Σ(vsp) (fs >= fc)"),
+        ParamDoc::new("vt", "m/s", "tanh transition velocity of the Coulomb term"),
+        ParamDoc::new("vsp", "m/s", "Stribeck peak velocity"),
+        ParamDoc::new(
+            "v0",
+            "m/s",
+            "filter edge velocity, a(v) = 1 - exp(-(v/v0)^2)",
+        ),
+        ParamDoc::new("t1", "s", "minimal filter time constant T1"),
+        ParamDoc::new(
+            "integrator",
+            "-",
+            "filter update: exact (default) or rk4 (paper reproduction)",
+        ),
     ];
 }
 

@@ -122,41 +122,25 @@ pub(crate) fn check_negative<P: StaticCurve>(p: &P) -> Result<(), ParamError> {
 }
 
 /// Doc of `fc`.
-pub(crate) const FC: ParamDoc = ParamDoc {
-    name: "fc",
-    unit: "N",
-    description: "Coulomb level",
-};
+pub(crate) const FC: ParamDoc = ParamDoc::new("fc", "N", "Coulomb level");
 /// Doc of `fs`.
-pub(crate) const FS: ParamDoc = ParamDoc {
-    name: "fs",
-    unit: "N",
-    description: "breakaway level, the stick limit (convention A, fs >= fc)",
-};
+pub(crate) const FS: ParamDoc = ParamDoc::new(
+    "fs",
+    "N",
+    "breakaway level, the stick limit (convention A, fs >= fc)",
+);
 /// Doc of `fv`.
-pub(crate) const FV: ParamDoc = ParamDoc {
-    name: "fv",
-    unit: "N s/m",
-    description: "viscous coefficient",
-};
+pub(crate) const FV: ParamDoc = ParamDoc::new("fv", "N s/m", "viscous coefficient");
 /// Doc of `vs`.
-pub(crate) const VS: ParamDoc = ParamDoc {
-    name: "vs",
-    unit: "m/s",
-    description: "Stribeck velocity",
-};
+pub(crate) const VS: ParamDoc = ParamDoc::new("vs", "m/s", "Stribeck velocity");
 /// Doc of `delta`.
-pub(crate) const DELTA: ParamDoc = ParamDoc {
-    name: "delta",
-    unit: "-",
-    description: "Stribeck exponent (2 = Gaussian)",
-};
+pub(crate) const DELTA: ParamDoc = ParamDoc::new("delta", "-", "Stribeck exponent (2 = Gaussian)");
 /// Doc of `dv`.
-pub(crate) const DV: ParamDoc = ParamDoc {
-    name: "dv",
-    unit: "m/s",
-    description: "velocity window counted as rest (measured velocities)",
-};
+pub(crate) const DV: ParamDoc = ParamDoc::new(
+    "dv",
+    "m/s",
+    "velocity window counted as rest (measured velocities)",
+);
 
 /// Static maps have no state.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]

@@ -181,6 +181,8 @@ fn read_plans_merge_neighbours_within_the_gap() {
     // controlword..watchdog, the commands, the feedback block.
     let spans: Vec<(u16, u16)> = all.iter().map(|b| (b.start, b.count)).collect();
     assert_eq!(spans, [(0x00, 3), (0x10, 6), (0x20, 10)]);
+    assert_eq!(p.extent(Table::Holding), Some(0x00..0x2A));
+    assert_eq!(p.extent(Table::Input), None);
     let torque_fb = p.role(Role::TorqueFeedback).unwrap();
     let data: Vec<u16> = (0..10).collect();
     assert_eq!(plan[0].slice(torque_fb, &data), Some(&[8u16, 9][..]));
