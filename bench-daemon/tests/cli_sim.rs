@@ -88,3 +88,45 @@ fn perf_modbus_reports_every_key() {
     // Never faster than the line allows (the figure itself is a benchmark, not asserted).
     assert!(limit > 0.0 && ratio > 0.0 && ratio <= 1.02, "{r}");
 }
+
+#[test]
+fn sim_switches_faults_from_stdin() {
+    use std::io::{Read, Write};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_bench"))
+        .args(["sim", "--tcp", "127.0.0.1:0"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("run bench sim");
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    out.read_line(&mut line).unwrap();
+    let ep: serde_json::Value = serde_json::from_str(&line).unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    writeln!(stdin, r#"{{"exception": 4}}"#).unwrap();
+    line.clear();
+    out.read_line(&mut line).unwrap();
+    assert!(line.contains(r#""exception":4"#), "{line}");
+    // A raw Modbus TCP read of the statusword (address from the shipped profile).
+    let drive = bench_sim::shipped(false).unwrap();
+    let a = drive
+        .role(protocols::Role::Status)
+        .unwrap()
+        .address
+        .to_be_bytes();
+    let mut s = std::net::TcpStream::connect(ep["tcp"].as_str().unwrap()).unwrap();
+    s.set_read_timeout(Some(std::time::Duration::from_secs(5)))
+        .unwrap();
+    s.write_all(&[0, 1, 0, 0, 0, 6, 1, 3, a[0], a[1], 0, 1])
+        .unwrap();
+    let mut rsp = [0u8; 9];
+    s.read_exact(&mut rsp).unwrap();
+    assert_eq!(&rsp[7..], &[0x83, 0x04], "exception reply {rsp:02X?}");
+    drop(stdin);
+    Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(child.wait().unwrap().success());
+}

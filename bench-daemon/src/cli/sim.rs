@@ -1,4 +1,9 @@
 //! `bench sim`: the simulated bench standalone, until Ctrl-C.
+//!
+//! Faults are switched at run time on standard input, one JSON object per line: a fault set
+//! (`{"silence": true, "unit": 2}`, `{"delay_ms": 30}`, `{"exception": 4}`, `{"disconnect": true}`,
+//! `{"corrupt_crc": true}`, `{"stuck_unit": 2}`; `{}` clears every fault) or `{"trip": true}`
+//! (a drive fault). Each line is answered on stdout with the fault set in force.
 
 use super::{InputError, json_arg};
 use bench_sim::physics::{SimParams, default_truth};
@@ -120,7 +125,10 @@ pub fn run(args: &SimArgs) -> anyhow::Result<()> {
         if let (Some(p), Some(b)) = (&ep.rtu, ep.baud) {
             eprintln!("bench sim: Modbus RTU on {p} at {b} baud (open it like a serial port)");
         }
-        eprintln!("bench sim: running; Ctrl-C stops");
+        eprintln!("bench sim: running; Ctrl-C stops; fault sets as JSON lines on stdin");
+        let faults = sim.faults().clone();
+        let bench = sim.bench().clone();
+        std::thread::spawn(move || fault_console(&faults, &bench));
         tokio::select! {
             _ = interrupt.recv() => {}
             _ = terminate.recv() => {}
@@ -128,4 +136,31 @@ pub fn run(args: &SimArgs) -> anyhow::Result<()> {
         sim.shutdown().await;
         anyhow::Ok(())
     })
+}
+
+/// Reads fault switches from stdin until it closes (see the module doc).
+fn fault_console(faults: &bench_sim::Faults, bench: &bench_sim::Bench) {
+    use std::io::BufRead;
+    for line in std::io::stdin().lock().lines() {
+        let Ok(line) = line else { break };
+        let line = line.trim();
+        if line.is_empty() {
+            continue;
+        }
+        let reply = match serde_json::from_str::<serde_json::Value>(line) {
+            Ok(v) if v.get("trip").and_then(serde_json::Value::as_bool) == Some(true) => {
+                bench.apply(bench_sim::Action::Trip);
+                serde_json::json!({"tripped": true})
+            }
+            Ok(v) => match serde_json::from_value::<bench_sim::FaultSet>(v) {
+                Ok(set) => {
+                    faults.set(set);
+                    serde_json::json!({"faults": faults.get()})
+                }
+                Err(e) => serde_json::json!({"error": e.to_string()}),
+            },
+            Err(e) => serde_json::json!({"error": e.to_string()}),
+        };
+        println!("{reply}");
+    }
 }
