@@ -30,8 +30,6 @@ pub(crate) struct DeviceSetup {
     pub(crate) map: DeviceMap,
     pub(crate) unit: u8,
     pub(crate) turnaround_s: f64,
-    /// The watchdog's power-on value where the profile has a watchdog signal [s].
-    pub(crate) watchdog_default_s: Option<f64>,
 }
 
 /// Loads a profile file (or the shipped one) and builds the device.
@@ -124,12 +122,10 @@ pub(crate) fn device(profile: &Profile, sensor: bool) -> Result<DeviceSetup, Sim
         velocity: mode(PMode::Velocity, 9.0),
         position: mode(PMode::Position, 8.0),
     };
-    let watchdog_default_s = profile.role(PRole::WatchdogTimeout).map(|_| 0.1);
     Ok(DeviceSetup {
         map: DeviceMap::new(Image::new(slots), roles, modes, sensor),
         unit: profile.transport.unit_id,
         turnaround_s: profile.timing.turnaround.as_secs_f64(),
-        watchdog_default_s,
     })
 }
 

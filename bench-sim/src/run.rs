@@ -102,10 +102,8 @@ impl SimBench {
     pub async fn start(config: SimConfig) -> Result<SimBench, SimError> {
         let drive: DeviceSetup = profiles::load(config.drive_profile.as_deref(), false)?;
         let sensor: DeviceSetup = profiles::load(config.sensor_profile.as_deref(), true)?;
-        let mut sim = Sim::new(config.params.clone(), &config.truth)?;
-        if let Some(w) = drive.watchdog_default_s {
-            sim.apply(Action::SetWatchdog(w));
-        }
+        // The watchdog's power-on value is `params.watchdog_s` (100 ms, as the profile states).
+        let sim = Sim::new(config.params.clone(), &config.truth)?;
         let (drive_unit, sensor_unit) = (drive.unit, sensor.unit);
         let turnaround = drive.turnaround_s;
         let bench = Bench::new(sim, drive.map, sensor.map, config.clock);
