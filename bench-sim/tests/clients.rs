@@ -12,13 +12,17 @@ struct Clients {
     link: SharedLink,
 }
 
-async fn clients(tb: &TestBench) -> Clients {
+/// Clients with a link timeout of `timeout_ms` (the profile's 50 ms where a test is about
+/// timeouts; generous elsewhere, so a loaded test machine cannot fail a functional test).
+async fn clients_with(tb: &TestBench, timeout_ms: u64) -> Clients {
     let ep = tb.sim.endpoints();
     let drive_profile = Arc::new(tb.drive.clone());
-    let cfg = match tb.link {
+    let mut cfg = match tb.link {
         Link_::Tcp => LinkConfig::tcp(ep.tcp.unwrap().to_string(), &drive_profile),
         _ => LinkConfig::serial(ep.rtu.as_deref().unwrap(), ep.baud, &drive_profile),
     };
+    cfg.timeout = std::time::Duration::from_millis(timeout_ms);
+    cfg.max_response = cfg.timeout;
     let link = Link::open(cfg).await.expect("link opens").shared();
     Clients {
         drive: Drive::new(drive_profile, link.clone())
@@ -32,6 +36,10 @@ async fn clients(tb: &TestBench) -> Clients {
 }
 
 use crate::util::Link as Link_;
+
+async fn clients(tb: &TestBench) -> Clients {
+    clients_with(tb, 1000).await
+}
 
 macro_rules! client_test {
     ($name:ident, |$tb:ident, $c:ident| $body:block) => {
@@ -141,16 +149,18 @@ client_test!(exception_is_an_error_naming_the_device_answer, |tb, c| {
 });
 
 client_test!(late_reply_is_never_taken_for_fresh_data, |tb, c| {
+    let mut c = clients_with(&tb, 200).await;
     c.drive.read_feedback().await.unwrap();
-    // Longer than the profile's 50 ms timeout: the reply comes after the client gave up.
+    // Longer than the 200 ms timeout and max_response: the reply comes after the client gave
+    // up and after its resync wait.
     tb.sim.faults().set(FaultSet {
-        delay_ms: 80.0,
+        delay_ms: 400.0,
         unit: Some(tb.sim.endpoints().drive_unit),
         ..FaultSet::default()
     });
     assert!(c.drive.read_feedback().await.is_err());
     tb.sim.faults().clear();
-    // The late drive reply may still arrive (80 ms is past the profile's max_response): it may
+    // The late drive reply may still arrive (it is past max_response): it may
     // make the next request fail, but a sensor answer must be a sensor answer.
     let mut answered = false;
     for _ in 0..5 {
