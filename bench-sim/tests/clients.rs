@@ -148,7 +148,8 @@ client_test!(exception_is_an_error_naming_the_device_answer, |tb, c| {
     assert!(c.link.lock().await.stats().exceptions >= 1);
 });
 
-client_test!(late_reply_is_never_taken_for_fresh_data, |tb, c| {
+async fn late_reply_is_never_taken_for_fresh_data(link: Link_) {
+    let tb = TestBench::virtual_time(link).await;
     let mut c = clients_with(&tb, 200).await;
     c.drive.read_feedback().await.unwrap();
     // Longer than the 200 ms timeout and max_response: the reply comes after the client gave
@@ -176,7 +177,19 @@ client_test!(late_reply_is_never_taken_for_fresh_data, |tb, c| {
     assert!(fb.status.is_some() && fb.mode.is_some(), "{fb:?}");
     let stats = c.link.lock().await.stats();
     assert!(stats.timeouts >= 1, "{stats:?}");
-});
+}
+
+mod late_reply_is_never_taken_for_fresh_data {
+    use super::*;
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn tcp() {
+        late_reply_is_never_taken_for_fresh_data(Link_::Tcp).await;
+    }
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn rtu() {
+        late_reply_is_never_taken_for_fresh_data(Link_::Rtu).await;
+    }
+}
 
 client_test!(reconnect_after_disconnect, |tb, c| {
     c.drive.read_feedback().await.unwrap();
