@@ -129,8 +129,20 @@ bench_test!(disconnect_then_reconnect, |tb| {
     assert!(tb.sim.faults().counters().disconnects >= 1);
     tb.sim.faults().clear();
     drop(ctx);
-    let mut ctx = tb.raw(unit).await;
-    status(&mut ctx, d).await;
+    // A client that lost the line reopens and retries.
+    let mut answered = false;
+    for _ in 0..5 {
+        let mut ctx = tb.raw(unit).await;
+        let r = tokio::time::timeout(SHORT * 4, ctx.read_holding_registers(s.address, 1)).await;
+        if matches!(r, Ok(Ok(Ok(_)))) {
+            answered = true;
+            break;
+        }
+    }
+    assert!(
+        answered,
+        "the line answers again after the disconnect is cleared"
+    );
 });
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
