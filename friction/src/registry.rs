@@ -149,6 +149,10 @@ pub static MODELS: &[ModelEntry] = &[
     ModelEntry::of::<models::improved_static::ImprovedStatic>(),
     ModelEntry::of::<models::improved_armstrong::ImprovedArmstrong>(),
     ModelEntry::of::<models::improved_lugre::ImprovedLuGre>(),
+    ModelEntry::of::<models::rising_static::RisingStatic>(),
+    ModelEntry::of::<models::frictional_memory::FrictionalMemory>(),
+    ModelEntry::of::<models::seven_parameter::SevenParameter>(),
+    ModelEntry::of::<models::ruina::Ruina>(),
 ];
 
 /// Looks a model up by id.
