@@ -153,6 +153,8 @@ pub static MODELS: &[ModelEntry] = &[
     ModelEntry::of::<models::frictional_memory::FrictionalMemory>(),
     ModelEntry::of::<models::seven_parameter::SevenParameter>(),
     ModelEntry::of::<models::ruina::Ruina>(),
+    ModelEntry::of::<models::gms::Gms>(),
+    ModelEntry::of::<models::nnaji::Nnaji>(),
 ];
 
 /// Looks a model up by id.
