@@ -5,10 +5,13 @@
 //! cancellation, evaluation counts, observers) and returns a [`TerminationReason`]. Linear least
 //! squares ([`lsq`]) and recursive least squares ([`rls`]) are direct, not iterative.
 
+pub mod aep;
 mod fitter;
 pub mod lm;
 pub mod lsq;
+pub mod procedures;
 pub mod rls;
+pub mod rng;
 mod runner;
 
 pub use fitter::{Bounds, FitError, FitState, Fitter, Residuals, TerminationReason};
