@@ -22,6 +22,8 @@ enum Command {
     Models(cli::models::ModelsArgs),
     /// Run one friction model in a scenario and print the trajectory (CSV or JSON).
     Simulate(cli::simulate::SimulateArgs),
+    /// Fit every chosen model on estimation runs and print the MSE table per regime.
+    Compare(cli::compare::CompareArgs),
     /// Benchmarks that print figures.
     #[command(subcommand)]
     Perf(cli::perf::PerfCommand),
@@ -33,6 +35,7 @@ fn main() -> ExitCode {
         Command::Models(args) => cli::models::run(&args),
         Command::Simulate(args) => cli::simulate::run(&args),
         Command::Perf(cmd) => cli::perf::run(&cmd),
+        Command::Compare(args) => cli::compare::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,4 +1,5 @@
 //! Integration tests of the `bench` binary, by theme.
 
+mod cli_compare;
 mod cli_models;
 mod util;

@@ -1,7 +1,9 @@
 //! One module per subcommand.
 
+pub mod compare;
 pub mod models;
 pub mod perf;
+pub mod perf_fit;
 pub mod simulate;
 
 /// Bad input from the user (unknown model, bad parameter, bad scenario): exit code 2.

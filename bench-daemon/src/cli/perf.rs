@@ -11,6 +11,8 @@ use std::time::Instant;
 pub enum PerfCommand {
     /// ns per step of each friction model, all models per sample, and one hour of 1 kHz replay.
     Models(PerfModelsArgs),
+    /// Wall time of the LuGre output-error fit on 60 s of 1 kHz data (goal < 1 s).
+    Fit(super::perf_fit::PerfFitArgs),
 }
 
 /// Arguments of `bench perf models`.
@@ -28,6 +30,7 @@ pub struct PerfModelsArgs {
 pub fn run(cmd: &PerfCommand) -> anyhow::Result<()> {
     match cmd {
         PerfCommand::Models(args) => models(args),
+        PerfCommand::Fit(args) => super::perf_fit::run(args),
     }
 }
 

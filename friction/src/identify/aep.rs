@@ -233,16 +233,15 @@ impl<P: Residuals + ?Sized> Fitter<P> for Aep {
                 self.beta2 * f * ind.age as f64
             }
             .min(1.0);
-            for j in 0..n {
-                y[j] = reflect(ind.y[j] + ind.dir[j] * (sigma * self.rng.normal()).abs());
+            for ((y, z), d) in y.iter_mut().zip(&ind.y).zip(&ind.dir) {
+                *y = reflect(z + d * (sigma * self.rng.normal()).abs());
             }
             let c = self.evaluate(problem, &y, state)?;
             let ind = &mut self.pop[i];
             if c < ind.cost {
-                for j in 0..n {
-                    let d = y[j] - ind.y[j];
-                    if d != 0.0 {
-                        ind.dir[j] = d.signum();
+                for ((dir, y), z) in ind.dir.iter_mut().zip(&y).zip(&ind.y) {
+                    if y != z {
+                        *dir = (y - z).signum();
                     }
                 }
                 ind.y.copy_from_slice(&y);

@@ -48,6 +48,17 @@ impl ModelChoice {
             Some(n) => n.split('+').map(|s| s.trim().to_string()).collect(),
             None => default_fit(entry),
         };
+        if let Some(bad) = fit
+            .iter()
+            .find(|n| *n != "mass" && !entry.params.iter().any(|p| p.name == n.as_str()))
+        {
+            let known: Vec<&str> = entry.params.iter().map(|p| p.name).collect();
+            return Err(FitError::Config {
+                field: format!("{id}.{bad}"),
+                value: f64::NAN,
+                rule: format!("is not a parameter of '{id}' (known: {})", known.join(", ")),
+            });
+        }
         Ok(ModelChoice {
             model: id.into(),
             params: Value::Object(Map::new()),

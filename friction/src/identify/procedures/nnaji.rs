@@ -121,7 +121,7 @@ pub fn fit(
         get(p, "fv"),
         opts.zeta,
     );
-    if !(sigma > 0.0) {
+    if sigma.is_nan() || sigma <= 0.0 {
         return Err(FitError::Data(format!(
             "sigma from the damping ratio ({sigma}) is not > 0: fv ({}) exceeds the damping 2 zeta sqrt(J k0)",
             get(p, "fv")

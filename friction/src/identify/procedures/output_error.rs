@@ -115,7 +115,11 @@ impl Segment {
                 ));
             }
         }
-        if let Some(k) = self.t.windows(2).position(|w| !(w[1] > w[0])) {
+        if let Some(k) = self
+            .t
+            .windows(2)
+            .position(|w| w[1].partial_cmp(&w[0]) != Some(std::cmp::Ordering::Greater))
+        {
             return bad(format!("t must be strictly increasing (row {})", k + 2));
         }
         let need: &[(&str, &Vec<f64>)] = match replay {
@@ -509,7 +513,11 @@ impl<'a> OutputError<'a> {
                 Scale::Linear => (f64::NEG_INFINITY, f64::INFINITY),
             };
             let (lower, upper) = (f.lower.unwrap_or(dl), f.upper.unwrap_or(du));
-            if !(lower <= upper) || (scale == Scale::Log && !(lower > 0.0)) {
+            let ordered = matches!(lower.partial_cmp(&upper), Some(o) if o.is_le());
+            if !ordered
+                || (scale == Scale::Log
+                    && lower.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater))
+            {
                 return Err(FitError::Config {
                     field: format!("{}.lower", f.name),
                     value: lower,
