@@ -4,7 +4,7 @@
 //! The friction follows the steady-state curve with a lag `tau_l`:
 //!
 //! $$F(t) = F_{vel}\big(v(t - \tau_l)\big),\qquad
-//!   F_{vel}(v) = \big[f_c + (f_s - f_c)\, e^{-|v/v_s|^\delta}\big] \operatorname{sgn} v + f_v v$$
+//!   F_{vel}(v) = \big\[f_c + (f_s - f_c)\, e^{-|v/v_s|^\delta}\big\] \operatorname{sgn} v + f_v v$$
 //!
 //! As in the seven-parameter model (S1 8.24), only the Stribeck level is delayed; the sign and the
 //! viscous term use the current velocity:
@@ -15,9 +15,9 @@
 //! rest and friction that drives the motion for `tau_l` after a reversal; the split keeps the
 //! model passive and equal to S1 8.18 in steady state and in the level's lag.
 //!
-//! Symbols: `v` [m/s] relative velocity; `fc` [N] Coulomb level; `fs` [N] breakaway level
-//! (convention A); `fv` [N s/m] viscous coefficient; `vs` [m/s] Stribeck velocity; `delta` [-]
-//! Stribeck exponent; `tau_l` [s] lag (Hess & Soom measured 3–9 ms; S1 Table 8.2: 1–50 ms).
+//! Symbols: `v` \[m/s\] relative velocity; `fc` \[N\] Coulomb level; `fs` \[N\] breakaway level
+//! (convention A); `fv` \[N s/m\] viscous coefficient; `vs` \[m/s\] Stribeck velocity; `delta` \[-\]
+//! Stribeck exponent; `tau_l` \[s\] lag (Hess & Soom measured 3–9 ms; S1 Table 8.2: 1–50 ms).
 //! `F` resists motion (MODELS.md §0). At rest the friction balances the applied force up to `fs`,
 //! `g(0)`: with measured velocities `|v| <= dv` counts as rest.
 //!
@@ -41,21 +41,21 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Params {
-    /// Coulomb level [N]; default 1.
+    /// Coulomb level \[N\]; default 1.
     pub fc: f64,
-    /// Breakaway level [N] (convention A); default 1.5.
+    /// Breakaway level \[N\] (convention A); default 1.5.
     pub fs: f64,
-    /// Viscous coefficient [N s/m]; default 0.4.
+    /// Viscous coefficient \[N s/m\]; default 0.4.
     pub fv: f64,
-    /// Stribeck velocity [m/s]; default 1e-3.
+    /// Stribeck velocity \[m/s\]; default 1e-3.
     pub vs: f64,
-    /// Stribeck exponent [-]; default 2 (Gaussian).
+    /// Stribeck exponent \[-\]; default 2 (Gaussian).
     pub delta: f64,
-    /// Frictional lag `tau_l` [s]; default 5e-3 (at most 1 s).
+    /// Frictional lag `tau_l` \[s\]; default 5e-3 (at most 1 s).
     pub tau_l: f64,
     /// `"delay"` (ring buffer; a first-order lag when `tau_l` < step) or `"lag"`; default delay.
     pub memory: Memory,
-    /// Velocity window counted as rest for measured velocities [m/s]; default 0 (exact zero).
+    /// Velocity window counted as rest for measured velocities \[m/s\]; default 0 (exact zero).
     pub dv: f64,
 }
 
@@ -166,46 +166,22 @@ impl ModelDef for FrictionalMemory {
     const DESCRIPTION: &'static str =
         "Stribeck curve evaluated at the delayed velocity v(t - tau_l) (Hess & Soom time lag)";
     const PARAMS: &'static [ParamDoc] = &[
-        ParamDoc {
-            name: "fc",
-            unit: "N",
-            description: "Coulomb level",
-        },
-        ParamDoc {
-            name: "fs",
-            unit: "N",
-            description: "breakaway level (fs >= fc)",
-        },
-        ParamDoc {
-            name: "fv",
-            unit: "N s/m",
-            description: "viscous coefficient",
-        },
-        ParamDoc {
-            name: "vs",
-            unit: "m/s",
-            description: "Stribeck velocity",
-        },
-        ParamDoc {
-            name: "delta",
-            unit: "-",
-            description: "Stribeck exponent (2 = Gaussian)",
-        },
-        ParamDoc {
-            name: "tau_l",
-            unit: "s",
-            description: "frictional lag (Hess & Soom: 3-9 ms)",
-        },
-        ParamDoc {
-            name: "memory",
-            unit: "-",
-            description: "\"delay\" (ring buffer, first-order lag if tau_l < step) or \"lag\"",
-        },
-        ParamDoc {
-            name: "dv",
-            unit: "m/s",
-            description: "velocity window counted as rest (measured velocities)",
-        },
+        ParamDoc::new("fc", "N", "Coulomb level"),
+        ParamDoc::new("fs", "N", "breakaway level (fs >= fc)"),
+        ParamDoc::new("fv", "N s/m", "viscous coefficient"),
+        ParamDoc::new("vs", "m/s", "Stribeck velocity"),
+        ParamDoc::new("delta", "-", "Stribeck exponent (2 = Gaussian)"),
+        ParamDoc::new("tau_l", "s", "frictional lag (Hess & Soom: 3-9 ms)"),
+        ParamDoc::new(
+            "memory",
+            "-",
+            "\"delay\" (ring buffer, first-order lag if tau_l < step) or \"lag\"",
+        ),
+        ParamDoc::new(
+            "dv",
+            "m/s",
+            "velocity window counted as rest (measured velocities)",
+        ),
     ];
 }
 

@@ -13,11 +13,11 @@
 //!
 //! An element switches stick → slip when `|F_i|` reaches `alpha_i s(v)`, and slip → stick when the
 //! motion reverses (`sgn v` changes or `v = 0`): "the element continues to move until v goes
-//! through zero" (S3 §2.2). `k_i` [N/m] element stiffness, `alpha_i` [-] weights (`Σ alpha_i = 1`),
-//! `fc`, `fs` [N] Coulomb and breakaway levels (convention A: `fs` is the breakaway force, as in
-//! Al-Bender 2005), `vs` [m/s] Stribeck velocity, `delta` [-] Stribeck exponent, `c` [N/s]
-//! attraction (shared by all elements, Al-Bender 2005 F-form), `sigma2` [N s/m] viscous,
-//! `sigma1` [N s/m] micro-damping, distributed as `alpha_i sigma1` on element `i` (so that it is
+//! through zero" (S3 §2.2). `k_i` \[N/m\] element stiffness, `alpha_i` \[-\] weights (`Σ alpha_i = 1`),
+//! `fc`, `fs` \[N\] Coulomb and breakaway levels (convention A: `fs` is the breakaway force, as in
+//! Al-Bender 2005), `vs` \[m/s\] Stribeck velocity, `delta` \[-\] Stribeck exponent, `c` \[N/s\]
+//! attraction (shared by all elements, Al-Bender 2005 F-form), `sigma2` \[N s/m\] viscous,
+//! `sigma1` \[N s/m\] micro-damping, distributed as `alpha_i sigma1` on element `i` (so that it is
 //! `sigma1 v` when every element sticks, like LuGre's `sigma1` in presliding). It acts on stuck
 //! elements only: in slip `zdot_i = alpha_i (ds/dt)/k_i` would feed the Stribeck slope back as
 //! a negative mass `sigma1 Σ(alpha_i^2/k_i) s'(v)` (3.2 kg for the defaults near `v = vs`), which
@@ -66,23 +66,23 @@ pub const ALPHA_SUM_TOL: f64 = 1e-9;
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Params {
-    /// Element stiffnesses `k_i` [N/m], one per element; default `[5e4, 2.5e4, 1.5e4, 1e4]`.
+    /// Element stiffnesses `k_i` \[N/m\], one per element; default `[5e4, 2.5e4, 1.5e4, 1e4]`.
     pub k: Vec<f64>,
-    /// Element weights `alpha_i` [-], `>= 0`, summing to 1; default `[0.1, 0.2, 0.3, 0.4]`.
+    /// Element weights `alpha_i` \[-\], `>= 0`, summing to 1; default `[0.1, 0.2, 0.3, 0.4]`.
     pub alpha: Vec<f64>,
-    /// Coulomb level [N]; default 1.
+    /// Coulomb level \[N\]; default 1.
     pub fc: f64,
-    /// Breakaway level [N] (convention A); default 1.5.
+    /// Breakaway level \[N\] (convention A); default 1.5.
     pub fs: f64,
-    /// Stribeck velocity [m/s]; default 1e-3.
+    /// Stribeck velocity \[m/s\]; default 1e-3.
     pub vs: f64,
-    /// Stribeck exponent [-]; default 2 (Gaussian).
+    /// Stribeck exponent \[-\]; default 2 (Gaussian).
     pub delta: f64,
-    /// Attraction parameter `C` of the slip phase [N/s]; default 1e4.
+    /// Attraction parameter `C` of the slip phase \[N/s\]; default 1e4.
     pub c: f64,
-    /// Viscous coefficient [N s/m]; default 0.4.
+    /// Viscous coefficient \[N s/m\]; default 0.4.
     pub sigma2: f64,
-    /// Total micro-damping [N s/m], `alpha_i sigma1` on stuck element `i`; default sqrt(1e5).
+    /// Total micro-damping \[N s/m\], `alpha_i sigma1` on stuck element `i`; default sqrt(1e5).
     pub sigma1: f64,
 }
 
@@ -119,7 +119,7 @@ impl Params {
         self.k.iter().sum()
     }
 
-    /// Displacement at which each element breaks away from rest, `alpha_i fs / k_i` [m].
+    /// Displacement at which each element breaks away from rest, `alpha_i fs / k_i` \[m\].
     pub fn break_displacements(&self) -> Vec<f64> {
         self.k
             .iter()
@@ -180,7 +180,7 @@ impl Validate for Params {
 /// GMS state: the element forces, their modes and the direction of the last motion.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct State {
-    /// Element forces `F_i` [N].
+    /// Element forces `F_i` \[N\].
     pub f: Vec<f64>,
     /// `true` where element `i` slips.
     pub slipping: Vec<bool>,
@@ -301,51 +301,23 @@ impl ModelDef for Gms {
     const DESCRIPTION: &'static str = "Generalized Maxwell-Slip (Al-Bender et al. 2005): N elastoplastic \
          elements, hysteresis with non-local memory, no drift, Stribeck, frictional lag";
     const PARAMS: &'static [ParamDoc] = &[
-        ParamDoc {
-            name: "k",
-            unit: "N/m",
-            description: "element stiffnesses k_i (one entry per element)",
-        },
-        ParamDoc {
-            name: "alpha",
-            unit: "-",
-            description: "element weights alpha_i >= 0, summing to 1",
-        },
-        ParamDoc {
-            name: "fc",
-            unit: "N",
-            description: "Coulomb level",
-        },
-        ParamDoc {
-            name: "fs",
-            unit: "N",
-            description: "breakaway level (fs >= fc)",
-        },
-        ParamDoc {
-            name: "vs",
-            unit: "m/s",
-            description: "Stribeck velocity",
-        },
-        ParamDoc {
-            name: "delta",
-            unit: "-",
-            description: "Stribeck exponent (2 = Gaussian)",
-        },
-        ParamDoc {
-            name: "c",
-            unit: "N/s",
-            description: "attraction parameter C of the slip phase",
-        },
-        ParamDoc {
-            name: "sigma2",
-            unit: "N s/m",
-            description: "viscous coefficient",
-        },
-        ParamDoc {
-            name: "sigma1",
-            unit: "N s/m",
-            description: "micro-damping, alpha_i*sigma1 on each stuck element (0 = none)",
-        },
+        ParamDoc::new(
+            "k",
+            "N/m",
+            "element stiffnesses k_i (one entry per element)",
+        ),
+        ParamDoc::new("alpha", "-", "element weights alpha_i >= 0, summing to 1"),
+        ParamDoc::new("fc", "N", "Coulomb level"),
+        ParamDoc::new("fs", "N", "breakaway level (fs >= fc)"),
+        ParamDoc::new("vs", "m/s", "Stribeck velocity"),
+        ParamDoc::new("delta", "-", "Stribeck exponent (2 = Gaussian)"),
+        ParamDoc::new("c", "N/s", "attraction parameter C of the slip phase"),
+        ParamDoc::new("sigma2", "N s/m", "viscous coefficient"),
+        ParamDoc::new(
+            "sigma1",
+            "N s/m",
+            "micro-damping, alpha_i*sigma1 on each stuck element (0 = none)",
+        ),
     ];
 }
 

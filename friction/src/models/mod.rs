@@ -3,7 +3,8 @@
 pub mod coulomb;
 pub mod coulomb_viscous;
 pub mod dahl;
-pub mod dahl_family;
+#[cfg(test)]
+mod dahl_family;
 pub mod elasto_plastic;
 pub mod frictional_memory;
 pub mod gms;

@@ -13,16 +13,16 @@
 //!   \dot\gamma = \frac{g(v) - \gamma}{\tau} \quad (10),\qquad
 //!   g(v) = f_c + (f_s - f_c)\,e^{-(v/v_s)^2} \quad (3)$$
 //!
-//! so that `F_f = clamp(F_hyst(z) + sigma v, gamma) + fv v` [D]. Pre-slide (`|F_hyst + sigma v|
+//! so that `F_f = clamp(F_hyst(z) + sigma v, gamma) + fv v` \[D\]. Pre-slide (`|F_hyst + sigma v|
 //! < gamma`): `zdot = v`, `F_f = F_hyst + (sigma + fv) v`; gross slide: `sigma zdot = ±gamma -
 //! F_hyst` (eq. 34), `F_f = ±gamma + fv v`. The steady state is the Stribeck curve
 //! `g(v) sgn v + fv v` (eqs. 14/15); the presliding stiffness from rest is `pi fs / (2 zb)`
 //! (eq. 29), 2356 N/m for Table 2.
 //!
-//! Symbols: `z` [m] bristle (presliding) displacement, `gamma` [N] lagged Stribeck level, `fs`,
-//! `fc` [N] breakaway and Coulomb levels (convention A: S3 calls `fs` the stiction force),
-//! `vs` [m/s] Stribeck velocity, `zb` [m] breakaway displacement, `sigma` [N s/m]
-//! micro-damping, `tau` [s] frictional-lag time constant, `fv` [N s/m] viscous coefficient. `F_f`
+//! Symbols: `z` \[m\] bristle (presliding) displacement, `gamma` \[N\] lagged Stribeck level, `fs`,
+//! `fc` \[N\] breakaway and Coulomb levels (convention A: S3 calls `fs` the stiction force),
+//! `vs` \[m/s\] Stribeck velocity, `zb` \[m\] breakaway displacement, `sigma` \[N s/m\]
+//! micro-damping, `tau` \[s\] frictional-lag time constant, `fv` \[N s/m\] viscous coefficient. `F_f`
 //! resists the motion (sign of `v` in sliding).
 //!
 //! Branch memory [R, MODELS.md §15]: `(z_r, f_r)` is the point where the current branch began and
@@ -32,7 +32,7 @@
 //! [`BranchRule`]: `symmetric` (default, the printed rule `z_t = 2 Z_b - z_r`, `f_t = 2 F_s - f_r`
 //! written for direction `d`: `z_t = 2 d zb - z_r`, `f_t = 2 d fs - f_r`) or `masing`
 //! (`|z_t - z_r| = 2 zb`, `|f_t - f_r| = 2 fs`). The sine argument is `z - z_r` (eqs. 26, 28 and
-//! the thesis wording), and it is clamped to `[-pi/2, pi/2]` (required guard [D]: beyond the
+//! the thesis wording), and it is clamped to `[-pi/2, pi/2]` (required guard \[D\]: beyond the
 //! target `F_hyst` holds at the crest instead of falling, which would let `z` run away).
 //!
 //! Numerics (MODELS.md §15, §1.2): `gamma` by the frozen-v exact exponential; `z` in pre-slide by
@@ -66,7 +66,7 @@ use crate::{Input, ParamError, StepLaw};
 use serde::{Deserialize, Serialize};
 use std::f64::consts::FRAC_PI_2;
 
-/// Targets of a non-virgin hysteresis branch (MODELS.md §15, reconstruction [R]).
+/// Targets of a non-virgin hysteresis branch (MODELS.md §15, reconstruction \[R\]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum BranchRule {
@@ -81,19 +81,19 @@ pub enum BranchRule {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Params {
-    /// Breakaway (stiction) level [N] (convention A); default 1.5 (Table 2).
+    /// Breakaway (stiction) level \[N\] (convention A); default 1.5 (Table 2).
     pub fs: f64,
-    /// Coulomb level [N]; default 1.0 (Table 2).
+    /// Coulomb level \[N\]; default 1.0 (Table 2).
     pub fc: f64,
-    /// Stribeck velocity [m/s]; default 0.001 (Table 2).
+    /// Stribeck velocity \[m/s\]; default 0.001 (Table 2).
     pub vs: f64,
-    /// Breakaway displacement `Z_b` [m]; default 0.001 (Table 2).
+    /// Breakaway displacement `Z_b` \[m\]; default 0.001 (Table 2).
     pub zb: f64,
-    /// Micro-damping [N s/m]; default sqrt(1e5) ≈ 316.23 (Table 2).
+    /// Micro-damping \[N s/m\]; default sqrt(1e5) ≈ 316.23 (Table 2).
     pub sigma: f64,
-    /// Frictional-lag time constant [s]; default 0.002 (Table 2); 0 = no lag.
+    /// Frictional-lag time constant \[s\]; default 0.002 (Table 2); 0 = no lag.
     pub tau: f64,
-    /// Viscous coefficient [N s/m]; default 0.4 (not in Table 2; Canudas 1995 `sigma2`).
+    /// Viscous coefficient \[N s/m\]; default 0.4 (not in Table 2; Canudas 1995 `sigma2`).
     pub fv: f64,
     /// Targets of non-virgin branches; default `symmetric`.
     #[serde(default)]
@@ -174,13 +174,13 @@ impl Validate for Params {
 /// Nnaji model state.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct State {
-    /// Bristle displacement `z` [m].
+    /// Bristle displacement `z` \[m\].
     pub z: f64,
-    /// Lagged Stribeck level `gamma` [N].
+    /// Lagged Stribeck level `gamma` \[N\].
     pub gamma: f64,
-    /// Displacement where the current branch began, `z_r` [m].
+    /// Displacement where the current branch began, `z_r` \[m\].
     pub z_r: f64,
-    /// `F_hyst` where the current branch began, `f_r` [N].
+    /// `F_hyst` where the current branch began, `f_r` \[N\].
     pub f_r: f64,
     /// Direction of the current branch (±1; 0 before the first motion).
     pub dir: f64,
@@ -365,46 +365,22 @@ impl ModelDef for Nnaji {
     const DESCRIPTION: &'static str = "Nnaji et al. 2022: sine presliding hysteresis with branch \
          memory, micro-damping, lagged Stribeck level";
     const PARAMS: &'static [ParamDoc] = &[
-        ParamDoc {
-            name: "fs",
-            unit: "N",
-            description: "breakaway (stiction) level (fs >= fc)",
-        },
-        ParamDoc {
-            name: "fc",
-            unit: "N",
-            description: "Coulomb level",
-        },
-        ParamDoc {
-            name: "vs",
-            unit: "m/s",
-            description: "Stribeck velocity (Gaussian shape)",
-        },
-        ParamDoc {
-            name: "zb",
-            unit: "m",
-            description: "breakaway displacement Z_b",
-        },
-        ParamDoc {
-            name: "sigma",
-            unit: "N s/m",
-            description: "micro-damping",
-        },
-        ParamDoc {
-            name: "tau",
-            unit: "s",
-            description: "frictional-lag time constant of gamma (0 = none)",
-        },
-        ParamDoc {
-            name: "fv",
-            unit: "N s/m",
-            description: "viscous coefficient (not in S3 Table 2)",
-        },
-        ParamDoc {
-            name: "branch_rule",
-            unit: "-",
-            description: "non-virgin branch targets: \"symmetric\" (default) or \"masing\"",
-        },
+        ParamDoc::new("fs", "N", "breakaway (stiction) level (fs >= fc)"),
+        ParamDoc::new("fc", "N", "Coulomb level"),
+        ParamDoc::new("vs", "m/s", "Stribeck velocity (Gaussian shape)"),
+        ParamDoc::new("zb", "m", "breakaway displacement Z_b"),
+        ParamDoc::new("sigma", "N s/m", "micro-damping"),
+        ParamDoc::new(
+            "tau",
+            "s",
+            "frictional-lag time constant of gamma (0 = none)",
+        ),
+        ParamDoc::new("fv", "N s/m", "viscous coefficient (not in S3 Table 2)"),
+        ParamDoc::new(
+            "branch_rule",
+            "-",
+            "non-virgin branch targets: \"symmetric\" (default) or \"masing\"",
+        ),
     ];
 }
 

@@ -4,7 +4,7 @@
 //! A switched model. While sliding, the friction follows the exponential Stribeck curve whose
 //! breakaway level `F_sb` was frozen when the slip interval began:
 //!
-//! $$F = \big[f_c + (F_{sb} - f_c)\, e^{-|v/v_s|^\delta}\big] \operatorname{sgn} v + f_v v$$
+//! $$F = \big\[f_c + (F_{sb} - f_c)\, e^{-|v/v_s|^\delta}\big\] \operatorname{sgn} v + f_v v$$
 //!
 //! At rest the friction balances the applied force up to the stick limit `F_s(t_2)`, which rises
 //! with the dwell time `t_2` from the level `F_sa` at which the last slip ended towards the
@@ -15,10 +15,10 @@
 //! $$\text{Kato (8.16):}\quad F_s(t_2) = F_{s\infty} - (F_{s\infty} - F_{sa})\,
 //!   e^{-\gamma_K t_2^{m}}$$
 //!
-//! Symbols: `v` [m/s] relative velocity; `fc` [N] Coulomb level; `fs_inf` [N] breakaway level
-//! after a long rest; `fv` [N s/m] viscous coefficient; `vs` [m/s] Stribeck velocity; `delta` [-]
-//! Stribeck exponent; `t2` [s] dwell time; `gamma` [s] Armstrong's rise time (S1 Table 8.2:
-//! 0–200 s); `gamma_kato` [s^-m] and `m_exp` [-] Kato's constants. `F` resists motion: it has the
+//! Symbols: `v` \[m/s\] relative velocity; `fc` \[N\] Coulomb level; `fs_inf` \[N\] breakaway level
+//! after a long rest; `fv` \[N s/m\] viscous coefficient; `vs` \[m/s\] Stribeck velocity; `delta` \[-\]
+//! Stribeck exponent; `t2` \[s\] dwell time; `gamma` \[s\] Armstrong's rise time (S1 Table 8.2:
+//! 0–200 s); `gamma_kato` \[s^-m\] and `m_exp` \[-\] Kato's constants. `F` resists motion: it has the
 //! sign of `v` while sliding (MODELS.md §0).
 //!
 //! **F_s convention A.** Every F_s here is a breakaway level (S1 writes 8.25 in convention B, as
@@ -66,25 +66,25 @@ pub enum RiseLaw {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Params {
-    /// Coulomb level [N]; default 1.
+    /// Coulomb level \[N\]; default 1.
     pub fc: f64,
-    /// Ultimate breakaway level after a long rest [N] (convention A); default 1.5.
+    /// Ultimate breakaway level after a long rest \[N\] (convention A); default 1.5.
     pub fs_inf: f64,
-    /// Viscous coefficient [N s/m]; default 0.4.
+    /// Viscous coefficient \[N s/m\]; default 0.4.
     pub fv: f64,
-    /// Stribeck velocity [m/s]; default 1e-3.
+    /// Stribeck velocity \[m/s\]; default 1e-3.
     pub vs: f64,
-    /// Stribeck exponent [-]; default 2 (Gaussian; Armstrong's choice, S1 8.20).
+    /// Stribeck exponent \[-\]; default 2 (Gaussian; Armstrong's choice, S1 8.20).
     pub delta: f64,
     /// Rising law, `"armstrong"` (S1 8.17) or `"kato"` (S1 8.16); default armstrong.
     pub law: RiseLaw,
-    /// Armstrong's rise time `gamma` [s]: half the rise at `t2 = gamma`; default 1.
+    /// Armstrong's rise time `gamma` \[s\]: half the rise at `t2 = gamma`; default 1.
     pub gamma: f64,
-    /// Kato's rate `gamma` [s^-m]; default 1.66 (Armstrong-Hélouvry, non-conformal contacts).
+    /// Kato's rate `gamma` \[s^-m\]; default 1.66 (Armstrong-Hélouvry, non-conformal contacts).
     pub gamma_kato: f64,
-    /// Kato's exponent `m` [-]; default 0.65 (Armstrong-Hélouvry).
+    /// Kato's exponent `m` \[-\]; default 0.65 (Armstrong-Hélouvry).
     pub m_exp: f64,
-    /// Velocity window counted as rest for measured velocities [m/s]; default 0 (exact zero).
+    /// Velocity window counted as rest for measured velocities \[m/s\]; default 0 (exact zero).
     pub dv: f64,
 }
 
@@ -113,7 +113,7 @@ impl Params {
         stribeck_level(v, self.fc, fs_b, self.vs, self.delta)
     }
 
-    /// Fraction of the rise covered after a dwell `t2` [s]: `t2/(t2 + gamma)` (Armstrong) or
+    /// Fraction of the rise covered after a dwell `t2` \[s\]: `t2/(t2 + gamma)` (Armstrong) or
     /// `1 - exp(-gamma_kato t2^m_exp)` (Kato).
     #[inline]
     pub fn rise_fraction(&self, t2: f64) -> f64 {
@@ -160,18 +160,18 @@ impl Validate for Params {
 /// Rising-static-friction state.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct State {
-    /// Dwell time at rest `t2` [s] (frozen while sliding).
+    /// Dwell time at rest `t2` \[s\] (frozen while sliding).
     pub t2: f64,
-    /// Level at the end of the last slip, the start of the rise `F_sa` [N].
+    /// Level at the end of the last slip, the start of the rise `F_sa` \[N\].
     pub fs_a: f64,
-    /// Breakaway level of the current (or last) slip interval `F_sb` [N].
+    /// Breakaway level of the current (or last) slip interval `F_sb` \[N\].
     pub fs_b: f64,
     /// At rest (stick) at the last sample.
     pub stick: bool,
 }
 
 impl State {
-    /// The current stick limit (breakaway level if the body starts moving now) [N].
+    /// The current stick limit (breakaway level if the body starts moving now) \[N\].
     #[inline]
     pub fn limit(&self, p: &Params) -> f64 {
         p.rise(self.fs_a, self.t2)
@@ -289,56 +289,36 @@ impl ModelDef for RisingStatic {
     const DESCRIPTION: &'static str =
         "Stribeck curve with static friction rising with dwell time (Armstrong-Hélouvry or Kato)";
     const PARAMS: &'static [ParamDoc] = &[
-        ParamDoc {
-            name: "fc",
-            unit: "N",
-            description: "Coulomb level",
-        },
-        ParamDoc {
-            name: "fs_inf",
-            unit: "N",
-            description: "breakaway level after a long rest (fs_inf >= fc)",
-        },
-        ParamDoc {
-            name: "fv",
-            unit: "N s/m",
-            description: "viscous coefficient",
-        },
-        ParamDoc {
-            name: "vs",
-            unit: "m/s",
-            description: "Stribeck velocity",
-        },
-        ParamDoc {
-            name: "delta",
-            unit: "-",
-            description: "Stribeck exponent (2 = Gaussian)",
-        },
-        ParamDoc {
-            name: "law",
-            unit: "-",
-            description: "rising law: \"armstrong\" (S1 8.17) or \"kato\" (S1 8.16)",
-        },
-        ParamDoc {
-            name: "gamma",
-            unit: "s",
-            description: "Armstrong rise time: half the rise after a dwell of gamma",
-        },
-        ParamDoc {
-            name: "gamma_kato",
-            unit: "s^-m",
-            description: "Kato rate: rise fraction 1 - exp(-gamma_kato t2^m_exp)",
-        },
-        ParamDoc {
-            name: "m_exp",
-            unit: "-",
-            description: "Kato exponent m",
-        },
-        ParamDoc {
-            name: "dv",
-            unit: "m/s",
-            description: "velocity window counted as rest (measured velocities)",
-        },
+        ParamDoc::new("fc", "N", "Coulomb level"),
+        ParamDoc::new(
+            "fs_inf",
+            "N",
+            "breakaway level after a long rest (fs_inf >= fc)",
+        ),
+        ParamDoc::new("fv", "N s/m", "viscous coefficient"),
+        ParamDoc::new("vs", "m/s", "Stribeck velocity"),
+        ParamDoc::new("delta", "-", "Stribeck exponent (2 = Gaussian)"),
+        ParamDoc::new(
+            "law",
+            "-",
+            "rising law: \"armstrong\" (S1 8.17) or \"kato\" (S1 8.16)",
+        ),
+        ParamDoc::new(
+            "gamma",
+            "s",
+            "Armstrong rise time: half the rise after a dwell of gamma",
+        ),
+        ParamDoc::new(
+            "gamma_kato",
+            "s^-m",
+            "Kato rate: rise fraction 1 - exp(-gamma_kato t2^m_exp)",
+        ),
+        ParamDoc::new("m_exp", "-", "Kato exponent m"),
+        ParamDoc::new(
+            "dv",
+            "m/s",
+            "velocity window counted as rest (measured velocities)",
+        ),
     ];
 }
 

@@ -2,13 +2,13 @@
 //! Table 8.4, identification 8.41–8.43); MODELS.md §6 (numerics §1.2 item 2, stick §1.4).
 //!
 //! $$f = f_0 + A \ln\frac{v}{v_0} + \theta\qquad (8.38)$$
-//! $$\dot\theta = -\frac{v}{L}\Big[\theta + B \ln\frac{v}{v_0}\Big]\qquad (8.39)$$
+//! $$\dot\theta = -\frac{v}{L}\Big\[\theta + B \ln\frac{v}{v_0}\Big\]\qquad (8.39)$$
 //! $$f_{ss}(v) = f_0 + (A - B) \ln\frac{v}{v_0}\qquad (8.40)$$
 //!
-//! `f` is a friction coefficient; the force is `F = fn_load f`. Symbols: `v` [m/s] sliding speed;
-//! `a`, `b` [-] the direct and evolution effects (S1's A, B); `l` [m] characteristic sliding
-//! length `L`; `(v0, f0)` [m/s, -] any reference point on the steady-state curve; `theta` [-] the
-//! state; `fn_load` [N] normal load. A velocity step changes `dtheta/dt`, not `theta`, so the
+//! `f` is a friction coefficient; the force is `F = fn_load f`. Symbols: `v` \[m/s\] sliding speed;
+//! `a`, `b` \[-\] the direct and evolution effects (S1's A, B); `l` \[m\] characteristic sliding
+//! length `L`; `(v0, f0)` \[m/s, -\] any reference point on the steady-state curve; `theta` \[-\] the
+//! state; `fn_load` \[N\] normal load. A velocity step changes `dtheta/dt`, not `theta`, so the
 //! friction jumps by `A ln(v2/v1)` and then relaxes over about `L` to the new steady state;
 //! `A < B` (all of Table 8.4, [`TABLE_8_4`]) gives velocity weakening.
 //!
@@ -44,11 +44,11 @@ use serde::{Deserialize, Serialize};
 pub struct Lubricant {
     /// Lubrication condition.
     pub name: &'static str,
-    /// Direct effect `A` [-].
+    /// Direct effect `A` \[-\].
     pub a: f64,
-    /// Evolution effect `B` [-].
+    /// Evolution effect `B` \[-\].
     pub b: f64,
-    /// Characteristic sliding length `L` [m] (the table prints µm; S1's "m" is garbled).
+    /// Characteristic sliding length `L` \[m\] (the table prints µm; S1's "m" is garbled).
     pub l: f64,
 }
 
@@ -80,19 +80,19 @@ pub const TABLE_8_4: [Lubricant; 3] = [
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Params {
-    /// Direct effect `A` [-]; default 2.8e-3.
+    /// Direct effect `A` \[-\]; default 2.8e-3.
     pub a: f64,
-    /// Evolution effect `B` [-]; default 9.4e-3.
+    /// Evolution effect `B` \[-\]; default 9.4e-3.
     pub b: f64,
-    /// Characteristic sliding length `L` [m]; default 64.7e-6.
+    /// Characteristic sliding length `L` \[m\]; default 64.7e-6.
     pub l: f64,
-    /// Reference velocity `v0` [m/s]; default 1e-3.
+    /// Reference velocity `v0` \[m/s\]; default 1e-3.
     pub v0: f64,
-    /// Friction coefficient at `v0` in steady state `f0` [-]; default 0.1.
+    /// Friction coefficient at `v0` in steady state `f0` \[-\]; default 0.1.
     pub f0: f64,
-    /// Speed floor; `|v|` below it counts as rest [m/s]; default 1e-6.
+    /// Speed floor; `|v|` below it counts as rest \[m/s\]; default 1e-6.
     pub v_min: f64,
-    /// Normal load: `F = fn_load f` [N]; default 10.
+    /// Normal load: `F = fn_load f` \[N\]; default 10.
     pub fn_load: f64,
 }
 
@@ -158,7 +158,7 @@ impl Validate for Params {
 /// Ruina–Rice state.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct State {
-    /// State variable `theta` [-].
+    /// State variable `theta` \[-\].
     pub theta: f64,
 }
 
@@ -242,41 +242,21 @@ impl ModelDef for Ruina {
     const DESCRIPTION: &'static str =
         "Ruina-Rice single-state rate-and-state law f0 + A ln(v/v0) + theta, times a normal load";
     const PARAMS: &'static [ParamDoc] = &[
-        ParamDoc {
-            name: "a",
-            unit: "-",
-            description: "direct effect A (friction jump A ln(v2/v1) on a velocity step)",
-        },
-        ParamDoc {
-            name: "b",
-            unit: "-",
-            description: "evolution effect B (A < B: velocity weakening)",
-        },
-        ParamDoc {
-            name: "l",
-            unit: "m",
-            description: "characteristic sliding length L",
-        },
-        ParamDoc {
-            name: "v0",
-            unit: "m/s",
-            description: "reference velocity of the steady-state curve",
-        },
-        ParamDoc {
-            name: "f0",
-            unit: "-",
-            description: "steady-state friction coefficient at v0",
-        },
-        ParamDoc {
-            name: "v_min",
-            unit: "m/s",
-            description: "speed floor; |v| below it counts as rest",
-        },
-        ParamDoc {
-            name: "fn_load",
-            unit: "N",
-            description: "normal load (force = fn_load * coefficient)",
-        },
+        ParamDoc::new(
+            "a",
+            "-",
+            "direct effect A (friction jump A ln(v2/v1) on a velocity step)",
+        ),
+        ParamDoc::new("b", "-", "evolution effect B (A < B: velocity weakening)"),
+        ParamDoc::new("l", "m", "characteristic sliding length L"),
+        ParamDoc::new("v0", "m/s", "reference velocity of the steady-state curve"),
+        ParamDoc::new("f0", "-", "steady-state friction coefficient at v0"),
+        ParamDoc::new("v_min", "m/s", "speed floor; |v| below it counts as rest"),
+        ParamDoc::new(
+            "fn_load",
+            "N",
+            "normal load (force = fn_load * coefficient)",
+        ),
     ];
 }
 

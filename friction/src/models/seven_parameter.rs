@@ -19,10 +19,10 @@
 //! | 1 → 0 | `F_sa = fc + (F_sb - fc) / (1 + (v(t - tau_l)/vs)^2)`, `t2 = 0`, `x_stick = x` |
 //! | 1 → 1 | nothing |
 //!
-//! Symbols: `x` [m], `v` [m/s]; `fc` [N] Coulomb level; `fv` [N s/m] viscous coefficient;
-//! `fs_inf` [N] breakaway level after a long rest; `gamma` [s] rise time of the static friction;
-//! `tau_l` [s] frictional lag; `vs` [m/s] Stribeck velocity; `kt` [N/m] tangential contact
-//! stiffness; `t2` [s] dwell time; `F_sa`, `F_sb` [N] levels at the end of the last slip and at the
+//! Symbols: `x` \[m\], `v` \[m/s\]; `fc` \[N\] Coulomb level; `fv` \[N s/m\] viscous coefficient;
+//! `fs_inf` \[N\] breakaway level after a long rest; `gamma` \[s\] rise time of the static friction;
+//! `tau_l` \[s\] frictional lag; `vs` \[m/s\] Stribeck velocity; `kt` \[N/m\] tangential contact
+//! stiffness; `t2` \[s\] dwell time; `F_sa`, `F_sb` \[N\] levels at the end of the last slip and at the
 //! breakaway of the current one. `F` resists motion (MODELS.md §0).
 //!
 //! **F_s convention A.** S1 writes `F_s,inf`, `F_s,a` and `F_s,b` as excesses over `F_C`
@@ -63,21 +63,21 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Params {
-    /// Coulomb level `F_C` [N]; default 1.
+    /// Coulomb level `F_C` \[N\]; default 1.
     pub fc: f64,
-    /// Viscous coefficient `F_v` [N s/m]; default 0.4.
+    /// Viscous coefficient `F_v` \[N s/m\]; default 0.4.
     pub fv: f64,
-    /// Breakaway level after a long rest [N] (convention A: S1's `F_C + F_s,inf`); default 1.5.
+    /// Breakaway level after a long rest \[N\] (convention A: S1's `F_C + F_s,inf`); default 1.5.
     pub fs_inf: f64,
-    /// Rise time of the static friction `gamma` [s]; default 1.
+    /// Rise time of the static friction `gamma` \[s\]; default 1.
     pub gamma: f64,
-    /// Frictional lag `tau_L` [s]; default 5e-3 (at most 1 s).
+    /// Frictional lag `tau_L` \[s\]; default 5e-3 (at most 1 s).
     pub tau_l: f64,
-    /// Stribeck velocity `v_s` of the Lorentzian [m/s]; default 1e-3.
+    /// Stribeck velocity `v_s` of the Lorentzian \[m/s\]; default 1e-3.
     pub vs: f64,
-    /// Tangential contact stiffness in stick `k_t` [N/m]; default 1e5.
+    /// Tangential contact stiffness in stick `k_t` \[N/m\]; default 1e5.
     pub kt: f64,
-    /// `v_critical`: `|v|` below it is stick (sensor velocity resolution) [m/s]; default 1e-4.
+    /// `v_critical`: `|v|` below it is stick (sensor velocity resolution) \[m/s\]; default 1e-4.
     pub dv: f64,
 }
 
@@ -110,7 +110,7 @@ impl Params {
         self.fc + (fs_b - self.fc) * phi_lorentz(v_del, self.vs)
     }
 
-    /// Presliding displacement at the breakaway level after a long rest: `fs_inf/kt` [m].
+    /// Presliding displacement at the breakaway level after a long rest: `fs_inf/kt` \[m\].
     pub fn presliding_range(&self) -> f64 {
         self.fs_inf / self.kt
     }
@@ -138,13 +138,13 @@ impl Validate for Params {
 pub struct Logic {
     /// Mode `s` at the last sample: slip (`true`) or stick.
     pub slip: bool,
-    /// Dwell time `t2` [s].
+    /// Dwell time `t2` \[s\].
     pub t2: f64,
-    /// Level at the end of the last slip `F_sa` [N].
+    /// Level at the end of the last slip `F_sa` \[N\].
     pub fs_a: f64,
-    /// Breakaway level of the current (or last) slip `F_sb` [N].
+    /// Breakaway level of the current (or last) slip `F_sb` \[N\].
     pub fs_b: f64,
-    /// Position where the stick began `x_stick` [m].
+    /// Position where the stick began `x_stick` \[m\].
     pub x_stick: f64,
     /// `x_stick` has been set (at the first sample).
     pub anchored: bool,
@@ -301,46 +301,26 @@ impl ModelDef for SevenParameter {
     const DESCRIPTION: &'static str = "Armstrong-Hélouvry seven-parameter model: presliding spring, \
          Stribeck with frictional memory, rising static friction";
     const PARAMS: &'static [ParamDoc] = &[
-        ParamDoc {
-            name: "fc",
-            unit: "N",
-            description: "Coulomb level",
-        },
-        ParamDoc {
-            name: "fv",
-            unit: "N s/m",
-            description: "viscous coefficient",
-        },
-        ParamDoc {
-            name: "fs_inf",
-            unit: "N",
-            description: "breakaway level after a long rest (fs_inf >= fc; S1's F_C + F_s,inf)",
-        },
-        ParamDoc {
-            name: "gamma",
-            unit: "s",
-            description: "rise time of the static friction with dwell time",
-        },
-        ParamDoc {
-            name: "tau_l",
-            unit: "s",
-            description: "frictional lag of the Stribeck level",
-        },
-        ParamDoc {
-            name: "vs",
-            unit: "m/s",
-            description: "Stribeck velocity (Lorentzian)",
-        },
-        ParamDoc {
-            name: "kt",
-            unit: "N/m",
-            description: "tangential contact stiffness in stick",
-        },
-        ParamDoc {
-            name: "dv",
-            unit: "m/s",
-            description: "v_critical: |v| below it is stick (sensor resolution)",
-        },
+        ParamDoc::new("fc", "N", "Coulomb level"),
+        ParamDoc::new("fv", "N s/m", "viscous coefficient"),
+        ParamDoc::new(
+            "fs_inf",
+            "N",
+            "breakaway level after a long rest (fs_inf >= fc; S1's F_C + F_s,inf)",
+        ),
+        ParamDoc::new(
+            "gamma",
+            "s",
+            "rise time of the static friction with dwell time",
+        ),
+        ParamDoc::new("tau_l", "s", "frictional lag of the Stribeck level"),
+        ParamDoc::new("vs", "m/s", "Stribeck velocity (Lorentzian)"),
+        ParamDoc::new("kt", "N/m", "tangential contact stiffness in stick"),
+        ParamDoc::new(
+            "dv",
+            "m/s",
+            "v_critical: |v| below it is stick (sensor resolution)",
+        ),
     ];
 }
 

@@ -42,13 +42,13 @@ pub struct DelayLine {
     /// Ring of past samples; `head` indexes the newest one, `v_{k-1}` while stepping sample k.
     buf: Vec<f64>,
     head: usize,
-    /// Step the ring is sized for [s]; 0 before the first push.
+    /// Step the ring is sized for \[s\]; 0 before the first push.
     dt: f64,
     /// Last sample pushed; stands for history the ring does not hold.
     last: f64,
     /// First-order lag output at the last push.
     lag: f64,
-    /// The delayed velocity returned by the last push [m/s].
+    /// The delayed velocity returned by the last push \[m/s\].
     pub out: f64,
 }
 
