@@ -22,6 +22,8 @@ enum Command {
     Models(cli::models::ModelsArgs),
     /// Run one friction model in a scenario and print the trajectory (CSV or JSON).
     Simulate(cli::simulate::SimulateArgs),
+    /// Fit a model's parameters to recorded data with one identification procedure.
+    Fit(cli::fit::FitArgs),
     /// Benchmarks that print figures.
     #[command(subcommand)]
     Perf(cli::perf::PerfCommand),
@@ -33,6 +35,7 @@ fn main() -> ExitCode {
         Command::Models(args) => cli::models::run(&args),
         Command::Simulate(args) => cli::simulate::run(&args),
         Command::Perf(cmd) => cli::perf::run(&cmd),
+        Command::Fit(args) => cli::fit::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

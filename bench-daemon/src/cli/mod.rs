@@ -1,5 +1,6 @@
 //! One module per subcommand.
 
+pub mod fit;
 pub mod models;
 pub mod perf;
 pub mod simulate;
