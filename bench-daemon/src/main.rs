@@ -24,6 +24,8 @@ enum Command {
     Simulate(cli::simulate::SimulateArgs),
     /// Fit every chosen model on estimation runs and print the MSE table per regime.
     Compare(cli::compare::CompareArgs),
+    /// Fit a model's parameters to recorded data with one identification procedure.
+    Fit(cli::fit::FitArgs),
     /// Benchmarks that print figures.
     #[command(subcommand)]
     Perf(cli::perf::PerfCommand),
@@ -36,6 +38,7 @@ fn main() -> ExitCode {
         Command::Simulate(args) => cli::simulate::run(&args),
         Command::Perf(cmd) => cli::perf::run(&cmd),
         Command::Compare(args) => cli::compare::run(&args),
+        Command::Fit(args) => cli::fit::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

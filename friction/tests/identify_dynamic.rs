@@ -10,6 +10,7 @@ use friction::identify::procedures::output_error::{
     self, FreeParam, Method, Options, Replay, Segment, excitation_velocity,
 };
 use friction::identify::procedures::seven_parameter;
+use friction::identify::procedures::{self, Given, Table};
 use friction::identify::rng::Rng;
 use friction::plant::{self, Applied, PlantParams, PlantState};
 use serde_json::{Value, json};
@@ -50,7 +51,7 @@ fn lugre_output_error_recovers_six_parameters() {
     for n in names {
         let (got, want) = (r.params[n].as_f64().unwrap(), truth[n].as_f64().unwrap());
         assert!(rel(got, want) < 0.05, "{n}: {got} vs {want}");
-        let se = r.std_errors[n];
+        let se = r.std_errors[n].as_f64().unwrap();
         assert!(
             se.is_finite() && se > 0.0 && se < 0.05 * want,
             "{n}: se {se}"
@@ -59,10 +60,15 @@ fn lugre_output_error_recovers_six_parameters() {
     let p = &r.provenance;
     assert_eq!(p.procedure, "output_error");
     assert_eq!(p.termination, Some(TerminationReason::Converged));
-    assert!(p.iterations > 1 && p.evaluations > p.iterations);
+    let (it, ev) = (
+        r.details["iterations"].as_u64().unwrap(),
+        r.details["evaluations"].as_u64().unwrap(),
+    );
+    assert!(it > 1 && ev > it, "{it} {ev}");
     // The residual is the sensor noise: MSE ≈ 0.01^2.
-    assert!(rel(p.residual_mse, 1e-4) < 0.1, "mse {}", p.residual_mse);
-    assert_eq!(p.data[0].samples, seg.len());
+    assert!(rel(r.mse.unwrap(), 1e-4) < 0.1, "mse {:?}", r.mse);
+    assert_eq!(r.details["data"][0]["samples"], seg.len());
+    assert_eq!(p.model, "lugre");
 }
 
 /// A parameter set the model refuses (fs < fc) costs infinity instead of failing the fit, and a
@@ -88,7 +94,7 @@ fn invalid_sets_have_infinite_cost() {
     let r = output_error::fit(&segs, &o).unwrap();
     let fc = r.params["fc"].as_f64().unwrap();
     assert!(fc <= 0.6 && fc > 0.5, "{fc}");
-    assert!(r.provenance.residual_mse.is_finite());
+    assert!(r.mse.unwrap().is_finite());
     // A name the model does not have is refused, naming the model's parameters.
     let e = output_error::fit(&segs, &Options::new("lugre", &["sigma9"]))
         .unwrap_err()
@@ -137,20 +143,20 @@ fn torque_replay_recovers_coulomb_viscous_and_mass() {
     eprintln!("{}", serde_json::to_string(&r).unwrap());
     assert!(
         rel(r.params["fc"].as_f64().unwrap(), 0.8) < 0.02,
-        "{}",
+        "{:?}",
         r.params
     );
     assert!(
         rel(r.params["fv"].as_f64().unwrap(), 1.5) < 0.02,
-        "{}",
+        "{:?}",
         r.params
     );
     assert!(
         rel(r.params["mass"].as_f64().unwrap(), mass) < 0.02,
-        "{}",
+        "{:?}",
         r.params
     );
-    assert_eq!(r.provenance.residual, "position [m]");
+    assert_eq!(r.details["residual"], "position [m]");
 }
 
 /// Must show: the comparison ranks the generating model first on its own validation data.
@@ -253,9 +259,14 @@ fn aep_identifies_the_seven_parameter_model() {
     }
     let p = &r.provenance;
     assert_eq!(p.procedure, "aep");
-    assert_eq!(p.settings["method"]["beta1"], 0.2);
-    assert_eq!(p.settings["method"]["beta2"], 0.05);
-    assert!(p.settings["method"]["aep_evaluations"].as_u64().unwrap() >= 20 * 150);
+    assert_eq!(r.details["settings"]["method"]["beta1"], 0.2);
+    assert_eq!(r.details["settings"]["method"]["beta2"], 0.05);
+    assert!(
+        r.details["settings"]["method"]["aep_evaluations"]
+            .as_u64()
+            .unwrap()
+            >= 20 * 150
+    );
 }
 
 /// AEP as a generic global search on another registry model (LuGre's static part), with a
@@ -285,11 +296,11 @@ fn aep_is_generic_and_seeded() {
     let a = output_error::fit(std::slice::from_ref(&seg), &o).unwrap();
     let b = output_error::fit(&[seg], &o).unwrap();
     assert_eq!(a.params, b.params);
-    assert_eq!(a.provenance.fitter, "aep");
+    assert_eq!(a.provenance.method, "aep");
     assert_eq!(a.provenance.termination, Some(TerminationReason::MaxIters));
     assert!(
         rel(a.params["fc"].as_f64().unwrap(), 0.7) < 0.1,
-        "{}",
+        "{:?}",
         a.params
     );
 }
@@ -331,4 +342,55 @@ fn nnaji_recovers_zb_sigma_and_tau() {
     assert!(
         (nnaji::sigma_from_damping(6.528e-5, 0.0994, 0.006, 0.0403, 0.7) - 0.017403).abs() < 1e-6
     );
+}
+
+fn table_of(s: &Segment) -> Table {
+    Table::new(vec![
+        ("t".into(), s.t.clone()),
+        ("x".into(), s.x.clone()),
+        ("v".into(), s.v.clone()),
+        ("u".into(), s.u.clone()),
+        ("friction".into(), s.friction.clone()),
+    ])
+    .unwrap()
+}
+
+/// The `bench fit` dispatch: `output_error` and `aep` apply to any registry model, `nnaji` to
+/// the Nnaji model; `given` carries the names to fit, start values and options.
+#[test]
+fn dispatch_runs_output_error_aep_and_nnaji() {
+    let table = table_of(&lugre_segment("lugre", 8.0, 6.0, 7));
+    let given: Given = serde_json::from_value(
+        json!({"fit": "fc,fs,sigma2", "params": {"sigma0": 4e4, "sigma1": 150.0, "vs": 2.5e-3}}),
+    )
+    .unwrap();
+    let r = procedures::run("output_error", "lugre", &table, &given).unwrap();
+    assert!(
+        rel(r.params["fc"].as_f64().unwrap(), 0.7) < 0.02,
+        "{:?}",
+        r.params
+    );
+    assert_eq!(r.provenance.procedure, "output_error");
+    assert_eq!(r.provenance.given["fit"], "fc,fs,sigma2");
+    let given: Given = serde_json::from_value(json!({"fit": ["fc", "fs"], "bounds": {"fc": [0.1, 3.0], "fs": [0.1, 3.0]},
+        "params": {"sigma0": 4e4, "sigma1": 150.0, "vs": 2.5e-3, "sigma2": 0.8}, "generations": 30, "population": 10})).unwrap();
+    let r = procedures::run("aep", "lugre", &table, &given).unwrap();
+    assert!(
+        rel(r.params["fs"].as_f64().unwrap(), 1.1) < 0.02,
+        "{:?}",
+        r.params
+    );
+    assert_eq!(r.provenance.procedure, "aep");
+    let e = procedures::run("output_error", "nope", &table, &given)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("unknown model 'nope'"), "{e}");
+    let e = procedures::run("output_error", "lugre", &table, &Given::new())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("given.fit"), "{e}");
+    let e = procedures::run("nnaji", "lugre", &table, &Given::new())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("does not apply"), "{e}");
 }

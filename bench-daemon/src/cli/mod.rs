@@ -1,6 +1,7 @@
 //! One module per subcommand.
 
 pub mod compare;
+pub mod fit;
 pub mod models;
 pub mod perf;
 pub mod perf_fit;

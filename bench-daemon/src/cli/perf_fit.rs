@@ -45,6 +45,8 @@ pub fn run(args: &PerfFitArgs) -> anyhow::Result<()> {
         o.threads = threads;
         let r = output_error::fit(std::slice::from_ref(&seg), &o)?;
         let p = &r.provenance;
+        let elapsed = r.details["elapsed_s"].as_f64().unwrap_or(f64::NAN);
+        let evals = r.details["evaluations"].as_u64().unwrap_or(0);
         let worst = names
             .iter()
             .map(|n| {
@@ -54,8 +56,8 @@ pub fn run(args: &PerfFitArgs) -> anyhow::Result<()> {
             })
             .fold(0.0, f64::max);
         figures.push(serde_json::json!({
-            "threads": if threads == 0 { cores } else { threads }, "elapsed_s": p.elapsed_s, "iterations": p.iterations,
-            "evaluations": p.evaluations, "ns_per_sample_evaluation": p.elapsed_s * 1e9 / (p.evaluations as f64 * n as f64),
+            "threads": if threads == 0 { cores } else { threads }, "elapsed_s": elapsed, "iterations": r.details["iterations"],
+            "evaluations": evals, "ns_per_sample_evaluation": elapsed * 1e9 / (evals as f64 * n as f64),
             "worst_relative_error": worst, "termination": p.termination,
         }));
     }

@@ -11,8 +11,9 @@
 //!
 //! Models are ranked by their mean squared residual over all validation samples (1 = best).
 
+use super::FitReport;
+use super::output_error::DataUsed;
 use super::output_error::{self, FreeParam, Method, Options, Replay, Segment};
-use super::provenance::{DataUsed, FitReport};
 use crate::identify::FitError;
 use crate::registry;
 use serde::Serialize;
@@ -298,7 +299,7 @@ pub fn compare(
                     diff_step: 1e-6,
                 };
                 let r = output_error::fit(estimate, &o)?;
-                row.params = r.params.clone();
+                row.params = Value::Object(r.params.clone());
                 row.fit = Some(r);
             }
             row.estimation = score(

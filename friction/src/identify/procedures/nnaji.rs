@@ -15,7 +15,7 @@
 //!    (eqs. 12–13, 34–35); a one-parameter output-error fit of the `nnaji` model.
 
 use super::output_error::{self, FreeParam, Method, Options, Replay, Segment};
-use super::provenance::{FitReport, Provenance};
+use super::{FitReport, Given, Procedure, Table};
 use crate::identify::FitError;
 pub use crate::models::nnaji::sigma_from_damping;
 use serde_json::{Map, Value};
@@ -112,7 +112,8 @@ pub fn fit(
         });
     }
     let zb = fit_zb(presliding, &opts.params, opts.max_iters)?;
-    let get = |v: &Value, n: &str| v.get(n).and_then(Value::as_f64).unwrap_or(f64::NAN);
+    let get =
+        |v: &Map<String, Value>, n: &str| v.get(n).and_then(Value::as_f64).unwrap_or(f64::NAN);
     let p = &zb.params;
     let sigma = sigma_from_damping(
         opts.inertia,
@@ -134,30 +135,101 @@ pub fn fit(
     with_sigma.insert("zb".into(), Value::from(get(p, "zb")));
     with_sigma.insert("sigma".into(), Value::from(sigma));
     let tau = fit_tau(lag, &Value::Object(with_sigma), opts.max_iters)?;
-    let mut std_errors = zb.std_errors.clone();
-    std_errors.extend(tau.std_errors.clone());
-    let mut data = zb.provenance.data.clone();
-    data.extend(tau.provenance.data.clone());
-    let steps = serde_json::json!({
-        "zb": zb.provenance, "sigma": {"inertia": opts.inertia, "zeta": opts.zeta, "value": sigma, "equation": "S3 eqs. 29-33"},
-        "tau": tau.provenance,
-    });
-    Ok(FitReport {
-        model: "nnaji".into(),
-        params: tau.params.clone(),
-        fitted: vec!["zb".into(), "sigma".into(), "tau".into()],
-        std_errors,
-        provenance: Provenance {
-            procedure: "nnaji".into(),
-            data,
-            residual_mse: tau.provenance.residual_mse,
-            residual: "friction [N] (tau step; the zb step's MSE is under settings.steps)".into(),
-            termination: tau.provenance.termination,
-            fitter: tau.provenance.fitter.clone(),
-            iterations: zb.provenance.iterations + tau.provenance.iterations,
-            evaluations: zb.provenance.evaluations + tau.provenance.evaluations,
-            elapsed_s: zb.provenance.elapsed_s + tau.provenance.elapsed_s,
-            settings: serde_json::json!({"steps": steps}),
+    let mut r = tau.clone();
+    r.params.insert("zb".into(), super::num(get(p, "zb")));
+    r.params.insert("sigma".into(), super::num(sigma));
+    r.std_errors.extend(zb.std_errors.clone());
+    r.provenance.procedure = "nnaji".into();
+    r.provenance.n_points += zb.provenance.n_points;
+    let mut notes = zb.provenance.notes.clone();
+    notes.push(format!(
+        "sigma = 2 zeta sqrt(J pi fs/(2 zb)) - fv = {sigma} (S3 eqs. 29-33; J = {}, zeta = {})",
+        opts.inertia, opts.zeta
+    ));
+    notes.extend(tau.provenance.notes.clone());
+    r.provenance.notes = notes;
+    let iters = |x: &FitReport, k: &str| x.details[k].as_u64().unwrap_or(0);
+    r.details = serde_json::json!({
+        "fitted": ["zb", "sigma", "tau"],
+        "iterations": iters(&zb, "iterations") + iters(&tau, "iterations"),
+        "evaluations": iters(&zb, "evaluations") + iters(&tau, "evaluations"),
+        "steps": {
+            "zb": {"mse": zb.mse, "termination": zb.provenance.termination, "details": zb.details},
+            "sigma": {"inertia": opts.inertia, "zeta": opts.zeta, "value": sigma, "equation": "S3 eqs. 29-33"},
+            "tau": {"mse": tau.mse, "termination": tau.provenance.termination, "details": tau.details},
         },
-    })
+    });
+    Ok(r)
+}
+
+/// `bench fit --procedure nnaji --model nnaji`.
+pub const PROCEDURE: Procedure = Procedure {
+    name: "nnaji",
+    models: &["nnaji"],
+    columns: &["t", "v", "friction"],
+};
+
+/// `bench fit --procedure nnaji` on one table. `given`: `params` (the static `fs, fc, vs, fv`
+/// and start values), `step` (`zb`, `tau` or `all`, default `all`), `inertia` (J, needed for
+/// sigma), `zeta` (default 0.7), `presliding_until_s` (for `all`: rows before this time are the
+/// presliding run, the rest the frictional-lag run), `max_iters`.
+pub fn fit_table(_model: &str, table: &Table, given: &Given) -> Result<FitReport, FitError> {
+    let seg = Segment::from_table("csv", table)?;
+    let params = match given.get("params") {
+        None | Some(Value::Null) => Value::Object(Map::new()),
+        Some(p @ Value::Object(_)) => p.clone(),
+        Some(_) => {
+            return Err(FitError::Config {
+                field: "given.params".into(),
+                value: f64::NAN,
+                rule: "must be a JSON object".into(),
+            });
+        }
+    };
+    let max_iters = super::given_f64(given, "max_iters")?.map_or(100, |m| m.max(1.0) as u64);
+    let mut r = match super::given_str(given, "step").unwrap_or("all") {
+        "zb" => fit_zb(&[seg], &params, max_iters)?,
+        "tau" => fit_tau(&[seg], &params, max_iters)?,
+        "all" => {
+            let split = super::given_f64(given, "presliding_until_s")?.ok_or_else(|| FitError::Config {
+                field: "given.presliding_until_s".into(),
+                value: f64::NAN,
+                rule: "is needed for step all (rows before it: presliding run; after: frictional-lag run)".into(),
+            })?;
+            let k = seg.t.partition_point(|&t| t < split);
+            let part = |a: usize, b: usize, name: &str| Segment {
+                source: format!("csv ({name})"),
+                t: seg.t[a..b].to_vec(),
+                x: seg.x[a..b].to_vec(),
+                v: seg.v[a..b].to_vec(),
+                u: seg.u[a..b].to_vec(),
+                friction: seg.friction[a..b].to_vec(),
+            };
+            let inertia =
+                super::given_positive(given, "inertia")?.ok_or_else(|| FitError::Config {
+                    field: "given.inertia".into(),
+                    value: f64::NAN,
+                    rule: "is needed for sigma (S3 eq. 33)".into(),
+                })?;
+            let mut o = NnajiOptions::new(params, inertia);
+            o.max_iters = max_iters;
+            if let Some(z) = super::given_positive(given, "zeta")? {
+                o.zeta = z;
+            }
+            fit(
+                &[part(0, k, "presliding")],
+                &[part(k, seg.len(), "lag")],
+                &o,
+            )?
+        }
+        other => {
+            return Err(FitError::Config {
+                field: "given.step".into(),
+                value: f64::NAN,
+                rule: format!("must be zb, tau or all (got {other})"),
+            });
+        }
+    };
+    r.provenance.given = given.clone();
+    Ok(r)
 }

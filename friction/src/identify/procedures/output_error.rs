@@ -20,7 +20,7 @@
 //! all cores, or the global [`Aep`] search (optionally polished by LM); standard errors come
 //! from the Jacobian at the optimum ([`standard_errors`], mapped back through the scaling).
 
-use super::provenance::{DataUsed, FitReport, Provenance};
+use super::{FitReport, Given, Procedure, Table, num};
 use crate::identify::aep::Aep;
 use crate::identify::lm::{LevenbergMarquardt, standard_errors};
 use crate::identify::{Bounds, FitError, FitResult, Residuals, Runner};
@@ -30,9 +30,21 @@ use crate::{BuildError, FrictionModel, Input};
 use nalgebra::DMatrix;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
-use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
+
+/// One segment of data a result used (provenance).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct DataUsed {
+    /// File name or run id.
+    pub source: String,
+    /// Samples used.
+    pub samples: usize,
+    /// First time [s].
+    pub t_start: f64,
+    /// Last time [s].
+    pub t_end: f64,
+}
 
 /// A recorded segment: equal-length columns, SI units.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -861,7 +873,10 @@ pub fn fit(segs: &[Segment], opts: &Options) -> Result<FitReport, FitError> {
     report(&problem, opts, &result, "output_error", settings_method)
 }
 
-/// Builds the report of a finished fit of `problem`.
+/// Builds the report of a finished fit of `problem`: the full parameter set under `params`,
+/// standard errors, MSE, provenance (procedure, model, method, termination, samples, columns,
+/// time range, sources in `notes`) and, under `details`, the fitted names, iterations,
+/// evaluations, wall time, data used per segment and the settings.
 pub(crate) fn report(
     problem: &OutputError<'_>,
     opts: &Options,
@@ -869,45 +884,85 @@ pub(crate) fn report(
     procedure: &str,
     method: Value,
 ) -> Result<FitReport, FitError> {
-    let Some((model, mass)) = problem.model_at(&r.params) else {
+    let Some((model, _)) = problem.model_at(&r.params) else {
         return Err(FitError::Bug(
             "the best parameters break the model's rules".into(),
         ));
     };
-    let mut params = model.params_json();
+    let Value::Object(mut params) = model.params_json() else {
+        return Err(FitError::Bug("parameters are not a JSON object".into()));
+    };
     let values = problem.values(&r.params);
     let se = standard_errors(problem, &r.params, r.cost);
-    let mut std_errors = BTreeMap::new();
+    let mut std_errors = Map::new();
     for (i, f) in problem.free.iter().enumerate() {
         if let Some(se) = se.as_ref().map(|s| s[i]).filter(|s| s.is_finite()) {
-            std_errors.insert(f.name.clone(), se * f.slope(r.params[i]));
+            std_errors.insert(f.name.clone(), num(se * f.slope(r.params[i])));
         }
         if f.name == "mass" && matches!(opts.replay, Replay::Torque { .. }) {
-            if let Value::Object(m) = &mut params {
-                m.insert("mass".into(), Value::from(values[i]));
-            }
+            params.insert("mass".into(), num(values[i]));
         }
     }
-    let _ = mass;
-    let settings = serde_json::json!({
-        "replay": opts.replay, "warmup_s": opts.warmup_s, "free": problem.free, "method": method,
-        "max_iters": opts.max_iters, "jacobian": format!("forward differences, step {} in scaled coordinates", problem.diff_step),
+    let columns: &[&str] = match opts.replay {
+        Replay::Velocity => &["t", "x", "v", "u", "friction"],
+        Replay::Torque { .. } => &["t", "x", "v", "u"],
+    };
+    let method_name = match &opts.method {
+        Method::Lm => "levenberg_marquardt".to_string(),
+        Method::Aep { polish: true, .. } => "aep+levenberg_marquardt".to_string(),
+        Method::Aep { .. } => "aep".to_string(),
+    };
+    let mut rep = FitReport::new(
+        procedure,
+        &opts.model,
+        &method_name,
+        columns,
+        problem.len,
+        &Given::new(),
+    );
+    rep.params = params;
+    rep.std_errors = std_errors;
+    rep.mse = Some(r.mse);
+    rep.provenance.termination = Some(r.termination);
+    let t0 = problem
+        .segs
+        .iter()
+        .map(|s| s.t[0])
+        .fold(f64::INFINITY, f64::min);
+    let t1 = problem
+        .segs
+        .iter()
+        .map(|s| s.t[s.len() - 1])
+        .fold(f64::NEG_INFINITY, f64::max);
+    rep.provenance.time_range_s = Some([t0, t1]);
+    rep.provenance.notes.push(format!(
+        "residual: {} (model replayed from rest on each segment)",
+        opts.replay.residual_name()
+    ));
+    for s in problem.segs {
+        let u = s.used();
+        rep.provenance.notes.push(format!(
+            "data: {} ({} samples, t {}..{} s)",
+            u.source, u.samples, u.t_start, u.t_end
+        ));
+    }
+    if let Value::Object(given) = &opts.params {
+        rep.provenance.given = given.clone();
+    }
+    rep.details = serde_json::json!({
+        "fitted": problem.free.iter().map(|f| f.name.clone()).collect::<Vec<_>>(),
+        "iterations": r.iters,
+        "evaluations": problem.evaluations(),
+        "elapsed_s": r.elapsed_s,
+        "residual": opts.replay.residual_name(),
+        "data": problem.segs.iter().map(Segment::used).collect::<Vec<_>>(),
+        "settings": {
+            "replay": opts.replay, "warmup_s": opts.warmup_s, "free": problem.free, "method": method,
+            "max_iters": opts.max_iters,
+            "jacobian": format!("forward differences, step {} in scaled coordinates", problem.diff_step),
+        },
     });
-    let mut r = r.clone();
-    r.evals = problem.evaluations();
-    Ok(FitReport {
-        model: opts.model.clone(),
-        params,
-        fitted: problem.free.iter().map(|f| f.name.clone()).collect(),
-        std_errors,
-        provenance: Provenance::of_fit(
-            procedure,
-            problem.segs.iter().map(Segment::used).collect(),
-            opts.replay.residual_name(),
-            &r,
-            settings,
-        ),
-    })
+    Ok(rep)
 }
 
 /// Replays `segs` through `model` with `params` (over its defaults) and returns the residuals
@@ -938,4 +993,151 @@ pub fn residuals_of(
         out.push(r);
     }
     Ok(out)
+}
+
+/// `bench fit --procedure output_error`: applies to every registry model; reads the columns
+/// `bench simulate` writes (`t, v` and, per replay, `friction` or `x, u`).
+pub const PROCEDURE: Procedure = Procedure {
+    name: "output_error",
+    models: &["*"],
+    columns: &["t", "v"],
+};
+
+impl Segment {
+    /// A segment from a [`Table`] of named columns (see [`Segment::from_columns`]).
+    pub fn from_table(source: &str, table: &Table) -> Result<Segment, FitError> {
+        let names: Vec<&str> = table.names().iter().map(String::as_str).collect();
+        let cols: Vec<Vec<f64>> = names
+            .iter()
+            .map(|n| table.get(n).unwrap_or_default().to_vec())
+            .collect();
+        Segment::from_columns(source, &names, &cols)
+    }
+}
+
+fn given_err(field: &str, rule: &str) -> FitError {
+    FitError::Config {
+        field: format!("given.{field}"),
+        value: f64::NAN,
+        rule: rule.into(),
+    }
+}
+
+fn given_num(given: &Given, name: &str) -> Result<Option<f64>, FitError> {
+    super::given_f64(given, name)
+}
+
+/// Options from `bench fit --given`: `fit` (names, array or comma-separated; `default_free` if
+/// absent), `params` (fixed values and start values, an object), `bounds` (`{"name": [lo,
+/// hi]}`), `scale` (`{"name": "log"|"linear"}`), `replay` (`velocity` or `torque`), `mass`,
+/// `warmup_s`, `max_iters`, `diff_step`, `timeout_s`; for AEP (`method: "aep"` or the `aep`
+/// procedure): `population`, `beta1`, `beta2`, `seed`, `generations`, `polish`.
+pub fn options_from_given(
+    model: &str,
+    given: &Given,
+    default_free: &[&str],
+    aep: bool,
+) -> Result<Options, FitError> {
+    let names: Vec<String> = match given.get("fit") {
+        None | Some(Value::Null) => default_free.iter().map(|s| s.to_string()).collect(),
+        Some(Value::String(s)) => s
+            .split(',')
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty())
+            .collect(),
+        Some(Value::Array(a)) => a
+            .iter()
+            .map(|v| {
+                v.as_str()
+                    .map(str::to_string)
+                    .ok_or_else(|| given_err("fit", "must list parameter names"))
+            })
+            .collect::<Result<_, _>>()?,
+        Some(_) => return Err(given_err("fit", "must be a list of parameter names")),
+    };
+    if names.is_empty() {
+        return Err(given_err(
+            "fit",
+            "must name the parameters to fit, e.g. {\"fit\": [\"fc\", \"fs\"]}",
+        ));
+    }
+    let mut o = Options::new(model, &[]);
+    match given.get("params") {
+        None | Some(Value::Null) => {}
+        Some(p @ Value::Object(_)) => o.params = p.clone(),
+        Some(_) => {
+            return Err(given_err(
+                "params",
+                "must be a JSON object of parameter values",
+            ));
+        }
+    }
+    let bounds = given.get("bounds").and_then(Value::as_object);
+    let scales = given.get("scale").and_then(Value::as_object);
+    for n in &names {
+        let mut f = FreeParam::named(n);
+        if let Some(b) = bounds.and_then(|b| b.get(n)) {
+            let pair = b
+                .as_array()
+                .filter(|a| a.len() == 2)
+                .ok_or_else(|| given_err(&format!("bounds.{n}"), "must be [lower, upper]"))?;
+            f.lower = pair[0].as_f64();
+            f.upper = pair[1].as_f64();
+        }
+        if let Some(s) = scales.and_then(|s| s.get(n)) {
+            f.scale = Some(match s.as_str() {
+                Some("log") => Scale::Log,
+                Some("linear") => Scale::Linear,
+                _ => {
+                    return Err(given_err(
+                        &format!("scale.{n}"),
+                        "must be \"log\" or \"linear\"",
+                    ));
+                }
+            });
+        }
+        o.free.push(f);
+    }
+    o.replay = match super::given_str(given, "replay") {
+        None | Some("velocity") => Replay::Velocity,
+        Some("torque") => Replay::Torque {
+            mass: super::given_positive(given, "mass")?.unwrap_or(1.0),
+        },
+        Some(_) => return Err(given_err("replay", "must be \"velocity\" or \"torque\"")),
+    };
+    if let Some(w) = given_num(given, "warmup_s")? {
+        o.warmup_s = w.max(0.0);
+    }
+    if let Some(m) = given_num(given, "max_iters")? {
+        o.max_iters = m.max(1.0) as u64;
+    }
+    if let Some(h) = super::given_positive(given, "diff_step")? {
+        o.diff_step = h;
+    }
+    if let Some(t) = super::given_positive(given, "timeout_s")? {
+        o.timeout = Some(Duration::from_secs_f64(t));
+    }
+    if aep || super::given_str(given, "method") == Some("aep") {
+        let int = |n: &str, d: u64| -> Result<u64, FitError> {
+            Ok(given_num(given, n)?.map_or(d, |x| x.max(0.0) as u64))
+        };
+        o.method = Method::Aep {
+            population: int("population", 20)? as usize,
+            beta1: super::given_positive(given, "beta1")?.unwrap_or(0.2),
+            beta2: super::given_positive(given, "beta2")?.unwrap_or(0.05),
+            seed: int("seed", 1)?,
+            generations: int("generations", 150)?,
+            polish: given.get("polish").and_then(Value::as_bool).unwrap_or(true),
+        };
+    }
+    Ok(o)
+}
+
+/// `bench fit --procedure output_error` on one table.
+pub fn fit_table(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitError> {
+    let seg = Segment::from_table("csv", table)?;
+    let opts = options_from_given(model, given, &[], false)?;
+    let mut r = fit(&[seg], &opts)?;
+    r.provenance.given = given.clone();
+    Ok(r)
 }

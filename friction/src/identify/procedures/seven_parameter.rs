@@ -14,7 +14,7 @@
 //! generic bounded global search.
 
 use super::output_error::{self, FreeParam, Method, Options, Replay, Segment};
-use super::provenance::FitReport;
+use super::{FitReport, Given, Procedure, Table};
 use crate::identify::FitError;
 use serde_json::{Map, Value};
 
@@ -79,5 +79,42 @@ pub fn fit(segs: &[Segment], opts: &Options) -> Result<FitReport, FitError> {
     }
     let mut r = output_error::fit(segs, opts)?;
     r.provenance.procedure = "aep".into();
+    Ok(r)
+}
+
+/// `bench fit --procedure aep`: the seven-parameter identification for `seven_parameter`, and
+/// AEP output error on the parameters named in `given.fit` for any other registry model.
+pub const PROCEDURE: Procedure = Procedure {
+    name: "aep",
+    models: &["*"],
+    columns: &["t", "v"],
+};
+
+/// `bench fit --procedure aep` on one table (`given` as for
+/// [`output_error::options_from_given`]; bounds must be finite, and for `seven_parameter` they
+/// default to a decade either side of the start values).
+pub fn fit_table(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitError> {
+    let seg = Segment::from_table("csv", table)?;
+    let mut opts = output_error::options_from_given(
+        model,
+        given,
+        if model == "seven_parameter" {
+            &UNKNOWNS
+        } else {
+            &[]
+        },
+        true,
+    )?;
+    if model == "seven_parameter" {
+        let defaults = options(opts.params.clone());
+        for f in &mut opts.free {
+            if let Some(d) = defaults.free.iter().find(|d| d.name == f.name) {
+                f.lower = f.lower.or(d.lower);
+                f.upper = f.upper.or(d.upper);
+            }
+        }
+    }
+    let mut r = fit(&[seg], &opts)?;
+    r.provenance.given = given.clone();
     Ok(r)
 }
