@@ -134,3 +134,61 @@ fn perf_fit_prints_figures() {
     assert_eq!(d["samples"], 2000);
     assert!(d["fits"][0]["elapsed_s"].as_f64().unwrap() > 0.0);
 }
+
+#[test]
+fn fit_output_error_and_aep_from_csv() {
+    let csv = simulate_csv("fit", r#"{"sine":{"amplitude":0.02,"omega":2.0}}"#);
+    let given = r#"{"fit":["fc","fs","sigma2"],"params":{"sigma0":4e4,"sigma1":150,"vs":2.5e-3}}"#;
+    let o = bench(&[
+        "fit",
+        "--model",
+        "lugre",
+        "--procedure",
+        "output_error",
+        "--csv",
+        &csv,
+        "--given",
+        given,
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(
+        (r["params"]["fc"].as_f64().unwrap() - 0.7).abs() < 0.007,
+        "{r}"
+    );
+    assert!(
+        (r["params"]["fs"].as_f64().unwrap() - 1.1).abs() < 0.011,
+        "{r}"
+    );
+    assert!(r["std_errors"]["fc"].as_f64().unwrap() > 0.0);
+    assert_eq!(r["provenance"]["procedure"], "output_error");
+    assert_eq!(r["provenance"]["termination"], "converged");
+    assert!(r["details"]["evaluations"].as_u64().unwrap() > 0);
+    let given = r#"{"fit":["fc","fs"],"bounds":{"fc":[0.1,3],"fs":[0.1,3]},"generations":20,"population":8,"params":{"sigma0":4e4,"sigma1":150,"vs":2.5e-3,"sigma2":0.8}}"#;
+    let o = bench(&[
+        "fit",
+        "--model",
+        "lugre",
+        "--procedure",
+        "aep",
+        "--csv",
+        &csv,
+        "--given",
+        given,
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("fc = "), "{}", stdout(&o));
+    let o = bench(&[
+        "fit",
+        "--model",
+        "lugre",
+        "--procedure",
+        "output_error",
+        "--csv",
+        &csv,
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("given.fit"), "{}", stderr(&o));
+    let _ = std::fs::remove_file(csv);
+}

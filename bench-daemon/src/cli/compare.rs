@@ -183,12 +183,19 @@ fn write_text(w: &mut impl Write, t: &Table) -> std::io::Result<()> {
             (_, Some(e)) => format!("error: {e}"),
             (Some(f), None) => format!(
                 "{} ({}, {} iterations, {} evaluations)",
-                f.fitted.join("+"),
+                f.details["fitted"]
+                    .as_array()
+                    .map(|a| a
+                        .iter()
+                        .filter_map(|v| v.as_str())
+                        .collect::<Vec<_>>()
+                        .join("+"))
+                    .unwrap_or_default(),
                 f.provenance
                     .termination
                     .map_or("-".into(), |t| format!("{t:?}").to_lowercase()),
-                f.provenance.iterations,
-                f.provenance.evaluations
+                f.details["iterations"],
+                f.details["evaluations"]
             ),
             (None, None) => "defaults".into(),
         };

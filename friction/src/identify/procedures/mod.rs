@@ -80,9 +80,9 @@ pub fn run(name: &str, model: &str, table: &Table, given: &Given) -> Result<FitR
                     .join(", "),
             })?;
     // "*": any registry model (output error, AEP).
-    if !proc.models.contains(&model)
-        && !(proc.models == ["*"] && crate::registry::entry(model).is_ok())
-    {
+    let applies = proc.models.contains(&model)
+        || (proc.models == ["*"] && crate::registry::entry(model).is_ok());
+    if !applies {
         if crate::registry::entry(model).is_err() {
             return Err(FitError::UnknownModel {
                 id: model.to_string(),
