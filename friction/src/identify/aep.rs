@@ -11,7 +11,7 @@
 //! and the better of parent and child survives (one-to-one selection). Rule 1 (8.28): when the
 //! child wins, `dir_j = sgn(z_j' - z_j)` and the age is reset to 1; otherwise the parent ages by 1.
 //!
-//! Choices of ours, recorded because S1 leaves them open ([D]):
+//! Choices of ours, recorded because S1 leaves them open (\[D\]):
 //! - **Scaling.** `z` is searched in coordinates normalised to the bounds (`0..1` per parameter)
 //!   and the cost `f_i` in `sigma_i` is relative to the best cost of the initial population, so
 //!   `beta1` and `beta2` are dimensionless: `sigma_i = beta1` is `beta1` times the bound range.
@@ -44,7 +44,7 @@ pub struct Aep {
 
 #[derive(Clone, Debug)]
 struct Individual {
-    /// Normalised parameters in [0, 1].
+    /// Normalised parameters in \[0, 1\].
     y: Vec<f64>,
     dir: Vec<f64>,
     age: u32,
@@ -139,7 +139,7 @@ impl Aep {
     }
 }
 
-/// Reflects `y` into [0, 1].
+/// Reflects `y` into \[0, 1\].
 fn reflect(mut y: f64) -> f64 {
     for _ in 0..4 {
         if y < 0.0 {

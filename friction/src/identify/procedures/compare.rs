@@ -93,9 +93,9 @@ pub fn default_fit(entry: &registry::ModelEntry) -> Vec<String> {
 /// How samples are split into regimes.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct Regimes {
-    /// `|v|` below this is presliding [m/s or rad/s].
+    /// `|v|` below this is presliding \[m/s or rad/s\].
     pub presliding_velocity: f64,
-    /// Displacement since the last reversal within which motion is presliding [m or rad].
+    /// Displacement since the last reversal within which motion is presliding \[m or rad\].
     pub presliding_displacement: Option<f64>,
 }
 

@@ -29,6 +29,7 @@ pub mod phi_s;
 pub mod power_rls;
 pub mod presliding_sine;
 pub mod ruina_step;
+mod segment;
 pub mod seven_parameter;
 pub mod staircase;
 pub mod static_curve;

@@ -26,7 +26,7 @@ pub struct NnajiOptions {
     /// `nnaji` parameters over its defaults: the static `fs, fc, vs, fv` (fixed), and start
     /// values of `zb` and `tau`.
     pub params: Value,
-    /// Inertia or mass `J` [kg m^2 or kg] for sigma (§17.6).
+    /// Inertia or mass `J` \[kg m^2 or kg\] for sigma (§17.6).
     pub inertia: f64,
     /// Assumed damping ratio (S3: 0.7).
     pub zeta: f64,
