@@ -22,10 +22,12 @@ enum Command {
     Models(cli::models::ModelsArgs),
     /// Run one friction model in a scenario and print the trajectory (CSV or JSON).
     Simulate(cli::simulate::SimulateArgs),
-    /// Fit every chosen model on estimation runs and print the MSE table per regime.
-    Compare(cli::compare::CompareArgs),
+    /// Read every readable signal of a device and print JSON lines in SI units.
+    Probe(cli::probe::ProbeArgs),
     /// Fit a model's parameters to recorded data with one identification procedure.
     Fit(cli::fit::FitArgs),
+    /// Fit every chosen model on estimation runs and print the MSE table per regime.
+    Compare(cli::compare::CompareArgs),
     /// Benchmarks that print figures.
     #[command(subcommand)]
     Perf(cli::perf::PerfCommand),
@@ -37,8 +39,9 @@ fn main() -> ExitCode {
         Command::Models(args) => cli::models::run(&args),
         Command::Simulate(args) => cli::simulate::run(&args),
         Command::Perf(cmd) => cli::perf::run(&cmd),
-        Command::Compare(args) => cli::compare::run(&args),
+        Command::Probe(args) => cli::block_on(cli::probe::run(args)),
         Command::Fit(args) => cli::fit::run(&args),
+        Command::Compare(args) => cli::compare::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -128,11 +128,13 @@ fn compare_refuses_bad_input_with_exit_code_2() {
 
 #[test]
 fn perf_fit_prints_figures() {
-    let o = bench(&["perf", "fit", "--seconds", "2", "--json"]);
+    let o = bench(&["perf", "fit", "--runs", "2", "--oe-seconds", "2", "--json"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let d: Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(d["samples"], 2000);
-    assert!(d["fits"][0]["elapsed_s"].as_f64().unwrap() > 0.0);
+    let oe = &d["lugre_output_error"];
+    assert_eq!(oe["samples"], 2000);
+    assert!(oe["fits"][0]["elapsed_s"].as_f64().unwrap() > 0.0);
+    assert!(oe["fits"][1]["threads"] == 1);
 }
 
 #[test]

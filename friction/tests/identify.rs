@@ -217,12 +217,11 @@ pub fn staircase_run(sd: f64, hold: f64, attempts: usize, seed: u64) -> Table {
     let mut s = PlantState::default();
     let h = 1e-3;
     let (mut t, mut x, mut u) = (Vec::new(), Vec::new(), Vec::new());
-    let mut record =
-        |s: &PlantState, a: f64, t: &mut Vec<f64>, x: &mut Vec<f64>, u: &mut Vec<f64>| {
-            t.push(s.t);
-            x.push(s.x);
-            u.push(a);
-        };
+    let record = |s: &PlantState, a: f64, t: &mut Vec<f64>, x: &mut Vec<f64>, u: &mut Vec<f64>| {
+        t.push(s.t);
+        x.push(s.x);
+        u.push(a);
+    };
     for i in 0..2 * attempts {
         let dir = if i % 2 == 0 { 1.0 } else { -1.0 };
         // Rest at zero torque.
@@ -405,6 +404,8 @@ fn ruina_step_recovers_table_8_4_dry() {
         );
     }
     assert!(rel(r.param("f0").unwrap(), f0) < 1e-3);
+    // The fitted set builds the registry's Ruina model.
+    model("ruina", serde_json::Value::Object(r.params.clone()));
 }
 
 #[test]
@@ -443,4 +444,73 @@ fn report_serialises_params_under_model_names() {
     assert!(doc["mse"].is_number());
     // The fitted set builds the model.
     model("improved_armstrong", doc["params"].clone());
+}
+
+#[test]
+fn power_rls_filters_are_exact_on_a_two_tone_linear_plant() {
+    // u = J x'' + fv x' sampled from continuous signals: both discretisations of S2 eq. 6 recover
+    // (J, fv) by batch least squares on the filtered regressors.
+    use friction::identify::procedures::power_rls::{Discretisation, regressors};
+    let (j, fv) = (7e-6, 1.6e-4);
+    let t: Vec<f64> = (0..20000).map(|k| k as f64 * 1e-3).collect();
+    let x: Vec<f64> = t
+        .iter()
+        .map(|t| (30.0 * t).sin() + 0.5 * (77.0 * t).sin())
+        .collect();
+    let u: Vec<f64> = t
+        .iter()
+        .map(|t| {
+            j * (-900.0 * (30.0 * t).sin() - 0.5 * 77.0f64.powi(2) * (77.0 * t).sin())
+                + fv * (30.0 * (30.0 * t).cos() + 0.5 * 77.0 * (77.0 * t).cos())
+        })
+        .collect();
+    for how in [Discretisation::Zoh, Discretisation::Tustin] {
+        let (rows, y) = regressors(&t, &x, &u, 200.0, how).unwrap();
+        let r2: Vec<Vec<f64>> = rows[1000..].iter().map(|r| vec![r[0], r[1]]).collect();
+        let s = friction::identify::lsq::solve(&r2, &y[1000..], None).unwrap();
+        assert!(
+            rel(s.theta[0], j) < 0.005 && rel(s.theta[1], fv) < 0.01,
+            "{how:?}: {:?}",
+            s.theta
+        );
+    }
+}
+
+#[test]
+fn staircase_sigma_tuning_sets_sigma_above_the_stick_oscillation() {
+    // S2 §IV.C: a constant reference; after the transient the speed oscillates around 0 with
+    // amplitude 0.02 rad/s (plus noise); Σ = 1.2 x the largest |v| of the second half.
+    let mut rng = Rng::new(11);
+    let t: Vec<f64> = (0..2000).map(|k| k as f64 * 1e-3).collect();
+    let v: Vec<f64> = t
+        .iter()
+        .map(|t| {
+            if *t < 1.0 {
+                5.0 * (-5.0 * t).exp()
+            } else {
+                0.02 * (40.0 * t).sin() + rng.normal(1e-4)
+            }
+        })
+        .collect();
+    let data = table(vec![("t", t), ("v", v)]);
+    let r = run(
+        "staircase",
+        "hybrid",
+        &data,
+        &given(json!({"part": "sigma"})),
+    )
+    .unwrap();
+    let s = r.param("sigma_v").unwrap();
+    assert!(s > 0.02 * 1.2 && s < 0.0245, "sigma_v {s}");
+    let e = run(
+        "staircase",
+        "lugre",
+        &data,
+        &given(json!({"part": "sigma"})),
+    )
+    .unwrap_err();
+    assert!(
+        e.to_string().contains("does not apply to model 'lugre'"),
+        "{e}"
+    );
 }

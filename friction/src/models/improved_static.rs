@@ -13,7 +13,8 @@
 //! registry writes the units for a linear bench (N, N s/m, N/s).
 //!
 //! Defaults: S4 Table 1, column (+). For asymmetric friction paste column (−) as the negative set:
-//! `"negative": {"fc": 10.01, "fv": 5.335, "fs": 23.813, "ts": 1.954, "delta_t": 0.287}`
+//! `"negative": {"fc": 10.01, "fv": 5.335, "fs": 23.813, "vs": 0.078, "delta_v": 1.286, "ts": 1.954,
+//! "delta_t": 0.287}`
 //! (or use [`Params::s4_asymmetric`]).
 //!
 //! Numerics: in a plant the set-valued stick is solved exactly ([`StepLaw::Stick`], MODELS.md
@@ -41,6 +42,11 @@ pub struct Params {
     pub fv: f64,
     /// Breakaway level at a constant torque, `phi_s(0)` \[N m\]; default 17.617.
     pub fs: f64,
+    /// Stribeck velocity \[rad/s\]; default 0.145. Not used by I(S+C+V), whose kinetic law is
+    /// Coulomb + viscous: accepted so that one S4 Table 1 set configures all three improved models.
+    pub vs: f64,
+    /// Stribeck exponent \[-\]; default 1.032. Not used by I(S+C+V) (see `vs`).
+    pub delta_v: f64,
     /// Torque-rate coefficient of eq. 14 \[N m/s\]; default 0.888.
     pub ts: f64,
     /// Torque-rate exponent of eq. 14 \[-\]; default 0.172.
@@ -60,6 +66,8 @@ impl Params {
             fc: t.fc,
             fv: t.fv,
             fs: t.fs,
+            vs: t.vs,
+            delta_v: t.delta_v,
             ts: t.ts,
             delta_t: t.delta_t,
             dv: 0.0,
@@ -108,6 +116,8 @@ impl Sided for Params {
 impl Validate for Params {
     fn validate(&self) -> Result<(), ParamError> {
         validate_common(&self.common())?;
+        check::positive("vs", self.vs)?;
+        check::positive("delta_v", self.delta_v)?;
         check::non_negative("dv", self.dv)?;
         validate_negative(self)
     }
@@ -166,6 +176,12 @@ impl ModelDef for ImprovedStatic {
             "N",
             "breakaway level at constant applied force, phi_s(0) (fs >= fc)",
         ),
+        ParamDoc::new(
+            "vs",
+            "m/s",
+            "Stribeck velocity (unused by I(S+C+V); rotary: rad/s)",
+        ),
+        ParamDoc::new("delta_v", "-", "Stribeck exponent (unused by I(S+C+V))"),
         ParamDoc::new(
             "ts",
             "N/s",
@@ -265,7 +281,7 @@ mod tests {
     #[test]
     fn documented_negative_set_is_s4_table1() {
         let neg: serde_json::Value = serde_json::from_str(
-            r#"{"fc": 10.01, "fv": 5.335, "fs": 23.813, "ts": 1.954, "delta_t": 0.287}"#,
+            r#"{"fc": 10.01, "fv": 5.335, "fs": 23.813, "vs": 0.078, "delta_v": 1.286, "ts": 1.954, "delta_t": 0.287}"#,
         )
         .unwrap();
         let m = crate::registry::entry("improved_static")

@@ -82,7 +82,7 @@ pub struct Filter {
     bd: Vector2<f64>,
     tustin: bool,
     s: Vector2<f64>,
-    last: f64,
+    h: f64,
 }
 
 impl Filter {
@@ -114,26 +114,32 @@ impl Filter {
             bd,
             tustin: how == Discretisation::Tustin,
             s: Vector2::new(x0, 0.0),
-            last: x0,
+            h,
         }
     }
 
-    /// Outputs at this sample for input `x`: `(xf, xf', xf'')`, then advances one step to the
-    /// next input `x_next` (used by Tustin, `x_{k+1} = Ad x_k + Bd (x_k + x_{k+1})/2`; ZOH holds `x`).
+    /// Outputs for sample `k` with input `x`: `(xf, xf', xf'')`, then advances one step to the
+    /// next input `x_next`.
+    ///
+    /// ZOH: the input is held over `[t_k, t_k+1)`, so the exact means of the continuous outputs
+    /// over that interval are returned: `(xf_k + xf_k+1)/2` (trapezoid), `(xf_k+1 - xf_k)/h` and
+    /// `(xf'_k+1 - xf'_k)/h`. (The value of `xf''` at the sample itself jumps by
+    /// `p_n^2 (x_k - x_k-1)`, far more than the acceleration, and is no estimate of it.)
+    /// Tustin: `x_k+1 = Ad x_k + Bd (x_k + x_k+1)/2`, outputs at the sample.
     pub fn step(&mut self, x: f64, x_next: f64) -> (f64, f64, f64) {
-        let (xf, dxf) = (self.s[0], self.s[1]);
-        // ZOH: xf'' jumps by pn^2 (x_k - x_{k-1}) at the sample (the held input steps); the mean
-        // of its two sides is F_a of the held signal without the half-sample skew of one side.
-        let held = if self.tustin {
-            x
-        } else {
-            0.5 * (x + self.last)
-        };
-        let ddxf = self.pn * self.pn * (held - xf) - 2.0 * self.pn * dxf;
+        let old = self.s;
         let w = if self.tustin { 0.5 * (x + x_next) } else { x };
-        self.s = self.ad * self.s + self.bd * w;
-        self.last = x;
-        (xf, dxf, ddxf)
+        self.s = self.ad * old + self.bd * w;
+        if self.tustin {
+            let ddxf = self.pn * self.pn * (x - old[0]) - 2.0 * self.pn * old[1];
+            (old[0], old[1], ddxf)
+        } else {
+            (
+                0.5 * (old[0] + self.s[0]),
+                (self.s[0] - old[0]) / self.h,
+                (self.s[1] - old[1]) / self.h,
+            )
+        }
     }
 }
 
@@ -175,7 +181,7 @@ pub fn regressors(
 ) -> Result<(Vec<[f64; 3]>, Vec<f64>), FitError> {
     need_rows(t.len(), 10, "power_rls")?;
     let h = (t[t.len() - 1] - t[0]) / (t.len() - 1) as f64;
-    if !(h > 0.0) {
+    if h.is_nan() || h <= 0.0 {
         return Err(FitError::Data("power_rls: t must increase".into()));
     }
     let mut fx = Filter::new(pn, h, how, x[0]);
@@ -228,8 +234,8 @@ pub fn fit(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitEr
     let v_min = given_positive(given, "v_min")?.unwrap_or(V_MIN);
     let alpha = given_positive(given, "alpha")?.unwrap_or(ALPHA);
     let how = match given_str(given, "discretisation") {
-        Some("zoh") => Discretisation::Zoh,
-        None | Some("tustin") => Discretisation::Tustin,
+        None | Some("zoh") => Discretisation::Zoh,
+        Some("tustin") => Discretisation::Tustin,
         Some(o) => {
             return Err(FitError::Config {
                 field: format!("given.discretisation ({o})"),

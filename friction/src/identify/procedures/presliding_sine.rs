@@ -93,7 +93,7 @@ pub fn fit(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitEr
     need_rows(t.len(), 10, "presliding_sine (after the transient)")?;
     let (a, se_a, ph_u, _) = amplitude(t, u, omega, false)?;
     let (th, se_th, ph_x, mse) = amplitude(t, x, omega, true)?;
-    if !(th > 0.0) {
+    if th.is_nan() || th <= 0.0 {
         return Err(FitError::Data(
             "presliding_sine: no displacement at the excitation frequency".into(),
         ));

@@ -13,7 +13,8 @@
 //! noise on the peak. `t0` is the sample of the largest velocity jump; `v1`, `f1` are the means
 //! over the last fifth of the samples before it, `v2` the mean after it. The reference point of
 //! the model is reported as `v0 = v1`, `f0 = f1`. Friction is divided by `given.fn_load` (the
-//! normal load, default 1: the data are then friction coefficients).
+//! normal load, default 1: the data are then friction coefficients), which is reported with the
+//! parameters so that the set reproduces the data.
 //!
 //! **Requirements on the data.** Columns `t` [s], `v` [m/s], `friction` [N]: steady sliding at
 //! `v1 > 0`, one velocity step to `v2 > 0` (same direction), and at least several `L/v2` of
@@ -125,6 +126,7 @@ pub fn fit(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitEr
     }
     report.set("v0", v1, None);
     report.set("f0", f1, None);
+    report.set("fn_load", fn_load, None);
     report.mse = Some(r.mse);
     report.details = json!({
         "v1": v1, "v2": v2, "f1": f1, "f2": f2, "f_peak": fmax, "t_step": t[k0], "fn_load": fn_load,

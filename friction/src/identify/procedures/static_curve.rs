@@ -209,7 +209,7 @@ fn initial_guess(s: &[f64], y: &[f64]) -> [f64; 5] {
     let sxy: f64 = hs.iter().zip(hy).map(|(x, y)| (x - ms) * (y - my)).sum();
     let mut fv = if sxx > 0.0 { (sxy / sxx).max(0.0) } else { 0.0 };
     let mut fc = my - fv * ms;
-    if !(fc > 0.0) {
+    if fc.is_nan() || fc <= 0.0 {
         fv = 0.0;
         fc = y.iter().cloned().fold(f64::INFINITY, f64::min).max(1e-12);
     }
