@@ -26,6 +26,8 @@ enum Command {
     Probe(cli::probe::ProbeArgs),
     /// Fit a model's parameters to recorded data with one identification procedure.
     Fit(cli::fit::FitArgs),
+    /// Fit every chosen model on estimation runs and print the MSE table per regime.
+    Compare(cli::compare::CompareArgs),
     /// Benchmarks that print figures.
     #[command(subcommand)]
     Perf(cli::perf::PerfCommand),
@@ -39,6 +41,7 @@ fn main() -> ExitCode {
         Command::Perf(cmd) => cli::perf::run(&cmd),
         Command::Probe(args) => cli::block_on(cli::probe::run(args)),
         Command::Fit(args) => cli::fit::run(&args),
+        Command::Compare(args) => cli::compare::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

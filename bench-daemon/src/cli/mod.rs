@@ -1,8 +1,10 @@
 //! One module per subcommand.
 
+pub mod compare;
 pub mod fit;
 pub mod models;
 pub mod perf;
+pub mod perf_fit;
 pub mod probe;
 pub mod simulate;
 
