@@ -56,7 +56,10 @@ pub struct Bounds {
 impl Bounds {
     /// Unbounded in `n` dimensions.
     pub fn free(n: usize) -> Bounds {
-        Bounds { lower: vec![f64::NEG_INFINITY; n], upper: vec![f64::INFINITY; n] }
+        Bounds {
+            lower: vec![f64::NEG_INFINITY; n],
+            upper: vec![f64::INFINITY; n],
+        }
     }
 
     /// Checks the bounds against `n` parameters and each other.
@@ -113,7 +116,14 @@ pub struct FitState {
 impl FitState {
     /// A state at `p` (cost not yet known).
     pub fn new(p: Vec<f64>) -> FitState {
-        FitState { best_params: p.clone(), params: p, cost: f64::INFINITY, best_cost: f64::INFINITY, iter: 0, evals: 0 }
+        FitState {
+            best_params: p.clone(),
+            params: p,
+            cost: f64::INFINITY,
+            best_cost: f64::INFINITY,
+            iter: 0,
+            evals: 0,
+        }
     }
 
     /// Records `params` with `cost`, keeping the best.
@@ -129,7 +139,12 @@ impl FitState {
     }
 
     /// Evaluates the cost of `p` on `problem`, counting the evaluation.
-    pub fn cost_of<P: Residuals + ?Sized>(&mut self, problem: &P, p: &[f64], buf: &mut Vec<f64>) -> Result<f64, FitError> {
+    pub fn cost_of<P: Residuals + ?Sized>(
+        &mut self,
+        problem: &P,
+        p: &[f64],
+        buf: &mut Vec<f64>,
+    ) -> Result<f64, FitError> {
         buf.resize(problem.len(), 0.0);
         problem.residuals(p, buf)?;
         self.evals += 1;
@@ -161,5 +176,9 @@ pub trait Fitter<P: Residuals + ?Sized> {
     /// Prepares the fitter; must set `state.cost`.
     fn init(&mut self, problem: &P, state: &mut FitState) -> Result<(), FitError>;
     /// One iteration; `Some(reason)` stops the run.
-    fn next_iter(&mut self, problem: &P, state: &mut FitState) -> Result<Option<TerminationReason>, FitError>;
+    fn next_iter(
+        &mut self,
+        problem: &P,
+        state: &mut FitState,
+    ) -> Result<Option<TerminationReason>, FitError>;
 }

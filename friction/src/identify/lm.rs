@@ -49,7 +49,11 @@ impl LevenbergMarquardt {
     /// Relative cost decrease below which the fit has converged.
     pub fn with_tolerance(mut self, ftol: f64) -> Result<Self, FitError> {
         if !(ftol.is_finite() && ftol > 0.0) {
-            return Err(FitError::Config { field: "tolerance".into(), value: ftol, rule: "must be > 0".into() });
+            return Err(FitError::Config {
+                field: "tolerance".into(),
+                value: ftol,
+                rule: "must be > 0".into(),
+            });
         }
         self.ftol = ftol;
         Ok(self)
@@ -72,7 +76,9 @@ pub(crate) fn numeric_jacobian<P: Residuals + ?Sized>(
     let mut rm = vec![0.0; m];
     for j in 0..n {
         let h = 1e-6 * p[j].abs().max(1e-8);
-        let (lo, hi) = bounds.map_or((f64::NEG_INFINITY, f64::INFINITY), |b| (b.lower[j], b.upper[j]));
+        let (lo, hi) = bounds.map_or((f64::NEG_INFINITY, f64::INFINITY), |b| {
+            (b.lower[j], b.upper[j])
+        });
         let up = (p[j] + h).min(hi);
         let dn = (p[j] - h).max(lo);
         x[j] = up;
@@ -110,7 +116,11 @@ impl<P: Residuals + ?Sized> Fitter<P> for LevenbergMarquardt {
         Ok(())
     }
 
-    fn next_iter(&mut self, problem: &P, state: &mut FitState) -> Result<Option<TerminationReason>, FitError> {
+    fn next_iter(
+        &mut self,
+        problem: &P,
+        state: &mut FitState,
+    ) -> Result<Option<TerminationReason>, FitError> {
         let n = state.params.len();
         let p = state.params.clone();
         self.r.resize(problem.len(), 0.0);
@@ -118,7 +128,13 @@ impl<P: Residuals + ?Sized> Fitter<P> for LevenbergMarquardt {
         state.evals += 1;
         match problem.jacobian(&p, &mut self.jac) {
             Some(res) => res?,
-            None => numeric_jacobian(problem, &p, self.bounds.as_ref(), &mut self.jac, &mut state.evals)?,
+            None => numeric_jacobian(
+                problem,
+                &p,
+                self.bounds.as_ref(),
+                &mut self.jac,
+                &mut state.evals,
+            )?,
         }
         let r = DVector::from_column_slice(&self.r);
         let jtj = self.jac.transpose() * &self.jac;
@@ -138,7 +154,8 @@ impl<P: Residuals + ?Sized> Fitter<P> for LevenbergMarquardt {
             };
             let delta = ch.solve(&(-&g));
             self.trial.clear();
-            self.trial.extend(p.iter().zip(delta.iter()).map(|(x, d)| x + d));
+            self.trial
+                .extend(p.iter().zip(delta.iter()).map(|(x, d)| x + d));
             if let Some(b) = &self.bounds {
                 b.project(&mut self.trial);
             }
@@ -146,11 +163,17 @@ impl<P: Residuals + ?Sized> Fitter<P> for LevenbergMarquardt {
             let c = state.cost_of(problem, &trial, &mut self.r)?;
             if c < state.cost {
                 let rel = (state.cost - c) / state.cost.max(f64::MIN_POSITIVE);
-                let step: f64 = trial.iter().zip(&p).map(|(a, b)| ((a - b) / (b.abs() + self.xtol)).abs()).fold(0.0, f64::max);
+                let step: f64 = trial
+                    .iter()
+                    .zip(&p)
+                    .map(|(a, b)| ((a - b) / (b.abs() + self.xtol)).abs())
+                    .fold(0.0, f64::max);
                 state.update(&trial, c);
                 self.trial = trial;
                 self.lambda = (self.lambda / 3.0).max(1e-12);
-                return Ok((rel < self.ftol || step < self.xtol).then_some(TerminationReason::Converged));
+                return Ok(
+                    (rel < self.ftol || step < self.xtol).then_some(TerminationReason::Converged)
+                );
             }
             self.trial = trial;
             self.lambda *= 10.0;
@@ -165,7 +188,11 @@ impl<P: Residuals + ?Sized> Fitter<P> for LevenbergMarquardt {
 
 /// Standard errors of the parameters at `p`: `sqrt(diag(s^2 (J^T J)^-1))`, `s^2 = cost/(m - n)`.
 /// `None` when the Jacobian is rank-deficient or there are no degrees of freedom.
-pub fn standard_errors<P: Residuals + ?Sized>(problem: &P, p: &[f64], cost: f64) -> Option<Vec<f64>> {
+pub fn standard_errors<P: Residuals + ?Sized>(
+    problem: &P,
+    p: &[f64],
+    cost: f64,
+) -> Option<Vec<f64>> {
     let (m, n) = (problem.len(), p.len());
     if m <= n {
         return None;
@@ -209,7 +236,9 @@ mod tests {
         let t: Vec<f64> = (0..200).map(|i| i as f64 * 0.05).collect();
         let y = t.iter().map(|t| 2.0 * (-0.7 * t).exp() + 0.5).collect();
         let p = Decay { t, y };
-        let r = Runner::new(&p, LevenbergMarquardt::new()).run(vec![1.0, 0.1, 0.0]).unwrap();
+        let r = Runner::new(&p, LevenbergMarquardt::new())
+            .run(vec![1.0, 0.1, 0.0])
+            .unwrap();
         assert_eq!(r.termination, TerminationReason::Converged);
         for (a, b) in r.params.iter().zip([2.0, 0.7, 0.5]) {
             assert!((a - b).abs() < 1e-6, "{:?}", r.params);
@@ -221,8 +250,13 @@ mod tests {
         let t: Vec<f64> = (0..50).map(|i| i as f64 * 0.1).collect();
         let y = t.iter().map(|t| 2.0 * (-0.7 * t).exp() + 0.5).collect();
         let p = Decay { t, y };
-        let b = Bounds { lower: vec![0.0, 0.0, 0.6], upper: vec![10.0, 10.0, 10.0] };
-        let r = Runner::new(&p, LevenbergMarquardt::new().with_bounds(b)).run(vec![1.0, 0.1, 1.0]).unwrap();
+        let b = Bounds {
+            lower: vec![0.0, 0.0, 0.6],
+            upper: vec![10.0, 10.0, 10.0],
+        };
+        let r = Runner::new(&p, LevenbergMarquardt::new().with_bounds(b))
+            .run(vec![1.0, 0.1, 1.0])
+            .unwrap();
         assert!(r.params[2] >= 0.6);
     }
 

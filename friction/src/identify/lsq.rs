@@ -23,13 +23,24 @@ pub struct LsqSolution {
 pub fn solve(rows: &[Vec<f64>], b: &[f64], w: Option<&[f64]>) -> Result<LsqSolution, FitError> {
     let m = rows.len();
     let n = rows.first().map_or(0, Vec::len);
-    if m == 0 || n == 0 || b.len() != m || w.is_some_and(|w| w.len() != m) || rows.iter().any(|r| r.len() != n) {
-        return Err(FitError::Data(format!("least squares needs equal-length rows and targets (got {m} rows)")));
+    if m == 0
+        || n == 0
+        || b.len() != m
+        || w.is_some_and(|w| w.len() != m)
+        || rows.iter().any(|r| r.len() != n)
+    {
+        return Err(FitError::Data(format!(
+            "least squares needs equal-length rows and targets (got {m} rows)"
+        )));
     }
     if m < n {
-        return Err(FitError::Data(format!("{m} equations cannot determine {n} parameters")));
+        return Err(FitError::Data(format!(
+            "{m} equations cannot determine {n} parameters"
+        )));
     }
-    let sw: Vec<f64> = (0..m).map(|i| w.map_or(1.0, |w| w[i].max(0.0).sqrt())).collect();
+    let sw: Vec<f64> = (0..m)
+        .map(|i| w.map_or(1.0, |w| w[i].max(0.0).sqrt()))
+        .collect();
     let mut a = DMatrix::from_fn(m, n, |i, j| rows[i][j] * sw[i]);
     let y = DVector::from_fn(m, |i, _| b[i] * sw[i]);
     let scale: Vec<f64> = (0..n)
@@ -44,22 +55,32 @@ pub fn solve(rows: &[Vec<f64>], b: &[f64], w: Option<&[f64]>) -> Result<LsqSolut
     let svd = a.clone().svd(true, true);
     let tol = 1e-12 * svd.singular_values.max();
     if svd.singular_values.min() <= tol {
-        return Err(FitError::Data("the regressors are collinear: the data do not excite every parameter".into()));
+        return Err(FitError::Data(
+            "the regressors are collinear: the data do not excite every parameter".into(),
+        ));
     }
-    let x = svd.solve(&y, tol).map_err(|e| FitError::Bug(e.to_string()))?;
+    let x = svd
+        .solve(&y, tol)
+        .map_err(|e| FitError::Bug(e.to_string()))?;
     let resid = &a * &x - &y;
     let rss = resid.norm_squared();
     let theta: Vec<f64> = x.iter().zip(&scale).map(|(x, s)| x / s).collect();
     let std_errors = if m > n {
         let s2 = rss / (m - n) as f64;
         match (a.transpose() * &a).try_inverse() {
-            Some(inv) => (0..n).map(|j| (s2 * inv[(j, j)]).max(0.0).sqrt() / scale[j]).collect(),
+            Some(inv) => (0..n)
+                .map(|j| (s2 * inv[(j, j)]).max(0.0).sqrt() / scale[j])
+                .collect(),
             None => Vec::new(),
         }
     } else {
         Vec::new()
     };
-    Ok(LsqSolution { theta, rss, std_errors })
+    Ok(LsqSolution {
+        theta,
+        rss,
+        std_errors,
+    })
 }
 
 #[cfg(test)]
@@ -74,10 +95,17 @@ mod tests {
             .map(|k| {
                 let t = k as f64 * 1e-3;
                 let v = 50.0 * (7.0 * t).sin() + 3.0;
-                vec![350.0 * (7.0 * t).cos() + 100.0 * (31.0 * t).sin(), v, v.signum()]
+                vec![
+                    350.0 * (7.0 * t).cos() + 100.0 * (31.0 * t).sin(),
+                    v,
+                    v.signum(),
+                ]
             })
             .collect();
-        let b: Vec<f64> = rows.iter().map(|r| r.iter().zip(&truth).map(|(x, t)| x * t).sum()).collect();
+        let b: Vec<f64> = rows
+            .iter()
+            .map(|r| r.iter().zip(&truth).map(|(x, t)| x * t).sum())
+            .collect();
         let s = solve(&rows, &b, None).unwrap();
         for (e, t) in s.theta.iter().zip(&truth) {
             assert!((e - t).abs() / t < 1e-9, "{:?}", s.theta);
@@ -88,6 +116,11 @@ mod tests {
     fn collinear_data_is_refused() {
         let rows: Vec<Vec<f64>> = (0..10).map(|k| vec![k as f64, 2.0 * k as f64]).collect();
         let b = vec![1.0; 10];
-        assert!(solve(&rows, &b, None).unwrap_err().to_string().contains("collinear"));
+        assert!(
+            solve(&rows, &b, None)
+                .unwrap_err()
+                .to_string()
+                .contains("collinear")
+        );
     }
 }

@@ -31,7 +31,10 @@ impl Rls {
         Rls {
             theta: DVector::zeros(n),
             p: DMatrix::identity(n, n) * alpha,
-            scale: DVector::from_iterator(n, scale.iter().map(|s| if *s != 0.0 { *s } else { 1.0 })),
+            scale: DVector::from_iterator(
+                n,
+                scale.iter().map(|s| if *s != 0.0 { *s } else { 1.0 }),
+            ),
             lambda1: lambda1_0,
             lambda0,
             updates: 0,
@@ -41,7 +44,10 @@ impl Rls {
     /// One update with regressor `phi`, target `y` and weight `eta >= 0`.
     pub fn update(&mut self, phi: &[f64], y: f64, eta: f64) {
         self.lambda1 = self.lambda0 * self.lambda1 + 1.0 - self.lambda0;
-        let phi = DVector::from_iterator(phi.len(), phi.iter().zip(self.scale.iter()).map(|(x, s)| x * s));
+        let phi = DVector::from_iterator(
+            phi.len(),
+            phi.iter().zip(self.scale.iter()).map(|(x, s)| x * s),
+        );
         let pphi = &self.p * &phi;
         let den = self.lambda1 + eta * phi.dot(&pphi);
         if !(den.is_finite() && den > 0.0) {
@@ -58,7 +64,11 @@ impl Rls {
 
     /// The current estimate in physical units.
     pub fn theta(&self) -> Vec<f64> {
-        self.theta.iter().zip(self.scale.iter()).map(|(t, s)| t * s).collect()
+        self.theta
+            .iter()
+            .zip(self.scale.iter())
+            .map(|(t, s)| t * s)
+            .collect()
     }
 
     /// Number of updates applied.
@@ -78,7 +88,11 @@ mod tests {
         for k in 0..5000 {
             let t = k as f64 * 1e-3;
             let v = 50.0 * (7.0 * t).sin() + 3.0;
-            let phi = [350.0 * (7.0 * t).cos() + 100.0 * (31.0 * t).sin(), v, v.signum()];
+            let phi = [
+                350.0 * (7.0 * t).cos() + 100.0 * (31.0 * t).sin(),
+                v,
+                v.signum(),
+            ];
             let y: f64 = phi.iter().zip(&truth).map(|(x, t)| x * t).sum();
             rls.update(&phi, y, 1.0);
         }

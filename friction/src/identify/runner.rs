@@ -59,14 +59,25 @@ pub struct Runner<'a, P: Residuals + ?Sized, F: Fitter<P>> {
 
 impl<P: Residuals + ?Sized, F: Fitter<P>> std::fmt::Debug for Runner<'_, P, F> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Runner").field("fitter", &F::NAME).field("max_iters", &self.max_iters).finish()
+        f.debug_struct("Runner")
+            .field("fitter", &F::NAME)
+            .field("max_iters", &self.max_iters)
+            .finish()
     }
 }
 
 impl<'a, P: Residuals + ?Sized, F: Fitter<P>> Runner<'a, P, F> {
     /// A runner with a cap of 1000 iterations and no timeout.
     pub fn new(problem: &'a P, fitter: F) -> Self {
-        Runner { problem, fitter, max_iters: 1000, timeout: None, target_cost: None, cancel: None, observers: Vec::new() }
+        Runner {
+            problem,
+            fitter,
+            max_iters: 1000,
+            timeout: None,
+            target_cost: None,
+            cancel: None,
+            observers: Vec::new(),
+        }
     }
 
     /// Caps the iterations.
