@@ -5,6 +5,7 @@
 //! field and JSON `null`. The JSON document is
 //! `{"run": {...}, "columns": [...], "rows": [[...], ...]}`.
 
+use crate::store::Select;
 use crate::types::SampleSet;
 use crate::{Error, Store};
 use std::io::Write;
@@ -22,7 +23,7 @@ pub const SAMPLE_COLUMNS: [&str; 9] = [
     "flags",
 ];
 
-/// Samples read per page.
+/// Sample indices per page (whole chunks whose first index falls in the page).
 const PAGE: i64 = 20_000;
 
 /// Export format.
@@ -73,10 +74,11 @@ impl Store {
                 models.push(id);
             }
         }
-        let last: Option<i64> = sqlx::query_scalar("SELECT max(idx) FROM samples WHERE run_id = ?")
-            .bind(run)
-            .fetch_one(self.reader())
-            .await?;
+        let last: Option<i64> =
+            sqlx::query_scalar("SELECT max(idx0) FROM samples WHERE run_id = ?")
+                .bind(run)
+                .fetch_one(self.reader())
+                .await?;
         let columns: Vec<&str> = SAMPLE_COLUMNS
             .iter()
             .copied()
@@ -99,7 +101,9 @@ impl Store {
         let mut lo = 0_i64;
         while let Some(last) = last.filter(|&last| lo <= last) {
             let hi = (lo + PAGE).min(last + 1);
-            let set = self.read_idx_range(run, models.clone(), lo, hi, 1).await?;
+            let set = self
+                .read_chunks(run, models.clone(), Select::Idx0 { lo, hi }, 1)
+                .await?;
             match format {
                 Format::Csv => write_csv(out, &set)?,
                 Format::Json => write_json(out, &set, rows == 0)?,

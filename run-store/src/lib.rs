@@ -39,6 +39,7 @@
 
 #![deny(missing_docs)]
 
+mod chunk;
 mod error;
 mod export;
 mod recorder;

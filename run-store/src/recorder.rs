@@ -8,6 +8,7 @@
 //! If every sender disappears without `close` (the loop died), the task commits what it has and
 //! marks the run `interrupted`; if the process dies, [`Store::open`] does that at the next start.
 
+use crate::chunk::{MAX_CHUNK, encode_outputs, encode_samples};
 use crate::store::{finish, set_timing};
 use crate::types::{RunStatus, Sample, TimingStats};
 use crate::{Error, Store};
@@ -19,15 +20,8 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
-/// SQLite's bind-parameter limit per statement.
-const MAX_BINDS: usize = 32_766;
-/// Columns of a `samples` row.
-const SAMPLE_COLS: usize = 10;
-/// Columns of a `model_outputs` row.
-const OUTPUT_COLS: usize = 4;
-/// Rows per multi-row INSERT (kept under [`MAX_BINDS`]).
-const SAMPLE_ROWS_PER_STMT: usize = MAX_BINDS / SAMPLE_COLS;
-const OUTPUT_ROWS_PER_STMT: usize = MAX_BINDS / OUTPUT_COLS;
+/// Chunk rows per multi-row INSERT: 6 binds each, well under SQLite's 32 766 bind limit.
+const ROWS_PER_STMT: usize = 1000;
 
 /// Something the loop reports besides samples.
 #[derive(Clone, Debug, PartialEq)]
@@ -485,14 +479,20 @@ impl Writer {
         batches: &[Batch],
     ) -> Result<(u64, u64), Error> {
         let run = self.run_id;
-        let rows = sample_rows(batches);
-        for chunk in rows.chunks(SAMPLE_ROWS_PER_STMT) {
-            let mut qb = sample_insert(run, chunk);
+        let Chunks {
+            mut samples,
+            mut outputs,
+            sample_count,
+            output_count,
+        } = chunks(batches, self.models.len());
+        while !samples.is_empty() {
+            let rows: Vec<_> = samples.drain(..samples.len().min(ROWS_PER_STMT)).collect();
+            let mut qb = sample_insert(run, rows);
             qb.build().execute(&mut *conn).await?;
         }
-        let outs = output_rows(batches, self.models.len());
-        for chunk in outs.chunks(OUTPUT_ROWS_PER_STMT) {
-            let mut qb = output_insert(run, &self.models, chunk);
+        while !outputs.is_empty() {
+            let rows: Vec<_> = outputs.drain(..outputs.len().min(ROWS_PER_STMT)).collect();
+            let mut qb = output_insert(run, &self.models, rows);
             qb.build().execute(&mut *conn).await?;
         }
         for event in batches.iter().flat_map(|b| &b.events) {
@@ -513,65 +513,94 @@ impl Writer {
                 Event::Timing(timing) => set_timing(conn, run, timing).await?,
             }
         }
-        Ok((rows.len() as u64, outs.len() as u64))
+        Ok((sample_count, output_count))
     }
 }
 
-/// (index, sample) of every sample of `batches`.
-fn sample_rows(batches: &[Batch]) -> Vec<(i64, Sample)> {
-    let mut rows = Vec::with_capacity(batches.iter().map(|b| b.samples.len()).sum());
+/// A sample chunk row: idx0, n, t0, t1, data.
+type SampleRow = (i64, i64, f64, f64, Vec<u8>);
+/// A model-output chunk row: idx0, model slot, n, data.
+type OutputRow = (i64, usize, i64, Vec<u8>);
+
+/// The rows to insert for some batches.
+struct Chunks {
+    samples: Vec<SampleRow>,
+    outputs: Vec<OutputRow>,
+    sample_count: u64,
+    output_count: u64,
+}
+
+/// Cuts `batches` into chunks of consecutive sample indices (at most [`MAX_CHUNK`] each) and
+/// encodes them.
+fn chunks(batches: &[Batch], models: usize) -> Chunks {
+    let mut out = Chunks {
+        samples: Vec::new(),
+        outputs: Vec::new(),
+        sample_count: 0,
+        output_count: 0,
+    };
+    let mut idx0 = 0_u64;
+    let mut cur: Vec<Sample> = Vec::with_capacity(MAX_CHUNK);
+    let mut cur_out: Vec<f64> = Vec::with_capacity(MAX_CHUNK * models);
+    let mut close = |idx0: u64, cur: &mut Vec<Sample>, cur_out: &mut Vec<f64>| {
+        if cur.is_empty() {
+            return;
+        }
+        let n = cur.len();
+        let (t0, t1) = (cur[0].t, cur[n - 1].t);
+        out.samples
+            .push((idx0 as i64, n as i64, t0, t1, encode_samples(cur)));
+        for slot in 0..models {
+            let data = encode_outputs(cur_out, models, slot, 0..n);
+            out.outputs.push((idx0 as i64, slot, n as i64, data));
+        }
+        out.sample_count += n as u64;
+        out.output_count += (n * models) as u64;
+        cur.clear();
+        cur_out.clear();
+    };
     for b in batches {
         for (i, s) in b.samples.iter().enumerate() {
-            rows.push((b.first_idx as i64 + i as i64, *s));
+            let idx = b.first_idx + i as u64;
+            if cur.len() == MAX_CHUNK || (!cur.is_empty() && idx != idx0 + cur.len() as u64) {
+                close(idx0, &mut cur, &mut cur_out);
+            }
+            if cur.is_empty() {
+                idx0 = idx;
+            }
+            cur.push(*s);
+            cur_out.extend_from_slice(&b.outputs[i * models..(i + 1) * models]);
         }
     }
-    rows
+    close(idx0, &mut cur, &mut cur_out);
+    out
 }
 
-/// (index, model slot, force) of every model output of `batches`.
-fn output_rows(batches: &[Batch], models: usize) -> Vec<(i64, usize, f64)> {
-    let mut rows = Vec::with_capacity(batches.iter().map(|b| b.outputs.len()).sum());
-    if models == 0 {
-        return rows;
-    }
-    for b in batches {
-        for (j, &force) in b.outputs.iter().enumerate() {
-            rows.push((b.first_idx as i64 + (j / models) as i64, j % models, force));
-        }
-    }
-    rows
-}
-
-/// One multi-row INSERT of samples (at most [`SAMPLE_ROWS_PER_STMT`] rows).
-fn sample_insert(run: i64, chunk: &[(i64, Sample)]) -> QueryBuilder<Sqlite> {
-    let mut qb = QueryBuilder::<Sqlite>::new(
-        "INSERT INTO samples (run_id, idx, t, x, v, u_cmd, torque_motor, torque_sensor, \
-         segment, flags) ",
-    );
-    qb.push_values(chunk, |mut row, &(idx, s)| {
+/// One multi-row INSERT of sample chunks.
+fn sample_insert(run: i64, rows: Vec<SampleRow>) -> QueryBuilder<Sqlite> {
+    let mut qb =
+        QueryBuilder::<Sqlite>::new("INSERT INTO samples (run_id, idx0, n, t0, t1, data) ");
+    qb.push_values(rows, |mut row, (idx0, n, t0, t1, data)| {
         row.push_bind(run)
-            .push_bind(idx)
-            .push_bind(s.t)
-            .push_bind(s.x)
-            .push_bind(s.v)
-            .push_bind(s.u_cmd)
-            .push_bind(s.torque_motor)
-            .push_bind(s.torque_sensor)
-            .push_bind(i64::from(s.segment))
-            .push_bind(i64::from(s.flags));
+            .push_bind(idx0)
+            .push_bind(n)
+            .push_bind(t0)
+            .push_bind(t1)
+            .push_bind(data);
     });
     qb
 }
 
-/// One multi-row INSERT of model outputs (at most [`OUTPUT_ROWS_PER_STMT`] rows).
-fn output_insert(run: i64, models: &[String], chunk: &[(i64, usize, f64)]) -> QueryBuilder<Sqlite> {
+/// One multi-row INSERT of model-output chunks.
+fn output_insert(run: i64, models: &[String], rows: Vec<OutputRow>) -> QueryBuilder<Sqlite> {
     let mut qb =
-        QueryBuilder::<Sqlite>::new("INSERT INTO model_outputs (run_id, idx, model, force) ");
-    qb.push_values(chunk, |mut row, &(idx, slot, force)| {
+        QueryBuilder::<Sqlite>::new("INSERT INTO model_outputs (run_id, idx0, model, n, force) ");
+    qb.push_values(rows, |mut row, (idx0, slot, n, data)| {
         row.push_bind(run)
-            .push_bind(idx)
+            .push_bind(idx0)
             .push_bind(models[slot].clone())
-            .push_bind(force);
+            .push_bind(n)
+            .push_bind(data);
     });
     qb
 }

@@ -1,9 +1,10 @@
 //! The store: opening (migrations, recovery of interrupted runs), run records and queries.
 
 use crate::Error;
+use crate::chunk::{SampleChunk, output_at};
 use crate::types::{
-    LogEntry, NewRun, ParameterSet, Run, RunFilter, RunPage, RunStatus, RunSummary, Sample,
-    SampleQuery, SampleSet, TimingStats,
+    LogEntry, NewRun, ParameterSet, Run, RunFilter, RunPage, RunStatus, RunSummary, SampleQuery,
+    SampleSet, TimingStats,
 };
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
@@ -72,23 +73,27 @@ struct SummaryRow {
 }
 
 #[derive(FromRow)]
-struct SampleRow {
-    idx: i64,
-    t: Option<f64>,
-    x: Option<f64>,
-    v: Option<f64>,
-    u_cmd: Option<f64>,
-    torque_motor: Option<f64>,
-    torque_sensor: Option<f64>,
-    segment: i64,
-    flags: i64,
+struct ChunkRow {
+    idx0: i64,
+    n: i64,
+    data: Vec<u8>,
 }
 
 #[derive(FromRow)]
-struct OutputRow {
-    idx: i64,
+struct OutputChunkRow {
+    idx0: i64,
     model: String,
-    force: Option<f64>,
+    n: i64,
+    force: Vec<u8>,
+}
+
+/// Which sample chunks to read.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Select {
+    /// Chunks overlapping a time range; samples inside it.
+    Time { from: Option<f64>, to: Option<f64> },
+    /// Chunks whose first index is in `[lo, hi)`; all their samples.
+    Idx0 { lo: i64, hi: i64 },
 }
 
 #[derive(FromRow)]
@@ -107,25 +112,6 @@ fn status_of(text: &str) -> Result<RunStatus, Error> {
             format!("BUG: runs.status holds {e}").into(),
         ))
     })
-}
-
-fn nan(v: Option<f64>) -> f64 {
-    v.unwrap_or(f64::NAN)
-}
-
-impl SampleRow {
-    fn sample(&self) -> Sample {
-        Sample {
-            t: nan(self.t),
-            x: nan(self.x),
-            v: nan(self.v),
-            u_cmd: nan(self.u_cmd),
-            torque_motor: nan(self.torque_motor),
-            torque_sensor: nan(self.torque_sensor),
-            segment: self.segment as u32,
-            flags: self.flags as u32,
-        }
-    }
 }
 
 impl Store {
@@ -401,66 +387,15 @@ impl Store {
         })
     }
 
-    /// The first stored sample of `run` at or after index `from` whose time is at least `t`
-    /// (or above `t` if `strict`); `None` if there is none. Samples are keyed by index and their
-    /// time increases with it, so a binary search over the index finds it in O(log² n) without
-    /// an index on `t`.
-    async fn first_idx_at(&self, run: i64, t: f64, strict: bool) -> Result<Option<i64>, Error> {
-        // Probe: the first stored sample at index >= k.
-        let probe = async |k: i64| -> Result<Option<(i64, Option<f64>)>, Error> {
-            Ok(sqlx::query_as(
-                "SELECT idx, t FROM samples WHERE run_id = ? AND idx >= ? ORDER BY idx LIMIT 1",
-            )
-            .bind(run)
-            .bind(k)
-            .fetch_optional(&self.read)
-            .await?)
-        };
-        let past = |tk: Option<f64>| match tk {
-            Some(tk) if strict => tk > t,
-            Some(tk) => tk >= t,
-            None => false,
-        };
-        let Some(last) =
-            sqlx::query_scalar::<_, Option<i64>>("SELECT max(idx) FROM samples WHERE run_id = ?")
-                .bind(run)
-                .fetch_one(&self.read)
-                .await?
-        else {
-            return Ok(None);
-        };
-        // Invariant: no sample below `lo` qualifies; probe(hi) qualifies or hi = last + 1.
-        let (mut lo, mut hi) = (0_i64, last + 1);
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            match probe(mid).await? {
-                Some((k, tk)) if past(tk) => hi = mid.min(k),
-                Some((k, _)) => lo = k + 1,
-                None => hi = mid,
-            }
-        }
-        Ok(probe(lo).await?.filter(|&(_, tk)| past(tk)).map(|(k, _)| k))
-    }
-
-    /// The index range `[lo, hi)` of the samples of `run` inside `[from_t, to_t]`.
-    async fn idx_range(&self, run: i64, q: &SampleQuery) -> Result<(i64, i64), Error> {
-        let lo = match q.from_t {
-            Some(t) => self.first_idx_at(run, t, false).await?.unwrap_or(i64::MAX),
-            None => 0,
-        };
-        let hi = match q.to_t {
-            Some(t) => self.first_idx_at(run, t, true).await?.unwrap_or(i64::MAX),
-            None => i64::MAX,
-        };
-        Ok((lo, hi))
-    }
-
     /// Samples of a run by time range and decimation, with its model outputs aligned.
     pub async fn samples(&self, run: i64, q: &SampleQuery) -> Result<SampleSet, Error> {
         let models = self.run_models(run).await?;
         check_query(q)?;
-        let (lo, hi) = self.idx_range(run, q).await?;
-        self.read_idx_range(run, models, lo, hi, q.every).await
+        let select = Select::Time {
+            from: q.from_t,
+            to: q.to_t,
+        };
+        self.read_chunks(run, models, select, q.every).await
     }
 
     /// The lockstep model ids of a run (an error if there is no such run).
@@ -473,35 +408,71 @@ impl Store {
         Ok(serde_json::from_str(&models)?)
     }
 
-    /// Samples with index in `[lo, hi)` and a multiple of `every`, with outputs of `models`.
-    pub(crate) async fn read_idx_range(
+    /// The samples `select` picks whose index is a multiple of `every`, with the outputs of
+    /// `models` (and of any other model found) aligned.
+    pub(crate) async fn read_chunks(
         &self,
         run: i64,
         mut models: Vec<String>,
-        lo: i64,
-        hi: i64,
+        select: Select,
         every: u64,
     ) -> Result<SampleSet, Error> {
-        let every = i64::try_from(every.max(1)).unwrap_or(i64::MAX);
-        let rows: Vec<SampleRow> = sqlx::query_as(
-            "SELECT idx, t, x, v, u_cmd, torque_motor, torque_sensor, segment, flags
-             FROM samples WHERE run_id = ? AND idx >= ? AND idx < ? AND idx % ? = 0
-             ORDER BY idx",
+        let every = every.max(1);
+        let mut qb =
+            QueryBuilder::<Sqlite>::new("SELECT idx0, n, data FROM samples WHERE run_id = ");
+        qb.push_bind(run);
+        let (from, to) = match select {
+            Select::Time { from, to } => {
+                if let Some(from) = from {
+                    qb.push(" AND t1 >= ").push_bind(from);
+                }
+                if let Some(to) = to {
+                    qb.push(" AND t0 <= ").push_bind(to);
+                }
+                (from, to)
+            }
+            Select::Idx0 { lo, hi } => {
+                qb.push(" AND idx0 >= ").push_bind(lo);
+                qb.push(" AND idx0 < ").push_bind(hi);
+                (None, None)
+            }
+        };
+        qb.push(" ORDER BY idx0");
+        let chunks: Vec<ChunkRow> = qb.build_query_as().fetch_all(&self.read).await?;
+        let mut set = SampleSet::default();
+        for c in &chunks {
+            let n = usize::try_from(c.n).unwrap_or(0);
+            let chunk = SampleChunk::new(n, &c.data).ok_or_else(|| {
+                bad_chunk(format!(
+                    "samples of run {run} at {} hold {} bytes",
+                    c.idx0,
+                    c.data.len()
+                ))
+            })?;
+            for i in 0..n {
+                let idx = c.idx0 as u64 + i as u64;
+                if idx % every != 0 {
+                    continue;
+                }
+                let t = chunk.t(i);
+                if from.is_some_and(|f| !(t >= f)) || to.is_some_and(|to| !(t <= to)) {
+                    continue;
+                }
+                set.idx.push(idx);
+                set.samples.push(chunk.get(i));
+            }
+        }
+        let (Some(first), Some(last)) = (chunks.first(), chunks.last()) else {
+            set.models = models;
+            return Ok(set);
+        };
+        let outs: Vec<OutputChunkRow> = sqlx::query_as(
+            "SELECT idx0, model, n, force FROM model_outputs
+             WHERE run_id = ? AND idx0 >= ? AND idx0 <= ? ORDER BY idx0",
         )
         .bind(run)
-        .bind(lo)
-        .bind(hi)
-        .bind(every)
-        .fetch_all(&self.read)
-        .await?;
-        let outs: Vec<OutputRow> = sqlx::query_as(
-            "SELECT idx, model, force FROM model_outputs
-             WHERE run_id = ? AND idx >= ? AND idx < ? AND idx % ? = 0 ORDER BY idx",
-        )
-        .bind(run)
-        .bind(lo)
-        .bind(hi)
-        .bind(every)
+        .bind(first.idx0)
+        .bind(last.idx0)
         .fetch_all(&self.read)
         .await?;
         for o in &outs {
@@ -510,25 +481,27 @@ impl Store {
             }
         }
         let m = models.len();
-        let idx: Vec<u64> = rows.iter().map(|r| r.idx as u64).collect();
-        let mut outputs = vec![f64::NAN; rows.len() * m];
-        let mut col = 0;
+        set.outputs = vec![f64::NAN; set.samples.len() * m];
         for o in &outs {
-            // Outputs come in sample order; the model column is usually the next one.
-            if models.get(col) != Some(&o.model) {
-                col = models.iter().position(|id| id == &o.model).unwrap_or(0);
+            let n = usize::try_from(o.n).unwrap_or(0);
+            if o.force.len() != n * 8 {
+                return Err(bad_chunk(format!(
+                    "outputs of {} in run {run} at {} hold {} bytes",
+                    o.model,
+                    o.idx0,
+                    o.force.len()
+                )));
             }
-            if let Ok(i) = idx.binary_search(&(o.idx as u64)) {
-                outputs[i * m + col] = nan(o.force);
+            let col = models.iter().position(|id| id == &o.model).unwrap_or(0);
+            let (lo, hi) = (o.idx0 as u64, o.idx0 as u64 + n as u64);
+            let mut p = set.idx.partition_point(|&k| k < lo);
+            while p < set.idx.len() && set.idx[p] < hi {
+                set.outputs[p * m + col] = output_at(&o.force, (set.idx[p] - lo) as usize);
+                p += 1;
             }
-            col = (col + 1) % m.max(1);
         }
-        Ok(SampleSet {
-            models,
-            idx,
-            samples: rows.iter().map(SampleRow::sample).collect(),
-            outputs,
-        })
+        set.models = models;
+        Ok(set)
     }
 
     /// Stores a parameter set; returns its id.
@@ -574,6 +547,12 @@ impl Store {
             })
             .collect()
     }
+}
+
+fn bad_chunk(what: String) -> Error {
+    Error::Database(sqlx::Error::Decode(
+        format!("BUG: corrupt chunk: {what}").into(),
+    ))
 }
 
 fn check_query(q: &SampleQuery) -> Result<(), Error> {

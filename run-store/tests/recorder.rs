@@ -21,10 +21,12 @@ async fn samples_written_through_the_recorder_come_back_identical_by_range_and_d
     let recorder = Recorder::start(&store, id, config).await.unwrap();
     assert_eq!(store.run(id).await.unwrap().status, RunStatus::Running);
     let tx = recorder.sender();
-    let n = 5_000;
-    for first in (0..n).step_by(100) {
+    let n = 10_000;
+    for first in (0..5_000).step_by(100) {
         tx.send(batch(first, 100, models.len())).await.unwrap();
     }
+    // One batch longer than a chunk.
+    tx.send(batch(5_000, 5_000, models.len())).await.unwrap();
     let timing = TimingStats {
         period_error_p50_us: Some(3.5),
         period_error_p99_us: Some(21.0),
@@ -34,7 +36,7 @@ async fn samples_written_through_the_recorder_come_back_identical_by_range_and_d
     tx.send(run_store::Batch {
         first_idx: n,
         events: vec![Event::Log {
-            t: Some(4.999),
+            t: Some(9.999),
             reason: "limit warning".into(),
         }],
         ..Default::default()
@@ -57,7 +59,7 @@ async fn samples_written_through_the_recorder_come_back_identical_by_range_and_d
     assert!(run.started_at.is_some() && run.finished_at.is_some());
     assert_eq!(run.interruption_log.len(), 1);
     assert_eq!(run.interruption_log[0].reason, "limit warning");
-    assert_eq!(run.interruption_log[0].t, Some(4.999));
+    assert_eq!(run.interruption_log[0].t, Some(9.999));
 
     // Everything.
     let all = store.samples(id, &SampleQuery::default()).await.unwrap();
@@ -70,15 +72,15 @@ async fn samples_written_through_the_recorder_come_back_identical_by_range_and_d
         assert_eq!(all.outputs_at(i), [output(k, 0), output(k, 1)]);
     }
 
-    // A time range with decimation: indices that are multiples of 7 with 1.2 <= t <= 2.5.
+    // A time range with decimation: indices that are multiples of 7 with 1.2 <= t <= 8.5.
     let q = SampleQuery {
         from_t: Some(1.2),
-        to_t: Some(2.5),
+        to_t: Some(8.5),
         every: 7,
     };
     let part = store.samples(id, &q).await.unwrap();
     let want: Vec<u64> = (0..n)
-        .filter(|&k| k % 7 == 0 && sample(k).t >= 1.2 && sample(k).t <= 2.5)
+        .filter(|&k| k % 7 == 0 && sample(k).t >= 1.2 && sample(k).t <= 8.5)
         .collect();
     assert_eq!(part.idx, want);
     for (i, &k) in part.idx.iter().enumerate() {

@@ -30,7 +30,11 @@ pub fn sample(k: u64) -> Sample {
     let t = k as f64 * 1e-3;
     Sample {
         t,
-        x: (0.7 * t).sin() * 1e-3 + 1.0 / 3.0,
+        x: if k == 3 {
+            -0.0
+        } else {
+            (0.7 * t).sin() * 1e-3 + 1.0 / 3.0
+        },
         v: (0.7 * t).cos() * 0.7e-3,
         u_cmd: 0.1 * k as f64 + 0.123_456_789,
         torque_motor: -(k as f64) / 7.0,
@@ -59,10 +63,9 @@ pub fn batch(first: u64, n: u64, models: usize) -> Batch {
     b
 }
 
-/// Equality of every channel, NaN equal to NaN. (Exact: `==` on f64 differs from bit equality
-/// only for -0.0, which SQLite stores as 0.)
+/// Bit-for-bit equality of every channel (NaN and -0.0 included).
 pub fn same(a: &Sample, b: &Sample) -> bool {
-    let eq = |x: f64, y: f64| x == y || (x.is_nan() && y.is_nan());
-    let ch = |s: &Sample| [s.t, s.x, s.v, s.u_cmd, s.torque_motor, s.torque_sensor];
-    ch(a).iter().zip(ch(b)).all(|(&x, y)| eq(x, y)) && a.segment == b.segment && a.flags == b.flags
+    let ch =
+        |s: &Sample| [s.t, s.x, s.v, s.u_cmd, s.torque_motor, s.torque_sensor].map(f64::to_bits);
+    ch(a) == ch(b) && a.segment == b.segment && a.flags == b.flags
 }

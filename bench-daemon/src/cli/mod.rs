@@ -2,6 +2,8 @@
 
 pub mod models;
 pub mod perf;
+pub mod perf_storage;
+pub mod runs;
 pub mod simulate;
 
 /// Bad input from the user (unknown model, bad parameter, bad scenario): exit code 2.

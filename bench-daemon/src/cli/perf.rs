@@ -11,6 +11,8 @@ use std::time::Instant;
 pub enum PerfCommand {
     /// ns per step of each friction model, all models per sample, and one hour of 1 kHz replay.
     Models(PerfModelsArgs),
+    /// Samples per second into SQLite through the run recorder (goal >= 1 M/s).
+    Storage(super::perf_storage::PerfStorageArgs),
 }
 
 /// Arguments of `bench perf models`.
@@ -28,6 +30,7 @@ pub struct PerfModelsArgs {
 pub fn run(cmd: &PerfCommand) -> anyhow::Result<()> {
     match cmd {
         PerfCommand::Models(args) => models(args),
+        PerfCommand::Storage(args) => super::perf_storage::run(args),
     }
 }
 
