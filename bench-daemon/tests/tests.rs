@@ -1,4 +1,5 @@
 //! Integration tests of the `bench` binary, by theme.
 
 mod cli_models;
+mod cli_runs;
 mod util;

@@ -451,11 +451,14 @@ impl Store {
             })?;
             for i in 0..n {
                 let idx = c.idx0 as u64 + i as u64;
-                if idx % every != 0 {
+                if !idx.is_multiple_of(every) {
                     continue;
                 }
                 let t = chunk.t(i);
-                if from.is_some_and(|f| !(t >= f)) || to.is_some_and(|to| !(t <= to)) {
+                // A NaN time is outside every range.
+                let inside =
+                    from.is_none_or(|f| t >= f && !t.is_nan()) && to.is_none_or(|to| t <= to);
+                if !inside {
                     continue;
                 }
                 set.idx.push(idx);
