@@ -51,7 +51,7 @@ pub enum Error {
     /// A JSON column could not be encoded or decoded.
     #[error("json: {0}")]
     Json(#[from] serde_json::Error),
-    /// Writing an export failed.
-    #[error("export: {0}")]
+    /// A file operation failed (creating the database directory, writing an export).
+    #[error("io: {0}")]
     Io(#[from] std::io::Error),
 }

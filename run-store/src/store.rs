@@ -115,10 +115,13 @@ fn status_of(text: &str) -> Result<RunStatus, Error> {
 }
 
 impl Store {
-    /// Opens (creating if missing) the store at `path` for the daemon: applies the migrations,
+    /// Opens (creating it and its directory if missing) the store at `path` for the daemon: applies the migrations,
     /// then marks every run left `running` as `interrupted` (their committed samples stay).
     /// [`Store::interrupted_at_open`] lists them.
     pub async fn open(path: impl AsRef<Path>) -> Result<Store, Error> {
+        if let Some(dir) = path.as_ref().parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir)?;
+        }
         let mut store = Store::connect(path.as_ref(), true).await?;
         store.interrupted = store.mark_interrupted().await?;
         Ok(store)

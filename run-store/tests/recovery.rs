@@ -8,7 +8,7 @@ use std::time::Duration;
 #[tokio::test]
 async fn migrations_apply_on_a_fresh_file_in_wal_mode() {
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("fresh.db");
+    let path = dir.path().join("new-dir").join("fresh.db");
     assert!(Store::open_existing(&path).await.is_err(), "no file yet");
     let store = Store::open(&path).await.unwrap();
     assert!(path.is_file());
