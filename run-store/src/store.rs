@@ -117,7 +117,9 @@ fn status_of(text: &str) -> Result<RunStatus, Error> {
 impl Store {
     /// Opens (creating it and its directory if missing) the store at `path` for the daemon: applies the migrations,
     /// then marks every run left `running` as `interrupted` (their committed samples stay).
-    /// [`Store::interrupted_at_open`] lists them.
+    /// [`Store::interrupted_at_open`] lists them. Only the process that records runs (the daemon)
+    /// may call this: a second process opening the file this way would mark the first one's
+    /// live runs interrupted. Readers use [`Store::open_existing`].
     pub async fn open(path: impl AsRef<Path>) -> Result<Store, Error> {
         if let Some(dir) = path.as_ref().parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir)?;

@@ -209,3 +209,28 @@ async fn a_closed_recorder_sets_the_final_status_and_reason() {
             .is_err()
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plain_thread_without_a_runtime_can_feed_the_recorder() {
+    // The control loop runs on its own OS thread, outside tokio.
+    let (_dir, store) = temp_store().await;
+    let id = store
+        .create_run(&new_run("prbs", &["lugre"]))
+        .await
+        .unwrap();
+    let recorder = Recorder::start(&store, id, RecorderConfig::default())
+        .await
+        .unwrap();
+    let tx = recorder.sender();
+    let sent = std::thread::spawn(move || {
+        (0..20)
+            .filter(|&b| tx.try_send(batch(b * 50, 50, 1)).is_ok())
+            .count() as u64
+    })
+    .join()
+    .unwrap();
+    let summary = recorder.close(Finish::completed(None)).await.unwrap();
+    assert_eq!(summary.samples, sent * 50);
+    assert_eq!(summary.dropped_batches, 20 - sent);
+    assert_eq!(store.run(id).await.unwrap().sample_count, sent * 50);
+}
