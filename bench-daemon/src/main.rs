@@ -22,6 +22,10 @@ enum Command {
     Models(cli::models::ModelsArgs),
     /// Run one friction model in a scenario and print the trajectory (CSV or JSON).
     Simulate(cli::simulate::SimulateArgs),
+    /// Read every readable signal of a device and print JSON lines in SI units.
+    Probe(cli::probe::ProbeArgs),
+    /// Fit a model's parameters to recorded data with one identification procedure.
+    Fit(cli::fit::FitArgs),
     /// Benchmarks that print figures.
     #[command(subcommand)]
     Perf(cli::perf::PerfCommand),
@@ -37,6 +41,8 @@ fn main() -> ExitCode {
         Command::Simulate(args) => cli::simulate::run(&args),
         Command::Perf(cmd) => cli::perf::run(&cmd),
         Command::Runs(cmd) => cli::runs::run(&cmd),
+        Command::Probe(args) => cli::block_on(cli::probe::run(args)),
+        Command::Fit(args) => cli::fit::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,5 +1,6 @@
 //! Integration tests of the `bench` binary, by theme.
 
+mod cli_fit;
 mod cli_models;
 mod cli_runs;
 mod util;

@@ -7,7 +7,7 @@ use std::time::Instant;
 /// One model's output for one sample.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct ModelOutput {
-    /// Predicted friction [N or N m].
+    /// Predicted friction \[N or N m\].
     pub force: f64,
 }
 

@@ -9,15 +9,15 @@ use serde::{Deserialize, Serialize};
 /// `v`, switched models also `u`, Sánchez-Mazuca models also `du_dt`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Input {
-    /// Time [s].
+    /// Time \[s\].
     pub t: f64,
-    /// Relative position [m or rad].
+    /// Relative position \[m or rad\].
     pub x: f64,
-    /// Relative velocity [m/s or rad/s].
+    /// Relative velocity \[m/s or rad/s\].
     pub v: f64,
-    /// Applied force or torque, excluding friction [N or N m].
+    /// Applied force or torque, excluding friction \[N or N m\].
     pub u: f64,
-    /// Rate of the applied force or torque [N/s or N m/s].
+    /// Rate of the applied force or torque \[N/s or N m/s\].
     pub du_dt: f64,
 }
 

@@ -10,24 +10,24 @@
 pub enum StepLaw {
     /// `F = offset + damping * v_{k+1}`, `damping >= 0`.
     Smooth {
-        /// Friction at `v_{k+1} = 0` [N].
+        /// Friction at `v_{k+1} = 0` \[N\].
         offset: f64,
-        /// Slope of the friction in `v_{k+1}` over this step [N s/m] (stiffness × h included).
+        /// Slope of the friction in `v_{k+1}` over this step \[N s/m\] (stiffness × h included).
         damping: f64,
     },
     /// Set-valued at rest (Kikuuwe et al. 2005, MODELS.md §1.4): the body stays at rest if the
     /// force needed to stop it lies in `[-limit_neg, limit_pos]`; otherwise it slides in
     /// direction `d` with `F = d * kinetic_d + damping * v_{k+1}`.
     Stick {
-        /// Breakaway level for positive motion [N].
+        /// Breakaway level for positive motion \[N\].
         limit_pos: f64,
-        /// Breakaway level for negative motion [N] (a magnitude).
+        /// Breakaway level for negative motion \[N\] (a magnitude).
         limit_neg: f64,
-        /// Kinetic level (magnitude) when sliding positively, frozen at `v_k` [N].
+        /// Kinetic level (magnitude) when sliding positively, frozen at `v_k` \[N\].
         kinetic_pos: f64,
-        /// Kinetic level (magnitude) when sliding negatively, frozen at `v_k` [N].
+        /// Kinetic level (magnitude) when sliding negatively, frozen at `v_k` \[N\].
         kinetic_neg: f64,
-        /// Viscous slope while sliding [N s/m].
+        /// Viscous slope while sliding \[N s/m\].
         damping: f64,
     },
 }
@@ -36,13 +36,13 @@ pub enum StepLaw {
 /// has `cu = k h`), mass `m` and velocity `v_k`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct PlantSide {
-    /// Mass or inertia [kg or kg m^2].
+    /// Mass or inertia \[kg or kg m^2\].
     pub mass: f64,
     /// Velocity at the start of the step.
     pub v: f64,
-    /// Applied force if the body ends the step at rest [N].
+    /// Applied force if the body ends the step at rest \[N\].
     pub u0: f64,
-    /// Slope of the applied force in `v_{k+1}` (>= 0) [N s/m].
+    /// Slope of the applied force in `v_{k+1}` (>= 0) \[N s/m\].
     pub cu: f64,
 }
 

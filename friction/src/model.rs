@@ -20,6 +20,21 @@ pub struct ParamDoc {
     pub description: &'static str,
 }
 
+impl ParamDoc {
+    /// A parameter's documentation.
+    pub const fn new(
+        name: &'static str,
+        unit: &'static str,
+        description: &'static str,
+    ) -> ParamDoc {
+        ParamDoc {
+            name,
+            unit,
+            description,
+        }
+    }
+}
+
 /// A parameter set that can check itself.
 pub trait Validate {
     /// Returns the first rule broken, naming the parameter.

@@ -12,31 +12,31 @@ use crate::{Input, StepLaw};
 /// Plant parameters.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct PlantParams {
-    /// Mass [kg] or inertia [kg m^2].
+    /// Mass \[kg\] or inertia \[kg m^2\].
     pub mass: f64,
 }
 
 /// Plant state.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct PlantState {
-    /// Time [s].
+    /// Time \[s\].
     pub t: f64,
-    /// Position [m or rad].
+    /// Position \[m or rad\].
     pub x: f64,
-    /// Velocity [m/s or rad/s].
+    /// Velocity \[m/s or rad/s\].
     pub v: f64,
 }
 
 /// The applied force over one step: `u(v_{k+1}) = u0 - cu v_{k+1}`.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Applied {
-    /// Applied force at the start of the step, as the model sees it [N].
+    /// Applied force at the start of the step, as the model sees it \[N\].
     pub u: f64,
-    /// Applied force if the body ends the step at rest [N].
+    /// Applied force if the body ends the step at rest \[N\].
     pub u0: f64,
-    /// Slope of the applied force in `v_{k+1}` [N s/m] (`k h` for a spring).
+    /// Slope of the applied force in `v_{k+1}` \[N s/m\] (`k h` for a spring).
     pub cu: f64,
-    /// Rate of the applied force [N/s].
+    /// Rate of the applied force \[N/s\].
     pub du_dt: f64,
 }
 

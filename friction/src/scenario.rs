@@ -32,13 +32,13 @@ pub enum Profile {
     Sine {
         /// Amplitude.
         amplitude: f64,
-        /// Angular frequency [rad/s].
+        /// Angular frequency \[rad/s\].
         #[serde(default)]
         omega: f64,
         /// Offset.
         #[serde(default)]
         offset: f64,
-        /// Phase [rad].
+        /// Phase \[rad\].
         #[serde(default)]
         phase: f64,
     },
@@ -46,7 +46,7 @@ pub enum Profile {
     Step {
         /// Value after the step.
         value: f64,
-        /// Step time [s].
+        /// Step time \[s\].
         #[serde(default)]
         at: f64,
     },
@@ -55,13 +55,13 @@ pub enum Profile {
     Chirp {
         /// Amplitude.
         amplitude: f64,
-        /// Start frequency [Hz].
+        /// Start frequency \[Hz\].
         #[serde(default)]
         f0: f64,
-        /// End frequency [Hz].
+        /// End frequency \[Hz\].
         #[serde(default)]
         f1: f64,
-        /// Sweep duration [s].
+        /// Sweep duration \[s\].
         #[serde(default)]
         duration: f64,
         /// Offset.
@@ -70,7 +70,7 @@ pub enum Profile {
     },
     /// Linear interpolation of samples, held beyond the ends.
     Samples {
-        /// Strictly increasing times [s].
+        /// Strictly increasing times \[s\].
         t: Vec<f64>,
         /// Values at those times.
         value: Vec<f64>,
@@ -238,31 +238,31 @@ impl Profile {
 pub enum Scenario {
     /// A mass on a spring whose far end moves at `pull_velocity` until `pull_stop_s` (stick-slip).
     SpringPull {
-        /// Mass or inertia [kg].
+        /// Mass or inertia \[kg\].
         mass: f64,
-        /// Spring stiffness [N/m].
+        /// Spring stiffness \[N/m\].
         stiffness: f64,
-        /// Velocity of the spring's far end [m/s].
+        /// Velocity of the spring's far end \[m/s\].
         pull_velocity: f64,
-        /// Time at which the far end stops [s]; never if absent.
+        /// Time at which the far end stops \[s\]; never if absent.
         #[serde(default)]
         pull_stop_s: Option<f64>,
     },
     /// A force profile applied to a mass.
     Force {
-        /// Mass or inertia [kg].
+        /// Mass or inertia \[kg\].
         mass: f64,
-        /// Applied force [N].
+        /// Applied force \[N\].
         force: Profile,
     },
     /// Prescribed velocity; the model predicts the friction.
     Velocity {
-        /// Velocity [m/s].
+        /// Velocity \[m/s\].
         velocity: Profile,
     },
     /// Prescribed position; the model predicts the friction.
     Position {
-        /// Position [m].
+        /// Position \[m\].
         position: Profile,
     },
 }
@@ -328,7 +328,7 @@ impl Scenario {
 /// One output sample of a simulation.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Row {
-    /// Time [s].
+    /// Time \[s\].
     pub t: f64,
     /// Position at `t`.
     pub x: f64,

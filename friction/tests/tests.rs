@@ -1,5 +1,6 @@
 //! Integration tests of the friction library, by theme.
 
+mod identify;
 mod papers;
 mod robustness;
 mod util;

@@ -50,3 +50,36 @@ pub fn mean_period(crossings: &[f64], skip: usize) -> f64 {
     assert!(c.len() >= 2, "too few crossings: {crossings:?}");
     (c[c.len() - 1] - c[0]) / (c.len() - 1) as f64
 }
+
+/// A tiny seeded generator (SplitMix64) with Gaussian samples (Box–Muller), for reproducible
+/// noise in the identification tests.
+pub struct Rng(u64);
+
+impl Rng {
+    /// A generator from `seed`.
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed)
+    }
+
+    /// Uniform in [0, 1).
+    pub fn uniform(&mut self) -> f64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^= z >> 31;
+        (z >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    /// Normal with standard deviation `sd`.
+    pub fn normal(&mut self, sd: f64) -> f64 {
+        let u1 = self.uniform().max(1e-300);
+        let u2 = self.uniform();
+        sd * (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()
+    }
+}
+
+/// Rounds `x` to a multiple of `q` (encoder quantisation).
+pub fn quantise(x: f64, q: f64) -> f64 {
+    (x / q).round() * q
+}

@@ -1,8 +1,10 @@
 //! One module per subcommand.
 
+pub mod fit;
 pub mod models;
 pub mod perf;
 pub mod perf_storage;
+pub mod probe;
 pub mod runs;
 pub mod simulate;
 
@@ -23,4 +25,9 @@ pub fn json_arg(flag: &str, text: &str) -> anyhow::Result<serde_json::Value> {
     };
     serde_json::from_str(&body)
         .map_err(|e| InputError(format!("{flag}: {source} is not valid JSON: {e}")).into())
+}
+
+/// Runs an async subcommand on a multi-threaded tokio runtime.
+pub fn block_on(f: impl std::future::Future<Output = anyhow::Result<()>>) -> anyhow::Result<()> {
+    tokio::runtime::Runtime::new()?.block_on(f)
 }

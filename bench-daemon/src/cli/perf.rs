@@ -13,6 +13,19 @@ pub enum PerfCommand {
     Models(PerfModelsArgs),
     /// Samples per second into SQLite through the run recorder (goal >= 1 M/s).
     Storage(super::perf_storage::PerfStorageArgs),
+    /// ms per static-curve fit (S4 Table 1 curve, 40 points per direction, both directions).
+    Fit(PerfFitArgs),
+}
+
+/// Arguments of `bench perf fit`.
+#[derive(Debug, clap::Args)]
+pub struct PerfFitArgs {
+    /// Print JSON: `static_curve_ms` (median), `static_curve_ms_max`, `runs`.
+    #[arg(long)]
+    json: bool,
+    /// Number of fits timed.
+    #[arg(long, default_value_t = 50)]
+    runs: usize,
 }
 
 /// Arguments of `bench perf models`.
@@ -31,6 +44,7 @@ pub fn run(cmd: &PerfCommand) -> anyhow::Result<()> {
     match cmd {
         PerfCommand::Models(args) => models(args),
         PerfCommand::Storage(args) => super::perf_storage::run(args),
+        PerfCommand::Fit(args) => fit(args),
     }
 }
 
@@ -134,6 +148,53 @@ fn models(args: &PerfModelsArgs) -> anyhow::Result<()> {
             w,
             "one hour of 1 kHz samples through all models: {replay_s:.2} s (budget 5 s)"
         )?;
+    }
+    Ok(())
+}
+
+/// Times `static_curve` on S4 Table 1 sweep points (Armstrong curve, 40 log-spaced speeds per
+/// direction from 2 mrad/s to 3 rad/s, deterministic 0.02 N m scatter), model `stribeck_exp`.
+fn fit(args: &PerfFitArgs) -> anyhow::Result<()> {
+    use friction::identify::procedures::{Given, Table, run};
+    let sets = [
+        (1.0, [8.955, 5.234, 17.617, 0.145, 1.032]),
+        (-1.0, [10.01, 5.335, 23.813, 0.078, 1.286]),
+    ];
+    let (mut v, mut f) = (Vec::new(), Vec::new());
+    for (dir, p) in sets {
+        for i in 0..40 {
+            let s = 2e-3 * (3.0f64 / 2e-3).powf(f64::from(i) / 39.0);
+            let scatter = 0.02 * (f64::from(i) * 2.399).sin();
+            v.push(dir * s);
+            f.push(
+                dir * (p[0] + (p[2] - p[0]) * (-(s / p[3]).powf(p[4])).exp() + p[1] * s + scatter),
+            );
+        }
+    }
+    let table = Table::new(vec![("v".into(), v), ("friction".into(), f)])?;
+    let mut ms = Vec::with_capacity(args.runs.max(1));
+    for _ in 0..args.runs.max(1) {
+        let t0 = Instant::now();
+        black_box(run(
+            "static_curve",
+            "stribeck_exp",
+            black_box(&table),
+            &Given::new(),
+        )?);
+        ms.push(t0.elapsed().as_secs_f64() * 1e3);
+    }
+    ms.sort_by(f64::total_cmp);
+    let (median, max) = (ms[ms.len() / 2], ms[ms.len() - 1]);
+    if args.json {
+        println!(
+            "{}",
+            serde_json::json!({"static_curve_ms": median, "static_curve_ms_max": max, "runs": ms.len()})
+        );
+    } else {
+        println!(
+            "static_curve (stribeck_exp, 80 points, both directions): median {median:.3} ms, max {max:.3} ms over {} fits",
+            ms.len()
+        );
     }
     Ok(())
 }

@@ -1,5 +1,5 @@
-//! `bench simulate --model ID [--params JSON|@file] --scenario JSON|@file --dt S --duration S
-//! [--every N] [--format csv|json]`.
+//! `bench simulate --model ID \[--params JSON|@file\] --scenario JSON|@file --dt S --duration S
+//! \[--every N\] \[--format csv|json\]`.
 
 use super::{InputError, json_arg};
 use friction::registry::{self, ModelSpec};
@@ -18,10 +18,10 @@ pub struct SimulateArgs {
     /// Scenario as JSON or @file, e.g. {"kind":"spring_pull","mass":1,"stiffness":2,"pull_velocity":0.1}.
     #[arg(long)]
     scenario: String,
-    /// Fixed step [s].
+    /// Fixed step \[s\].
     #[arg(long)]
     dt: f64,
-    /// Simulated time [s].
+    /// Simulated time \[s\].
     #[arg(long)]
     duration: f64,
     /// Print one row every N steps.

@@ -25,6 +25,52 @@ pub enum FitError {
     /// An impossible case.
     #[error("BUG: {0}")]
     Bug(String),
+    /// No identification procedure has this name.
+    #[error("unknown procedure '{name}' (known: {known})")]
+    UnknownProcedure {
+        /// The name asked for.
+        name: String,
+        /// Every known procedure, comma separated.
+        known: String,
+    },
+    /// No model has this id.
+    #[error("unknown model '{id}' (known: {known})")]
+    UnknownModel {
+        /// The id asked for.
+        id: String,
+        /// Every known id, comma separated.
+        known: String,
+    },
+    /// The procedure does not identify this model's parameters.
+    #[error(
+        "procedure '{procedure}' does not apply to model '{model}' (it applies to: {applies_to})"
+    )]
+    NotApplicable {
+        /// The procedure.
+        procedure: String,
+        /// The model asked for.
+        model: String,
+        /// The models it applies to, comma separated.
+        applies_to: String,
+    },
+    /// The data lack a column the procedure reads.
+    #[error("missing column '{column}' for procedure '{procedure}' (columns present: {have})")]
+    MissingColumn {
+        /// The column.
+        column: String,
+        /// The procedure.
+        procedure: String,
+        /// The columns present, comma separated.
+        have: String,
+    },
+}
+
+impl FitError {
+    /// True when the error is the user's input (data, configuration, names), not a failure of
+    /// the method: the CLI exits with code 2 for these.
+    pub fn is_input(&self) -> bool {
+        !matches!(self, FitError::Eval(_) | FitError::Bug(_))
+    }
 }
 
 /// A least-squares problem: residuals `r(p)`, minimised as `sum r_i^2`.

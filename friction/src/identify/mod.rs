@@ -8,6 +8,7 @@
 mod fitter;
 pub mod lm;
 pub mod lsq;
+pub mod procedures;
 pub mod rls;
 mod runner;
 

@@ -42,7 +42,7 @@ pub struct FitResult {
     pub termination: TerminationReason,
     /// The fitter's name.
     pub fitter: &'static str,
-    /// Wall time [s].
+    /// Wall time \[s\].
     pub elapsed_s: f64,
 }
 

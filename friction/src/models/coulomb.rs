@@ -16,9 +16,9 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Params {
-    /// Coulomb level [N]; default 1.
+    /// Coulomb level \[N\]; default 1.
     pub fc: f64,
-    /// Velocity window counted as rest for measured velocities [m/s]; default 0 (exact zero).
+    /// Velocity window counted as rest for measured velocities \[m/s\]; default 0 (exact zero).
     pub dv: f64,
 }
 
@@ -83,15 +83,11 @@ impl ModelDef for Coulomb {
     const ID: &'static str = "coulomb";
     const DESCRIPTION: &'static str = "Coulomb friction fc*sgn(v), set-valued at rest";
     const PARAMS: &'static [ParamDoc] = &[
-        ParamDoc {
-            name: "fc",
-            unit: "N",
-            description: "Coulomb level",
-        },
-        ParamDoc {
-            name: "dv",
-            unit: "m/s",
-            description: "velocity window counted as rest (measured velocities)",
-        },
+        ParamDoc::new("fc", "N", "Coulomb level"),
+        ParamDoc::new(
+            "dv",
+            "m/s",
+            "velocity window counted as rest (measured velocities)",
+        ),
     ];
 }

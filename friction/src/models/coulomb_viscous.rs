@@ -3,8 +3,8 @@
 //! $$F = f_c \operatorname{sgn}(v) + f_v v \quad (v \ne 0), \qquad
 //!   F = \operatorname{clamp}(u, f_c) \quad (v = 0)$$
 //!
-//! `fc` [N] is the Coulomb level, `fv` [N s/m] the viscous coefficient, `v` [m/s] the velocity and
-//! `u` [N] the applied force; `F` resists motion and `sgn(0) = 0` (MODELS.md §0). At rest the law
+//! `fc` \[N\] is the Coulomb level, `fv` \[N s/m\] the viscous coefficient, `v` \[m/s\] the velocity and
+//! `u` \[N\] the applied force; `F` resists motion and `sgn(0) = 0` (MODELS.md §0). At rest the law
 //! is set-valued with limit `fc` (there is no separate static level: `fs` does not apply), like
 //! `coulomb`. An optional `negative` set applies to negative motion (by `sgn(v)`, or `sgn(u)` at
 //! rest). S4 (§5.2 (i), Table 1) uses this model with `f_c`, `f_v` of the Armstrong fit.
@@ -24,11 +24,11 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Params {
-    /// Coulomb level, also the stick limit [N]; default 1.
+    /// Coulomb level, also the stick limit \[N\]; default 1.
     pub fc: f64,
-    /// Viscous coefficient [N s/m]; default 0.4.
+    /// Viscous coefficient \[N s/m\]; default 0.4.
     pub fv: f64,
-    /// Velocity window counted as rest for measured velocities [m/s]; default 0 (exact zero).
+    /// Velocity window counted as rest for measured velocities \[m/s\]; default 0 (exact zero).
     pub dv: f64,
     /// Parameters for negative motion, if the friction is asymmetric.
     #[serde(default, skip_serializing_if = "Option::is_none")]

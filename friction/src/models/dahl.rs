@@ -2,8 +2,8 @@
 //!
 //! $$F = \sigma_0 z + f_v v,\qquad \dot z = v - \frac{\sigma_0 |v|}{f_c} z$$
 //!
-//! `z` [m] is the mean bristle deflection, `sigma0` [N/m] the bristle (presliding) stiffness,
-//! `fc` [N] the Coulomb level and `fv` [N s/m] the viscous coefficient. F resists motion (it has
+//! `z` \[m\] is the mean bristle deflection, `sigma0` \[N/m\] the bristle (presliding) stiffness,
+//! `fc` \[N\] the Coulomb level and `fv` \[N s/m\] the viscous coefficient. F resists motion (it has
 //! the sign of v in sliding, MODELS.md §0). Dahl has no Stribeck effect, so there is no breakaway
 //! level above `fc` (the F_s convention does not arise). The steady state is
 //! `F_ss = fc sgn v + fv v` (S4 §2.2.1). Under a constant force `tau0` on a mass (S4 §2.2.1): for
@@ -32,11 +32,11 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Params {
-    /// Bristle (presliding) stiffness [N/m]; default 1e5.
+    /// Bristle (presliding) stiffness \[N/m\]; default 1e5.
     pub sigma0: f64,
-    /// Coulomb level [N]; default 1.
+    /// Coulomb level \[N\]; default 1.
     pub fc: f64,
-    /// Viscous coefficient [N s/m]; default 0.4.
+    /// Viscous coefficient \[N s/m\]; default 0.4.
     pub fv: f64,
 }
 
@@ -62,7 +62,7 @@ impl Params {
         self.fc / self.sigma0
     }
 
-    /// Relaxation rate of `z` with `v` frozen, `sigma0 |v| / fc` [1/s] (MODELS.md §1.1).
+    /// Relaxation rate of `z` with `v` frozen, `sigma0 |v| / fc` \[1/s\] (MODELS.md §1.1).
     #[inline]
     pub fn lambda(&self, v: f64) -> f64 {
         self.sigma0 * v.abs() / self.fc
@@ -80,7 +80,7 @@ impl Validate for Params {
 /// Dahl state: the mean bristle deflection.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct State {
-    /// Bristle deflection `z` [m].
+    /// Bristle deflection `z` \[m\].
     pub z: f64,
 }
 
@@ -138,24 +138,13 @@ impl Dynamics for Dahl {
 
 impl ModelDef for Dahl {
     const ID: &'static str = "dahl";
+    const REFINE_LAW: bool = true;
     const DESCRIPTION: &'static str =
         "Dahl model (Dahl 1968): rate-independent presliding hysteresis, Coulomb + viscous sliding";
     const PARAMS: &'static [ParamDoc] = &[
-        ParamDoc {
-            name: "sigma0",
-            unit: "N/m",
-            description: "bristle (presliding) stiffness",
-        },
-        ParamDoc {
-            name: "fc",
-            unit: "N",
-            description: "Coulomb level",
-        },
-        ParamDoc {
-            name: "fv",
-            unit: "N s/m",
-            description: "viscous coefficient",
-        },
+        ParamDoc::new("sigma0", "N/m", "bristle (presliding) stiffness"),
+        ParamDoc::new("fc", "N", "Coulomb level"),
+        ParamDoc::new("fv", "N s/m", "viscous coefficient"),
     ];
 }
 
@@ -223,7 +212,7 @@ mod tests {
     }
 
     /// Under `x = A sin(w t)` the friction-position loop closes: after the transient, `F` at the
-    /// same phase repeats from cycle to cycle. [D] Each cycle contracts the distance to the closed
+    /// same phase repeats from cycle to cycle. \[D\] Each cycle contracts the distance to the closed
     /// loop by `exp(-4 sigma0 A / fc)` (the exponential branches over a travel of `4A`), so above
     /// the saturation displacement `fc/sigma0` the loop closes after the first cycle, and below it
     /// within a few cycles, at that predicted rate.

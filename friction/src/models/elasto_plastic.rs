@@ -1,5 +1,5 @@
 //! Elasto-plastic model (Dupont, Hayward, Armstrong, Altpeter 2002, "Single state elastoplastic
-//! friction models", IEEE TAC 47(5)) [P]; MODELS.md §12 (S3 mentions it only).
+//! friction models", IEEE TAC 47(5)) \[P\]; MODELS.md §12 (S3 mentions it only).
 //!
 //! $$F = \sigma_0 z + \sigma_1 \dot z + \sigma_2 v,\qquad
 //!   \dot z = v\Big(1 - \alpha(z, v)\,\frac{z}{z_{ss}(v)}\Big),\qquad
@@ -12,10 +12,10 @@
 //!   1 & |z| \ge z_{max},\ \operatorname{sgn} v = \operatorname{sgn} z
 //! \end{cases},\qquad z_{max}(v) = |z_{ss}(v)|$$
 //!
-//! `z` [m] is the bristle deflection, `sigma0` [N/m] the stiffness, `sigma1` [N s/m] the
-//! micro-damping, `sigma2` [N s/m] the viscous coefficient, `fc`, `fs` [N] the Coulomb and
-//! breakaway levels (convention A, as LuGre), `vs` [m/s] the Stribeck velocity, `delta` [-] the
-//! Stribeck exponent and `z_ba` [m] the breakaway displacement: for `|z| <= z_ba` presliding is
+//! `z` \[m\] is the bristle deflection, `sigma0` \[N/m\] the stiffness, `sigma1` \[N s/m\] the
+//! micro-damping, `sigma2` \[N s/m\] the viscous coefficient, `fc`, `fs` \[N\] the Coulomb and
+//! breakaway levels (convention A, as LuGre), `vs` \[m/s\] the Stribeck velocity, `delta` \[-\] the
+//! Stribeck exponent and `z_ba` \[m\] the breakaway displacement: for `|z| <= z_ba` presliding is
 //! purely elastic (`dz = dx`), so an oscillating force that keeps `sigma0 |z| <= sigma0 z_ba`
 //! produces no drift (LuGre drifts). `0 < z_ba < fc/sigma0 <= z_max(v)`. The sine blend uses
 //! `|z|` (symmetric; some public code uses signed `z`, MODELS.md §12). F resists motion. The
@@ -44,21 +44,21 @@ use std::f64::consts::PI;
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Params {
-    /// Bristle stiffness [N/m]; default 1e5.
+    /// Bristle stiffness \[N/m\]; default 1e5.
     pub sigma0: f64,
-    /// Micro-damping [N s/m]; default sqrt(1e5) ≈ 316.23.
+    /// Micro-damping \[N s/m\]; default sqrt(1e5) ≈ 316.23.
     pub sigma1: f64,
-    /// Viscous coefficient [N s/m]; default 0.4.
+    /// Viscous coefficient \[N s/m\]; default 0.4.
     pub sigma2: f64,
-    /// Coulomb level [N]; default 1.
+    /// Coulomb level \[N\]; default 1.
     pub fc: f64,
-    /// Breakaway level [N] (convention A); default 1.5.
+    /// Breakaway level \[N\] (convention A); default 1.5.
     pub fs: f64,
-    /// Stribeck velocity [m/s]; default 1e-3.
+    /// Stribeck velocity \[m/s\]; default 1e-3.
     pub vs: f64,
-    /// Stribeck exponent [-]; default 2 (Gaussian).
+    /// Stribeck exponent \[-\]; default 2 (Gaussian).
     pub delta: f64,
-    /// Breakaway displacement [m], purely elastic below it, `0 < z_ba < fc/sigma0`; default 5e-6
+    /// Breakaway displacement \[m\], purely elastic below it, `0 < z_ba < fc/sigma0`; default 5e-6
     /// (0.5 fc/sigma0).
     pub z_ba: f64,
 }
@@ -85,13 +85,13 @@ impl Params {
         stribeck_level(v, self.fc, self.fs, self.vs, self.delta)
     }
 
-    /// `z_max(v) = |z_ss(v)| = g(v)/sigma0` [m] (MODELS.md §12).
+    /// `z_max(v) = |z_ss(v)| = g(v)/sigma0` \[m\] (MODELS.md §12).
     #[inline]
     pub fn z_max(&self, v: f64) -> f64 {
         self.g(v) / self.sigma0
     }
 
-    /// The blend `alpha(z, v)` in [0, 1] (Dupont et al. 2002; symmetric in `|z|`).
+    /// The blend `alpha(z, v)` in \[0, 1\] (Dupont et al. 2002; symmetric in `|z|`).
     #[inline]
     pub fn alpha(&self, z: f64, v: f64) -> f64 {
         let az = z.abs();
@@ -111,7 +111,7 @@ impl Params {
         self.sigma0
     }
 
-    /// Breakaway force of the elastic range, `sigma0 z_ba` [N]: oscillating forces below it
+    /// Breakaway force of the elastic range, `sigma0 z_ba` \[N\]: oscillating forces below it
     /// cause no drift.
     pub fn elastic_limit(&self) -> f64 {
         self.sigma0 * self.z_ba
@@ -122,7 +122,7 @@ impl Params {
         self.fs / self.sigma0
     }
 
-    /// Relaxation rate with `(z, v)` frozen, `alpha sigma0 |v| / g(v)` [1/s] (MODELS.md §1.1).
+    /// Relaxation rate with `(z, v)` frozen, `alpha sigma0 |v| / g(v)` \[1/s\] (MODELS.md §1.1).
     #[inline]
     fn lambda(&self, z: f64, v: f64) -> f64 {
         self.alpha(z, v) * v.abs() / self.z_max(v)
@@ -154,7 +154,7 @@ impl Validate for Params {
 /// Elasto-plastic state: the bristle deflection.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct State {
-    /// Bristle deflection `z` [m].
+    /// Bristle deflection `z` \[m\].
     pub z: f64,
 }
 
@@ -227,46 +227,18 @@ impl ModelDef for ElastoPlastic {
     const DESCRIPTION: &'static str =
         "Elasto-plastic model (Dupont et al. 2002): LuGre with purely elastic presliding, no drift";
     const PARAMS: &'static [ParamDoc] = &[
-        ParamDoc {
-            name: "sigma0",
-            unit: "N/m",
-            description: "bristle stiffness",
-        },
-        ParamDoc {
-            name: "sigma1",
-            unit: "N s/m",
-            description: "micro-damping",
-        },
-        ParamDoc {
-            name: "sigma2",
-            unit: "N s/m",
-            description: "viscous coefficient",
-        },
-        ParamDoc {
-            name: "fc",
-            unit: "N",
-            description: "Coulomb level",
-        },
-        ParamDoc {
-            name: "fs",
-            unit: "N",
-            description: "breakaway level (fs >= fc)",
-        },
-        ParamDoc {
-            name: "vs",
-            unit: "m/s",
-            description: "Stribeck velocity",
-        },
-        ParamDoc {
-            name: "delta",
-            unit: "-",
-            description: "Stribeck exponent (2 = Gaussian)",
-        },
-        ParamDoc {
-            name: "z_ba",
-            unit: "m",
-            description: "breakaway displacement, purely elastic below (0 < z_ba < fc/sigma0)",
-        },
+        ParamDoc::new("sigma0", "N/m", "bristle stiffness"),
+        ParamDoc::new("sigma1", "N s/m", "micro-damping"),
+        ParamDoc::new("sigma2", "N s/m", "viscous coefficient"),
+        ParamDoc::new("fc", "N", "Coulomb level"),
+        ParamDoc::new("fs", "N", "breakaway level (fs >= fc)"),
+        ParamDoc::new("vs", "m/s", "Stribeck velocity"),
+        ParamDoc::new("delta", "-", "Stribeck exponent (2 = Gaussian)"),
+        ParamDoc::new(
+            "z_ba",
+            "m",
+            "breakaway displacement, purely elastic below (0 < z_ba < fc/sigma0)",
+        ),
     ];
 }
 

@@ -13,9 +13,9 @@
 //! `|u| <= fc`. The hysteresis between the two guards (`fc < |u| <= fs` keeps the current mode)
 //! prevents mode chatter.
 //!
-//! Symbols: `j` = J [kg or kg m^2] inertia of S2's plant, `fv` [N s/m] viscous coefficient, `fc`
-//! [N] Coulomb level, `fs` [N] breakaway level (convention A), `vs` [m/s] Stribeck velocity,
-//! `sigma_v` = Σ [m/s] speed threshold of the `1 → 0` guard, `p0` [N s/m] mode-0 damping. S2
+//! Symbols: `j` = J \[kg or kg m^2\] inertia of S2's plant, `fv` \[N s/m\] viscous coefficient, `fc`
+//! \[N\] Coulomb level, `fs` \[N\] breakaway level (convention A), `vs` \[m/s\] Stribeck velocity,
+//! `sigma_v` = Σ \[m/s\] speed threshold of the `1 → 0` guard, `p0` \[N s/m\] mode-0 damping. S2
 //! also writes `σ = fs - fc` for the Stribeck amplitude: that is [`Params::sigma`], not `sigma_v`.
 //! Sign convention: `f` resists motion (plant `m dv/dt = u - f`, MODELS.md §0); in mode 1 it has
 //! the sign of `v`. Defaults: S2 Table I (rotary: N m, rad/s, kg m^2).
@@ -53,19 +53,19 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Params {
-    /// Inertia `J` [kg m^2]; default 7e-6. Sets only the mode-0 pole `p0/J` (S2 eq. 4).
+    /// Inertia `J` \[kg m^2\]; default 7e-6. Sets only the mode-0 pole `p0/J` (S2 eq. 4).
     pub j: f64,
-    /// Viscous coefficient `f_v` [N m s/rad]; default 1.6e-4 (S2 eq. 3).
+    /// Viscous coefficient `f_v` \[N m s/rad\]; default 1.6e-4 (S2 eq. 3).
     pub fv: f64,
-    /// Coulomb level `f_c` [N m]; default 0.01 (S2 eq. 3); also the `1 → 0` force guard.
+    /// Coulomb level `f_c` \[N m\]; default 0.01 (S2 eq. 3); also the `1 → 0` force guard.
     pub fc: f64,
-    /// Breakaway level `f_s` [N m] (convention A); default 0.05; the `0 → 1` guard (S2 Fig. 2).
+    /// Breakaway level `f_s` \[N m\] (convention A); default 0.05; the `0 → 1` guard (S2 Fig. 2).
     pub fs: f64,
-    /// Stribeck velocity `v_s` [rad/s]; default 0.01 (S2 eq. 3).
+    /// Stribeck velocity `v_s` \[rad/s\]; default 0.01 (S2 eq. 3).
     pub vs: f64,
-    /// Speed threshold `Σ` [rad/s] of the `1 → 0` guard; default 0.01 (S2 Fig. 2, Table I).
+    /// Speed threshold `Σ` \[rad/s\] of the `1 → 0` guard; default 0.01 (S2 Fig. 2, Table I).
     pub sigma_v: f64,
-    /// Mode-0 damping `p0` [N m s/rad]; default 1e4 (S2 eq. 4, Table I; pole `p0/J` = 1.4e9 1/s).
+    /// Mode-0 damping `p0` \[N m s/rad\]; default 1e4 (S2 eq. 4, Table I; pole `p0/J` = 1.4e9 1/s).
     pub p0: f64,
 }
 
@@ -84,23 +84,23 @@ impl Default for Params {
 }
 
 impl Params {
-    /// S2's Stribeck amplitude `σ = fs - fc` [N] (S2 §II; not the speed threshold `sigma_v`).
+    /// S2's Stribeck amplitude `σ = fs - fc` \[N\] (S2 §II; not the speed threshold `sigma_v`).
     pub fn sigma(&self) -> f64 {
         self.fs - self.fc
     }
 
-    /// The mode-0 pole `p0 / J` [1/s] (S2 eq. 4).
+    /// The mode-0 pole `p0 / J` \[1/s\] (S2 eq. 4).
     pub fn mode0_pole(&self) -> f64 {
         self.p0 / self.j
     }
 
-    /// Dry-friction level `f_c + (f_s - f_c) exp(-(v/v_s)^2)` [N] (S2 eq. 3, without the sign).
+    /// Dry-friction level `f_c + (f_s - f_c) exp(-(v/v_s)^2)` \[N\] (S2 eq. 3, without the sign).
     #[inline]
     pub fn level(&self, v: f64) -> f64 {
         self.fc + self.sigma() * phi_exp(v, self.vs, 2.0)
     }
 
-    /// Dry friction `f_d(v)` [N] (S2 eq. 3), `sgn(0) = 0`.
+    /// Dry friction `f_d(v)` \[N\] (S2 eq. 3), `sgn(0) = 0`.
     #[inline]
     pub fn f_d(&self, v: f64) -> f64 {
         self.level(v) * sgn(v)
@@ -237,41 +237,29 @@ impl ModelDef for Hybrid {
     const ID: &'static str = "hybrid";
     const DESCRIPTION: &'static str = "Nouailletas et al. hybrid two-mode model: motionless (f = u) / Stribeck motion, hysteretic guards";
     const PARAMS: &'static [ParamDoc] = &[
-        ParamDoc {
-            name: "j",
-            unit: "kg",
-            description: "inertia J of the model's plant; sets only the mode-0 pole p0/J",
-        },
-        ParamDoc {
-            name: "fv",
-            unit: "N s/m",
-            description: "viscous coefficient",
-        },
-        ParamDoc {
-            name: "fc",
-            unit: "N",
-            description: "Coulomb level; mode 1 -> 0 needs |u| <= fc",
-        },
-        ParamDoc {
-            name: "fs",
-            unit: "N",
-            description: "breakaway level (fs >= fc); mode 0 -> 1 iff |u| > fs",
-        },
-        ParamDoc {
-            name: "vs",
-            unit: "m/s",
-            description: "Stribeck velocity (Gaussian)",
-        },
-        ParamDoc {
-            name: "sigma_v",
-            unit: "m/s",
-            description: "speed threshold Σ; mode 1 -> 0 needs |v| <= sigma_v",
-        },
-        ParamDoc {
-            name: "p0",
-            unit: "N s/m",
-            description: "mode-0 damping; pole p0/J (effectively infinite by default)",
-        },
+        ParamDoc::new(
+            "j",
+            "kg",
+            "inertia J of the model's plant; sets only the mode-0 pole p0/J",
+        ),
+        ParamDoc::new("fv", "N s/m", "viscous coefficient"),
+        ParamDoc::new("fc", "N", "Coulomb level; mode 1 -> 0 needs |u| <= fc"),
+        ParamDoc::new(
+            "fs",
+            "N",
+            "breakaway level (fs >= fc); mode 0 -> 1 iff |u| > fs",
+        ),
+        ParamDoc::new("vs", "m/s", "Stribeck velocity (Gaussian)"),
+        ParamDoc::new(
+            "sigma_v",
+            "m/s",
+            "speed threshold Σ; mode 1 -> 0 needs |v| <= sigma_v",
+        ),
+        ParamDoc::new(
+            "p0",
+            "N s/m",
+            "mode-0 damping; pole p0/J (effectively infinite by default)",
+        ),
     ];
 }
 

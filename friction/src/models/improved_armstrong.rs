@@ -8,10 +8,10 @@
 //!
 //! Eq. 19 is eq. 18, the Armstrong curve (S4 eq. 5) with `fs` replaced by `phi_s(du_dt)`; at
 //! `du_dt = 0` it is the Armstrong curve, the steady state. S4 is rotary: `u` is the applied torque
-//! [N m], `v` the velocity [rad/s], `du_dt` the torque rate [N m/s] (supplied by the caller, see
-//! [`super::sanchez_mazuca`]). `fc` [N m] Coulomb level, `fv` [N m s/rad] viscous coefficient,
-//! `fs` [N m] breakaway level at a constant torque (convention A), `vs` [rad/s] and `delta_v` [-]
-//! the Stribeck velocity and exponent, `ts` [N m/s] and `delta_t` [-] the torque-rate coefficient
+//! \[N m\], `v` the velocity \[rad/s\], `du_dt` the torque rate \[N m/s\] (supplied by the caller, see
+//! [`super::sanchez_mazuca`]). `fc` \[N m\] Coulomb level, `fv` \[N m s/rad\] viscous coefficient,
+//! `fs` \[N m\] breakaway level at a constant torque (convention A), `vs` \[rad/s\] and `delta_v` \[-\]
+//! the Stribeck velocity and exponent, `ts` \[N m/s\] and `delta_t` \[-\] the torque-rate coefficient
 //! and exponent. The friction resists motion (sign of `v` when sliding). The registry writes the
 //! units for a linear bench (N, N s/m, m/s, N/s).
 //!
@@ -39,23 +39,23 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Params {
-    /// Coulomb level [N m]; default 8.955.
+    /// Coulomb level \[N m\]; default 8.955.
     pub fc: f64,
-    /// Viscous coefficient [N m s/rad]; default 5.234.
+    /// Viscous coefficient \[N m s/rad\]; default 5.234.
     pub fv: f64,
-    /// Breakaway level at a constant torque, `phi_s(0)` [N m]; default 17.617.
+    /// Breakaway level at a constant torque, `phi_s(0)` \[N m\]; default 17.617.
     pub fs: f64,
-    /// Stribeck velocity [rad/s]; default 0.145.
+    /// Stribeck velocity \[rad/s\]; default 0.145.
     pub vs: f64,
-    /// Stribeck exponent [-]; default 1.032.
+    /// Stribeck exponent \[-\]; default 1.032.
     pub delta_v: f64,
-    /// Torque-rate coefficient of eq. 14 [N m/s]; default 0.888.
+    /// Torque-rate coefficient of eq. 14 \[N m/s\]; default 0.888.
     pub ts: f64,
-    /// Torque-rate exponent of eq. 14 [-]; default 0.172.
+    /// Torque-rate exponent of eq. 14 \[-\]; default 0.172.
     pub delta_t: f64,
-    /// Velocity window counted as rest for measured velocities [rad/s]; default 0 (exact zero).
+    /// Velocity window counted as rest for measured velocities \[rad/s\]; default 0 (exact zero).
     pub dv: f64,
-    /// Torque rates with `|du_dt|` up to this count as 0 [N m/s]; default 0.
+    /// Torque rates with `|du_dt|` up to this count as 0 \[N m/s\]; default 0.
     pub taudot_deadband: f64,
     /// Parameters for negative motion, if the friction is asymmetric.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -186,51 +186,31 @@ impl ModelDef for ImprovedArmstrong {
         Armstrong-Stribeck curve whose static level phi_s(du/dt) falls from fs to fc";
     const ASYMMETRIC: bool = true;
     const PARAMS: &'static [ParamDoc] = &[
-        ParamDoc {
-            name: "fc",
-            unit: "N",
-            description: "Coulomb level (rotary: N m)",
-        },
-        ParamDoc {
-            name: "fv",
-            unit: "N s/m",
-            description: "viscous coefficient (rotary: N m s/rad)",
-        },
-        ParamDoc {
-            name: "fs",
-            unit: "N",
-            description: "breakaway level at constant applied force, phi_s(0) (fs >= fc)",
-        },
-        ParamDoc {
-            name: "vs",
-            unit: "m/s",
-            description: "Stribeck velocity (rotary: rad/s)",
-        },
-        ParamDoc {
-            name: "delta_v",
-            unit: "-",
-            description: "Stribeck exponent",
-        },
-        ParamDoc {
-            name: "ts",
-            unit: "N/s",
-            description: "force-rate coefficient of phi_s (rotary: N m/s)",
-        },
-        ParamDoc {
-            name: "delta_t",
-            unit: "-",
-            description: "force-rate exponent of phi_s",
-        },
-        ParamDoc {
-            name: "dv",
-            unit: "m/s",
-            description: "velocity window counted as rest (measured velocities)",
-        },
-        ParamDoc {
-            name: "taudot_deadband",
-            unit: "N/s",
-            description: "force rates |du/dt| up to this count as 0 (supply a filtered du/dt)",
-        },
+        ParamDoc::new("fc", "N", "Coulomb level (rotary: N m)"),
+        ParamDoc::new("fv", "N s/m", "viscous coefficient (rotary: N m s/rad)"),
+        ParamDoc::new(
+            "fs",
+            "N",
+            "breakaway level at constant applied force, phi_s(0) (fs >= fc)",
+        ),
+        ParamDoc::new("vs", "m/s", "Stribeck velocity (rotary: rad/s)"),
+        ParamDoc::new("delta_v", "-", "Stribeck exponent"),
+        ParamDoc::new(
+            "ts",
+            "N/s",
+            "force-rate coefficient of phi_s (rotary: N m/s)",
+        ),
+        ParamDoc::new("delta_t", "-", "force-rate exponent of phi_s"),
+        ParamDoc::new(
+            "dv",
+            "m/s",
+            "velocity window counted as rest (measured velocities)",
+        ),
+        ParamDoc::new(
+            "taudot_deadband",
+            "N/s",
+            "force rates |du/dt| up to this count as 0 (supply a filtered du/dt)",
+        ),
     ];
 }
 

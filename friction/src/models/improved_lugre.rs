@@ -5,12 +5,12 @@
 //!   \dot z = v - \frac{\sigma_0 |v|}{g(v, \dot u)} z,\qquad
 //!   g(v, \dot u) = f_c + (f_s - f_c)\,e^{-(|\dot u/t_s|^{\delta_t} + |v/v_s|^{\delta_v})}$$
 //!
-//! S4 is rotary: `z` [rad, linear: m] is the mean bristle deflection, `v` the velocity [rad/s], `du_dt` the
-//! applied-torque rate [N m/s] (supplied by the caller, see [`super::sanchez_mazuca`]). `sigma0`
-//! [N m/rad] bristle stiffness, `sigma1` [N m s/rad] micro-damping, `fc` [N m] Coulomb level, `fv`
-//! [N m s/rad] viscous coefficient, `fs` [N m] breakaway level at a constant torque (convention
-//! A), `vs` [rad/s] and `delta_v` [-] Stribeck velocity and exponent (S4 eq. 13 writes the exponent
-//! `delta_s`; Table 1 only has `delta_v`, MODELS.md §19), `ts` [N m/s] and `delta_t` [-] the
+//! S4 is rotary: `z` \[rad, linear: m\] is the mean bristle deflection, `v` the velocity \[rad/s\], `du_dt` the
+//! applied-torque rate \[N m/s\] (supplied by the caller, see [`super::sanchez_mazuca`]). `sigma0`
+//! \[N m/rad\] bristle stiffness, `sigma1` \[N m s/rad\] micro-damping, `fc` \[N m\] Coulomb level, `fv`
+//! \[N m s/rad\] viscous coefficient, `fs` \[N m\] breakaway level at a constant torque (convention
+//! A), `vs` \[rad/s\] and `delta_v` \[-\] Stribeck velocity and exponent (S4 eq. 13 writes the exponent
+//! `delta_s`; Table 1 only has `delta_v`, MODELS.md §19), `ts` \[N m/s\] and `delta_t` \[-\] the
 //! torque-rate coefficient and exponent. The friction resists motion. At `du_dt = 0` this is LuGre
 //! and the steady state is the Armstrong curve `g(v, 0) sgn v + fv v`. The registry writes the
 //! units for a linear bench (N, N/m, N s/m, m/s, N/s).
@@ -40,25 +40,25 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Params {
-    /// Coulomb level [N m]; default 8.955.
+    /// Coulomb level \[N m\]; default 8.955.
     pub fc: f64,
-    /// Viscous coefficient [N m s/rad]; default 5.234.
+    /// Viscous coefficient \[N m s/rad\]; default 5.234.
     pub fv: f64,
-    /// Breakaway level at a constant torque [N m]; default 17.617.
+    /// Breakaway level at a constant torque \[N m\]; default 17.617.
     pub fs: f64,
-    /// Stribeck velocity [rad/s]; default 0.145.
+    /// Stribeck velocity \[rad/s\]; default 0.145.
     pub vs: f64,
-    /// Stribeck exponent [-]; default 1.032.
+    /// Stribeck exponent \[-\]; default 1.032.
     pub delta_v: f64,
-    /// Torque-rate coefficient of eq. 21 [N m/s]; default 0.888.
+    /// Torque-rate coefficient of eq. 21 \[N m/s\]; default 0.888.
     pub ts: f64,
-    /// Torque-rate exponent of eq. 21 [-]; default 0.172.
+    /// Torque-rate exponent of eq. 21 \[-\]; default 0.172.
     pub delta_t: f64,
-    /// Bristle stiffness [N m/rad]; default 17260.
+    /// Bristle stiffness \[N m/rad\]; default 17260.
     pub sigma0: f64,
-    /// Micro-damping [N m s/rad]; default 66.708.
+    /// Micro-damping \[N m s/rad\]; default 66.708.
     pub sigma1: f64,
-    /// Torque rates with `|du_dt|` up to this count as 0 [N m/s]; default 0.
+    /// Torque rates with `|du_dt|` up to this count as 0 \[N m/s\]; default 0.
     pub taudot_deadband: f64,
     /// Parameters for negative motion, if the friction is asymmetric.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -98,14 +98,14 @@ impl Params {
         c.level(phi_exp(v, q.vs, q.delta_v) * c.rate_factor(du_dt))
     }
 
-    /// Undamped natural frequency of the presliding motion, `sqrt(sigma0/J)` [rad/s], for an
-    /// inertia `j` [kg m^2] (S4 §4.5, eq. 23).
+    /// Undamped natural frequency of the presliding motion, `sqrt(sigma0/J)` \[rad/s\], for an
+    /// inertia `j` \[kg m^2\] (S4 §4.5, eq. 23).
     pub fn natural_frequency(&self, j: f64) -> f64 {
         (self.sigma0 / j).sqrt()
     }
 
-    /// Damping ratio of the presliding motion, `(sigma1 + fv) / (2 sqrt(J sigma0))` [-], for an
-    /// inertia `j` [kg m^2] (S4 §4.5, eq. 23).
+    /// Damping ratio of the presliding motion, `(sigma1 + fv) / (2 sqrt(J sigma0))` \[-\], for an
+    /// inertia `j` \[kg m^2\] (S4 §4.5, eq. 23).
     pub fn damping_ratio(&self, j: f64) -> f64 {
         (self.sigma1 + self.fv) / (2.0 * (j * self.sigma0).sqrt())
     }
@@ -159,7 +159,7 @@ impl Validate for Params {
 /// I(LG) state: the mean bristle deflection.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct State {
-    /// Bristle deflection `z` [rad, linear: m].
+    /// Bristle deflection `z` \[rad, linear: m\].
     pub z: f64,
 }
 
@@ -229,56 +229,24 @@ impl ModelDef for ImprovedLuGre {
         LuGre whose Stribeck level g(v, du/dt) falls from fs to fc as the force rate rises";
     const ASYMMETRIC: bool = true;
     const PARAMS: &'static [ParamDoc] = &[
-        ParamDoc {
-            name: "fc",
-            unit: "N",
-            description: "Coulomb level (rotary: N m)",
-        },
-        ParamDoc {
-            name: "fv",
-            unit: "N s/m",
-            description: "viscous coefficient (rotary: N m s/rad)",
-        },
-        ParamDoc {
-            name: "fs",
-            unit: "N",
-            description: "breakaway level at constant applied force (fs >= fc)",
-        },
-        ParamDoc {
-            name: "vs",
-            unit: "m/s",
-            description: "Stribeck velocity (rotary: rad/s)",
-        },
-        ParamDoc {
-            name: "delta_v",
-            unit: "-",
-            description: "Stribeck exponent",
-        },
-        ParamDoc {
-            name: "ts",
-            unit: "N/s",
-            description: "force-rate coefficient of g (rotary: N m/s)",
-        },
-        ParamDoc {
-            name: "delta_t",
-            unit: "-",
-            description: "force-rate exponent of g",
-        },
-        ParamDoc {
-            name: "sigma0",
-            unit: "N/m",
-            description: "bristle stiffness (rotary: N m/rad)",
-        },
-        ParamDoc {
-            name: "sigma1",
-            unit: "N s/m",
-            description: "micro-damping (rotary: N m s/rad)",
-        },
-        ParamDoc {
-            name: "taudot_deadband",
-            unit: "N/s",
-            description: "force rates |du/dt| up to this count as 0 (supply a filtered du/dt)",
-        },
+        ParamDoc::new("fc", "N", "Coulomb level (rotary: N m)"),
+        ParamDoc::new("fv", "N s/m", "viscous coefficient (rotary: N m s/rad)"),
+        ParamDoc::new(
+            "fs",
+            "N",
+            "breakaway level at constant applied force (fs >= fc)",
+        ),
+        ParamDoc::new("vs", "m/s", "Stribeck velocity (rotary: rad/s)"),
+        ParamDoc::new("delta_v", "-", "Stribeck exponent"),
+        ParamDoc::new("ts", "N/s", "force-rate coefficient of g (rotary: N m/s)"),
+        ParamDoc::new("delta_t", "-", "force-rate exponent of g"),
+        ParamDoc::new("sigma0", "N/m", "bristle stiffness (rotary: N m/rad)"),
+        ParamDoc::new("sigma1", "N s/m", "micro-damping (rotary: N m s/rad)"),
+        ParamDoc::new(
+            "taudot_deadband",
+            "N/s",
+            "force rates |du/dt| up to this count as 0 (supply a filtered du/dt)",
+        ),
     ];
 }
 

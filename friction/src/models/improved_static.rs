@@ -5,15 +5,16 @@
 //!   f_c \operatorname{sgn}(v) + f_v v & v \ne 0 \end{cases},\qquad
 //!   \phi_s(\dot u) = f_c + (f_s - f_c)\,e^{-|\dot u/t_s|^{\delta_t}}$$
 //!
-//! S4 is rotary: `u` is the applied torque [N m], `v` the velocity [rad/s], `du_dt` the torque
-//! rate [N m/s] (supplied by the caller, see [`super::sanchez_mazuca`]). `fc` [N m] is the Coulomb
-//! level, `fv` [N m s/rad] the viscous coefficient, `fs` [N m] the breakaway level at a constant
-//! torque (convention A), `ts` [N m/s] and `delta_t` [-] set how fast `phi_s` falls from `fs` to
+//! S4 is rotary: `u` is the applied torque \[N m\], `v` the velocity \[rad/s\], `du_dt` the torque
+//! rate \[N m/s\] (supplied by the caller, see [`super::sanchez_mazuca`]). `fc` \[N m\] is the Coulomb
+//! level, `fv` \[N m s/rad\] the viscous coefficient, `fs` \[N m\] the breakaway level at a constant
+//! torque (convention A), `ts` \[N m/s\] and `delta_t` \[-\] set how fast `phi_s` falls from `fs` to
 //! `fc` as the torque rises faster. The friction resists motion (sign of `v` when sliding). The
 //! registry writes the units for a linear bench (N, N s/m, N/s).
 //!
 //! Defaults: S4 Table 1, column (+). For asymmetric friction paste column (−) as the negative set:
-//! `"negative": {"fc": 10.01, "fv": 5.335, "fs": 23.813, "ts": 1.954, "delta_t": 0.287}`
+//! `"negative": {"fc": 10.01, "fv": 5.335, "fs": 23.813, "vs": 0.078, "delta_v": 1.286, "ts": 1.954,
+//! "delta_t": 0.287}`
 //! (or use [`Params::s4_asymmetric`]).
 //!
 //! Numerics: in a plant the set-valued stick is solved exactly ([`StepLaw::Stick`], MODELS.md
@@ -35,19 +36,24 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Params {
-    /// Coulomb level [N m]; default 8.955.
+    /// Coulomb level \[N m\]; default 8.955.
     pub fc: f64,
-    /// Viscous coefficient [N m s/rad]; default 5.234.
+    /// Viscous coefficient \[N m s/rad\]; default 5.234.
     pub fv: f64,
-    /// Breakaway level at a constant torque, `phi_s(0)` [N m]; default 17.617.
+    /// Breakaway level at a constant torque, `phi_s(0)` \[N m\]; default 17.617.
     pub fs: f64,
-    /// Torque-rate coefficient of eq. 14 [N m/s]; default 0.888.
+    /// Stribeck velocity \[rad/s\]; default 0.145. Not used by I(S+C+V), whose kinetic law is
+    /// Coulomb + viscous: accepted so that one S4 Table 1 set configures all three improved models.
+    pub vs: f64,
+    /// Stribeck exponent \[-\]; default 1.032. Not used by I(S+C+V) (see `vs`).
+    pub delta_v: f64,
+    /// Torque-rate coefficient of eq. 14 \[N m/s\]; default 0.888.
     pub ts: f64,
-    /// Torque-rate exponent of eq. 14 [-]; default 0.172.
+    /// Torque-rate exponent of eq. 14 \[-\]; default 0.172.
     pub delta_t: f64,
-    /// Velocity window counted as rest for measured velocities [rad/s]; default 0 (exact zero).
+    /// Velocity window counted as rest for measured velocities \[rad/s\]; default 0 (exact zero).
     pub dv: f64,
-    /// Torque rates with `|du_dt|` up to this count as 0 [N m/s]; default 0.
+    /// Torque rates with `|du_dt|` up to this count as 0 \[N m/s\]; default 0.
     pub taudot_deadband: f64,
     /// Parameters for negative motion, if the friction is asymmetric.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -60,6 +66,8 @@ impl Params {
             fc: t.fc,
             fv: t.fv,
             fs: t.fs,
+            vs: t.vs,
+            delta_v: t.delta_v,
             ts: t.ts,
             delta_t: t.delta_t,
             dv: 0.0,
@@ -108,6 +116,8 @@ impl Sided for Params {
 impl Validate for Params {
     fn validate(&self) -> Result<(), ParamError> {
         validate_common(&self.common())?;
+        check::positive("vs", self.vs)?;
+        check::positive("delta_v", self.delta_v)?;
         check::non_negative("dv", self.dv)?;
         validate_negative(self)
     }
@@ -159,41 +169,35 @@ impl ModelDef for ImprovedStatic {
         Coulomb + viscous with a breakaway level phi_s(du/dt) falling from fs to fc";
     const ASYMMETRIC: bool = true;
     const PARAMS: &'static [ParamDoc] = &[
-        ParamDoc {
-            name: "fc",
-            unit: "N",
-            description: "Coulomb level (rotary: N m)",
-        },
-        ParamDoc {
-            name: "fv",
-            unit: "N s/m",
-            description: "viscous coefficient (rotary: N m s/rad)",
-        },
-        ParamDoc {
-            name: "fs",
-            unit: "N",
-            description: "breakaway level at constant applied force, phi_s(0) (fs >= fc)",
-        },
-        ParamDoc {
-            name: "ts",
-            unit: "N/s",
-            description: "force-rate coefficient of phi_s (rotary: N m/s)",
-        },
-        ParamDoc {
-            name: "delta_t",
-            unit: "-",
-            description: "force-rate exponent of phi_s",
-        },
-        ParamDoc {
-            name: "dv",
-            unit: "m/s",
-            description: "velocity window counted as rest (measured velocities)",
-        },
-        ParamDoc {
-            name: "taudot_deadband",
-            unit: "N/s",
-            description: "force rates |du/dt| up to this count as 0 (supply a filtered du/dt)",
-        },
+        ParamDoc::new("fc", "N", "Coulomb level (rotary: N m)"),
+        ParamDoc::new("fv", "N s/m", "viscous coefficient (rotary: N m s/rad)"),
+        ParamDoc::new(
+            "fs",
+            "N",
+            "breakaway level at constant applied force, phi_s(0) (fs >= fc)",
+        ),
+        ParamDoc::new(
+            "vs",
+            "m/s",
+            "Stribeck velocity (unused by I(S+C+V); rotary: rad/s)",
+        ),
+        ParamDoc::new("delta_v", "-", "Stribeck exponent (unused by I(S+C+V))"),
+        ParamDoc::new(
+            "ts",
+            "N/s",
+            "force-rate coefficient of phi_s (rotary: N m/s)",
+        ),
+        ParamDoc::new("delta_t", "-", "force-rate exponent of phi_s"),
+        ParamDoc::new(
+            "dv",
+            "m/s",
+            "velocity window counted as rest (measured velocities)",
+        ),
+        ParamDoc::new(
+            "taudot_deadband",
+            "N/s",
+            "force rates |du/dt| up to this count as 0 (supply a filtered du/dt)",
+        ),
     ];
 }
 
@@ -277,7 +281,7 @@ mod tests {
     #[test]
     fn documented_negative_set_is_s4_table1() {
         let neg: serde_json::Value = serde_json::from_str(
-            r#"{"fc": 10.01, "fv": 5.335, "fs": 23.813, "ts": 1.954, "delta_t": 0.287}"#,
+            r#"{"fc": 10.01, "fv": 5.335, "fs": 23.813, "vs": 0.078, "delta_v": 1.286, "ts": 1.954, "delta_t": 0.287}"#,
         )
         .unwrap();
         let m = crate::registry::entry("improved_static")

@@ -3,12 +3,12 @@
 //! $$\dot p = F_a - F_m,\qquad v = \begin{cases} 0 & |p/M| < D_v \\ p/M & \text{otherwise}
 //!   \end{cases}$$
 //! $$F_m = \begin{cases} \operatorname{clamp}(F_a, f_s) & |v| < D_v \\
-//!   \operatorname{sgn}(v)\left[f_c + (f_s - f_c)\,e^{-|v/v_s|^{\delta}}\right] + f_v v
+//!   \operatorname{sgn}(v)\left\[f_c + (f_s - f_c)\,e^{-|v/v_s|^{\delta}}\right\] + f_v v
 //!   & |v| \ge D_v \end{cases}$$
 //!
-//! `p` [kg m/s] is the momentum, `M` [kg] the mass, `F_a = u` [N] the applied force, `F_m = F`
-//! [N] the friction, `D_v = dv` [m/s] the velocity window, `fs` [N] the breakaway level, `fc` [N]
-//! the Coulomb level, `fv` [N s/m] the viscous coefficient, `vs` [m/s] and `delta` [-] an optional
+//! `p` \[kg m/s\] is the momentum, `M` \[kg\] the mass, `F_a = u` \[N\] the applied force, `F_m = F`
+//! \[N\] the friction, `D_v = dv` \[m/s\] the velocity window, `fs` \[N\] the breakaway level, `fc` \[N\]
+//! the Coulomb level, `fv` \[N s/m\] the viscous coefficient, `vs` \[m/s\] and `delta` \[-\] an optional
 //! exponential Stribeck term of the sliding law (S1: "can be upgraded with any other convenient
 //! curves"). `vs = 0` (the default) removes it, giving S1 8.46's sliding law
 //! `fc sgn(v) + fv v`. `F` resists motion and `sgn(0) = 0`. S1 compares `|p|` with `D_v`; the
@@ -43,17 +43,17 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Params {
-    /// Coulomb level of the sliding law [N]; default 1.
+    /// Coulomb level of the sliding law \[N\]; default 1.
     pub fc: f64,
-    /// Breakaway level, the clamp inside the window [N] (convention A, `fs >= fc`); default 1.5.
+    /// Breakaway level, the clamp inside the window \[N\] (convention A, `fs >= fc`); default 1.5.
     pub fs: f64,
-    /// Viscous coefficient of the sliding law [N s/m]; default 0.4.
+    /// Viscous coefficient of the sliding law \[N s/m\]; default 0.4.
     pub fv: f64,
-    /// Stribeck velocity of the sliding law [m/s]; default 0 (no Stribeck term, S1 8.46).
+    /// Stribeck velocity of the sliding law \[m/s\]; default 0 (no Stribeck term, S1 8.46).
     pub vs: f64,
-    /// Stribeck exponent [-]; default 2 (used only when `vs > 0`).
+    /// Stribeck exponent \[-\]; default 2 (used only when `vs > 0`).
     pub delta: f64,
-    /// Velocity window `D_v` [m/s]; default 1e-3. Choose `dv > h max|u - F| / (2 m)`.
+    /// Velocity window `D_v` \[m/s\]; default 1e-3. Choose `dv > h max|u - F| / (2 m)`.
     pub dv: f64,
     /// Parameters for negative motion, if the friction is asymmetric.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -76,7 +76,7 @@ impl Default for Params {
 
 impl Params {
     /// The smallest window for which a body of mass `mass` decelerating with force imbalance up
-    /// to `max_imbalance` [N] lands in it at step `h`: `h max|u - F| / (2 m)` (MODELS.md §1.3).
+    /// to `max_imbalance` \[N\] lands in it at step `h`: `h max|u - F| / (2 m)` (MODELS.md §1.3).
     pub fn min_window(h: f64, max_imbalance: f64, mass: f64) -> f64 {
         h * max_imbalance / (2.0 * mass)
     }

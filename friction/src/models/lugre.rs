@@ -5,9 +5,9 @@
 //!   \dot z = v - \frac{\sigma_0 |v|}{g(v)} z,\qquad
 //!   g(v) = f_c + (f_s - f_c)\,e^{-|v/v_s|^\delta}$$
 //!
-//! `z` [m] is the mean bristle deflection, `sigma0` [N/m] the bristle stiffness, `sigma1` [N s/m]
-//! the micro-damping, `sigma2` [N s/m] the viscous coefficient, `fc`, `fs` [N] the Coulomb and
-//! breakaway levels (convention A), `vs` [m/s] the Stribeck velocity. The steady state is the
+//! `z` \[m\] is the mean bristle deflection, `sigma0` \[N/m\] the bristle stiffness, `sigma1` \[N s/m\]
+//! the micro-damping, `sigma2` \[N s/m\] the viscous coefficient, `fc`, `fs` \[N\] the Coulomb and
+//! breakaway levels (convention A), `vs` \[m/s\] the Stribeck velocity. The steady state is the
 //! Stribeck curve `F_ss = g(v) sgn v + sigma2 v` (S1 8.50). Optional velocity-dependent damping
 //! `sigma1(v) = sigma1 exp(-(v/vd)^2)` (Olsson et al. 1998) keeps the model passive; `vd = 0`
 //! keeps `sigma1` constant.
@@ -28,21 +28,21 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Params {
-    /// Bristle stiffness [N/m]; default 1e5.
+    /// Bristle stiffness \[N/m\]; default 1e5.
     pub sigma0: f64,
-    /// Micro-damping [N s/m]; default sqrt(1e5) ≈ 316.23.
+    /// Micro-damping \[N s/m\]; default sqrt(1e5) ≈ 316.23.
     pub sigma1: f64,
-    /// Viscous coefficient [N s/m]; default 0.4.
+    /// Viscous coefficient \[N s/m\]; default 0.4.
     pub sigma2: f64,
-    /// Coulomb level [N]; default 1.
+    /// Coulomb level \[N\]; default 1.
     pub fc: f64,
-    /// Breakaway level [N] (convention A); default 1.5.
+    /// Breakaway level \[N\] (convention A); default 1.5.
     pub fs: f64,
-    /// Stribeck velocity [m/s]; default 1e-3.
+    /// Stribeck velocity \[m/s\]; default 1e-3.
     pub vs: f64,
-    /// Stribeck exponent [-]; default 2 (Gaussian).
+    /// Stribeck exponent \[-\]; default 2 (Gaussian).
     pub delta: f64,
-    /// Velocity scale of the damping `sigma1 exp(-(v/vd)^2)` [m/s]; 0 = constant `sigma1`.
+    /// Velocity scale of the damping `sigma1 exp(-(v/vd)^2)` \[m/s\]; 0 = constant `sigma1`.
     pub vd: f64,
     /// Parameters for negative motion, if the friction is asymmetric.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -136,7 +136,7 @@ impl Validate for Params {
 /// LuGre state: the mean bristle deflection.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct State {
-    /// Bristle deflection `z` [m].
+    /// Bristle deflection `z` \[m\].
     pub z: f64,
 }
 
@@ -218,46 +218,18 @@ impl ModelDef for LuGre {
     const ASYMMETRIC: bool = true;
     const REFINE_LAW: bool = true;
     const PARAMS: &'static [ParamDoc] = &[
-        ParamDoc {
-            name: "sigma0",
-            unit: "N/m",
-            description: "bristle stiffness",
-        },
-        ParamDoc {
-            name: "sigma1",
-            unit: "N s/m",
-            description: "micro-damping",
-        },
-        ParamDoc {
-            name: "sigma2",
-            unit: "N s/m",
-            description: "viscous coefficient",
-        },
-        ParamDoc {
-            name: "fc",
-            unit: "N",
-            description: "Coulomb level",
-        },
-        ParamDoc {
-            name: "fs",
-            unit: "N",
-            description: "breakaway level (fs >= fc)",
-        },
-        ParamDoc {
-            name: "vs",
-            unit: "m/s",
-            description: "Stribeck velocity",
-        },
-        ParamDoc {
-            name: "delta",
-            unit: "-",
-            description: "Stribeck exponent (2 = Gaussian)",
-        },
-        ParamDoc {
-            name: "vd",
-            unit: "m/s",
-            description: "damping decay velocity, sigma1*exp(-(v/vd)^2); 0 = constant",
-        },
+        ParamDoc::new("sigma0", "N/m", "bristle stiffness"),
+        ParamDoc::new("sigma1", "N s/m", "micro-damping"),
+        ParamDoc::new("sigma2", "N s/m", "viscous coefficient"),
+        ParamDoc::new("fc", "N", "Coulomb level"),
+        ParamDoc::new("fs", "N", "breakaway level (fs >= fc)"),
+        ParamDoc::new("vs", "m/s", "Stribeck velocity"),
+        ParamDoc::new("delta", "-", "Stribeck exponent (2 = Gaussian)"),
+        ParamDoc::new(
+            "vd",
+            "m/s",
+            "damping decay velocity, sigma1*exp(-(v/vd)^2); 0 = constant",
+        ),
     ];
 }
 

@@ -4,11 +4,11 @@
 //! $$F_{st} = \operatorname{clamp}(k_s w + d_s v,\ \alpha),\quad \alpha = \alpha_0 + \alpha_1,\qquad
 //!   \dot w = (1 - s) v - \frac{s}{\tau_r} w,\qquad F_d = \alpha_0 \operatorname{sgn} v + \alpha_2 v$$
 //!
-//! States: `s` [-] in [0, 1], the "measure of sliding" (1 sliding, 0 sticking), and `w` [m], the
+//! States: `s` \[-\] in \[0, 1\], the "measure of sliding" (1 sliding, 0 sticking), and `w` \[m\], the
 //! displacement since sticking began (S1's ξ, renamed as in MODELS.md; its `-s w/tau_r` term
-//! resets it while sliding). Parameters: `alpha0` [N] Coulomb level, `alpha1` [N] Stribeck excess,
-//! `alpha2` [N s/m] viscous coefficient, `tau_s` [s] frictional lag of `s`, `tau_r` [s] reset
-//! time of `w`, `v0` [m/s] Stribeck velocity, `k_s` [N/m] stick ("Dahl") spring, `d_s` [N s/m]
+//! resets it while sliding). Parameters: `alpha0` \[N\] Coulomb level, `alpha1` \[N\] Stribeck excess,
+//! `alpha2` \[N s/m\] viscous coefficient, `tau_s` \[s\] frictional lag of `s`, `tau_r` \[s\] reset
+//! time of `w`, `v0` \[m/s\] Stribeck velocity, `k_s` \[N/m\] stick ("Dahl") spring, `d_s` \[N s/m\]
 //! stick damper. F resists motion (sign of v in sliding). `clamp` is MODELS.md §0's
 //! `clamp(value, limit)` (S1 8.59–8.60 write `sat(limit, value)`).
 //!
@@ -23,7 +23,7 @@
 //! Defaults: S1 gives none and the source (Canudas et al. 1993) is not in the seeds, so we use
 //! values consistent with the Canudas 1995 LuGre set (MODELS.md §8): `alpha0 = 1 N`,
 //! `alpha1 = 0.5 N`, `alpha2 = 0.4 N s/m`, `v0 = 1e-3 m/s`, `tau_s = 0.01 s`, `k_s = 1e5 N/m`
-//! (= LuGre's sigma0), `d_s = 316 N s/m` (= LuGre's sigma1) and `tau_r = 0.1 s`. [D] `tau_r`
+//! (= LuGre's sigma0), `d_s = 316 N s/m` (= LuGre's sigma1) and `tau_r = 0.1 s`. \[D\] `tau_r`
 //! sets the shape of 8.64: while `k_s tau_r v (1 - G)/G + d_s v >= alpha` the clamp saturates
 //! and 8.64 is exactly the Gaussian Stribeck curve `alpha0 + alpha1 e^{-(v/v0)^2} + G alpha2 v`.
 //! That needs `k_s tau_r >~ 1e4 N s/m` up to `v ~ 2 v0`; with `tau_r = 0.1 s` the curve stays
@@ -32,7 +32,7 @@
 //! 0.5 N push makes the body creep for ever.
 //!
 //! Numerics (MODELS.md §10, §1.2 item 1): `s` uses its exact update with `v` frozen,
-//! `s_{k+1} = G(v_k) + (s_k - G(v_k)) e^{-h/tau_s}`, a convex combination that keeps `s` in [0, 1];
+//! `s_{k+1} = G(v_k) + (s_k - G(v_k)) e^{-h/tau_s}`, a convex combination that keeps `s` in \[0, 1\];
 //! `w` uses its exact update with `s` and `v` frozen at step start,
 //! `w_{k+1} = w_k e + (1 - s_k) v h (1 - e)/a`, `a = s_k h/tau_r`, `e = e^{-a}`, with
 //! `(1 - e)/a = -expm1(-a)/a -> 1` as `s -> 0`. The output uses the state at `k+1` (as LuGre).
@@ -55,21 +55,21 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Params {
-    /// Coulomb level [N]; default 1.
+    /// Coulomb level \[N\]; default 1.
     pub alpha0: f64,
-    /// Stribeck excess over `alpha0` [N] (convention B; breakaway = alpha0 + alpha1); default 0.5.
+    /// Stribeck excess over `alpha0` \[N\] (convention B; breakaway = alpha0 + alpha1); default 0.5.
     pub alpha1: f64,
-    /// Viscous coefficient [N s/m]; default 0.4.
+    /// Viscous coefficient \[N s/m\]; default 0.4.
     pub alpha2: f64,
-    /// Frictional lag: time constant of `s` [s]; default 0.01.
+    /// Frictional lag: time constant of `s` \[s\]; default 0.01.
     pub tau_s: f64,
-    /// Reset time of the stick displacement `w` while sliding [s]; default 0.1.
+    /// Reset time of the stick displacement `w` while sliding \[s\]; default 0.1.
     pub tau_r: f64,
-    /// Stribeck velocity of `G(v) = 1 - exp(-(v/v0)^2)` [m/s]; default 1e-3.
+    /// Stribeck velocity of `G(v) = 1 - exp(-(v/v0)^2)` \[m/s\]; default 1e-3.
     pub v0: f64,
-    /// Stick spring stiffness [N/m]; default 1e5.
+    /// Stick spring stiffness \[N/m\]; default 1e5.
     pub k_s: f64,
-    /// Stick damper [N s/m]; default 316.
+    /// Stick damper \[N s/m\]; default 316.
     pub d_s: f64,
 }
 
@@ -89,7 +89,7 @@ impl Default for Params {
 }
 
 impl Params {
-    /// Breakaway level `alpha = alpha0 + alpha1` [N] (S1 8.61; convention A).
+    /// Breakaway level `alpha = alpha0 + alpha1` \[N\] (S1 8.61; convention A).
     pub fn alpha(&self) -> f64 {
         self.alpha0 + self.alpha1
     }
@@ -129,9 +129,9 @@ impl Validate for Params {
 /// M2 state, at rest `s = 0`, `w = 0`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct State {
-    /// Sliding weight `s` [-], in [0, 1].
+    /// Sliding weight `s` \[-\], in \[0, 1\].
     pub s: f64,
-    /// Displacement since sticking began `w` [m].
+    /// Displacement since sticking began `w` \[m\].
     pub w: f64,
 }
 
@@ -252,46 +252,30 @@ impl ModelDef for M2 {
     const ID: &'static str = "m2";
     const DESCRIPTION: &'static str = "M2 model (Canudas de Wit et al. 1993): stick spring and dynamic friction blended by a lagged weight";
     const PARAMS: &'static [ParamDoc] = &[
-        ParamDoc {
-            name: "alpha0",
-            unit: "N",
-            description: "Coulomb level",
-        },
-        ParamDoc {
-            name: "alpha1",
-            unit: "N",
-            description: "Stribeck excess over alpha0 (breakaway = alpha0 + alpha1)",
-        },
-        ParamDoc {
-            name: "alpha2",
-            unit: "N s/m",
-            description: "viscous coefficient",
-        },
-        ParamDoc {
-            name: "tau_s",
-            unit: "s",
-            description: "frictional lag (time constant of the sliding weight s)",
-        },
-        ParamDoc {
-            name: "tau_r",
-            unit: "s",
-            description: "reset time of the stick displacement while sliding",
-        },
-        ParamDoc {
-            name: "v0",
-            unit: "m/s",
-            description: "Stribeck velocity of G(v) = 1 - exp(-(v/v0)^2)",
-        },
-        ParamDoc {
-            name: "k_s",
-            unit: "N/m",
-            description: "stick spring stiffness",
-        },
-        ParamDoc {
-            name: "d_s",
-            unit: "N s/m",
-            description: "stick damper",
-        },
+        ParamDoc::new("alpha0", "N", "Coulomb level"),
+        ParamDoc::new(
+            "alpha1",
+            "N",
+            "Stribeck excess over alpha0 (breakaway = alpha0 + alpha1)",
+        ),
+        ParamDoc::new("alpha2", "N s/m", "viscous coefficient"),
+        ParamDoc::new(
+            "tau_s",
+            "s",
+            "frictional lag (time constant of the sliding weight s)",
+        ),
+        ParamDoc::new(
+            "tau_r",
+            "s",
+            "reset time of the stick displacement while sliding",
+        ),
+        ParamDoc::new(
+            "v0",
+            "m/s",
+            "Stribeck velocity of G(v) = 1 - exp(-(v/v0)^2)",
+        ),
+        ParamDoc::new("k_s", "N/m", "stick spring stiffness"),
+        ParamDoc::new("d_s", "N s/m", "stick damper"),
     ];
 }
 

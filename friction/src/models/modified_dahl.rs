@@ -3,9 +3,9 @@
 //! $$\varepsilon \dot z = -|v| z + v f(v),\qquad F = z + \alpha_2 v,\qquad
 //!   f(v) = \alpha_0 + \alpha_1 e^{-(v/v_0)^2}$$
 //!
-//! `z` [N] is the internal friction state, `alpha0` [N] the Coulomb level, `alpha1` [N] the
-//! Stribeck excess, `alpha2` [N s/m] the viscous coefficient, `v0` [m/s] the Stribeck velocity and
-//! `epsilon` [m] a length (the time constant of `z` is `epsilon/|v|`, S1: "proportional to 1/v").
+//! `z` \[N\] is the internal friction state, `alpha0` \[N\] the Coulomb level, `alpha1` \[N\] the
+//! Stribeck excess, `alpha2` \[N s/m\] the viscous coefficient, `v0` \[m/s\] the Stribeck velocity and
+//! `epsilon` \[m\] a length (the time constant of `z` is `epsilon/|v|`, S1: "proportional to 1/v").
 //! S1 loses the minus sign in 8.53 and calls the parameters "alpha1, alpha2, alpha3" (MODELS.md
 //! §19); the names here are S1's symbols 8.54–8.55. F resists motion (sign of v in sliding).
 //!
@@ -41,15 +41,15 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Params {
-    /// Coulomb level [N]; default 1.
+    /// Coulomb level \[N\]; default 1.
     pub alpha0: f64,
-    /// Stribeck excess over `alpha0` [N] (convention B; breakaway = alpha0 + alpha1); default 0.5.
+    /// Stribeck excess over `alpha0` \[N\] (convention B; breakaway = alpha0 + alpha1); default 0.5.
     pub alpha1: f64,
-    /// Viscous coefficient [N s/m]; default 0.4.
+    /// Viscous coefficient \[N s/m\]; default 0.4.
     pub alpha2: f64,
-    /// Stribeck velocity [m/s]; default 1e-3.
+    /// Stribeck velocity \[m/s\]; default 1e-3.
     pub v0: f64,
-    /// Relaxation length [m] (time constant epsilon/|v|); default 1.5e-5, i.e. a presliding
+    /// Relaxation length \[m\] (time constant epsilon/|v|); default 1.5e-5, i.e. a presliding
     /// stiffness (alpha0 + alpha1)/epsilon = 1e5 N/m.
     pub epsilon: f64,
 }
@@ -74,7 +74,7 @@ impl Params {
         self.alpha0 + self.alpha1 * (-r * r).exp()
     }
 
-    /// Breakaway level in convention A, `alpha0 + alpha1` [N]; also the bound on `|z|`.
+    /// Breakaway level in convention A, `alpha0 + alpha1` \[N\]; also the bound on `|z|`.
     pub fn breakaway(&self) -> f64 {
         self.alpha0 + self.alpha1
     }
@@ -98,7 +98,7 @@ impl Validate for Params {
 /// Modified Dahl state: the internal friction state.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct State {
-    /// Internal friction state `z` [N].
+    /// Internal friction state `z` \[N\].
     pub z: f64,
 }
 
@@ -158,34 +158,23 @@ impl Dynamics for ModifiedDahl {
 
 impl ModelDef for ModifiedDahl {
     const ID: &'static str = "modified_dahl";
+    const REFINE_LAW: bool = true;
     const DESCRIPTION: &'static str =
         "Modified Dahl model (Canudas de Wit et al. 1993): first-order presliding with Stribeck";
     const PARAMS: &'static [ParamDoc] = &[
-        ParamDoc {
-            name: "alpha0",
-            unit: "N",
-            description: "Coulomb level",
-        },
-        ParamDoc {
-            name: "alpha1",
-            unit: "N",
-            description: "Stribeck excess over alpha0 (breakaway = alpha0 + alpha1)",
-        },
-        ParamDoc {
-            name: "alpha2",
-            unit: "N s/m",
-            description: "viscous coefficient",
-        },
-        ParamDoc {
-            name: "v0",
-            unit: "m/s",
-            description: "Stribeck velocity",
-        },
-        ParamDoc {
-            name: "epsilon",
-            unit: "m",
-            description: "relaxation length (presliding stiffness (alpha0+alpha1)/epsilon)",
-        },
+        ParamDoc::new("alpha0", "N", "Coulomb level"),
+        ParamDoc::new(
+            "alpha1",
+            "N",
+            "Stribeck excess over alpha0 (breakaway = alpha0 + alpha1)",
+        ),
+        ParamDoc::new("alpha2", "N s/m", "viscous coefficient"),
+        ParamDoc::new("v0", "m/s", "Stribeck velocity"),
+        ParamDoc::new(
+            "epsilon",
+            "m",
+            "relaxation length (presliding stiffness (alpha0+alpha1)/epsilon)",
+        ),
     ];
 }
 

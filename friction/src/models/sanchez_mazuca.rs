@@ -6,9 +6,9 @@
 //!   \qquad (14),\qquad f_c \le \phi_s \le f_s,\quad \phi_s(0) = f_s\ (15),\quad
 //!   \phi_s(\infty) = f_c\ (16)$$
 //!
-//! `tau` is the applied torque (`u` of [`Input`]), `taudot` its rate (`du_dt`) [N m/s], `fc`,
-//! `fs` [N m] the Coulomb and maximum breakaway levels (convention A), `ts` [N m/s] the torque-rate
-//! coefficient and `delta_t` [-] its shape exponent. The faster the torque rises, the earlier the
+//! `tau` is the applied torque (`u` of [`Input`]), `taudot` its rate (`du_dt`) \[N m/s\], `fc`,
+//! `fs` \[N m\] the Coulomb and maximum breakaway levels (convention A), `ts` \[N m/s\] the torque-rate
+//! coefficient and `delta_t` \[-\] its shape exponent. The faster the torque rises, the earlier the
 //! body breaks away.
 //! Eq. 14 takes `|taudot|`, so a torque falling in magnitude lowers the limit too (as published).
 //!
@@ -36,19 +36,19 @@ use crate::{Input, ParamError, StepLaw};
 /// One column of S4 Table 1 (rotary: N m, N m s/rad, rad/s, N m/s).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Table1 {
-    /// Coulomb level `f_c` [N m].
+    /// Coulomb level `f_c` \[N m\].
     pub fc: f64,
-    /// Viscous coefficient `f_v` [N m s/rad].
+    /// Viscous coefficient `f_v` \[N m s/rad\].
     pub fv: f64,
-    /// Maximum breakaway level `f_s` [N m].
+    /// Maximum breakaway level `f_s` \[N m\].
     pub fs: f64,
-    /// Stribeck velocity `v_s` [rad/s].
+    /// Stribeck velocity `v_s` \[rad/s\].
     pub vs: f64,
-    /// Stribeck exponent `delta_v` [-].
+    /// Stribeck exponent `delta_v` \[-\].
     pub delta_v: f64,
-    /// Torque-rate coefficient `t_s` [N m/s].
+    /// Torque-rate coefficient `t_s` \[N m/s\].
     pub ts: f64,
-    /// Torque-rate exponent `delta_t` [-].
+    /// Torque-rate exponent `delta_t` \[-\].
     pub delta_t: f64,
 }
 
@@ -74,27 +74,27 @@ pub const TABLE1_NEG: Table1 = Table1 {
     delta_t: 0.287,
 };
 
-/// S4 Table 1, bristle stiffness `sigma0` [N m/rad] (both directions).
+/// S4 Table 1, bristle stiffness `sigma0` \[N m/rad\] (both directions).
 pub const TABLE1_SIGMA0: f64 = 17260.0;
-/// S4 Table 1, micro-damping `sigma1` [N m s/rad] (both directions).
+/// S4 Table 1, micro-damping `sigma1` \[N m s/rad\] (both directions).
 pub const TABLE1_SIGMA1: f64 = 66.708;
-/// S4 §5: inertia of the Parker DM1200A motor [kg m^2].
+/// S4 §5: inertia of the Parker DM1200A motor \[kg m^2\].
 pub const S4_INERTIA: f64 = 0.167;
 
 /// The parameters every improved model has, for one direction.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Common {
-    /// Coulomb level [N, rotary: N m].
+    /// Coulomb level \[N, rotary: N m\].
     pub fc: f64,
-    /// Viscous coefficient [N s/m].
+    /// Viscous coefficient \[N s/m\].
     pub fv: f64,
-    /// Maximum breakaway level [N, rotary: N m].
+    /// Maximum breakaway level \[N, rotary: N m\].
     pub fs: f64,
-    /// Torque-rate coefficient [N/s].
+    /// Torque-rate coefficient \[N/s\].
     pub ts: f64,
-    /// Torque-rate exponent [-].
+    /// Torque-rate exponent \[-\].
     pub delta_t: f64,
-    /// Rates with `|du_dt|` up to this count as 0 [N/s].
+    /// Rates with `|du_dt|` up to this count as 0 \[N/s\].
     pub taudot_deadband: f64,
 }
 

@@ -16,10 +16,10 @@
 //! it is a plain lag of time constant `T1` (S0 eq. 18). The steady state at constant `v ≠ 0` is
 //! `F~Σ(v)`; `F_fr` starts at 0 and stays there until motion occurs.
 //!
-//! Symbols: `d` [N s/m] viscous coefficient, `fc` = F^_c [N] Coulomb peak, `fs` = F^_s [N]
-//! Stribeck peak (convention A: the peak of `F~Σ`, reached at `v = vsp`), `vt` [m/s] tanh
-//! transition velocity, `vsp` [m/s] Stribeck peak velocity (not the Gaussian `v_s`; S0 eq. 13:
-//! `v_s ≈ 2 vsp ≈ 4 vt`), `v0` [m/s] filter edge velocity, `t1` = T_1 [s] minimal time constant.
+//! Symbols: `d` \[N s/m\] viscous coefficient, `fc` = F^_c \[N\] Coulomb peak, `fs` = F^_s \[N\]
+//! Stribeck peak (convention A: the peak of `F~Σ`, reached at `v = vsp`), `vt` \[m/s\] tanh
+//! transition velocity, `vsp` \[m/s\] Stribeck peak velocity (not the Gaussian `v_s`; S0 eq. 13:
+//! `v_s ≈ 2 vsp ≈ 4 vt`), `v0` \[m/s\] filter edge velocity, `t1` = T_1 \[s\] minimal time constant.
 //! Sign convention: `F_fr` resists motion and has the sign of `v` in steady sliding.
 //! Defaults: S0 Tables 1–2 for `T_s = 0.1 ms`; the 10 ms set scales `vt, vsp, v0, t1` by 100.
 //!
@@ -74,19 +74,19 @@ pub enum Integrator {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Params {
-    /// Viscous coefficient `d` [N s/m]; default 0.1 (S0 eq. 1, Table 1).
+    /// Viscous coefficient `d` \[N s/m\]; default 0.1 (S0 eq. 1, Table 1).
     pub d: f64,
-    /// Coulomb peak `F^_c` [N]; default 1 (S0 eq. 4, Table 1).
+    /// Coulomb peak `F^_c` \[N\]; default 1 (S0 eq. 4, Table 1).
     pub fc: f64,
-    /// Stribeck peak `F^_s` [N], the value of `F~Σ(vsp)` (convention A); default 1.4 (S0 eq. 9).
+    /// Stribeck peak `F^_s` \[N\], the value of `F~Σ(vsp)` (convention A); default 1.4 (S0 eq. 9).
     pub fs: f64,
-    /// Tanh transition velocity `v_t` [m/s]; default 5e-5 (S0 eq. 4, Table 2).
+    /// Tanh transition velocity `v_t` \[m/s\]; default 5e-5 (S0 eq. 4, Table 2).
     pub vt: f64,
-    /// Stribeck peak velocity `v_sp` [m/s]; default 1e-4 (S0 eq. 8, Table 2).
+    /// Stribeck peak velocity `v_sp` \[m/s\]; default 1e-4 (S0 eq. 8, Table 2).
     pub vsp: f64,
-    /// Filter edge velocity `v_0` [m/s]; default 1e-4 (S0 eq. 16, Table 2).
+    /// Filter edge velocity `v_0` \[m/s\]; default 1e-4 (S0 eq. 16, Table 2).
     pub v0: f64,
-    /// Minimal filter time constant `T_1` [s]; default 3e-4 (S0 eq. 17, Table 2).
+    /// Minimal filter time constant `T_1` \[s\]; default 3e-4 (S0 eq. 17, Table 2).
     pub t1: f64,
     /// Filter integration: `exact` (default) or `rk4` (paper reproduction).
     #[serde(default)]
@@ -109,13 +109,13 @@ impl Default for Params {
 }
 
 impl Params {
-    /// Additional Stribeck amplitude `F^_Δ = F^_s - F^_c tanh(v_sp/v_t) - d v_sp` [N] (S0 eq. 9).
+    /// Additional Stribeck amplitude `F^_Δ = F^_s - F^_c tanh(v_sp/v_t) - d v_sp` \[N\] (S0 eq. 9).
     #[inline]
     pub fn f_delta(&self) -> f64 {
         self.fs - self.fc * (self.vsp / self.vt).tanh() - self.d * self.vsp
     }
 
-    /// Static map `F~Σ(v) = d v + F^_c tanh(v/v_t) + F^_Δ g~(v)` [N] (S0 eq. 11).
+    /// Static map `F~Σ(v) = d v + F^_c tanh(v/v_t) + F^_Δ g~(v)` \[N\] (S0 eq. 11).
     #[inline]
     pub fn f_sigma(&self, v: f64) -> f64 {
         let r = v / self.vsp;
@@ -123,7 +123,7 @@ impl Params {
         self.d * v + self.fc * (v / self.vt).tanh() + self.f_delta() * g
     }
 
-    /// Slope `dF~Σ/dv` [N s/m]; at `v = 0` it is `d + fc/vt + e^{1/2} F^_Δ/vsp` (MODELS.md §13).
+    /// Slope `dF~Σ/dv` \[N s/m\]; at `v = 0` it is `d + fc/vt + e^{1/2} F^_Δ/vsp` (MODELS.md §13).
     #[inline]
     pub fn f_sigma_slope(&self, v: f64) -> f64 {
         let th = (v / self.vt).tanh();
@@ -132,7 +132,7 @@ impl Params {
         self.d + self.fc * (1.0 - th * th) / self.vt + self.f_delta() * dg
     }
 
-    /// Adaption factor `a(v) = 1 - exp(-(v/v_0)^2)` [-] (S0 eq. 16), exact for small `v`.
+    /// Adaption factor `a(v) = 1 - exp(-(v/v_0)^2)` \[-\] (S0 eq. 16), exact for small `v`.
     #[inline]
     pub fn a(&self, v: f64) -> f64 {
         let r = v / self.v0;
@@ -183,7 +183,7 @@ impl Validate for Params {
 /// Specker state: the filter output.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct State {
-    /// Friction force `F_fr` [N]; 0 at start (S0 Fig. 7).
+    /// Friction force `F_fr` \[N\]; 0 at start (S0 Fig. 7).
     pub f_fr: f64,
 }
 
@@ -244,46 +244,22 @@ impl ModelDef for Specker {
     const ID: &'static str = "specker";
     const DESCRIPTION: &'static str = "Specker et al.: smooth Stribeck map with a velocity-dependent first-order lag (memory at rest)";
     const PARAMS: &'static [ParamDoc] = &[
-        ParamDoc {
-            name: "d",
-            unit: "N s/m",
-            description: "viscous coefficient",
-        },
-        ParamDoc {
-            name: "fc",
-            unit: "N",
-            description: "Coulomb peak F^_c (tanh-regularised)",
-        },
-        ParamDoc {
-            name: "fs",
-            unit: "N",
-            description: "Stribeck peak F^_s = F~Σ(vsp) (fs >= fc)",
-        },
-        ParamDoc {
-            name: "vt",
-            unit: "m/s",
-            description: "tanh transition velocity of the Coulomb term",
-        },
-        ParamDoc {
-            name: "vsp",
-            unit: "m/s",
-            description: "Stribeck peak velocity",
-        },
-        ParamDoc {
-            name: "v0",
-            unit: "m/s",
-            description: "filter edge velocity, a(v) = 1 - exp(-(v/v0)^2)",
-        },
-        ParamDoc {
-            name: "t1",
-            unit: "s",
-            description: "minimal filter time constant T1",
-        },
-        ParamDoc {
-            name: "integrator",
-            unit: "-",
-            description: "filter update: exact (default) or rk4 (paper reproduction)",
-        },
+        ParamDoc::new("d", "N s/m", "viscous coefficient"),
+        ParamDoc::new("fc", "N", "Coulomb peak F^_c (tanh-regularised)"),
+        ParamDoc::new("fs", "N", "Stribeck peak F^_s = F~Σ(vsp) (fs >= fc)"),
+        ParamDoc::new("vt", "m/s", "tanh transition velocity of the Coulomb term"),
+        ParamDoc::new("vsp", "m/s", "Stribeck peak velocity"),
+        ParamDoc::new(
+            "v0",
+            "m/s",
+            "filter edge velocity, a(v) = 1 - exp(-(v/v0)^2)",
+        ),
+        ParamDoc::new("t1", "s", "minimal filter time constant T1"),
+        ParamDoc::new(
+            "integrator",
+            "-",
+            "filter update: exact (default) or rk4 (paper reproduction)",
+        ),
     ];
 }
 

@@ -1,13 +1,13 @@
 //! Static + Armstrong friction ("S+A"): S4 eqs. 5–7 and §5.2 (iii); MODELS.md §2.3–2.4, §16.
 //!
 //! $$F = \begin{cases} \operatorname{clamp}(u, f_s) & v = 0 \\
-//!   \operatorname{sgn}(v)\left[f_c + (f_s - f_c)\,e^{-|v/v_s|^{\delta}}\right] + f_v v
+//!   \operatorname{sgn}(v)\left\[f_c + (f_s - f_c)\,e^{-|v/v_s|^{\delta}}\right\] + f_v v
 //!   & v \ne 0 \end{cases}$$
 //!
 //! Morin's stiction limit `fs` at rest (S4 eqs. 2, 6) with Armstrong's exponential kinetic curve
-//! (S4 eq. 5), as Sánchez-Mazuca & Campa simulate it. `fc` [N] is the Coulomb level, `fs` [N] the
-//! maximum static friction (convention A, also `g(0)`), `vs` [m/s] the Stribeck velocity,
-//! `delta` [-] the fitted exponent (S4's `delta_v`), `fv` [N s/m] the viscous coefficient; `F`
+//! (S4 eq. 5), as Sánchez-Mazuca & Campa simulate it. `fc` \[N\] is the Coulomb level, `fs` \[N\] the
+//! maximum static friction (convention A, also `g(0)`), `vs` \[m/s\] the Stribeck velocity,
+//! `delta` \[-\] the fitted exponent (S4's `delta_v`), `fv` \[N s/m\] the viscous coefficient; `F`
 //! resists motion and `sgn(0) = 0`. The curve is that of `stribeck_exp`; this model carries S4's
 //! identified values as defaults.
 //!
@@ -35,18 +35,18 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Params {
-    /// Coulomb level [N]; default 8.955 (S4 Table 1 (+)).
+    /// Coulomb level \[N\]; default 8.955 (S4 Table 1 (+)).
     pub fc: f64,
-    /// Maximum static friction, the stick limit and `g(0)` [N] (convention A, `fs >= fc`);
+    /// Maximum static friction, the stick limit and `g(0)` \[N\] (convention A, `fs >= fc`);
     /// default 17.617.
     pub fs: f64,
-    /// Viscous coefficient [N s/m]; default 5.234.
+    /// Viscous coefficient \[N s/m\]; default 5.234.
     pub fv: f64,
-    /// Stribeck velocity [m/s]; default 0.145.
+    /// Stribeck velocity \[m/s\]; default 0.145.
     pub vs: f64,
-    /// Stribeck exponent `delta_v` [-]; default 1.032.
+    /// Stribeck exponent `delta_v` \[-\]; default 1.032.
     pub delta: f64,
-    /// Velocity window counted as rest for measured velocities [m/s]; default 0 (exact zero).
+    /// Velocity window counted as rest for measured velocities \[m/s\]; default 0 (exact zero).
     pub dv: f64,
     /// Parameters for negative motion, if the friction is asymmetric.
     #[serde(default, skip_serializing_if = "Option::is_none")]

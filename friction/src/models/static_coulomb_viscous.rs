@@ -4,8 +4,8 @@
 //! $$F = \begin{cases} \operatorname{clamp}(u, f_s) & v = 0 \\
 //!   f_c \operatorname{sgn}(v) + f_v v & v \ne 0 \end{cases}$$
 //!
-//! `fs` [N] is the breakaway (maximum static) level, `fc` [N] the Coulomb level, `fv` [N s/m] the
-//! viscous coefficient, `v` [m/s] the velocity, `u` [N] the applied force; `F` resists motion,
+//! `fs` \[N\] is the breakaway (maximum static) level, `fc` \[N\] the Coulomb level, `fv` \[N s/m\] the
+//! viscous coefficient, `v` \[m/s\] the velocity, `u` \[N\] the applied force; `F` resists motion,
 //! `sgn(0) = 0`, and `clamp(x, a) = x` if `|x| < a`, else `a sgn(x)` (S4 eq. 8). The friction
 //! drops from `fs` to `fc` when motion starts (no Stribeck curve). `fs` is convention A; S1 8.14
 //! writes the limit `F_C + F_s` (convention B), so `fs = F_C + F_s(B)`. An optional `negative` set
@@ -28,13 +28,13 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Params {
-    /// Coulomb (kinetic) level [N]; default 1.
+    /// Coulomb (kinetic) level \[N\]; default 1.
     pub fc: f64,
-    /// Breakaway level, the stick limit [N] (convention A, `fs >= fc`); default 1.5.
+    /// Breakaway level, the stick limit \[N\] (convention A, `fs >= fc`); default 1.5.
     pub fs: f64,
-    /// Viscous coefficient [N s/m]; default 0.4.
+    /// Viscous coefficient \[N s/m\]; default 0.4.
     pub fv: f64,
-    /// Velocity window counted as rest for measured velocities [m/s]; default 0 (exact zero).
+    /// Velocity window counted as rest for measured velocities \[m/s\]; default 0 (exact zero).
     pub dv: f64,
     /// Parameters for negative motion, if the friction is asymmetric.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -2,8 +2,8 @@
 //!
 //! Every model of this family (`viscous`, `coulomb_viscous`, `static_coulomb_viscous`,
 //! `stribeck_exp`, `stribeck_lorentz`, `tustin`, `static_armstrong`, `karnopp`) is a parameter
-//! struct implementing [`StaticCurve`]: per direction of motion a kinetic level `g(|v|)` [N], a
-//! viscous slope `fv` [N s/m] and a breakaway limit `f_lim` [N] (convention A). [`Static<P>`]
+//! struct implementing [`StaticCurve`]: per direction of motion a kinetic level `g(|v|)` \[N\], a
+//! viscous slope `fv` \[N s/m\] and a breakaway limit `f_lim` \[N\] (convention A). [`Static<P>`]
 //! turns any such curve into a model, following Morin's static + kinetic law (S4 eqs. 6–7):
 //!
 //! $$F(v, u) = \begin{cases} \operatorname{clamp}(u, f_{lim}) & v = 0 \\
@@ -42,16 +42,16 @@ pub trait StaticCurve:
     /// The parameter set for negative motion, if the friction is asymmetric.
     fn negative(&self) -> Option<&Self>;
 
-    /// Kinetic level `g(|v|) >= 0` [N] at speed `speed = |v|`, without the viscous part.
+    /// Kinetic level `g(|v|) >= 0` \[N\] at speed `speed = |v|`, without the viscous part.
     fn level(&self, speed: f64) -> f64;
 
-    /// Largest friction held at rest, the breakaway level (convention A) [N].
+    /// Largest friction held at rest, the breakaway level (convention A) \[N\].
     fn limit(&self) -> f64;
 
-    /// Viscous slope [N s/m].
+    /// Viscous slope \[N s/m\].
     fn fv(&self) -> f64;
 
-    /// Velocity window counted as rest for measured velocities [m/s].
+    /// Velocity window counted as rest for measured velocities \[m/s\].
     fn dv(&self) -> f64;
 
     /// The friction over the next step as a function of `v_{k+1}`, given `v_k` and `u_k`.
@@ -122,41 +122,25 @@ pub(crate) fn check_negative<P: StaticCurve>(p: &P) -> Result<(), ParamError> {
 }
 
 /// Doc of `fc`.
-pub(crate) const FC: ParamDoc = ParamDoc {
-    name: "fc",
-    unit: "N",
-    description: "Coulomb level",
-};
+pub(crate) const FC: ParamDoc = ParamDoc::new("fc", "N", "Coulomb level");
 /// Doc of `fs`.
-pub(crate) const FS: ParamDoc = ParamDoc {
-    name: "fs",
-    unit: "N",
-    description: "breakaway level, the stick limit (convention A, fs >= fc)",
-};
+pub(crate) const FS: ParamDoc = ParamDoc::new(
+    "fs",
+    "N",
+    "breakaway level, the stick limit (convention A, fs >= fc)",
+);
 /// Doc of `fv`.
-pub(crate) const FV: ParamDoc = ParamDoc {
-    name: "fv",
-    unit: "N s/m",
-    description: "viscous coefficient",
-};
+pub(crate) const FV: ParamDoc = ParamDoc::new("fv", "N s/m", "viscous coefficient");
 /// Doc of `vs`.
-pub(crate) const VS: ParamDoc = ParamDoc {
-    name: "vs",
-    unit: "m/s",
-    description: "Stribeck velocity",
-};
+pub(crate) const VS: ParamDoc = ParamDoc::new("vs", "m/s", "Stribeck velocity");
 /// Doc of `delta`.
-pub(crate) const DELTA: ParamDoc = ParamDoc {
-    name: "delta",
-    unit: "-",
-    description: "Stribeck exponent (2 = Gaussian)",
-};
+pub(crate) const DELTA: ParamDoc = ParamDoc::new("delta", "-", "Stribeck exponent (2 = Gaussian)");
 /// Doc of `dv`.
-pub(crate) const DV: ParamDoc = ParamDoc {
-    name: "dv",
-    unit: "m/s",
-    description: "velocity window counted as rest (measured velocities)",
-};
+pub(crate) const DV: ParamDoc = ParamDoc::new(
+    "dv",
+    "m/s",
+    "velocity window counted as rest (measured velocities)",
+);
 
 /// Static maps have no state.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]

@@ -1,13 +1,13 @@
 //! Exponential Stribeck curve (Bo & Pavelescu; Armstrong's generalised exponential): S1 8.20,
 //! S4 eq. 5; MODELS.md §2.4.
 //!
-//! $$F = \operatorname{sgn}(v)\left[f_c + (f_s - f_c)\,e^{-|v/v_s|^{\delta}}\right] + f_v v
+//! $$F = \operatorname{sgn}(v)\left\[f_c + (f_s - f_c)\,e^{-|v/v_s|^{\delta}}\right\] + f_v v
 //!   \quad (v \ne 0), \qquad F = \operatorname{clamp}(u, f_s) \quad (v = 0)$$
 //!
-//! `fc` [N] is the Coulomb level, `fs` [N] the breakaway level (convention A: `g(0) = fs`), `vs`
-//! [m/s] the Stribeck velocity, `delta` [-] the shape exponent (Bo & Pavelescu 0.5–1, Armstrong
-//! 2 = Gaussian, Fuller "very large"), `fv` [N s/m] the viscous coefficient, `v` [m/s] the
-//! velocity and `u` [N] the applied force. `F` resists motion and `sgn(0) = 0`. At rest the map is
+//! `fc` \[N\] is the Coulomb level, `fs` \[N\] the breakaway level (convention A: `g(0) = fs`), `vs`
+//! \[m/s\] the Stribeck velocity, `delta` \[-\] the shape exponent (Bo & Pavelescu 0.5–1, Armstrong
+//! 2 = Gaussian, Fuller "very large"), `fv` \[N s/m\] the viscous coefficient, `v` \[m/s\] the
+//! velocity and `u` \[N\] the applied force. `F` resists motion and `sgn(0) = 0`. At rest the map is
 //! set-valued with limit `g(0) = fs`, so the friction is continuous at breakaway. An optional
 //! `negative` set applies to negative motion (by `sgn(v)`, or `sgn(u)` at rest).
 //!
@@ -29,17 +29,17 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Params {
-    /// Coulomb level [N]; default 1.
+    /// Coulomb level \[N\]; default 1.
     pub fc: f64,
-    /// Breakaway level `g(0)`, the stick limit [N] (convention A, `fs >= fc`); default 1.5.
+    /// Breakaway level `g(0)`, the stick limit \[N\] (convention A, `fs >= fc`); default 1.5.
     pub fs: f64,
-    /// Viscous coefficient [N s/m]; default 0.4.
+    /// Viscous coefficient \[N s/m\]; default 0.4.
     pub fv: f64,
-    /// Stribeck velocity [m/s]; default 1e-3.
+    /// Stribeck velocity \[m/s\]; default 1e-3.
     pub vs: f64,
-    /// Stribeck exponent [-]; default 2 (Gaussian).
+    /// Stribeck exponent \[-\]; default 2 (Gaussian).
     pub delta: f64,
-    /// Velocity window counted as rest for measured velocities [m/s]; default 0 (exact zero).
+    /// Velocity window counted as rest for measured velocities \[m/s\]; default 0 (exact zero).
     pub dv: f64,
     /// Parameters for negative motion, if the friction is asymmetric.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -1,15 +1,15 @@
 //! Tustin model: S1 8.21; MODELS.md §2.5.
 //!
-//! $$F = \operatorname{sgn}(v)\left[f_c + (f_s - f_c)\,e^{-|v|/v_s}\right] + f_v v
+//! $$F = \operatorname{sgn}(v)\left\[f_c + (f_s - f_c)\,e^{-|v|/v_s}\right\] + f_v v
 //!   \quad (v \ne 0), \qquad F = \operatorname{clamp}(u, f_s) \quad (v = 0)$$
 //!
-//! `fc` [N] is the Coulomb level, `fs` [N] the breakaway level, `vs` [m/s] the Stribeck velocity,
-//! `fv` [N s/m] the viscous coefficient, `v` [m/s] the velocity, `u` [N] the applied force; `F`
+//! `fc` \[N\] is the Coulomb level, `fs` \[N\] the breakaway level, `vs` \[m/s\] the Stribeck velocity,
+//! `fv` \[N s/m\] the viscous coefficient, `v` \[m/s\] the velocity, `u` \[N\] the applied force; `F`
 //! resists motion and `sgn(0) = 0`. At rest the map is set-valued with limit `g(0) = fs`. An
 //! optional `negative` set applies to negative motion (by `sgn(v)`, or `sgn(u)` at rest).
 //!
 //! **Convention.** S1 writes Tustin in convention B, `F = (F_C + F_s e^{-alpha |v|}) sgn v + F_v v`,
-//! where `F_s` is the *excess* over Coulomb and `alpha` [s/m] the "downward bend". This library
+//! where `F_s` is the *excess* over Coulomb and `alpha` \[s/m\] the "downward bend". This library
 //! stores convention A: `fs = F_C + F_s(B)` is the breakaway level and `vs = 1/alpha`
 //! ([`Params::from_convention_b`] converts). The shape is the generalised exponential with
 //! `delta = 1`.
@@ -32,16 +32,16 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Params {
-    /// Coulomb level [N]; default 1.
+    /// Coulomb level \[N\]; default 1.
     pub fc: f64,
-    /// Breakaway level `F_C + F_s(B)`, the stick limit [N] (convention A, `fs >= fc`);
+    /// Breakaway level `F_C + F_s(B)`, the stick limit \[N\] (convention A, `fs >= fc`);
     /// default 1.5.
     pub fs: f64,
-    /// Viscous coefficient [N s/m]; default 0.4.
+    /// Viscous coefficient \[N s/m\]; default 0.4.
     pub fv: f64,
-    /// Stribeck velocity `1/alpha` [m/s]; default 1e-3.
+    /// Stribeck velocity `1/alpha` \[m/s\]; default 1e-3.
     pub vs: f64,
-    /// Velocity window counted as rest for measured velocities [m/s]; default 0 (exact zero).
+    /// Velocity window counted as rest for measured velocities \[m/s\]; default 0 (exact zero).
     pub dv: f64,
     /// Parameters for negative motion, if the friction is asymmetric.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -63,7 +63,7 @@ impl Default for Params {
 
 impl Params {
     /// From S1 8.21's convention B: Coulomb `fc`, static excess `fs_excess`, viscous `fv` and
-    /// bend `alpha` [s/m]; gives `fs = fc + fs_excess`, `vs = 1/alpha`.
+    /// bend `alpha` \[s/m\]; gives `fs = fc + fs_excess`, `vs = 1/alpha`.
     pub fn from_convention_b(fc: f64, fs_excess: f64, fv: f64, alpha: f64) -> Params {
         Params {
             fc,

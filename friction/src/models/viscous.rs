@@ -2,7 +2,7 @@
 //!
 //! $$F = f_v\, v$$
 //!
-//! `fv` [N s/m] is the viscous coefficient (S0 writes `d`), `v` [m/s] the sliding velocity;
+//! `fv` \[N s/m\] is the viscous coefficient (S0 writes `d`), `v` \[m/s\] the sliding velocity;
 //! `F` resists motion (MODELS.md §0). An optional `negative` set gives a separate `fv` for
 //! negative motion (S4 Table 1 identifies `f_v` per direction).
 //!
@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Params {
-    /// Viscous coefficient [N s/m]; default 0.4.
+    /// Viscous coefficient \[N s/m\]; default 0.4.
     pub fv: f64,
     /// Parameters for negative motion, if the friction is asymmetric.
     #[serde(default, skip_serializing_if = "Option::is_none")]

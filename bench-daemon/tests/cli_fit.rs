@@ -1,0 +1,162 @@
+//! `bench fit`: JSON `params` by the model's names, end to end from `bench simulate`, exit codes.
+
+use crate::util::{bench, stderr, stdout};
+use serde_json::Value;
+use std::path::PathBuf;
+
+/// Writes `text` to a fresh file in the temp directory.
+fn temp_file(name: &str, text: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("bench-fit-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// S4 Table 1 (+) Armstrong curve points (noise-free), `v,friction`.
+fn s4_points() -> String {
+    let mut csv = String::from("v,friction\n");
+    for i in 0..40 {
+        let v = 2e-3 * (3.0f64 / 2e-3).powf(i as f64 / 39.0);
+        let f = 8.955 + (17.617 - 8.955) * (-(v / 0.145f64).powf(1.032)).exp() + 5.234 * v;
+        csv.push_str(&format!("{v},{f}\n"));
+    }
+    csv
+}
+
+#[test]
+fn static_curve_json_has_params_by_model_names() {
+    let csv = temp_file("s4.csv", &s4_points());
+    let o = bench(&[
+        "fit",
+        "--model",
+        "stribeck_exp",
+        "--procedure",
+        "static_curve",
+        "--csv",
+        csv.to_str().unwrap(),
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    for (name, truth) in [
+        ("fc", 8.955),
+        ("fs", 17.617),
+        ("fv", 5.234),
+        ("vs", 0.145),
+        ("delta", 1.032),
+    ] {
+        let est = doc["params"][name]
+            .as_f64()
+            .unwrap_or_else(|| panic!("{name} in {doc}"));
+        assert!((est - truth).abs() / truth < 1e-4, "{name}: {est}");
+    }
+    assert_eq!(doc["provenance"]["procedure"], "static_curve");
+    assert_eq!(doc["provenance"]["n_points"], 40);
+    assert!(doc["mse"].as_f64().unwrap() < 1e-12);
+    // Text output names the parameters.
+    let o = bench(&[
+        "fit",
+        "--model",
+        "stribeck_exp",
+        "--procedure",
+        "static_curve",
+        "--csv",
+        csv.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("vs = "), "{}", stdout(&o));
+}
+
+#[test]
+fn presliding_sine_fits_a_bench_simulate_run() {
+    let params = r#"{"sigma0":17260,"sigma1":66.708,"sigma2":5.234,"fc":8.955,"fs":17.617,"vs":0.145,"delta":1.032}"#;
+    let scenario = r#"{"kind":"force","mass":0.167,"force":{"sine":{"amplitude":3,"omega":12.566370614359172}}}"#;
+    let o = bench(&[
+        "simulate",
+        "--model",
+        "lugre",
+        "--params",
+        params,
+        "--scenario",
+        scenario,
+        "--dt",
+        "1e-3",
+        "--duration",
+        "5",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let csv = temp_file("sine.csv", &stdout(&o));
+    let o = bench(&[
+        "fit",
+        "--model",
+        "lugre",
+        "--procedure",
+        "presliding_sine",
+        "--csv",
+        csv.to_str().unwrap(),
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let s0 = doc["params"]["sigma0"].as_f64().unwrap();
+    assert!((s0 - 17260.0).abs() / 17260.0 < 0.05, "sigma0 {s0}");
+    assert!(doc["std_errors"]["sigma0"].as_f64().unwrap() > 0.0);
+    assert_eq!(
+        doc["provenance"]["columns"],
+        serde_json::json!(["t", "x", "u"])
+    );
+}
+
+#[test]
+fn bad_input_exits_2_naming_the_thing() {
+    let csv = temp_file("pts.csv", &s4_points());
+    let path = csv.to_str().unwrap();
+    let cases: [(&[&str], &str); 5] = [
+        (
+            &["--model", "lugre", "--procedure", "nope"],
+            "unknown procedure 'nope'",
+        ),
+        (
+            &["--model", "coulomb", "--procedure", "presliding_sine"],
+            "does not apply to model 'coulomb'",
+        ),
+        (
+            &["--model", "lugre", "--procedure", "presliding_sine"],
+            "missing column 't'",
+        ),
+        (
+            &["--model", "nomodel", "--procedure", "static_curve"],
+            "unknown model 'nomodel'",
+        ),
+        (
+            &[
+                "--model",
+                "lugre",
+                "--procedure",
+                "static_curve",
+                "--given",
+                "[1]",
+            ],
+            "--given must be a JSON object",
+        ),
+    ];
+    for (args, msg) in cases {
+        let mut all = vec!["fit", "--csv", path];
+        all.extend_from_slice(args);
+        let o = bench(&all);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(msg), "{args:?}: {}", stderr(&o));
+    }
+    let o = bench(&[
+        "fit",
+        "--model",
+        "lugre",
+        "--procedure",
+        "static_curve",
+        "--csv",
+        "/nonexistent/x.csv",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("--csv"), "{}", stderr(&o));
+}

@@ -1,0 +1,310 @@
+//! `constant_velocity_sweep`: constant velocity references in both directions, each held to
+//! steady state and then measured → Stribeck points (Nnaji §4.2 / S3 §5.1.1, Sánchez-Mazuca
+//! §4.1 / S4 eq. 22; MODELS.md §17.4, §17.8 step 1).
+//!
+//! For every repeat and every velocity magnitude `v` (in the order given), and every direction
+//! `d`: a `settle` segment (velocity mode, `d v`, `settle_s`) then a `measure` segment (same
+//! reference, `measure_s`). Directions alternate so the bench returns near its start.
+//!
+//! Analysis: per direction and velocity, the mean measured velocity and the mean, standard
+//! deviation and count of the measured torque over all `measure` samples of every repeat. At
+//! steady state the torque equals the friction: the points lie on `F_ss(v)`.
+//!
+//! Defaults: Nnaji's identification set, 0.003 to 1 rad/s in steps of 0.003 rad/s, 10 runs per
+//! velocity; settle 1 s and measure 2 s (not given by the papers).
+
+use super::{Directions, segment, sign_str, tag};
+use crate::error::{LimitKind, check};
+use crate::plan::{DriveMode, Role, Segment, Stop};
+use crate::{BenchLimits, Error, Plan, Sample, Setpoint};
+use serde::{Deserialize, Serialize};
+
+/// The velocity magnitudes \[rad/s\]: a list, a linear range or a logarithmic range.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum Velocities {
+    /// Explicit magnitudes, e.g. `[0.01, 0.1, 1]`.
+    List(Vec<f64>),
+    /// `from`, `from + step`, … up to `to` (inclusive within 1e-9 of a step).
+    Range {
+        /// First magnitude \[rad/s\].
+        from: f64,
+        /// Last magnitude \[rad/s\].
+        to: f64,
+        /// Increment \[rad/s\].
+        step: f64,
+    },
+    /// `count` magnitudes spaced logarithmically from `from` to `to`.
+    LogRange {
+        /// First magnitude \[rad/s\].
+        from: f64,
+        /// Last magnitude \[rad/s\].
+        to: f64,
+        /// Number of magnitudes (>= 2).
+        count: u32,
+    },
+}
+
+impl<'de> Deserialize<'de> for Velocities {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Velocities, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct Range {
+            from: f64,
+            to: f64,
+            step: f64,
+        }
+        #[derive(Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct LogRange {
+            from: f64,
+            to: f64,
+            count: u32,
+        }
+        use serde::de::Error as _;
+        let v = serde_json::Value::deserialize(d)?;
+        let bad = |e: serde_json::Error| D::Error::custom(format!("velocities: {e}"));
+        if v.is_array() {
+            return serde_json::from_value(v).map(Velocities::List).map_err(bad);
+        }
+        match v.as_object() {
+            Some(o) if o.contains_key("step") => serde_json::from_value::<Range>(v)
+                .map(|r| Velocities::Range {
+                    from: r.from,
+                    to: r.to,
+                    step: r.step,
+                })
+                .map_err(bad),
+            Some(o) if o.contains_key("count") => serde_json::from_value::<LogRange>(v)
+                .map(|r| Velocities::LogRange {
+                    from: r.from,
+                    to: r.to,
+                    count: r.count,
+                })
+                .map_err(bad),
+            _ => Err(D::Error::custom(
+                "velocities must be a list of magnitudes [rad/s], {from, to, step} or {from, to, count}",
+            )),
+        }
+    }
+}
+
+impl Velocities {
+    /// The magnitudes, validated (finite, > 0); errors name `params.velocities…`.
+    pub fn expand(&self) -> Result<Vec<f64>, Error> {
+        let f = "params.velocities";
+        let v = match self {
+            Velocities::List(v) => v.clone(),
+            Velocities::Range { from, to, step } => {
+                check::positive(&format!("{f}.from"), *from)?;
+                check::positive(&format!("{f}.step"), *step)?;
+                if !(to.is_finite() && to >= from) {
+                    return Err(Error::invalid(
+                        format!("{f}.to"),
+                        to,
+                        format!("must be >= from ({from})"),
+                    ));
+                }
+                let n = ((to - from) / step + 1e-9).floor() as usize + 1;
+                if n > 100_000 {
+                    return Err(Error::invalid(
+                        format!("{f}.step"),
+                        step,
+                        "gives more than 100000 velocities",
+                    ));
+                }
+                (0..n).map(|i| from + step * i as f64).collect()
+            }
+            Velocities::LogRange { from, to, count } => {
+                check::positive(&format!("{f}.from"), *from)?;
+                check::positive(&format!("{f}.to"), *to)?;
+                check::at_least(&format!("{f}.count"), *count, 2)?;
+                let r = (to / from).ln();
+                (0..*count)
+                    .map(|i| from * (r * f64::from(i) / f64::from(count - 1)).exp())
+                    .collect()
+            }
+        };
+        check::non_empty(f, &v)?;
+        for (i, x) in v.iter().enumerate() {
+            check::positive(&format!("{f}[{i}]"), *x)?;
+        }
+        Ok(v)
+    }
+}
+
+/// Parameters of `constant_velocity_sweep`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Params {
+    /// Velocity magnitudes \[rad/s\]; default 0.003..=1 step 0.003 (Nnaji).
+    pub velocities: Velocities,
+    /// Directions; default both (alternating).
+    pub directions: Directions,
+    /// Time to reach steady state at each velocity \[s\]; default 1.
+    pub settle_s: f64,
+    /// Measurement time at each velocity \[s\]; default 2.
+    pub measure_s: f64,
+    /// Repeats of the whole sweep; default 10 (Nnaji: 10 runs per velocity).
+    pub repeats: u32,
+}
+
+impl Default for Params {
+    fn default() -> Params {
+        Params {
+            velocities: Velocities::Range {
+                from: 0.003,
+                to: 1.0,
+                step: 0.003,
+            },
+            directions: Directions::Both,
+            settle_s: 1.0,
+            measure_s: 2.0,
+            repeats: 10,
+        }
+    }
+}
+
+/// One Stribeck point.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StribeckPoint {
+    /// Velocity reference \[rad/s\], signed.
+    pub setpoint_rad_s: f64,
+    /// Mean measured velocity \[rad/s\], signed.
+    pub velocity_rad_s: f64,
+    /// Mean measured torque \[N m\], signed (the friction at steady state).
+    pub mean_torque_nm: f64,
+    /// Standard deviation of the measured torque \[N m\].
+    pub std_torque_nm: f64,
+    /// Number of samples averaged.
+    pub n: usize,
+}
+
+/// Stribeck points per direction, sorted by increasing `|velocity|`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Output {
+    /// Positive direction.
+    pub positive: Vec<StribeckPoint>,
+    /// Negative direction.
+    pub negative: Vec<StribeckPoint>,
+}
+
+impl Params {
+    pub(crate) fn segments(&self, limits: &BenchLimits) -> Result<Vec<Segment>, Error> {
+        let v = self.velocities.expand()?;
+        check::positive("params.settle_s", self.settle_s)?;
+        check::positive("params.measure_s", self.measure_s)?;
+        check::at_least("params.repeats", self.repeats, 1)?;
+        for (i, x) in v.iter().enumerate() {
+            if *x > limits.velocity_rad_s {
+                return Err(Error::limit(
+                    format!("params.velocities[{i}]"),
+                    *x,
+                    LimitKind::Velocity,
+                    limits.velocity_rad_s,
+                ));
+            }
+            let travel = x * (self.settle_s + self.measure_s);
+            if travel > limits.position_window_rad {
+                return Err(Error::limit(
+                    format!("params.velocities[{i}]: travel over settle_s + measure_s"),
+                    travel,
+                    LimitKind::Position,
+                    limits.position_window_rad,
+                ));
+            }
+        }
+        let mut out = Vec::new();
+        for r in 0..self.repeats {
+            for x in &v {
+                for &d in self.directions.signs() {
+                    let vr = f64::from(d) * x;
+                    let sp = Setpoint::constant(vr);
+                    out.push(segment(
+                        format!("settle {}{x} rad/s #{r}", sign_str(d)),
+                        tag(Role::Settle, vr, d, r),
+                        DriveMode::Velocity,
+                        sp.clone(),
+                        vec![Stop::Duration { s: self.settle_s }],
+                        self.settle_s,
+                    ));
+                    out.push(segment(
+                        format!("measure {}{x} rad/s #{r}", sign_str(d)),
+                        tag(Role::Measure, vr, d, r),
+                        DriveMode::Velocity,
+                        sp,
+                        vec![Stop::Duration { s: self.measure_s }],
+                        self.measure_s,
+                    ));
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    pub(crate) fn analyse(&self, plan: &Plan, samples: &[Sample]) -> Result<Output, Error> {
+        let parts = crate::analysis::by_segment(plan, samples)?;
+        let measures = crate::analysis::with_role(plan, &parts, Role::Measure);
+        // Group by signed setpoint, keeping first-seen order.
+        let mut keys: Vec<f64> = Vec::new();
+        for (_, seg, _) in &measures {
+            if !keys.contains(&seg.tag.value) {
+                keys.push(seg.tag.value);
+            }
+        }
+        let mut out = Output::default();
+        for key in keys {
+            let pooled = || {
+                measures
+                    .iter()
+                    .filter(move |(_, s, _)| s.tag.value == key)
+                    .flat_map(|(_, _, xs)| xs.iter())
+            };
+            let (v, _, _) = crate::analysis::mean_std(pooled().map(|s| s.v));
+            let (m, sd, n) = crate::analysis::mean_std(pooled().map(Sample::measured_torque));
+            let p = StribeckPoint {
+                setpoint_rad_s: key,
+                velocity_rad_s: v,
+                mean_torque_nm: m,
+                std_torque_nm: sd,
+                n,
+            };
+            if key < 0.0 {
+                out.negative.push(p);
+            } else {
+                out.positive.push(p);
+            }
+        }
+        let by_speed = |a: &StribeckPoint, b: &StribeckPoint| {
+            a.setpoint_rad_s.abs().total_cmp(&b.setpoint_rad_s.abs())
+        };
+        out.positive.sort_by(by_speed);
+        out.negative.sort_by(by_speed);
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn velocities_expand_lists_and_ranges() {
+        let v: Velocities =
+            serde_json::from_str(r#"{"from": 0.003, "to": 1.0, "step": 0.003}"#).unwrap();
+        let e = v.expand().unwrap();
+        assert_eq!(e.len(), 333);
+        assert!((e[332] - 0.999).abs() < 1e-12);
+        let v: Velocities =
+            serde_json::from_str(r#"{"from": 0.01, "to": 10, "count": 4}"#).unwrap();
+        let e = v.expand().unwrap();
+        assert_eq!(e.len(), 4);
+        assert!((e[1] - 0.1).abs() < 1e-12 && (e[3] - 10.0).abs() < 1e-9);
+        let v: Velocities = serde_json::from_str("[0.1, 0]").unwrap();
+        assert_eq!(
+            v.expand().unwrap_err().to_string(),
+            "params.velocities[1] (0) must be > 0"
+        );
+        assert!(serde_json::from_str::<Velocities>(r#"{"from": 1}"#).is_err());
+    }
+}

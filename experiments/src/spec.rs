@@ -1,0 +1,107 @@
+//! What the user wrote: `{"kind": KIND, "name": "...", "params": {...}}` in JSON or TOML.
+
+use crate::kinds::Kind;
+use crate::{BenchLimits, Error, Plan};
+use serde::{Deserialize, Serialize};
+
+/// The file formats a spec may be written in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// JSON.
+    Json,
+    /// TOML (top-level `kind` and `name`, a `[params]` table).
+    Toml,
+}
+
+impl Format {
+    /// The format a file name implies (`.toml` → TOML, anything else → JSON).
+    pub fn from_path(path: &std::path::Path) -> Format {
+        match path.extension().and_then(|e| e.to_str()) {
+            Some(e) if e.eq_ignore_ascii_case("toml") => Format::Toml,
+            _ => Format::Json,
+        }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSpec {
+    kind: String,
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    params: Option<serde_json::Value>,
+}
+
+/// An experiment spec: a name and a kind with its typed parameters (missing ones defaulted).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Spec {
+    /// Free-form name (defaults to the kind).
+    pub name: String,
+    /// The kind and its parameters.
+    pub kind: Kind,
+}
+
+impl Spec {
+    /// Parses a spec from text.
+    pub fn parse(text: &str, format: Format) -> Result<Spec, Error> {
+        let value = match format {
+            Format::Json => serde_json::from_str::<serde_json::Value>(text)
+                .map_err(|e| Error::Parse(format!("invalid JSON: {e}")))?,
+            Format::Toml => {
+                let t: toml::Value =
+                    toml::from_str(text).map_err(|e| Error::Parse(format!("invalid TOML: {e}")))?;
+                serde_json::to_value(t).map_err(|e| Error::Parse(format!("invalid TOML: {e}")))?
+            }
+        };
+        Spec::from_value(value)
+    }
+
+    /// Parses JSON text.
+    pub fn from_json(text: &str) -> Result<Spec, Error> {
+        Spec::parse(text, Format::Json)
+    }
+
+    /// Parses TOML text.
+    pub fn from_toml(text: &str) -> Result<Spec, Error> {
+        Spec::parse(text, Format::Toml)
+    }
+
+    /// Builds a spec from a JSON value.
+    pub fn from_value(value: serde_json::Value) -> Result<Spec, Error> {
+        let raw: RawSpec =
+            serde_json::from_value(value).map_err(|e| Error::Parse(e.to_string()))?;
+        let kind = Kind::from_params(&raw.kind, raw.params.unwrap_or(serde_json::json!({})))?;
+        Ok(Spec {
+            name: raw.name.unwrap_or_else(|| raw.kind.clone()),
+            kind,
+        })
+    }
+
+    /// The spec as JSON with every parameter written out (defaults included).
+    pub fn to_value(&self) -> serde_json::Value {
+        serde_json::json!({
+            "kind": self.kind.name(),
+            "name": self.name,
+            "params": self.kind.params_json(),
+        })
+    }
+
+    /// Validates against `limits` and builds the plan.
+    pub fn plan(&self, limits: &BenchLimits) -> Result<Plan, Error> {
+        self.kind.plan(&self.name, limits)
+    }
+}
+
+impl Serialize for Spec {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.to_value().serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for Spec {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Spec, D::Error> {
+        let v = serde_json::Value::deserialize(d)?;
+        Spec::from_value(v).map_err(serde::de::Error::custom)
+    }
+}

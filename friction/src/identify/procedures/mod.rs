@@ -1,0 +1,356 @@
+//! The papers' identification procedures (MODELS.md §17), one per file, behind one dispatcher.
+//!
+//! # Brief overview
+//!
+//! Recorded data arrive as a [`Table`] of named columns (`v,friction` for sweep points,
+//! `rate,breakaway` for breakaway-vs-rate points, `t,x,v,u,friction` for time series as
+//! `bench simulate` writes them). [`run`] picks the procedure by name, checks that it applies to
+//! the model, and returns a [`FitReport`]: the fitted values under `params` with the model's
+//! parameter names (and a `negative` set for per-direction fits), their standard errors where the
+//! method gives them, the residual MSE and the [`Provenance`] (procedure, method, data used).
+//!
+//! Values the user knows (an inertia from the data sheet, a `sigma0` from an earlier fit, a
+//! parameter to hold fixed, a procedure option) come in [`Given`], a JSON object.
+//!
+//! To add a procedure: a file here with `pub fn fit(model, &Table, &Given) -> Result<FitReport,
+//! FitError>` and its "requirements on the data", one line in [`PROCEDURES`] and one match arm in
+//! [`run`].
+
+use super::FitError;
+use super::TerminationReason;
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+pub mod lugre_regression;
+pub mod phi_s;
+pub mod power_rls;
+pub mod presliding_sine;
+pub mod ruina_step;
+pub mod staircase;
+pub mod static_curve;
+pub mod step_damping;
+
+/// Values the user gives: known parameters (held fixed) and procedure options, by name.
+pub type Given = Map<String, Value>;
+
+/// A procedure: its name (part of the interface) and the models it identifies.
+#[derive(Clone, Copy, Debug)]
+pub struct Procedure {
+    /// Name as `bench fit --procedure` takes it.
+    pub name: &'static str,
+    /// Model ids whose parameters it fits.
+    pub models: &'static [&'static str],
+    /// Columns it reads.
+    pub columns: &'static [&'static str],
+}
+
+/// Every procedure [`run`] dispatches to.
+pub static PROCEDURES: &[Procedure] = &[
+    static_curve::PROCEDURE,
+    phi_s::PROCEDURE,
+    power_rls::PROCEDURE,
+    staircase::PROCEDURE,
+    presliding_sine::PROCEDURE,
+    step_damping::PROCEDURE,
+    lugre_regression::PROCEDURE,
+    ruina_step::PROCEDURE,
+];
+
+/// Runs procedure `name` for model `model` on `table`, with the user's `given` values.
+///
+/// Errors name the unknown procedure, the model it does not apply to, or the missing column.
+pub fn run(name: &str, model: &str, table: &Table, given: &Given) -> Result<FitReport, FitError> {
+    let proc =
+        PROCEDURES
+            .iter()
+            .find(|p| p.name == name)
+            .ok_or_else(|| FitError::UnknownProcedure {
+                name: name.to_string(),
+                known: PROCEDURES
+                    .iter()
+                    .map(|p| p.name)
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            })?;
+    if !proc.models.contains(&model) {
+        if crate::registry::entry(model).is_err() {
+            return Err(FitError::UnknownModel {
+                id: model.to_string(),
+                known: crate::registry::MODELS
+                    .iter()
+                    .map(|e| e.id)
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            });
+        }
+        return Err(FitError::NotApplicable {
+            procedure: name.to_string(),
+            model: model.to_string(),
+            applies_to: proc.models.join(", "),
+        });
+    }
+    for c in proc.columns {
+        table.column(c, name)?;
+    }
+    match name {
+        "static_curve" => static_curve::fit(model, table, given),
+        "phi_s" => phi_s::fit(model, table, given),
+        "power_rls" => power_rls::fit(model, table, given),
+        "staircase" => staircase::fit(model, table, given),
+        "presliding_sine" => presliding_sine::fit(model, table, given),
+        "step_damping" => step_damping::fit(model, table, given),
+        "lugre_regression" => lugre_regression::fit(model, table, given),
+        "ruina_step" => ruina_step::fit(model, table, given),
+        other => Err(FitError::Bug(format!(
+            "procedure '{other}' is listed but not dispatched"
+        ))),
+    }
+}
+
+/// Recorded data as named numeric columns of equal length.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Table {
+    names: Vec<String>,
+    cols: Vec<Vec<f64>>,
+}
+
+impl Table {
+    /// A table from `(name, column)` pairs; the columns must have equal lengths.
+    pub fn new(columns: Vec<(String, Vec<f64>)>) -> Result<Table, FitError> {
+        let n = columns.first().map_or(0, |c| c.1.len());
+        if let Some((name, c)) = columns.iter().find(|c| c.1.len() != n) {
+            return Err(FitError::Data(format!(
+                "column '{name}' has {} rows, expected {n}",
+                c.len()
+            )));
+        }
+        let (names, cols) = columns.into_iter().unzip();
+        Ok(Table { names, cols })
+    }
+
+    /// Parses CSV text: a header of column names, then rows of numbers (`#` lines are skipped).
+    pub fn from_csv(text: &str) -> Result<Table, FitError> {
+        let mut lines = text
+            .lines()
+            .enumerate()
+            .filter(|(_, l)| !l.trim().is_empty() && !l.starts_with('#'));
+        let Some((_, header)) = lines.next() else {
+            return Err(FitError::Data(
+                "the CSV is empty (expected a header of column names)".into(),
+            ));
+        };
+        let names: Vec<String> = header.split(',').map(|s| s.trim().to_string()).collect();
+        let mut cols = vec![Vec::new(); names.len()];
+        for (i, line) in lines {
+            let fields: Vec<&str> = line.split(',').collect();
+            if fields.len() != names.len() {
+                return Err(FitError::Data(format!(
+                    "CSV line {}: {} fields, expected {} ({})",
+                    i + 1,
+                    fields.len(),
+                    names.len(),
+                    names.join(",")
+                )));
+            }
+            for ((c, f), name) in cols.iter_mut().zip(fields).zip(&names) {
+                let x: f64 = f.trim().parse().map_err(|_| {
+                    FitError::Data(format!(
+                        "CSV line {}: column '{name}': '{}' is not a number",
+                        i + 1,
+                        f.trim()
+                    ))
+                })?;
+                c.push(x);
+            }
+        }
+        Ok(Table { names, cols })
+    }
+
+    /// Number of rows.
+    pub fn len(&self) -> usize {
+        self.cols.first().map_or(0, Vec::len)
+    }
+
+    /// True when there is no row.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Column names in order.
+    pub fn names(&self) -> &[String] {
+        &self.names
+    }
+
+    /// The column `name`, or an error naming it, the procedure and the columns present.
+    pub fn column(&self, name: &str, procedure: &str) -> Result<&[f64], FitError> {
+        self.names
+            .iter()
+            .position(|n| n == name)
+            .map(|i| self.cols[i].as_slice())
+            .ok_or_else(|| FitError::MissingColumn {
+                column: name.to_string(),
+                procedure: procedure.to_string(),
+                have: self.names.join(","),
+            })
+    }
+
+    /// The column `name` if present.
+    pub fn get(&self, name: &str) -> Option<&[f64]> {
+        self.names
+            .iter()
+            .position(|n| n == name)
+            .map(|i| self.cols[i].as_slice())
+    }
+}
+
+/// What a fit used and how it ran.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Provenance {
+    /// Procedure name.
+    pub procedure: String,
+    /// Model id the parameters belong to.
+    pub model: String,
+    /// The estimator (e.g. `levenberg_marquardt`, `linear_least_squares`, `weighted_rls`).
+    pub method: String,
+    /// Why an iterative fit stopped (absent for direct methods).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub termination: Option<TerminationReason>,
+    /// Rows used.
+    pub n_points: usize,
+    /// Columns read.
+    pub columns: Vec<String>,
+    /// Time range `[t_first, t_last]` of the rows used [s], for time series.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub time_range_s: Option<[f64; 2]>,
+    /// Given values used (held fixed or options).
+    pub given: Given,
+    /// Remarks: assumptions, values held fixed, warnings.
+    pub notes: Vec<String>,
+}
+
+/// A procedure's result.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct FitReport {
+    /// Fitted values by the model's parameter names (a `negative` object for negative motion).
+    pub params: Map<String, Value>,
+    /// Standard errors by the same names, where the method gives them.
+    pub std_errors: Map<String, Value>,
+    /// Mean squared residual of the fit in the units of its target (absent if it has none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mse: Option<f64>,
+    /// Procedure, method and data used.
+    pub provenance: Provenance,
+    /// Procedure-specific figures (samples, per-weighting estimates, ...).
+    pub details: Value,
+}
+
+impl FitReport {
+    /// An empty report for `procedure` on `model`, with the columns read and `n_points` rows.
+    pub(crate) fn new(
+        procedure: &str,
+        model: &str,
+        method: &str,
+        columns: &[&str],
+        n_points: usize,
+        given: &Given,
+    ) -> FitReport {
+        FitReport {
+            params: Map::new(),
+            std_errors: Map::new(),
+            mse: None,
+            provenance: Provenance {
+                procedure: procedure.into(),
+                model: model.into(),
+                method: method.into(),
+                termination: None,
+                n_points,
+                columns: columns.iter().map(|c| c.to_string()).collect(),
+                time_range_s: None,
+                given: given.clone(),
+                notes: Vec::new(),
+            },
+            details: Value::Object(Map::new()),
+        }
+    }
+
+    /// The fitted value of `name` (top level), if numeric.
+    pub fn param(&self, name: &str) -> Option<f64> {
+        self.params.get(name).and_then(Value::as_f64)
+    }
+
+    /// The fitted value of `name` in the `negative` set, if any.
+    pub fn negative_param(&self, name: &str) -> Option<f64> {
+        self.params
+            .get("negative")
+            .and_then(|n| n.get(name))
+            .and_then(Value::as_f64)
+    }
+
+    /// Sets a parameter and (optionally) its standard error.
+    pub(crate) fn set(&mut self, name: &str, value: f64, std_error: Option<f64>) {
+        self.params.insert(name.into(), num(value));
+        if let Some(s) = std_error {
+            self.std_errors.insert(name.into(), num(s));
+        }
+    }
+
+    /// Records the time range of `t[from..to]`.
+    pub(crate) fn time_range(&mut self, t: &[f64]) {
+        if let (Some(a), Some(b)) = (t.first(), t.last()) {
+            self.provenance.time_range_s = Some([*a, *b]);
+        }
+    }
+}
+
+/// A JSON number (`null` for a non-finite value).
+pub(crate) fn num(x: f64) -> Value {
+    serde_json::Number::from_f64(x).map_or(Value::Null, Value::Number)
+}
+
+/// A numeric given value, or an error naming it.
+pub(crate) fn given_f64(given: &Given, name: &str) -> Result<Option<f64>, FitError> {
+    match given.get(name) {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => v
+            .as_f64()
+            .filter(|x| x.is_finite())
+            .map(Some)
+            .ok_or_else(|| FitError::Config {
+                field: format!("given.{name}"),
+                value: f64::NAN,
+                rule: format!("must be a finite number (got {v})"),
+            }),
+    }
+}
+
+/// A positive given value, or an error naming it.
+pub(crate) fn given_positive(given: &Given, name: &str) -> Result<Option<f64>, FitError> {
+    match given_f64(given, name)? {
+        Some(x) if x <= 0.0 => Err(FitError::Config {
+            field: format!("given.{name}"),
+            value: x,
+            rule: "must be > 0".into(),
+        }),
+        x => Ok(x),
+    }
+}
+
+/// A string given value.
+pub(crate) fn given_str<'a>(given: &'a Given, name: &str) -> Option<&'a str> {
+    given.get(name).and_then(Value::as_str)
+}
+
+/// Fails with a `Data` error when fewer than `min` rows are present.
+pub(crate) fn need_rows(n: usize, min: usize, what: &str) -> Result<(), FitError> {
+    if n < min {
+        return Err(FitError::Data(format!(
+            "{what}: {n} rows, need at least {min}"
+        )));
+    }
+    Ok(())
+}
+
+/// Mean of a slice (NaN when empty).
+pub(crate) fn mean(x: &[f64]) -> f64 {
+    x.iter().sum::<f64>() / x.len() as f64
+}

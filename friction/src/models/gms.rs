@@ -1,0 +1,591 @@
+//! Generalized Maxwell-Slip (GMS) model (Lampaert, Al-Bender & Swevers 2003; Al-Bender,
+//! Lampaert & Swevers 2005, IEEE TAC 50(11)); S3 §2.2 (text only), MODELS.md §11.
+//!
+//! `N` massless elastoplastic (Maxwell-slip) elements are driven by the same displacement `x`.
+//! Element `i` has stiffness `k_i` and force `F_i`; it is either stuck or slipping:
+//!
+//! $$\text{stick:}\ \dot F_i = k_i v,\qquad
+//!   \text{slip:}\ \dot F_i = C\Big(\alpha_i \operatorname{sgn}(v) - \frac{F_i}{s(v)}\Big),\qquad
+//!   s(v) = f_c + (f_s - f_c)\,e^{-|v/v_s|^\delta}$$
+//!
+//! $$F = \sum_{i=1}^N F_i + \sigma_1 \sum_{i\ \text{stuck}} \alpha_i \dot z_i + \sigma_2 v,
+//!   \qquad \dot z_i = \dot F_i / k_i = v \ \text{while stuck}$$
+//!
+//! An element switches stick → slip when `|F_i|` reaches `alpha_i s(v)`, and slip → stick when the
+//! motion reverses (`sgn v` changes or `v = 0`): "the element continues to move until v goes
+//! through zero" (S3 §2.2). `k_i` \[N/m\] element stiffness, `alpha_i` \[-\] weights (`Σ alpha_i = 1`),
+//! `fc`, `fs` \[N\] Coulomb and breakaway levels (convention A: `fs` is the breakaway force, as in
+//! Al-Bender 2005), `vs` \[m/s\] Stribeck velocity, `delta` \[-\] Stribeck exponent, `c` \[N/s\]
+//! attraction (shared by all elements, Al-Bender 2005 F-form), `sigma2` \[N s/m\] viscous,
+//! `sigma1` \[N s/m\] micro-damping, distributed as `alpha_i sigma1` on element `i` (so that it is
+//! `sigma1 v` when every element sticks, like LuGre's `sigma1` in presliding). It acts on stuck
+//! elements only: in slip `zdot_i = alpha_i (ds/dt)/k_i` would feed the Stribeck slope back as
+//! a negative mass `sigma1 Σ(alpha_i^2/k_i) s'(v)` (3.2 kg for the defaults near `v = vs`), which
+//! made a 1 kg stick-slip benchmark spike to 11 N. `F` resists the motion (sign of `v` in
+//! sliding). The steady state is the Stribeck curve `s(v) sgn v + sigma2 v`.
+//!
+//! Properties: a piecewise-linear (Iwan/Prandtl) virgin curve `Σ min(k_i |x|, alpha_i s) sgn x`,
+//! Masing's rules (a reversal branch is the virgin curve scaled by 2), non-local memory
+//! (minor loops close at their start point) and no drift under sub-breakaway oscillating
+//! forces. The memoryless `|z_i| <= s_i(v)` test of some public code loses the "slip until
+//! reversal" rule and is not used.
+//!
+//! Numerics (MODELS.md §11, §1.2): a stuck element takes the exact increment `k_i Δx` and is
+//! projected onto `|F_i| <= alpha_i s(v_k)` (the C → ∞ Maxwell-slip operator, switching it to
+//! slip); a slipping element relaxes by the frozen-v exact exponential with rate `C/s(v_k)`
+//! towards `alpha_i s(v_k) sgn(v_k)`. Both are convex/projection updates, so
+//! `|F_i| <= alpha_i fs` holds for every step size. `zdot_i = (F_{i,k+1} - F_{i,k})/(k_i h)`
+//! (§1.2 item 4) for the elements stuck at the start of the step. The velocity-driven step uses
+//! `Δx = v h` and the reversal test `sgn v_k != sgn v_{k-1}` or `v_k = 0`. Plant coupling
+//! (`law`): stuck elements are implicit springs, `F_i + (k_i h + alpha_i sigma1) v_{k+1}`;
+//! slipping elements contribute their frozen-`v_k` relaxed force; the plant solves the momentum
+//! balance implicitly, so the stiff presliding mode (`sqrt(Σk/m)` = 316 rad/s on 1 kg) is stable
+//! at 10 ms. `advance` commits `Δx = h v_{k+1}` and also counts a reversal the plant made within
+//! the step (`sgn v_{k+1} != sgn v_k`). Stable and bounded at any step size.
+//!
+//! Defaults: no paper gives GMS values (S3 identified GMS but printed none), so the defaults are
+//! a documented 4-element set on the Canudas 1995 scale (MODELS.md §8): `fc = 1`, `fs = 1.5`,
+//! `vs = 1e-3`, `delta = 2`, `sigma2 = 0.4`, `k = [5e4, 2.5e4, 1.5e4, 1e4]` (Σ = 1e5 N/m, the
+//! LuGre `sigma0`), `alpha = [0.1, 0.2, 0.3, 0.4]`, hence element break displacements
+//! `alpha_i fs / k_i` = 3, 12, 30 and 60 µm (a visibly curved virgin curve, breakaway at 60 µm),
+//! `c = 1e4` N/s (slip time constant `s/C` ≈ 0.1 ms), `sigma1 = sqrt(1e5)` ≈ 316.23 N s/m (the
+//! Canudas `sigma1`: presliding damping ratio 0.5 on 1 kg; with `sigma1 = 0` the presliding mode
+//! has `zeta = sigma2 / (2 sqrt(m Σk)) = 6e-4`, and a 1 kg stick-slip run at 0.1 ms keeps
+//! vibrating after the pull stops).
+
+use crate::curve::{relax, sat, sgn, stribeck_level};
+use crate::error::check;
+use crate::model::{Dynamics, ModelDef, ParamDoc, Validate};
+use crate::{Input, ParamError, StepLaw};
+use serde::{Deserialize, Serialize};
+
+/// Tolerance on `Σ alpha_i = 1`.
+pub const ALPHA_SUM_TOL: f64 = 1e-9;
+
+/// GMS parameters. Defaults: a documented 4-element set on the Canudas scale (module doc).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Params {
+    /// Element stiffnesses `k_i` \[N/m\], one per element; default `[5e4, 2.5e4, 1.5e4, 1e4]`.
+    pub k: Vec<f64>,
+    /// Element weights `alpha_i` \[-\], `>= 0`, summing to 1; default `[0.1, 0.2, 0.3, 0.4]`.
+    pub alpha: Vec<f64>,
+    /// Coulomb level \[N\]; default 1.
+    pub fc: f64,
+    /// Breakaway level \[N\] (convention A); default 1.5.
+    pub fs: f64,
+    /// Stribeck velocity \[m/s\]; default 1e-3.
+    pub vs: f64,
+    /// Stribeck exponent \[-\]; default 2 (Gaussian).
+    pub delta: f64,
+    /// Attraction parameter `C` of the slip phase \[N/s\]; default 1e4.
+    pub c: f64,
+    /// Viscous coefficient \[N s/m\]; default 0.4.
+    pub sigma2: f64,
+    /// Total micro-damping \[N s/m\], `alpha_i sigma1` on stuck element `i`; default sqrt(1e5).
+    pub sigma1: f64,
+}
+
+impl Default for Params {
+    fn default() -> Params {
+        Params {
+            k: vec![5e4, 2.5e4, 1.5e4, 1e4],
+            alpha: vec![0.1, 0.2, 0.3, 0.4],
+            fc: 1.0,
+            fs: 1.5,
+            vs: 1e-3,
+            delta: 2.0,
+            c: 1e4,
+            sigma2: 0.4,
+            sigma1: 1e5f64.sqrt(),
+        }
+    }
+}
+
+impl Params {
+    /// Number of elements `N`.
+    pub fn n(&self) -> usize {
+        self.k.len()
+    }
+
+    /// Stribeck magnitude `s(v) = fc + (fs - fc) exp(-|v/vs|^delta)` (> 0).
+    #[inline]
+    pub fn s(&self, v: f64) -> f64 {
+        stribeck_level(v, self.fc, self.fs, self.vs, self.delta)
+    }
+
+    /// Presliding stiffness `dF/dx` at rest: `Σ k_i`.
+    pub fn presliding_stiffness(&self) -> f64 {
+        self.k.iter().sum()
+    }
+
+    /// Displacement at which each element breaks away from rest, `alpha_i fs / k_i` \[m\].
+    pub fn break_displacements(&self) -> Vec<f64> {
+        self.k
+            .iter()
+            .zip(&self.alpha)
+            .map(|(k, a)| a * self.fs / k)
+            .collect()
+    }
+
+    /// The virgin (initial loading) curve of the elements at the level `s`:
+    /// `Σ min(k_i |x|, alpha_i s) sgn x` (the C → ∞ limit, without damping terms).
+    pub fn virgin_curve(&self, x: f64, s: f64) -> f64 {
+        self.k
+            .iter()
+            .zip(&self.alpha)
+            .map(|(k, a)| (k * x.abs()).min(a * s))
+            .sum::<f64>()
+            * sgn(x)
+    }
+}
+
+impl Validate for Params {
+    fn validate(&self) -> Result<(), ParamError> {
+        if self.k.is_empty() {
+            return Err(ParamError::new("k", 0.0, "must have at least one element"));
+        }
+        if self.alpha.len() != self.k.len() {
+            return Err(ParamError::new(
+                "alpha",
+                self.alpha.len() as f64,
+                format!("entries must be as many as in k ({})", self.k.len()),
+            ));
+        }
+        for (i, &k) in self.k.iter().enumerate() {
+            check::positive(&format!("k[{i}]"), k)?;
+        }
+        for (i, &a) in self.alpha.iter().enumerate() {
+            check::non_negative(&format!("alpha[{i}]"), a)?;
+        }
+        let sum: f64 = self.alpha.iter().sum();
+        if (sum - 1.0).abs() > ALPHA_SUM_TOL {
+            return Err(ParamError::new(
+                "alpha",
+                sum,
+                "must sum to 1 (within 1e-9); the value is the sum",
+            ));
+        }
+        check::positive("fc", self.fc)?;
+        check::finite("fs", self.fs)?;
+        check::at_least("fs", self.fs, "fc", self.fc)?;
+        check::positive("vs", self.vs)?;
+        check::positive("delta", self.delta)?;
+        check::positive("c", self.c)?;
+        check::non_negative("sigma2", self.sigma2)?;
+        check::non_negative("sigma1", self.sigma1)
+    }
+}
+
+/// GMS state: the element forces, their modes and the direction of the last motion.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct State {
+    /// Element forces `F_i` \[N\].
+    pub f: Vec<f64>,
+    /// `true` where element `i` slips.
+    pub slipping: Vec<bool>,
+    /// `sgn` of the velocity over the last step (0 at rest), for the reversal test.
+    pub dir: f64,
+}
+
+/// Marker type of the GMS model.
+#[derive(Clone, Copy, Debug)]
+pub struct Gms;
+
+/// Advances the elements over a displacement `dx`, with the Stribeck level and slip direction
+/// frozen at `v` (the velocity the law was built with). `reversal` sticks every element first.
+/// Returns `Σ F_i + sigma1 Σ_stuck alpha_i zdot_i` after the update.
+fn advance_elements(p: &Params, s: &mut State, v: f64, dx: f64, reversal: bool, dt: f64) -> f64 {
+    let lvl = p.s(v);
+    let lambda_h = p.c * dt / lvl;
+    let d = sgn(v);
+    let mut total = 0.0;
+    for (((f, slip), &k), &a) in s.f.iter_mut().zip(&mut s.slipping).zip(&p.k).zip(&p.alpha) {
+        let lim = a * lvl;
+        // Corrupt states (NaN, beyond the largest possible limit) are brought back in range.
+        let f0 = if f.is_nan() { 0.0 } else { sat(*f, a * p.fs) };
+        if reversal {
+            *slip = false;
+        }
+        if *slip {
+            *f = relax(f0, lim * d, lambda_h);
+            total += *f;
+        } else {
+            // Micro-damping acts on the stuck part of the step only (module doc).
+            let trial = f0 + k * dx;
+            if trial.abs() > lim {
+                *slip = true;
+                *f = sat(trial, lim);
+            } else {
+                *f = trial;
+            }
+            total += *f + a * p.sigma1 * (*f - f0) / (k * dt);
+        }
+    }
+    total
+}
+
+/// The velocity-driven step: `Δx = v h`, reversal when `sgn v` changes or `v = 0`.
+pub fn step(p: &Params, s: &mut State, input: &Input, dt: f64) -> f64 {
+    let v = input.v;
+    let d = sgn(v);
+    let reversal = d != s.dir || d == 0.0;
+    s.dir = d;
+    advance_elements(p, s, v, v * dt, reversal, dt) + p.sigma2 * v
+}
+
+impl Dynamics for Gms {
+    type Params = Params;
+    type State = State;
+
+    fn initial_state(p: &Params) -> State {
+        State {
+            f: vec![0.0; p.n()],
+            slipping: vec![false; p.n()],
+            dir: 0.0,
+        }
+    }
+
+    fn step(p: &Params, s: &mut State, input: &Input, dt: f64) -> f64 {
+        step(p, s, input, dt)
+    }
+
+    /// Stuck elements are implicit springs `F_i + k_i h v_{k+1}`; slipping ones contribute their
+    /// frozen-`v_k` relaxed force. Elements stick when `v_k = 0` or `sgn v_k` changed.
+    fn law(p: &Params, s: &State, input: &Input, dt: f64) -> StepLaw {
+        let v = input.v;
+        let d = sgn(v);
+        let reversal = d != s.dir || d == 0.0;
+        let lvl = p.s(v);
+        let lambda_h = p.c * dt / lvl;
+        let mut offset = 0.0;
+        let mut damping = p.sigma2;
+        for (((&f, &slip), &k), &a) in s.f.iter().zip(&s.slipping).zip(&p.k).zip(&p.alpha) {
+            if slip && !reversal {
+                offset += relax(f, a * lvl * d, lambda_h);
+            } else {
+                offset += f;
+                damping += k * dt + a * p.sigma1;
+            }
+        }
+        StepLaw::Smooth { offset, damping }
+    }
+
+    /// Commits the step over `Δx = h v_{k+1}`. A reversal is a change of `sgn` between the last
+    /// step's motion and this one's (or this one at rest), as the law assumed for `v_k`, plus a
+    /// reversal the plant made within the step (`sgn v_{k+1} != sgn v_k`).
+    fn advance(p: &Params, s: &mut State, input: &Input, v_next: f64, _force: f64, dt: f64) {
+        let v = input.v;
+        let d = sgn(v);
+        let d_next = sgn(v_next);
+        let reversal = d != s.dir || d == 0.0 || d_next != d;
+        s.dir = d_next;
+        advance_elements(p, s, v, v_next * dt, reversal, dt);
+    }
+
+    fn steady_state(p: &Params, v: f64) -> Option<f64> {
+        Some(p.s(v) * sgn(v) + p.sigma2 * v)
+    }
+
+    fn state_names(p: &Params) -> Vec<String> {
+        (1..=p.n()).map(|i| format!("F_{i}")).collect()
+    }
+
+    fn state_values(s: &State, out: &mut Vec<f64>) {
+        out.extend_from_slice(&s.f);
+    }
+}
+
+impl ModelDef for Gms {
+    const ID: &'static str = "gms";
+    const DESCRIPTION: &'static str = "Generalized Maxwell-Slip (Al-Bender et al. 2005): N elastoplastic \
+         elements, hysteresis with non-local memory, no drift, Stribeck, frictional lag";
+    const PARAMS: &'static [ParamDoc] = &[
+        ParamDoc::new(
+            "k",
+            "N/m",
+            "element stiffnesses k_i (one entry per element)",
+        ),
+        ParamDoc::new("alpha", "-", "element weights alpha_i >= 0, summing to 1"),
+        ParamDoc::new("fc", "N", "Coulomb level"),
+        ParamDoc::new("fs", "N", "breakaway level (fs >= fc)"),
+        ParamDoc::new("vs", "m/s", "Stribeck velocity"),
+        ParamDoc::new("delta", "-", "Stribeck exponent (2 = Gaussian)"),
+        ParamDoc::new("c", "N/s", "attraction parameter C of the slip phase"),
+        ParamDoc::new("sigma2", "N s/m", "viscous coefficient"),
+        ParamDoc::new(
+            "sigma1",
+            "N s/m",
+            "micro-damping, alpha_i*sigma1 on each stuck element (0 = none)",
+        ),
+    ];
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{FrictionModel, Model};
+    use crate::scenario::{Profile, Scenario, simulate};
+
+    fn model() -> Model<Gms> {
+        Model::new(Params::default()).unwrap()
+    }
+
+    /// Drives the model by velocity segments `(v, steps)` and returns the element-force sum
+    /// (spring part of the friction) after every step, with the position.
+    fn drive(p: &Params, s: &mut State, segments: &[(f64, usize)], dt: f64) -> Vec<(f64, f64)> {
+        let mut x = 0.0;
+        let mut out = Vec::new();
+        for &(v, n) in segments {
+            for _ in 0..n {
+                step(p, s, &Input::velocity(v), dt);
+                x += v * dt;
+                out.push((x, s.f.iter().sum()));
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn steady_state_is_the_stribeck_curve() {
+        for &v in &[1e-4, 5e-4, 1e-3, 3e-3, 0.01, 0.1, -2e-3, -0.05] {
+            for &dt in &[1e-4, 1e-3, 1e-2] {
+                let mut m = model();
+                let mut f = 0.0;
+                for _ in 0..(2.0 / dt) as usize {
+                    f = m.step(&Input::velocity(v), dt);
+                }
+                let ss = m.steady_state(v).unwrap();
+                assert!((f - ss).abs() < 1e-9, "v={v} dt={dt}: {f} vs {ss}");
+            }
+        }
+    }
+
+    #[test]
+    fn presliding_stiffness_and_curved_virgin_curve() {
+        let p = Params::default();
+        let mut s = Gms::initial_state(&p);
+        let (v, dt) = (1e-4, 1e-2); // 1 µm per step
+        let curve = drive(&p, &mut s, &[(v, 80)], dt);
+        // First step: every element sticks, slope Σ k_i.
+        let (x1, f1) = curve[0];
+        assert!((f1 / x1 - p.presliding_stiffness()).abs() < 1e-6 * p.presliding_stiffness());
+        // Whole virgin curve = Σ min(k_i x, alpha_i s), and it is curved (secant slope drops).
+        for &(x, f) in &curve {
+            assert!((f - p.virgin_curve(x, p.s(v))).abs() < 1e-12, "x={x}");
+        }
+        let (x40, f40) = curve[39];
+        assert!(f40 / x40 < 0.6 * p.presliding_stiffness());
+        // Breakaway at the largest break displacement (60 µm): full level s(v) reached.
+        let (_, f_end) = curve[79];
+        assert!((f_end - p.s(v)).abs() < 1e-12);
+    }
+
+    #[test]
+    fn minor_loop_closes_at_its_start_point() {
+        // Virgin loading to x1, unload to x2 > -x1, reload to x1: the force returns exactly
+        // (non-local memory / return-point closure), even though elements slipped both ways.
+        let p = Params::default();
+        let (v, dt) = (1e-4, 1e-2); // 1 µm per step
+        let n1 = 40; // x1 = 40 µm
+        let n2 = 65; // x2 = -25 µm
+        let mut s = Gms::initial_state(&p);
+        let load = drive(&p, &mut s, &[(v, n1)], dt);
+        let f_at_x1 = load.last().unwrap().1;
+        let slipped_at_x1 = s.slipping.iter().filter(|&&b| b).count();
+        let unload = drive(&p, &mut s, &[(-v, n2)], dt);
+        let slipped_back = s.slipping.iter().filter(|&&b| b).count();
+        let reload = drive(&p, &mut s, &[(v, n2)], dt);
+        let f_back = reload.last().unwrap().1;
+        assert!(
+            slipped_at_x1 >= 2 && slipped_back >= 2,
+            "loop must be hysteretic"
+        );
+        assert!(
+            (f_back - f_at_x1).abs() <= 1e-9 * f_at_x1.abs(),
+            "{f_back} vs {f_at_x1}"
+        );
+        // An inner loop inside the minor loop closes too, and the outer branch continues as if
+        // the inner loop never happened (the unloading branch is wiped out at x1).
+        let more = drive(&p, &mut s, &[(v, 20)], dt);
+        let mut s2 = Gms::initial_state(&p);
+        let straight = drive(&p, &mut s2, &[(v, n1 + 20)], dt);
+        assert!((more.last().unwrap().1 - straight.last().unwrap().1).abs() < 1e-9);
+        assert!(unload.last().unwrap().1 < 0.0);
+    }
+
+    #[test]
+    fn masing_unloading_branch_is_the_virgin_curve_scaled_by_two() {
+        let p = Params::default();
+        let (v, dt) = (1e-4, 1e-2); // 1 µm per step
+        let lvl = p.s(v);
+        let mut s = Gms::initial_state(&p);
+        let load = drive(&p, &mut s, &[(v, 45)], dt);
+        let (x1, f1) = *load.last().unwrap();
+        let unload = drive(&p, &mut s, &[(-v, 90)], dt);
+        for (j, &(x, f)) in unload.iter().enumerate() {
+            let x = x + x1;
+            let masing = f1 - 2.0 * p.virgin_curve((x1 - x) / 2.0, lvl);
+            assert!((f - masing).abs() < 1e-9, "step {j}: {f} vs {masing}");
+        }
+        // The unloading branch reaches (-x1, -F1): the loop is symmetric.
+        assert!((unload.last().unwrap().1 + f1).abs() < 1e-9);
+    }
+
+    /// Position of a mass under `u = 0.6 - 0.5 cos(2 pi t)` (0.1 N to 1.1 N < fs; `phase`
+    /// shifts it) sampled once a cycle, and the largest |x| of the run.
+    fn positions_per_cycle(
+        model: &mut dyn FrictionModel,
+        phase: f64,
+        dt: f64,
+        cycles: usize,
+    ) -> (Vec<f64>, f64) {
+        let sc = Scenario::Force {
+            mass: 1.0,
+            force: Profile::Sine {
+                amplitude: 0.5,
+                omega: std::f64::consts::TAU,
+                offset: 0.6,
+                phase: phase - std::f64::consts::FRAC_PI_2,
+            },
+        };
+        let per = (1.0 / dt).round() as usize;
+        let mut xs = Vec::new();
+        let mut x_max = 0.0f64;
+        let mut k = 0;
+        simulate(model, &sc, dt, cycles as f64, 1, |r| {
+            if k % per == 0 {
+                xs.push(r.x);
+            }
+            k += 1;
+            x_max = x_max.max(r.x.abs());
+        });
+        (xs, x_max)
+    }
+
+    #[test]
+    fn no_drift_under_an_oscillating_sub_breakaway_force() {
+        use std::f64::consts::FRAC_PI_2;
+        let dt = 1e-4;
+        let undamped = Params {
+            sigma1: 0.0,
+            ..Params::default()
+        };
+        // (model, phase): the default (micro-damped) set with a smooth start and with an abrupt
+        // 0.6 N step at t = 0; the undamped set with a smooth start. (Without micro-damping a
+        // step excites the zeta = 6e-4 presliding mode, which the Stribeck weakening sustains.)
+        let cases = [
+            (Params::default(), 0.0),
+            (Params::default(), FRAC_PI_2),
+            (undamped, 0.0),
+        ];
+        let mut x_scale = 0.0;
+        for (p, phase) in cases {
+            let mut m = Model::<Gms>::new(p).unwrap();
+            let (xs, x_max) = positions_per_cycle(&mut m, phase, dt, 20);
+            let late = (xs[20] - xs[10]).abs();
+            assert!(x_max > 1e-6 && x_max < 1e-4, "presliding only: {x_max}");
+            assert!(late < 1e-6 * x_max, "drift {late} m over 10 cycles: {xs:?}");
+            x_scale = x_max;
+        }
+        // LuGre drifts in the same scenario (the property the test detects).
+        let mut lugre = Model::<crate::models::lugre::LuGre>::new(Default::default()).unwrap();
+        let (xl, _) = positions_per_cycle(&mut lugre, 0.0, dt, 20);
+        assert!((xl[20] - xl[10]).abs() > 1e-3 * x_scale);
+    }
+
+    #[test]
+    fn validation_names_the_element() {
+        let bad = |f: fn(&mut Params)| {
+            let mut p = Params::default();
+            f(&mut p);
+            p.validate().unwrap_err()
+        };
+        assert_eq!(bad(|p| p.k[1] = -1.0).field, "k[1]");
+        assert_eq!(bad(|p| p.alpha[2] = -0.1).field, "alpha[2]");
+        assert_eq!(bad(|p| p.alpha[3] = 0.5).field, "alpha");
+        assert_eq!(bad(|p| p.alpha.truncate(3)).field, "alpha");
+        assert_eq!(bad(|p| p.k.clear()).field, "k");
+        assert_eq!(bad(|p| p.fs = 0.5).field, "fs");
+        assert_eq!(bad(|p| p.c = 0.0).field, "c");
+        // Rounding in Σ alpha is accepted.
+        let p = Params {
+            k: vec![1e4; 3],
+            alpha: vec![1.0 / 3.0; 3],
+            ..Params::default()
+        };
+        assert!(p.validate().is_ok());
+    }
+
+    #[test]
+    fn robust_in_every_scenario_at_every_step() {
+        use std::f64::consts::PI;
+        let p = Params::default();
+        let scenarios = [
+            Scenario::SpringPull {
+                mass: 1.0,
+                stiffness: 2.0,
+                pull_velocity: 0.1,
+                pull_stop_s: None,
+            },
+            Scenario::Force {
+                mass: 1.0,
+                force: Profile::Sine {
+                    amplitude: 1.0,
+                    omega: PI,
+                    offset: 0.0,
+                    phase: 0.0,
+                },
+            },
+            Scenario::Force {
+                mass: 1.0,
+                force: Profile::Sine {
+                    amplitude: 3.0,
+                    omega: PI,
+                    offset: 0.0,
+                    phase: 0.0,
+                },
+            },
+            Scenario::Velocity {
+                velocity: Profile::Sine {
+                    amplitude: 0.1,
+                    omega: 2.0,
+                    offset: 0.0,
+                    phase: 0.0,
+                },
+            },
+            // From rest (an abrupt start at 0.02 m/s gives sigma1 v = 6.3 N in the first step,
+            // as LuGre does).
+            Scenario::Position {
+                position: Profile::Sine {
+                    amplitude: 0.01,
+                    omega: 2.0,
+                    offset: 0.0,
+                    phase: PI / 2.0,
+                },
+            },
+            Scenario::Position {
+                position: Profile::Sine {
+                    amplitude: 3e-5,
+                    omega: 2.0,
+                    offset: 0.0,
+                    phase: 0.0,
+                },
+            },
+        ];
+        for sc in &scenarios {
+            for &dt in &[1e-4, 1e-3, 1e-2] {
+                let mut m = model();
+                let (mut f_max, mut v_max) = (0.0f64, 0.0f64);
+                simulate(&mut m, sc, dt, 60.0, 1, |r| {
+                    assert!(r.friction.is_finite() && r.v.is_finite() && r.x.is_finite());
+                    f_max = f_max.max(r.friction.abs());
+                    v_max = v_max.max(r.v.abs());
+                });
+                assert_eq!(m.quarantined(), 0);
+                assert!(f_max < 3.0 * p.fs, "{sc:?} dt={dt}: |F| up to {f_max}");
+                assert!(v_max < 10.0, "{sc:?} dt={dt}: |v| up to {v_max}");
+            }
+        }
+    }
+}
