@@ -31,6 +31,9 @@ enum Command {
     /// Benchmarks that print figures.
     #[command(subcommand)]
     Perf(cli::perf::PerfCommand),
+    /// Stored runs: list, show (status, timing, results), export (CSV or JSON).
+    #[command(subcommand)]
+    Runs(cli::runs::RunsCommand),
 }
 
 fn main() -> ExitCode {
@@ -39,6 +42,7 @@ fn main() -> ExitCode {
         Command::Models(args) => cli::models::run(&args),
         Command::Simulate(args) => cli::simulate::run(&args),
         Command::Perf(cmd) => cli::perf::run(&cmd),
+        Command::Runs(cmd) => cli::runs::run(&cmd),
         Command::Probe(args) => cli::block_on(cli::probe::run(args)),
         Command::Fit(args) => cli::fit::run(&args),
         Command::Compare(args) => cli::compare::run(&args),

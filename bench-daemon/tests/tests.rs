@@ -3,4 +3,5 @@
 mod cli_compare;
 mod cli_fit;
 mod cli_models;
+mod cli_runs;
 mod util;

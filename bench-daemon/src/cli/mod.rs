@@ -5,7 +5,9 @@ pub mod fit;
 pub mod models;
 pub mod perf;
 pub mod perf_fit;
+pub mod perf_storage;
 pub mod probe;
+pub mod runs;
 pub mod simulate;
 
 /// Bad input from the user (unknown model, bad parameter, bad scenario): exit code 2.

@@ -11,6 +11,8 @@ use std::time::Instant;
 pub enum PerfCommand {
     /// ns per step of each friction model, all models per sample, and one hour of 1 kHz replay.
     Models(PerfModelsArgs),
+    /// Samples per second into SQLite through the run recorder (goal >= 1 M/s).
+    Storage(super::perf_storage::PerfStorageArgs),
     /// ms per static-curve fit (S4 Table 1 curve, 40 points per direction, both directions), and
     /// the LuGre output-error fit on 60 s of 1 kHz data (goal < 1 s).
     Fit(PerfFitArgs),
@@ -48,6 +50,7 @@ pub struct PerfModelsArgs {
 pub fn run(cmd: &PerfCommand) -> anyhow::Result<()> {
     match cmd {
         PerfCommand::Models(args) => models(args),
+        PerfCommand::Storage(args) => super::perf_storage::run(args),
         PerfCommand::Fit(args) => fit(args),
     }
 }
