@@ -26,9 +26,14 @@ enum Command {
     Probe(cli::probe::ProbeArgs),
     /// Fit a model's parameters to recorded data with one identification procedure.
     Fit(cli::fit::FitArgs),
+    /// Fit every chosen model on estimation runs and print the MSE table per regime.
+    Compare(cli::compare::CompareArgs),
     /// Benchmarks that print figures.
     #[command(subcommand)]
     Perf(cli::perf::PerfCommand),
+    /// Stored runs: list, show (status, timing, results), export (CSV or JSON).
+    #[command(subcommand)]
+    Runs(cli::runs::RunsCommand),
     /// Run the simulated bench (Modbus TCP and/or RTU on a pty) until Ctrl-C.
     Sim(cli::sim::SimArgs),
 }
@@ -39,9 +44,11 @@ fn main() -> ExitCode {
         Command::Models(args) => cli::models::run(&args),
         Command::Simulate(args) => cli::simulate::run(&args),
         Command::Perf(cmd) => cli::perf::run(&cmd),
+        Command::Runs(cmd) => cli::runs::run(&cmd),
         Command::Sim(args) => cli::sim::run(&args),
         Command::Probe(args) => cli::block_on(cli::probe::run(args)),
         Command::Fit(args) => cli::fit::run(&args),
+        Command::Compare(args) => cli::compare::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,6 +1,8 @@
 //! Integration tests of the `bench` binary, by theme.
 
+mod cli_compare;
 mod cli_fit;
 mod cli_models;
+mod cli_runs;
 mod cli_sim;
 mod util;

@@ -305,13 +305,13 @@ impl Scenario {
                         rule: "must be finite".into(),
                     });
                 }
-                if let Some(t) = pull_stop_s {
-                    if !(t.is_finite() && *t >= 0.0) {
-                        return Err(ScenarioError {
-                            field: "pull_stop_s".into(),
-                            rule: format!("({t}) must be >= 0"),
-                        });
-                    }
+                if let Some(t) = pull_stop_s
+                    && !(t.is_finite() && *t >= 0.0)
+                {
+                    return Err(ScenarioError {
+                        field: "pull_stop_s".into(),
+                        rule: format!("({t}) must be >= 0"),
+                    });
                 }
                 Ok(())
             }

@@ -1,10 +1,14 @@
 //! One module per subcommand.
 
+pub mod compare;
 pub mod fit;
 pub mod models;
 pub mod perf;
+pub mod perf_fit;
 pub mod perf_modbus;
+pub mod perf_storage;
 pub mod probe;
+pub mod runs;
 pub mod sim;
 pub mod simulate;
 

@@ -11,9 +11,12 @@ use std::time::Instant;
 pub enum PerfCommand {
     /// ns per step of each friction model, all models per sample, and one hour of 1 kHz replay.
     Models(PerfModelsArgs),
+    /// Samples per second into SQLite through the run recorder (goal >= 1 M/s).
+    Storage(super::perf_storage::PerfStorageArgs),
     /// Read+write cycles per second against the simulated bench (TCP, or RTU vs its line limit).
     Modbus(super::perf_modbus::PerfModbusArgs),
-    /// ms per static-curve fit (S4 Table 1 curve, 40 points per direction, both directions).
+    /// ms per static-curve fit (S4 Table 1 curve, 40 points per direction, both directions), and
+    /// the LuGre output-error fit on 60 s of 1 kHz data (goal < 1 s).
     Fit(PerfFitArgs),
 }
 
@@ -26,6 +29,12 @@ pub struct PerfFitArgs {
     /// Number of fits timed.
     #[arg(long, default_value_t = 50)]
     runs: usize,
+    /// Seconds of 1 kHz data for the LuGre output-error fit (JSON key `lugre_output_error`).
+    #[arg(long, default_value_t = 60.0)]
+    oe_seconds: f64,
+    /// Threads for the output-error Jacobian (0 = all cores); it is also timed on one thread.
+    #[arg(long, default_value_t = 0)]
+    oe_threads: usize,
 }
 
 /// Arguments of `bench perf models`.
@@ -44,6 +53,7 @@ pub fn run(cmd: &PerfCommand) -> anyhow::Result<()> {
     match cmd {
         PerfCommand::Models(args) => models(args),
         PerfCommand::Modbus(args) => super::perf_modbus::run(args),
+        PerfCommand::Storage(args) => super::perf_storage::run(args),
         PerfCommand::Fit(args) => fit(args),
     }
 }
@@ -185,16 +195,18 @@ fn fit(args: &PerfFitArgs) -> anyhow::Result<()> {
     }
     ms.sort_by(f64::total_cmp);
     let (median, max) = (ms[ms.len() / 2], ms[ms.len() - 1]);
+    let oe = super::perf_fit::lugre_output_error(args.oe_seconds, args.oe_threads)?;
     if args.json {
         println!(
             "{}",
-            serde_json::json!({"static_curve_ms": median, "static_curve_ms_max": max, "runs": ms.len()})
+            serde_json::json!({"static_curve_ms": median, "static_curve_ms_max": max, "runs": ms.len(), "lugre_output_error": oe})
         );
     } else {
         println!(
             "static_curve (stribeck_exp, 80 points, both directions): median {median:.3} ms, max {max:.3} ms over {} fits",
             ms.len()
         );
+        super::perf_fit::print_text(&mut std::io::stdout().lock(), &oe)?;
     }
     Ok(())
 }

@@ -146,10 +146,10 @@ pub fn run(args: &SimulateArgs) -> anyhow::Result<()> {
             writeln!(out)?;
         }
     }
-    if let Some(e) = err {
-        if e.kind() != std::io::ErrorKind::BrokenPipe {
-            return Err(e.into());
-        }
+    if let Some(e) = err
+        && e.kind() != std::io::ErrorKind::BrokenPipe
+    {
+        return Err(e.into());
     }
     match out.flush() {
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),

@@ -367,30 +367,28 @@ impl Params {
         if let Some((_, seg, xs)) = crate::analysis::with_role(plan, &parts, Role::TorqueSine)
             .into_iter()
             .next()
-        {
-            if let Setpoint::Sine {
+            && let Setpoint::Sine {
                 amplitude,
                 omega_rad_s,
                 ..
             } = seg.setpoint
-            {
-                let t0 = xs[0].t;
-                let skip = xs
-                    .iter()
-                    .position(|s| s.t - t0 >= 2.0 * TAU / omega_rad_s)
-                    .unwrap_or(xs.len());
-                let kept = &xs[skip..];
-                let t: Vec<f64> = kept.iter().map(|s| s.t - t0).collect();
-                let x: Vec<f64> = kept.iter().map(|s| s.x).collect();
-                if let Some((theta0, _, drift)) = fit_sine(&t, &x, omega_rad_s) {
-                    out.sine = Some(SineResult {
-                        amplitude_nm: amplitude,
-                        theta0_rad: theta0,
-                        stiffness_nm_rad: (theta0 > 0.0).then(|| amplitude / theta0),
-                        drift_rad_s: drift,
-                        resolved: theta0 >= 2.0 * q,
-                    });
-                }
+        {
+            let t0 = xs[0].t;
+            let skip = xs
+                .iter()
+                .position(|s| s.t - t0 >= 2.0 * TAU / omega_rad_s)
+                .unwrap_or(xs.len());
+            let kept = &xs[skip..];
+            let t: Vec<f64> = kept.iter().map(|s| s.t - t0).collect();
+            let x: Vec<f64> = kept.iter().map(|s| s.x).collect();
+            if let Some((theta0, _, drift)) = fit_sine(&t, &x, omega_rad_s) {
+                out.sine = Some(SineResult {
+                    amplitude_nm: amplitude,
+                    theta0_rad: theta0,
+                    stiffness_nm_rad: (theta0 > 0.0).then(|| amplitude / theta0),
+                    drift_rad_s: drift,
+                    resolved: theta0 >= 2.0 * q,
+                });
             }
         }
         if let Some((_, seg, xs)) = crate::analysis::with_role(plan, &parts, Role::TorqueStep)

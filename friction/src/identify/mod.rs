@@ -3,13 +3,18 @@
 //! Shaped like argmin: a problem is a small trait ([`Residuals`]), a fitter needs one method
 //! ([`Fitter::next_iter`]), and one [`Runner`] owns the loop (iteration cap, timeout,
 //! cancellation, evaluation counts, observers) and returns a [`TerminationReason`]. Linear least
-//! squares ([`lsq`]) and recursive least squares ([`rls`]) are direct, not iterative.
+//! squares ([`lsq`]) and recursive least squares ([`rls`]) are direct, not iterative. The
+//! fitters are bounded Levenberg–Marquardt ([`lm`]) and the global accelerated evolutionary
+//! programming search ([`aep`], seeded by [`rng`]); [`procedures`] holds the papers'
+//! procedures, output-error fitting of any registry model and the model comparison table.
 
+pub mod aep;
 mod fitter;
 pub mod lm;
 pub mod lsq;
 pub mod procedures;
 pub mod rls;
+pub mod rng;
 mod runner;
 
 pub use fitter::{Bounds, FitError, FitState, Fitter, Residuals, TerminationReason};

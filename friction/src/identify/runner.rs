@@ -136,7 +136,7 @@ impl<'a, P: Residuals + ?Sized, F: Fitter<P>> Runner<'a, P, F> {
             state.iter += 1;
             for (o, mode) in &mut self.observers {
                 let due = match *mode {
-                    ObserverMode::Every(n) => n > 0 && state.iter % n == 0,
+                    ObserverMode::Every(n) => n > 0 && state.iter.is_multiple_of(n),
                     ObserverMode::NewBest => state.best_cost < best_before,
                 };
                 if due {

@@ -170,11 +170,22 @@ pub fn rest_window(v: f64, dv: f64) -> f64 {
 pub fn stick_law<P: Sided>(p: &P, input: &Input, kinetic: impl Fn(&P, f64, f64) -> f64) -> StepLaw {
     let (pos, neg) = (p.side(1.0), p.side(-1.0));
     let speed = input.v.abs();
+    let limit_pos = pos.common().phi_s(input.du_dt);
+    let kinetic_pos = kinetic(pos, speed, input.du_dt);
+    // A symmetric set needs its (transcendental) levels once.
+    let (limit_neg, kinetic_neg) = if std::ptr::eq(pos, neg) {
+        (limit_pos, kinetic_pos)
+    } else {
+        (
+            neg.common().phi_s(input.du_dt),
+            kinetic(neg, speed, input.du_dt),
+        )
+    };
     StepLaw::Stick {
-        limit_pos: pos.common().phi_s(input.du_dt),
-        limit_neg: neg.common().phi_s(input.du_dt),
-        kinetic_pos: kinetic(pos, speed, input.du_dt),
-        kinetic_neg: kinetic(neg, speed, input.du_dt),
+        limit_pos,
+        limit_neg,
+        kinetic_pos,
+        kinetic_neg,
         damping: p.side_at(input.v, input.u).common().fv,
     }
 }

@@ -88,11 +88,18 @@ pub fn direction(v: f64, u: f64) -> f64 {
 pub fn stick_law<P: StaticCurve>(p: &P, v: f64, u: f64) -> StepLaw {
     let (pos, neg) = (p.side(1.0), p.side(-1.0));
     let speed = v.abs();
+    let (limit_pos, kinetic_pos) = (pos.limit(), pos.level(speed));
+    // A symmetric set needs its (transcendental) levels once.
+    let (limit_neg, kinetic_neg) = if std::ptr::eq(pos, neg) {
+        (limit_pos, kinetic_pos)
+    } else {
+        (neg.limit(), neg.level(speed))
+    };
     StepLaw::Stick {
-        limit_pos: pos.limit(),
-        limit_neg: neg.limit(),
-        kinetic_pos: pos.level(speed),
-        kinetic_neg: neg.level(speed),
+        limit_pos,
+        limit_neg,
+        kinetic_pos,
+        kinetic_neg,
         damping: p.side(direction(v, u)).fv(),
     }
 }

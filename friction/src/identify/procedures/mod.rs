@@ -21,11 +21,16 @@ use super::TerminationReason;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+pub mod compare;
 pub mod lugre_regression;
+pub mod nnaji;
+pub mod output_error;
 pub mod phi_s;
 pub mod power_rls;
 pub mod presliding_sine;
 pub mod ruina_step;
+mod segment;
+pub mod seven_parameter;
 pub mod staircase;
 pub mod static_curve;
 pub mod step_damping;
@@ -54,6 +59,9 @@ pub static PROCEDURES: &[Procedure] = &[
     step_damping::PROCEDURE,
     lugre_regression::PROCEDURE,
     ruina_step::PROCEDURE,
+    nnaji::PROCEDURE,
+    seven_parameter::PROCEDURE,
+    output_error::PROCEDURE,
 ];
 
 /// Runs procedure `name` for model `model` on `table`, with the user's `given` values.
@@ -72,7 +80,10 @@ pub fn run(name: &str, model: &str, table: &Table, given: &Given) -> Result<FitR
                     .collect::<Vec<_>>()
                     .join(", "),
             })?;
-    if !proc.models.contains(&model) {
+    // "*": any registry model (output error, AEP).
+    let applies = proc.models.contains(&model)
+        || (proc.models == ["*"] && crate::registry::entry(model).is_ok());
+    if !applies {
         if crate::registry::entry(model).is_err() {
             return Err(FitError::UnknownModel {
                 id: model.to_string(),
@@ -101,6 +112,9 @@ pub fn run(name: &str, model: &str, table: &Table, given: &Given) -> Result<FitR
         "step_damping" => step_damping::fit(model, table, given),
         "lugre_regression" => lugre_regression::fit(model, table, given),
         "ruina_step" => ruina_step::fit(model, table, given),
+        "nnaji" => nnaji::fit_table(model, table, given),
+        "aep" => seven_parameter::fit_table(model, table, given),
+        "output_error" => output_error::fit_table(model, table, given),
         other => Err(FitError::Bug(format!(
             "procedure '{other}' is listed but not dispatched"
         ))),

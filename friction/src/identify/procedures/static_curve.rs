@@ -325,10 +325,10 @@ fn emit(
     for i in 0..5 {
         if let Some(name) = lay.names[i] {
             params.insert(name.into(), num(fit.p[i]));
-            if fixed[i].is_none() {
-                if let Some(se) = &fit.se {
-                    errors.insert(name.into(), num(se[i]));
-                }
+            if fixed[i].is_none()
+                && let Some(se) = &fit.se
+            {
+                errors.insert(name.into(), num(se[i]));
             }
         }
     }

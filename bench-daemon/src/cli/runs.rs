@@ -1,0 +1,303 @@
+//! `bench runs list|show|export`: the stored runs.
+
+use super::InputError;
+use run_store::{Format, Run, RunFilter, RunStatus, Store};
+use std::io::Write;
+use std::path::PathBuf;
+
+/// File name of the run database.
+pub const DB_FILE: &str = "frictionbench.db";
+
+/// `--db PATH`, shared by every command that opens the run database.
+#[derive(Debug, Clone, clap::Args)]
+pub struct DbArgs {
+    /// Run database (SQLite). Default: $FRICTIONBENCH_DB if set, else
+    /// $XDG_DATA_HOME/frictionbench/frictionbench.db, else
+    /// ~/.local/share/frictionbench/frictionbench.db, else ./frictionbench.db.
+    #[arg(long, value_name = "PATH")]
+    pub db: Option<PathBuf>,
+}
+
+impl DbArgs {
+    /// The database path: `--db`, or [`default_db_path`].
+    pub fn path(&self) -> PathBuf {
+        self.db.clone().unwrap_or_else(default_db_path)
+    }
+}
+
+/// The per-user default database path (see [`DbArgs`]).
+pub fn default_db_path() -> PathBuf {
+    let env = |k: &str| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    if let Some(p) = env("FRICTIONBENCH_DB") {
+        return p;
+    }
+    let data = env("XDG_DATA_HOME").or_else(|| env("HOME").map(|h| h.join(".local/share")));
+    match data {
+        Some(dir) => dir.join("frictionbench").join(DB_FILE),
+        None => PathBuf::from(DB_FILE),
+    }
+}
+
+/// `bench runs` subcommands.
+#[derive(Debug, clap::Subcommand)]
+pub enum RunsCommand {
+    /// List runs, newest first, with filters and paging.
+    List(ListArgs),
+    /// Show one run: status, timing statistics, interruption log and results.
+    Show(ShowArgs),
+    /// Export a run's samples and model outputs (one column per model) as CSV or JSON.
+    Export(ExportArgs),
+}
+
+/// Arguments of `bench runs list`.
+#[derive(Debug, clap::Args)]
+pub struct ListArgs {
+    #[command(flatten)]
+    db: DbArgs,
+    /// Print JSON: `{"total": N, "runs": [{id, kind, name, status, created_at, ...}]}`.
+    #[arg(long)]
+    json: bool,
+    /// Only runs of this experiment kind.
+    #[arg(long)]
+    kind: Option<String>,
+    /// Only runs with this status (queued, running, completed, aborted, failed, interrupted).
+    #[arg(long)]
+    status: Option<String>,
+    /// Only runs created at or after this UTC date (YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ).
+    #[arg(long)]
+    since: Option<String>,
+    /// Only runs created before this UTC date.
+    #[arg(long)]
+    until: Option<String>,
+    /// Page size (1..=10000).
+    #[arg(long, default_value_t = 50)]
+    limit: u32,
+    /// Runs to skip.
+    #[arg(long, default_value_t = 0)]
+    offset: u64,
+}
+
+/// Arguments of `bench runs show`.
+#[derive(Debug, clap::Args)]
+pub struct ShowArgs {
+    /// Run id.
+    id: i64,
+    #[command(flatten)]
+    db: DbArgs,
+    /// Print the whole run record as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Export format.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum ExportFormat {
+    Csv,
+    Json,
+}
+
+/// Arguments of `bench runs export`.
+#[derive(Debug, clap::Args)]
+pub struct ExportArgs {
+    /// Run id.
+    id: i64,
+    /// `csv`: header `idx,t,x,v,u_cmd,torque_motor,torque_sensor,segment,flags,<model ids>`;
+    /// `json`: `{"run": {...}, "columns": [...], "rows": [[...], ...]}`.
+    #[arg(long, value_enum)]
+    format: ExportFormat,
+    /// Output file (default: standard output).
+    #[arg(long, value_name = "FILE")]
+    out: Option<PathBuf>,
+    #[command(flatten)]
+    db: DbArgs,
+}
+
+/// A store error as the CLI reports it: the user's mistakes exit with code 2.
+pub fn store_error(err: run_store::Error) -> anyhow::Error {
+    match err {
+        e @ (run_store::Error::RunNotFound { .. }
+        | run_store::Error::NoDatabase { .. }
+        | run_store::Error::InvalidInput { .. }) => InputError(e.to_string()).into(),
+        e => anyhow::Error::new(e),
+    }
+}
+
+/// A single-threaded tokio runtime for a command.
+pub fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    Ok(tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?)
+}
+
+/// Runs a `bench runs` subcommand.
+pub fn run(cmd: &RunsCommand) -> anyhow::Result<()> {
+    runtime()?.block_on(async {
+        match cmd {
+            RunsCommand::List(args) => list(args).await,
+            RunsCommand::Show(args) => show(args).await,
+            RunsCommand::Export(args) => export(args).await,
+        }
+    })
+}
+
+async fn open(db: &DbArgs) -> anyhow::Result<Store> {
+    let path = db.path();
+    Store::open_existing(&path).await.map_err(|e| match e {
+        run_store::Error::NoDatabase { .. } => {
+            InputError(format!("--db: no run database at {}", path.display())).into()
+        }
+        e => store_error(e),
+    })
+}
+
+async fn list(args: &ListArgs) -> anyhow::Result<()> {
+    let status = match &args.status {
+        Some(s) => Some(
+            s.parse::<RunStatus>()
+                .map_err(|e| InputError(format!("--status: {e}")))?,
+        ),
+        None => None,
+    };
+    let filter = RunFilter {
+        kind: args.kind.clone(),
+        status,
+        since: args.since.clone(),
+        until: args.until.clone(),
+        limit: args.limit,
+        offset: args.offset,
+    };
+    let store = open(&args.db).await?;
+    let page = store.list_runs(&filter).await.map_err(store_error)?;
+    let mut w = std::io::stdout().lock();
+    if args.json {
+        serde_json::to_writer_pretty(&mut w, &page)?;
+        writeln!(w)?;
+        return Ok(());
+    }
+    writeln!(
+        w,
+        "{:>6}  {:<24}  {:<11}  {:<24}  {:>9}  name",
+        "id", "kind", "status", "created", "samples"
+    )?;
+    for r in &page.runs {
+        writeln!(
+            w,
+            "{:>6}  {:<24}  {:<11}  {:<24}  {:>9}  {}",
+            r.id, r.kind, r.status, r.created_at, r.sample_count, r.name
+        )?;
+    }
+    let shown = page.runs.len() as u64;
+    if shown < page.total {
+        writeln!(
+            w,
+            "({shown} of {} runs from offset {}; use --limit/--offset)",
+            page.total, args.offset
+        )?;
+    }
+    Ok(())
+}
+
+fn opt<T: std::fmt::Display>(v: &Option<T>) -> String {
+    v.as_ref()
+        .map_or_else(|| "-".to_string(), |v| v.to_string())
+}
+
+fn write_run(w: &mut impl Write, r: &Run) -> std::io::Result<()> {
+    writeln!(w, "run {}: {} ({})", r.id, r.name, r.kind)?;
+    writeln!(w, "  status:           {}", r.status)?;
+    if let Some(reason) = &r.status_reason {
+        writeln!(w, "  reason:           {reason}")?;
+    }
+    writeln!(w, "  created:          {}", r.created_at)?;
+    writeln!(w, "  started:          {}", opt(&r.started_at))?;
+    writeln!(w, "  finished:         {}", opt(&r.finished_at))?;
+    writeln!(w, "  software:         {}", r.software_version)?;
+    if let Some(note) = &r.operator_note {
+        writeln!(w, "  note:             {note}")?;
+    }
+    writeln!(w, "  models:           {}", r.models.join(", "))?;
+    writeln!(
+        w,
+        "  samples:          {} (dropped: {} batches, {} samples)",
+        r.sample_count, r.dropped_batches, r.dropped_samples
+    )?;
+    writeln!(
+        w,
+        "  period:           {} s",
+        opt(&r.period_s.map(|p| format!("{p}")))
+    )?;
+    writeln!(
+        w,
+        "  period error:     p50 {} us, p99 {} us, max {} us; overruns {}",
+        opt(&r.timing.period_error_p50_us),
+        opt(&r.timing.period_error_p99_us),
+        opt(&r.timing.period_error_max_us),
+        r.timing.overruns
+    )?;
+    if r.interruption_log.is_empty() {
+        writeln!(w, "  interruption log: (empty)")?;
+    } else {
+        writeln!(w, "  interruption log:")?;
+        for e in &r.interruption_log {
+            let t = e.t.map_or_else(String::new, |t| format!(" t={t} s"));
+            writeln!(w, "    {}{t}: {}", e.at, e.reason)?;
+        }
+    }
+    match &r.results {
+        Some(res) => {
+            let text = serde_json::to_string_pretty(res).unwrap_or_default();
+            writeln!(w, "  results:")?;
+            for line in text.lines() {
+                writeln!(w, "    {line}")?;
+            }
+        }
+        None => writeln!(w, "  results:          (none)")?,
+    }
+    Ok(())
+}
+
+async fn show(args: &ShowArgs) -> anyhow::Result<()> {
+    let store = open(&args.db).await?;
+    let run = store.run(args.id).await.map_err(store_error)?;
+    let mut w = std::io::stdout().lock();
+    if args.json {
+        serde_json::to_writer_pretty(&mut w, &run)?;
+        writeln!(w)?;
+    } else {
+        write_run(&mut w, &run)?;
+    }
+    Ok(())
+}
+
+async fn export(args: &ExportArgs) -> anyhow::Result<()> {
+    let store = open(&args.db).await?;
+    let format = match args.format {
+        ExportFormat::Csv => Format::Csv,
+        ExportFormat::Json => Format::Json,
+    };
+    // Check the run before creating the output file.
+    store.run(args.id).await.map_err(store_error)?;
+    match &args.out {
+        Some(path) => {
+            let file = std::fs::File::create(path)
+                .map_err(|e| InputError(format!("--out: cannot create {}: {e}", path.display())))?;
+            let mut w = std::io::BufWriter::new(file);
+            store
+                .export(args.id, format, &mut w)
+                .await
+                .map_err(store_error)?;
+        }
+        None => {
+            let mut w = std::io::BufWriter::new(std::io::stdout().lock());
+            store
+                .export(args.id, format, &mut w)
+                .await
+                .map_err(store_error)?;
+        }
+    }
+    Ok(())
+}

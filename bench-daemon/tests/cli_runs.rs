@@ -1,0 +1,178 @@
+//! `bench runs list|show|export` and `bench perf storage` on a real run database.
+
+use crate::util::{bench, stderr, stdout};
+use run_store::{
+    Batch, Finish, NewRun, Recorder, RecorderConfig, RunStatus, Sample, Store, TimingStats,
+};
+use serde_json::Value;
+use std::path::Path;
+
+/// Writes two runs into a fresh database: a completed `torque_ramp` with 3 samples, 2 models,
+/// timing and results, and an aborted `prbs` run without samples. Returns their ids.
+fn fill(path: &Path) -> (i64, i64) {
+    tokio::runtime::Runtime::new().unwrap().block_on(async {
+        let store = Store::open(path).await.unwrap();
+        let run = NewRun {
+            kind: "torque_ramp".into(),
+            name: "ramp A".into(),
+            spec: serde_json::json!({"kind": "torque_ramp", "name": "ramp A", "params": {}}),
+            software_version: "0.1.0".into(),
+            models: vec!["lugre".into(), "dahl".into()],
+            period_s: Some(1e-3),
+            ..NewRun::default()
+        };
+        let id = store.create_run(&run).await.unwrap();
+        let recorder = Recorder::start(&store, id, RecorderConfig::default())
+            .await
+            .unwrap();
+        let mut b = Batch::with_capacity(0, 3, 2);
+        for k in 0..3 {
+            let s = Sample {
+                t: k as f64 * 1e-3,
+                x: k as f64,
+                v: 0.5,
+                ..Sample::default()
+            };
+            b.push(s, &[0.25 * k as f64, -1.0]);
+        }
+        recorder.sender().try_send(b).unwrap();
+        let timing = TimingStats {
+            period_error_p50_us: Some(2.0),
+            period_error_p99_us: Some(17.5),
+            period_error_max_us: Some(40.0),
+            overruns: 0,
+        };
+        recorder
+            .close(Finish::completed(Some(timing)))
+            .await
+            .unwrap();
+        store
+            .save_results(
+                id,
+                &serde_json::json!({"breakaway": [{"rate": 0.5, "torque": 0.61}]}),
+            )
+            .await
+            .unwrap();
+        let other = store
+            .create_run(&NewRun {
+                kind: "prbs".into(),
+                name: "p".into(),
+                ..NewRun::default()
+            })
+            .await
+            .unwrap();
+        store
+            .finish_run(other, RunStatus::Aborted, Some("operator abort"))
+            .await
+            .unwrap();
+        store.close().await;
+        (id, other)
+    })
+}
+
+#[test]
+fn runs_list_show_and_export_read_the_database() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("runs.db");
+    let (id, other) = fill(&db);
+    let db = db.to_str().unwrap();
+
+    let o = bench(&["runs", "list", "--db", db, "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let page: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(page["total"], 2);
+    assert_eq!(page["runs"][0]["id"], other);
+    assert_eq!(page["runs"][0]["status"], "aborted");
+    assert_eq!(page["runs"][1]["sample_count"], 3);
+    let o = bench(&["runs", "list", "--db", db, "--status", "completed"]);
+    let text = stdout(&o);
+    assert!(text.contains("ramp A") && !text.contains("prbs"), "{text}");
+
+    let id_s = id.to_string();
+    let o = bench(&["runs", "show", &id_s, "--db", db, "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let run: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(run["status"], "completed");
+    assert_eq!(run["timing"]["period_error_p99_us"], 17.5);
+    assert_eq!(run["results"]["breakaway"][0]["torque"], 0.61);
+    let text = stdout(&bench(&["runs", "show", &id_s, "--db", db]));
+    assert!(text.contains("status:           completed"), "{text}");
+    assert!(text.contains("p99 17.5 us"), "{text}");
+
+    let out = dir.path().join("run.csv");
+    let o = bench(&[
+        "runs",
+        "export",
+        &id_s,
+        "--format",
+        "csv",
+        "--out",
+        out.to_str().unwrap(),
+        "--db",
+        db,
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        std::fs::read_to_string(&out).unwrap(),
+        "idx,t,x,v,u_cmd,torque_motor,torque_sensor,segment,flags,lugre,dahl\n\
+         0,0,0,0.5,0,0,0,0,0,0,-1\n\
+         1,0.001,1,0.5,0,0,0,0,0,0.25,-1\n\
+         2,0.002,2,0.5,0,0,0,0,0,0.5,-1\n"
+    );
+    let o = bench(&["runs", "export", &id_s, "--format", "json", "--db", db]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        doc["rows"][2],
+        serde_json::json!([2, 0.002, 2.0, 0.5, 0.0, 0.0, 0.0, 0, 0, 0.5, -1.0])
+    );
+}
+
+#[test]
+fn unknown_runs_missing_databases_and_bad_filters_exit_2_with_a_clear_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("runs.db");
+    fill(&db);
+    let db = db.to_str().unwrap();
+    for args in [
+        vec!["runs", "show", "999", "--db", db],
+        vec!["runs", "export", "999", "--format", "csv", "--db", db],
+    ] {
+        let o = bench(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(stderr(&o).contains("run 999 not found"), "{}", stderr(&o));
+    }
+    let missing = dir.path().join("nope.db");
+    let o = bench(&["runs", "list", "--db", missing.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("no run database at"), "{}", stderr(&o));
+    assert!(!missing.exists(), "listing must not create a database");
+    let o = bench(&["runs", "list", "--db", db, "--status", "done"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("--status: unknown run status 'done'"),
+        "{}",
+        stderr(&o)
+    );
+    let o = bench(&["runs", "list", "--db", db, "--since", "last week"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("since (last week)"), "{}", stderr(&o));
+}
+
+#[test]
+fn perf_storage_reports_samples_per_second() {
+    let o = bench(&[
+        "perf",
+        "storage",
+        "--json",
+        "--samples",
+        "20000",
+        "--models",
+        "2",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(doc["samples"], 20000);
+    assert!(doc["samples_per_s"].as_f64().unwrap() > 0.0);
+    assert!(doc["db_bytes"].as_u64().unwrap() >= 20000 * 56);
+}

@@ -1,0 +1,250 @@
+//! A recorded segment (`t, x, v, u, friction`, the columns `bench simulate` writes), simulated
+//! segments for known-answer tests, and the identification excitation.
+
+use super::Table;
+use super::output_error::Replay;
+use crate::identify::FitError;
+use crate::{FrictionModel, Input};
+use serde::Serialize;
+
+/// One segment of data a result used (provenance).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct DataUsed {
+    /// File name or run id.
+    pub source: String,
+    /// Samples used.
+    pub samples: usize,
+    /// First time \[s\].
+    pub t_start: f64,
+    /// Last time \[s\].
+    pub t_end: f64,
+}
+
+/// A recorded segment: equal-length columns, SI units.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Segment {
+    /// Where it came from (file name or run id), for provenance.
+    pub source: String,
+    /// Time \[s\], strictly increasing.
+    pub t: Vec<f64>,
+    /// Position \[m or rad\].
+    pub x: Vec<f64>,
+    /// Velocity \[m/s or rad/s\].
+    pub v: Vec<f64>,
+    /// Applied force or torque, excluding friction \[N or N m\].
+    pub u: Vec<f64>,
+    /// Measured friction \[N or N m\].
+    pub friction: Vec<f64>,
+}
+
+impl Segment {
+    /// A segment from named columns (`t, x, v, u, friction`; extra columns are ignored). `t` and
+    /// `v` are required; a missing `x` is integrated from `v`, a missing `u` or `friction` is zero
+    /// (a velocity replay needs `friction`, a torque replay `u`: see [`Segment::check`]).
+    pub fn from_columns(
+        source: &str,
+        names: &[&str],
+        cols: &[Vec<f64>],
+    ) -> Result<Segment, FitError> {
+        let col = |n: &str| names.iter().position(|c| *c == n).map(|i| cols[i].clone());
+        let t =
+            col("t").ok_or_else(|| FitError::Data(format!("{source}: column 't' is missing")))?;
+        let v =
+            col("v").ok_or_else(|| FitError::Data(format!("{source}: column 'v' is missing")))?;
+        let n = t.len();
+        let x = col("x").unwrap_or_else(|| {
+            let mut x = vec![0.0; n];
+            for k in 1..n {
+                x[k] = x[k - 1] + 0.5 * (v[k] + v[k - 1]) * (t[k] - t[k - 1]);
+            }
+            x
+        });
+        let seg = Segment {
+            source: source.into(),
+            u: col("u").unwrap_or_else(|| vec![0.0; n]),
+            friction: col("friction").unwrap_or_else(|| vec![f64::NAN; n]),
+            t,
+            x,
+            v,
+        };
+        seg.check(None)?;
+        Ok(seg)
+    }
+
+    /// Number of samples.
+    pub fn len(&self) -> usize {
+        self.t.len()
+    }
+
+    /// True when there is no sample.
+    pub fn is_empty(&self) -> bool {
+        self.t.is_empty()
+    }
+
+    /// Checks lengths, finiteness and time order; with a replay, that its columns are present.
+    pub fn check(&self, replay: Option<&Replay>) -> Result<(), FitError> {
+        let n = self.t.len();
+        let bad = |m: String| Err(FitError::Data(format!("{}: {m}", self.source)));
+        if n < 2 {
+            return bad(format!("{n} samples (need at least 2)"));
+        }
+        for (name, c) in [
+            ("x", &self.x),
+            ("v", &self.v),
+            ("u", &self.u),
+            ("friction", &self.friction),
+        ] {
+            if c.len() != n {
+                return bad(format!(
+                    "column '{name}' has {} samples, 't' has {n}",
+                    c.len()
+                ));
+            }
+        }
+        if let Some(k) = self
+            .t
+            .windows(2)
+            .position(|w| w[1].partial_cmp(&w[0]) != Some(std::cmp::Ordering::Greater))
+        {
+            return bad(format!("t must be strictly increasing (row {})", k + 2));
+        }
+        let need: &[(&str, &Vec<f64>)] = match replay {
+            Some(Replay::Velocity) => {
+                &[("t", &self.t), ("v", &self.v), ("friction", &self.friction)]
+            }
+            Some(Replay::Torque { .. }) => &[
+                ("t", &self.t),
+                ("x", &self.x),
+                ("v", &self.v),
+                ("u", &self.u),
+            ],
+            None => &[("t", &self.t), ("v", &self.v)],
+        };
+        for (name, c) in need {
+            if let Some(k) = c.iter().position(|x| !x.is_finite()) {
+                return bad(format!(
+                    "column '{name}' is missing or not finite (row {})",
+                    k + 2
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Step lengths `t_{k+1} - t_k` (the last repeats the one before).
+    pub(crate) fn dts(&self) -> Vec<f64> {
+        let n = self.len();
+        (0..n)
+            .map(|k| {
+                if k + 1 < n {
+                    self.t[k + 1] - self.t[k]
+                } else {
+                    self.t[k] - self.t[k - 1]
+                }
+            })
+            .collect()
+    }
+
+    /// Rate of `u` by central differences.
+    pub(crate) fn du_dt(&self) -> Vec<f64> {
+        let n = self.len();
+        (0..n)
+            .map(|k| {
+                let (a, b) = (k.saturating_sub(1), (k + 1).min(n - 1));
+                (self.u[b] - self.u[a]) / (self.t[b] - self.t[a])
+            })
+            .collect()
+    }
+
+    /// Provenance entry of this segment.
+    pub fn used(&self) -> DataUsed {
+        DataUsed {
+            source: self.source.clone(),
+            samples: self.len(),
+            t_start: self.t.first().copied().unwrap_or(0.0),
+            t_end: self.t.last().copied().unwrap_or(0.0),
+        }
+    }
+}
+
+impl Segment {
+    /// Simulated measurements: `model` driven by the velocity `v(t)` (velocity replay), with
+    /// Gaussian noise of standard deviation `noise_friction` on the friction and `noise_v` on
+    /// the recorded velocity (seeded). `x` is the trapezoidal integral of the true `v`.
+    pub fn simulate_velocity(
+        source: &str,
+        model: &mut dyn FrictionModel,
+        t: &[f64],
+        v: &[f64],
+        noise_friction: f64,
+        noise_v: f64,
+        seed: u64,
+    ) -> Segment {
+        let n = t.len();
+        let mut rng = crate::identify::rng::Rng::new(seed);
+        let mut x = vec![0.0; n];
+        for k in 1..n {
+            x[k] = x[k - 1] + 0.5 * (v[k] + v[k - 1]) * (t[k] - t[k - 1]);
+        }
+        model.reset();
+        let mut friction = Vec::with_capacity(n);
+        for k in 0..n {
+            let dt = if k + 1 < n {
+                t[k + 1] - t[k]
+            } else {
+                t[k] - t[k - 1]
+            };
+            let f = model.step(
+                &Input {
+                    t: t[k],
+                    x: x[k],
+                    v: v[k],
+                    ..Input::default()
+                },
+                dt,
+            );
+            friction.push(f + noise_friction * rng.normal());
+        }
+        let v = v.iter().map(|v| v + noise_v * rng.normal()).collect();
+        Segment {
+            source: source.into(),
+            t: t.to_vec(),
+            x,
+            v,
+            u: vec![0.0; n],
+            friction,
+        }
+    }
+}
+
+/// The identification excitation used by the tests and `bench perf fit`, a velocity \[m/s\] at
+/// time `t` repeating every 20 s, designed so that every LuGre parameter shows: 0–6 s presliding
+/// reversals at 2 Hz with a displacement amplitude growing from 2 to 20 µm (`sigma0`, `sigma1`);
+/// 6–14 s two periods of a 0.25 Hz sine of 10 mm/s (reversals and the Stribeck range, `fc`,
+/// `fs`, `vs`); 14–20 s two periods of a 1/3 Hz sine of 0.3 m/s (`sigma2`).
+pub fn excitation_velocity(t: f64) -> f64 {
+    use std::f64::consts::TAU;
+    let tau = t.rem_euclid(20.0);
+    if tau < 6.0 {
+        let a = 2e-6 + 18e-6 * tau / 6.0;
+        let w = TAU * 2.0;
+        // x = a(t) sin(w t): v = a w cos(w t) + a' sin(w t)
+        a * w * (w * tau).cos() + 18e-6 / 6.0 * (w * tau).sin()
+    } else if tau < 14.0 {
+        0.01 * (TAU * 0.25 * (tau - 6.0)).sin()
+    } else {
+        0.3 * (TAU / 3.0 * (tau - 14.0)).sin()
+    }
+}
+
+impl Segment {
+    /// A segment from a [`Table`] of named columns (see [`Segment::from_columns`]).
+    pub fn from_table(source: &str, table: &Table) -> Result<Segment, FitError> {
+        let names: Vec<&str> = table.names().iter().map(String::as_str).collect();
+        let cols: Vec<Vec<f64>> = names
+            .iter()
+            .map(|n| table.get(n).unwrap_or_default().to_vec())
+            .collect();
+        Segment::from_columns(source, &names, &cols)
+    }
+}

@@ -1,0 +1,58 @@
+//! The frictionbench run store: every run, its samples and model outputs, results and parameter
+//! sets in one SQLite file (WAL), written by one recorder task per run that the control loop
+//! never waits on.
+//!
+//! # Brief overview
+//!
+//! [`Store::open`] creates or migrates the database (`migrations/` at the workspace root) and
+//! marks runs left `running` by a dead daemon as `interrupted`. A run is created `queued`
+//! ([`NewRun`] → id); [`Recorder::start`] marks it `running` and spawns its writer task. The
+//! control loop pushes [`Sample`]s and model outputs into a [`Batch`] and hands it to
+//! [`BatchSender::try_send`], which drops and counts rather than waits; the writer commits every
+//! 100 ms. [`Recorder::close`] commits the rest and sets the final [`RunStatus`]. Queries:
+//! [`Store::list_runs`] ([`RunFilter`] → [`RunPage`]), [`Store::run`] → [`Run`],
+//! [`Store::samples`] ([`SampleQuery`] → [`SampleSet`]), [`Store::export`] (CSV or JSON).
+//!
+//! # Example
+//!
+//! ```
+//! use run_store::{Batch, Finish, NewRun, Recorder, RecorderConfig, Sample, SampleQuery, Store};
+//!
+//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
+//! let dir = tempfile::tempdir().unwrap();
+//! let store = Store::open(dir.path().join("runs.db")).await.unwrap();
+//! let run = NewRun { kind: "torque_ramp".into(), name: "demo".into(), models: vec!["lugre".into()],
+//!                    software_version: "0.1.0".into(), ..NewRun::default() };
+//! let id = store.create_run(&run).await.unwrap();
+//! let recorder = Recorder::start(&store, id, RecorderConfig::default()).await.unwrap();
+//! let mut batch = Batch::with_capacity(0, 10, 1);
+//! for k in 0..10 {
+//!     batch.push(Sample { t: k as f64 * 1e-3, ..Sample::default() }, &[0.5]);
+//! }
+//! recorder.sender().try_send(batch).unwrap();
+//! recorder.close(Finish::completed(None)).await.unwrap();
+//! let set = store.samples(id, &SampleQuery { every: 5, ..SampleQuery::default() }).await.unwrap();
+//! assert_eq!(set.idx, [0, 5]);
+//! assert_eq!(set.outputs_at(1), [0.5]);
+//! # });
+//! ```
+
+#![deny(missing_docs)]
+
+mod chunk;
+mod error;
+mod export;
+mod recorder;
+mod store;
+mod types;
+
+pub use error::Error;
+pub use export::{Format, SAMPLE_COLUMNS};
+pub use recorder::{
+    Batch, BatchSender, Dropped, Event, Finish, Recorder, RecorderConfig, RecorderSummary,
+};
+pub use store::{INTERRUPTED_REASON, Store};
+pub use types::{
+    LogEntry, NewRun, ParameterSet, Run, RunFilter, RunPage, RunStatus, RunSummary, Sample,
+    SampleQuery, SampleSet, TimingStats,
+};

@@ -1,0 +1,634 @@
+//! The store: opening (migrations, recovery of interrupted runs), run records and queries.
+
+use crate::Error;
+use crate::chunk::{SampleChunk, output_at};
+use crate::types::{
+    LogEntry, NewRun, ParameterSet, Run, RunFilter, RunPage, RunStatus, RunSummary, SampleQuery,
+    SampleSet, TimingStats,
+};
+use sqlx::sqlite::{
+    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
+};
+use sqlx::{FromRow, QueryBuilder, Sqlite};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// The reason logged into runs found `running` when a store opens.
+pub const INTERRUPTED_REASON: &str =
+    "the daemon stopped while the run was running; samples up to the last commit are kept";
+
+/// Most rows any page or listing returns.
+const MAX_LIMIT: u32 = 10_000;
+
+/// A SQLite run store (WAL, synchronous NORMAL, busy timeout 5 s).
+///
+/// Reads go through a small pool; every write goes through a second pool of exactly one
+/// connection, so writes never contend for SQLite's lock inside the process. Cloning is cheap and
+/// shares both pools.
+#[derive(Clone, Debug)]
+pub struct Store {
+    path: PathBuf,
+    read: SqlitePool,
+    write: SqlitePool,
+    interrupted: Vec<i64>,
+}
+
+#[derive(FromRow)]
+struct RunRow {
+    id: i64,
+    kind: String,
+    name: String,
+    spec: String,
+    status: String,
+    status_reason: Option<String>,
+    created_at: String,
+    started_at: Option<String>,
+    finished_at: Option<String>,
+    bench_config: String,
+    device_profiles: String,
+    software_version: String,
+    operator_note: Option<String>,
+    models: String,
+    period_s: Option<f64>,
+    period_error_p50_us: Option<f64>,
+    period_error_p99_us: Option<f64>,
+    period_error_max_us: Option<f64>,
+    overruns: i64,
+    dropped_batches: i64,
+    dropped_samples: i64,
+    sample_count: i64,
+    interruption_log: String,
+}
+
+#[derive(FromRow)]
+struct SummaryRow {
+    id: i64,
+    kind: String,
+    name: String,
+    status: String,
+    created_at: String,
+    started_at: Option<String>,
+    finished_at: Option<String>,
+    sample_count: i64,
+}
+
+#[derive(FromRow)]
+struct ChunkRow {
+    idx0: i64,
+    n: i64,
+    data: Vec<u8>,
+}
+
+#[derive(FromRow)]
+struct OutputChunkRow {
+    idx0: i64,
+    model: String,
+    n: i64,
+    force: Vec<u8>,
+}
+
+/// Which sample chunks to read.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Select {
+    /// Chunks overlapping a time range; samples inside it.
+    Time { from: Option<f64>, to: Option<f64> },
+    /// Chunks whose first index is in `[lo, hi)`; all their samples.
+    Idx0 { lo: i64, hi: i64 },
+}
+
+#[derive(FromRow)]
+struct ParameterSetRow {
+    id: i64,
+    name: String,
+    model_id: String,
+    params: String,
+    provenance: String,
+    created_at: String,
+}
+
+fn status_of(text: &str) -> Result<RunStatus, Error> {
+    text.parse().map_err(|e: String| {
+        Error::Database(sqlx::Error::Decode(
+            format!("BUG: runs.status holds {e}").into(),
+        ))
+    })
+}
+
+impl Store {
+    /// Opens (creating it and its directory if missing) the store at `path` for the daemon: applies the migrations,
+    /// then marks every run left `running` as `interrupted` (their committed samples stay).
+    /// [`Store::interrupted_at_open`] lists them. Only the process that records runs (the daemon)
+    /// may call this: a second process opening the file this way would mark the first one's
+    /// live runs interrupted. Readers use [`Store::open_existing`].
+    pub async fn open(path: impl AsRef<Path>) -> Result<Store, Error> {
+        if let Some(dir) = path.as_ref().parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir)?;
+        }
+        let mut store = Store::connect(path.as_ref(), true).await?;
+        store.interrupted = store.mark_interrupted().await?;
+        Ok(store)
+    }
+
+    /// Opens an existing store to query it (the `bench runs` commands): applies pending
+    /// migrations but leaves `running` runs alone, since a daemon may be recording them.
+    pub async fn open_existing(path: impl AsRef<Path>) -> Result<Store, Error> {
+        let path = path.as_ref();
+        if !path.is_file() {
+            return Err(Error::NoDatabase {
+                path: path.to_path_buf(),
+            });
+        }
+        Store::connect(path, false).await
+    }
+
+    async fn connect(path: &Path, create: bool) -> Result<Store, Error> {
+        // sqlx applies busy_timeout before switching the journal mode to WAL, on every
+        // connection of the pool.
+        let options = SqliteConnectOptions::new()
+            .filename(path)
+            .create_if_missing(create)
+            .busy_timeout(Duration::from_secs(5))
+            .journal_mode(SqliteJournalMode::Wal)
+            .synchronous(SqliteSynchronous::Normal)
+            .foreign_keys(true);
+        let write = SqlitePoolOptions::new()
+            .max_connections(1)
+            .connect_with(options.clone())
+            .await?;
+        sqlx::migrate!("../migrations").run(&write).await?;
+        let read = SqlitePoolOptions::new()
+            .max_connections(4)
+            .connect_with(options)
+            .await?;
+        Ok(Store {
+            path: path.to_path_buf(),
+            read,
+            write,
+            interrupted: Vec::new(),
+        })
+    }
+
+    async fn mark_interrupted(&self) -> Result<Vec<i64>, Error> {
+        let ids: Vec<i64> = sqlx::query_scalar(
+            "UPDATE runs SET status = 'interrupted', status_reason = ?1,
+                 finished_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now'),
+                 interruption_log = json_insert(interruption_log, '$[#]', json_object(
+                     'at', strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), 't', NULL, 'reason', ?1))
+             WHERE status = 'running' RETURNING id",
+        )
+        .bind(INTERRUPTED_REASON)
+        .fetch_all(&self.write)
+        .await?;
+        Ok(ids)
+    }
+
+    /// The runs [`Store::open`] found `running` and marked `interrupted`.
+    pub fn interrupted_at_open(&self) -> &[i64] {
+        &self.interrupted
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The single-connection pool every write goes through (the recorder's).
+    pub(crate) fn writer(&self) -> &SqlitePool {
+        &self.write
+    }
+
+    /// The read pool.
+    pub(crate) fn reader(&self) -> &SqlitePool {
+        &self.read
+    }
+
+    /// Closes both pools (waits for connections to finish; checkpoints the WAL).
+    pub async fn close(&self) {
+        self.read.close().await;
+        self.write.close().await;
+    }
+
+    /// Creates a `queued` run; returns its id.
+    pub async fn create_run(&self, run: &NewRun) -> Result<i64, Error> {
+        let id = sqlx::query_scalar(
+            "INSERT INTO runs (kind, name, spec, bench_config, device_profiles, software_version,
+                 operator_note, models, period_s)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+        )
+        .bind(&run.kind)
+        .bind(&run.name)
+        .bind(serde_json::to_string(&run.spec)?)
+        .bind(serde_json::to_string(&run.bench_config)?)
+        .bind(serde_json::to_string(&run.device_profiles)?)
+        .bind(&run.software_version)
+        .bind(&run.operator_note)
+        .bind(serde_json::to_string(&run.models)?)
+        .bind(run.period_s)
+        .fetch_one(&self.write)
+        .await?;
+        Ok(id)
+    }
+
+    /// Sets a run's final status without a recorder (e.g. a run rejected or failed before it
+    /// started recording); `reason` goes into the interruption log too.
+    pub async fn finish_run(
+        &self,
+        id: i64,
+        status: RunStatus,
+        reason: Option<&str>,
+    ) -> Result<(), Error> {
+        if !status.is_final() {
+            return Err(Error::InvalidInput {
+                field: "status",
+                value: status.to_string(),
+                rule: "must be a final status (completed, aborted, failed, interrupted)".into(),
+            });
+        }
+        let mut conn = self.write.acquire().await?;
+        finish(&mut conn, id, status, reason, None).await
+    }
+
+    /// Stores (or replaces) the analysis results of a run.
+    pub async fn save_results(&self, id: i64, analysis: &serde_json::Value) -> Result<(), Error> {
+        self.require_run(id).await?;
+        sqlx::query(
+            "INSERT INTO results (run_id, analysis) VALUES (?, ?)
+             ON CONFLICT (run_id) DO UPDATE SET analysis = excluded.analysis,
+                 created_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')",
+        )
+        .bind(id)
+        .bind(serde_json::to_string(analysis)?)
+        .execute(&self.write)
+        .await?;
+        Ok(())
+    }
+
+    async fn require_run(&self, id: i64) -> Result<(), Error> {
+        let found: Option<i64> = sqlx::query_scalar("SELECT id FROM runs WHERE id = ?")
+            .bind(id)
+            .fetch_optional(&self.read)
+            .await?;
+        found.map(|_| ()).ok_or(Error::RunNotFound { id })
+    }
+
+    /// One run with its timing, log and results.
+    pub async fn run(&self, id: i64) -> Result<Run, Error> {
+        let row: RunRow = sqlx::query_as("SELECT * FROM runs WHERE id = ?")
+            .bind(id)
+            .fetch_optional(&self.read)
+            .await?
+            .ok_or(Error::RunNotFound { id })?;
+        let results: Option<String> =
+            sqlx::query_scalar("SELECT analysis FROM results WHERE run_id = ?")
+                .bind(id)
+                .fetch_optional(&self.read)
+                .await?;
+        Ok(Run {
+            id: row.id,
+            kind: row.kind,
+            name: row.name,
+            status: status_of(&row.status)?,
+            status_reason: row.status_reason,
+            created_at: row.created_at,
+            started_at: row.started_at,
+            finished_at: row.finished_at,
+            spec: serde_json::from_str(&row.spec)?,
+            bench_config: serde_json::from_str(&row.bench_config)?,
+            device_profiles: serde_json::from_str(&row.device_profiles)?,
+            software_version: row.software_version,
+            operator_note: row.operator_note,
+            models: serde_json::from_str(&row.models)?,
+            period_s: row.period_s,
+            timing: TimingStats {
+                period_error_p50_us: row.period_error_p50_us,
+                period_error_p99_us: row.period_error_p99_us,
+                period_error_max_us: row.period_error_max_us,
+                overruns: row.overruns as u64,
+            },
+            dropped_batches: row.dropped_batches as u64,
+            dropped_samples: row.dropped_samples as u64,
+            sample_count: row.sample_count as u64,
+            interruption_log: serde_json::from_str::<Vec<LogEntry>>(&row.interruption_log)?,
+            results: results.map(|r| serde_json::from_str(&r)).transpose()?,
+        })
+    }
+
+    /// Normalises a caller's date to the stored form; an unparsable date is an input error.
+    async fn normalise_time(&self, field: &'static str, text: &str) -> Result<String, Error> {
+        let norm: Option<String> = sqlx::query_scalar("SELECT strftime('%Y-%m-%dT%H:%M:%fZ', ?)")
+            .bind(text)
+            .fetch_one(&self.read)
+            .await?;
+        norm.ok_or_else(|| Error::InvalidInput {
+            field,
+            value: text.to_string(),
+            rule: "is not a date (use YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ, UTC)".into(),
+        })
+    }
+
+    /// Runs matching `filter`, newest first, one page.
+    pub async fn list_runs(&self, filter: &RunFilter) -> Result<RunPage, Error> {
+        if filter.limit == 0 || filter.limit > MAX_LIMIT {
+            return Err(Error::InvalidInput {
+                field: "limit",
+                value: filter.limit.to_string(),
+                rule: format!("must be between 1 and {MAX_LIMIT}"),
+            });
+        }
+        let since = match &filter.since {
+            Some(s) => Some(self.normalise_time("since", s).await?),
+            None => None,
+        };
+        let until = match &filter.until {
+            Some(s) => Some(self.normalise_time("until", s).await?),
+            None => None,
+        };
+        let push_where = |qb: &mut QueryBuilder<Sqlite>| {
+            qb.push(" WHERE 1 = 1");
+            if let Some(kind) = &filter.kind {
+                qb.push(" AND kind = ").push_bind(kind.clone());
+            }
+            if let Some(status) = filter.status {
+                qb.push(" AND status = ").push_bind(status.as_str());
+            }
+            if let Some(since) = &since {
+                qb.push(" AND created_at >= ").push_bind(since.clone());
+            }
+            if let Some(until) = &until {
+                qb.push(" AND created_at < ").push_bind(until.clone());
+            }
+        };
+        let mut count = QueryBuilder::<Sqlite>::new("SELECT count(*) FROM runs");
+        push_where(&mut count);
+        let total: i64 = count.build_query_scalar().fetch_one(&self.read).await?;
+        let mut page = QueryBuilder::<Sqlite>::new(
+            "SELECT id, kind, name, status, created_at, started_at, finished_at, sample_count
+             FROM runs",
+        );
+        push_where(&mut page);
+        page.push(" ORDER BY created_at DESC, id DESC LIMIT ")
+            .push_bind(i64::from(filter.limit))
+            .push(" OFFSET ")
+            .push_bind(i64::try_from(filter.offset).unwrap_or(i64::MAX));
+        let rows: Vec<SummaryRow> = page.build_query_as().fetch_all(&self.read).await?;
+        let runs = rows
+            .into_iter()
+            .map(|r| {
+                Ok(RunSummary {
+                    id: r.id,
+                    kind: r.kind,
+                    name: r.name,
+                    status: status_of(&r.status)?,
+                    created_at: r.created_at,
+                    started_at: r.started_at,
+                    finished_at: r.finished_at,
+                    sample_count: r.sample_count as u64,
+                })
+            })
+            .collect::<Result<_, Error>>()?;
+        Ok(RunPage {
+            total: total as u64,
+            runs,
+        })
+    }
+
+    /// Samples of a run by time range and decimation, with its model outputs aligned.
+    pub async fn samples(&self, run: i64, q: &SampleQuery) -> Result<SampleSet, Error> {
+        let models = self.run_models(run).await?;
+        check_query(q)?;
+        let select = Select::Time {
+            from: q.from_t,
+            to: q.to_t,
+        };
+        self.read_chunks(run, models, select, q.every).await
+    }
+
+    /// The lockstep model ids of a run (an error if there is no such run).
+    pub(crate) async fn run_models(&self, run: i64) -> Result<Vec<String>, Error> {
+        let models: String = sqlx::query_scalar("SELECT models FROM runs WHERE id = ?")
+            .bind(run)
+            .fetch_optional(&self.read)
+            .await?
+            .ok_or(Error::RunNotFound { id: run })?;
+        Ok(serde_json::from_str(&models)?)
+    }
+
+    /// The samples `select` picks whose index is a multiple of `every`, with the outputs of
+    /// `models` (and of any other model found) aligned.
+    pub(crate) async fn read_chunks(
+        &self,
+        run: i64,
+        mut models: Vec<String>,
+        select: Select,
+        every: u64,
+    ) -> Result<SampleSet, Error> {
+        let every = every.max(1);
+        let mut qb =
+            QueryBuilder::<Sqlite>::new("SELECT idx0, n, data FROM samples WHERE run_id = ");
+        qb.push_bind(run);
+        let (from, to) = match select {
+            Select::Time { from, to } => {
+                if let Some(from) = from {
+                    qb.push(" AND t1 >= ").push_bind(from);
+                }
+                if let Some(to) = to {
+                    qb.push(" AND t0 <= ").push_bind(to);
+                }
+                (from, to)
+            }
+            Select::Idx0 { lo, hi } => {
+                qb.push(" AND idx0 >= ").push_bind(lo);
+                qb.push(" AND idx0 < ").push_bind(hi);
+                (None, None)
+            }
+        };
+        qb.push(" ORDER BY idx0");
+        let chunks: Vec<ChunkRow> = qb.build_query_as().fetch_all(&self.read).await?;
+        let mut set = SampleSet::default();
+        for c in &chunks {
+            let n = usize::try_from(c.n).unwrap_or(0);
+            let chunk = SampleChunk::new(n, &c.data).ok_or_else(|| {
+                bad_chunk(format!(
+                    "samples of run {run} at {} hold {} bytes",
+                    c.idx0,
+                    c.data.len()
+                ))
+            })?;
+            for i in 0..n {
+                let idx = c.idx0 as u64 + i as u64;
+                if !idx.is_multiple_of(every) {
+                    continue;
+                }
+                let t = chunk.t(i);
+                // A NaN time is outside every range.
+                let inside =
+                    from.is_none_or(|f| t >= f && !t.is_nan()) && to.is_none_or(|to| t <= to);
+                if !inside {
+                    continue;
+                }
+                set.idx.push(idx);
+                set.samples.push(chunk.get(i));
+            }
+        }
+        let (Some(first), Some(last)) = (chunks.first(), chunks.last()) else {
+            set.models = models;
+            return Ok(set);
+        };
+        let outs: Vec<OutputChunkRow> = sqlx::query_as(
+            "SELECT idx0, model, n, force FROM model_outputs
+             WHERE run_id = ? AND idx0 >= ? AND idx0 <= ? ORDER BY idx0",
+        )
+        .bind(run)
+        .bind(first.idx0)
+        .bind(last.idx0)
+        .fetch_all(&self.read)
+        .await?;
+        for o in &outs {
+            if !models.contains(&o.model) {
+                models.push(o.model.clone());
+            }
+        }
+        let m = models.len();
+        set.outputs = vec![f64::NAN; set.samples.len() * m];
+        for o in &outs {
+            let n = usize::try_from(o.n).unwrap_or(0);
+            if o.force.len() != n * 8 {
+                return Err(bad_chunk(format!(
+                    "outputs of {} in run {run} at {} hold {} bytes",
+                    o.model,
+                    o.idx0,
+                    o.force.len()
+                )));
+            }
+            let col = models.iter().position(|id| id == &o.model).unwrap_or(0);
+            let (lo, hi) = (o.idx0 as u64, o.idx0 as u64 + n as u64);
+            let mut p = set.idx.partition_point(|&k| k < lo);
+            while p < set.idx.len() && set.idx[p] < hi {
+                set.outputs[p * m + col] = output_at(&o.force, (set.idx[p] - lo) as usize);
+                p += 1;
+            }
+        }
+        set.models = models;
+        Ok(set)
+    }
+
+    /// Stores a parameter set; returns its id.
+    pub async fn add_parameter_set(
+        &self,
+        name: &str,
+        model_id: &str,
+        params: &serde_json::Value,
+        provenance: &serde_json::Value,
+    ) -> Result<i64, Error> {
+        let id = sqlx::query_scalar(
+            "INSERT INTO parameter_sets (name, model_id, params, provenance)
+             VALUES (?, ?, ?, ?) RETURNING id",
+        )
+        .bind(name)
+        .bind(model_id)
+        .bind(serde_json::to_string(params)?)
+        .bind(serde_json::to_string(provenance)?)
+        .fetch_one(&self.write)
+        .await?;
+        Ok(id)
+    }
+
+    /// Parameter sets, newest first, optionally of one model only.
+    pub async fn parameter_sets(&self, model_id: Option<&str>) -> Result<Vec<ParameterSet>, Error> {
+        let rows: Vec<ParameterSetRow> = sqlx::query_as(
+            "SELECT id, name, model_id, params, provenance, created_at FROM parameter_sets
+             WHERE ?1 IS NULL OR model_id = ?1 ORDER BY created_at DESC, id DESC",
+        )
+        .bind(model_id)
+        .fetch_all(&self.read)
+        .await?;
+        rows.into_iter()
+            .map(|r| {
+                Ok(ParameterSet {
+                    id: r.id,
+                    name: r.name,
+                    model_id: r.model_id,
+                    params: serde_json::from_str(&r.params)?,
+                    provenance: serde_json::from_str(&r.provenance)?,
+                    created_at: r.created_at,
+                })
+            })
+            .collect()
+    }
+}
+
+fn bad_chunk(what: String) -> Error {
+    Error::Database(sqlx::Error::Decode(
+        format!("BUG: corrupt chunk: {what}").into(),
+    ))
+}
+
+fn check_query(q: &SampleQuery) -> Result<(), Error> {
+    if q.every == 0 {
+        return Err(Error::InvalidInput {
+            field: "every",
+            value: "0".into(),
+            rule: "must be >= 1".into(),
+        });
+    }
+    for (field, t) in [("from", q.from_t), ("to", q.to_t)] {
+        if let Some(t) = t.filter(|t| t.is_nan()) {
+            return Err(Error::InvalidInput {
+                field,
+                value: t.to_string(),
+                rule: "must be a number of seconds".into(),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Sets the final status of `id` (with `reason` logged) and, if given, its timing statistics.
+pub(crate) async fn finish(
+    conn: &mut sqlx::SqliteConnection,
+    id: i64,
+    status: RunStatus,
+    reason: Option<&str>,
+    timing: Option<&TimingStats>,
+) -> Result<(), Error> {
+    let done = sqlx::query(
+        "UPDATE runs SET status = ?2, status_reason = ?3,
+             finished_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now'),
+             interruption_log = CASE WHEN ?3 IS NULL THEN interruption_log
+                 ELSE json_insert(interruption_log, '$[#]', json_object(
+                     'at', strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), 't', NULL, 'reason', ?3)) END
+         WHERE id = ?1",
+    )
+    .bind(id)
+    .bind(status.as_str())
+    .bind(reason)
+    .execute(&mut *conn)
+    .await?;
+    if done.rows_affected() == 0 {
+        return Err(Error::RunNotFound { id });
+    }
+    if let Some(timing) = timing {
+        set_timing(conn, id, timing).await?;
+    }
+    Ok(())
+}
+
+/// Stores the timing statistics of a run.
+pub(crate) async fn set_timing(
+    conn: &mut sqlx::SqliteConnection,
+    id: i64,
+    timing: &TimingStats,
+) -> Result<(), Error> {
+    sqlx::query(
+        "UPDATE runs SET period_error_p50_us = ?, period_error_p99_us = ?,
+             period_error_max_us = ?, overruns = ? WHERE id = ?",
+    )
+    .bind(timing.period_error_p50_us)
+    .bind(timing.period_error_p99_us)
+    .bind(timing.period_error_max_us)
+    .bind(i64::try_from(timing.overruns).unwrap_or(i64::MAX))
+    .bind(id)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
