@@ -22,106 +22,16 @@
 //! away at `phi_s(0.05)/0.05 = 273.26 s` (experiment: 273.7 s, MODELS.md §18 #1). With measured
 //! velocities, `|v| <= dv` counts as rest.
 
-use super::sanchez_mazuca::{
-    Common, Sided, TABLE1_NEG, TABLE1_POS, Table1, rest_window, stick_law, validate_common,
-    validate_negative,
-};
+use super::sanchez_mazuca::{Sided, rest_window, stick_law};
 use crate::curve::sgn;
-use crate::error::check;
-use crate::model::{Dynamics, ModelDef, ParamDoc, Validate};
-use crate::{Input, ParamError, StepLaw};
+use crate::model::{Dynamics, ModelDef, ParamDoc};
+use crate::{Input, StepLaw};
 use serde::{Deserialize, Serialize};
 
-/// I(S+C+V) parameters. Defaults: S4 Table 1 (+).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Params {
-    /// Coulomb level \[N m\]; default 8.955.
-    pub fc: f64,
-    /// Viscous coefficient \[N m s/rad\]; default 5.234.
-    pub fv: f64,
-    /// Breakaway level at a constant torque, `phi_s(0)` \[N m\]; default 17.617.
-    pub fs: f64,
-    /// Stribeck velocity \[rad/s\]; default 0.145. Not used by I(S+C+V), whose kinetic law is
-    /// Coulomb + viscous: accepted so that one S4 Table 1 set configures all three improved models.
-    pub vs: f64,
-    /// Stribeck exponent \[-\]; default 1.032. Not used by I(S+C+V) (see `vs`).
-    pub delta_v: f64,
-    /// Torque-rate coefficient of eq. 14 \[N m/s\]; default 0.888.
-    pub ts: f64,
-    /// Torque-rate exponent of eq. 14 \[-\]; default 0.172.
-    pub delta_t: f64,
-    /// Velocity window counted as rest for measured velocities \[rad/s\]; default 0 (exact zero).
-    pub dv: f64,
-    /// Torque rates with `|du_dt|` up to this count as 0 \[N m/s\]; default 0.
-    pub taudot_deadband: f64,
-    /// Parameters for negative motion, if the friction is asymmetric.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub negative: Option<Box<Params>>,
-}
-
-impl Params {
-    fn from_table(t: &Table1) -> Params {
-        Params {
-            fc: t.fc,
-            fv: t.fv,
-            fs: t.fs,
-            vs: t.vs,
-            delta_v: t.delta_v,
-            ts: t.ts,
-            delta_t: t.delta_t,
-            dv: 0.0,
-            taudot_deadband: 0.0,
-            negative: None,
-        }
-    }
-
-    /// S4 Table 1 for both directions: (+) as the positive set, (−) as the negative one.
-    pub fn s4_asymmetric() -> Params {
-        Params {
-            negative: Some(Box::new(Params::from_table(&TABLE1_NEG))),
-            ..Params::default()
-        }
-    }
-
-    /// The breakaway level `phi_s(du_dt)` for motion of sign `dir` (S4 eq. 14).
-    pub fn phi_s(&self, dir: f64, du_dt: f64) -> f64 {
-        self.side(dir).common().phi_s(du_dt)
-    }
-}
-
-impl Default for Params {
-    fn default() -> Params {
-        Params::from_table(&TABLE1_POS)
-    }
-}
-
-impl Sided for Params {
-    fn negative(&self) -> Option<&Params> {
-        self.negative.as_deref()
-    }
-
-    fn common(&self) -> Common {
-        Common {
-            fc: self.fc,
-            fv: self.fv,
-            fs: self.fs,
-            ts: self.ts,
-            delta_t: self.delta_t,
-            taudot_deadband: self.taudot_deadband,
-        }
-    }
-}
-
-impl Validate for Params {
-    fn validate(&self) -> Result<(), ParamError> {
-        validate_common(&self.common())?;
-        check::positive("vs", self.vs)?;
-        check::positive("delta_v", self.delta_v)?;
-        check::non_negative("dv", self.dv)?;
-        validate_negative(self)
-    }
-}
+/// I(S+C+V) takes the same S4 Table 1 parameter set as I(S+A) (`vs` and `delta_v` are checked
+/// but unused: its kinetic law is Coulomb + viscous), so one set configures all three improved
+/// models.
+pub use super::improved_armstrong::Params;
 
 /// I(S+C+V) has no state.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -205,7 +115,7 @@ impl ModelDef for ImprovedStatic {
 mod tests {
     use super::super::sanchez_mazuca::test_util::{assert_robust, breakaway_time};
     use super::*;
-    use crate::model::{FrictionModel, Model};
+    use crate::model::{FrictionModel, Model, Validate};
 
     fn model(p: Params) -> Model<ImprovedStatic> {
         Model::new(p).unwrap()
