@@ -94,11 +94,16 @@ impl Params {
     /// The blend `alpha(z, v)` in \[0, 1\] (Dupont et al. 2002; symmetric in `|z|`).
     #[inline]
     pub fn alpha(&self, z: f64, v: f64) -> f64 {
+        self.alpha_at(z, v, self.z_max(v))
+    }
+
+    /// `alpha(z, v)` given `z_max(v)` (computed once per step on the hot path).
+    #[inline]
+    fn alpha_at(&self, z: f64, v: f64, z_max: f64) -> f64 {
         let az = z.abs();
         if az <= self.z_ba || sgn(v) != sgn(z) {
             return 0.0;
         }
-        let z_max = self.z_max(v);
         if az >= z_max {
             1.0
         } else {
@@ -124,8 +129,8 @@ impl Params {
 
     /// Relaxation rate with `(z, v)` frozen, `alpha sigma0 |v| / g(v)` \[1/s\] (MODELS.md §1.1).
     #[inline]
-    fn lambda(&self, z: f64, v: f64) -> f64 {
-        self.alpha(z, v) * v.abs() / self.z_max(v)
+    fn lambda(&self, z: f64, v: f64, z_max: f64) -> f64 {
+        self.alpha_at(z, v, z_max) * v.abs() / z_max
     }
 }
 
@@ -164,8 +169,8 @@ pub struct ElastoPlastic;
 
 /// Linearly implicit update over `dx` with `alpha`, `z_ss` frozen at `(z0, v)`, then the clamp.
 #[inline]
-fn update(p: &Params, z0: f64, v: f64, dx: f64, d: f64) -> f64 {
-    let bound = p.z_max(v).max(z0.abs());
+fn update(z0: f64, z_max: f64, dx: f64, d: f64) -> f64 {
+    let bound = z_max.max(z0.abs());
     ((z0 + dx) / d).clamp(-bound, bound)
 }
 
@@ -173,7 +178,8 @@ fn update(p: &Params, z0: f64, v: f64, dx: f64, d: f64) -> f64 {
 pub fn step(p: &Params, s: &mut State, input: &Input, dt: f64) -> f64 {
     let v = input.v;
     let z0 = guard(s.z, p.z_bound());
-    let z1 = update(p, z0, v, v * dt, 1.0 + dt * p.lambda(z0, v));
+    let zm = p.z_max(v);
+    let z1 = update(z0, zm, v * dt, 1.0 + dt * p.lambda(z0, v, zm));
     s.z = z1;
     p.sigma0 * z1 + p.sigma1 * (z1 - z0) / dt + p.sigma2 * v
 }
@@ -194,7 +200,7 @@ impl Dynamics for ElastoPlastic {
     fn law(p: &Params, s: &State, input: &Input, dt: f64) -> StepLaw {
         let v = input.v;
         let z0 = guard(s.z, p.z_bound());
-        let lambda = p.lambda(z0, v);
+        let lambda = p.lambda(z0, v, p.z_max(v));
         let d = 1.0 + dt * lambda;
         StepLaw::Smooth {
             offset: (p.sigma0 - p.sigma1 * lambda) * z0 / d,
@@ -205,8 +211,9 @@ impl Dynamics for ElastoPlastic {
     fn advance(p: &Params, s: &mut State, input: &Input, v_next: f64, _force: f64, dt: f64) {
         let v = input.v;
         let z0 = guard(s.z, p.z_bound());
-        let d = 1.0 + dt * p.lambda(z0, v);
-        s.z = guard(update(p, z0, v, dt * v_next, d), p.z_bound());
+        let zm = p.z_max(v);
+        let d = 1.0 + dt * p.lambda(z0, v, zm);
+        s.z = guard(update(z0, zm, dt * v_next, d), p.z_bound());
     }
 
     fn steady_state(p: &Params, v: f64) -> Option<f64> {
