@@ -4,6 +4,10 @@
 //! as one line (`bench: ...`, the whole cause chain); bad input exits with code 2.
 
 mod cli;
+mod config;
+mod control;
+mod session;
+mod simulated;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -34,6 +38,8 @@ enum Command {
     /// Stored runs: list, show (status, timing, results), export (CSV or JSON).
     #[command(subcommand)]
     Runs(cli::runs::RunsCommand),
+    /// Run one experiment on the bench (or the simulated one) and record it.
+    Run(cli::run::RunArgs),
     /// Run the simulated bench (Modbus TCP and/or RTU on a pty) until Ctrl-C.
     Sim(cli::sim::SimArgs),
 }
@@ -46,6 +52,7 @@ fn main() -> ExitCode {
         Command::Perf(cmd) => cli::perf::run(&cmd),
         Command::Runs(cmd) => cli::runs::run(&cmd),
         Command::Sim(args) => cli::sim::run(&args),
+        Command::Run(args) => cli::run::run(&args),
         Command::Probe(args) => cli::block_on(cli::probe::run(args)),
         Command::Fit(args) => cli::fit::run(&args),
         Command::Compare(args) => cli::compare::run(&args),
@@ -56,6 +63,11 @@ fn main() -> ExitCode {
             eprintln!("bench: {err:#}");
             if err.downcast_ref::<cli::InputError>().is_some() {
                 ExitCode::from(2)
+            } else if err
+                .downcast_ref::<cli::run::RunNotCompleted>()
+                .is_some_and(|e| e.status == run_store::RunStatus::Aborted)
+            {
+                ExitCode::from(3)
             } else {
                 ExitCode::FAILURE
             }

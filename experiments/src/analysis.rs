@@ -65,8 +65,10 @@ pub(crate) fn mean_std(values: impl Iterator<Item = f64>) -> (f64, f64, usize) {
 }
 
 /// Motion onset in one segment: `(first visible, detected)` sample indices, where "visible" is
-/// the first sample that moved at least one encoder count from the segment's first position
-/// and "detected" the first that moved more than `threshold_rad`.
+/// the first sample that moved at least two encoder counts from the segment's first position
+/// and "detected" the first that moved more than `threshold_rad`. Two counts, not one: a
+/// single count can flip on sub-count presliding when the rest position sits near a count edge
+/// (the quantisation phase is arbitrary), while two counts mean at least one count of travel.
 pub(crate) fn motion_onset(
     seg: &[Sample],
     rad_per_count: f64,
@@ -76,7 +78,7 @@ pub(crate) fn motion_onset(
     let detected = seg.iter().position(|s| (s.x - x0).abs() > threshold_rad)?;
     let visible = seg[..=detected]
         .iter()
-        .position(|s| (s.x - x0).abs() >= 0.5 * rad_per_count)
+        .position(|s| (s.x - x0).abs() >= 1.5 * rad_per_count)
         .unwrap_or(detected);
     Some((visible, detected))
 }

@@ -18,6 +18,8 @@ pub enum PerfCommand {
     /// ms per static-curve fit (S4 Table 1 curve, 40 points per direction, both directions), and
     /// the LuGre output-error fit on 60 s of 1 kHz data (goal < 1 s).
     Fit(PerfFitArgs),
+    /// Control-loop timing over Modbus with every model in lockstep, recorded to SQLite.
+    Loop(super::perf_loop::PerfLoopArgs),
 }
 
 /// Arguments of `bench perf fit`.
@@ -55,6 +57,7 @@ pub fn run(cmd: &PerfCommand) -> anyhow::Result<()> {
         PerfCommand::Modbus(args) => super::perf_modbus::run(args),
         PerfCommand::Storage(args) => super::perf_storage::run(args),
         PerfCommand::Fit(args) => fit(args),
+        PerfCommand::Loop(args) => super::perf_loop::run(args),
     }
 }
 

@@ -57,10 +57,8 @@ pub fn run(args: &PerfStorageArgs) -> anyhow::Result<()> {
         }
         Some(p) => (p.clone(), None),
         None => {
-            let dir = std::env::temp_dir()
-                .join(format!("frictionbench-perf-storage-{}", std::process::id()));
-            std::fs::create_dir_all(&dir)?;
-            (dir.join("perf.db"), Some(TempDir(dir)))
+            let dir = tempfile::tempdir()?;
+            (dir.path().join("perf.db"), Some(dir))
         }
     };
     // Two workers: the producer and the writer task run side by side, as with the loop.
@@ -140,13 +138,4 @@ pub fn run(args: &PerfStorageArgs) -> anyhow::Result<()> {
         )?;
     }
     Ok(())
-}
-
-/// Removes the temporary directory when dropped.
-struct TempDir(PathBuf);
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
 }

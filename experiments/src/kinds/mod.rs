@@ -245,7 +245,7 @@ pub(crate) fn within(field: &str, value: f64, which: LimitKind, limit: f64) -> R
 /// Breakaway detection shared by the ramp, staircase and dwell kinds.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Breakaway {
-    /// Applied torque at the first visible motion (one encoder count) \[N m\], signed.
+    /// Applied torque at the first visible motion (two encoder counts) \[N m\], signed.
     pub torque_nm: f64,
     /// Time from the segment's start to the first visible motion \[s\].
     pub motion_time_s: f64,

@@ -1,0 +1,144 @@
+//! `bench perf loop (--sim | --config bench.toml) --rate HZ --seconds S [--json]`: the control
+//! loop's timing over Modbus with every model in lockstep and every sample recorded.
+//!
+//! The workload is a real experiment (a frictional-lag sinusoid, 1 Hz, in the drive's
+//! velocity mode) recorded into a temporary SQLite file, so the figure is what a run gets:
+//! achieved rate, wake-up error against the absolute deadlines (p50, p99, max) and overruns.
+
+use super::InputError;
+use super::run::load_config;
+use crate::control::{Control, Status};
+use crate::session::{self, Watchers};
+use crate::simulated::InProcessSim;
+use run_store::Store;
+use std::path::PathBuf;
+use std::sync::Arc;
+use tokio::sync::watch;
+
+/// Arguments of `bench perf loop`.
+#[derive(Debug, clap::Args)]
+#[command(group(clap::ArgGroup::new("bench").required(true).multiple(true).args(["sim", "config"])))]
+pub struct PerfLoopArgs {
+    /// Against the simulated bench, started in-process.
+    #[arg(long)]
+    sim: bool,
+    /// Bench configuration file.
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Control rate [Hz].
+    #[arg(long, default_value_t = 1000.0)]
+    rate: f64,
+    /// Duration [s].
+    #[arg(long, default_value_t = 10.0)]
+    seconds: f64,
+    /// Lockstep models (comma separated ids, or `all`).
+    #[arg(long, value_delimiter = ',', default_value = "all")]
+    models: Vec<String>,
+    /// Print JSON: `rate_hz`, `achieved_hz`, `period_error_us` {`p50`, `p99`, `max`},
+    /// `overruns`.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Runs the benchmark.
+pub fn run(args: &PerfLoopArgs) -> anyhow::Result<()> {
+    if !(args.rate.is_finite() && (10.0..=20_000.0).contains(&args.rate)) {
+        return Err(
+            InputError(format!("--rate {} must be within 10..=20000 Hz", args.rate)).into(),
+        );
+    }
+    if !(args.seconds.is_finite() && args.seconds >= 1.0) {
+        return Err(InputError(format!("--seconds {} must be >= 1", args.seconds)).into());
+    }
+    let spec = serde_json::json!({
+        "kind": "frictional_lag",
+        "name": format!("perf loop {} Hz", args.rate),
+        "params": {
+            "mean_rad_s": 1.0,
+            "amplitude_rad_s": 0.95,
+            "omegas_rad_s": [std::f64::consts::TAU],
+            "cycles": args.seconds.round().max(1.0) as u32,
+            "settle_s": 0.0,
+            "chirp": null,
+            "mirror": false,
+        }
+    });
+    let probe = load_config(args.config.as_deref(), args.sim.then_some("127.0.0.1:0"))?;
+    let dir = tempfile::tempdir()?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    let finished = rt.block_on(async {
+        let sim = if args.sim {
+            let priority = probe.config.realtime_priority.saturating_sub(1);
+            Some(InProcessSim::start(bench_sim::SimConfig::default(), priority).await?)
+        } else {
+            None
+        };
+        if let Some(note) = sim.as_ref().and_then(|s| s.priority_note.as_ref()) {
+            eprintln!("bench: simulated bench at {note}");
+        }
+        let tcp = sim.as_ref().map(|s| s.tcp().to_string());
+        let mut loaded = load_config(args.config.as_deref(), tcp.as_deref())?;
+        loaded.config.limits.period_s = 1.0 / args.rate;
+        loaded.config.lockstep.models = args.models.clone();
+        loaded.config.lockstep.params.clear();
+        let spec = experiments::Spec::from_value(spec).map_err(|e| InputError(e.to_string()))?;
+        let checked = session::check_spec(spec, &loaded)?;
+        let store = Store::open(dir.path().join("perf.db")).await?;
+        let (status, _status_rx) = watch::channel(Status::default());
+        let watchers = Watchers {
+            control: Arc::new(Control::new()),
+            status,
+            live: None,
+            created: None,
+        };
+        let f = session::execute(&store, &loaded, &checked, watchers).await;
+        store.close().await;
+        if let Some(sim) = sim {
+            sim.shutdown().await;
+        }
+        let f = f?;
+        anyhow::Ok((f, loaded.config.lockstep.models.len()))
+    })?;
+    let (f, _) = finished;
+    let r = &f.report;
+    let st = &r.stats;
+    let achieved = if r.elapsed_s > 0.0 {
+        r.ticks as f64 / r.elapsed_s
+    } else {
+        0.0
+    };
+    let out = serde_json::json!({
+        "rate_hz": args.rate,
+        "achieved_hz": achieved,
+        "period_error_us": {
+            "p50": st.period_error_p50_us,
+            "p99": st.period_error_p99_us,
+            "max": st.period_error_max_us,
+        },
+        "overruns": st.overruns,
+        "ticks": r.ticks,
+        "seconds": r.elapsed_s,
+        "status": f.status,
+        "dropped_batches": r.dropped_batches,
+        "safe_state_s": r.safe_state_s,
+    });
+    if args.json {
+        println!("{out}");
+    } else {
+        println!(
+            "loop {} Hz: achieved {achieved:.1} Hz over {:.1} s ({} ticks, run {}); period error p50 {:.0} µs, p99 {:.0} µs, max {:.0} µs; {} overruns; {} batches dropped",
+            args.rate,
+            r.elapsed_s,
+            r.ticks,
+            f.status,
+            st.period_error_p50_us.unwrap_or(f64::NAN),
+            st.period_error_p99_us.unwrap_or(f64::NAN),
+            st.period_error_max_us.unwrap_or(f64::NAN),
+            st.overruns,
+            r.dropped_batches
+        );
+    }
+    Ok(())
+}

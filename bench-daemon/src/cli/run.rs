@@ -1,0 +1,213 @@
+//! `bench run SPEC.json|SPEC.toml (--sim | --config bench.toml) [--db PATH] [--json]`: one
+//! experiment from the terminal, with a progress bar and ETA.
+//!
+//! Prints `run ID` as soon as the run exists, then its outcome. Exit codes: 0 completed,
+//! 2 bad input (nothing created, nothing moved), 3 aborted (Ctrl-C, limit breach), 1 failed
+//! (fault) or any other error.
+
+use super::InputError;
+use super::runs::DbArgs;
+use crate::config::Loaded;
+use crate::control::{Control, Outcome, Status};
+use crate::session::{self, Watchers};
+use crate::simulated::InProcessSim;
+use experiments::Format;
+use run_store::Store;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use tokio::sync::{oneshot, watch};
+
+/// Arguments of `bench run`.
+#[derive(Debug, clap::Args)]
+#[command(group(clap::ArgGroup::new("bench").required(true).multiple(true).args(["sim", "config"])))]
+pub struct RunArgs {
+    /// Experiment spec (JSON or TOML), e.g. experiments/specs/torque_ramp.json.
+    spec: PathBuf,
+    /// Run against the simulated bench, started in-process (with --config: that file's
+    /// limits, gains and models, the simulated devices in place of its own).
+    #[arg(long)]
+    sim: bool,
+    /// Bench configuration file (bench.toml).
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    #[command(flatten)]
+    db: DbArgs,
+    /// Print the outcome as JSON on stdout (after the `run ID` line).
+    #[arg(long)]
+    json: bool,
+}
+
+/// A run that ended, but not completed.
+#[derive(Debug, thiserror::Error)]
+#[error("run {run_id} {status}: {reason}")]
+pub struct RunNotCompleted {
+    /// Run id.
+    pub run_id: i64,
+    /// `aborted` or `failed`.
+    pub status: run_store::RunStatus,
+    /// Why.
+    pub reason: String,
+}
+
+/// Loads the bench configuration named by `--sim`/`--config`; `sim_tcp` is the in-process
+/// simulated bench's address when `--sim` is given.
+pub fn load_config(config: Option<&Path>, sim_tcp: Option<&str>) -> anyhow::Result<Loaded> {
+    match (config, sim_tcp) {
+        (Some(path), None) => Loaded::from_file(path),
+        (Some(path), Some(tcp)) => Ok(Loaded::from_file(path)?.retarget(tcp)),
+        (None, Some(tcp)) => Ok(Loaded::sim(tcp)),
+        (None, None) => Err(InputError("give --sim or --config bench.toml".into()).into()),
+    }
+}
+
+/// The database path: `--db`, else the configuration's `database`, else the default.
+pub fn db_path(db: &DbArgs, loaded: &Loaded) -> PathBuf {
+    db.db
+        .clone()
+        .or_else(|| loaded.config.database.clone())
+        .unwrap_or_else(super::runs::default_db_path)
+}
+
+/// Runs the experiment.
+pub fn run(args: &RunArgs) -> anyhow::Result<()> {
+    let text = std::fs::read_to_string(&args.spec)
+        .map_err(|e| InputError(format!("cannot read {}: {e}", args.spec.display())))?;
+    let format = Format::from_path(&args.spec);
+    // Check the spec against the limits before anything starts (the sim's limits are the
+    // shipped ones; the address does not matter for the check).
+    let probe = load_config(args.config.as_deref(), args.sim.then_some("127.0.0.1:0"))?;
+    let checked = session::check(&text, format, &probe)
+        .map_err(|e| InputError(format!("{}: {e}", args.spec.display())))?;
+
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    rt.block_on(async move {
+        let sim = if args.sim {
+            let priority = probe.config.realtime_priority.saturating_sub(1);
+            Some(InProcessSim::start(bench_sim::SimConfig::default(), priority).await?)
+        } else {
+            None
+        };
+        if let Some(note) = sim.as_ref().and_then(|s| s.priority_note.as_ref()) {
+            eprintln!("bench: simulated bench at {note}");
+        }
+        let tcp = sim.as_ref().map(|s| s.tcp().to_string());
+        let loaded = load_config(args.config.as_deref(), tcp.as_deref())?;
+        let store = Store::open(db_path(&args.db, &loaded)).await?;
+        let control = Arc::new(Control::new());
+        let (status_tx, status_rx) = watch::channel(Status::default());
+        let (created_tx, created_rx) = oneshot::channel();
+        let watchers = Watchers {
+            control: control.clone(),
+            status: status_tx,
+            live: None,
+            created: Some(created_tx),
+        };
+        let estimate = checked.plan.estimate_duration();
+        let progress = tokio::spawn(progress(created_rx, status_rx, estimate));
+        let ctrl_c = {
+            let control = control.clone();
+            tokio::spawn(async move {
+                if tokio::signal::ctrl_c().await.is_ok() {
+                    control.abort("Ctrl-C");
+                }
+            })
+        };
+        let finished = session::execute(&store, &loaded, &checked, watchers).await;
+        ctrl_c.abort();
+        let _ = progress.await;
+        store.close().await;
+        if let Some(sim) = sim {
+            sim.shutdown().await;
+        }
+        let f = finished?;
+        let r = &f.report;
+        if args.json {
+            println!(
+                "{}",
+                serde_json::json!({
+                    "run_id": f.run_id,
+                    "status": f.status,
+                    "outcome": r.outcome,
+                    "ticks": r.ticks,
+                    "elapsed_s": r.elapsed_s,
+                    "timing": r.stats,
+                    "safe_state_s": r.safe_state_s,
+                    "dropped_batches": r.dropped_batches,
+                    "results": f.results,
+                    "analysis_error": f.analysis_error,
+                })
+            );
+        } else {
+            let st = &r.stats;
+            eprintln!(
+                "run {}: {} in {:.1} s, {} samples; period error p50 {} µs, p99 {} µs, max {} µs; {} overruns",
+                f.run_id,
+                f.status,
+                r.elapsed_s,
+                r.ticks,
+                fmt_us(st.period_error_p50_us),
+                fmt_us(st.period_error_p99_us),
+                fmt_us(st.period_error_max_us),
+                st.overruns
+            );
+            if let Some(e) = &f.analysis_error
+                && f.status == run_store::RunStatus::Completed
+            {
+                eprintln!("run {}: {e}", f.run_id);
+            }
+        }
+        match &r.outcome {
+            Outcome::Completed => Ok(()),
+            Outcome::Aborted(reason) | Outcome::Failed(reason) => Err(RunNotCompleted {
+                run_id: f.run_id,
+                status: f.status,
+                reason: reason.clone(),
+            }
+            .into()),
+        }
+    })
+}
+
+fn fmt_us(v: Option<f64>) -> String {
+    v.map_or("-".into(), |x| format!("{x:.0}"))
+}
+
+/// Prints `run ID`, then draws a progress bar with ETA on stderr (when it is a terminal).
+async fn progress(
+    created: oneshot::Receiver<i64>,
+    mut status: watch::Receiver<Status>,
+    estimate_s: f64,
+) {
+    let Ok(id) = created.await else { return };
+    println!("run {id}");
+    use std::io::Write;
+    let _ = std::io::stdout().flush();
+    let bar = indicatif::ProgressBar::new((estimate_s * 1000.0).ceil() as u64);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{spinner} [{elapsed_precise}] {wide_bar} {percent:>3}% ETA {eta} {msg}",
+        )
+        .expect("BUG: progress template"),
+    );
+    while status.changed().await.is_ok() {
+        let s = status.borrow_and_update().clone();
+        bar.set_position(((s.t * 1000.0) as u64).min(bar.length().unwrap_or(0)));
+        bar.set_message(format!(
+            "{}/{} {}{}",
+            (s.segment + 1).min(s.segments),
+            s.segments,
+            s.label,
+            if s.overruns > 0 {
+                format!(" ({} overruns)", s.overruns)
+            } else {
+                String::new()
+            }
+        ));
+        if s.phase == "done" {
+            break;
+        }
+    }
+    bar.finish_and_clear();
+}

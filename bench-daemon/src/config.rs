@@ -1,0 +1,403 @@
+//! The bench configuration (`bench.toml`): which devices on which transports, the bench limits,
+//! the outer-loop gains, the safety reactions, the lockstep models and the database.
+//!
+//! `--sim` uses [`BenchConfig::sim`], the shipped `bench-daemon/config/sim.toml`, whose devices
+//! are the simulated bench's built-in profiles; its transport is replaced by the in-process
+//! simulated bench's loopback address.
+
+use anyhow::Context;
+use experiments::{BenchLimits, LoopGains};
+use friction::registry::ModelSpec;
+use protocols::{LinkConfig, Profile};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::cli::InputError;
+
+/// The shipped configuration of the simulated bench.
+pub const SIM_TOML: &str = include_str!("../config/sim.toml");
+
+/// Profile value naming a profile built into the binary rather than a file.
+const BUILTIN: &str = "builtin:";
+
+/// A whole `bench.toml`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BenchConfig {
+    /// Run database; `--db` overrides it. Relative paths are relative to the config file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub database: Option<PathBuf>,
+    /// The servo drive.
+    pub drive: DeviceConfig,
+    /// The torque sensor, if the bench has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sensor: Option<DeviceConfig>,
+    /// Limits and control period every plan is checked against and the loop enforces.
+    pub limits: BenchLimits,
+    /// Who closes velocity and position loops.
+    #[serde(default)]
+    pub outer_loop: OuterLoopChoice,
+    /// SCHED_FIFO priority of the control-loop thread (1..=98; 0 = normal scheduling). Needs
+    /// the privilege (root or CAP_SYS_NICE); without it the loop runs at normal priority and
+    /// says so in the run's log.
+    #[serde(default = "default_rt_priority")]
+    pub realtime_priority: u8,
+    /// Gains of the daemon's own velocity PI and position PID.
+    #[serde(default)]
+    pub controller: LoopGains,
+    /// Reactions to faults.
+    #[serde(default)]
+    pub safety: SafetyConfig,
+    /// Models stepped in lockstep with the measurements.
+    #[serde(default)]
+    pub lockstep: LockstepConfig,
+}
+
+fn default_rt_priority() -> u8 {
+    49
+}
+
+/// One Modbus device: its profile and where it is.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DeviceConfig {
+    /// Profile file (relative to the config file), or `builtin:sim-drive` /
+    /// `builtin:sim-torque-sensor`.
+    pub profile: String,
+    /// Modbus TCP address `host:port`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tcp: Option<String>,
+    /// Serial port path for Modbus RTU.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub serial: Option<PathBuf>,
+    /// Baud rate for `serial` (default: the profile's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baud: Option<u32>,
+    /// Unit id (default: the profile's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unit: Option<u8>,
+}
+
+/// Who closes the velocity and position loops of velocity and position segments.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OuterLoopChoice {
+    /// The drive, in its own velocity or position mode when its profile has that mode; the
+    /// daemon otherwise.
+    #[default]
+    Drive,
+    /// Always the daemon (torque mode with the `[controller]` gains), so the torque limit
+    /// bounds every command.
+    Daemon,
+}
+
+/// Fault reactions.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SafetyConfig {
+    /// A measured velocity or motor torque beyond its limit by more than this fraction, or a
+    /// position beyond the window by more than this fraction, aborts the run \[-\].
+    pub breach_margin: f64,
+    /// No new torque-sensor sample for this long is a sensor stall \[s\] (judged on the
+    /// sensor's heartbeat, or on an unchanged reading without one); 0 disables.
+    pub sensor_stall_s: f64,
+    /// Consecutive failed Modbus transactions tolerated before the run fails (0: the first).
+    pub comm_errors: u32,
+    /// The drive's communication watchdog, written at start when the profile has one \[s\].
+    pub watchdog_s: f64,
+}
+
+impl Default for SafetyConfig {
+    fn default() -> SafetyConfig {
+        SafetyConfig {
+            breach_margin: 0.1,
+            sensor_stall_s: 0.05,
+            comm_errors: 0,
+            watchdog_s: 0.1,
+        }
+    }
+}
+
+/// The lockstep models.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LockstepConfig {
+    /// Model ids, or `["all"]` for every registry model.
+    pub models: Vec<String>,
+    /// Parameters per model id: a table of parameters (missing ones defaulted), or the name of
+    /// a parameter set in the run database (`"set:NAME"`).
+    pub params: BTreeMap<String, serde_json::Value>,
+    /// Inertia for simulating each model under the applied torque in torque segments
+    /// \[kg m^2\]; unset: friction prediction only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plant_inertia_kg_m2: Option<f64>,
+}
+
+/// A loaded configuration: the parsed file plus its profiles.
+#[derive(Clone, Debug)]
+pub struct Loaded {
+    /// The configuration.
+    pub config: BenchConfig,
+    /// Where it came from (`builtin:sim` for the shipped one).
+    pub source: String,
+    /// The drive profile and its TOML text.
+    pub drive: (Arc<Profile>, String),
+    /// The torque-sensor profile and its TOML text.
+    pub sensor: Option<(Arc<Profile>, String)>,
+}
+
+impl BenchConfig {
+    /// Parses and checks a configuration; `source` names it in errors.
+    pub fn parse(text: &str, source: &str) -> anyhow::Result<BenchConfig> {
+        let config: BenchConfig =
+            toml::from_str(text).map_err(|e| InputError(format!("{source}: {e}")))?;
+        config
+            .limits
+            .validate()
+            .map_err(|e| InputError(format!("{source}: [limits] {e}")))?;
+        if config.realtime_priority > 98 {
+            return Err(InputError(format!(
+                "{source}: realtime_priority = {} must be within 0..=98",
+                config.realtime_priority
+            ))
+            .into());
+        }
+        let s = &config.safety;
+        for (field, value) in [
+            ("breach_margin", s.breach_margin),
+            ("sensor_stall_s", s.sensor_stall_s),
+            ("watchdog_s", s.watchdog_s),
+        ] {
+            if !(value.is_finite() && value >= 0.0) {
+                return Err(InputError(format!(
+                    "{source}: [safety] {field} = {value} must be finite and >= 0"
+                ))
+                .into());
+            }
+        }
+        if let Some(j) = config.lockstep.plant_inertia_kg_m2
+            && !(j.is_finite() && j > 0.0)
+        {
+            return Err(InputError(format!(
+                "{source}: [lockstep] plant_inertia_kg_m2 = {j} must be finite and > 0"
+            ))
+            .into());
+        }
+        for (name, dev) in config.devices() {
+            if dev.tcp.is_some() == dev.serial.is_some() && name == "drive" {
+                return Err(InputError(format!(
+                    "{source}: [{name}] needs exactly one of tcp = \"host:port\" or serial = \"/dev/...\""
+                ))
+                .into());
+            }
+            if dev.tcp.is_some() && dev.serial.is_some() {
+                return Err(InputError(format!(
+                    "{source}: [{name}] has both tcp and serial; give one"
+                ))
+                .into());
+            }
+        }
+        Ok(config)
+    }
+
+    /// The devices by section name.
+    fn devices(&self) -> Vec<(&'static str, &DeviceConfig)> {
+        let mut v = vec![("drive", &self.drive)];
+        if let Some(s) = &self.sensor {
+            v.push(("sensor", s));
+        }
+        v
+    }
+
+    /// The shipped simulated-bench configuration.
+    pub fn sim() -> BenchConfig {
+        BenchConfig::parse(SIM_TOML, "builtin:sim").expect("BUG: the shipped sim.toml is invalid")
+    }
+}
+
+impl Loaded {
+    /// Reads `bench.toml` and its profiles.
+    pub fn from_file(path: &Path) -> anyhow::Result<Loaded> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| InputError(format!("--config: cannot read {}: {e}", path.display())))?;
+        let source = path.display().to_string();
+        let mut config = BenchConfig::parse(&text, &source)?;
+        let dir = path.parent().unwrap_or(Path::new("."));
+        if let Some(db) = &config.database
+            && db.is_relative()
+        {
+            config.database = Some(dir.join(db));
+        }
+        Loaded::with_profiles(config, source, dir)
+    }
+
+    /// The shipped configuration for the simulated bench at `tcp`.
+    pub fn sim(tcp: &str) -> Loaded {
+        let mut config = BenchConfig::sim();
+        config.drive.tcp = Some(tcp.to_string());
+        if let Some(s) = &mut config.sensor {
+            s.tcp = Some(tcp.to_string());
+        }
+        Loaded::with_profiles(config, "builtin:sim".into(), Path::new("."))
+            .expect("BUG: the shipped sim profiles are invalid")
+    }
+
+    /// The same configuration with its devices replaced by the simulated bench at `tcp`
+    /// (its built-in profiles).
+    pub fn retarget(self, tcp: &str) -> Loaded {
+        let sim = Loaded::sim(tcp);
+        let mut config = self.config;
+        config.drive = sim.config.drive;
+        config.sensor = sim.config.sensor;
+        Loaded {
+            config,
+            source: format!("{} (devices: builtin:sim)", self.source),
+            drive: sim.drive,
+            sensor: sim.sensor,
+        }
+    }
+
+    fn with_profiles(config: BenchConfig, source: String, dir: &Path) -> anyhow::Result<Loaded> {
+        let drive = load_profile(&config.drive.profile, dir, &source, "drive")?;
+        let sensor = match &config.sensor {
+            Some(s) => Some(load_profile(&s.profile, dir, &source, "sensor")?),
+            None => None,
+        };
+        Ok(Loaded {
+            config,
+            source,
+            drive,
+            sensor,
+        })
+    }
+
+    /// Link settings of a device.
+    pub fn link_config(dev: &DeviceConfig, profile: &Profile) -> LinkConfig {
+        match (&dev.tcp, &dev.serial) {
+            (Some(addr), _) => LinkConfig::tcp(addr.clone(), profile),
+            (None, Some(path)) => LinkConfig::serial(path.clone(), dev.baud, profile),
+            (None, None) => unreachable!("BUG: device without transport passed validation"),
+        }
+    }
+
+    /// The lockstep model specs, parameter sets resolved by `resolve_set(name)`.
+    pub fn lockstep_specs(
+        &self,
+        mut resolve_set: impl FnMut(&str) -> anyhow::Result<serde_json::Value>,
+    ) -> anyhow::Result<Vec<ModelSpec>> {
+        let lc = &self.config.lockstep;
+        let ids: Vec<String> = if lc.models.iter().any(|m| m == "all") {
+            friction::registry::MODELS
+                .iter()
+                .map(|e| e.id.to_string())
+                .collect()
+        } else {
+            lc.models.clone()
+        };
+        if let Some(extra) = lc.params.keys().find(|k| !ids.contains(k)) {
+            return Err(InputError(format!(
+                "{}: [lockstep.params] has '{extra}', which is not in [lockstep] models",
+                self.source
+            ))
+            .into());
+        }
+        let mut specs = Vec::with_capacity(ids.len());
+        for id in ids {
+            let params = match lc.params.get(&id) {
+                None => serde_json::json!({}),
+                Some(serde_json::Value::String(s)) => match s.strip_prefix("set:") {
+                    Some(name) => resolve_set(name)?,
+                    None => {
+                        return Err(InputError(format!(
+                            "{}: [lockstep.params] {id} = \"{s}\": a string must be \"set:NAME\" (a parameter set)",
+                            self.source
+                        ))
+                        .into());
+                    }
+                },
+                Some(v) => v.clone(),
+            };
+            let spec = ModelSpec { model: id, params };
+            friction::registry::build_model(&spec).map_err(|e| {
+                InputError(format!("{}: [lockstep] {}: {e}", self.source, spec.model))
+            })?;
+            specs.push(spec);
+        }
+        Ok(specs)
+    }
+
+    /// The profiles as stored with a run: file name → TOML text.
+    pub fn profiles_json(&self) -> serde_json::Value {
+        let mut m = serde_json::Map::new();
+        m.insert("drive".into(), self.drive.1.clone().into());
+        if let Some((_, text)) = &self.sensor {
+            m.insert("sensor".into(), text.clone().into());
+        }
+        serde_json::Value::Object(m)
+    }
+}
+
+fn load_profile(
+    name: &str,
+    dir: &Path,
+    source: &str,
+    section: &str,
+) -> anyhow::Result<(Arc<Profile>, String)> {
+    let (text, file) = match name.strip_prefix(BUILTIN) {
+        Some("sim-drive") => (
+            bench_sim::SIM_DRIVE_TOML.to_string(),
+            "profiles/sim-drive.toml".to_string(),
+        ),
+        Some("sim-torque-sensor") => (
+            bench_sim::SIM_SENSOR_TOML.to_string(),
+            "profiles/sim-torque-sensor.toml".to_string(),
+        ),
+        Some(other) => {
+            return Err(InputError(format!(
+                "{source}: [{section}] profile = \"{name}\": unknown built-in profile '{other}' (built-in: sim-drive, sim-torque-sensor)"
+            ))
+            .into());
+        }
+        None => {
+            let path = dir.join(name);
+            let text = std::fs::read_to_string(&path).map_err(|e| {
+                InputError(format!(
+                    "{source}: [{section}] profile: cannot read {}: {e}",
+                    path.display()
+                ))
+            })?;
+            (text, path.display().to_string())
+        }
+    };
+    let profile = Profile::from_toml_str(&text, &file)
+        .map_err(|e| InputError(format!("{source}: [{section}] {e}")))
+        .context("loading the device profile")?;
+    Ok((Arc::new(profile), text))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shipped_sim_config_loads_with_its_profiles_and_models() {
+        let l = Loaded::sim("127.0.0.1:5020");
+        assert_eq!(l.config.limits, BenchLimits::sim_default());
+        assert!(l.sensor.is_some());
+        let specs = l.lockstep_specs(|_| unreachable!()).unwrap();
+        assert!(specs.len() >= 5, "{specs:?}");
+    }
+
+    #[test]
+    fn errors_name_the_section_and_field() {
+        let base = SIM_TOML.replace("torque_nm = 2.0", "torque_nm = -1.0");
+        let e = BenchConfig::parse(&base, "b.toml").unwrap_err().to_string();
+        assert!(e.contains("b.toml: [limits] torque_nm"), "{e}");
+        let e = BenchConfig::parse(&format!("foo = 1\n{SIM_TOML}"), "b.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("unknown field `foo`"), "{e}");
+    }
+}

@@ -1,0 +1,72 @@
+//! The real-time control loop: one dedicated thread per run that owns the drive and sensor
+//! connections, follows the plan with absolute deadlines, enforces the limits before any
+//! command leaves, steps the lockstep models, and hands samples to the recorder without ever
+//! waiting for it.
+//!
+//! ```text
+//!  session (tokio) ── Control (abort / stop requests) ──►  loop thread (own current-thread
+//!        ▲                                                 runtime; Modbus links live here)
+//!        ├── watch<Status> (progress, live values) ◄────── per tick: sleep to deadline_k,
+//!        ├── broadcast<Frame> (decimated live samples) ◄── Sequencer::tick → clamp → FC23
+//!        └── LoopReport on join                            write+read → sensor read → checks
+//!  recorder task ◄── BatchSender::try_send (drops, never waits) ── Sample + model outputs
+//! ```
+//!
+//! Any reason to stop (plan done, abort, stop request, limit breach, drive or sensor fault,
+//! comms fault) leads to the same exit: the drive is disabled at once, before the next
+//! deadline, and the reason goes into the run's log.
+
+mod cycle;
+mod lockstep;
+mod safety;
+mod timing;
+
+pub use cycle::{Frame, LoopReport, LoopSetup, Outcome, Status, realtime, run};
+pub use lockstep::Lockstep;
+
+use std::sync::Mutex;
+
+/// What the outside asks of a running loop.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Request {
+    /// Finish the current segment, then end the run (status `aborted`, the reason logged).
+    Stop(String),
+    /// Safe state now (status `aborted`, the reason logged).
+    Abort(String),
+}
+
+/// The loop's mailbox for requests; checked once per tick (a short uncontended lock).
+#[derive(Debug, Default)]
+pub struct Control {
+    request: Mutex<Option<Request>>,
+}
+
+impl Control {
+    /// A mailbox with nothing in it.
+    pub fn new() -> Control {
+        Control::default()
+    }
+
+    /// Asks for the safe state now. An abort replaces a pending stop.
+    pub fn abort(&self, reason: impl Into<String>) {
+        *self.lock() = Some(Request::Abort(reason.into()));
+    }
+
+    /// Asks the loop to end after the current segment (ignored if an abort is pending).
+    #[allow(dead_code)] // `bench serve`'s stop endpoint
+    pub fn stop(&self, reason: impl Into<String>) {
+        let mut r = self.lock();
+        if !matches!(*r, Some(Request::Abort(_))) {
+            *r = Some(Request::Stop(reason.into()));
+        }
+    }
+
+    /// The pending request, if any.
+    pub fn pending(&self) -> Option<Request> {
+        self.lock().clone()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<Request>> {
+        self.request.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}

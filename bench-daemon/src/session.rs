@@ -1,0 +1,219 @@
+//! One experiment run from spec to stored results: validate the spec against the bench
+//! limits (nothing is created or moved if it fails), create the run, record it while the
+//! control loop runs on its own thread, close it with its final status, analyse it.
+
+use crate::cli::InputError;
+use crate::config::Loaded;
+use crate::control::{self, Control, Frame, LoopReport, LoopSetup, Outcome, Status};
+use experiments::{Format, Plan, Spec};
+use run_store::{Finish, NewRun, Recorder, RecorderConfig, RunStatus, SampleQuery, Store};
+use std::sync::Arc;
+use tokio::sync::{broadcast, oneshot, watch};
+
+/// A spec checked against a bench: ready to run.
+#[derive(Clone, Debug)]
+pub struct Checked {
+    /// The spec, parameters defaulted.
+    pub spec: Spec,
+    /// The spec as stored with the run: `{"kind", "name", "params"}` with every parameter.
+    pub document: serde_json::Value,
+    /// The plan.
+    pub plan: Plan,
+}
+
+/// Parses a spec document and plans it against the configuration's limits. The error names
+/// the field and the limit.
+pub fn check(text: &str, format: Format, loaded: &Loaded) -> Result<Checked, InputError> {
+    let spec = Spec::parse(text, format).map_err(|e| InputError(e.to_string()))?;
+    check_spec(spec, loaded)
+}
+
+/// Plans a parsed spec against the configuration's limits.
+pub fn check_spec(spec: Spec, loaded: &Loaded) -> Result<Checked, InputError> {
+    let plan = spec
+        .plan(&loaded.config.limits)
+        .map_err(|e| InputError(e.to_string()))?;
+    let document = serde_json::json!({
+        "kind": spec.kind.name(),
+        "name": spec.name,
+        "params": spec.kind.params_json(),
+    });
+    Ok(Checked {
+        spec,
+        document,
+        plan,
+    })
+}
+
+/// Channels a caller can watch a run through.
+#[derive(Debug)]
+pub struct Watchers {
+    /// Requests to the loop (abort, stop).
+    pub control: Arc<Control>,
+    /// Progress.
+    pub status: watch::Sender<Status>,
+    /// Live frames and the decimation (every n-th sample).
+    pub live: Option<(broadcast::Sender<Frame>, u32)>,
+    /// Told the run id as soon as the run exists.
+    pub created: Option<oneshot::Sender<i64>>,
+}
+
+/// A finished run.
+#[derive(Debug)]
+pub struct Finished {
+    /// Run id.
+    pub run_id: i64,
+    /// The loop's report.
+    pub report: LoopReport,
+    /// Final status.
+    pub status: RunStatus,
+    /// The analysis, if it ran.
+    pub results: Option<serde_json::Value>,
+    /// Why the analysis did not run or failed.
+    pub analysis_error: Option<String>,
+}
+
+/// Runs a checked spec on the bench of `loaded`, recording into `store`.
+pub async fn execute(
+    store: &Store,
+    loaded: &Loaded,
+    checked: &Checked,
+    watchers: Watchers,
+) -> anyhow::Result<Finished> {
+    let sets = store.parameter_sets(None).await?;
+    let models = loaded.lockstep_specs(|name| resolve_set(&sets, store, name))?;
+    let plant = loaded.config.lockstep.plant_inertia_kg_m2.is_some();
+    let mut bench_config = serde_json::to_value(&loaded.config)?;
+    bench_config["source"] = loaded.source.clone().into();
+    bench_config["lockstep_resolved"] = serde_json::to_value(&models)?;
+    let run_id = store
+        .create_run(&NewRun {
+            kind: checked.plan.kind.clone(),
+            name: checked.plan.name.clone(),
+            spec: checked.document.clone(),
+            bench_config,
+            device_profiles: loaded.profiles_json(),
+            software_version: env!("CARGO_PKG_VERSION").into(),
+            operator_note: None,
+            models: control::Lockstep::names(&models, plant),
+            period_s: Some(checked.plan.period_s()),
+        })
+        .await?;
+    if let Some(tx) = watchers.created {
+        let _ = tx.send(run_id);
+    }
+    let recorder = Recorder::start(store, run_id, RecorderConfig::default()).await?;
+    let setup = LoopSetup {
+        loaded: loaded.clone(),
+        plan: checked.plan.clone(),
+        models,
+        recorder: Some(recorder.sender()),
+        control: watchers.control,
+        status: watchers.status,
+        live: watchers.live,
+    };
+    let (done_tx, done_rx) = oneshot::channel();
+    std::thread::Builder::new()
+        .name(format!("control-loop-run-{run_id}"))
+        .spawn(move || {
+            let _ = done_tx.send(control::run(setup));
+        })?;
+    let report = match done_rx.await {
+        Ok(r) => r,
+        Err(_) => {
+            // The loop thread panicked: the run is failed, the recorder still commits.
+            let reason = "the control loop stopped unexpectedly (panic)".to_string();
+            recorder
+                .close(Finish {
+                    status: RunStatus::Failed,
+                    reason: Some(reason.clone()),
+                    timing: None,
+                })
+                .await?;
+            anyhow::bail!(reason);
+        }
+    };
+    let (status, reason) = match &report.outcome {
+        Outcome::Completed => (RunStatus::Completed, None),
+        Outcome::Aborted(r) => (RunStatus::Aborted, Some(r.clone())),
+        Outcome::Failed(r) => (RunStatus::Failed, Some(r.clone())),
+    };
+    recorder
+        .close(Finish {
+            status,
+            reason,
+            timing: Some(report.stats),
+        })
+        .await?;
+
+    let (results, analysis_error) = if status == RunStatus::Completed {
+        match analyse(store, run_id, checked).await {
+            Ok(v) => {
+                store.save_results(run_id, &v).await?;
+                (Some(v), None)
+            }
+            Err(e) => (None, Some(e)),
+        }
+    } else {
+        (None, Some(format!("not analysed: the run is {status}")))
+    };
+    Ok(Finished {
+        run_id,
+        report,
+        status,
+        results,
+        analysis_error,
+    })
+}
+
+/// The kind's analysis of the committed samples.
+async fn analyse(
+    store: &Store,
+    run_id: i64,
+    checked: &Checked,
+) -> Result<serde_json::Value, String> {
+    let set = store
+        .samples(run_id, &SampleQuery::default())
+        .await
+        .map_err(|e| format!("reading the samples: {e}"))?;
+    let samples: Vec<experiments::Sample> = set.samples.iter().map(from_store).collect();
+    let results = checked
+        .spec
+        .kind
+        .analyse(&checked.plan, &samples)
+        .map_err(|e| format!("analysis: {e}"))?;
+    serde_json::to_value(&results).map_err(|e| e.to_string())
+}
+
+/// The experiments crate's view of a stored sample.
+pub fn from_store(s: &run_store::Sample) -> experiments::Sample {
+    experiments::Sample {
+        t: s.t,
+        x: s.x,
+        v: s.v,
+        u_cmd: s.u_cmd,
+        torque_motor: s.torque_motor,
+        torque_sensor: s.torque_sensor,
+        segment: s.segment,
+        flags: experiments::Flags(s.flags),
+    }
+}
+
+/// Parameters of the latest parameter set called `name`.
+fn resolve_set(
+    sets: &[run_store::ParameterSet],
+    store: &Store,
+    name: &str,
+) -> anyhow::Result<serde_json::Value> {
+    sets.iter()
+        .filter(|s| s.name == name)
+        .max_by_key(|s| s.id)
+        .map(|s| s.params.clone())
+        .ok_or_else(|| {
+            InputError(format!(
+                "[lockstep.params]: no parameter set named '{name}' in {}",
+                store.path().display()
+            ))
+            .into()
+        })
+}

@@ -1,0 +1,70 @@
+//! The simulated bench started in-process for `--sim`, on a runtime of its own whose threads
+//! (Modbus server workers and, by inheritance, the physics thread) run at real-time priority
+//! just below the control loop's: it stands in for hardware, which does not slow down when
+//! the PC is busy.
+
+use crate::control::realtime;
+use bench_sim::{SimBench, SimConfig};
+use tokio::runtime::Runtime;
+
+/// A running in-process simulated bench.
+#[derive(Debug)]
+pub struct InProcessSim {
+    rt: Option<Runtime>,
+    sim: Option<SimBench>,
+    tcp: String,
+    /// Why real-time priority was not obtained, if it was not.
+    pub priority_note: Option<String>,
+}
+
+impl InProcessSim {
+    /// Starts the shipped simulated bench on loopback TCP (any free port). `priority` is the
+    /// SCHED_FIFO priority of its threads (0 = normal scheduling).
+    pub async fn start(config: SimConfig, priority: u8) -> anyhow::Result<InProcessSim> {
+        let note = std::sync::Arc::new(std::sync::Mutex::new(None));
+        let n = note.clone();
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("bench-sim")
+            .enable_all()
+            .on_thread_start(move || {
+                if let Some(e) = realtime(priority) {
+                    *n.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
+                }
+            })
+            .build()?;
+        let sim = rt.spawn(SimBench::start(config)).await??;
+        let tcp = sim
+            .endpoints()
+            .tcp
+            .map(|a| a.to_string())
+            .ok_or_else(|| anyhow::anyhow!("the simulated bench serves no TCP endpoint"))?;
+        let priority_note = note.lock().unwrap_or_else(|p| p.into_inner()).take();
+        Ok(InProcessSim {
+            rt: Some(rt),
+            sim: Some(sim),
+            tcp,
+            priority_note,
+        })
+    }
+
+    /// Its Modbus TCP address.
+    pub fn tcp(&self) -> &str {
+        &self.tcp
+    }
+
+    /// Stops serving and the physics thread.
+    pub async fn shutdown(mut self) {
+        if let (Some(rt), Some(sim)) = (&self.rt, self.sim.take()) {
+            let _ = rt.spawn(sim.shutdown()).await;
+        }
+    }
+}
+
+impl Drop for InProcessSim {
+    fn drop(&mut self) {
+        if let Some(rt) = self.rt.take() {
+            rt.shutdown_background();
+        }
+    }
+}

@@ -1,0 +1,475 @@
+//! `bench run` and `bench perf loop` end to end against the simulated bench over real Modbus
+//! TCP: every kind runs and its analysis agrees with the bench's true friction; faults end
+//! runs in the right status with their samples kept.
+
+use crate::util::{bench, stderr, stdout};
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn spec(name: &str) -> String {
+    format!("{}/../experiments/specs/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+fn db_in(dir: &tempfile::TempDir) -> String {
+    dir.path().join("runs.db").display().to_string()
+}
+
+/// `bench runs show ID --json`.
+fn show(db: &str, id: i64) -> serde_json::Value {
+    let o = bench(&["runs", "show", &id.to_string(), "--db", db, "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    serde_json::from_str(&stdout(&o)).expect("runs show --json")
+}
+
+/// Runs a spec against `--sim`; returns (exit code, the `--json` outcome, stderr).
+fn run_sim(spec_path: &str, db: &str, extra: &[&str]) -> (i32, serde_json::Value, String) {
+    let mut args = vec!["run", spec_path, "--sim", "--db", db, "--json"];
+    args.extend_from_slice(extra);
+    let o = bench(&args);
+    let out = stdout(&o);
+    let json = out
+        .lines()
+        .find(|l| l.starts_with('{'))
+        .map(|l| serde_json::from_str(l).expect("outcome JSON"))
+        .unwrap_or(serde_json::Value::Null);
+    (o.status.code().unwrap_or(-1), json, stderr(&o))
+}
+
+/// Runs a quick spec to completion and checks what every run must have.
+fn completed(kind: &str) -> (serde_json::Value, serde_json::Value) {
+    let dir = tempfile::tempdir().unwrap();
+    let db = db_in(&dir);
+    let (code, out, err) = run_sim(&spec(&format!("{kind}.json")), &db, &[]);
+    assert_eq!(code, 0, "{kind}: {err}\n{out}");
+    assert_eq!(out["status"], "completed");
+    assert!(out["analysis_error"].is_null(), "{out}");
+    let id = out["run_id"].as_i64().unwrap();
+    let run = show(&db, id);
+    assert_eq!(run["status"], "completed");
+    assert_eq!(run["kind"], kind);
+    assert!(run["sample_count"].as_i64().unwrap() > 1000, "{run}");
+    assert_eq!(run["results"]["kind"], kind);
+    assert!(run["timing"]["period_error_p99_us"].is_number(), "{run}");
+    assert!(
+        out["safe_state_s"].is_number(),
+        "drive disable confirmed: {out}"
+    );
+    // Spec, configuration and profiles are stored with the run.
+    assert_eq!(run["spec"]["kind"], kind);
+    assert!(run["bench_config"]["limits"]["torque_nm"].is_number());
+    assert!(
+        run["device_profiles"]["drive"]
+            .as_str()
+            .unwrap()
+            .contains("[[signal]]")
+    );
+    // Lockstep model outputs are exported beside the measurements.
+    let csv = bench(&[
+        "runs",
+        "export",
+        &id.to_string(),
+        "--format",
+        "csv",
+        "--db",
+        &db,
+    ]);
+    let text = stdout(&csv);
+    let header = text.lines().next().unwrap();
+    assert!(
+        header.contains("lugre") && header.contains("gms:x_plant"),
+        "{header}"
+    );
+    let rows = text.lines().count() - 1;
+    assert_eq!(rows as i64, run["sample_count"].as_i64().unwrap());
+    (out, run)
+}
+
+fn truth() -> Box<dyn friction::FrictionModel> {
+    friction::registry::build_model(&bench_sim::default_truth()).unwrap()
+}
+
+#[test]
+fn sweep_stribeck_points_lie_on_the_true_steady_state_curve() {
+    let (_, run) = completed("constant_velocity_sweep");
+    let model = truth();
+    let res = &run["results"];
+    let mut n = 0;
+    for side in ["positive", "negative"] {
+        for p in res[side].as_array().unwrap() {
+            let v = p["velocity_rad_s"].as_f64().unwrap();
+            let mean = p["mean_torque_nm"].as_f64().unwrap();
+            let std = p["std_torque_nm"].as_f64().unwrap();
+            let expected = model.steady_state(v).unwrap();
+            // Sensor noise is 2 mN m (std) on a 1 mN m quantum; allow 3 std of one reading
+            // plus 1 % for the velocity ripple of the drive's PI.
+            let tol = 3.0 * std + 0.01 * expected.abs();
+            assert!(
+                (mean - expected).abs() <= tol,
+                "{side} v = {v}: measured {mean} N m, truth {expected} N m (tol {tol})"
+            );
+            n += 1;
+        }
+    }
+    assert!(n >= 8, "{res}");
+}
+
+/// The breakaway the simulated plant itself shows under the same ramp and detection, with no
+/// Modbus in between: the truth the measured breakaway must match.
+fn true_breakaway(rate: f64, counts: u32) -> f64 {
+    use bench_sim::{Action, Mode, Sim, SimParams};
+    let params = SimParams {
+        watchdog_s: 0.0,
+        sensor_noise_nm: 0.0,
+        ..SimParams::default()
+    };
+    let per_count = std::f64::consts::TAU / f64::from(params.encoder_counts_per_rev);
+    let step = params.step_s;
+    let mut sim = Sim::new(params, &bench_sim::default_truth()).unwrap();
+    sim.apply(Action::SetMode(Mode::Torque));
+    sim.apply(Action::Enable);
+    let x0 = sim.feedback().position_rad;
+    let ts = 1e-3;
+    for k in 0..20_000 {
+        let t = k as f64 * ts;
+        sim.apply(Action::Torque(rate * t));
+        for _ in 0..(ts / step).round() as usize {
+            sim.step(step);
+        }
+        let fb = sim.feedback();
+        if (fb.position_rad - x0).abs() > f64::from(counts) * per_count {
+            return fb.motor_torque_nm;
+        }
+    }
+    panic!("no breakaway at {rate} N m/s");
+}
+
+#[test]
+fn ramp_breakaway_torques_match_the_true_plant() {
+    let (_, run) = completed("torque_ramp");
+    let counts = run["spec"]["params"]["motion_counts"].as_u64().unwrap() as u32;
+    let ramps = run["results"]["ramps"].as_array().unwrap();
+    assert_eq!(ramps.len(), 8, "{ramps:?}");
+    for r in ramps {
+        let rate = r["rate_nm_s"].as_f64().unwrap();
+        let measured = r["breakaway"]["detected_torque_nm"].as_f64().unwrap();
+        let expected = true_breakaway(rate, counts);
+        // One control period of ramp plus the one-period feedback delay, and 3 %.
+        let tol = 0.03 * expected.abs() + 2.0 * rate.abs() * 1e-3;
+        assert!(
+            (measured - expected).abs() <= tol,
+            "rate {rate}: measured {measured} N m, true plant {expected} N m (tol {tol})"
+        );
+    }
+}
+
+#[test]
+fn presliding_runs_end_to_end() {
+    completed("presliding");
+}
+
+#[test]
+fn frictional_lag_runs_end_to_end() {
+    completed("frictional_lag");
+}
+
+#[test]
+fn staircase_dwell_prbs_and_validation_run_end_to_end() {
+    for kind in [
+        "breakaway_staircase",
+        "dwell_time",
+        "prbs",
+        "validation_profile",
+    ] {
+        completed(kind);
+    }
+}
+
+#[test]
+fn a_spec_beyond_the_limits_is_rejected_before_anything_starts() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = db_in(&dir);
+    let bad = dir.path().join("bad.json");
+    std::fs::write(
+        &bad,
+        r#"{"kind": "constant_velocity_sweep", "params": {"velocities": [1, 25]}}"#,
+    )
+    .unwrap();
+    let o = bench(&["run", bad.to_str().unwrap(), "--sim", "--db", &db]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o)
+            .contains("params.velocities[1] (25 rad/s) exceeds the velocity limit (20 rad/s)"),
+        "{}",
+        stderr(&o)
+    );
+    // Nothing was created: not even the database.
+    assert!(!Path::new(&db).exists());
+}
+
+#[test]
+fn a_limit_breach_aborts_the_run_with_its_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = db_in(&dir);
+    // A bench whose velocity limit is 1 rad/s, and a ramp whose motion stop never fires
+    // (threshold far beyond the travel): after breakaway the rotor accelerates until the
+    // measured velocity trips the limit (+10 % margin). The plan itself is within limits.
+    let cfg = config_for(dir.path(), "127.0.0.1:5020")
+        .display()
+        .to_string();
+    let text = std::fs::read_to_string(&cfg)
+        .unwrap()
+        .replace("velocity_rad_s = 20.0", "velocity_rad_s = 1.0");
+    std::fs::write(&cfg, text).unwrap();
+    let s = dir.path().join("runaway.json");
+    std::fs::write(
+        &s,
+        r#"{"kind": "torque_ramp", "name": "runaway",
+            "params": {"rates_nm_s": [1.0], "directions": "positive", "repeats": 1,
+                       "motion_counts": 1000000}}"#,
+    )
+    .unwrap();
+    let (code, out, err) = run_sim(s.to_str().unwrap(), &db, &["--config", &cfg]);
+    assert_eq!(code, 3, "{err}\n{out}");
+    assert_eq!(out["status"], "aborted");
+    let reason = out["outcome"]["reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with("limit breach: measured velocity"),
+        "{reason}"
+    );
+    assert!(err.contains(reason), "{err}");
+    let run = show(&db, out["run_id"].as_i64().unwrap());
+    assert_eq!(run["status"], "aborted");
+    assert_eq!(run["status_reason"], reason);
+    let log = run["interruption_log"].to_string();
+    assert!(
+        log.contains("limit breach") && log.contains("drive disabled"),
+        "{log}"
+    );
+    assert!(run["sample_count"].as_i64().unwrap() > 1000);
+    // The run's limits are the file's, stored with it.
+    assert_eq!(run["bench_config"]["limits"]["velocity_rad_s"], 1.0);
+    // The drive confirmed torque off (how fast is a figure of `bench perf loop`, not a test).
+    assert!(out["safe_state_s"].as_f64().unwrap() > 0.0, "{out}");
+}
+
+/// A standalone `bench sim` with its fault console.
+struct SimProcess {
+    child: Child,
+    tcp: String,
+    console: std::process::ChildStdin,
+    replies: BufReader<std::process::ChildStdout>,
+}
+
+impl SimProcess {
+    fn start() -> SimProcess {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_bench"))
+            .args(["sim", "--tcp", "127.0.0.1:0"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("run bench sim");
+        let mut replies = BufReader::new(child.stdout.take().unwrap());
+        let mut line = String::new();
+        replies.read_line(&mut line).unwrap();
+        let ep: serde_json::Value = serde_json::from_str(&line).unwrap();
+        SimProcess {
+            tcp: ep["tcp"].as_str().unwrap().to_string(),
+            console: child.stdin.take().unwrap(),
+            replies,
+            child,
+        }
+    }
+
+    fn fault(&mut self, json: &str) {
+        writeln!(self.console, "{json}").unwrap();
+        let mut line = String::new();
+        self.replies.read_line(&mut line).unwrap();
+        assert!(!line.contains("error"), "{line}");
+    }
+
+    /// The drive's statusword read by `bench probe` over Modbus TCP.
+    fn statusword(&self) -> u64 {
+        let profile = format!("{}/../profiles/sim-drive.toml", env!("CARGO_MANIFEST_DIR"));
+        let o = bench(&["probe", "--profile", &profile, "--tcp", &self.tcp]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let v: serde_json::Value =
+            serde_json::from_str(stdout(&o).lines().next().unwrap()).unwrap();
+        v.pointer("/signals/statusword/raw")
+            .and_then(serde_json::Value::as_u64)
+            .unwrap_or_else(|| panic!("no statusword in {v}"))
+    }
+}
+
+impl Drop for SimProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Polls the database until run `id` has committed at least `n` samples.
+fn wait_for_samples(db: &str, id: i64, n: i64) -> i64 {
+    let t0 = Instant::now();
+    loop {
+        if Path::new(db).exists() {
+            let o = bench(&["runs", "show", &id.to_string(), "--db", db, "--json"]);
+            if o.status.success() {
+                let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+                let c = v["sample_count"].as_i64().unwrap_or(0);
+                if c >= n {
+                    return c;
+                }
+            }
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "run {id} never reached {n} samples"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Spawns `bench run`, returns the child and the run id it prints first.
+fn spawn_run(args: &[&str]) -> (Child, BufReader<std::process::ChildStdout>, i64) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_bench"))
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run bench run");
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    out.read_line(&mut line).unwrap();
+    let id = line
+        .trim()
+        .strip_prefix("run ")
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("first line should be `run ID`: {line:?}"));
+    (child, out, id)
+}
+
+fn config_for(dir: &Path, tcp: &str) -> PathBuf {
+    let text = std::fs::read_to_string(format!("{}/config/sim.toml", env!("CARGO_MANIFEST_DIR")))
+        .unwrap()
+        .replace("127.0.0.1:5020", tcp);
+    let path = dir.join("bench.toml");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+#[test]
+fn a_drive_disconnect_fails_the_run_keeps_its_samples_and_the_drive_ends_disabled() {
+    let mut sim = SimProcess::start();
+    let dir = tempfile::tempdir().unwrap();
+    let db = db_in(&dir);
+    let cfg = config_for(dir.path(), &sim.tcp);
+    let (mut child, _out, id) = spawn_run(&[
+        "run",
+        &spec("constant_velocity_sweep.json"),
+        "--config",
+        cfg.to_str().unwrap(),
+        "--db",
+        &db,
+    ]);
+    let before = wait_for_samples(&db, id, 1500);
+    sim.fault(r#"{"disconnect": true}"#);
+    let status = child.wait().unwrap();
+    let mut err = String::new();
+    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
+    assert_eq!(status.code(), Some(1), "{err}");
+    assert!(err.contains("failed: comms fault"), "{err}");
+    let run = show(&db, id);
+    assert_eq!(run["status"], "failed");
+    assert!(
+        run["status_reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("comms fault")
+    );
+    assert!(run["sample_count"].as_i64().unwrap() >= before, "{run}");
+    // The drive's watchdog removed torque (the daemon could not reach it): once the line is
+    // back, the drive reads not enabled, with its fault bit latched.
+    std::thread::sleep(Duration::from_millis(300));
+    sim.fault("{}");
+    let sw = sim.statusword();
+    assert_ne!(
+        sw & 0x6F,
+        0x27,
+        "statusword {sw:#06x}: still operation enabled"
+    );
+    assert_eq!(
+        sw & 0x08,
+        0x08,
+        "statusword {sw:#06x}: watchdog fault expected"
+    );
+}
+
+#[test]
+fn a_killed_daemon_leaves_an_interrupted_run_with_its_committed_samples() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = db_in(&dir);
+    let (mut child, _out, id) = spawn_run(&[
+        "run",
+        &spec("constant_velocity_sweep.json"),
+        "--sim",
+        "--db",
+        &db,
+    ]);
+    wait_for_samples(&db, id, 2000);
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let dead = show(&db, id);
+    assert_eq!(dead["status"], "running", "nobody has marked it yet");
+    let committed = dead["sample_count"].as_i64().unwrap();
+    assert!(committed >= 2000);
+    // The next daemon start marks it interrupted; its samples stay queryable.
+    let bad = dir.path().join("rest.json");
+    std::fs::write(
+        &bad,
+        r#"{"kind": "breakaway_staircase", "params": {"repeats": 1, "directions": "positive"}}"#,
+    )
+    .unwrap();
+    let (code, _, err) = run_sim(bad.to_str().unwrap(), &db, &[]);
+    assert_eq!(code, 0, "{err}");
+    let run = show(&db, id);
+    assert_eq!(run["status"], "interrupted");
+    assert_eq!(run["sample_count"].as_i64().unwrap(), committed);
+    let csv = bench(&[
+        "runs",
+        "export",
+        &id.to_string(),
+        "--format",
+        "csv",
+        "--db",
+        &db,
+    ]);
+    assert_eq!(stdout(&csv).lines().count() as i64 - 1, committed);
+}
+
+#[test]
+fn perf_loop_reports_every_key() {
+    let o = bench(&[
+        "perf",
+        "loop",
+        "--sim",
+        "--rate",
+        "500",
+        "--seconds",
+        "1",
+        "--models",
+        "lugre,gms",
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["rate_hz"], 500.0);
+    assert!(v["achieved_hz"].as_f64().unwrap() > 0.0);
+    for k in ["p50", "p99", "max"] {
+        assert!(v["period_error_us"][k].is_number(), "{v}");
+    }
+    assert!(v["overruns"].is_u64());
+    assert_eq!(v["status"], "completed");
+}
