@@ -81,7 +81,7 @@ mod tests {
             s.record(f64::from(k % 100) + 0.5);
         }
         s.record(250_000.0);
-        assert_eq!(s.quantile(0.5), Some(50.0));
+        assert_eq!(s.quantile(0.5), Some(51.0));
         assert_eq!(s.quantile(0.99), Some(100.0));
         let st = s.stats();
         assert_eq!(st.period_error_max_us, Some(250_000.0));
