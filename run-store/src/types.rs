@@ -307,3 +307,37 @@ pub struct ParameterSet {
     /// Creation time.
     pub created_at: String,
 }
+
+/// A model comparison to store with the runs it used (`bench compare` on run ids).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct NewComparison {
+    /// Runs the models were fitted on.
+    pub estimate_runs: Vec<i64>,
+    /// Runs the models were scored on.
+    pub validate_runs: Vec<i64>,
+    /// The model choices as given (e.g. `lugre=fc+fs`).
+    pub models: Vec<String>,
+    /// Options of the comparison (replay, regime thresholds, files used besides runs, ...).
+    pub options: serde_json::Value,
+    /// The comparison table.
+    pub table: serde_json::Value,
+}
+
+/// A stored model comparison.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Comparison {
+    /// Id.
+    pub id: i64,
+    /// Creation time.
+    pub created_at: String,
+    /// Runs the models were fitted on.
+    pub estimate_runs: Vec<i64>,
+    /// Runs the models were scored on.
+    pub validate_runs: Vec<i64>,
+    /// The model choices as given.
+    pub models: Vec<String>,
+    /// Options of the comparison.
+    pub options: serde_json::Value,
+    /// The comparison table.
+    pub table: serde_json::Value,
+}
