@@ -34,6 +34,9 @@ enum Command {
     /// Stored runs: list, show (status, timing, results), export (CSV or JSON).
     #[command(subcommand)]
     Runs(cli::runs::RunsCommand),
+    /// Stored parameter sets (fitted or given): list, show.
+    #[command(subcommand)]
+    Params(cli::params::ParamsCommand),
     /// Run the simulated bench (Modbus TCP and/or RTU on a pty) until Ctrl-C.
     Sim(cli::sim::SimArgs),
 }
@@ -49,6 +52,7 @@ fn main() -> ExitCode {
         Command::Probe(args) => cli::block_on(cli::probe::run(args)),
         Command::Fit(args) => cli::fit::run(&args),
         Command::Compare(args) => cli::compare::run(&args),
+        Command::Params(cmd) => cli::params::run(&cmd),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

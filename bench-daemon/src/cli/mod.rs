@@ -3,11 +3,13 @@
 pub mod compare;
 pub mod fit;
 pub mod models;
+pub mod params;
 pub mod perf;
 pub mod perf_fit;
 pub mod perf_modbus;
 pub mod perf_storage;
 pub mod probe;
+pub mod run_data;
 pub mod runs;
 pub mod sim;
 pub mod simulate;
