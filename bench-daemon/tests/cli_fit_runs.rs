@@ -248,4 +248,32 @@ fn compare_with_run_ids_stores_the_table_and_runs_show_lists_it() {
     }
     let text = stdout(&bench(&["runs", "show", &val.to_string(), "--db", &db]));
     assert!(text.contains(&format!("    {cid} (")), "{text}");
+
+    // A time-series procedure on part of a run: segments 1..3 of the validation profile are
+    // its 2 s ramp and 0.5 s hold (2500 samples at 1 kHz); the selection goes into provenance.
+    let fit = json_out(&bench(&[
+        "fit",
+        "--model",
+        "coulomb_viscous",
+        "--procedure",
+        "power_rls",
+        "--run",
+        &est.to_string(),
+        "--segments",
+        "1..3",
+        "--db",
+        &db,
+        "--json",
+    ]));
+    assert_eq!(fit["provenance"]["n_points"], 2500, "{fit:#}");
+    let set = json_out(&bench(&[
+        "params",
+        "show",
+        &fit["parameter_set_id"].to_string(),
+        "--db",
+        &db,
+        "--json",
+    ]));
+    assert_eq!(set["provenance"]["selection"], json!({"segments": "1..3"}));
+    assert_eq!(set["provenance"]["runs"], json!([est]));
 }
