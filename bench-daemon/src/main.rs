@@ -40,6 +40,9 @@ enum Command {
     Runs(cli::runs::RunsCommand),
     /// Run one experiment on the bench (or the simulated one) and record it.
     Run(cli::run::RunArgs),
+    /// Stored parameter sets (fitted or given): list, show.
+    #[command(subcommand)]
+    Params(cli::params::ParamsCommand),
     /// Run the simulated bench (Modbus TCP and/or RTU on a pty) until Ctrl-C.
     Sim(cli::sim::SimArgs),
 }
@@ -56,6 +59,7 @@ fn main() -> ExitCode {
         Command::Probe(args) => cli::block_on(cli::probe::run(args)),
         Command::Fit(args) => cli::fit::run(&args),
         Command::Compare(args) => cli::compare::run(&args),
+        Command::Params(cmd) => cli::params::run(&cmd),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

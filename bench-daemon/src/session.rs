@@ -176,27 +176,17 @@ async fn analyse(
         .samples(run_id, &SampleQuery::default())
         .await
         .map_err(|e| format!("reading the samples: {e}"))?;
-    let samples: Vec<experiments::Sample> = set.samples.iter().map(from_store).collect();
+    let samples: Vec<experiments::Sample> = set
+        .samples
+        .iter()
+        .map(crate::cli::run_data::to_experiment_sample)
+        .collect();
     let results = checked
         .spec
         .kind
         .analyse(&checked.plan, &samples)
         .map_err(|e| format!("analysis: {e}"))?;
     serde_json::to_value(&results).map_err(|e| e.to_string())
-}
-
-/// The experiments crate's view of a stored sample.
-pub fn from_store(s: &run_store::Sample) -> experiments::Sample {
-    experiments::Sample {
-        t: s.t,
-        x: s.x,
-        v: s.v,
-        u_cmd: s.u_cmd,
-        torque_motor: s.torque_motor,
-        torque_sensor: s.torque_sensor,
-        segment: s.segment,
-        flags: experiments::Flags(s.flags),
-    }
 }
 
 /// Parameters of the latest parameter set called `name`.

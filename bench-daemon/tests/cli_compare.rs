@@ -122,7 +122,7 @@ fn compare_refuses_bad_input_with_exit_code_2() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("/nonexistent.csv"), "{}", stderr(&o));
     let o = bench(&["compare", "--help"]);
-    assert!(stdout(&o).contains("CSV files for now"));
+    assert!(stdout(&o).contains("RUNS are run ids"), "{}", stdout(&o));
     let _ = std::fs::remove_file(est);
 }
 

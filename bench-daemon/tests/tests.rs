@@ -2,6 +2,7 @@
 
 mod cli_compare;
 mod cli_fit;
+mod cli_fit_runs;
 mod cli_models;
 mod cli_run;
 mod cli_runs;

@@ -18,6 +18,14 @@ pub enum Error {
         /// The id asked for.
         id: i64,
     },
+    /// No parameter set or comparison has this id or name.
+    #[error("{what} {key} not found")]
+    NotFound {
+        /// What was looked up (`parameter set`, `comparison`).
+        what: &'static str,
+        /// The id, or the name in quotes.
+        key: String,
+    },
     /// A caller-given value the store cannot use (a bad date, a zero decimation, ...).
     #[error("{field} ({value}) {rule}")]
     InvalidInput {

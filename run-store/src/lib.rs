@@ -12,6 +12,8 @@
 //! 100 ms. [`Recorder::close`] commits the rest and sets the final [`RunStatus`]. Queries:
 //! [`Store::list_runs`] ([`RunFilter`] → [`RunPage`]), [`Store::run`] → [`Run`],
 //! [`Store::samples`] ([`SampleQuery`] → [`SampleSet`]), [`Store::export`] (CSV or JSON).
+//! Fits and comparisons: [`Store::add_parameter_set`] → [`ParameterSet`] (by id or name),
+//! [`Store::add_comparison`] ([`NewComparison`] → [`Comparison`], listed per run).
 //!
 //! # Example
 //!
@@ -40,6 +42,7 @@
 #![deny(missing_docs)]
 
 mod chunk;
+mod comparisons;
 mod error;
 mod export;
 mod recorder;
@@ -53,6 +56,6 @@ pub use recorder::{
 };
 pub use store::{INTERRUPTED_REASON, Store};
 pub use types::{
-    LogEntry, NewRun, ParameterSet, Run, RunFilter, RunPage, RunStatus, RunSummary, Sample,
-    SampleQuery, SampleSet, TimingStats,
+    Comparison, LogEntry, NewComparison, NewRun, ParameterSet, Run, RunFilter, RunPage, RunStatus,
+    RunSummary, Sample, SampleQuery, SampleSet, TimingStats,
 };

@@ -28,7 +28,7 @@ const ROWS_PER_STMT: usize = 1000;
 pub enum Event {
     /// A line for the run's interruption log (fault, limit breach, abort request, ...).
     Log {
-        /// Run time [s], if known.
+        /// Run time \[s\], if known.
         t: Option<f64>,
         /// What happened.
         reason: String,

@@ -263,7 +263,7 @@ impl Store {
         Ok(())
     }
 
-    async fn require_run(&self, id: i64) -> Result<(), Error> {
+    pub(crate) async fn require_run(&self, id: i64) -> Result<(), Error> {
         let found: Option<i64> = sqlx::query_scalar("SELECT id FROM runs WHERE id = ?")
             .bind(id)
             .fetch_optional(&self.read)
@@ -542,18 +542,52 @@ impl Store {
         .bind(model_id)
         .fetch_all(&self.read)
         .await?;
-        rows.into_iter()
-            .map(|r| {
-                Ok(ParameterSet {
-                    id: r.id,
-                    name: r.name,
-                    model_id: r.model_id,
-                    params: serde_json::from_str(&r.params)?,
-                    provenance: serde_json::from_str(&r.provenance)?,
-                    created_at: r.created_at,
-                })
-            })
-            .collect()
+        rows.into_iter().map(ParameterSetRow::decode).collect()
+    }
+
+    /// The parameter set with this id.
+    pub async fn parameter_set(&self, id: i64) -> Result<ParameterSet, Error> {
+        let row: Option<ParameterSetRow> = sqlx::query_as(
+            "SELECT id, name, model_id, params, provenance, created_at FROM parameter_sets
+             WHERE id = ?",
+        )
+        .bind(id)
+        .fetch_optional(&self.read)
+        .await?;
+        row.ok_or_else(|| Error::NotFound {
+            what: "parameter set",
+            key: id.to_string(),
+        })?
+        .decode()
+    }
+
+    /// The newest parameter set named `name` (names need not be unique; the latest wins).
+    pub async fn parameter_set_by_name(&self, name: &str) -> Result<ParameterSet, Error> {
+        let row: Option<ParameterSetRow> = sqlx::query_as(
+            "SELECT id, name, model_id, params, provenance, created_at FROM parameter_sets
+             WHERE name = ? ORDER BY created_at DESC, id DESC LIMIT 1",
+        )
+        .bind(name)
+        .fetch_optional(&self.read)
+        .await?;
+        row.ok_or_else(|| Error::NotFound {
+            what: "parameter set",
+            key: format!("'{name}'"),
+        })?
+        .decode()
+    }
+}
+
+impl ParameterSetRow {
+    fn decode(self) -> Result<ParameterSet, Error> {
+        Ok(ParameterSet {
+            id: self.id,
+            name: self.name,
+            model_id: self.model_id,
+            params: serde_json::from_str(&self.params)?,
+            provenance: serde_json::from_str(&self.provenance)?,
+            created_at: self.created_at,
+        })
     }
 }
 
@@ -631,4 +665,39 @@ pub(crate) async fn set_timing(
     .execute(conn)
     .await?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn parameter_sets_are_found_by_id_and_by_latest_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path().join("runs.db")).await.unwrap();
+        let prov = serde_json::json!({"runs": [1]});
+        let a = store
+            .add_parameter_set("bench", "lugre", &serde_json::json!({"fc": 1.0}), &prov)
+            .await
+            .unwrap();
+        let b = store
+            .add_parameter_set("bench", "lugre", &serde_json::json!({"fc": 2.0}), &prov)
+            .await
+            .unwrap();
+        let first = store.parameter_set(a).await.unwrap();
+        assert_eq!(
+            (first.name.as_str(), first.params["fc"].as_f64()),
+            ("bench", Some(1.0))
+        );
+        assert_eq!(first.provenance, prov);
+        // Same name twice: the newest (same timestamp possible: the higher id) wins.
+        assert_eq!(store.parameter_set_by_name("bench").await.unwrap().id, b);
+        let err = store.parameter_set(b + 1).await.unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!("parameter set {} not found", b + 1)
+        );
+        let err = store.parameter_set_by_name("nope").await.unwrap_err();
+        assert_eq!(err.to_string(), "parameter set 'nope' not found");
+    }
 }

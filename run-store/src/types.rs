@@ -74,7 +74,7 @@ impl FromStr for RunStatus {
 /// One control period's measurement. Units are SI: rad or m, rad/s or m/s, N m or N.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Sample {
-    /// Run time [s], increasing.
+    /// Run time \[s\], increasing.
     pub t: f64,
     /// Position [rad or m].
     pub x: f64,
@@ -111,18 +111,18 @@ pub struct NewRun {
     pub operator_note: Option<String>,
     /// Lockstep model ids, in the order of each sample's model outputs.
     pub models: Vec<String>,
-    /// Nominal control period [s].
+    /// Nominal control period \[s\].
     pub period_s: Option<f64>,
 }
 
 /// Control-loop timing statistics of a run.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct TimingStats {
-    /// Median absolute period error [µs].
+    /// Median absolute period error \[µs\].
     pub period_error_p50_us: Option<f64>,
-    /// 99th percentile absolute period error [µs].
+    /// 99th percentile absolute period error \[µs\].
     pub period_error_p99_us: Option<f64>,
-    /// Largest absolute period error [µs].
+    /// Largest absolute period error \[µs\].
     pub period_error_max_us: Option<f64>,
     /// Periods whose work overran the deadline.
     pub overruns: u64,
@@ -133,7 +133,7 @@ pub struct TimingStats {
 pub struct LogEntry {
     /// Wall-clock time (RFC 3339 UTC).
     pub at: String,
-    /// Run time [s] when it happened, if known.
+    /// Run time \[s\] when it happened, if known.
     pub t: Option<f64>,
     /// What happened.
     pub reason: String,
@@ -170,7 +170,7 @@ pub struct Run {
     pub operator_note: Option<String>,
     /// Lockstep model ids.
     pub models: Vec<String>,
-    /// Nominal control period [s].
+    /// Nominal control period \[s\].
     pub period_s: Option<f64>,
     /// Timing statistics.
     pub timing: TimingStats,
@@ -250,9 +250,9 @@ pub struct RunPage {
 /// Which samples of a run to read.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SampleQuery {
-    /// First run time [s] (inclusive); `None` = from the start.
+    /// First run time \[s\] (inclusive); `None` = from the start.
     pub from_t: Option<f64>,
-    /// Last run time [s] (inclusive); `None` = to the end.
+    /// Last run time \[s\] (inclusive); `None` = to the end.
     pub to_t: Option<f64>,
     /// Keep the samples whose index in the run is a multiple of `every` (1 = all). Decimation
     /// by run index keeps the same samples whatever the range, so zoomed views line up.
@@ -306,4 +306,38 @@ pub struct ParameterSet {
     pub provenance: serde_json::Value,
     /// Creation time.
     pub created_at: String,
+}
+
+/// A model comparison to store with the runs it used (`bench compare` on run ids).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct NewComparison {
+    /// Runs the models were fitted on.
+    pub estimate_runs: Vec<i64>,
+    /// Runs the models were scored on.
+    pub validate_runs: Vec<i64>,
+    /// The model choices as given (e.g. `lugre=fc+fs`).
+    pub models: Vec<String>,
+    /// Options of the comparison (replay, regime thresholds, files used besides runs, ...).
+    pub options: serde_json::Value,
+    /// The comparison table.
+    pub table: serde_json::Value,
+}
+
+/// A stored model comparison.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Comparison {
+    /// Id.
+    pub id: i64,
+    /// Creation time.
+    pub created_at: String,
+    /// Runs the models were fitted on.
+    pub estimate_runs: Vec<i64>,
+    /// Runs the models were scored on.
+    pub validate_runs: Vec<i64>,
+    /// The model choices as given.
+    pub models: Vec<String>,
+    /// Options of the comparison.
+    pub options: serde_json::Value,
+    /// The comparison table.
+    pub table: serde_json::Value,
 }

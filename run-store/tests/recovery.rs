@@ -30,6 +30,8 @@ async fn migrations_apply_on_a_fresh_file_in_wal_mode() {
     assert_eq!(
         tables,
         [
+            "comparison_runs",
+            "comparisons",
             "model_outputs",
             "parameter_sets",
             "results",
@@ -43,7 +45,7 @@ async fn migrations_apply_on_a_fresh_file_in_wal_mode() {
             .fetch_all(&mut conn)
             .await
             .unwrap();
-    assert_eq!(applied, [(1, true)]);
+    assert_eq!(applied, [(1, true), (2, true)]);
     let mode: String = sqlx::query_scalar("PRAGMA journal_mode")
         .fetch_one(&mut conn)
         .await

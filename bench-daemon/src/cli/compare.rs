@@ -1,25 +1,32 @@
-//! `bench compare --estimate FILES --validate FILES --models IDS [--json]`: fit every chosen
-//! model on the estimation data and print the MSE table per regime (after Nnaji Tables 6–7).
+//! `bench compare --estimate RUNS --validate RUNS --models IDS [--db PATH] [--json]`: fit every
+//! chosen model on the estimation data and print the MSE table per regime (after Nnaji Tables
+//! 6–7). RUNS are run ids of the run database or CSV files; when run ids are used, the table is
+//! stored with the runs (`bench runs show ID` lists it) and its comparison id printed.
 
 use super::InputError;
+use super::run_data::{self, Selection};
+use super::runs::{DbArgs, runtime, store_error};
 use friction::identify::procedures::compare::{self, CompareOptions, ModelChoice, Regimes, Table};
 use friction::identify::procedures::output_error::{Replay, Segment};
+use run_store::{NewComparison, Store};
 use std::io::Write;
 use std::time::Duration;
 
 /// Arguments of `bench compare`.
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "RUNS are CSV files for now (header t,x,v,u,friction as `bench simulate` \
-writes them; extra columns are ignored); run ids of the run store will be accepted once it exists.\n\n\
+    after_help = "RUNS are run ids (integers: the run's samples as t,x,v,u,friction with u the applied \
+and friction the measured torque) or CSV files (header t,x,v,u,friction as `bench simulate` \
+writes them; extra columns are ignored; write ./12 for a file named 12). With run ids the table \
+is stored in the run database and `bench runs show ID` lists it.\n\n\
 Models: ID fits every parameter whose rules make it positive and whose default is > 0; \
 ID=p1+p2 fits these; ID=none scores the defaults. Example: --models lugre=sigma0+sigma1+fc+fs+vs+sigma2,coulomb_viscous"
 )]
 pub struct CompareArgs {
-    /// Estimation runs (CSV files), comma separated or repeated.
+    /// Estimation runs (run ids or CSV files), comma separated or repeated.
     #[arg(long, required = true, num_args = 1.., value_delimiter = ',')]
     estimate: Vec<String>,
-    /// Validation runs (CSV files), comma separated or repeated.
+    /// Validation runs (run ids or CSV files), comma separated or repeated.
     #[arg(long, required = true, num_args = 1.., value_delimiter = ',')]
     validate: Vec<String>,
     /// Models: ID, ID=p1+p2 or ID=none, comma separated.
@@ -43,9 +50,50 @@ pub struct CompareArgs {
     /// Wall-time budget per model fit [s].
     #[arg(long)]
     timeout_s: Option<f64>,
-    /// Print the table as JSON.
+    #[command(flatten)]
+    db: DbArgs,
+    /// Print the table as JSON (with `comparison_id` when it was stored).
     #[arg(long)]
     json: bool,
+}
+
+/// One RUNS item: a stored run or a CSV file.
+#[derive(Clone, Debug, PartialEq)]
+enum Source {
+    Run(i64),
+    Csv(String),
+}
+
+impl Source {
+    fn parse(text: &str) -> Source {
+        match text.trim().parse::<i64>() {
+            Ok(id) => Source::Run(id),
+            Err(_) => Source::Csv(text.to_string()),
+        }
+    }
+}
+
+/// Reads the segments of `sources`; run ids come from `store`.
+async fn read_sources(
+    flag: &str,
+    sources: &[Source],
+    store: Option<&Store>,
+) -> anyhow::Result<Vec<Segment>> {
+    let mut out = Vec::with_capacity(sources.len());
+    for s in sources {
+        out.push(match (s, store) {
+            (Source::Csv(path), _) => read_segment(path)?,
+            (Source::Run(id), Some(store)) => {
+                let run = run_data::load_run(store, *id, flag).await?;
+                let ts = run_data::time_series(store, &run, &Selection::default()).await?;
+                let cols = ts.cols;
+                Segment::from_columns(&format!("run {id}"), &run_data::TimeSeries::NAMES, &cols)
+                    .map_err(|e| InputError(format!("{flag}: {e}")))?
+            }
+            (Source::Run(_), None) => anyhow::bail!("BUG: run ids without a store"),
+        });
+    }
+    Ok(out)
 }
 
 /// How the data drive the models.
@@ -119,16 +167,34 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<()> {
         .iter()
         .map(|m| ModelChoice::parse(m).map_err(|e| InputError(format!("--models: {e}"))))
         .collect::<Result<Vec<_>, _>>()?;
-    let estimate = args
-        .estimate
-        .iter()
-        .map(|p| read_segment(p))
-        .collect::<anyhow::Result<Vec<_>>>()?;
-    let validate = args
-        .validate
-        .iter()
-        .map(|p| read_segment(p))
-        .collect::<anyhow::Result<Vec<_>>>()?;
+    let est_src: Vec<Source> = args.estimate.iter().map(|s| Source::parse(s)).collect();
+    let val_src: Vec<Source> = args.validate.iter().map(|s| Source::parse(s)).collect();
+    let run_ids = |src: &[Source]| -> Vec<i64> {
+        src.iter()
+            .filter_map(|s| match s {
+                Source::Run(id) => Some(*id),
+                Source::Csv(_) => None,
+            })
+            .collect()
+    };
+    let files = |src: &[Source]| -> Vec<String> {
+        src.iter()
+            .filter_map(|s| match s {
+                Source::Csv(p) => Some(p.clone()),
+                Source::Run(_) => None,
+            })
+            .collect()
+    };
+    let (est_runs, val_runs) = (run_ids(&est_src), run_ids(&val_src));
+    let uses_runs = !(est_runs.is_empty() && val_runs.is_empty());
+    let rt = runtime()?;
+    let store = if uses_runs {
+        Some(rt.block_on(super::runs::open(&args.db))?)
+    } else {
+        None
+    };
+    let estimate = rt.block_on(read_sources("--estimate", &est_src, store.as_ref()))?;
+    let validate = rt.block_on(read_sources("--validate", &val_src, store.as_ref()))?;
     let opts = CompareOptions {
         replay: match args.replay {
             ReplayKind::Velocity => Replay::Velocity,
@@ -143,12 +209,48 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<()> {
     };
     let table = compare::compare(&estimate, &validate, &models, &opts)
         .map_err(|e| InputError(e.to_string()))?;
+    let mut table_json = serde_json::to_value(&table)?;
+    let stored = match &store {
+        Some(store) => {
+            let options = serde_json::json!({
+                "replay": match args.replay {
+                    ReplayKind::Velocity => "velocity",
+                    ReplayKind::Torque => "torque",
+                },
+                "mass": (args.replay == ReplayKind::Torque).then_some(args.mass),
+                "presliding_velocity": pv,
+                "presliding_displacement": args.presliding_displacement,
+                "max_iters": args.max_iters,
+                "timeout_s": args.timeout_s,
+                "csv": {"estimate": files(&est_src), "validate": files(&val_src)},
+            });
+            let new = NewComparison {
+                estimate_runs: est_runs,
+                validate_runs: val_runs,
+                models: args.models.clone(),
+                options,
+                table: table_json.clone(),
+            };
+            let id = rt
+                .block_on(store.add_comparison(&new))
+                .map_err(store_error)?;
+            rt.block_on(store.close());
+            Some(id)
+        }
+        None => None,
+    };
     let mut out = std::io::stdout().lock();
     if args.json {
-        serde_json::to_writer_pretty(&mut out, &table)?;
+        if let Some(id) = stored {
+            table_json["comparison_id"] = serde_json::json!(id);
+        }
+        serde_json::to_writer_pretty(&mut out, &table_json)?;
         writeln!(out)?;
     } else {
         write_text(&mut out, &table)?;
+        if let Some(id) = stored {
+            writeln!(out, "stored as comparison {id}")?;
+        }
     }
     Ok(())
 }

@@ -1,59 +1,299 @@
-//! `bench fit --model ID --procedure NAME --csv FILE [--given JSON|@file] [--json]`.
+//! `bench fit --model ID --procedure NAME (--run ID [--db PATH] | --csv FILE) [--json]`.
 //!
 //! Runs one identification procedure of `friction::identify::procedures` on recorded data and
 //! prints the fitted parameters (by the model's names), their standard errors, the residual MSE
 //! and the provenance. CSV columns: `static_curve` reads `v,friction`, `phi_s` reads
 //! `rate,breakaway`, the time-series procedures read the columns `bench simulate` writes
 //! (`t,x,v,u,friction`). `--given` holds known values (held fixed) and procedure options.
+//!
+//! From a stored run (`--run`), the table is built from what the run recorded: the Stribeck
+//! points of a `constant_velocity_sweep` run's results (`static_curve`), the breakaway table of a
+//! `torque_ramp` run's results (`phi_s`), or the run's samples as `t,x,v,u,friction` (see
+//! [`super::run_data`]) for the time-series procedures, optionally cut with `--segments` and
+//! `--t-range`. The result is then saved as a named parameter set: the model's full parameter
+//! document (defaults overlaid with the fitted values, so `build_model` loads it) with the
+//! report's provenance and `runs: [ID]`. A failed fit saves nothing.
 
+use super::run_data::{self, Selection};
+use super::runs::{DbArgs, runtime, store_error};
 use super::{InputError, json_arg};
-use friction::identify::procedures::{self, Given, Table};
+use experiments::{Kind, Results};
+use friction::identify::procedures::{self, FitReport, Given, PROCEDURES, Table};
+use run_store::{Run, Store};
+use serde_json::{Map, Value, json};
 
 /// Arguments of `bench fit`.
 #[derive(Debug, clap::Args)]
+#[command(group(clap::ArgGroup::new("source").required(true).args(["run", "csv"])))]
 pub struct FitArgs {
     /// Model id whose parameters are fitted (see `bench models`).
     #[arg(long)]
     model: String,
     /// Procedure: static_curve, phi_s, power_rls, staircase, presliding_sine, step_damping,
-    /// lugre_regression, ruina_step, ...
+    /// nnaji, lugre_regression, ruina_step, aep, output_error.
     #[arg(long)]
     procedure: String,
+    /// Stored run to fit (see `bench runs list`); the result is saved as a parameter set.
+    #[arg(long, value_name = "ID")]
+    run: Option<i64>,
     /// CSV file with a header of column names.
-    #[arg(long)]
-    csv: String,
+    #[arg(long, value_name = "FILE")]
+    csv: Option<String>,
+    #[command(flatten)]
+    db: DbArgs,
+    /// With --run, time-series procedures: plan segment indices A..B (B excluded; A.. or ..B).
+    #[arg(long, value_name = "A..B", requires = "run")]
+    segments: Option<String>,
+    /// With --run, time-series procedures: run time A..B [s] (both included; A.. or ..B).
+    #[arg(long, value_name = "A..B", requires = "run")]
+    t_range: Option<String>,
+    /// With --run: name of the saved parameter set (default <model>-run<ID>-<procedure>).
+    #[arg(long, requires = "run")]
+    name: Option<String>,
     /// Known values and options as JSON or @file, e.g. {"j": 0.167, "delta": 2}.
     #[arg(long)]
     given: Option<String>,
-    /// Print the report as JSON (fitted values under `params`).
+    /// Print the report as JSON (fitted values under `params`; `parameter_set_id` with --run).
     #[arg(long)]
     json: bool,
 }
 
+/// The run kinds each time-series procedure can use (`aep` and `output_error`: any kind).
+const TIME_SERIES_KINDS: &[(&str, &[&str])] = &[
+    ("power_rls", &["prbs", "validation_profile"]),
+    ("staircase", &["breakaway_staircase"]),
+    ("presliding_sine", &["presliding"]),
+    ("step_damping", &["presliding"]),
+    ("nnaji", &["presliding", "frictional_lag"]),
+    ("lugre_regression", &["presliding"]),
+    ("ruina_step", &["constant_velocity_sweep", "frictional_lag"]),
+    ("aep", Kind::NAMES),
+    ("output_error", Kind::NAMES),
+];
+
 /// Runs the fit and prints the report.
 pub fn run(args: &FitArgs) -> anyhow::Result<()> {
-    let text = std::fs::read_to_string(&args.csv)
-        .map_err(|e| InputError(format!("--csv: cannot read {}: {e}", args.csv)))?;
-    let table =
-        Table::from_csv(&text).map_err(|e| InputError(format!("--csv {}: {e}", args.csv)))?;
     let given: Given = match &args.given {
         Some(g) => match json_arg("--given", g)? {
-            serde_json::Value::Object(m) => m,
+            Value::Object(m) => m,
             _ => return Err(InputError("--given must be a JSON object".into()).into()),
         },
         None => Given::new(),
     };
-    let report = procedures::run(&args.procedure, &args.model, &table, &given).map_err(
-        |e| -> anyhow::Error {
-            if e.is_input() {
-                InputError(e.to_string()).into()
-            } else {
-                anyhow::Error::new(e).context("fit failed")
+    let Some(id) = args.run else {
+        if args.db.db.is_some() {
+            return Err(InputError("--db is used with --run only".into()).into());
+        }
+        let csv = args.csv.as_deref().unwrap_or_default();
+        let text = std::fs::read_to_string(csv)
+            .map_err(|e| InputError(format!("--csv: cannot read {csv}: {e}")))?;
+        let table = Table::from_csv(&text).map_err(|e| InputError(format!("--csv {csv}: {e}")))?;
+        let report = fit(args, &table, &given)?;
+        return print(args, &report, None);
+    };
+    let sel = Selection::parse(args.segments.as_deref(), args.t_range.as_deref())?;
+    if !PROCEDURES.iter().any(|p| p.name == args.procedure) {
+        let known: Vec<&str> = PROCEDURES.iter().map(|p| p.name).collect();
+        return Err(InputError(format!(
+            "--procedure: unknown procedure '{}' (known: {})",
+            args.procedure,
+            known.join(", ")
+        ))
+        .into());
+    }
+    runtime()?.block_on(async {
+        let store = super::runs::open(&args.db).await?;
+        let run = run_data::load_run(&store, id, "--run").await?;
+        let (table, notes) = run_table(&store, &run, &args.procedure, &sel).await?;
+        let mut report = fit(args, &table, &given)?;
+        report.provenance.notes.extend(notes);
+        let (doc, other) = parameter_document(&args.model, &report)?;
+        let mut provenance = serde_json::to_value(&report.provenance)?;
+        provenance["runs"] = json!([id]);
+        if let Some(mse) = report.mse {
+            provenance["mse"] = json!(mse);
+        }
+        provenance["std_errors"] = Value::Object(report.std_errors.clone());
+        provenance["fitted"] = Value::Object(report.params.clone());
+        if !other.is_empty() {
+            provenance["other_values"] = Value::Object(other);
+        }
+        if sel != Selection::default() {
+            provenance["selection"] = sel.to_json();
+        }
+        let name = args
+            .name
+            .clone()
+            .unwrap_or_else(|| format!("{}-run{id}-{}", args.model, args.procedure));
+        if name.trim().is_empty() {
+            return Err(InputError("--name must not be empty".into()).into());
+        }
+        let set = store
+            .add_parameter_set(&name, &args.model, &doc, &provenance)
+            .await
+            .map_err(store_error)?;
+        print(args, &report, Some((set, &name)))
+    })
+}
+
+/// Runs the procedure; its input errors exit with code 2.
+fn fit(args: &FitArgs, table: &Table, given: &Given) -> anyhow::Result<FitReport> {
+    procedures::run(&args.procedure, &args.model, table, given).map_err(|e| -> anyhow::Error {
+        if e.is_input() {
+            InputError(e.to_string()).into()
+        } else {
+            anyhow::Error::new(e).context("fit failed")
+        }
+    })
+}
+
+/// The procedure's table from what run `run` recorded, and notes on the data used.
+async fn run_table(
+    store: &Store,
+    run: &Run,
+    procedure: &str,
+    sel: &Selection,
+) -> anyhow::Result<(Table, Vec<String>)> {
+    let wrong_kind = |works: &[&str]| {
+        InputError(format!(
+            "--run {}: procedure {procedure} cannot use a '{}' run (it uses: {})",
+            run.id,
+            run.kind,
+            works.join(", ")
+        ))
+    };
+    let from_results = |what: &str| {
+        if sel != &Selection::default() {
+            return Err(InputError(format!(
+                "--segments/--t-range: procedure {procedure} reads the run's {what}, not its samples"
+            )));
+        }
+        run_data::results(run)
+    };
+    let table = |cols: Vec<(String, Vec<f64>)>| {
+        Table::new(cols).map_err(|e| anyhow::anyhow!("BUG: table of run {}: {e}", run.id))
+    };
+    match procedure {
+        "static_curve" => {
+            if run.kind != "constant_velocity_sweep" {
+                return Err(wrong_kind(&["constant_velocity_sweep"]).into());
             }
-        },
-    )?;
+            let Results::ConstantVelocitySweep(out) = from_results("Stribeck points")? else {
+                return Err(InputError(format!(
+                    "run {}: its results are not a constant_velocity_sweep analysis",
+                    run.id
+                ))
+                .into());
+            };
+            let points: Vec<_> = out.positive.iter().chain(&out.negative).collect();
+            let v = points.iter().map(|p| p.velocity_rad_s).collect();
+            let f = points.iter().map(|p| p.mean_torque_nm).collect();
+            let note = format!(
+                "run {} (constant_velocity_sweep, {}): {} Stribeck points (+: {}, -: {}) from its results",
+                run.id,
+                run.status,
+                points.len(),
+                out.positive.len(),
+                out.negative.len()
+            );
+            Ok((
+                table(vec![("v".into(), v), ("friction".into(), f)])?,
+                vec![note],
+            ))
+        }
+        "phi_s" => {
+            if run.kind != "torque_ramp" {
+                return Err(wrong_kind(&["torque_ramp"]).into());
+            }
+            let Results::TorqueRamp(out) = from_results("breakaway table")? else {
+                return Err(InputError(format!(
+                    "run {}: its results are not a torque_ramp analysis",
+                    run.id
+                ))
+                .into());
+            };
+            let rows: Vec<_> = out.positive.iter().chain(&out.negative).collect();
+            let rate = rows.iter().map(|r| r.rate_nm_s).collect();
+            let brk = rows.iter().map(|r| r.breakaway_torque_nm).collect();
+            let note = format!(
+                "run {} (torque_ramp, {}): {} breakaway-vs-rate points (+: {}, -: {}) from its results",
+                run.id,
+                run.status,
+                rows.len(),
+                out.positive.len(),
+                out.negative.len()
+            );
+            Ok((
+                table(vec![("rate".into(), rate), ("breakaway".into(), brk)])?,
+                vec![note],
+            ))
+        }
+        _ => {
+            let works = TIME_SERIES_KINDS
+                .iter()
+                .find(|(p, _)| *p == procedure)
+                .map(|(_, k)| *k)
+                .ok_or_else(|| {
+                    anyhow::anyhow!("BUG: procedure {procedure} has no run kinds listed")
+                })?;
+            if !works.contains(&run.kind.as_str()) {
+                return Err(wrong_kind(works).into());
+            }
+            let ts = run_data::time_series(store, run, sel).await?;
+            Ok((table(ts.named())?, ts.notes))
+        }
+    }
+}
+
+/// The model's full parameter document: its defaults overlaid with the fitted values (a fitted
+/// `negative` set overlaid on the full positive one), checked by building the model. Fitted
+/// values that are not parameters of the model (an inertia, a plant mass) are returned apart.
+fn parameter_document(
+    model: &str,
+    report: &FitReport,
+) -> anyhow::Result<(Value, Map<String, Value>)> {
+    let entry = friction::registry::entry(model).map_err(|e| InputError(e.to_string()))?;
+    let Value::Object(mut doc) = entry.defaults() else {
+        anyhow::bail!("BUG: the defaults of {model} are not a JSON object");
+    };
+    let mut other = Map::new();
+    for (k, v) in &report.params {
+        if k == "negative" {
+            continue;
+        }
+        if doc.contains_key(k) {
+            doc.insert(k.clone(), v.clone());
+        } else {
+            other.insert(k.clone(), v.clone());
+        }
+    }
+    if let Some(Value::Object(neg)) = report.params.get("negative") {
+        let mut n = doc.clone();
+        for (k, v) in neg {
+            if n.contains_key(k) {
+                n.insert(k.clone(), v.clone());
+            } else {
+                other.insert(format!("negative.{k}"), v.clone());
+            }
+        }
+        doc.insert("negative".into(), Value::Object(n));
+    }
+    let doc = Value::Object(doc);
+    entry.build(doc.clone()).map_err(|e| {
+        anyhow::anyhow!("the fitted values do not make a valid {model} model ({e}); nothing saved")
+    })?;
+    Ok((doc, other))
+}
+
+/// Prints the report (and the saved parameter set, if any).
+fn print(args: &FitArgs, report: &FitReport, saved: Option<(i64, &str)>) -> anyhow::Result<()> {
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
+        let mut v = serde_json::to_value(report)?;
+        if let Some((id, name)) = saved {
+            v["parameter_set_id"] = json!(id);
+            v["parameter_set_name"] = json!(name);
+        }
+        println!("{}", serde_json::to_string_pretty(&v)?);
         return Ok(());
     }
     let p = &report.provenance;
@@ -79,6 +319,9 @@ pub fn run(args: &FitArgs) -> anyhow::Result<()> {
     }
     for n in &p.notes {
         println!("note: {n}");
+    }
+    if let Some((id, name)) = saved {
+        println!("saved parameter set {id} '{name}'");
     }
     Ok(())
 }

@@ -3,6 +3,7 @@
 pub mod compare;
 pub mod fit;
 pub mod models;
+pub mod params;
 pub mod perf;
 pub mod perf_fit;
 pub mod perf_loop;
@@ -10,6 +11,7 @@ pub mod perf_modbus;
 pub mod perf_storage;
 pub mod probe;
 pub mod run;
+pub mod run_data;
 pub mod runs;
 pub mod sim;
 pub mod simulate;

@@ -1,7 +1,7 @@
 //! `bench runs list|show|export`: the stored runs.
 
 use super::InputError;
-use run_store::{Format, Run, RunFilter, RunStatus, Store};
+use run_store::{Comparison, Format, Run, RunFilter, RunStatus, Store};
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -47,7 +47,7 @@ pub fn default_db_path() -> PathBuf {
 pub enum RunsCommand {
     /// List runs, newest first, with filters and paging.
     List(ListArgs),
-    /// Show one run: status, timing statistics, interruption log and results.
+    /// Show one run: status, timing statistics, interruption log, results and comparisons.
     Show(ShowArgs),
     /// Export a run's samples and model outputs (one column per model) as CSV or JSON.
     Export(ExportArgs),
@@ -88,7 +88,7 @@ pub struct ShowArgs {
     id: i64,
     #[command(flatten)]
     db: DbArgs,
-    /// Print the whole run record as JSON.
+    /// Print the whole run record as JSON (with `comparisons`: those that used the run).
     #[arg(long)]
     json: bool,
 }
@@ -120,6 +120,7 @@ pub struct ExportArgs {
 pub fn store_error(err: run_store::Error) -> anyhow::Error {
     match err {
         e @ (run_store::Error::RunNotFound { .. }
+        | run_store::Error::NotFound { .. }
         | run_store::Error::NoDatabase { .. }
         | run_store::Error::InvalidInput { .. }) => InputError(e.to_string()).into(),
         e => anyhow::Error::new(e),
@@ -144,7 +145,8 @@ pub fn run(cmd: &RunsCommand) -> anyhow::Result<()> {
     })
 }
 
-async fn open(db: &DbArgs) -> anyhow::Result<Store> {
+/// Opens the existing run database of `--db`; a missing file is an input error naming the flag.
+pub async fn open(db: &DbArgs) -> anyhow::Result<Store> {
     let path = db.path();
     Store::open_existing(&path).await.map_err(|e| match e {
         run_store::Error::NoDatabase { .. } => {
@@ -263,12 +265,60 @@ fn write_run(w: &mut impl Write, r: &Run) -> std::io::Result<()> {
 async fn show(args: &ShowArgs) -> anyhow::Result<()> {
     let store = open(&args.db).await?;
     let run = store.run(args.id).await.map_err(store_error)?;
+    let comparisons = store
+        .comparisons_for_run(args.id)
+        .await
+        .map_err(store_error)?;
     let mut w = std::io::stdout().lock();
     if args.json {
-        serde_json::to_writer_pretty(&mut w, &run)?;
+        let mut v = serde_json::to_value(&run)?;
+        v["comparisons"] = serde_json::to_value(&comparisons)?;
+        serde_json::to_writer_pretty(&mut w, &v)?;
         writeln!(w)?;
     } else {
         write_run(&mut w, &run)?;
+        write_comparisons(&mut w, &comparisons)?;
+    }
+    Ok(())
+}
+
+fn ids(ids: &[i64]) -> String {
+    let v: Vec<String> = ids.iter().map(i64::to_string).collect();
+    if v.is_empty() {
+        "-".into()
+    } else {
+        v.join(",")
+    }
+}
+
+/// The comparisons a run took part in, one line each (the `comparisons` section).
+fn write_comparisons(w: &mut impl Write, list: &[Comparison]) -> std::io::Result<()> {
+    if list.is_empty() {
+        return writeln!(w, "  comparisons:      (none)");
+    }
+    writeln!(w, "  comparisons:")?;
+    for c in list {
+        let ranked: Vec<String> = c.table["rows"]
+            .as_array()
+            .map(|rows| {
+                rows.iter()
+                    .filter_map(|r| r["model"].as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default();
+        writeln!(
+            w,
+            "    {} ({}): estimate runs {}, validate runs {}; ranked: {}",
+            c.id,
+            c.created_at,
+            ids(&c.estimate_runs),
+            ids(&c.validate_runs),
+            if ranked.is_empty() {
+                c.models.join(", ")
+            } else {
+                ranked.join(" > ")
+            }
+        )?;
     }
     Ok(())
 }

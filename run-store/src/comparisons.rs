@@ -1,0 +1,179 @@
+//! Model comparison tables stored with the runs they used (`bench compare` on run ids).
+
+use crate::types::{Comparison, NewComparison};
+use crate::{Error, Store};
+use sqlx::FromRow;
+
+#[derive(FromRow)]
+struct ComparisonRow {
+    id: i64,
+    created_at: String,
+    estimate_runs: String,
+    validate_runs: String,
+    models: String,
+    options: String,
+    result: String,
+}
+
+impl ComparisonRow {
+    fn decode(self) -> Result<Comparison, Error> {
+        Ok(Comparison {
+            id: self.id,
+            created_at: self.created_at,
+            estimate_runs: serde_json::from_str(&self.estimate_runs)?,
+            validate_runs: serde_json::from_str(&self.validate_runs)?,
+            models: serde_json::from_str(&self.models)?,
+            options: serde_json::from_str(&self.options)?,
+            table: serde_json::from_str(&self.result)?,
+        })
+    }
+}
+
+impl Store {
+    /// Stores a comparison and links it to each of its runs (one transaction); returns its id.
+    /// Every run must exist ([`Error::RunNotFound`] names the first missing one).
+    pub async fn add_comparison(&self, c: &NewComparison) -> Result<i64, Error> {
+        for id in c.estimate_runs.iter().chain(&c.validate_runs) {
+            self.require_run(*id).await?;
+        }
+        let mut tx = self.writer().begin().await?;
+        let id: i64 = sqlx::query_scalar(
+            "INSERT INTO comparisons (estimate_runs, validate_runs, models, options, result)
+             VALUES (?, ?, ?, ?, ?) RETURNING id",
+        )
+        .bind(serde_json::to_string(&c.estimate_runs)?)
+        .bind(serde_json::to_string(&c.validate_runs)?)
+        .bind(serde_json::to_string(&c.models)?)
+        .bind(serde_json::to_string(&c.options)?)
+        .bind(serde_json::to_string(&c.table)?)
+        .fetch_one(&mut *tx)
+        .await?;
+        let roles = c
+            .estimate_runs
+            .iter()
+            .map(|r| (r, "estimate"))
+            .chain(c.validate_runs.iter().map(|r| (r, "validate")));
+        for (run, role) in roles {
+            sqlx::query(
+                "INSERT OR IGNORE INTO comparison_runs (comparison_id, run_id, role)
+                 VALUES (?, ?, ?)",
+            )
+            .bind(id)
+            .bind(run)
+            .bind(role)
+            .execute(&mut *tx)
+            .await?;
+        }
+        tx.commit().await?;
+        Ok(id)
+    }
+
+    /// The comparison with this id.
+    pub async fn comparison(&self, id: i64) -> Result<Comparison, Error> {
+        let row: Option<ComparisonRow> = sqlx::query_as(
+            "SELECT id, created_at, estimate_runs, validate_runs, models, options, result
+             FROM comparisons WHERE id = ?",
+        )
+        .bind(id)
+        .fetch_optional(self.reader())
+        .await?;
+        row.ok_or_else(|| Error::NotFound {
+            what: "comparison",
+            key: id.to_string(),
+        })?
+        .decode()
+    }
+
+    /// The comparisons that used run `run` (to estimate or to validate), oldest first.
+    pub async fn comparisons_for_run(&self, run: i64) -> Result<Vec<Comparison>, Error> {
+        self.require_run(run).await?;
+        let rows: Vec<ComparisonRow> = sqlx::query_as(
+            "SELECT id, created_at, estimate_runs, validate_runs, models, options, result
+             FROM comparisons WHERE id IN
+                 (SELECT comparison_id FROM comparison_runs WHERE run_id = ?)
+             ORDER BY created_at, id",
+        )
+        .bind(run)
+        .fetch_all(self.reader())
+        .await?;
+        rows.into_iter().map(ComparisonRow::decode).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{Error, NewComparison, NewRun, Store};
+
+    #[tokio::test]
+    async fn a_comparison_is_stored_and_listed_under_each_of_its_runs() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path().join("runs.db")).await.unwrap();
+        let run = |kind: &str| NewRun {
+            kind: kind.into(),
+            name: "t".into(),
+            software_version: "0.1.0".into(),
+            ..NewRun::default()
+        };
+        let est = store.create_run(&run("prbs")).await.unwrap();
+        let val = store.create_run(&run("validation_profile")).await.unwrap();
+        let other = store.create_run(&run("prbs")).await.unwrap();
+        let new = NewComparison {
+            estimate_runs: vec![est],
+            validate_runs: vec![val, est],
+            models: vec!["lugre".into(), "coulomb_viscous".into()],
+            options: serde_json::json!({"replay": "velocity"}),
+            table: serde_json::json!({"rows": [{"rank": 1, "model": "lugre"}]}),
+        };
+        let id = store.add_comparison(&new).await.unwrap();
+        let c = store.comparison(id).await.unwrap();
+        assert_eq!(
+            (
+                &c.estimate_runs,
+                &c.validate_runs,
+                &c.models,
+                &c.options,
+                &c.table
+            ),
+            (
+                &new.estimate_runs,
+                &new.validate_runs,
+                &new.models,
+                &new.options,
+                &new.table
+            )
+        );
+        // A run used in both roles lists the comparison once.
+        let for_est = store.comparisons_for_run(est).await.unwrap();
+        assert_eq!(for_est.iter().map(|c| c.id).collect::<Vec<_>>(), [id]);
+        assert_eq!(store.comparisons_for_run(val).await.unwrap().len(), 1);
+        assert!(store.comparisons_for_run(other).await.unwrap().is_empty());
+        assert!(matches!(
+            store.comparisons_for_run(999).await,
+            Err(Error::RunNotFound { id: 999 })
+        ));
+        assert_eq!(
+            store.comparison(id + 1).await.unwrap_err().to_string(),
+            format!("comparison {} not found", id + 1)
+        );
+    }
+
+    #[tokio::test]
+    async fn a_comparison_naming_a_missing_run_stores_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path().join("runs.db")).await.unwrap();
+        let new = NewComparison {
+            estimate_runs: vec![41],
+            validate_runs: vec![],
+            models: vec!["lugre".into()],
+            options: serde_json::json!({}),
+            table: serde_json::json!({}),
+        };
+        let err = store.add_comparison(&new).await.unwrap_err();
+        assert!(matches!(err, Error::RunNotFound { id: 41 }), "{err}");
+        let n: i64 = sqlx::query_scalar("SELECT count(*) FROM comparisons")
+            .fetch_one(store.reader())
+            .await
+            .unwrap();
+        assert_eq!(n, 0);
+    }
+}
