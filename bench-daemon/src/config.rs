@@ -394,7 +394,10 @@ mod tests {
     fn errors_name_the_section_and_field() {
         let base = SIM_TOML.replace("torque_nm = 2.0", "torque_nm = -1.0");
         let e = BenchConfig::parse(&base, "b.toml").unwrap_err().to_string();
-        assert!(e.contains("b.toml: [limits]") && e.contains("torque_nm (-1)"), "{e}");
+        assert!(
+            e.contains("b.toml: [limits]") && e.contains("torque_nm (-1)"),
+            "{e}"
+        );
         let e = BenchConfig::parse(&format!("foo = 1\n{SIM_TOML}"), "b.toml")
             .unwrap_err()
             .to_string();
