@@ -473,3 +473,64 @@ fn perf_loop_reports_every_key() {
     assert!(v["overruns"].is_u64());
     assert_eq!(v["status"], "completed");
 }
+
+#[test]
+fn a_stuck_sensor_and_a_drive_fault_fail_runs_with_their_reasons() {
+    let mut sim = SimProcess::start();
+    let dir = tempfile::tempdir().unwrap();
+    let db = db_in(&dir);
+    let cfg = config_for(dir.path(), &sim.tcp);
+    let args = [
+        "run",
+        &spec("constant_velocity_sweep.json"),
+        "--config",
+        cfg.to_str().unwrap(),
+        "--db",
+        &db,
+    ];
+    for (fault, reason) in [
+        // The sensor keeps answering with its last reply: its heartbeat stops.
+        (r#"{"stuck_unit": 2}"#, "torque sensor stall"),
+        (r#"{"trip": true}"#, "drive fault"),
+    ] {
+        let (mut child, _out, id) = spawn_run(&args);
+        wait_for_samples(&db, id, 500);
+        sim.fault(fault);
+        let status = child.wait().unwrap();
+        assert_eq!(status.code(), Some(1), "{fault}");
+        let run = show(&db, id);
+        assert_eq!(run["status"], "failed", "{fault}");
+        let got = run["status_reason"].as_str().unwrap();
+        assert!(got.starts_with(reason), "{fault}: {got}");
+        sim.fault("{}");
+    }
+}
+
+#[test]
+fn ctrl_c_aborts_the_run_and_disables_the_drive() {
+    let sim = SimProcess::start();
+    let dir = tempfile::tempdir().unwrap();
+    let db = db_in(&dir);
+    let cfg = config_for(dir.path(), &sim.tcp);
+    let (mut child, _out, id) = spawn_run(&[
+        "run",
+        &spec("constant_velocity_sweep.json"),
+        "--config",
+        cfg.to_str().unwrap(),
+        "--db",
+        &db,
+    ]);
+    wait_for_samples(&db, id, 500);
+    let kill = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    assert_eq!(child.wait().unwrap().code(), Some(3));
+    let run = show(&db, id);
+    assert_eq!(run["status"], "aborted");
+    assert_eq!(run["status_reason"], "Ctrl-C");
+    // The daemon disabled the drive itself (no watchdog fault): ready to switch on.
+    let sw = sim.statusword();
+    assert_eq!(sw & 0x6F, 0x21, "statusword {sw:#06x}");
+}

@@ -1,8 +1,8 @@
 //! `bench perf loop (--sim | --config bench.toml) --rate HZ --seconds S [--json]`: the control
 //! loop's timing over Modbus with every model in lockstep and every sample recorded.
 //!
-//! The workload is a real experiment (a frictional-lag sinusoid, 1 Hz, in the drive's
-//! velocity mode) recorded into a temporary SQLite file, so the figure is what a run gets:
+//! The workload is a real experiment (a PRBS on the position reference, in the drive's
+//! position mode) recorded into a temporary SQLite file, so the figure is what a run gets:
 //! achieved rate, wake-up error against the absolute deadlines (p50, p99, max) and overruns.
 
 use super::InputError;
@@ -50,17 +50,21 @@ pub fn run(args: &PerfLoopArgs) -> anyhow::Result<()> {
     if !(args.seconds.is_finite() && args.seconds >= 1.0) {
         return Err(InputError(format!("--seconds {} must be >= 1", args.seconds)).into());
     }
+    // A position PRBS (bounded travel at any length): 10 ms bits, the shortest register
+    // whose period covers the duration or divides it into whole periods.
+    let bit_s = 0.01;
+    let bits = (args.seconds / bit_s + 1.0).log2().ceil().clamp(4.0, 12.0) as u32;
+    let period_s = f64::from((1u32 << bits) - 1) * bit_s;
     let spec = serde_json::json!({
-        "kind": "frictional_lag",
+        "kind": "prbs",
         "name": format!("perf loop {} Hz", args.rate),
         "params": {
-            "mean_rad_s": 1.0,
-            "amplitude_rad_s": 0.95,
-            "omegas_rad_s": [std::f64::consts::TAU],
-            "cycles": args.seconds.round().max(1.0) as u32,
-            "settle_s": 0.0,
-            "chirp": null,
-            "mirror": false,
+            "signal": "position",
+            "position_amplitude_rad": 0.05,
+            "bit_s": bit_s,
+            "register_bits": bits,
+            "periods": (args.seconds / period_s).ceil().max(1.0) as u32,
+            "seed": 1,
         }
     });
     let probe = load_config(args.config.as_deref(), args.sim.then_some("127.0.0.1:0"))?;
