@@ -33,10 +33,11 @@
 //! Asymmetric friction: an optional `negative` set (as in LuGre) holds the parameters for
 //! negative motion. The side is chosen by `sgn v`, or by `sgn u` (the applied force) when
 //! `v = 0`, so that breakaway from rest uses the level of the direction being pushed. What is
-//! per side and what is shared follows the model's structure (Al-Bender et al. 2005: the
-//! asymmetry of friction enters through the sliding characteristic `s(v)`, which the paper
-//! allows to differ for positive and negative velocities; the elements are the asperity
-//! contacts, the same whichever way they are loaded):
+//! per side and what is shared follows the model's structure: in GMS the velocity dependence
+//! of friction lives in the sliding characteristic `s(v)` (the steady-state Stribeck curve,
+//! which is identified per direction of motion like the static curves of S4), while the
+//! elements describe the asperity contacts' presliding (rate-independent hysteresis), which
+//! has no direction of motion of its own:
 //!
 //! - per side: the Stribeck curve `s(v)` (`fc`, `fs`, `vs`, `delta`), the attraction `c` of the
 //!   slip phase and the viscous `sigma2` (all of them act only while sliding one way);
