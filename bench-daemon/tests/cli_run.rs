@@ -164,9 +164,80 @@ fn ramp_breakaway_torques_match_the_true_plant() {
     }
 }
 
+/// Displacement amplitude of the simulated plant itself under `amplitude sin(2 pi f t)`, read
+/// through its encoder at 1 kHz and fitted as the analysis does (sine + offset + drift), over
+/// the last `cycles - 1` cycles.
+fn true_sine_amplitude(amplitude: f64, frequency_hz: f64, cycles: u32) -> f64 {
+    use bench_sim::{Action, Mode, Sim, SimParams};
+    let params = SimParams {
+        watchdog_s: 0.0,
+        ..SimParams::default()
+    };
+    let step = params.step_s;
+    let mut sim = Sim::new(params, &bench_sim::default_truth()).unwrap();
+    sim.apply(Action::SetMode(Mode::Torque));
+    sim.apply(Action::Enable);
+    let (ts, w) = (1e-3, std::f64::consts::TAU * frequency_hz);
+    let n = (f64::from(cycles) / frequency_hz / ts).round() as usize;
+    let skip = (1.0 / frequency_hz / ts).round() as usize;
+    let (mut t, mut x) = (Vec::new(), Vec::new());
+    for k in 0..n {
+        let tk = k as f64 * ts;
+        sim.apply(Action::Torque(amplitude * (w * tk).sin()));
+        for _ in 0..(ts / step).round() as usize {
+            sim.step(step);
+        }
+        if k >= skip {
+            t.push(tk);
+            x.push(sim.feedback().position_rad);
+        }
+    }
+    // Normal equations of x = a sin + b cos + c + d t.
+    let rows: Vec<[f64; 4]> = t.iter().map(|&tk| [(w * tk).sin(), (w * tk).cos(), 1.0, tk]).collect();
+    let mut m = [[0.0; 5]; 4];
+    for (r, &xi) in rows.iter().zip(&x) {
+        for i in 0..4 {
+            for j in 0..4 {
+                m[i][j] += r[i] * r[j];
+            }
+            m[i][4] += r[i] * xi;
+        }
+    }
+    for c in 0..4 {
+        let p = (c..4).max_by(|&a, &b| m[a][c].abs().total_cmp(&m[b][c].abs())).unwrap();
+        m.swap(c, p);
+        for r in 0..4 {
+            if r != c {
+                let f = m[r][c] / m[c][c];
+                for k in c..5 {
+                    m[r][k] -= f * m[c][k];
+                }
+            }
+        }
+    }
+    let (a, b) = (m[0][4] / m[0][0], m[1][4] / m[1][1]);
+    a.hypot(b)
+}
+
 #[test]
-fn presliding_runs_end_to_end() {
-    completed("presliding");
+fn presliding_sine_gives_the_true_stiffness() {
+    let (_, run) = completed("presliding");
+    let p = &run["spec"]["params"];
+    let sine = &run["results"]["sine"];
+    assert_eq!(sine["resolved"], true, "{sine}");
+    let amplitude = p["sine_amplitude_nm"].as_f64().unwrap();
+    let measured = sine["stiffness_nm_rad"].as_f64().unwrap();
+    let theta = true_sine_amplitude(
+        amplitude,
+        p["sine_frequency_hz"].as_f64().unwrap(),
+        p["sine_cycles"].as_u64().unwrap() as u32,
+    );
+    let expected = amplitude / theta;
+    // The amplitude spans a handful of encoder counts: 10 % covers the quantisation.
+    assert!(
+        (measured - expected).abs() <= 0.1 * expected,
+        "presliding stiffness: measured {measured} N m/rad, true plant {expected} N m/rad"
+    );
 }
 
 #[test]

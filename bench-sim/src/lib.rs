@@ -10,8 +10,8 @@
 //!                      ──► Bench { Mutex<Sim + drive image + sensor image> }
 //! profiles/*.toml ──► DeviceMap (register image + roles) ──► BusDevices: Service (unit ids)
 //!   ──► Faulty<S> (silence, delay, exceptions, stuck values) ──► TCP server
-//!   ──► WireTiming<S> (replies held for their wire time at the baud rate) ──► RTU server
-//!       on pty B ◄─► byte relay (CRC corruption, disconnect) ◄─► pty path the client opens
+//!   ──► RTU server on pty B ◄─► byte relay (wire timing: replies held for their line time at
+//!       the baud rate; CRC corruption, disconnect) ◄─► pty path the client opens
 //! ```
 //!
 //! [`SimBench::start`] builds and starts everything from a [`SimConfig`] and reports its

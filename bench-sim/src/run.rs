@@ -4,7 +4,7 @@ use crate::bench::{Bench, BusDevices, Clock};
 use crate::faults::{Faults, Faulty};
 use crate::physics::{Action, Sim, SimError, SimParams, default_truth};
 use crate::profiles::{self, DeviceSetup};
-use crate::server::{self, LineStats, RtuPort, WireTiming};
+use crate::server::{self, LineStats, RtuPort};
 use crate::timing::LineTiming;
 use friction::registry::ModelSpec;
 use std::future::Future;
@@ -146,24 +146,14 @@ impl SimBench {
             let timing = LineTiming::new(rtu.baud, rtu.turnaround_s.unwrap_or(turnaround));
             let stats = Arc::new(LineStats::default());
             let faulty = Faulty::new(devices.clone(), faults.clone());
-            if rtu.wire_timing {
-                let svc = WireTiming::new(faulty, timing, stats.clone());
-                tasks.push(tokio::spawn(server::serve_rtu(
-                    port,
-                    svc,
-                    faults.clone(),
-                    stats.clone(),
-                    stop_rx.clone(),
-                )));
-            } else {
-                tasks.push(tokio::spawn(server::serve_rtu(
-                    port,
-                    faulty,
-                    faults.clone(),
-                    stats.clone(),
-                    stop_rx.clone(),
-                )));
-            }
+            tasks.push(tokio::spawn(server::serve_rtu(
+                port,
+                faulty,
+                faults.clone(),
+                rtu.wire_timing.then_some(timing),
+                stats.clone(),
+                stop_rx.clone(),
+            )));
             line = Some((timing, stats));
         }
         let physics = bench.spawn_physics();

@@ -4,8 +4,8 @@
 //! master and pty B, whose other side the tokio-modbus RTU server reads. The relay is where the
 //! line can go dead (disconnect) and where reply CRCs are corrupted. The RTU server stops after
 //! 20 undecodable bytes in a row, so it runs in a loop over a fresh pty B; the client's path
-//! stays the same. [`WireTiming`] holds each reply back by the time the frames would take on a
-//! real line at the configured baud rate.
+//! stays the same. With wire timing on, the relay holds each reply back until the frames would
+//! have crossed a real line at the configured baud rate ([`serve_rtu`]).
 
 use crate::faults::{Faults, Reply};
 use crate::timing::{self, LineTiming};
@@ -49,45 +49,15 @@ impl<S> BusService for S where
 {
 }
 
-/// Line statistics of an RTU endpoint (what the timing emulation charged), and the instant
-/// the last request bytes reached the line.
-#[derive(Debug)]
+/// Line statistics of an RTU endpoint: what the timing emulation charged.
+#[derive(Debug, Default)]
 pub struct LineStats {
     transactions: AtomicU64,
     /// Sum of the ideal transaction times [ns].
     ideal_ns: AtomicU64,
-    base: Instant,
-    /// When the relay last received bytes from the master [ns since `base`].
-    request_seen_ns: AtomicU64,
-}
-
-impl Default for LineStats {
-    fn default() -> LineStats {
-        LineStats {
-            transactions: AtomicU64::new(0),
-            ideal_ns: AtomicU64::new(0),
-            base: Instant::now(),
-            request_seen_ns: AtomicU64::new(0),
-        }
-    }
 }
 
 impl LineStats {
-    fn request_seen(&self) {
-        let ns = self.base.elapsed().as_nanos() as u64;
-        self.request_seen_ns.store(ns, Ordering::Relaxed);
-    }
-
-    /// When the master put the request on the line: the relay's stamp if it is recent, else now.
-    fn request_start(&self, now: Instant) -> Instant {
-        let seen = self.base + Duration::from_nanos(self.request_seen_ns.load(Ordering::Relaxed));
-        if seen <= now && now - seen < Duration::from_millis(20) {
-            seen
-        } else {
-            now
-        }
-    }
-
     /// Transactions answered.
     pub fn transactions(&self) -> u64 {
         self.transactions.load(Ordering::Relaxed)
@@ -99,58 +69,60 @@ impl LineStats {
     }
 }
 
-/// Holds each reply back by its wire time at `timing` (a pty has none).
-#[derive(Clone, Debug)]
-pub struct WireTiming<S> {
-    inner: S,
-    timing: LineTiming,
-    stats: Arc<LineStats>,
-}
-
-impl<S> WireTiming<S> {
-    /// Wraps `inner` with the timing of `timing`; counts into `stats`.
-    pub fn new(inner: S, timing: LineTiming, stats: Arc<LineStats>) -> WireTiming<S> {
-        WireTiming {
-            inner,
-            timing,
-            stats,
-        }
+/// Length of the RTU reply frame that starts with `head` (unit id, function code, byte
+/// count), once enough of it is there to tell; unknown function codes count as complete.
+fn reply_frame_len(head: &[u8]) -> Option<usize> {
+    let fc = *head.get(1)?;
+    if fc & 0x80 != 0 {
+        return Some(5);
+    }
+    match fc {
+        0x01..=0x04 | 0x11 | 0x17 => head.get(2).map(|n| 5 + usize::from(*n)),
+        0x05 | 0x06 | 0x0F | 0x10 => Some(8),
+        0x16 => Some(10),
+        _ => Some(head.len()),
     }
 }
 
-impl<S: BusService> Service for WireTiming<S> {
-    type Request = SlaveRequest<'static>;
-    type Response = Option<Response>;
-    type Exception = ExceptionCode;
-    type Future = Reply;
+/// The wire-timing state of the relay: when the pending request went on the line and how long
+/// it is, and the reply being assembled.
+#[derive(Debug, Default)]
+struct Pending {
+    /// When the relay got the request's first bytes (the master wrote them then).
+    request_start: Option<Instant>,
+    /// When the relay last got bytes from the master.
+    last_rx: Option<Instant>,
+    /// Request bytes so far.
+    out: usize,
+    /// Reply bytes from the device, not yet forwarded.
+    reply: Vec<u8>,
+}
 
-    fn call(&self, req: SlaveRequest<'static>) -> Reply {
-        // The line time runs from when the master wrote the request, not from when it got
-        // through the relay and the decoder.
-        let start = self.stats.request_start(Instant::now());
-        let out = timing::request_frame_len(&req.request);
-        let fut = self.inner.call(req);
-        let timing = self.timing;
-        let stats = self.stats.clone();
-        Box::pin(async move {
-            let called = Instant::now();
-            let rsp = fut.await;
-            // Device processing (and any injected delay) adds to the line time.
-            let start = start + called.elapsed();
-            let back = match &rsp {
-                Ok(None) => return rsp,
-                Ok(Some(r)) => timing::response_frame_len(Some(r)),
-                Err(_) => timing::response_frame_len(None),
-            };
-            let delay = timing.device_delay_s(out, back);
-            stats.transactions.fetch_add(1, Ordering::Relaxed);
-            stats.ideal_ns.fetch_add(
-                (timing.transaction_s(out, back) * 1e9) as u64,
-                Ordering::Relaxed,
-            );
-            timing::sleep_until_precise(start + Duration::from_secs_f64(delay)).await;
-            rsp
-        })
+impl Pending {
+    /// Bytes from the master: a silence longer than t3.5 starts a new request frame.
+    fn request_bytes(&mut self, n: usize, t35: Duration, now: Instant) {
+        if self.last_rx.is_none_or(|t| now - t > t35) || self.request_start.is_none() {
+            self.request_start = Some(now);
+            self.out = 0;
+        }
+        self.last_rx = Some(now);
+        self.out += n;
+    }
+
+    /// When the reply, complete at the device at `ready`, has finished arriving on an
+    /// emulated line of `timing`: the request's characters and t3.5 (the device sees the
+    /// frame's end), the turnaround, the reply's characters. The device's own processing time
+    /// (the simulator's, plus any injected delay) is hidden in the turnaround; only what
+    /// exceeds it comes on top.
+    fn reply_due(&self, timing: &LineTiming, back: usize, ready: Instant) -> Instant {
+        let start = self.request_start.unwrap_or(ready);
+        let processing = ready.saturating_duration_since(start).as_secs_f64();
+        let c = timing.char_s();
+        let due = self.out as f64 * c
+            + timing.t35_s
+            + timing.turnaround_s.max(processing)
+            + back as f64 * c;
+        start + Duration::from_secs_f64(due)
     }
 }
 
@@ -252,10 +224,17 @@ impl RtuPort {
 
 /// Serves `svc` over the RTU line `port` until `stop` turns true; reopens the server side after
 /// the tokio-modbus RTU server gives up on a garbled stream.
+///
+/// With `timing`, the relay emulates the line: it holds each complete reply until it would have
+/// finished arriving on a real line of that baud rate (a pty has no wire time), counted from
+/// when the master's request reached the relay (see `Pending::reply_due`). Holding the reply
+/// in the relay rather than in the device service keeps the simulator's own pty hop out of the
+/// emulated time: the reply is already here when its time comes.
 pub async fn serve_rtu<S: BusService>(
     port: RtuPort,
     svc: S,
     faults: Faults,
+    timing: Option<LineTiming>,
     stats: Arc<LineStats>,
     stop: watch::Receiver<bool>,
 ) -> io::Result<()> {
@@ -264,20 +243,23 @@ pub async fn serve_rtu<S: BusService>(
         _slave: keep,
         ..
     } = port;
+    let t35 = Duration::from_secs_f64(timing.map_or(0.0, |t| t.t35_s));
     let mut buf_line = vec![0u8; 512];
     let mut buf_dev = vec![0u8; 512];
+    let mut pending = Pending::default();
     while !*stop.borrow() {
         let (dev_master, mut dev) = SerialStream::pair().map_err(io::Error::other)?;
         let server = tokio_modbus::server::rtu::Server::new(dev_master);
         let mut server_task = tokio::spawn(server.serve_until(svc.clone(), stopped(stop.clone())));
         let mut stopping = std::pin::pin!(stopped(stop.clone()));
+        pending.reply.clear();
         loop {
             tokio::select! {
                 _ = &mut stopping => break,
                 _ = &mut server_task => break,
                 n = line.read(&mut buf_line) => {
                     let n = n?;
-                    stats.request_seen();
+                    pending.request_bytes(n, t35, Instant::now());
                     if faults.disconnected() {
                         faults.count_disconnect();
                         continue;
@@ -294,13 +276,35 @@ pub async fn serve_rtu<S: BusService>(
                     };
                     if faults.disconnected() {
                         faults.count_disconnect();
+                        pending.reply.clear();
                         continue;
                     }
+                    pending.reply.extend_from_slice(&buf_dev[..n]);
+                    let Some(len) = reply_frame_len(&pending.reply) else {
+                        continue;
+                    };
+                    if pending.reply.len() < len {
+                        continue;
+                    }
+                    let ready = Instant::now();
+                    let mut frame = std::mem::take(&mut pending.reply);
+                    if let Some(timing) = &timing {
+                        let back = frame.len();
+                        let due = pending.reply_due(timing, back, ready);
+                        stats.transactions.fetch_add(1, Ordering::Relaxed);
+                        stats.ideal_ns.fetch_add(
+                            (timing.transaction_s(pending.out, back) * 1e9) as u64,
+                            Ordering::Relaxed,
+                        );
+                        timing::sleep_until_precise(due).await;
+                    }
+                    pending.request_start = None;
                     if faults.corrupting() {
-                        buf_dev[n - 1] ^= 0x5A;
+                        let last = frame.len() - 1;
+                        frame[last] ^= 0x5A;
                         faults.count_corrupted();
                     }
-                    line.write_all(&buf_dev[..n]).await?;
+                    line.write_all(&frame).await?;
                 }
             }
         }

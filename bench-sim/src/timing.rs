@@ -8,7 +8,6 @@
 //! The simulator holds each reply back by everything except the master's own final t3.5
 //! ([`LineTiming::device_delay`]); the master's inter-frame gap supplies that one.
 
-use std::time::{Duration, Instant};
 use tokio_modbus::{Request, Response};
 
 /// Bits per RTU character: start, 8 data, parity (or a second stop bit), stop.
@@ -108,37 +107,9 @@ pub fn response_frame_len(rsp: Option<&Response>) -> usize {
     }
 }
 
-/// Sleeps until `deadline` to within tens of microseconds: a blocking-pool thread sleeps with
-/// the OS timer (tokio's timer has 1 ms granularity and, on a loaded machine, fires late); only
-/// waits longer than 50 ms spend their bulk on tokio's timer.
-pub async fn sleep_until_precise(deadline: Instant) {
-    const COARSE: Duration = Duration::from_millis(50);
-    let now = Instant::now();
-    if deadline <= now {
-        return;
-    }
-    if deadline - now > COARSE {
-        tokio::time::sleep_until((deadline - Duration::from_millis(10)).into()).await;
-    }
-    let _ = tokio::task::spawn_blocking(move || sleep_until_blocking(deadline)).await;
-}
-
-/// Blocks the calling thread until `deadline`: the OS timer for the bulk, a yield loop for the
-/// last 100 µs.
-pub fn sleep_until_blocking(deadline: Instant) {
-    loop {
-        let now = Instant::now();
-        if now >= deadline {
-            break;
-        }
-        let left = deadline - now;
-        if left > Duration::from_micros(150) {
-            std::thread::sleep(left - Duration::from_micros(100));
-        } else {
-            std::thread::yield_now();
-        }
-    }
-}
+/// The precise waits live in `protocols` (the client's inter-frame gap needs them too); one
+/// copy, re-exported here for the emulation and the benchmark's raw client.
+pub use protocols::timing::{sleep_until_blocking, sleep_until_precise};
 
 #[cfg(test)]
 mod tests {

@@ -16,8 +16,10 @@ fn run(bench: &mut TestBench, spec: &str, limits: &BenchLimits) -> Results {
 fn sweep_points_lie_on_the_steady_state_curve() {
     let lim = BenchLimits::sim_default();
     let cases = [
-        // The simulated bench's truth: asymmetric LuGre, 2 mN m sensor noise.
+        // The simulated bench's truth: asymmetric GMS, 2 mN m sensor noise.
         TestBench::sim_default(),
+        // The earlier one: asymmetric LuGre.
+        TestBench::lugre_asymmetric(),
         // A static map with a wide Stribeck dip (gentle enough for the velocity PI).
         TestBench::new(
             "static_armstrong",

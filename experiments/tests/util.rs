@@ -42,9 +42,21 @@ impl TestBench {
         }
     }
 
-    /// The simulated bench's default truth: LuGre (Canudas 1995 set), the negative direction's
-    /// Coulomb and breakaway levels at 80 %, with 2 mN m of sensor noise.
+    /// The simulated bench's default truth (`bench_sim::default_truth`, mirrored here as
+    /// experiments does not depend on bench-sim): GMS with Coulomb 1 N m and breakaway 1.5 N m,
+    /// the negative direction's levels 10 % lower, with 2 mN m of sensor noise.
     pub fn sim_default() -> TestBench {
+        let mut b = TestBench::new(
+            "gms",
+            serde_json::json!({"fc": 1.0, "fs": 1.5, "negative": {"fc": 0.9, "fs": 1.35}}),
+        );
+        b.sensor_noise_nm = 0.002;
+        b
+    }
+
+    /// The simulated bench's earlier truth: LuGre (Canudas 1995 set), the negative direction's
+    /// Coulomb and breakaway levels at 80 %, with 2 mN m of sensor noise.
+    pub fn lugre_asymmetric() -> TestBench {
         let mut b = TestBench::new(
             "lugre",
             serde_json::json!({"negative": {"fc": 0.8, "fs": 1.2}}),
@@ -53,7 +65,7 @@ impl TestBench {
         b
     }
 
-    /// GMS with its default parameters (the simulated bench's truth when the registry has GMS),
+    /// GMS with its default (symmetric) parameters,
     /// with 2 mN m of sensor noise.
     pub fn gms_default() -> TestBench {
         let mut b = TestBench::new("gms", serde_json::json!({}));

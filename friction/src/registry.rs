@@ -289,4 +289,88 @@ mod tests {
                 .contains("negative.fs")
         );
     }
+
+    #[test]
+    fn the_asymmetric_models_are_these() {
+        let mut ids: Vec<&str> = MODELS
+            .iter()
+            .filter(|e| e.asymmetric)
+            .map(|e| e.id)
+            .collect();
+        ids.sort_unstable();
+        assert_eq!(
+            ids,
+            [
+                "coulomb_viscous",
+                "gms",
+                "improved_armstrong",
+                "improved_lugre",
+                "improved_static",
+                "karnopp",
+                "lugre",
+                "static_armstrong",
+                "static_coulomb_viscous",
+                "stribeck_exp",
+                "stribeck_lorentz",
+                "tustin",
+                "viscous",
+            ]
+        );
+        // A symmetric model refuses a negative set, naming the reason.
+        let err = build_model(&ModelSpec {
+            model: "dahl".into(),
+            params: serde_json::json!({"negative": {}}),
+        })
+        .unwrap_err();
+        assert!(
+            err.to_string().contains("no separate parameter set"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn gms_negative_set_overlays_the_positive_one_and_shares_the_elements() {
+        let spec = ModelSpec {
+            model: "gms".into(),
+            params: serde_json::json!({
+                "k": [2e4, 1e4], "alpha": [0.5, 0.5], "fc": 2.0, "fs": 3.0,
+                "negative": {"fc": 1.5, "fs": 2.5}
+            }),
+        };
+        let m = build_model(&spec).unwrap();
+        let p = m.params_json();
+        // Copied from the positive set: the elements and everything not given.
+        assert_eq!(p["negative"]["k"], serde_json::json!([2e4, 1e4]));
+        assert_eq!(p["negative"]["alpha"], serde_json::json!([0.5, 0.5]));
+        assert_eq!(p["negative"]["vs"], p["vs"]);
+        assert_eq!(p["negative"]["fc"], 1.5);
+        assert_eq!(p["negative"]["fs"], 2.5);
+        assert!(p["negative"].get("negative").is_none());
+        // The steady state follows each side's levels.
+        let fast = 1.0;
+        let pos = m.steady_state(fast).unwrap() - p["sigma2"].as_f64().unwrap() * fast;
+        let neg = m.steady_state(-fast).unwrap() + p["sigma2"].as_f64().unwrap() * fast;
+        assert!(
+            (pos - 2.0).abs() < 1e-9 && (neg + 1.5).abs() < 1e-9,
+            "{pos} {neg}"
+        );
+        // Differing elements are rejected with the field and the rule.
+        let err = build_model(&ModelSpec {
+            model: "gms".into(),
+            params: serde_json::json!({"negative": {"k": [1e4, 1e4, 1e4, 1e4]}}),
+        })
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("negative.k") && err.contains("shared"),
+            "{err}"
+        );
+        let err = build_model(&ModelSpec {
+            model: "gms".into(),
+            params: serde_json::json!({"negative": {"fs": 0.5}}),
+        })
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("negative.fs"), "{err}");
+    }
 }

@@ -35,6 +35,7 @@ mod drive;
 mod error;
 pub mod profile;
 mod sensor;
+pub mod timing;
 mod transport;
 
 pub use device::{DeviceIo, SignalValue};

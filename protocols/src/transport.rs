@@ -552,23 +552,14 @@ impl Link {
     }
 }
 
-/// Waits until `deadline` with sub-millisecond accuracy. The tokio timer has a 1 ms
-/// resolution and rounds up, which would stretch a 1.75 ms t3.5 to up to ~3 ms: sleep to
-/// within 1 ms, then yield until the deadline (measured on the real clock, so a paused test
-/// clock cannot make this spin forever).
+/// Waits until `deadline` (tokio's clock) with sub-millisecond accuracy: tokio's timer
+/// rounds up to whole milliseconds and would stretch a 1.75 ms t3.5 to up to ~3 ms. The
+/// remaining time is measured on tokio's clock but waited out on the real one
+/// ([`crate::timing::sleep_until_precise`]).
 async fn wait_until(deadline: Instant) {
-    let now = Instant::now();
-    if deadline <= now {
-        return;
-    }
-    let slack = Duration::from_millis(1);
-    if deadline - now > slack {
-        tokio::time::sleep_until(deadline - slack).await;
-    }
     let rest = deadline.saturating_duration_since(Instant::now());
-    let end = std::time::Instant::now() + rest;
-    while std::time::Instant::now() < end {
-        tokio::task::yield_now().await;
+    if !rest.is_zero() {
+        crate::timing::sleep_until_precise(std::time::Instant::now() + rest).await;
     }
 }
 

@@ -28,7 +28,7 @@ pub struct SimArgs {
     /// Answer RTU requests as fast as the pty allows (no wire-timing emulation).
     #[arg(long)]
     pub no_wire_timing: bool,
-    /// True friction model id (default: GMS if available, else LuGre, asymmetric).
+    /// True friction model id (default: asymmetric GMS, `bench_sim::default_truth`).
     #[arg(long, value_name = "ID")]
     pub truth: Option<String>,
     /// Parameters of the true model: JSON or @file.

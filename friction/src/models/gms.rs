@@ -30,6 +30,30 @@
 //! forces. The memoryless `|z_i| <= s_i(v)` test of some public code loses the "slip until
 //! reversal" rule and is not used.
 //!
+//! Asymmetric friction: an optional `negative` set (as in LuGre) holds the parameters for
+//! negative motion. The side is chosen by `sgn v`, or by `sgn u` (the applied force) when
+//! `v = 0`, so that breakaway from rest uses the level of the direction being pushed. What is
+//! per side and what is shared follows the model's structure: in GMS the velocity dependence
+//! of friction lives in the sliding characteristic `s(v)` (the steady-state Stribeck curve,
+//! which is identified per direction of motion like the static curves of S4), while the
+//! elements describe the asperity contacts' presliding (rate-independent hysteresis), which
+//! has no direction of motion of its own:
+//!
+//! - per side: the Stribeck curve `s(v)` (`fc`, `fs`, `vs`, `delta`), the attraction `c` of the
+//!   slip phase and the viscous `sigma2` (all of them act only while sliding one way);
+//! - shared: the elements' `k_i`, `alpha_i` and the micro-damping `sigma1` of stuck elements.
+//!   A stuck element is an elastic spring with memory, and presliding motion reverses within
+//!   it: a direction-dependent `k_i` would make a closed displacement cycle leave a residual
+//!   force (no return-point memory, drift under oscillating loads), and `sigma1` damps that
+//!   same presliding motion. The negative set must therefore repeat `k`, `alpha` and `sigma1`
+//!   (the registry's overlay copies them from the positive set); validation rejects a
+//!   differing value with the reason.
+//!
+//! Element `i` breaks away at `alpha_i s(v)` of the current side, so after a reversal it
+//! carries its old force into the other side's limit (the projection brings it inside).
+//! With a negative set equal to the positive one the model is bit-identical to the symmetric
+//! one; the steady state for `v < 0` is the negative set's Stribeck curve.
+//!
 //! Numerics (MODELS.md §11, §1.2): a stuck element takes the exact increment `k_i Δx` and is
 //! projected onto `|F_i| <= alpha_i s(v_k)` (the C → ∞ Maxwell-slip operator, switching it to
 //! slip); a slipping element relaxes by the frozen-v exact exponential with rate `C/s(v_k)`
@@ -84,6 +108,10 @@ pub struct Params {
     pub sigma2: f64,
     /// Total micro-damping \[N s/m\], `alpha_i sigma1` on stuck element `i`; default sqrt(1e5).
     pub sigma1: f64,
+    /// Parameters for negative motion, if the friction is asymmetric (`k`, `alpha` and
+    /// `sigma1` must equal the positive set's: module doc).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub negative: Option<Box<Params>>,
 }
 
 impl Default for Params {
@@ -98,6 +126,7 @@ impl Default for Params {
             c: 1e4,
             sigma2: 0.4,
             sigma1: 1e5f64.sqrt(),
+            negative: None,
         }
     }
 }
@@ -108,10 +137,32 @@ impl Params {
         self.k.len()
     }
 
-    /// Stribeck magnitude `s(v) = fc + (fs - fc) exp(-|v/vs|^delta)` (> 0).
+    /// The set that applies to motion of sign `dir` (positive set for `dir >= 0`).
+    #[inline]
+    pub fn side(&self, dir: f64) -> &Params {
+        match (&self.negative, dir < 0.0) {
+            (Some(n), true) => n,
+            _ => self,
+        }
+    }
+
+    /// Stribeck magnitude `s(v) = fc + (fs - fc) exp(-|v/vs|^delta)` (> 0), of the side of `v`.
     #[inline]
     pub fn s(&self, v: f64) -> f64 {
+        self.side(v).level(v)
+    }
+
+    /// This set's own Stribeck magnitude at `v` (no side selection).
+    #[inline]
+    fn level(&self, v: f64) -> f64 {
         stribeck_level(v, self.fc, self.fs, self.vs, self.delta)
+    }
+
+    /// The largest breakaway level of both sides: `|F_i| <= alpha_i fs_max()` always holds.
+    pub fn fs_max(&self) -> f64 {
+        self.negative
+            .as_ref()
+            .map_or(self.fs, |n| n.fs.max(self.fs))
     }
 
     /// Presliding stiffness `dF/dx` at rest: `Σ k_i`.
@@ -173,7 +224,33 @@ impl Validate for Params {
         check::positive("delta", self.delta)?;
         check::positive("c", self.c)?;
         check::non_negative("sigma2", self.sigma2)?;
-        check::non_negative("sigma1", self.sigma1)
+        check::non_negative("sigma1", self.sigma1)?;
+        if let Some(n) = &self.negative {
+            if n.negative.is_some() {
+                return Err(ParamError::new(
+                    "negative.negative",
+                    0.0,
+                    "must not be given",
+                ));
+            }
+            n.validate().map_err(|e| e.nested("negative"))?;
+            let shared = "must equal the positive set's (the elements are shared by both \
+                 directions; only fc, fs, vs, delta, c and sigma2 may differ)";
+            if n.k != self.k {
+                return Err(ParamError::new("negative.k", n.k.len() as f64, shared));
+            }
+            if n.alpha != self.alpha {
+                return Err(ParamError::new(
+                    "negative.alpha",
+                    n.alpha.len() as f64,
+                    shared,
+                ));
+            }
+            if n.sigma1 != self.sigma1 {
+                return Err(ParamError::new("negative.sigma1", n.sigma1, shared));
+            }
+        }
+        Ok(())
     }
 }
 
@@ -193,17 +270,27 @@ pub struct State {
 pub struct Gms;
 
 /// Advances the elements over a displacement `dx`, with the Stribeck level and slip direction
-/// frozen at `v` (the velocity the law was built with). `reversal` sticks every element first.
-/// Returns `Σ F_i + sigma1 Σ_stuck alpha_i zdot_i` after the update.
-fn advance_elements(p: &Params, s: &mut State, v: f64, dx: f64, reversal: bool, dt: f64) -> f64 {
-    let lvl = p.s(v);
-    let lambda_h = p.c * dt / lvl;
+/// frozen at `v` (the velocity the law was built with) and the sliding parameters of side `q`.
+/// `reversal` sticks every element first. Returns `Σ F_i + sigma1 Σ_stuck alpha_i zdot_i`
+/// after the update.
+fn advance_elements(
+    p: &Params,
+    q: &Params,
+    s: &mut State,
+    v: f64,
+    dx: f64,
+    reversal: bool,
+    dt: f64,
+) -> f64 {
+    let lvl = q.level(v);
+    let lambda_h = q.c * dt / lvl;
     let d = sgn(v);
+    let fs_max = p.fs_max();
     let mut total = 0.0;
     for (((f, slip), &k), &a) in s.f.iter_mut().zip(&mut s.slipping).zip(&p.k).zip(&p.alpha) {
         let lim = a * lvl;
         // Corrupt states (NaN, beyond the largest possible limit) are brought back in range.
-        let f0 = if f.is_nan() { 0.0 } else { sat(*f, a * p.fs) };
+        let f0 = if f.is_nan() { 0.0 } else { sat(*f, a * fs_max) };
         if reversal {
             *slip = false;
         }
@@ -231,7 +318,14 @@ pub fn step(p: &Params, s: &mut State, input: &Input, dt: f64) -> f64 {
     let d = sgn(v);
     let reversal = d != s.dir || d == 0.0;
     s.dir = d;
-    advance_elements(p, s, v, v * dt, reversal, dt) + p.sigma2 * v
+    let q = p.side(v);
+    advance_elements(p, q, s, v, v * dt, reversal, dt) + q.sigma2 * v
+}
+
+/// The side of a plant step: `sgn v`, or `sgn u` at rest (breakaway towards the push).
+#[inline]
+fn plant_side<'a>(p: &'a Params, input: &Input) -> &'a Params {
+    p.side(if input.v != 0.0 { input.v } else { input.u })
 }
 
 impl Dynamics for Gms {
@@ -256,10 +350,11 @@ impl Dynamics for Gms {
         let v = input.v;
         let d = sgn(v);
         let reversal = d != s.dir || d == 0.0;
-        let lvl = p.s(v);
-        let lambda_h = p.c * dt / lvl;
+        let q = plant_side(p, input);
+        let lvl = q.level(v);
+        let lambda_h = q.c * dt / lvl;
         let mut offset = 0.0;
-        let mut damping = p.sigma2;
+        let mut damping = q.sigma2;
         for (((&f, &slip), &k), &a) in s.f.iter().zip(&s.slipping).zip(&p.k).zip(&p.alpha) {
             if slip && !reversal {
                 offset += relax(f, a * lvl * d, lambda_h);
@@ -280,11 +375,11 @@ impl Dynamics for Gms {
         let d_next = sgn(v_next);
         let reversal = d != s.dir || d == 0.0 || d_next != d;
         s.dir = d_next;
-        advance_elements(p, s, v, v_next * dt, reversal, dt);
+        advance_elements(p, plant_side(p, input), s, v, v_next * dt, reversal, dt);
     }
 
     fn steady_state(p: &Params, v: f64) -> Option<f64> {
-        Some(p.s(v) * sgn(v) + p.sigma2 * v)
+        Some(p.s(v) * sgn(v) + p.side(v).sigma2 * v)
     }
 
     fn state_names(p: &Params) -> Vec<String> {
@@ -300,6 +395,7 @@ impl ModelDef for Gms {
     const ID: &'static str = "gms";
     const DESCRIPTION: &'static str = "Generalized Maxwell-Slip (Al-Bender et al. 2005): N elastoplastic \
          elements, hysteresis with non-local memory, no drift, Stribeck, frictional lag";
+    const ASYMMETRIC: bool = true;
     const PARAMS: &'static [ParamDoc] = &[
         ParamDoc::new(
             "k",
@@ -492,6 +588,144 @@ mod tests {
         let mut lugre = Model::<crate::models::lugre::LuGre>::new(Default::default()).unwrap();
         let (xl, _) = positions_per_cycle(&mut lugre, 0.0, dt, 20);
         assert!((xl[20] - xl[10]).abs() > 1e-3 * x_scale);
+    }
+
+    /// The default set with a negative side at `scale` × the levels, a slower slip and less
+    /// viscous friction.
+    fn asymmetric(scale: f64) -> Params {
+        let p = Params::default();
+        Params {
+            negative: Some(Box::new(Params {
+                fc: scale * p.fc,
+                fs: scale * p.fs,
+                vs: 2.0 * p.vs,
+                c: 0.5 * p.c,
+                sigma2: 0.5 * p.sigma2,
+                ..p.clone()
+            })),
+            ..p
+        }
+    }
+
+    /// Friction and state after every step of a plant run (the `law`/`advance` path) and of a
+    /// velocity-driven run (`step`), for a torque that pushes back and forth past breakaway.
+    fn trajectories(p: Params) -> Vec<u64> {
+        use std::f64::consts::PI;
+        let mut out = Vec::new();
+        let force = Scenario::Force {
+            mass: 1e-3,
+            force: Profile::Sine {
+                amplitude: 2.0,
+                omega: 2.0 * PI,
+                offset: 0.0,
+                phase: 0.0,
+            },
+        };
+        let mut m = Model::<Gms>::new(p.clone()).unwrap();
+        simulate(&mut m, &force, 1e-4, 3.0, 1, |r| {
+            out.extend([r.friction.to_bits(), r.v.to_bits(), r.x.to_bits()]);
+        });
+        out.extend(m.state.f.iter().map(|f| f.to_bits()));
+        let mut s = Gms::initial_state(&p);
+        for k in 0..5_000 {
+            let v = 0.02 * (k as f64 * 2e-3).sin() - 1e-3;
+            out.push(step(&p, &mut s, &Input::velocity(v), 1e-3).to_bits());
+        }
+        out
+    }
+
+    #[test]
+    fn a_negative_set_equal_to_the_positive_one_changes_nothing() {
+        let sym = Params::default();
+        let same = Params {
+            negative: Some(Box::new(sym.clone())),
+            ..sym.clone()
+        };
+        let a = trajectories(sym);
+        let b = trajectories(same);
+        assert_eq!(a.len(), b.len());
+        assert!(a == b, "outputs differ bit for bit");
+        // And a different negative set does change them (the comparison can fail).
+        assert!(a != trajectories(asymmetric(0.9)));
+    }
+
+    #[test]
+    fn steady_state_for_negative_motion_is_the_negative_stribeck_curve() {
+        let p = asymmetric(0.8);
+        let n = p.negative.clone().unwrap();
+        for &v in &[-1e-4, -5e-4, -1e-3, -3e-3, -0.01, -0.1] {
+            for &dt in &[1e-4, 1e-3] {
+                let mut m = Model::<Gms>::new(p.clone()).unwrap();
+                let mut f = 0.0;
+                for _ in 0..(2.0 / dt) as usize {
+                    f = m.step(&Input::velocity(v), dt);
+                }
+                let neg_curve = -stribeck_level(v, n.fc, n.fs, n.vs, n.delta) + n.sigma2 * v;
+                assert!(
+                    (f - neg_curve).abs() < 1e-9,
+                    "v={v} dt={dt}: {f} vs {neg_curve}"
+                );
+                assert_eq!(m.steady_state(v), Some(neg_curve));
+                // Not the positive set's curve mirrored.
+                let mirrored = -p.s(-v) + p.sigma2 * v;
+                assert!((f - mirrored).abs() > 0.05, "v={v}");
+            }
+        }
+        // Positive motion keeps the positive curve.
+        let mut m = Model::<Gms>::new(p.clone()).unwrap();
+        let mut f = 0.0;
+        for _ in 0..2_000 {
+            f = m.step(&Input::velocity(0.01), 1e-3);
+        }
+        assert!((f - (p.s(0.01) + p.sigma2 * 0.01)).abs() < 1e-9);
+    }
+
+    #[test]
+    fn breakaway_from_rest_uses_the_side_of_the_push() {
+        // A slow torque ramp on a small mass: the plant starts sliding when the torque passes
+        // that side's breakaway level fs (plus presliding), not the other side's.
+        let p = asymmetric(0.8);
+        for (sign, fs) in [(1.0, p.fs), (-1.0, p.negative.as_ref().unwrap().fs)] {
+            let mut m = Model::<Gms>::new(p.clone()).unwrap();
+            let sc = Scenario::Force {
+                mass: 1e-3,
+                force: Profile::Ramp {
+                    rate: sign * 1.0,
+                    offset: 0.0,
+                },
+            };
+            let mut onset = None;
+            simulate(&mut m, &sc, 1e-4, 2.0, 1, |r| {
+                if onset.is_none() && r.v.abs() > 1e-2 {
+                    onset = Some(r.t);
+                }
+            });
+            let t = onset.expect("slides within 2 s");
+            assert!(
+                (t - fs).abs() < 0.02,
+                "push {sign}: slides at {t} N, fs {fs}"
+            );
+        }
+    }
+
+    #[test]
+    fn negative_set_must_share_the_elements() {
+        let mut p = asymmetric(0.9);
+        assert!(p.validate().is_ok());
+        p.negative.as_mut().unwrap().k[0] = 1.0;
+        assert_eq!(p.validate().unwrap_err().field, "negative.k");
+        let mut p = asymmetric(0.9);
+        p.negative.as_mut().unwrap().alpha = vec![0.25; 4];
+        assert_eq!(p.validate().unwrap_err().field, "negative.alpha");
+        let mut p = asymmetric(0.9);
+        p.negative.as_mut().unwrap().sigma1 = 0.0;
+        assert_eq!(p.validate().unwrap_err().field, "negative.sigma1");
+        let mut p = asymmetric(0.9);
+        p.negative.as_mut().unwrap().fs = 0.1;
+        assert_eq!(p.validate().unwrap_err().field, "negative.fs");
+        let mut p = asymmetric(0.9);
+        p.negative.as_mut().unwrap().negative = Some(Box::new(Params::default()));
+        assert_eq!(p.validate().unwrap_err().field, "negative.negative");
     }
 
     #[test]
