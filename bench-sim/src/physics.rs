@@ -171,19 +171,29 @@ impl SimParams {
 }
 
 /// The default true friction: an asymmetric GMS (Generalized Maxwell-Slip), the model with
-/// presliding hysteresis and non-local memory the issue asks for. In the bench's rotary units
-/// (N m, rad, rad/s): Coulomb 1 N m and breakaway 1.5 N m for positive motion, 0.9 and
-/// 1.35 N m (10 % lower) for negative motion; the registry's GMS defaults otherwise: four
-/// elements of total stiffness 1e5 N m/rad breaking away within 60 µrad, Stribeck speed
-/// 1e-3 rad/s, viscous 0.4 N m s/rad, micro-damping sqrt(1e5). With the 1e-3 kg m² rotor the
-/// presliding mode is at sqrt(1e5/1e-3) = 1e4 rad/s; the plant treats stuck elements as
-/// implicit springs, so the 10 kHz step is stable.
+/// presliding hysteresis and non-local memory the issue asks for, scaled to a small rotary
+/// bench (N m, rad, rad/s) so that every experiment sees its effect through the 2^17 count/rev
+/// encoder:
+/// - Coulomb 1 N m and breakaway 1.5 N m for positive motion, 0.9 and 1.35 N m (10 % lower)
+///   for negative motion; Stribeck speed 0.1 rad/s (Gaussian, delta 2), so a sweep from
+///   0.05 rad/s shows the Stribeck dip; viscous 0.05 N m s/rad (1.5 N m at 10 rad/s);
+/// - four elements of stiffness 500, 250, 150 and 100 N m/rad (total 1000) holding 10, 20,
+///   30 and 40 % of the level: presliding spans 0.3 to 6 mrad (6 to 125 counts), so hysteresis
+///   loops and the sinusoidal presliding amplitude are resolved;
+/// - micro-damping 1 N m s/rad: with the 1e-3 kg m² rotor the presliding mode is at
+///   sqrt(1000 / 1e-3) = 1000 rad/s with damping ratio 0.5 (a torque step overshoots).
 pub fn default_truth() -> ModelSpec {
     ModelSpec {
         model: "gms".to_string(),
         params: serde_json::json!({
+            "k": [500.0, 250.0, 150.0, 100.0],
+            "alpha": [0.1, 0.2, 0.3, 0.4],
             "fc": 1.0,
             "fs": 1.5,
+            "vs": 0.1,
+            "delta": 2.0,
+            "sigma1": 1.0,
+            "sigma2": 0.05,
             "negative": {"fc": 0.9, "fs": 1.35}
         }),
     }
@@ -646,7 +656,9 @@ mod tests {
             s.advance(1e-3);
         }
         let fb = s.feedback();
-        assert!((fb.position_rad - 1.0).abs() < 1e-3, "{fb:?}");
+        // Within the presliding range of the true friction (stiction holds a few mrad of
+        // residual error against the PID's integral, as on a real axis).
+        assert!((fb.position_rad - 1.0).abs() < 1e-2, "{fb:?}");
     }
 
     #[test]

@@ -48,7 +48,17 @@ impl TestBench {
     pub fn sim_default() -> TestBench {
         let mut b = TestBench::new(
             "gms",
-            serde_json::json!({"fc": 1.0, "fs": 1.5, "negative": {"fc": 0.9, "fs": 1.35}}),
+            serde_json::json!({
+                "k": [500.0, 250.0, 150.0, 100.0],
+                "alpha": [0.1, 0.2, 0.3, 0.4],
+                "fc": 1.0,
+                "fs": 1.5,
+                "vs": 0.1,
+                "delta": 2.0,
+                "sigma1": 1.0,
+                "sigma2": 0.05,
+                "negative": {"fc": 0.9, "fs": 1.35}
+            }),
         );
         b.sensor_noise_nm = 0.002;
         b

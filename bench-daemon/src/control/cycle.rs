@@ -612,7 +612,7 @@ async fn safe_state(drive: &mut Drive) -> Result<f64, String> {
 
 /// Sleeps to an absolute deadline with the OS timer, then yields for the last stretch.
 fn sleep_until(deadline: Instant) {
-    bench_sim::timing::sleep_until_blocking(deadline);
+    protocols::timing::sleep_until_blocking(deadline);
 }
 
 /// The store's copy of a sample.
