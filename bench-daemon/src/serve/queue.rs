@@ -512,7 +512,17 @@ impl Scheduler {
         };
         let estimate = item.checked.plan.estimate_duration();
         if now {
-            self.start(item).await.map_err(ApiError::from_anyhow)?;
+            if let Err(e) = self.start(item).await {
+                let reason = format!("could not start: {e:#}");
+                let _ = self
+                    .store
+                    .finish_run(run_id, RunStatus::Failed, Some(&reason))
+                    .await;
+                self.hub
+                    .event("run", json!({"run_id": run_id, "status": "failed"}));
+                self.changed();
+                return Err(ApiError::from_anyhow(e));
+            }
             self.changed();
             return Ok(
                 json!({"id": run_id, "status": "running", "position": 0, "eta_s": estimate}),
