@@ -29,6 +29,10 @@ pub struct BenchConfig {
     /// Run database; `--db` overrides it. Relative paths are relative to the config file.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub database: Option<PathBuf>,
+    /// Bearer token `bench serve` requires of every mutating call (POST/PUT/DELETE) when it
+    /// listens on a non-loopback address. Never written into run records.
+    #[serde(default, skip_serializing)]
+    pub token: Option<String>,
     /// The servo drive.
     pub drive: DeviceConfig,
     /// The torque sensor, if the bench has one.

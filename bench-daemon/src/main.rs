@@ -6,6 +6,7 @@
 mod cli;
 mod config;
 mod control;
+mod serve;
 mod session;
 mod simulated;
 
@@ -45,6 +46,8 @@ enum Command {
     Params(cli::params::ParamsCommand),
     /// Run the simulated bench (Modbus TCP and/or RTU on a pty) until Ctrl-C.
     Sim(cli::sim::SimArgs),
+    /// Serve the bench over REST (queue, schedule, live stream, dashboard) until Ctrl-C.
+    Serve(cli::serve::ServeArgs),
 }
 
 fn main() -> ExitCode {
@@ -60,6 +63,7 @@ fn main() -> ExitCode {
         Command::Fit(args) => cli::fit::run(&args),
         Command::Compare(args) => cli::compare::run(&args),
         Command::Params(cmd) => cli::params::run(&cmd),
+        Command::Serve(args) => cli::serve::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -80,6 +80,12 @@ pub async fn execute(
     checked: &Checked,
     watchers: Watchers,
 ) -> anyhow::Result<Finished> {
+    let run_id = create(store, loaded, checked).await?;
+    execute_run(store, loaded, checked, run_id, watchers).await
+}
+
+/// Creates the run of a checked spec (status `queued`) with the bench snapshot; returns its id.
+pub async fn create(store: &Store, loaded: &Loaded, checked: &Checked) -> anyhow::Result<i64> {
     let sets = store.parameter_sets(None).await?;
     let models = loaded.lockstep_specs(|name| resolve_set(&sets, store, name))?;
     let plant = loaded.config.lockstep.plant_inertia_kg_m2.is_some();
@@ -99,6 +105,19 @@ pub async fn execute(
             period_s: Some(checked.plan.period_s()),
         })
         .await?;
+    Ok(run_id)
+}
+
+/// Runs the `queued` run `run_id` (made by [`create`] from `checked`) on the bench.
+pub async fn execute_run(
+    store: &Store,
+    loaded: &Loaded,
+    checked: &Checked,
+    run_id: i64,
+    watchers: Watchers,
+) -> anyhow::Result<Finished> {
+    let sets = store.parameter_sets(None).await?;
+    let models = loaded.lockstep_specs(|name| resolve_set(&sets, store, name))?;
     if let Some(tx) = watchers.created {
         let _ = tx.send(run_id);
     }

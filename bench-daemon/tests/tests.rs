@@ -6,5 +6,6 @@ mod cli_fit_runs;
 mod cli_models;
 mod cli_run;
 mod cli_runs;
+mod cli_serve;
 mod cli_sim;
 mod util;

@@ -12,6 +12,8 @@
 //! 100 ms. [`Recorder::close`] commits the rest and sets the final [`RunStatus`]. Queries:
 //! [`Store::list_runs`] ([`RunFilter`] → [`RunPage`]), [`Store::run`] → [`Run`],
 //! [`Store::samples`] ([`SampleQuery`] → [`SampleSet`]), [`Store::export`] (CSV or JSON).
+//! `bench serve`'s queue and schedule: [`Store::queue_rows`] ([`QueueRow`]),
+//! [`Store::schedules`] ([`ScheduleEntry`]).
 //! Fits and comparisons: [`Store::add_parameter_set`] → [`ParameterSet`] (by id or name),
 //! [`Store::add_comparison`] ([`NewComparison`] → [`Comparison`], listed per run).
 //!
@@ -45,12 +47,14 @@ mod chunk;
 mod comparisons;
 mod error;
 mod export;
+mod queue;
 mod recorder;
 mod store;
 mod types;
 
 pub use error::Error;
 pub use export::{Format, SAMPLE_COLUMNS};
+pub use queue::{QueueRow, ScheduleEntry};
 pub use recorder::{
     Batch, BatchSender, Dropped, Event, Finish, Recorder, RecorderConfig, RecorderSummary,
 };

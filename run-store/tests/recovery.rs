@@ -34,6 +34,8 @@ async fn migrations_apply_on_a_fresh_file_in_wal_mode() {
             "comparisons",
             "model_outputs",
             "parameter_sets",
+            "queue_items",
+            "queue_settings",
             "results",
             "runs",
             "samples",
@@ -45,7 +47,7 @@ async fn migrations_apply_on_a_fresh_file_in_wal_mode() {
             .fetch_all(&mut conn)
             .await
             .unwrap();
-    assert_eq!(applied, [(1, true), (2, true)]);
+    assert_eq!(applied, [(1, true), (2, true), (3, true)]);
     let mode: String = sqlx::query_scalar("PRAGMA journal_mode")
         .fetch_one(&mut conn)
         .await

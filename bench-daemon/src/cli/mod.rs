@@ -13,6 +13,7 @@ pub mod probe;
 pub mod run;
 pub mod run_data;
 pub mod runs;
+pub mod serve;
 pub mod sim;
 pub mod simulate;
 

@@ -1,0 +1,1094 @@
+//! Routes and handlers of the REST API (`/work/wt/API.md`, served as OpenAPI at
+//! `/api/openapi.json`). Handlers own nothing mutable: they read the store and the published
+//! views, and send the scheduler a [`Cmd`] with a oneshot reply for anything that changes the
+//! queue or the bench. Bodies are parsed here (400 for malformed JSON, 422 for a rule broken),
+//! and checked completely before anything is sent, so a rejected request changes nothing.
+
+use super::live;
+use super::queue::{Cmd, OnFailure, QueueView, expand, format_time, parse_time};
+use crate::config::Loaded;
+use crate::control::Status;
+use crate::session::{self, Checked};
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Path, Query, Request, State};
+use axum::http::{HeaderValue, Method, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{Html, IntoResponse, Response};
+use axum::routing::{get, post};
+use run_store::{RunFilter, RunStatus, SampleQuery, SampleSet, Store};
+use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::path::{Path as FsPath, PathBuf};
+use std::sync::Arc;
+use tokio::sync::{mpsc, oneshot, watch};
+
+/// What every handler sees (cheap to clone; nothing in it is mutated by handlers).
+#[derive(Clone, Debug)]
+pub struct AppState {
+    /// The run store (reads; fits and comparisons write through the `bench` CLI).
+    pub store: Store,
+    /// The bench configuration.
+    pub loaded: Arc<Loaded>,
+    /// Requests to the scheduler.
+    pub cmd: mpsc::Sender<Cmd>,
+    /// The scheduler's published queue.
+    pub view: watch::Receiver<QueueView>,
+    /// Live channels.
+    pub hub: live::Hub,
+    /// Bearer token required of mutating calls (non-loopback listener only).
+    pub token: Option<Arc<str>>,
+    /// Turns true at shutdown (ends live streams).
+    pub shutdown: watch::Receiver<bool>,
+    /// The database file (for the `bench fit` / `bench compare` children).
+    pub db_path: PathBuf,
+}
+
+/// An error answer: `{"error": ..., "field": ...}` with its status code.
+#[derive(Debug)]
+pub struct ApiError {
+    /// HTTP status.
+    pub status: StatusCode,
+    /// Message naming the field and the limit or rule.
+    pub error: String,
+    /// The offending field, if one.
+    pub field: Option<String>,
+}
+
+impl ApiError {
+    fn new(status: StatusCode, field: Option<&str>, error: String) -> ApiError {
+        ApiError {
+            status,
+            error,
+            field: field.map(str::to_string),
+        }
+    }
+
+    /// 400.
+    pub fn bad_request(field: Option<&str>, error: String) -> ApiError {
+        ApiError::new(StatusCode::BAD_REQUEST, field, error)
+    }
+
+    /// 404.
+    pub fn not_found(field: &str, error: String) -> ApiError {
+        ApiError::new(StatusCode::NOT_FOUND, Some(field), error)
+    }
+
+    /// 409.
+    pub fn conflict(error: String) -> ApiError {
+        ApiError::new(StatusCode::CONFLICT, None, error)
+    }
+
+    /// 422.
+    pub fn unprocessable(field: &str, error: String) -> ApiError {
+        ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, Some(field), error)
+    }
+
+    /// A store error: unknown ids 404, bad arguments 400, the rest 500.
+    pub fn store(e: run_store::Error) -> ApiError {
+        match &e {
+            run_store::Error::RunNotFound { .. } | run_store::Error::NotFound { .. } => {
+                ApiError::new(StatusCode::NOT_FOUND, Some("id"), e.to_string())
+            }
+            run_store::Error::InvalidInput { field, .. } => {
+                ApiError::new(StatusCode::BAD_REQUEST, Some(field), e.to_string())
+            }
+            _ => ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, None, e.to_string()),
+        }
+    }
+
+    /// Input errors (`cli::InputError`) are 422, the rest 500.
+    pub fn from_anyhow(e: anyhow::Error) -> ApiError {
+        if let Some(input) = e.downcast_ref::<crate::cli::InputError>() {
+            return ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, None, input.0.clone());
+        }
+        if let Some(store) = e.downcast_ref::<run_store::Error>()
+            && matches!(
+                store,
+                run_store::Error::RunNotFound { .. } | run_store::Error::NotFound { .. }
+            )
+        {
+            return ApiError::new(StatusCode::NOT_FOUND, Some("id"), store.to_string());
+        }
+        ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, None, format!("{e:#}"))
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let body = axum::Json(json!({"error": self.error, "field": self.field}));
+        (self.status, body).into_response()
+    }
+}
+
+type ApiResult = Result<Response, ApiError>;
+
+fn ok(v: Value) -> ApiResult {
+    Ok(axum::Json(v).into_response())
+}
+
+fn created(v: Value) -> ApiResult {
+    Ok((StatusCode::CREATED, axum::Json(v)).into_response())
+}
+
+/// The router: the API, the live stream, the OpenAPI document and the dashboard.
+pub fn router(state: AppState, web: &FsPath) -> Router {
+    let api = Router::new()
+        .route("/api/health", get(health))
+        .route("/api/bench", get(bench))
+        .route("/api/experiments/kinds", get(kinds))
+        .route("/api/experiments/check", post(check))
+        .route("/api/runs", get(list_runs).post(create_run))
+        .route("/api/runs/{id}", get(get_run))
+        .route("/api/runs/{id}/results", get(run_results))
+        .route("/api/runs/{id}/samples", get(run_samples))
+        .route("/api/runs/{id}/export", get(run_export))
+        .route("/api/runs/{id}/stop", post(stop_run))
+        .route("/api/runs/{id}/abort", post(abort_run))
+        .route("/api/estop", post(estop))
+        .route("/api/estop/reset", post(estop_reset))
+        .route("/api/queue", get(get_queue).put(put_queue))
+        .route("/api/queue/{id}", axum::routing::delete(delete_queue_item))
+        .route("/api/schedule", get(get_schedule).post(post_schedule))
+        .route("/api/schedule/{id}", axum::routing::delete(delete_schedule))
+        .route("/api/models", get(models))
+        .route("/api/parameter-sets", get(parameter_sets))
+        .route("/api/parameter-sets/{id}", get(parameter_set))
+        .route("/api/fits", post(fits))
+        .route("/api/comparisons", post(comparisons))
+        .route("/api/live", get(live::live))
+        .route("/api/openapi.json", get(openapi))
+        .route("/api/{*rest}", axum::routing::any(api_not_found));
+    let app = if web.is_dir() {
+        api.fallback_service(tower_http::services::ServeDir::new(web))
+    } else {
+        let page = not_built_page(web);
+        api.route("/", get(move || async move { Html(page) }))
+            .fallback(api_not_found)
+    };
+    app.layer(middleware::from_fn_with_state(state.clone(), auth))
+        .with_state(state)
+}
+
+fn not_built_page(web: &FsPath) -> String {
+    format!(
+        "<!doctype html><html><head><meta charset=\"utf-8\"><title>frictionbench</title></head>\
+         <body><h1>frictionbench</h1><p>The dashboard is not built: no directory <code>{}</code>.</p>\
+         <p>Build it with <code>cd web &amp;&amp; npm ci &amp;&amp; npm run build</code> and restart \
+         <code>bench serve</code> (or point <code>--web DIR</code> at a build).</p>\
+         <p>The REST API is up: <a href=\"/api/health\">/api/health</a>, \
+         <a href=\"/api/openapi.json\">/api/openapi.json</a>.</p></body></html>",
+        web.display()
+    )
+}
+
+async fn api_not_found(method: Method, uri: axum::http::Uri) -> ApiError {
+    ApiError::new(
+        StatusCode::NOT_FOUND,
+        None,
+        format!(
+            "no such endpoint: {method} {} (see /api/openapi.json)",
+            uri.path()
+        ),
+    )
+}
+
+/// Mutating calls need the bearer token when one is required.
+async fn auth(State(state): State<AppState>, req: Request, next: Next) -> Response {
+    let mutating = matches!(
+        *req.method(),
+        Method::POST | Method::PUT | Method::DELETE | Method::PATCH
+    );
+    if let (true, Some(token)) = (mutating, &state.token) {
+        let given = req
+            .headers()
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "));
+        if !given.is_some_and(|g| constant_time_eq(g.as_bytes(), token.as_bytes())) {
+            let mut r = ApiError::new(
+                StatusCode::UNAUTHORIZED,
+                Some("Authorization"),
+                "this listener is not loopback: mutating calls need Authorization: Bearer <token>"
+                    .into(),
+            )
+            .into_response();
+            r.headers_mut()
+                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+            return r;
+        }
+    }
+    next.run(req).await
+}
+
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// Parses a JSON body: 400 if it is not JSON.
+fn json_body(body: &Bytes) -> Result<Value, ApiError> {
+    serde_json::from_slice(body)
+        .map_err(|e| ApiError::bad_request(None, format!("the body is not valid JSON: {e}")))
+}
+
+/// The query as a map: 400 if it cannot be decoded.
+fn query(
+    q: Result<Query<HashMap<String, String>>, QueryRejection>,
+) -> Result<HashMap<String, String>, ApiError> {
+    q.map(|Query(m)| m)
+        .map_err(|e| ApiError::bad_request(None, format!("bad query: {e}")))
+}
+
+fn known_keys(q: &HashMap<String, String>, known: &[&str]) -> Result<(), ApiError> {
+    for k in q.keys() {
+        if !known.contains(&k.as_str()) {
+            return Err(ApiError::bad_request(
+                Some(k),
+                format!(
+                    "unknown query parameter '{k}' (known: {})",
+                    known.join(", ")
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn parse_q<T: std::str::FromStr>(
+    q: &HashMap<String, String>,
+    key: &str,
+    what: &str,
+) -> Result<Option<T>, ApiError> {
+    q.get(key)
+        .map(|v| {
+            v.parse::<T>().map_err(|_| {
+                ApiError::bad_request(Some(key), format!("{key} ({v}) must be {what}"))
+            })
+        })
+        .transpose()
+}
+
+fn id_of(text: &str, field: &str, what: &str) -> Result<i64, ApiError> {
+    text.parse().map_err(|_| {
+        ApiError::not_found(
+            field,
+            format!("{what} '{text}' not found (ids are integers)"),
+        )
+    })
+}
+
+/// Checks a spec document against the bench limits; `prefix` (e.g. `batch[2]`) is put before
+/// the field in errors. 422 naming the field for a value beyond a limit or breaking a rule.
+pub fn check_value(v: &Value, loaded: &Loaded, prefix: &str) -> Result<Checked, ApiError> {
+    let join = |field: &str| {
+        if prefix.is_empty() || prefix == "spec" {
+            field.to_string()
+        } else {
+            format!("{prefix}.{field}")
+        }
+    };
+    let label = |msg: String| {
+        if prefix.is_empty() || prefix == "spec" {
+            msg
+        } else {
+            format!("{prefix}: {msg}")
+        }
+    };
+    if !v.is_object() {
+        return Err(ApiError::unprocessable(
+            if prefix.is_empty() { "spec" } else { prefix },
+            label("a spec document must be a JSON object {\"kind\", \"name\", \"params\"}".into()),
+        ));
+    }
+    let spec_err = |e: experiments::Error| {
+        let field = match &e {
+            experiments::Error::Limit { field, .. } | experiments::Error::Invalid { field, .. } => {
+                Some(join(field))
+            }
+            _ => None,
+        };
+        ApiError {
+            status: StatusCode::UNPROCESSABLE_ENTITY,
+            error: label(e.to_string()),
+            field,
+        }
+    };
+    let spec = experiments::Spec::from_value(v.clone()).map_err(spec_err)?;
+    spec.plan(&loaded.config.limits).map_err(spec_err)?;
+    session::check_spec(spec, loaded).map_err(|e| ApiError {
+        status: StatusCode::UNPROCESSABLE_ENTITY,
+        error: label(e.0),
+        field: None,
+    })
+}
+
+/// Sends a command and waits for the reply.
+async fn ask<T>(
+    state: &AppState,
+    make: impl FnOnce(oneshot::Sender<Result<T, ApiError>>) -> Cmd,
+) -> Result<T, ApiError> {
+    let (tx, rx) = oneshot::channel();
+    let gone = || {
+        ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            None,
+            "the scheduler is shutting down".into(),
+        )
+    };
+    state.cmd.send(make(tx)).await.map_err(|_| gone())?;
+    rx.await.map_err(|_| gone())?
+}
+
+async fn health() -> ApiResult {
+    ok(json!({"status": "ok", "version": env!("CARGO_PKG_VERSION")}))
+}
+
+/// `GET /api/bench` (also the live `status` event).
+pub fn bench_json(state: &AppState) -> Value {
+    let view = state.view.borrow().clone();
+    let s: Status = state.hub.status.borrow().clone();
+    let models = match &view.running {
+        Some(r) => json!(r.models),
+        None => json!(state.loaded.config.lockstep.models),
+    };
+    json!({
+        "source": state.loaded.source,
+        "connected": view.connected,
+        "busy": view.running.is_some(),
+        "run_id": view.running.as_ref().map(|r| r.run_id),
+        "estop": view.estop,
+        "paused": view.paused,
+        "limits": state.loaded.config.limits,
+        "live": {
+            "phase": s.phase, "t": s.t, "segment": s.segment, "segments": s.segments,
+            "label": s.label, "sample": s.sample, "samples": s.samples,
+            "overruns": s.overruns, "dropped_batches": s.dropped_batches,
+        },
+        "models": models,
+    })
+}
+
+async fn bench(State(state): State<AppState>) -> ApiResult {
+    ok(bench_json(&state))
+}
+
+async fn kinds(State(state): State<AppState>) -> ApiResult {
+    let mut cat = experiments::catalogue();
+    if let Some(list) = cat.as_array_mut() {
+        for k in list {
+            let estimate = k["kind"]
+                .as_str()
+                .and_then(|name| experiments::Spec::from_value(json!({"kind": name})).ok())
+                .and_then(|s| s.plan(&state.loaded.config.limits).ok())
+                .map(|p| p.estimate_duration());
+            k["estimate_s"] = json!(estimate);
+        }
+    }
+    ok(cat)
+}
+
+async fn check(State(state): State<AppState>, body: Bytes) -> ApiResult {
+    let v = json_body(&body)?;
+    let c = check_value(&v, &state.loaded, "")?;
+    let plan = &c.plan;
+    ok(json!({
+        "ok": true,
+        "estimate_s": plan.estimate_duration(),
+        "max_s": plan.max_duration(),
+        "segments": plan.segments.len(),
+        "spec": c.document,
+    }))
+}
+
+async fn create_run(
+    State(state): State<AppState>,
+    q: Result<Query<HashMap<String, String>>, QueryRejection>,
+    body: Bytes,
+) -> ApiResult {
+    let q = query(q)?;
+    known_keys(&q, &["start", "priority"])?;
+    let now = match q.get("start").map(String::as_str) {
+        None | Some("queue") => false,
+        Some("now") => true,
+        Some(other) => {
+            return Err(ApiError::bad_request(
+                Some("start"),
+                format!("start ({other}) must be \"now\" (or absent to enqueue)"),
+            ));
+        }
+    };
+    let priority: i64 = parse_q(&q, "priority", "an integer")?.unwrap_or(0);
+    if !(-1000..=1000).contains(&priority) {
+        return Err(ApiError::unprocessable(
+            "priority",
+            format!("priority ({priority}) must be within -1000..=1000"),
+        ));
+    }
+    let v = json_body(&body)?;
+    let checked = check_value(&v, &state.loaded, "")?;
+    let answer = ask(&state, |reply| Cmd::Enqueue {
+        checked: Box::new(checked),
+        priority,
+        now,
+        reply,
+    })
+    .await?;
+    created(answer)
+}
+
+async fn list_runs(
+    State(state): State<AppState>,
+    q: Result<Query<HashMap<String, String>>, QueryRejection>,
+) -> ApiResult {
+    let q = query(q)?;
+    known_keys(&q, &["kind", "status", "since", "until", "limit", "offset"])?;
+    let status = match q.get("status") {
+        Some(s) => Some(
+            s.parse::<RunStatus>()
+                .map_err(|e| ApiError::bad_request(Some("status"), format!("status: {e}")))?,
+        ),
+        None => None,
+    };
+    let limit: u32 = parse_q(&q, "limit", "an integer from 1 to 1000")?.unwrap_or(50);
+    if !(1..=1000).contains(&limit) {
+        return Err(ApiError::bad_request(
+            Some("limit"),
+            format!("limit ({limit}) must be between 1 and 1000"),
+        ));
+    }
+    let offset: u64 = parse_q(&q, "offset", "a non-negative integer")?.unwrap_or(0);
+    let filter = RunFilter {
+        kind: q.get("kind").cloned(),
+        status,
+        since: q.get("since").cloned(),
+        until: q.get("until").cloned(),
+        limit,
+        offset,
+    };
+    let page = state
+        .store
+        .list_runs(&filter)
+        .await
+        .map_err(ApiError::store)?;
+    ok(serde_json::to_value(page).map_err(|e| ApiError::from_anyhow(e.into()))?)
+}
+
+async fn load_run(state: &AppState, id: &str) -> Result<run_store::Run, ApiError> {
+    let id = id_of(id, "id", "run")?;
+    state.store.run(id).await.map_err(ApiError::store)
+}
+
+async fn get_run(State(state): State<AppState>, Path(id): Path<String>) -> ApiResult {
+    let run = load_run(&state, &id).await?;
+    let comparisons = state
+        .store
+        .comparisons_for_run(run.id)
+        .await
+        .map_err(ApiError::store)?;
+    let mut v = serde_json::to_value(&run).map_err(|e| ApiError::from_anyhow(e.into()))?;
+    v["comparisons"] = serde_json::to_value(comparisons).unwrap_or(Value::Null);
+    ok(v)
+}
+
+async fn run_results(State(state): State<AppState>, Path(id): Path<String>) -> ApiResult {
+    let run = load_run(&state, &id).await?;
+    match run.results {
+        Some(r) => ok(r),
+        None => Err(ApiError::not_found(
+            "id",
+            format!("run {} has no results (status {})", run.id, run.status),
+        )),
+    }
+}
+
+async fn run_samples(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    q: Result<Query<HashMap<String, String>>, QueryRejection>,
+) -> ApiResult {
+    let q = query(q)?;
+    known_keys(&q, &["from", "to", "every", "format"])?;
+    let run = load_run(&state, &id).await?;
+    let from_t: Option<f64> = parse_q(&q, "from", "a run time in seconds")?;
+    let to_t: Option<f64> = parse_q(&q, "to", "a run time in seconds")?;
+    let every: u64 = parse_q(&q, "every", "an integer >= 1")?.unwrap_or(1);
+    for (k, t) in [("from", from_t), ("to", to_t)] {
+        if t.is_some_and(|t| !t.is_finite()) {
+            return Err(ApiError::bad_request(
+                Some(k),
+                format!("{k} must be a finite number of seconds"),
+            ));
+        }
+    }
+    if every == 0 {
+        return Err(ApiError::bad_request(
+            Some("every"),
+            "every (0) must be >= 1".into(),
+        ));
+    }
+    let csv = match q.get("format").map(String::as_str) {
+        None | Some("json") => false,
+        Some("csv") => true,
+        Some(f) => {
+            return Err(ApiError::bad_request(
+                Some("format"),
+                format!("format ({f}) must be json or csv"),
+            ));
+        }
+    };
+    let set = state
+        .store
+        .samples(
+            run.id,
+            &SampleQuery {
+                from_t,
+                to_t,
+                every,
+            },
+        )
+        .await
+        .map_err(ApiError::store)?;
+    if csv {
+        let mut r = samples_csv(&set).into_response();
+        r.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("text/csv; charset=utf-8"),
+        );
+        return Ok(r);
+    }
+    ok(samples_json(&set))
+}
+
+/// The columnar JSON of a sample set.
+fn samples_json(set: &SampleSet) -> Value {
+    let col =
+        |f: fn(&run_store::Sample) -> f64| -> Vec<f64> { set.samples.iter().map(f).collect() };
+    let mut outputs = serde_json::Map::new();
+    for (m, id) in set.models.iter().enumerate() {
+        let v: Vec<f64> = (0..set.samples.len())
+            .map(|i| set.outputs_at(i)[m])
+            .collect();
+        outputs.insert(id.clone(), json!(v));
+    }
+    json!({
+        "models": set.models,
+        "idx": set.idx,
+        "t": col(|s| s.t),
+        "x": col(|s| s.x),
+        "v": col(|s| s.v),
+        "u_cmd": col(|s| s.u_cmd),
+        "torque_motor": col(|s| s.torque_motor),
+        "torque_sensor": col(|s| s.torque_sensor),
+        "segment": set.samples.iter().map(|s| s.segment).collect::<Vec<_>>(),
+        "flags": set.samples.iter().map(|s| s.flags).collect::<Vec<_>>(),
+        "outputs": outputs,
+    })
+}
+
+/// CSV as `bench runs export` writes it: `idx,t,x,v,u_cmd,torque_motor,torque_sensor,segment,
+/// flags,<model ids>`, empty fields for NaN.
+fn samples_csv(set: &SampleSet) -> String {
+    use std::fmt::Write;
+    let mut out = String::from("idx,t,x,v,u_cmd,torque_motor,torque_sensor,segment,flags");
+    for m in &set.models {
+        out.push(',');
+        out.push_str(m);
+    }
+    out.push('\n');
+    let num = |out: &mut String, v: f64| {
+        out.push(',');
+        if !v.is_nan() {
+            let _ = write!(out, "{v}");
+        }
+    };
+    for (i, s) in set.samples.iter().enumerate() {
+        let _ = write!(out, "{}", set.idx[i]);
+        for v in [s.t, s.x, s.v, s.u_cmd, s.torque_motor, s.torque_sensor] {
+            num(&mut out, v);
+        }
+        let _ = write!(out, ",{},{}", s.segment, s.flags);
+        for &v in set.outputs_at(i) {
+            num(&mut out, v);
+        }
+        out.push('\n');
+    }
+    out
+}
+
+async fn run_export(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    q: Result<Query<HashMap<String, String>>, QueryRejection>,
+) -> ApiResult {
+    let q = query(q)?;
+    known_keys(&q, &["format"])?;
+    let run = load_run(&state, &id).await?;
+    let (body, ctype, ext) = match q.get("format").map(String::as_str) {
+        None | Some("csv") => {
+            let mut buf = Vec::new();
+            state
+                .store
+                .export(run.id, run_store::Format::Csv, &mut buf)
+                .await
+                .map_err(ApiError::store)?;
+            (buf, "text/csv; charset=utf-8", "csv")
+        }
+        Some("parquet") => {
+            let set = state
+                .store
+                .samples(run.id, &SampleQuery::default())
+                .await
+                .map_err(ApiError::store)?;
+            let buf = tokio::task::spawn_blocking(move || super::parquet::write(&set))
+                .await
+                .map_err(|e| ApiError::from_anyhow(e.into()))?
+                .map_err(ApiError::from_anyhow)?;
+            (buf, "application/vnd.apache.parquet", "parquet")
+        }
+        Some(f) => {
+            return Err(ApiError::bad_request(
+                Some("format"),
+                format!("format ({f}) must be csv or parquet"),
+            ));
+        }
+    };
+    let disposition = format!("attachment; filename=\"run-{}.{ext}\"", run.id);
+    Ok((
+        [
+            (header::CONTENT_TYPE, ctype.to_string()),
+            (header::CONTENT_DISPOSITION, disposition),
+        ],
+        body,
+    )
+        .into_response())
+}
+
+async fn stop_run(State(state): State<AppState>, Path(id): Path<String>) -> ApiResult {
+    let run = load_run(&state, &id).await?;
+    ask(&state, |reply| Cmd::Stop {
+        run_id: run.id,
+        reply,
+    })
+    .await?;
+    Ok((
+        StatusCode::ACCEPTED,
+        axum::Json(json!({"id": run.id, "requested": "stop"})),
+    )
+        .into_response())
+}
+
+async fn abort_run(State(state): State<AppState>, Path(id): Path<String>) -> ApiResult {
+    let run = load_run(&state, &id).await?;
+    ask(&state, |reply| Cmd::Abort {
+        run_id: run.id,
+        reply,
+    })
+    .await?;
+    Ok((
+        StatusCode::ACCEPTED,
+        axum::Json(json!({"id": run.id, "requested": "abort"})),
+    )
+        .into_response())
+}
+
+async fn estop(State(state): State<AppState>) -> ApiResult {
+    ok(ask(&state, |reply| Cmd::EStop { reply }).await?)
+}
+
+async fn estop_reset(State(state): State<AppState>) -> ApiResult {
+    ok(ask(&state, |reply| Cmd::EStopReset { reply }).await?)
+}
+
+fn queue_json(state: &AppState) -> Value {
+    let t = state.hub.status.borrow().t;
+    state.view.borrow().to_json(t)
+}
+
+async fn get_queue(State(state): State<AppState>) -> ApiResult {
+    ok(queue_json(&state))
+}
+
+async fn put_queue(State(state): State<AppState>, body: Bytes) -> ApiResult {
+    let v = json_body(&body)?;
+    let Some(obj) = v.as_object() else {
+        return Err(ApiError::unprocessable(
+            "",
+            "the body must be a JSON object".into(),
+        ));
+    };
+    for k in obj.keys() {
+        if !["order", "paused", "on_failure"].contains(&k.as_str()) {
+            return Err(ApiError::unprocessable(
+                k,
+                format!("unknown field '{k}' (known: order, paused, on_failure)"),
+            ));
+        }
+    }
+    let order = match obj.get("order") {
+        None => None,
+        Some(o) => Some(
+            o.as_array()
+                .and_then(|a| a.iter().map(Value::as_i64).collect::<Option<Vec<i64>>>())
+                .ok_or_else(|| {
+                    ApiError::unprocessable("order", "order must be a list of run ids".into())
+                })?,
+        ),
+    };
+    let paused = match obj.get("paused") {
+        None => None,
+        Some(p) => Some(p.as_bool().ok_or_else(|| {
+            ApiError::unprocessable("paused", "paused must be true or false".into())
+        })?),
+    };
+    let on_failure = match obj.get("on_failure") {
+        None => None,
+        Some(f) => Some(f.as_str().and_then(OnFailure::parse).ok_or_else(|| {
+            ApiError::unprocessable(
+                "on_failure",
+                format!("on_failure ({f}) must be \"continue\" or \"stop\""),
+            )
+        })?),
+    };
+    ask(&state, |reply| Cmd::Edit {
+        order,
+        paused,
+        on_failure,
+        reply,
+    })
+    .await?;
+    ok(queue_json(&state))
+}
+
+async fn delete_queue_item(State(state): State<AppState>, Path(id): Path<String>) -> ApiResult {
+    let run = load_run(&state, &id).await?;
+    ask(&state, |reply| Cmd::Remove {
+        run_id: run.id,
+        reply,
+    })
+    .await?;
+    Ok(StatusCode::NO_CONTENT.into_response())
+}
+
+/// A schedule entry as the API shows it.
+fn schedule_json(e: &run_store::ScheduleEntry) -> Value {
+    let mut v = json!({
+        "id": e.id, "run_at": e.run_at, "recurrence": e.recurrence, "priority": e.priority,
+        "next_run_at": e.next_run_at, "state": e.state, "last_run_id": e.last_run_id,
+        "created_at": e.created_at,
+    });
+    if let Some(body) = e.body.as_object() {
+        for (k, b) in body {
+            v[k] = b.clone();
+        }
+    }
+    v
+}
+
+async fn get_schedule(State(state): State<AppState>) -> ApiResult {
+    let list: Vec<Value> = state
+        .view
+        .borrow()
+        .schedule
+        .iter()
+        .map(schedule_json)
+        .collect();
+    ok(json!(list))
+}
+
+async fn post_schedule(State(state): State<AppState>, body: Bytes) -> ApiResult {
+    let v = json_body(&body)?;
+    let Some(obj) = v.as_object() else {
+        return Err(ApiError::unprocessable(
+            "",
+            "the body must be a JSON object".into(),
+        ));
+    };
+    for k in obj.keys() {
+        if !["run_at", "recurrence", "priority", "spec", "batch", "sweep"].contains(&k.as_str()) {
+            return Err(ApiError::unprocessable(
+                k,
+                format!(
+                    "unknown field '{k}' (known: run_at, recurrence, priority, spec, batch, sweep)"
+                ),
+            ));
+        }
+    }
+    let bodies = ["spec", "batch", "sweep"]
+        .iter()
+        .filter(|k| obj.contains_key(**k))
+        .count();
+    if bodies != 1 {
+        return Err(ApiError::unprocessable(
+            "spec",
+            "give exactly one of \"spec\", \"batch\" or \"sweep\"".into(),
+        ));
+    }
+    let run_at = match obj.get("run_at") {
+        None | Some(Value::Null) => format_time(chrono::Utc::now()),
+        Some(t) => {
+            let text = t.as_str().unwrap_or_default();
+            let parsed = parse_time(text).ok_or_else(|| {
+                ApiError::unprocessable(
+                    "run_at",
+                    format!("run_at ({t}) must be an RFC 3339 time, e.g. 2026-11-23T02:00:00Z"),
+                )
+            })?;
+            format_time(parsed)
+        }
+    };
+    let recurrence = match obj.get("recurrence") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(r)) if r == "nightly" || r == "weekly" => Some(r.clone()),
+        Some(r) => {
+            return Err(ApiError::unprocessable(
+                "recurrence",
+                format!("recurrence ({r}) must be null, \"nightly\" or \"weekly\""),
+            ));
+        }
+    };
+    let priority = match obj.get("priority") {
+        None | Some(Value::Null) => 0,
+        Some(p) => p
+            .as_i64()
+            .filter(|p| (-1000..=1000).contains(p))
+            .ok_or_else(|| {
+                ApiError::unprocessable(
+                    "priority",
+                    format!("priority ({p}) must be an integer within -1000..=1000"),
+                )
+            })?,
+    };
+    let mut entry_body = serde_json::Map::new();
+    for k in ["spec", "batch", "sweep"] {
+        if let Some(b) = obj.get(k) {
+            entry_body.insert(k.into(), b.clone());
+        }
+    }
+    let entry_body = Value::Object(entry_body);
+    expand(&entry_body, &state.loaded)?;
+    let entry = ask(&state, |reply| Cmd::AddSchedule {
+        body: entry_body,
+        run_at,
+        recurrence,
+        priority,
+        reply,
+    })
+    .await?;
+    created(schedule_json(&entry))
+}
+
+async fn delete_schedule(State(state): State<AppState>, Path(id): Path<String>) -> ApiResult {
+    let id = id_of(&id, "id", "schedule entry")?;
+    ask(&state, |reply| Cmd::DeleteSchedule { id, reply }).await?;
+    Ok(StatusCode::NO_CONTENT.into_response())
+}
+
+async fn models() -> ApiResult {
+    ok(friction::registry::catalogue())
+}
+
+async fn parameter_sets(
+    State(state): State<AppState>,
+    q: Result<Query<HashMap<String, String>>, QueryRejection>,
+) -> ApiResult {
+    let q = query(q)?;
+    known_keys(&q, &["model"])?;
+    let sets = state
+        .store
+        .parameter_sets(q.get("model").map(String::as_str))
+        .await
+        .map_err(ApiError::store)?;
+    ok(serde_json::to_value(sets).map_err(|e| ApiError::from_anyhow(e.into()))?)
+}
+
+async fn parameter_set(State(state): State<AppState>, Path(id): Path<String>) -> ApiResult {
+    let id = id_of(&id, "id", "parameter set")?;
+    let set = state
+        .store
+        .parameter_set(id)
+        .await
+        .map_err(ApiError::store)?;
+    ok(serde_json::to_value(set).map_err(|e| ApiError::from_anyhow(e.into()))?)
+}
+
+/// Runs `bench ARGS --db DB --json` (the CLI's own fit or comparison, which stores its result
+/// in the same database); exit 0 → its JSON, else 422 with its message.
+async fn bench_child(state: &AppState, mut args: Vec<String>) -> Result<Value, ApiError> {
+    args.extend([
+        "--db".into(),
+        state.db_path.display().to_string(),
+        "--json".into(),
+    ]);
+    let out = tokio::task::spawn_blocking(move || {
+        let exe = std::env::current_exe()?;
+        std::process::Command::new(exe).args(&args).output()
+    })
+    .await
+    .map_err(|e| ApiError::from_anyhow(e.into()))?
+    .map_err(|e| ApiError::from_anyhow(e.into()))?;
+    if out.status.success() {
+        return serde_json::from_slice(&out.stdout)
+            .map_err(|e| ApiError::from_anyhow(anyhow::anyhow!("reading the child's JSON: {e}")));
+    }
+    let msg = String::from_utf8_lossy(&out.stderr);
+    let msg = msg.trim().trim_start_matches("bench: ").to_string();
+    Err(ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, None, msg))
+}
+
+fn str_field<'a>(obj: &'a serde_json::Map<String, Value>, key: &str) -> Result<&'a str, ApiError> {
+    obj.get(key)
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty() && !s.starts_with('-'))
+        .ok_or_else(|| ApiError::unprocessable(key, format!("{key} must be a non-empty string")))
+}
+
+async fn fits(State(state): State<AppState>, body: Bytes) -> ApiResult {
+    let v = json_body(&body)?;
+    let Some(obj) = v.as_object() else {
+        return Err(ApiError::unprocessable(
+            "",
+            "the body must be a JSON object".into(),
+        ));
+    };
+    for k in obj.keys() {
+        if ![
+            "model",
+            "procedure",
+            "run",
+            "given",
+            "name",
+            "segments",
+            "t_range",
+        ]
+        .contains(&k.as_str())
+        {
+            return Err(ApiError::unprocessable(k, format!("unknown field '{k}'")));
+        }
+    }
+    let model = str_field(obj, "model")?;
+    let procedure = str_field(obj, "procedure")?;
+    let run = obj
+        .get("run")
+        .and_then(Value::as_i64)
+        .ok_or_else(|| ApiError::unprocessable("run", "run must be a run id".into()))?;
+    state.store.run(run).await.map_err(ApiError::store)?;
+    let mut args: Vec<String> = vec![
+        "fit".into(),
+        "--model".into(),
+        model.into(),
+        "--procedure".into(),
+        procedure.into(),
+        "--run".into(),
+        run.to_string(),
+    ];
+    match obj.get("given") {
+        None | Some(Value::Null) => {}
+        Some(g @ Value::Object(_)) => args.extend(["--given".into(), g.to_string()]),
+        Some(_) => {
+            return Err(ApiError::unprocessable(
+                "given",
+                "given must be an object".into(),
+            ));
+        }
+    }
+    for (k, flag) in [
+        ("name", "--name"),
+        ("segments", "--segments"),
+        ("t_range", "--t-range"),
+    ] {
+        if obj.get(k).is_some_and(|v| !v.is_null()) {
+            args.extend([flag.into(), str_field(obj, k)?.into()]);
+        }
+    }
+    let report = bench_child(&state, args).await?;
+    created(json!({"parameter_set_id": report["parameter_set_id"], "report": report}))
+}
+
+async fn comparisons(State(state): State<AppState>, body: Bytes) -> ApiResult {
+    let v = json_body(&body)?;
+    let Some(obj) = v.as_object() else {
+        return Err(ApiError::unprocessable(
+            "",
+            "the body must be a JSON object".into(),
+        ));
+    };
+    for k in obj.keys() {
+        if ![
+            "estimate",
+            "validate",
+            "models",
+            "replay",
+            "max_iters",
+            "timeout_s",
+        ]
+        .contains(&k.as_str())
+        {
+            return Err(ApiError::unprocessable(k, format!("unknown field '{k}'")));
+        }
+    }
+    let mut args: Vec<String> = vec!["compare".into()];
+    for key in ["estimate", "validate"] {
+        let ids = obj
+            .get(key)
+            .and_then(Value::as_array)
+            .filter(|a| !a.is_empty())
+            .and_then(|a| a.iter().map(Value::as_i64).collect::<Option<Vec<i64>>>())
+            .ok_or_else(|| {
+                ApiError::unprocessable(key, format!("{key} must be a list of run ids"))
+            })?;
+        for id in &ids {
+            state.store.run(*id).await.map_err(ApiError::store)?;
+        }
+        let list: Vec<String> = ids.iter().map(i64::to_string).collect();
+        args.extend([format!("--{key}"), list.join(",")]);
+    }
+    let models = obj
+        .get("models")
+        .and_then(Value::as_array)
+        .filter(|a| !a.is_empty())
+        .and_then(|a| a.iter().map(Value::as_str).collect::<Option<Vec<&str>>>())
+        .filter(|m| {
+            m.iter()
+                .all(|s| !s.is_empty() && !s.contains(',') && !s.starts_with('-'))
+        })
+        .ok_or_else(|| {
+            ApiError::unprocessable(
+                "models",
+                "models must be a list of model ids (ID, ID=p1+p2 or ID=none)".into(),
+            )
+        })?;
+    args.extend(["--models".into(), models.join(",")]);
+    if let Some(r) = obj.get("replay") {
+        let r = r
+            .as_str()
+            .filter(|r| *r == "velocity" || *r == "torque")
+            .ok_or_else(|| {
+                ApiError::unprocessable(
+                    "replay",
+                    "replay must be \"velocity\" or \"torque\"".into(),
+                )
+            })?;
+        args.extend(["--replay".into(), r.into()]);
+    }
+    if let Some(n) = obj.get("max_iters") {
+        let n = n.as_u64().filter(|n| *n >= 1).ok_or_else(|| {
+            ApiError::unprocessable("max_iters", "max_iters must be an integer >= 1".into())
+        })?;
+        args.extend(["--max-iters".into(), n.to_string()]);
+    }
+    if let Some(t) = obj.get("timeout_s") {
+        let t = t
+            .as_f64()
+            .filter(|t| t.is_finite() && *t > 0.0)
+            .ok_or_else(|| {
+                ApiError::unprocessable("timeout_s", "timeout_s must be a number > 0".into())
+            })?;
+        args.extend(["--timeout-s".into(), t.to_string()]);
+    }
+    created(bench_child(&state, args).await?)
+}
+
+async fn openapi() -> ApiResult {
+    ok(super::openapi::document())
+}

@@ -1,0 +1,169 @@
+//! The OpenAPI 3.1 document of the REST API, written by hand (`/api/openapi.json`).
+
+use serde_json::{Value, json};
+
+fn err(desc: &str) -> Value {
+    json!({"description": desc, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}})
+}
+
+fn ok_json(desc: &str, schema: Value) -> Value {
+    json!({"description": desc, "content": {"application/json": {"schema": schema}}})
+}
+
+fn id_param(name: &str, what: &str) -> Value {
+    json!({"name": name, "in": "path", "required": true, "description": what, "schema": {"type": "integer"}})
+}
+
+fn q(name: &str, desc: &str, schema: Value) -> Value {
+    json!({"name": name, "in": "query", "required": false, "description": desc, "schema": schema})
+}
+
+fn body(desc: &str, schema: Value) -> Value {
+    json!({"required": true, "description": desc, "content": {"application/json": {"schema": schema}}})
+}
+
+fn any_obj() -> Value {
+    json!({"type": "object"})
+}
+
+/// The document.
+pub fn document() -> Value {
+    let spec = json!({"$ref": "#/components/schemas/Spec"});
+    let e400 = err("Malformed JSON or bad query parameter");
+    let e401 = err("Missing or wrong bearer token (non-loopback listener; mutating calls only)");
+    let e404 = err("Unknown id");
+    let e409 = err("Conflict: bench busy, e-stop latched, run not running or waiting");
+    let e422 = err(
+        "Valid JSON that breaks a rule (unknown kind or parameter, value beyond a bench limit); `field` names it",
+    );
+    let mut doc = json!({
+        "openapi": "3.1.0",
+        "info": {
+            "title": "frictionbench bench serve",
+            "version": env!("CARGO_PKG_VERSION"),
+            "description": "REST API of the friction bench daemon. JSON everywhere; errors are {\"error\", \"field\"}. Times are RFC 3339 UTC; units SI. When the listener is not loopback, POST/PUT/DELETE need `Authorization: Bearer <token>`."
+        },
+        "components": {
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+            "schemas": {
+                "Error": {"type": "object", "required": ["error", "field"], "properties": {
+                    "error": {"type": "string", "description": "Message naming the field and the limit or rule"},
+                    "field": {"type": ["string", "null"], "description": "e.g. params.velocities[1], batch[2].params.repeats"}}},
+                "Spec": {"type": "object", "required": ["kind"], "description": "The spec document of `bench run` (see GET /api/experiments/kinds)", "properties": {
+                    "kind": {"type": "string"}, "name": {"type": "string"}, "params": {"type": "object"}}},
+                "Sample": {"type": "object", "properties": {
+                    "t": {"type": "number", "description": "run time [s]"}, "x": {"type": "number", "description": "position [rad or m]"},
+                    "v": {"type": "number"}, "u_cmd": {"type": "number", "description": "commanded torque [N m]"},
+                    "torque_motor": {"type": "number"}, "torque_sensor": {"type": ["number", "null"]},
+                    "segment": {"type": "integer"}, "flags": {"type": "integer"}}},
+                "QueueItem": {"type": "object", "properties": {
+                    "run_id": {"type": "integer"}, "kind": {"type": "string"}, "name": {"type": "string"},
+                    "priority": {"type": "integer"}, "position": {"type": "integer", "description": "1 = next"},
+                    "estimate_s": {"type": "number", "description": "estimated duration [s]"},
+                    "starts_in_s": {"type": "number", "description": "estimated wait before it starts [s]"},
+                    "eta_s": {"type": "number", "description": "estimated time until it ends [s]"}}},
+                "Queue": {"type": "object", "properties": {
+                    "paused": {"type": "boolean"}, "on_failure": {"enum": ["continue", "stop"]},
+                    "estop": {"type": "boolean"},
+                    "running": {"type": ["object", "null"], "description": "{run_id, kind, name, estimate_s, remaining_s}"},
+                    "items": {"type": "array", "items": {"$ref": "#/components/schemas/QueueItem"}},
+                    "eta_total_s": {"type": "number", "description": "until the last item ends [s]"}}},
+                "ScheduleEntry": {"type": "object", "properties": {
+                    "id": {"type": "integer"}, "run_at": {"type": "string", "format": "date-time"},
+                    "recurrence": {"enum": [null, "nightly", "weekly"]}, "priority": {"type": "integer"},
+                    "next_run_at": {"type": ["string", "null"], "format": "date-time"},
+                    "state": {"enum": ["pending", "done", "failed"]}, "last_run_id": {"type": ["integer", "null"]},
+                    "spec": {"$ref": "#/components/schemas/Spec"}, "batch": {"type": "array", "items": {"$ref": "#/components/schemas/Spec"}},
+                    "sweep": {"$ref": "#/components/schemas/Sweep"}}},
+                "Sweep": {"type": "object", "required": ["spec", "param", "values"], "properties": {
+                    "spec": {"$ref": "#/components/schemas/Spec"},
+                    "param": {"type": "string", "description": "Dotted path with optional [i] indices into the spec document, e.g. params.velocities, params.settle_s or params.velocities.to; each value replaces what is there"},
+                    "values": {"type": "array", "minItems": 1, "maxItems": 1000}}},
+                "NewSchedule": {"type": "object", "description": "Exactly one of spec, batch, sweep. Every spec is checked first (422 names the batch index or sweep value and the field).", "properties": {
+                    "run_at": {"type": ["string", "null"], "format": "date-time", "description": "default: now"},
+                    "recurrence": {"enum": [null, "nightly", "weekly"]}, "priority": {"type": "integer", "minimum": -1000, "maximum": 1000},
+                    "spec": {"$ref": "#/components/schemas/Spec"}, "batch": {"type": "array", "items": {"$ref": "#/components/schemas/Spec"}, "minItems": 1, "maxItems": 1000},
+                    "sweep": {"$ref": "#/components/schemas/Sweep"}}}
+            }
+        }
+    });
+    let mut paths = serde_json::Map::new();
+    paths.insert("/api/health".into(), json!({"get": {"summary": "Liveness", "responses": {"200": ok_json("ok", json!({"type": "object", "properties": {"status": {"const": "ok"}, "version": {"type": "string"}}}))}}}));
+    paths.insert("/api/bench".into(), json!({"get": {"summary": "Bench status: source, connection, busy, run, e-stop, limits, live values, lockstep models", "responses": {"200": ok_json("status", json!({"type": "object", "properties": {
+                "source": {"type": "string"}, "connected": {"type": "boolean"}, "busy": {"type": "boolean"},
+                "run_id": {"type": ["integer", "null"]}, "estop": {"type": "boolean"}, "paused": {"type": "boolean"},
+                "limits": any_obj(), "live": {"type": "object", "description": "{phase, t, segment, segments, label, sample, samples, overruns, dropped_batches}"},
+                "models": {"type": "array", "items": {"type": "string"}}}}))}}}));
+    paths.insert("/api/experiments/kinds".into(), json!({"get": {"summary": "Experiment kinds with their default parameters and the estimated duration of the defaults on this bench", "responses": {"200": ok_json("kinds", json!({"type": "array", "items": {"type": "object", "properties": {"kind": {"type": "string"}, "defaults": any_obj(), "estimate_s": {"type": ["number", "null"]}}}}))}}}));
+    paths.insert("/api/experiments/check".into(), json!({"post": {"summary": "Check a spec against the bench limits (nothing is created)", "requestBody": body("spec document", spec.clone()),
+                "responses": {"200": ok_json("valid", json!({"type": "object", "properties": {"ok": {"const": true}, "estimate_s": {"type": "number"}, "max_s": {"type": "number"}, "segments": {"type": "integer"}, "spec": spec.clone()}})), "400": e400, "401": e401, "422": e422}}}));
+    paths.insert("/api/runs".into(), json!({
+                "get": {"summary": "Runs, newest first", "parameters": [
+                    q("kind", "experiment kind", json!({"type": "string"})),
+                    q("status", "queued, running, completed, aborted, failed, interrupted", json!({"type": "string"})),
+                    q("since", "created at or after (RFC 3339 or YYYY-MM-DD, UTC)", json!({"type": "string"})),
+                    q("until", "created before", json!({"type": "string"})),
+                    q("limit", "page size", json!({"type": "integer", "minimum": 1, "maximum": 1000, "default": 50})),
+                    q("offset", "rows to skip", json!({"type": "integer", "minimum": 0, "default": 0}))],
+                    "responses": {"200": ok_json("page", json!({"type": "object", "properties": {"runs": {"type": "array", "items": any_obj()}, "total": {"type": "integer"}}})), "400": e400.clone()}},
+                "post": {"summary": "Create a run (status queued at once): enqueue it, or start it now", "parameters": [
+                    q("start", "`now`: start at once (409 if the bench is busy or the e-stop latched); absent: enqueue", json!({"enum": ["now"]})),
+                    q("priority", "queue priority, higher first", json!({"type": "integer", "default": 0, "minimum": -1000, "maximum": 1000}))],
+                    "requestBody": body("spec document", spec.clone()),
+                    "responses": {"201": ok_json("created", json!({"type": "object", "properties": {"id": {"type": "integer"}, "status": {"enum": ["queued", "running"]}, "position": {"type": "integer", "description": "0 = running, 1 = next"}, "eta_s": {"type": "number", "description": "estimated time until it ends [s]"}}})),
+                        "400": e400.clone(), "401": e401.clone(), "409": e409.clone(), "422": e422.clone()}}
+            }));
+    paths.insert("/api/runs/{id}".into(), json!({"get": {"summary": "One run (status, timing, interruption log, results, spec, models, comparisons)", "parameters": [id_param("id", "run id")], "responses": {"200": ok_json("run", any_obj()), "404": e404.clone()}}}));
+    paths.insert("/api/runs/{id}/results".into(), json!({"get": {"summary": "The run's analysis", "parameters": [id_param("id", "run id")], "responses": {"200": ok_json("analysis", any_obj()), "404": err("Unknown run or no results yet")}}}));
+    paths.insert("/api/runs/{id}/samples".into(), json!({"get": {"summary": "Samples by run time range with decimation, with every lockstep model's output", "parameters": [id_param("id", "run id"),
+                q("from", "first run time [s]", json!({"type": "number"})), q("to", "last run time [s]", json!({"type": "number"})),
+                q("every", "keep samples whose index is a multiple of this", json!({"type": "integer", "minimum": 1, "default": 1})),
+                q("format", "json (columnar) or csv (as bench runs export)", json!({"enum": ["json", "csv"], "default": "json"}))],
+                "responses": {"200": {"description": "columnar JSON {models, idx, t, x, v, u_cmd, torque_motor, torque_sensor, segment, flags, outputs: {model: [...]}} (NaN as null) or CSV", "content": {"application/json": {"schema": any_obj()}, "text/csv": {"schema": {"type": "string"}}}}, "400": e400.clone(), "404": e404.clone()}}}));
+    paths.insert("/api/runs/{id}/export".into(), json!({"get": {"summary": "The whole run as a file (Content-Disposition: attachment)", "parameters": [id_param("id", "run id"), q("format", "csv or parquet (columns idx, t, x, v, u_cmd, torque_motor, torque_sensor, segment, flags, m<k>_<model id> per model)", json!({"enum": ["csv", "parquet"], "default": "csv"}))],
+                "responses": {"200": {"description": "file", "content": {"text/csv": {"schema": {"type": "string"}}, "application/vnd.apache.parquet": {"schema": {"type": "string", "contentEncoding": "binary"}}}}, "400": e400.clone(), "404": e404.clone()}}}));
+    paths.insert("/api/runs/{id}/stop".into(), json!({"post": {"summary": "Finish the current segment, then end (status aborted, reason \"stop requested\"); a waiting run is removed from the queue", "parameters": [id_param("id", "run id")], "responses": {"202": ok_json("requested", any_obj()), "401": e401.clone(), "404": e404.clone(), "409": e409.clone()}}}));
+    paths.insert("/api/runs/{id}/abort".into(), json!({"post": {"summary": "Safe state now (status aborted); a waiting run is cancelled (reason \"removed from the queue\")", "parameters": [id_param("id", "run id")], "responses": {"202": ok_json("requested", any_obj()), "401": e401.clone(), "404": e404.clone(), "409": e409.clone()}}}));
+    paths.insert("/api/estop".into(), json!({"post": {"summary": "E-stop, latched: aborts the running run now (drive disabled), pauses the queue; works in every state", "responses": {"200": ok_json("latched", json!({"type": "object", "properties": {"estop": {"const": true}, "paused": {"const": true}, "aborted_run": {"type": ["integer", "null"]}}})), "401": e401.clone()}}}));
+    paths.insert("/api/estop/reset".into(), json!({"post": {"summary": "Clear the e-stop latch (the queue stays paused: resume with PUT /api/queue {\"paused\": false})", "responses": {"200": ok_json("cleared", any_obj()), "401": e401.clone()}}}));
+    paths.insert("/api/queue".into(), json!({
+                "get": {"summary": "The queue with ETAs", "responses": {"200": ok_json("queue", json!({"$ref": "#/components/schemas/Queue"}))}},
+                "put": {"summary": "Reorder (a permutation of the waiting run ids), pause/resume, failure policy; all checked before any is applied", "requestBody": body("edits", json!({"type": "object", "properties": {"order": {"type": "array", "items": {"type": "integer"}}, "paused": {"type": "boolean"}, "on_failure": {"enum": ["continue", "stop"]}}})),
+                    "responses": {"200": ok_json("queue", json!({"$ref": "#/components/schemas/Queue"})), "400": e400.clone(), "401": e401.clone(), "409": err("Resuming while the e-stop is latched"), "422": e422.clone()}}
+            }));
+    paths.insert("/api/queue/{run_id}".into(), json!({"delete": {"summary": "Remove a waiting run (status aborted, reason \"removed from the queue\")", "parameters": [id_param("run_id", "run id")], "responses": {"204": {"description": "removed"}, "401": e401.clone(), "404": e404.clone(), "409": err("The run is running or finished")}}}));
+    paths.insert("/api/schedule".into(), json!({
+                "get": {"summary": "Schedule entries", "responses": {"200": ok_json("entries", json!({"type": "array", "items": {"$ref": "#/components/schemas/ScheduleEntry"}}))}},
+                "post": {"summary": "Add an entry: at run_at (and every night or week) its specs are enqueued with its priority", "requestBody": body("entry", json!({"$ref": "#/components/schemas/NewSchedule"})),
+                    "responses": {"201": ok_json("entry", json!({"$ref": "#/components/schemas/ScheduleEntry"})), "400": e400.clone(), "401": e401.clone(), "422": e422.clone()}}
+            }));
+    paths.insert("/api/schedule/{id}".into(), json!({"delete": {"summary": "Delete an entry", "parameters": [id_param("id", "entry id")], "responses": {"204": {"description": "deleted"}, "401": e401.clone(), "404": e404.clone()}}}));
+    paths.insert("/api/models".into(), json!({"get": {"summary": "Friction models with parameter docs, units and defaults", "responses": {"200": ok_json("catalogue", json!({}))}}}));
+    paths.insert("/api/parameter-sets".into(), json!({"get": {"summary": "Parameter sets, newest first", "parameters": [q("model", "model id", json!({"type": "string"}))], "responses": {"200": ok_json("sets", json!({"type": "array", "items": any_obj()})), "400": e400.clone()}}}));
+    paths.insert("/api/parameter-sets/{id}".into(), json!({"get": {"summary": "One parameter set", "parameters": [id_param("id", "parameter set id")], "responses": {"200": ok_json("set", any_obj()), "404": e404.clone()}}}));
+    paths.insert("/api/fits".into(), json!({"post": {"summary": "Fit a model to a stored run (as bench fit --run --json); the result is saved as a parameter set",
+                "requestBody": body("fit", json!({"type": "object", "required": ["model", "procedure", "run"], "properties": {"model": {"type": "string"}, "procedure": {"type": "string"}, "run": {"type": "integer"}, "given": any_obj(), "name": {"type": "string"}, "segments": {"type": "string", "description": "A..B"}, "t_range": {"type": "string", "description": "A..B [s]"}}})),
+                "responses": {"201": ok_json("fitted", json!({"type": "object", "properties": {"parameter_set_id": {"type": "integer"}, "report": any_obj()}})), "400": e400.clone(), "401": e401.clone(), "404": e404.clone(), "422": e422.clone()}}}));
+    paths.insert("/api/comparisons".into(), json!({"post": {"summary": "Fit models on estimation runs and score them on validation runs (as bench compare --json); stored with the runs",
+                "requestBody": body("comparison", json!({"type": "object", "required": ["estimate", "validate", "models"], "properties": {"estimate": {"type": "array", "items": {"type": "integer"}}, "validate": {"type": "array", "items": {"type": "integer"}}, "models": {"type": "array", "items": {"type": "string"}}, "replay": {"enum": ["velocity", "torque"]}, "max_iters": {"type": "integer"}, "timeout_s": {"type": "number"}}})),
+                "responses": {"201": ok_json("table", any_obj()), "400": e400.clone(), "401": e401.clone(), "404": e404.clone(), "422": e422.clone()}}}));
+    paths.insert("/api/live".into(), json!({"get": {"summary": "Server-Sent Events: sample ({idx, sample, outputs, models}, <= 100 Hz), status (as GET /api/bench, 5 Hz), run ({run_id, status}), queue (as GET /api/queue), dropped ({frames}: frames this client lost by reading too slowly)", "responses": {"200": {"description": "event stream", "content": {"text/event-stream": {"schema": {"type": "string"}}}}}}}));
+    paths.insert("/api/openapi.json".into(), json!({"get": {"summary": "This document", "responses": {"200": ok_json("OpenAPI 3.1", any_obj())}}}));
+    doc["paths"] = Value::Object(paths);
+    doc
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn every_endpoint_is_documented() {
+        let doc = super::document();
+        let paths = doc["paths"].as_object().unwrap();
+        assert_eq!(paths.len(), 24);
+        for (p, ops) in paths {
+            for (m, op) in ops.as_object().unwrap() {
+                assert!(op["responses"].is_object(), "{m} {p}");
+            }
+        }
+    }
+}

@@ -1,0 +1,1031 @@
+//! The scheduler task: it alone owns the run queue, the schedule and the e-stop latch, persists
+//! them in the run store (migration 0003) at every change, and starts the runs one at a time.
+//! HTTP handlers send it a [`Cmd`] with a oneshot reply; it publishes a [`QueueView`] on a
+//! `watch` channel and a `queue`/`run` event on every change.
+//!
+//! Queue order: a new run goes after every waiting run of the same or higher priority (FIFO
+//! within a priority); `PUT /api/queue {"order"}` sets the order explicitly. When the bench is
+//! free, not paused and the e-stop not latched, the first item starts.
+//!
+//! Schedule entries fire at `next_run_at` (RFC 3339 UTC): their specs are checked again
+//! against the limits and enqueued with the entry's priority; a `nightly` entry then moves
+//! one day on, a `weekly` one seven, a one-off one becomes `done`.
+
+use super::api::ApiError;
+use super::live::{Hub, decimation};
+use crate::config::Loaded;
+use crate::control::Control;
+use crate::session::{self, Checked, Finished, Watchers};
+use chrono::{DateTime, SecondsFormat, Utc};
+use run_store::{QueueRow, RunStatus, ScheduleEntry, Store};
+use serde::Serialize;
+use serde_json::{Value, json};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::{mpsc, oneshot, watch};
+use tokio::task::JoinHandle;
+
+/// A reply to a command.
+pub type Reply<T> = oneshot::Sender<Result<T, ApiError>>;
+
+/// What the queue does when a run fails.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OnFailure {
+    /// Start the next item anyway.
+    #[default]
+    Continue,
+    /// Pause the queue.
+    Stop,
+}
+
+impl OnFailure {
+    /// Parses `continue` or `stop`.
+    pub fn parse(text: &str) -> Option<OnFailure> {
+        match text {
+            "continue" => Some(OnFailure::Continue),
+            "stop" => Some(OnFailure::Stop),
+            _ => None,
+        }
+    }
+
+    fn as_str(self) -> &'static str {
+        match self {
+            OnFailure::Continue => "continue",
+            OnFailure::Stop => "stop",
+        }
+    }
+}
+
+/// Requests to the scheduler.
+#[derive(Debug)]
+pub enum Cmd {
+    /// Create a run of a checked spec; `now`: start it at once (409 if the bench is busy or
+    /// the e-stop latched), else enqueue it with `priority`.
+    Enqueue {
+        /// The spec.
+        checked: Box<Checked>,
+        /// Queue priority (higher first).
+        priority: i64,
+        /// Start now.
+        now: bool,
+        /// `{"id","status","position","eta_s"}`.
+        reply: Reply<Value>,
+    },
+    /// Finish the current segment, then end (a queued run is removed).
+    Stop {
+        /// The run.
+        run_id: i64,
+        /// Done.
+        reply: Reply<()>,
+    },
+    /// Safe state now (a queued run is removed).
+    Abort {
+        /// The run.
+        run_id: i64,
+        /// Done.
+        reply: Reply<()>,
+    },
+    /// Remove a waiting run from the queue.
+    Remove {
+        /// The run.
+        run_id: i64,
+        /// Done.
+        reply: Reply<()>,
+    },
+    /// Latch the e-stop: abort the running run, pause the queue.
+    EStop {
+        /// `{"estop": true, "aborted_run": id|null}`.
+        reply: Reply<Value>,
+    },
+    /// Clear the e-stop latch (the queue stays paused).
+    EStopReset {
+        /// Done.
+        reply: Reply<Value>,
+    },
+    /// Edit the queue: all checked first, then applied together.
+    Edit {
+        /// New order of the waiting runs (a permutation of them).
+        order: Option<Vec<i64>>,
+        /// Pause or resume.
+        paused: Option<bool>,
+        /// The failure policy.
+        on_failure: Option<OnFailure>,
+        /// Done.
+        reply: Reply<()>,
+    },
+    /// Add a schedule entry (its specs already checked).
+    AddSchedule {
+        /// `{"spec"}`, `{"batch"}` or `{"sweep"}`.
+        body: Value,
+        /// First time, RFC 3339 UTC.
+        run_at: String,
+        /// `nightly`, `weekly` or none.
+        recurrence: Option<String>,
+        /// Priority of its runs.
+        priority: i64,
+        /// The entry.
+        reply: Reply<ScheduleEntry>,
+    },
+    /// Delete a schedule entry.
+    DeleteSchedule {
+        /// Entry id.
+        id: i64,
+        /// Done.
+        reply: Reply<()>,
+    },
+}
+
+/// The running run as the API shows it.
+#[derive(Clone, Debug, Serialize)]
+pub struct RunningView {
+    /// Run id.
+    pub run_id: i64,
+    /// Kind.
+    pub kind: String,
+    /// Name.
+    pub name: String,
+    /// Its estimated duration \[s\].
+    pub estimate_s: f64,
+    /// Lockstep model ids (the columns of the live `outputs`).
+    pub models: Vec<String>,
+}
+
+/// A waiting run as the API shows it.
+#[derive(Clone, Debug, Serialize)]
+pub struct ItemView {
+    /// Run id.
+    pub run_id: i64,
+    /// Kind.
+    pub kind: String,
+    /// Name.
+    pub name: String,
+    /// Priority.
+    pub priority: i64,
+    /// Its estimated duration \[s\].
+    pub estimate_s: f64,
+}
+
+/// What the scheduler publishes after every change.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct QueueView {
+    /// Paused: nothing new starts.
+    pub paused: bool,
+    /// Failure policy.
+    pub on_failure: OnFailure,
+    /// The e-stop is latched.
+    pub estop: bool,
+    /// The running run.
+    pub running: Option<RunningView>,
+    /// Waiting runs, in order.
+    pub items: Vec<ItemView>,
+    /// The schedule.
+    pub schedule: Vec<ScheduleEntry>,
+    /// Whether the devices answered (false after a run failed; true with the in-process sim
+    /// or after a run that was not failed).
+    pub connected: bool,
+}
+
+impl QueueView {
+    /// The `GET /api/queue` answer; `t` is the running run's time \[s\]. `starts_in_s` is the
+    /// estimated wait before an item starts (the running run's remaining estimate plus the
+    /// estimates of the items before it), `eta_s` the estimated time until it ends.
+    pub fn to_json(&self, t: f64) -> Value {
+        let mut at = self
+            .running
+            .as_ref()
+            .map_or(0.0, |r| (r.estimate_s - t).max(0.0));
+        let items: Vec<Value> = self
+            .items
+            .iter()
+            .enumerate()
+            .map(|(k, i)| {
+                let starts = at;
+                at += i.estimate_s;
+                json!({
+                    "run_id": i.run_id, "kind": i.kind, "name": i.name, "priority": i.priority,
+                    "position": k + 1, "estimate_s": i.estimate_s, "starts_in_s": starts,
+                    "eta_s": at,
+                })
+            })
+            .collect();
+        json!({
+            "paused": self.paused,
+            "on_failure": self.on_failure,
+            "estop": self.estop,
+            "running": self.running.as_ref().map(|r| json!({
+                "run_id": r.run_id, "kind": r.kind, "name": r.name, "estimate_s": r.estimate_s,
+                "remaining_s": (r.estimate_s - t).max(0.0),
+            })),
+            "items": items,
+            "eta_total_s": at,
+        })
+    }
+}
+
+/// A waiting run.
+#[derive(Debug)]
+struct Item {
+    run_id: i64,
+    priority: i64,
+    checked: Checked,
+}
+
+/// The running run.
+#[derive(Debug)]
+struct Running {
+    view: RunningView,
+    control: Arc<Control>,
+    /// Ended on the operator's request (stop, abort, e-stop): not a failure for `on_failure`.
+    requested: bool,
+    handle: JoinHandle<anyhow::Result<Finished>>,
+}
+
+/// The scheduler task's state (it owns all of it).
+#[derive(Debug)]
+pub struct Scheduler {
+    /// The run store (queue and schedule rows, run records).
+    store: Store,
+    /// The bench.
+    loaded: Arc<Loaded>,
+    /// Live channels handed to each run; events go out here.
+    hub: Hub,
+    /// Waiting runs, in order.
+    items: Vec<Item>,
+    /// The running run.
+    running: Option<Running>,
+    paused: bool,
+    on_failure: OnFailure,
+    estop: bool,
+    schedule: Vec<ScheduleEntry>,
+    connected: bool,
+    /// Where the view goes.
+    view: watch::Sender<QueueView>,
+}
+
+enum Wake {
+    Cmd(Option<Cmd>),
+    Done(Result<anyhow::Result<Finished>, tokio::task::JoinError>),
+    Tick,
+    Shutdown,
+}
+
+impl Scheduler {
+    /// Restores the queue, settings and schedule from the store. Runs left `queued` are
+    /// checked again (one that no longer passes the limits is marked failed with the reason).
+    pub async fn restore(
+        store: Store,
+        loaded: Arc<Loaded>,
+        hub: Hub,
+        connected: bool,
+    ) -> anyhow::Result<(Scheduler, watch::Receiver<QueueView>)> {
+        let rows = store.queue_rows().await?;
+        let queued = store
+            .list_runs(&run_store::RunFilter {
+                status: Some(RunStatus::Queued),
+                limit: 10_000,
+                ..run_store::RunFilter::default()
+            })
+            .await?;
+        // Queue order first, then queued runs missing from it (oldest first).
+        let mut order: Vec<QueueRow> = rows
+            .iter()
+            .filter(|r| queued.runs.iter().any(|q| q.id == r.run_id))
+            .copied()
+            .collect();
+        let mut rest: Vec<i64> = queued
+            .runs
+            .iter()
+            .map(|r| r.id)
+            .filter(|id| !rows.iter().any(|r| r.run_id == *id))
+            .collect();
+        rest.sort_unstable();
+        order.extend(rest.into_iter().map(|run_id| QueueRow {
+            run_id,
+            priority: 0,
+        }));
+        let mut items = Vec::new();
+        for row in order {
+            let run = store.run(row.run_id).await?;
+            let checked = experiments::Spec::from_value(run.spec.clone())
+                .map_err(|e| e.to_string())
+                .and_then(|s| session::check_spec(s, &loaded).map_err(|e| e.0));
+            match checked {
+                Ok(checked) => items.push(Item {
+                    run_id: row.run_id,
+                    priority: row.priority,
+                    checked,
+                }),
+                Err(e) => {
+                    let reason = format!("not restored into the queue: {e}");
+                    eprintln!("bench serve: run {}: {reason}", row.run_id);
+                    store
+                        .finish_run(row.run_id, RunStatus::Failed, Some(&reason))
+                        .await?;
+                }
+            }
+        }
+        let setting = |v: Option<String>| v.as_deref() == Some("true");
+        let paused = setting(store.queue_setting("paused").await?);
+        let estop = setting(store.queue_setting("estop").await?);
+        let on_failure = store
+            .queue_setting("on_failure")
+            .await?
+            .as_deref()
+            .and_then(OnFailure::parse)
+            .unwrap_or_default();
+        let schedule = store.schedules().await?;
+        let (view, rx) = watch::channel(QueueView::default());
+        let s = Scheduler {
+            store,
+            loaded,
+            hub,
+            items,
+            running: None,
+            paused,
+            on_failure,
+            estop,
+            schedule,
+            connected,
+            view,
+        };
+        s.persist_queue().await?;
+        s.publish();
+        Ok((s, rx))
+    }
+
+    /// Serves commands until `shutdown` turns true; then aborts the running run and waits for
+    /// it to reach its safe state and be closed.
+    pub async fn run(mut self, mut cmds: mpsc::Receiver<Cmd>, mut shutdown: watch::Receiver<bool>) {
+        let mut tick = tokio::time::interval(Duration::from_millis(250));
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+        loop {
+            if let Err(e) = self.start_next().await {
+                eprintln!("bench serve: could not start the next run: {e:#}");
+            }
+            let wake = tokio::select! {
+                cmd = cmds.recv() => Wake::Cmd(cmd),
+                done = wait(&mut self.running) => Wake::Done(done),
+                _ = tick.tick() => Wake::Tick,
+                r = shutdown.wait_for(|s| *s) => { let _ = r; Wake::Shutdown }
+            };
+            match wake {
+                Wake::Cmd(Some(cmd)) => self.handle(cmd).await,
+                Wake::Cmd(None) | Wake::Shutdown => break,
+                Wake::Done(done) => self.finished(done).await,
+                Wake::Tick => self.fire_due().await,
+            }
+        }
+        if let Some(r) = &self.running {
+            r.control.abort("the daemon is shutting down");
+            let done = wait(&mut self.running).await;
+            self.finished(done).await;
+        }
+    }
+
+    async fn handle(&mut self, cmd: Cmd) {
+        match cmd {
+            Cmd::Enqueue {
+                checked,
+                priority,
+                now,
+                reply,
+            } => {
+                let _ = reply.send(self.enqueue(*checked, priority, now).await);
+            }
+            Cmd::Stop { run_id, reply } => {
+                let r = self.end(run_id, false).await;
+                let _ = reply.send(r);
+            }
+            Cmd::Abort { run_id, reply } => {
+                let r = self.end(run_id, true).await;
+                let _ = reply.send(r);
+            }
+            Cmd::Remove { run_id, reply } => {
+                let r = if self
+                    .running
+                    .as_ref()
+                    .is_some_and(|r| r.view.run_id == run_id)
+                {
+                    Err(ApiError::conflict(format!(
+                        "run {run_id} is running, not waiting: use POST /api/runs/{run_id}/abort"
+                    )))
+                } else if self.items.iter().any(|i| i.run_id == run_id) {
+                    self.remove(run_id).await
+                } else {
+                    Err(self.not_in_queue(run_id).await)
+                };
+                let _ = reply.send(r);
+            }
+            Cmd::EStop { reply } => {
+                self.estop = true;
+                self.paused = true;
+                let aborted = self.running.as_mut().map(|r| {
+                    r.control.abort("e-stop");
+                    r.requested = true;
+                    r.view.run_id
+                });
+                let r = self
+                    .persist_settings()
+                    .await
+                    .map(|()| json!({"estop": true, "paused": true, "aborted_run": aborted}));
+                self.changed();
+                let _ = reply.send(r);
+            }
+            Cmd::EStopReset { reply } => {
+                self.estop = false;
+                let r = self
+                    .persist_settings()
+                    .await
+                    .map(|()| json!({"estop": false, "paused": self.paused}));
+                self.changed();
+                let _ = reply.send(r);
+            }
+            Cmd::Edit {
+                order,
+                paused,
+                on_failure,
+                reply,
+            } => {
+                let _ = reply.send(self.edit(order, paused, on_failure).await);
+            }
+            Cmd::AddSchedule {
+                body,
+                run_at,
+                recurrence,
+                priority,
+                reply,
+            } => {
+                let r = self
+                    .store
+                    .add_schedule(&body, &run_at, recurrence.as_deref(), priority)
+                    .await
+                    .map_err(ApiError::store);
+                if r.is_ok() {
+                    self.reload_schedule().await;
+                }
+                let _ = reply.send(r);
+            }
+            Cmd::DeleteSchedule { id, reply } => {
+                let r = match self.store.delete_schedule(id).await {
+                    Ok(true) => Ok(()),
+                    Ok(false) => Err(ApiError::not_found(
+                        "id",
+                        format!("schedule entry {id} not found"),
+                    )),
+                    Err(e) => Err(ApiError::store(e)),
+                };
+                if r.is_ok() {
+                    self.reload_schedule().await;
+                }
+                let _ = reply.send(r);
+            }
+        }
+    }
+
+    async fn enqueue(
+        &mut self,
+        checked: Checked,
+        priority: i64,
+        now: bool,
+    ) -> Result<Value, ApiError> {
+        if now {
+            if self.estop {
+                return Err(ApiError::conflict(
+                    "the e-stop is latched: POST /api/estop/reset first".into(),
+                ));
+            }
+            if let Some(r) = &self.running {
+                return Err(ApiError::conflict(format!(
+                    "the bench is busy: run {} is running (enqueue without start=now)",
+                    r.view.run_id
+                )));
+            }
+        }
+        let run_id = session::create(&self.store, &self.loaded, &checked)
+            .await
+            .map_err(ApiError::from_anyhow)?;
+        let item = Item {
+            run_id,
+            priority,
+            checked,
+        };
+        let estimate = item.checked.plan.estimate_duration();
+        if now {
+            if let Err(e) = self.start(item).await {
+                let reason = format!("could not start: {e:#}");
+                let _ = self
+                    .store
+                    .finish_run(run_id, RunStatus::Failed, Some(&reason))
+                    .await;
+                self.hub
+                    .event("run", json!({"run_id": run_id, "status": "failed"}));
+                self.changed();
+                return Err(ApiError::from_anyhow(e));
+            }
+            self.changed();
+            return Ok(
+                json!({"id": run_id, "status": "running", "position": 0, "eta_s": estimate}),
+            );
+        }
+        let at = self
+            .items
+            .iter()
+            .position(|i| i.priority < priority)
+            .unwrap_or(self.items.len());
+        self.items.insert(at, item);
+        self.persist_queue().await.map_err(ApiError::store)?;
+        self.changed();
+        let t = self.hub.status.borrow().t;
+        let view = self.view.borrow().to_json(t);
+        let eta = view["items"][at]["eta_s"].clone();
+        Ok(json!({"id": run_id, "status": "queued", "position": at + 1, "eta_s": eta}))
+    }
+
+    /// Stop (`abort` false) or abort the run `run_id`: running → ask the loop; waiting →
+    /// removed from the queue.
+    async fn end(&mut self, run_id: i64, abort: bool) -> Result<(), ApiError> {
+        if let Some(r) = self.running.as_mut().filter(|r| r.view.run_id == run_id) {
+            if abort {
+                r.control.abort("abort requested");
+            } else {
+                r.control.stop("stop requested");
+            }
+            r.requested = true;
+            return Ok(());
+        }
+        if self.items.iter().any(|i| i.run_id == run_id) {
+            return self.remove(run_id).await;
+        }
+        Err(self.not_in_queue(run_id).await)
+    }
+
+    async fn not_in_queue(&self, run_id: i64) -> ApiError {
+        match self.store.run(run_id).await {
+            Ok(run) => ApiError::conflict(format!(
+                "run {run_id} is neither running nor waiting (status {})",
+                run.status
+            )),
+            Err(e) => ApiError::store(e),
+        }
+    }
+
+    async fn remove(&mut self, run_id: i64) -> Result<(), ApiError> {
+        self.items.retain(|i| i.run_id != run_id);
+        self.persist_queue().await.map_err(ApiError::store)?;
+        self.store
+            .finish_run(run_id, RunStatus::Aborted, Some("removed from the queue"))
+            .await
+            .map_err(ApiError::store)?;
+        self.hub
+            .event("run", json!({"run_id": run_id, "status": "aborted"}));
+        self.changed();
+        Ok(())
+    }
+
+    async fn edit(
+        &mut self,
+        order: Option<Vec<i64>>,
+        paused: Option<bool>,
+        on_failure: Option<OnFailure>,
+    ) -> Result<(), ApiError> {
+        if let Some(order) = &order {
+            let mut want: Vec<i64> = self.items.iter().map(|i| i.run_id).collect();
+            let mut got = order.clone();
+            want.sort_unstable();
+            got.sort_unstable();
+            if want != got {
+                return Err(ApiError::unprocessable(
+                    "order",
+                    format!(
+                        "order must list every waiting run exactly once: {want:?} (got {order:?})"
+                    ),
+                ));
+            }
+        }
+        if paused == Some(false) && self.estop {
+            return Err(ApiError::conflict(
+                "the e-stop is latched: POST /api/estop/reset before resuming the queue".into(),
+            ));
+        }
+        if let Some(order) = order {
+            let mut items = std::mem::take(&mut self.items);
+            for id in order {
+                if let Some(k) = items.iter().position(|i| i.run_id == id) {
+                    self.items.push(items.swap_remove(k));
+                }
+            }
+            self.persist_queue().await.map_err(ApiError::store)?;
+        }
+        if let Some(p) = paused {
+            self.paused = p;
+        }
+        if let Some(f) = on_failure {
+            self.on_failure = f;
+        }
+        self.persist_settings().await?;
+        self.changed();
+        Ok(())
+    }
+
+    async fn start_next(&mut self) -> anyhow::Result<()> {
+        if self.running.is_some() || self.paused || self.estop || self.items.is_empty() {
+            return Ok(());
+        }
+        let item = self.items.remove(0);
+        self.persist_queue().await?;
+        let run_id = item.run_id;
+        if let Err(e) = self.start(item).await {
+            let _ = self
+                .store
+                .finish_run(run_id, RunStatus::Failed, Some(&format!("{e:#}")))
+                .await;
+            self.hub
+                .event("run", json!({"run_id": run_id, "status": "failed"}));
+        }
+        self.changed();
+        Ok(())
+    }
+
+    /// Starts `item` on the bench.
+    async fn start(&mut self, item: Item) -> anyhow::Result<()> {
+        let run = self.store.run(item.run_id).await?;
+        let control = Arc::new(Control::new());
+        let watchers = Watchers {
+            control: control.clone(),
+            status: self.hub.status.clone(),
+            live: Some((
+                self.hub.frames.clone(),
+                decimation(item.checked.plan.period_s()),
+            )),
+            created: None,
+        };
+        let (store, loaded, checked, id) = (
+            self.store.clone(),
+            self.loaded.clone(),
+            item.checked.clone(),
+            item.run_id,
+        );
+        let handle = tokio::spawn(async move {
+            session::execute_run(&store, &loaded, &checked, id, watchers).await
+        });
+        self.running = Some(Running {
+            view: RunningView {
+                run_id: item.run_id,
+                kind: run.kind,
+                name: run.name,
+                estimate_s: item.checked.plan.estimate_duration(),
+                models: run.models,
+            },
+            control,
+            requested: false,
+            handle,
+        });
+        self.hub
+            .event("run", json!({"run_id": item.run_id, "status": "running"}));
+        Ok(())
+    }
+
+    /// The running run ended.
+    async fn finished(&mut self, done: Result<anyhow::Result<Finished>, tokio::task::JoinError>) {
+        let Some(r) = self.running.take() else { return };
+        let id = r.view.run_id;
+        let status = match done {
+            Ok(Ok(f)) => {
+                if let Some(s) = f.report.safe_state_s {
+                    eprintln!(
+                        "bench serve: run {id} {}: drive disabled {:.0} µs after the stop decision",
+                        f.status,
+                        s * 1e6
+                    );
+                }
+                f.status
+            }
+            Ok(Err(e)) => self.mark_failed(id, format!("{e:#}")).await,
+            Err(e) => {
+                self.mark_failed(id, format!("the run task ended: {e}"))
+                    .await
+            }
+        };
+        self.connected = status != RunStatus::Failed;
+        if status != RunStatus::Completed && !r.requested && self.on_failure == OnFailure::Stop {
+            self.paused = true;
+            if let Err(e) = self.persist_settings().await {
+                eprintln!("bench serve: {}", e.error);
+            }
+        }
+        self.hub
+            .event("run", json!({"run_id": id, "status": status}));
+        self.changed();
+    }
+
+    async fn mark_failed(&self, id: i64, reason: String) -> RunStatus {
+        eprintln!("bench serve: run {id} failed: {reason}");
+        match self.store.run(id).await {
+            Ok(run) if run.status.is_final() => run.status,
+            _ => {
+                let _ = self
+                    .store
+                    .finish_run(id, RunStatus::Failed, Some(&reason))
+                    .await;
+                RunStatus::Failed
+            }
+        }
+    }
+
+    /// Fires the schedule entries that are due.
+    async fn fire_due(&mut self) {
+        let now = Utc::now();
+        let due: Vec<ScheduleEntry> = self
+            .schedule
+            .iter()
+            .filter(|e| e.state == "pending")
+            .filter(|e| {
+                e.next_run_at
+                    .as_deref()
+                    .and_then(parse_time)
+                    .is_some_and(|t| t <= now)
+            })
+            .cloned()
+            .collect();
+        if due.is_empty() {
+            return;
+        }
+        for e in due {
+            let mut last = None;
+            let mut state = "pending";
+            match expand(&e.body, &self.loaded) {
+                Ok(specs) => {
+                    for checked in specs {
+                        match self.enqueue(checked, e.priority, false).await {
+                            Ok(v) => last = v["id"].as_i64(),
+                            Err(err) => {
+                                eprintln!("bench serve: schedule {}: {}", e.id, err.error);
+                                state = "failed";
+                            }
+                        }
+                    }
+                }
+                Err(err) => {
+                    eprintln!("bench serve: schedule {}: {}", e.id, err.error);
+                    state = "failed";
+                }
+            }
+            let next = match e.recurrence.as_deref() {
+                Some(rule) => {
+                    let step = chrono::Duration::days(if rule == "weekly" { 7 } else { 1 });
+                    let mut t = e.next_run_at.as_deref().and_then(parse_time).unwrap_or(now);
+                    while t <= now {
+                        t += step;
+                    }
+                    state = "pending";
+                    Some(format_time(t))
+                }
+                None => {
+                    if state == "pending" {
+                        state = "done";
+                    }
+                    None
+                }
+            };
+            if let Err(err) = self
+                .store
+                .update_schedule(e.id, state, next.as_deref(), last)
+                .await
+            {
+                eprintln!("bench serve: schedule {}: {err}", e.id);
+            }
+        }
+        self.reload_schedule().await;
+    }
+
+    async fn reload_schedule(&mut self) {
+        match self.store.schedules().await {
+            Ok(s) => self.schedule = s,
+            Err(e) => eprintln!("bench serve: reading the schedule: {e}"),
+        }
+        self.changed();
+    }
+
+    async fn persist_queue(&self) -> Result<(), run_store::Error> {
+        let rows: Vec<QueueRow> = self
+            .items
+            .iter()
+            .map(|i| QueueRow {
+                run_id: i.run_id,
+                priority: i.priority,
+            })
+            .collect();
+        self.store.set_queue_rows(&rows).await
+    }
+
+    async fn persist_settings(&self) -> Result<(), ApiError> {
+        for (k, v) in [
+            ("paused", self.paused.to_string()),
+            ("estop", self.estop.to_string()),
+            ("on_failure", self.on_failure.as_str().to_string()),
+        ] {
+            self.store
+                .set_queue_setting(k, &v)
+                .await
+                .map_err(ApiError::store)?;
+        }
+        Ok(())
+    }
+
+    fn publish(&self) {
+        self.view.send_replace(QueueView {
+            paused: self.paused,
+            on_failure: self.on_failure,
+            estop: self.estop,
+            running: self.running.as_ref().map(|r| r.view.clone()),
+            items: self
+                .items
+                .iter()
+                .map(|i| ItemView {
+                    run_id: i.run_id,
+                    kind: i.checked.plan.kind.clone(),
+                    name: i.checked.plan.name.clone(),
+                    priority: i.priority,
+                    estimate_s: i.checked.plan.estimate_duration(),
+                })
+                .collect(),
+            schedule: self.schedule.clone(),
+            connected: self.connected,
+        });
+    }
+
+    /// Publishes the view and a `queue` event.
+    fn changed(&self) {
+        self.publish();
+        let t = self.hub.status.borrow().t;
+        self.hub.event("queue", self.view.borrow().to_json(t));
+    }
+}
+
+async fn wait(
+    running: &mut Option<Running>,
+) -> Result<anyhow::Result<Finished>, tokio::task::JoinError> {
+    match running {
+        Some(r) => (&mut r.handle).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Parses an RFC 3339 time.
+pub fn parse_time(text: &str) -> Option<DateTime<Utc>> {
+    DateTime::parse_from_rfc3339(text)
+        .ok()
+        .map(|t| t.with_timezone(&Utc))
+}
+
+/// RFC 3339 UTC with milliseconds, as the store writes times.
+pub fn format_time(t: DateTime<Utc>) -> String {
+    t.to_rfc3339_opts(SecondsFormat::Millis, true)
+}
+
+/// The specs of a schedule body, each checked against the limits: `{"spec": S}`,
+/// `{"batch": [S, ...]}` or `{"sweep": {"spec": S, "param": PATH, "values": [...]}}`. PATH is
+/// dotted with optional indices into the spec document, e.g. `params.velocities`,
+/// `params.settle_s` or `params.velocities.to`; each value replaces what is there (missing
+/// object keys are created). Errors name the batch index or sweep value and the field.
+pub fn expand(body: &Value, loaded: &Loaded) -> Result<Vec<Checked>, ApiError> {
+    if let Some(spec) = body.get("spec") {
+        return Ok(vec![super::api::check_value(spec, loaded, "spec")?]);
+    }
+    if let Some(batch) = body.get("batch") {
+        let Some(list) = batch
+            .as_array()
+            .filter(|l| !l.is_empty() && l.len() <= 1000)
+        else {
+            return Err(ApiError::unprocessable(
+                "batch",
+                "batch must be a list of 1 to 1000 spec documents".into(),
+            ));
+        };
+        return list
+            .iter()
+            .enumerate()
+            .map(|(k, s)| super::api::check_value(s, loaded, &format!("batch[{k}]")))
+            .collect();
+    }
+    if let Some(sweep) = body.get("sweep") {
+        let spec = sweep
+            .get("spec")
+            .ok_or_else(|| ApiError::unprocessable("sweep.spec", "sweep needs a spec".into()))?;
+        let param = sweep.get("param").and_then(Value::as_str).ok_or_else(|| {
+            ApiError::unprocessable(
+                "sweep.param",
+                "sweep.param must be a path such as \"params.velocities\"".into(),
+            )
+        })?;
+        let Some(values) = sweep
+            .get("values")
+            .and_then(Value::as_array)
+            .filter(|l| !l.is_empty() && l.len() <= 1000)
+        else {
+            return Err(ApiError::unprocessable(
+                "sweep.values",
+                "sweep.values must be a list of 1 to 1000 values".into(),
+            ));
+        };
+        return values
+            .iter()
+            .enumerate()
+            .map(|(k, v)| {
+                let mut doc = spec.clone();
+                set_path(&mut doc, param, v.clone()).map_err(|e| {
+                    ApiError::unprocessable("sweep.param", format!("sweep.param {param}: {e}"))
+                })?;
+                super::api::check_value(&doc, loaded, &format!("sweep.values[{k}]"))
+            })
+            .collect();
+    }
+    Err(ApiError::unprocessable(
+        "spec",
+        "a schedule entry needs one of \"spec\", \"batch\" or \"sweep\"".into(),
+    ))
+}
+
+/// Sets `value` at a dotted path with optional `[i]` indices (`params.velocities[2]`).
+pub fn set_path(doc: &mut Value, path: &str, value: Value) -> Result<(), String> {
+    let mut steps = Vec::new();
+    for part in path.split('.') {
+        let (key, rest) = part.split_once('[').unwrap_or((part, ""));
+        if key.is_empty() && rest.is_empty() {
+            return Err("empty path segment".into());
+        }
+        if !key.is_empty() {
+            steps.push(Err(key.to_string()));
+        }
+        for idx in rest.split('[').filter(|s| !s.is_empty()) {
+            let n: usize = idx
+                .strip_suffix(']')
+                .and_then(|i| i.parse().ok())
+                .ok_or_else(|| format!("bad index [{idx}"))?;
+            steps.push(Ok(n));
+        }
+    }
+    let mut at = doc;
+    for step in steps {
+        at = match step {
+            Err(key) => {
+                if at.is_null() {
+                    *at = json!({});
+                }
+                at.as_object_mut()
+                    .ok_or_else(|| format!("{key}: not inside an object"))?
+                    .entry(key)
+                    .or_insert(Value::Null)
+            }
+            Ok(n) => at
+                .as_array_mut()
+                .and_then(|a| a.get_mut(n))
+                .ok_or_else(|| format!("index {n} is not in a list"))?,
+        };
+    }
+    *at = value;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_set_keys_and_indices() {
+        let mut doc = json!({"kind": "k", "params": {"v": [1, 2, 3]}});
+        set_path(&mut doc, "params.v[1]", json!(9)).unwrap();
+        set_path(&mut doc, "params.new.inner", json!(true)).unwrap();
+        assert_eq!(doc["params"]["v"], json!([1, 9, 3]));
+        assert_eq!(doc["params"]["new"]["inner"], json!(true));
+        assert!(set_path(&mut doc, "params.v[7]", json!(0)).is_err());
+        assert!(set_path(&mut doc, "kind.x", json!(0)).is_err());
+        assert!(set_path(&mut doc, "", json!(0)).is_err());
+    }
+
+    #[test]
+    fn queue_eta_adds_the_running_remainder() {
+        let view = QueueView {
+            running: Some(RunningView {
+                run_id: 1,
+                kind: "k".into(),
+                name: "n".into(),
+                estimate_s: 10.0,
+                models: vec![],
+            }),
+            items: vec![ItemView {
+                run_id: 2,
+                kind: "k".into(),
+                name: "n".into(),
+                priority: 0,
+                estimate_s: 5.0,
+            }],
+            ..QueueView::default()
+        };
+        let j = view.to_json(4.0);
+        assert_eq!(j["items"][0]["starts_in_s"], json!(6.0));
+        assert_eq!(j["items"][0]["eta_s"], json!(11.0));
+        assert_eq!(j["eta_total_s"], json!(11.0));
+    }
+}
