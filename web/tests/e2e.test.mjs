@@ -1,0 +1,229 @@
+// End-to-end tests of the dashboard in a real headless Chromium (Debian's chromium driven by
+// playwright-core) against `bench serve --sim`. Screenshots go to target/e2e-screenshots/.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { chromium } from 'playwright-core';
+import { startBench, tempDb, repo } from './bench.mjs';
+
+const shots = path.join(repo, 'target', 'e2e-screenshots');
+const chromiumPath = process.env.CHROMIUM ?? '/usr/bin/chromium';
+let bench, browser, page, db, origin;
+const external = [];
+const api = async (p, init) => {
+  const r = await fetch(`${bench.url}${p}`, init);
+  const text = await r.text();
+  return { status: r.status, json: text ? JSON.parse(text) : null, text };
+};
+const shot = (name) => page.screenshot({ path: path.join(shots, `${name}.png`), fullPage: true });
+const go = async (hash) => {
+  await page.goto(`${bench.url}/#/${hash}`);
+  await page.waitForSelector(`main[data-page]`);
+};
+
+before(async () => {
+  mkdirSync(shots, { recursive: true });
+  db = tempDb();
+  bench = await startBench({ db });
+  browser = await chromium.launch({ executablePath: chromiumPath, args: ['--no-sandbox'] });
+  const ctx = await browser.newContext({ viewport: { width: 1440, height: 900 }, acceptDownloads: true });
+  page = await ctx.newPage();
+  page.setDefaultTimeout(20000);
+  // No request may leave the daemon's origin (no CDN, no web fonts).
+  origin = bench.url;
+  page.on('request', (req) => {
+    const u = req.url();
+    if (!u.startsWith(origin) && !u.startsWith('data:') && !u.startsWith('blob:')) external.push(u);
+  });
+  page.on('pageerror', (e) => console.error('page error:', e.message));
+});
+
+after(async () => {
+  await browser?.close();
+  await bench?.stop();
+});
+
+test('bench page: state, limits and the live stream connected', async () => {
+  await go('bench');
+  await page.waitForFunction(() => document.getElementById('conn')?.textContent?.includes('connected'));
+  await page.waitForSelector('text=torque');
+  assert.ok(await page.isVisible('#estop-big'), 'the big e-stop is shown');
+  // The e-stop is a real button reachable from the keyboard.
+  assert.equal(await page.getAttribute('#estop-big', 'type'), 'button');
+  await shot('bench');
+});
+
+const sweep = { velocities: '0.5, 1', repeats: '1', settle_s: '0.5', measure_s: '1' };
+
+async function fillSweep(values) {
+  await go('launch');
+  await page.waitForSelector('#launch-form');
+  await page.selectOption('#launch-kind', 'constant_velocity_sweep');
+  for (const [k, v] of Object.entries(values)) await page.fill(`#launch-param-${k}`, v);
+}
+
+test('an out-of-limit value: the server message beside the field, nothing started', async () => {
+  const before = (await api('/api/runs?limit=1000')).json;
+  await fillSweep({ ...sweep, velocities: '0.5, 1000' });
+  // The same spec sent straight to the server: its 422 names the field and the limit.
+  const direct = await api('/api/experiments/check', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ kind: 'constant_velocity_sweep', params: { velocities: [0.5, 1000], repeats: 1, settle_s: 0.5, measure_s: 1 } }),
+  });
+  assert.equal(direct.status, 422, direct.text);
+  assert.match(direct.json.field, /^params\.velocities/);
+  await page.click('#launch-start');
+  await page.waitForFunction(() => document.querySelector('#launch-result')?.textContent?.startsWith('Not started'));
+  const err = page.locator('#launch-err-velocities');
+  assert.ok(await err.isVisible(), 'error shown beside the velocities field');
+  assert.equal((await err.textContent()).trim(), direct.json.error);
+  assert.equal(await page.getAttribute('#launch-param-velocities', 'aria-invalid'), 'true');
+  // The error element is inside the velocities field's block.
+  assert.equal(await page.locator('[data-field="velocities"] #launch-err-velocities').count(), 1);
+  await shot('launch-error');
+  const after_ = (await api('/api/runs?limit=1000')).json;
+  assert.equal(after_.total, before.total, 'no run was created');
+  assert.deepEqual(after_.runs.map((r) => r.id), before.runs.map((r) => r.id));
+});
+
+let runId;
+
+test('launch a constant-velocity sweep from the form and watch the live plot', async () => {
+  await fillSweep(sweep);
+  await page.waitForFunction(() => /Estimated duration/.test(document.getElementById('launch-estimate')?.textContent ?? ''));
+  await shot('launch');
+  await page.click('#launch-start');
+  await page.waitForSelector('#launch-result[data-run-id]');
+  runId = Number(await page.getAttribute('#launch-result', 'data-run-id'));
+  assert.ok(runId > 0);
+  await go('bench');
+  const total = async () => Number(await page.getAttribute('#live-charts', 'data-total'));
+  await page.waitForFunction(() => Number(document.getElementById('live-charts')?.dataset.total) > 10, null, { timeout: 30000 });
+  const first = await total();
+  await page.waitForFunction((n) => Number(document.getElementById('live-charts')?.dataset.total) > n + 10, first, { timeout: 20000 });
+  const second = await total();
+  assert.ok(second > first, `live points increase (${first} → ${second})`);
+  // The chart really drew the points: uPlot's canvas for the torque chart is not blank.
+  const torque = await page.locator('#chart-torque canvas').screenshot();
+  const px = await countPixels(torque);
+  assert.ok(px.data > 50, `torque chart has coloured series pixels (${JSON.stringify(px)})`);
+  await shot('bench-live');
+});
+
+test('the run completes and shows in the runs list', async () => {
+  await go('runs');
+  await page.waitForSelector(`#runs-table tr[data-run-id="${runId}"][data-status="completed"]`, { timeout: 90000 });
+  await shot('runs');
+});
+
+test('run page: Stribeck plot with the expected points, CSV export', async () => {
+  await page.click(`#runs-table tr[data-run-id="${runId}"] a`);
+  await page.waitForSelector('[data-testid="stribeck-plot"]');
+  const results = (await api(`/api/runs/${runId}/results`)).json;
+  const expected = results.positive.length + results.negative.length;
+  assert.equal(expected, 4, 'two velocities in two directions');
+  assert.equal(Number(await page.getAttribute('[data-testid="stribeck-plot"]', 'data-points')), expected);
+  const png = await page.locator('[data-testid="stribeck-plot"] canvas').screenshot({ path: path.join(shots, 'stribeck.png') });
+  const px = await countPixels(png);
+  assert.ok(px.nonBackground > 1000, `plot not blank (${JSON.stringify(px)})`);
+  assert.ok(px.data >= 4 * 20, `the ${expected} points and their error bars are drawn (${JSON.stringify(px)})`);
+  await page.waitForSelector('#run-timeseries .chart');
+  await shot('run');
+  const [download] = await Promise.all([page.waitForEvent('download'), page.click('#export-csv')]);
+  const csv = readFileSync(await download.path(), 'utf8');
+  assert.match(csv.split('\n')[0], /^idx,t,x,v,u_cmd,torque_motor,torque_sensor,segment,flags/);
+  assert.ok(csv.trim().split('\n').length > 100, 'the CSV has the samples');
+});
+
+test('schedule an item and see it in the queue', async () => {
+  await go('queue');
+  await page.waitForSelector('#queue-paused');
+  // Pause the queue so the scheduled run waits there.
+  if (!(await page.isChecked('#queue-paused'))) await page.check('#queue-paused');
+  await page.waitForFunction(async () => (await (await fetch('/api/queue')).json()).paused === true);
+  await page.waitForSelector('#plan-form');
+  const at = await page.evaluate(() => {
+    const d = new Date(Date.now() + 4000);
+    const p = (n) => String(n).padStart(2, '0');
+    return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())}T${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`;
+  });
+  await page.fill('#plan-run-at', at);
+  await page.selectOption('#plan-kind', 'constant_velocity_sweep');
+  for (const [k, v] of Object.entries(sweep)) await page.fill(`#plan-param-${k}`, v);
+  await page.fill('#plan-name', 'e2e scheduled');
+  await page.click('#plan-submit');
+  await page.waitForSelector('#schedule-table tr[data-schedule-id]');
+  await shot('schedule');
+  // When due, the scheduler enqueues it: it appears in the queue with its ETA.
+  const row = page.locator('#queue-table tbody tr', { hasText: 'e2e scheduled' });
+  await row.first().waitFor({ timeout: 30000 });
+  const q = (await api('/api/queue')).json;
+  const item = q.items.find((i) => i.name === 'e2e scheduled');
+  assert.ok(item, 'the scheduled run is in the queue');
+  await shot('queue');
+  // Remove it and resume the queue.
+  await row.first().locator('button', { hasText: 'Remove' }).click();
+  await page.waitForFunction(async (id) => !(await (await fetch('/api/queue')).json()).items.some((i) => i.run_id === id), item.run_id);
+  await page.uncheck('#queue-paused');
+});
+
+test('models & fits page lists the models', async () => {
+  await go('models');
+  await page.waitForSelector('details.model');
+  const models = (await api('/api/models')).json;
+  assert.ok(models.length > 0);
+  assert.equal(await page.locator('details.model').count(), models.length);
+  await page.waitForSelector('#fit-form');
+  await shot('models');
+});
+
+test('the live stream reconnects after a daemon restart', async () => {
+  await go('bench');
+  await page.waitForFunction(() => document.getElementById('conn')?.textContent === 'live: connected');
+  const port = new URL(bench.url).port;
+  await bench.stop();
+  await page.waitForFunction(() => document.getElementById('conn')?.textContent?.includes('reconnecting'), null, { timeout: 15000 });
+  let err;
+  for (let i = 0; i < 20; i++) {
+    try {
+      bench = await startBench({ db, listen: `127.0.0.1:${port}` });
+      err = null;
+      break;
+    } catch (e) {
+      err = e;
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  }
+  if (err) throw err;
+  await page.waitForFunction(() => document.getElementById('conn')?.textContent === 'live: connected', null, { timeout: 20000 });
+  await shot('bench-reconnected');
+});
+
+/** Pixels of a PNG screenshot: not background (white), and in the plot series colours. */
+async function countPixels(png) {
+  return page.evaluate(async (b64) => {
+    const img = new Image();
+    img.src = `data:image/png;base64,${b64}`;
+    await img.decode();
+    const c = document.createElement('canvas');
+    c.width = img.width;
+    c.height = img.height;
+    const x = c.getContext('2d');
+    x.drawImage(img, 0, 0);
+    const d = x.getImageData(0, 0, c.width, c.height).data;
+    const series = [[31, 95, 191], [192, 57, 43], [46, 139, 87]];
+    let nonBackground = 0, data = 0;
+    for (let i = 0; i < d.length; i += 4) {
+      const [r, g, b] = [d[i], d[i + 1], d[i + 2]];
+      if (r < 245 || g < 245 || b < 245) nonBackground++;
+      if (series.some(([R, G, B]) => Math.abs(r - R) + Math.abs(g - G) + Math.abs(b - B) < 60)) data++;
+    }
+    return { nonBackground, data, total: d.length / 4 };
+  }, png.toString('base64'));
+}
+
+test('the page made no request beyond the daemon', () => {
+  assert.deepEqual(external, []);
+});
