@@ -61,7 +61,7 @@ export class Live {
   ring = new Ring();
   connected = false;
   lastSampleAt = 0;
-  lastDroppedAt = 0;
+  lastDroppedAt = -Infinity;
   droppedFrames = 0;
   status: any = null;
   private es: EventSource | null = null;

@@ -43,6 +43,14 @@ export function benchPage(root: HTMLElement): () => void {
   );
 
   let bench: any = null;
+  const latest = (): any => {
+    const r = live.ring;
+    if (!r.len) return {};
+    const i = (r.head + r.t.length - 1) % r.t.length;
+    const s: any = { t: r.t[i] };
+    for (const k of Object.keys(r.sig)) s[k] = r.sig[k][i];
+    return s;
+  };
   const act = async (label: string, path: () => string | null) => {
     const p = path();
     if (!p) return msg.show('no run is running', 'error');
@@ -80,7 +88,7 @@ export function benchPage(root: HTMLElement): () => void {
         ['lockstep models', (b.models ?? []).join(', ') || '—'],
       ]),
     );
-    const s = lv.sample ?? {};
+    const s = lv.sample && Object.keys(lv.sample).length ? lv.sample : latest();
     clear(
       values,
       h('h2', { id: 'bench-values-h' }, 'Live values'),

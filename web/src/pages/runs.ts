@@ -188,7 +188,7 @@ async function renderBody(body: HTMLElement, run: any, charts: { destroy(): void
         c.set([s.t, ...data]);
         charts.push(c);
       };
-      ts.append(h('p', { class: 'muted' }, `${s.t.length} points per series (every ${every}. sample).`));
+      ts.append(h('p', { class: 'muted' }, `${s.t.length} points per series (${every === 1 ? 'every sample' : `one sample in ${every}`}).`));
       const grid = h('div', { class: 'charts' });
       ts.append(grid);
       mk('Position', 'x [rad]', ['x'], [s.x]);
