@@ -72,6 +72,9 @@ export interface QueueItem {
   name: string;
   priority: number;
   position: number;
+  /** Expected run time [s]. */
+  estimate_s?: number | null;
+  /** Until it is done [s]. */
   eta_s: number | null;
   starts_in_s: number | null;
 }
@@ -81,6 +84,8 @@ export interface Queue {
   on_failure: string;
   items: QueueItem[];
   eta_total_s: number | null;
+  estop?: boolean;
+  running?: { run_id: number; kind: string; name: string; estimate_s: number; remaining_s: number } | null;
 }
 
 /** Query string from the defined, non-empty entries. */

@@ -55,12 +55,16 @@ export function queuePage(root: HTMLElement): () => void {
         onFail,
         h('span', { id: 'queue-total' }, `${items.length} waiting, all done in about ${duration(queue.eta_total_s)}`),
       ),
+      queue.running
+        ? h('p', { id: 'queue-running' }, 'Running: ', h('a', { href: `#/runs/${queue.running.run_id}` }, `#${queue.running.run_id}`), ` ${queue.running.kind} “${queue.running.name}”, about ${duration(queue.running.remaining_s)} left`)
+        : null,
+      queue.estop ? h('p', { class: 'bad' }, 'E-stop latched: the queue waits until it is reset (Bench page).') : null,
       items.length
         ? h(
             'table',
             { class: 'data', id: 'queue-table' },
             h('caption', { class: 'sr-only' }, 'Waiting runs in start order'),
-            h('thead', null, h('tr', null, ['#', 'run', 'kind', 'name', 'priority', 'duration', 'starts in', 'actions'].map((c) => h('th', { scope: 'col' }, c)))),
+            h('thead', null, h('tr', null, ['#', 'run', 'kind', 'name', 'priority', 'duration', 'starts in', 'done in', 'actions'].map((c) => h('th', { scope: 'col' }, c)))),
             h(
               'tbody',
               null,
@@ -73,8 +77,9 @@ export function queuePage(root: HTMLElement): () => void {
                   h('td', null, it.kind),
                   h('td', null, it.name),
                   h('td', null, String(it.priority)),
-                  h('td', null, duration(it.eta_s)),
+                  h('td', null, duration(it.estimate_s ?? (it.eta_s != null && it.starts_in_s != null ? it.eta_s - it.starts_in_s : null))),
                   h('td', null, duration(it.starts_in_s)),
+                  h('td', null, duration(it.eta_s)),
                   h(
                     'td',
                     { class: 'actions' },
@@ -200,7 +205,7 @@ function planForm(box: HTMLElement, kinds: any[], msg: ReturnType<typeof notice>
   if (tonight.getTime() < Date.now()) tonight.setDate(tonight.getDate() + 1);
   const pad = (n: number) => String(n).padStart(2, '0');
   const localValue = `${tonight.getFullYear()}-${pad(tonight.getMonth() + 1)}-${pad(tonight.getDate())}T${pad(tonight.getHours())}:${pad(tonight.getMinutes())}`;
-  const runAt = h('input', { id: 'plan-run-at', type: 'datetime-local', value: localValue, required: true });
+  const runAt = h('input', { id: 'plan-run-at', type: 'datetime-local', step: 1, value: localValue, required: true });
   const rec = h('select', { id: 'plan-recurrence' }, h('option', { value: '' }, 'once'), h('option', { value: 'nightly' }, 'nightly'), h('option', { value: 'weekly' }, 'weekly'));
   const prio = h('input', { id: 'plan-priority', type: 'number', value: '0', step: '1' });
   const mode = h('select', { id: 'plan-mode' }, h('option', { value: 'single' }, 'this spec once'), h('option', { value: 'sweep' }, 'this spec with one parameter varied over a list'), h('option', { value: 'batch' }, 'a batch of specs (JSON list)'));
