@@ -149,3 +149,17 @@ export class Live {
 }
 
 export const live = new Live();
+
+/**
+ * The lockstep columns by meaning: `ID` is a model's predicted friction [N m]; `ID:x_plant`
+ * is the position [rad] of the plant simulated with that model.
+ */
+export function splitModels(models: string[]): { friction: number[]; position: number[] } {
+  const friction: number[] = [];
+  const position: number[] = [];
+  models.forEach((m, i) => {
+    if (!m.includes(':')) friction.push(i);
+    else if (m.endsWith(':x_plant')) position.push(i);
+  });
+  return { friction, position };
+}

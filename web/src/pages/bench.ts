@@ -1,7 +1,7 @@
 // Bench: connection and drive state, limits, live values, e-stop, live charts.
 import { get, post, setToken, token, ApiError } from '../api';
 import { h, clear, fmt, kvTable, notice } from '../dom';
-import { live, CAPACITY } from '../live';
+import { live, CAPACITY, splitModels } from '../live';
 import { timeChart, TSChart } from '../timeseries';
 
 export function benchPage(root: HTMLElement): () => void {
@@ -127,7 +127,10 @@ export function benchPage(root: HTMLElement): () => void {
     built?.charts.forEach((c) => c.destroy());
     charts.replaceChildren();
     const models = live.ring.models;
-    const w = Math.max(360, Math.min(760, (root.clientWidth || 1200) / 2 - 30));
+    const { friction, position } = splitModels(models);
+    const fm = friction.map((i) => models[i]);
+    const pm = position.map((i) => models[i]);
+    const w = Math.max(360, Math.min(760, ((root.clientWidth || 1200) - 40 - 12) / 2 - 14));
     const mk = (id: string, title: string, unit: string, labels: string[]) => {
       const el = h('div', { class: 'chart', id });
       charts.append(el);
@@ -136,10 +139,10 @@ export function benchPage(root: HTMLElement): () => void {
     built = {
       models: models.join(','),
       charts: [
-        mk('chart-x', 'Position', 'x [rad]', ['x']),
+        mk('chart-x', 'Position', 'x [rad]', ['x', ...pm.map((m) => `${m.replace(':x_plant', '')} (simulated plant)`)]),
         mk('chart-v', 'Velocity', 'v [rad/s]', ['v']),
-        mk('chart-torque', 'Torque and predicted friction', '[N m]', ['u_cmd', 'torque_motor', 'torque_sensor', ...models.map((m) => `${m} (predicted)`)]),
-        mk('chart-residual', 'Residual (sensor − model)', '[N m]', models.length ? models.map((m) => `sensor − ${m}`) : ['(no lockstep model)']),
+        mk('chart-torque', 'Torque and predicted friction', '[N m]', ['u_cmd', 'torque_motor', 'torque_sensor', ...fm.map((m) => `${m} (predicted)`)]),
+        mk('chart-residual', 'Residual (sensor − model)', '[N m]', fm.length ? fm.map((m) => `sensor − ${m}`) : ['(no lockstep model)']),
       ],
     };
   };
@@ -149,9 +152,10 @@ export function benchPage(root: HTMLElement): () => void {
     const t = r.ordered(r.t);
     const sig = (k: string) => r.ordered(r.sig[k]);
     const sensor = sig('torque_sensor');
-    const outs = r.out.map((o) => r.ordered(o));
+    const { friction, position } = splitModels(r.models);
+    const outs = friction.map((i) => r.ordered(r.out[i]));
     const [cx, cv, ct, cr] = built!.charts;
-    cx.set([t, sig('x')]);
+    cx.set([t, sig('x'), ...position.map((i) => r.ordered(r.out[i]))]);
     cv.set([t, sig('v')]);
     ct.set([t, sig('u_cmd'), sig('torque_motor'), sensor, ...outs]);
     cr.set([t, ...(outs.length ? outs.map((o) => o.map((y, i) => (y === null || sensor[i] === null ? null : (sensor[i] as number) - y))) : [t.map(() => null)])]);

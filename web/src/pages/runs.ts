@@ -1,7 +1,7 @@
 // Runs: a searchable list and a run page with its plots, tables, log, provenance and exports.
 import { get, qs, post, RunSummary, ApiError } from '../api';
 import { h, clear, fmt, kvTable, dataTable, notice } from '../dom';
-import { live } from '../live';
+import { live, splitModels } from '../live';
 import { timeChart } from '../timeseries';
 import { xyPlot, XYSeries } from '../xyplot';
 
@@ -179,7 +179,10 @@ async function renderBody(body: HTMLElement, run: any, charts: { destroy(): void
     const every = Math.max(1, Math.ceil(run.sample_count / 20000));
     try {
       const s = await get(`/api/runs/${run.id}/samples${qs({ every, format: 'json' })}`);
-      const models: string[] = s.models ?? [];
+      const all: string[] = s.models ?? Object.keys(s.outputs ?? {});
+      const split = splitModels(all);
+      const models = split.friction.map((i) => all[i]);
+      const plants = split.position.map((i) => all[i]);
       const outs = models.map((m) => s.outputs?.[m] ?? []);
       const mk = (title: string, unit: string, labels: string[], data: any[][]) => {
         const el = h('div', { class: 'chart' });
@@ -191,7 +194,7 @@ async function renderBody(body: HTMLElement, run: any, charts: { destroy(): void
       ts.append(h('p', { class: 'muted' }, `${s.t.length} points per series (${every === 1 ? 'every sample' : `one sample in ${every}`}).`));
       const grid = h('div', { class: 'charts' });
       ts.append(grid);
-      mk('Position', 'x [rad]', ['x'], [s.x]);
+      mk('Position', 'x [rad]', ['x', ...plants.map((m) => `${m.replace(':x_plant', '')} (simulated plant)`)], [s.x, ...plants.map((m) => s.outputs?.[m] ?? [])]);
       mk('Velocity', 'v [rad/s]', ['v'], [s.v]);
       mk('Torque and model outputs', '[N m]', ['u_cmd', 'torque_motor', 'torque_sensor', ...models], [s.u_cmd, s.torque_motor, s.torque_sensor, ...outs]);
       if (models.length) mk('Residual (sensor − model)', '[N m]', models.map((m) => `sensor − ${m}`), outs.map((o: any[]) => o.map((y, i) => (y == null || s.torque_sensor[i] == null ? null : s.torque_sensor[i] - y))));
