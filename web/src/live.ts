@@ -112,15 +112,17 @@ export class Live {
     });
     es.addEventListener('run', (e) => this.emit('run', JSON.parse((e as MessageEvent).data)));
     es.addEventListener('queue', (e) => this.emit('queue', JSON.parse((e as MessageEvent).data)));
-    es.addEventListener('dropped', (e) => {
-      const d = JSON.parse((e as MessageEvent).data);
-      this.droppedFrames += Number(d.frames) || 0;
-      this.lastDroppedAt = performance.now();
-      this.emit('dropped', d);
-    });
+    es.addEventListener('dropped', (e) => this.noteDropped(JSON.parse((e as MessageEvent).data)));
   }
 
-  private onSample(d: any) {
+  /** A `dropped` event: `{"frames": n}` frames this client lost. */
+  noteDropped(d: { frames: number }) {
+    this.droppedFrames += Number(d.frames) || 0;
+    this.lastDroppedAt = performance.now();
+    this.emit('dropped', d);
+  }
+
+  onSample(d: any) {
     // Accept one sample per event (contract) or a batch `{samples: [...]}`.
     const items: any[] = Array.isArray(d.samples) ? d.samples : [d];
     for (const it of items) {

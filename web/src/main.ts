@@ -79,5 +79,7 @@ function header() {
 
 header();
 live.start();
+// For the end-to-end tests and the curious: the live stream's state.
+(window as any).frictionbench = { live };
 window.addEventListener('hashchange', route);
 route();

@@ -213,16 +213,46 @@ async function countPixels(png) {
     const x = c.getContext('2d');
     x.drawImage(img, 0, 0);
     const d = x.getImageData(0, 0, c.width, c.height).data;
-    const series = [[31, 95, 191], [192, 57, 43], [46, 139, 87]];
+    // The plot palette (src/xyplot.ts PALETTE).
+    const series = ['#1f5fbf', '#c0392b', '#2e8b57', '#8e44ad', '#d35400', '#16a085', '#7f8c8d', '#b7950b', '#2c3e50', '#e84393'].map((c) => [1, 3, 5].map((i) => parseInt(c.slice(i, i + 2), 16)));
     let nonBackground = 0, data = 0;
     for (let i = 0; i < d.length; i += 4) {
       const [r, g, b] = [d[i], d[i + 1], d[i + 2]];
       if (r < 245 || g < 245 || b < 245) nonBackground++;
-      if (series.some(([R, G, B]) => Math.abs(r - R) + Math.abs(g - G) + Math.abs(b - B) < 60)) data++;
+      if (series.some(([R, G, B]) => Math.abs(r - R) + Math.abs(g - G) + Math.abs(b - B) < 40)) data++;
     }
     return { nonBackground, data, total: d.length / 4 };
   }, png.toString('base64'));
 }
+
+test('live charts: 20 000 points per series for every model; a dropped event shows "dropping data"', async (t) => {
+  await go('bench');
+  await page.waitForFunction(() => document.getElementById('conn')?.textContent === 'live: connected');
+  const models = (await api('/api/bench')).json.models;
+  assert.ok(models.length > 0, 'the bench runs lockstep models');
+  // Feed the page's live buffer as the stream would (the bench is idle now).
+  await page.evaluate((models) => {
+    const live = window.frictionbench.live;
+    live.ring.clear(models);
+    for (let k = 0; k < 20000; k++) {
+      const t = k * 1e-3;
+      const f = Math.tanh(Math.sin(t * 3) * 20) * 1.2;
+      live.onSample({ idx: k, sample: { t, x: Math.cos(t * 3), v: Math.sin(t * 3), u_cmd: f, torque_motor: f, torque_sensor: f + 0.01 * Math.sin(t * 200), segment: 0, flags: 0 }, outputs: models.map((m, i) => f * (1 + 0.01 * i)), models });
+    }
+  }, models);
+  await page.waitForFunction(() => Number(document.getElementById('live-charts')?.dataset.points) === 20000);
+  await page.waitForFunction(() => document.getElementById('live-charts')?.dataset.drawMs !== undefined);
+  const drawMs = Number(await page.getAttribute('#live-charts', 'data-draw-ms'));
+  t.diagnostic(`redraw of 4 charts, ${models.length} lockstep columns, 20000 points per series: ${drawMs} ms`);
+  const px = await countPixels(await page.locator('#chart-torque canvas').screenshot());
+  assert.ok(px.data > 500, `torque chart drawn (${JSON.stringify(px)})`);
+  await shot('bench-20k');
+  assert.ok(await page.isHidden('#dropping'));
+  await page.evaluate(() => window.frictionbench.live.noteDropped({ frames: 42 }));
+  await page.waitForSelector('#dropping:not([hidden])');
+  assert.match(await page.textContent('#dropping'), /dropping data: \d+ frames lost/);
+  await shot('bench-dropping');
+});
 
 test('the page made no request beyond the daemon', () => {
   assert.deepEqual(external, []);

@@ -164,17 +164,24 @@ export function benchPage(root: HTMLElement): () => void {
     chartNote.textContent = `${r.len} points per series on screen (latest ${CAPACITY} kept), ${r.total} received since the run's start.`;
   };
   let dirty = true;
+  let lastDraw = 0;
+  let drawMs = 0;
   const off = live.on((ev, d) => {
     if (ev === 'sample') dirty = true;
     if (ev === 'status') show({ ...bench, ...d });
     if (ev === 'run') refresh();
   });
+  // At most 10 redraws a second, fewer when a redraw is slow (many models × 20 000 points).
   const tick = window.setInterval(() => {
-    if (dirty) {
+    const now = performance.now();
+    if (dirty && now - lastDraw >= Math.max(100, 4 * drawMs)) {
       dirty = false;
+      lastDraw = now;
       draw();
+      drawMs = performance.now() - now;
+      charts.dataset.drawMs = drawMs.toFixed(1);
     }
-  }, 100);
+  }, 50);
   const poll = window.setInterval(() => { if (!live.connected) refresh(); }, 2000);
   return () => {
     off();
