@@ -24,6 +24,8 @@ export function timeChart(el: HTMLElement, title: string, yLabel: string, labels
     ],
   };
   const data = [[], ...labels.map(() => [])] as unknown as uPlot.AlignedData;
+  el.setAttribute('role', 'figure');
+  el.setAttribute('aria-label', `${title}: ${labels.join(', ')} against run time`);
   const plot = new uPlot(opts, data, el);
   return {
     plot,

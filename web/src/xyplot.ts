@@ -36,7 +36,7 @@ function niceTicks(lo: number, hi: number, n = 6): number[] {
 
 const tickText = (v: number) => (Math.abs(v) >= 1e4 || (Math.abs(v) < 1e-3 && v !== 0) ? v.toExponential(1) : String(Number(v.toPrecision(4))));
 
-/** Draws the plot; the figure carries `data-points` = the number of point markers drawn. */
+/** Draws the plot; the figure carries `data-points` (point markers drawn) and `data-lines` (curves drawn). */
 export function xyPlot(opt: XYOptions): HTMLElement {
   const width = opt.width ?? 640;
   const height = opt.height ?? 360;
@@ -95,7 +95,10 @@ export function xyPlot(opt: XYOptions): HTMLElement {
   ctx.save();
   ctx.beginPath(); ctx.rect(L, T, width - L - R, height - T - B); ctx.clip();
   let points = 0;
-  opt.series.forEach((s, k) => {
+  let lines = 0;
+  // Curves first, markers on top.
+  const order = opt.series.map((s, k) => [s, k] as const).sort((a, b) => (a[0].mode === 'line' ? 0 : 1) - (b[0].mode === 'line' ? 0 : 1));
+  order.forEach(([s, k]) => {
     const color = s.color ?? PALETTE[k % PALETTE.length];
     ctx.strokeStyle = color;
     ctx.fillStyle = color;
@@ -110,6 +113,7 @@ export function xyPlot(opt: XYOptions): HTMLElement {
         pen = true;
       });
       ctx.stroke();
+      if (s.x.filter((x, i) => Number.isFinite(x) && Number.isFinite(s.y[i])).length >= 2) lines++;
       return;
     }
     ctx.lineWidth = 1;
@@ -139,7 +143,7 @@ export function xyPlot(opt: XYOptions): HTMLElement {
   );
   return h(
     'figure',
-    { class: 'xyplot', 'data-points': String(points), 'data-testid': opt.testId },
+    { class: 'xyplot', 'data-points': String(points), 'data-lines': String(lines), 'data-testid': opt.testId },
     h('figcaption', null, opt.title),
     canvas,
     legend,

@@ -54,7 +54,8 @@ test('bench page: state, limits and the live stream connected', async () => {
   await shot('bench');
 });
 
-const sweep = { velocities: '0.5, 1', repeats: '1', settle_s: '0.5', measure_s: '1' };
+// Three speeds in both directions, 1.5 s each: a 9 s run with enough points for a static-curve fit.
+const sweep = { velocities: '0.3, 0.6, 1', repeats: '1', settle_s: '0.5', measure_s: '1' };
 
 async function fillSweep(values) {
   await go('launch');
@@ -123,7 +124,7 @@ test('run page: Stribeck plot with the expected points, CSV export', async () =>
   await page.waitForSelector('[data-testid="stribeck-plot"]');
   const results = (await api(`/api/runs/${runId}/results`)).json;
   const expected = results.positive.length + results.negative.length;
-  assert.equal(expected, 4, 'two velocities in two directions');
+  assert.equal(expected, 6, 'three velocities in two directions');
   assert.equal(Number(await page.getAttribute('[data-testid="stribeck-plot"]', 'data-points')), expected);
   const png = await page.locator('[data-testid="stribeck-plot"] canvas').screenshot({ path: path.join(shots, 'stribeck.png') });
   const px = await countPixels(png);
@@ -169,7 +170,7 @@ test('schedule an item and see it in the queue', async () => {
   await page.uncheck('#queue-paused');
 });
 
-test('models & fits page lists the models', async () => {
+test('models & fits: the models listed; a static-curve fit on the run, drawn on its Stribeck plot', async () => {
   await go('models');
   await page.waitForSelector('details.model');
   const models = (await api('/api/models')).json;
@@ -177,6 +178,23 @@ test('models & fits page lists the models', async () => {
   assert.equal(await page.locator('details.model').count(), models.length);
   await page.waitForSelector('#fit-form');
   await shot('models');
+  await page.selectOption('#fit-run', String(runId));
+  await page.selectOption('#fit-model', 'coulomb_viscous');
+  await page.selectOption('#fit-procedure', 'static_curve');
+  await page.click('#fit-form button[type=submit]');
+  await page.waitForSelector('#fit-result table', { timeout: 30000 });
+  const fitted = await page.textContent('#fit-result');
+  assert.match(fitted, /fc/);
+  assert.match(fitted, /fv/);
+  await shot('models-fit');
+  const sets = (await api('/api/parameter-sets?model=coulomb_viscous')).json;
+  assert.ok(sets.some((s) => (s.provenance?.runs ?? []).includes(runId)), 'the parameter set names the run');
+  await go(`runs/${runId}`);
+  await page.waitForSelector('[data-testid="stribeck-plot"]');
+  assert.equal(Number(await page.getAttribute('[data-testid="stribeck-plot"]', 'data-lines')), 1, 'the fitted curve is drawn');
+  assert.match(await page.textContent('[data-testid="stribeck-plot"] .legend'), /fitted coulomb_viscous/);
+  await page.locator('[data-testid="stribeck-plot"]').screenshot({ path: path.join(shots, 'stribeck-fit.png') });
+  await shot('run-fit');
 });
 
 test('the live stream reconnects after a daemon restart', async () => {

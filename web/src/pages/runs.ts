@@ -287,8 +287,9 @@ function resultPlots(box: HTMLElement, run: any, r: any, sets: any[]) {
     ];
     const vmax = Math.max(1e-9, ...pts.map((p: any) => Math.abs(p.velocity_rad_s)));
     for (const fit of fitsOfRun(sets, run.id, 'static_curve')) {
-      const params = fit.params?.params ?? fit.params ?? {};
-      const neg = params.negative ? { ...params, ...params.negative } : params;
+      // The stored document: the model's parameters, `negative` the full set for v < 0.
+      const params = fit.params ?? {};
+      const neg = params.negative && typeof params.negative === 'object' ? { ...params, ...params.negative } : params;
       const xs: number[] = [], ys: number[] = [];
       for (let i = -200; i <= 200; i++) {
         if (i === 0) { xs.push(NaN); ys.push(NaN); continue; }
