@@ -272,6 +272,26 @@ test('live charts: 20 000 points per series for every model; a dropped event sho
   await shot('bench-dropping');
 });
 
+test('the e-stop is reached from the keyboard, latches, and resets', async () => {
+  await go('bench');
+  await page.waitForFunction(() => document.getElementById('conn')?.textContent === 'live: connected');
+  await page.evaluate(() => document.activeElement?.blur());
+  let tabs = 0;
+  while ((await page.evaluate(() => document.activeElement?.id)) !== 'estop') {
+    assert.ok(++tabs <= 12, 'the header e-stop is within 12 Tab presses of the top of the page');
+    await page.keyboard.press('Tab');
+  }
+  await page.keyboard.press('Enter');
+  await page.waitForFunction(async () => (await (await fetch('/api/bench')).json()).estop === true);
+  await page.waitForSelector('#estop.latched');
+  await page.waitForSelector('#estop-reset:not([hidden])');
+  await shot('bench-estop');
+  await page.click('#estop-reset');
+  await page.waitForFunction(async () => (await (await fetch('/api/bench')).json()).estop === false);
+  await page.waitForSelector('#estop-reset', { state: 'hidden' });
+  await page.waitForSelector('#estop:not(.latched)');
+});
+
 test('the page made no request beyond the daemon', () => {
   assert.deepEqual(external, []);
 });
