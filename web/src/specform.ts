@@ -1,7 +1,7 @@
 // A form for one experiment spec, generated from `GET /api/experiments/kinds`: a field per
 // parameter with its unit and default; the server's 422 message is shown beside the field it
 // names.
-import { h, clear } from './dom';
+import { h, clear, duration } from './dom';
 
 export interface ParamDoc {
   name: string;
@@ -125,7 +125,7 @@ export function specForm(kinds: KindDoc[], prefix: string, initial?: string): Sp
   const current = () => kinds.find((k) => k.kind === kindSel.value) ?? kinds[0];
   const build = () => {
     const k = current();
-    desc.textContent = k.description;
+    desc.textContent = [k.description, k.estimate_s != null ? `With its defaults a run takes about ${duration(k.estimate_s)}.` : ''].filter(Boolean).join(' ');
     inputs = new Map();
     clear(fields);
     for (const p of k.params) {

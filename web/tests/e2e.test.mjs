@@ -16,7 +16,8 @@ const api = async (p, init) => {
   const text = await r.text();
   return { status: r.status, json: text ? JSON.parse(text) : null, text };
 };
-const shot = (name) => page.screenshot({ path: path.join(shots, `${name}.png`), fullPage: true });
+// Full-page screenshots, the sticky header kept at the top for them.
+const shot = (name) => page.screenshot({ path: path.join(shots, `${name}.png`), fullPage: true, style: 'header.top { position: static !important; }' });
 const go = async (hash) => {
   await page.goto(`${bench.url}/#/${hash}`);
   await page.waitForSelector(`main[data-page]`);
