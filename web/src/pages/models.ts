@@ -128,9 +128,15 @@ async function fitForm(box: HTMLElement, models: any[], after: () => void) {
       clear(
         result,
         dataTable(
-          Object.entries(params)
-            .filter(([, v]) => typeof v === 'number')
-            .map(([k, v]) => ({ parameter: k, value: v, std_error: typeof se[k] === 'number' ? se[k] : null })),
+          [
+            ...Object.entries(params)
+              .filter(([, v]) => typeof v === 'number')
+              .map(([k, v]) => ({ parameter: k, value: v, std_error: typeof se[k] === 'number' ? se[k] : null })),
+            // An asymmetric fit: the set for negative motion.
+            ...Object.entries(params.negative && typeof params.negative === 'object' ? params.negative : {})
+              .filter(([, v]) => typeof v === 'number')
+              .map(([k, v]) => ({ parameter: `negative.${k}`, value: v, std_error: typeof se.negative?.[k] === 'number' ? se.negative[k] : null })),
+          ],
           ['parameter', 'value', 'std_error'],
           'Fitted parameters',
         ),
