@@ -139,6 +139,53 @@ test('run page: Stribeck plot with the expected points, CSV export', async () =>
   assert.ok(csv.trim().split('\n').length > 100, 'the CSV has the samples');
 });
 
+test('run pages of the other kinds: breakaway vs torque rate, lag loops, presliding loops', async () => {
+  // Short versions of experiments/specs/*.json, enqueued through the API (about 9 s in all).
+  const specs = [
+    { kind: 'torque_ramp', name: 'e2e ramp', params: { rates_nm_s: [2.5, 5], directions: 'both', repeats: 1, motion_counts: 10, rest_s: 0.5 } },
+    { kind: 'frictional_lag', name: 'e2e lag', params: { mean_rad_s: 1, amplitude_rad_s: 0.95, omegas_rad_s: [10], cycles: 2, settle_s: 0.5, chirp: null, mirror: false } },
+    { kind: 'presliding', name: 'e2e presliding', params: { parts: ['ramp', 'reversals'], ramp_rate_rad_s: 0.01, ramp_distance_rad: 0.02, ramp_repeats: 1, reversals_rad: [0.002, -0.002, 0.001, -0.0005], reversals_rate_rad_s: 0.004, rest_s: 0.5 } },
+  ];
+  const ids = [];
+  for (const spec of specs) {
+    const r = await api('/api/runs', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(spec) });
+    assert.equal(r.status, 201, r.text);
+    ids.push(r.json.id);
+  }
+  const deadline = Date.now() + 90000;
+  for (const id of ids) {
+    for (;;) {
+      const run = (await api(`/api/runs/${id}`)).json;
+      if (run.status === 'completed' && run.results) break;
+      assert.ok(!['aborted', 'failed', 'interrupted'].includes(run.status), `run ${id} ended ${run.status}: ${run.status_reason}`);
+      assert.ok(Date.now() < deadline, `run ${id} completes in time`);
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  }
+  const [ramp, lag, pre] = ids;
+  const figure = async (id, testId) => {
+    await go(`runs/${id}`);
+    const f = page.locator(`[data-testid="${testId}"]`);
+    await f.waitFor();
+    return { points: Number(await f.getAttribute('data-points')), lines: Number(await f.getAttribute('data-lines')), f };
+  };
+  let r = (await api(`/api/runs/${ramp}/results`)).json;
+  let fig = await figure(ramp, 'breakaway-plot');
+  assert.equal(fig.points, r.positive.length + r.negative.length, 'one marker per breakaway row');
+  assert.ok(fig.points > 0);
+  await shot('run-torque-ramp');
+  r = (await api(`/api/runs/${lag}/results`)).json;
+  fig = await figure(lag, 'lag-plot');
+  assert.equal(fig.lines, r.loops.filter((l) => l.loop_v_torque.x.length >= 2).length, 'one loop per lag run');
+  assert.ok(fig.lines > 0);
+  await shot('run-frictional-lag');
+  r = (await api(`/api/runs/${pre}/results`)).json;
+  fig = await figure(pre, 'presliding-plot');
+  assert.equal(fig.lines, r.ramps.length + (r.reversals ? 1 : 0), 'ramps and the reversal loops drawn');
+  assert.ok(fig.lines > 0);
+  await shot('run-presliding');
+});
+
 test('schedule an item and see it in the queue', async () => {
   await go('queue');
   await page.waitForSelector('#queue-paused');
