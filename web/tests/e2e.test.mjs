@@ -181,8 +181,11 @@ test('run pages of the other kinds: breakaway vs torque rate, lag loops, preslid
   await shot('run-frictional-lag');
   r = (await api(`/api/runs/${pre}/results`)).json;
   fig = await figure(pre, 'presliding-plot');
-  assert.equal(fig.lines, r.ramps.length + (r.reversals ? 1 : 0), 'ramps and the reversal loops drawn');
+  assert.equal(fig.lines, r.ramps.length, 'the breakaway ramps drawn');
   assert.ok(fig.lines > 0);
+  const loops = page.locator('[data-testid="reversals-plot"]');
+  assert.equal(Number(await loops.getAttribute('data-lines')), 1, 'the reversal loops drawn');
+  assert.equal(Number(await loops.getAttribute('data-points')), r.reversals.reversal_points.x.length, 'one marker per reversal point');
   await shot('run-presliding');
 });
 

@@ -303,11 +303,20 @@ function resultPlots(box: HTMLElement, run: any, r: any, sets: any[]) {
     add(h('details', null, h('summary', null, `Stribeck points (${pts.length})`), dataTable(pts)));
   } else if (kind === 'presliding') {
     const series: XYSeries[] = (r.ramps ?? []).map((rp: any) => ({ label: `ramp ${rp.direction > 0 ? '+' : '−'}`, x: rp.curve.x, y: rp.curve.y, mode: 'line' as const }));
-    if (r.reversals) {
-      series.push({ label: 'reversal loops', x: r.reversals.curve.x, y: r.reversals.curve.y, mode: 'line' });
-      series.push({ label: 'reversal points', x: r.reversals.reversal_points.x, y: r.reversals.reversal_points.y, mode: 'points' });
-    }
-    add(xyPlot({ title: 'Friction vs displacement (presliding)', xLabel: 'displacement [rad]', yLabel: 'torque [N m]', series, testId: 'presliding-plot' }));
+    if (series.length) add(xyPlot({ title: 'Friction vs displacement: breakaway ramps', xLabel: 'displacement from the start [rad]', yLabel: 'torque [N m]', series, testId: 'presliding-plot' }));
+    if (r.reversals)
+      add(
+        xyPlot({
+          title: 'Friction vs displacement: presliding hysteresis loops (reversals)',
+          xLabel: 'displacement from the start [rad]',
+          yLabel: 'torque [N m]',
+          series: [
+            { label: 'loops', x: r.reversals.curve.x, y: r.reversals.curve.y, mode: 'line' },
+            { label: 'reversal points', x: r.reversals.reversal_points.x, y: r.reversals.reversal_points.y, mode: 'points' },
+          ],
+          testId: 'reversals-plot',
+        }),
+      );
     add(dataTable((r.ramps ?? []).map((x: any) => ({ direction: x.direction, breakaway_torque_nm: x.breakaway_torque_nm, breakaway_displacement_rad: x.breakaway_displacement_rad, initial_stiffness_nm_rad: x.initial_stiffness_nm_rad }))));
     if (r.sine) add(kvTable(Object.entries(r.sine).map(([k, v]) => [k, fmt(v)]), 'Sine'));
     if (r.step) add(kvTable(Object.entries(r.step).map(([k, v]) => [k, fmt(v)]), 'Step'));
