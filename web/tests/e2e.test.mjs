@@ -120,7 +120,7 @@ test('the run completes and shows in the runs list', async () => {
   await shot('runs');
 });
 
-test('run page: Stribeck plot with the expected points, CSV export', async () => {
+test('run page: Stribeck plot with the expected points, CSV and Parquet export', async () => {
   await page.click(`#runs-table tr[data-run-id="${runId}"] a`);
   await page.waitForSelector('[data-testid="stribeck-plot"]');
   const results = (await api(`/api/runs/${runId}/results`)).json;
@@ -137,6 +137,10 @@ test('run page: Stribeck plot with the expected points, CSV export', async () =>
   const csv = readFileSync(await download.path(), 'utf8');
   assert.match(csv.split('\n')[0], /^idx,t,x,v,u_cmd,torque_motor,torque_sensor,segment,flags/);
   assert.ok(csv.trim().split('\n').length > 100, 'the CSV has the samples');
+  const [pq] = await Promise.all([page.waitForEvent('download'), page.click('#export-parquet')]);
+  const bytes = readFileSync(await pq.path());
+  assert.equal(bytes.subarray(0, 4).toString(), 'PAR1', 'a Parquet file');
+  assert.equal(bytes.subarray(bytes.length - 4).toString(), 'PAR1');
 });
 
 test('run pages of the other kinds: breakaway vs torque rate, lag loops, presliding loops', async () => {
@@ -189,7 +193,7 @@ test('run pages of the other kinds: breakaway vs torque rate, lag loops, preslid
   await shot('run-presliding');
 });
 
-test('schedule an item and see it in the queue', async () => {
+test('schedule an item and see it in the queue; plan a nightly parameter sweep', async () => {
   await go('queue');
   await page.waitForSelector('#queue-paused');
   // Pause the queue so the scheduled run waits there.
@@ -219,6 +223,29 @@ test('schedule an item and see it in the queue', async () => {
   await row.first().locator('button', { hasText: 'Remove' }).click();
   await page.waitForFunction(async (id) => !(await (await fetch('/api/queue')).json()).items.some((i) => i.run_id === id), item.run_id);
   await page.uncheck('#queue-paused');
+  // An overnight sweep: tomorrow 22:00, nightly, one parameter varied over a list.
+  const entries = (await api('/api/schedule')).json.length;
+  await page.fill('#plan-run-at', await page.evaluate(() => {
+    const d = new Date(Date.now() + 86400e3);
+    const p = (n) => String(n).padStart(2, '0');
+    return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())}T22:00:00`;
+  }));
+  await page.selectOption('#plan-recurrence', 'nightly');
+  await page.selectOption('#plan-mode', 'sweep');
+  await page.fill('#plan-sweep-param', 'params.velocities');
+  await page.fill('#plan-sweep-values', '[[0.3], [0.6], [1]]');
+  await page.fill('#plan-name', 'e2e nightly sweep');
+  await page.click('#plan-submit');
+  const sweepRow = page.locator('#schedule-table tbody tr', { hasText: 'params.velocities' });
+  await sweepRow.first().waitFor();
+  assert.match(await sweepRow.first().textContent(), /nightly/);
+  const list = (await api('/api/schedule')).json;
+  assert.equal(list.length, entries + 1);
+  const entry = list.find((e) => e.sweep);
+  assert.ok(entry && entry.recurrence === 'nightly' && entry.sweep.values.length === 3, JSON.stringify(list));
+  await shot('schedule-sweep');
+  await sweepRow.first().locator('button', { hasText: 'Delete' }).click();
+  await page.waitForFunction(async (n) => (await (await fetch('/api/schedule')).json()).length === n, entries);
 });
 
 test('models & fits: the models listed; a static-curve fit on the run, drawn on its Stribeck plot', async () => {
