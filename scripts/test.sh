@@ -12,3 +12,16 @@ fi
 export FRICTIONBENCH_PYTHON="$PWD/target/pyenv/bin/python"
 
 cargo test --workspace --locked
+
+# issue 7: the dashboard end to end, in a real headless Chromium (Debian's chromium driven by
+# playwright-core from npm) against `bench serve --sim`; screenshots in target/e2e-screenshots/.
+if ! command -v chromium >/dev/null 2>&1; then
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium
+fi
+(cd web && npm ci --no-audit --no-fund && npm run build)
+# The debug binary `cargo test` just built (no second, release compile of the workspace).
+cargo build --locked -p bench-daemon
+target_dir="${CARGO_TARGET_DIR:-target}"
+case "$target_dir" in /*) ;; *) target_dir="$PWD/$target_dir" ;; esac
+(cd web && BENCH_BIN="$target_dir/debug/bench" CHROMIUM="$(command -v chromium)" npm run test:e2e)

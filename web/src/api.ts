@@ -1,0 +1,97 @@
+// REST client for `bench serve` (contract: API.md). Errors keep the server's message and field.
+
+export class ApiError extends Error {
+  constructor(
+    public status: number,
+    message: string,
+    public field: string | null,
+  ) {
+    super(message);
+  }
+}
+
+/** Bearer token for a daemon listening beyond loopback (kept in this browser only). */
+export function token(): string {
+  return localStorage.getItem('frictionbench.token') ?? '';
+}
+
+export function setToken(t: string): void {
+  if (t) localStorage.setItem('frictionbench.token', t);
+  else localStorage.removeItem('frictionbench.token');
+}
+
+export async function api<T = any>(method: string, path: string, body?: unknown): Promise<T> {
+  const headers: Record<string, string> = {};
+  if (body !== undefined) headers['Content-Type'] = 'application/json';
+  if (method !== 'GET' && token()) headers['Authorization'] = `Bearer ${token()}`;
+  let res: Response;
+  try {
+    res = await fetch(path, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  } catch (e) {
+    throw new ApiError(0, `cannot reach the daemon (${(e as Error).message})`, null);
+  }
+  const text = await res.text();
+  let json: any = null;
+  if (text) {
+    try {
+      json = JSON.parse(text);
+    } catch {
+      json = null;
+    }
+  }
+  if (!res.ok) {
+    const msg = json && typeof json.error === 'string' ? json.error : text || res.statusText;
+    throw new ApiError(res.status, msg, json && typeof json.field === 'string' ? json.field : null);
+  }
+  return json as T;
+}
+
+export const get = <T = any>(path: string) => api<T>('GET', path);
+export const post = <T = any>(path: string, body?: unknown) => api<T>('POST', path, body ?? {});
+export const put = <T = any>(path: string, body: unknown) => api<T>('PUT', path, body);
+export const del = <T = any>(path: string) => api<T>('DELETE', path);
+
+export interface RunSummary {
+  id: number;
+  kind: string;
+  name: string;
+  status: string;
+  created_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+  sample_count: number;
+}
+
+export interface QueueItem {
+  run_id: number;
+  kind: string;
+  name: string;
+  priority: number;
+  position: number;
+  /** Expected run time [s]. */
+  estimate_s?: number | null;
+  /** Until it is done [s]. */
+  eta_s: number | null;
+  starts_in_s: number | null;
+}
+
+export interface Queue {
+  paused: boolean;
+  on_failure: string;
+  items: QueueItem[];
+  eta_total_s: number | null;
+  estop?: boolean;
+  running?: { run_id: number; kind: string; name: string; estimate_s: number; remaining_s: number } | null;
+}
+
+/** Query string from the defined, non-empty entries. */
+export function qs(params: Record<string, string | number | undefined | null>): string {
+  const p = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== null && v !== '') p.set(k, String(v));
+  const s = p.toString();
+  return s ? `?${s}` : '';
+}

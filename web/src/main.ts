@@ -1,0 +1,85 @@
+// The dashboard: hash routes to pages; one live stream for all of them.
+import './style.css';
+import { post, ApiError } from './api';
+import { live } from './live';
+import { benchPage } from './pages/bench';
+import { launchPage } from './pages/launch';
+import { queuePage } from './pages/queue';
+import { runsPage, runPage } from './pages/runs';
+import { modelsPage } from './pages/models';
+
+type Page = (root: HTMLElement, arg?: string) => (() => void) | void;
+
+const routes: [RegExp, Page, string][] = [
+  [/^#\/bench$/, benchPage, 'Bench'],
+  [/^#\/launch$/, launchPage, 'Launch'],
+  [/^#\/queue$/, queuePage, 'Queue & schedule'],
+  [/^#\/runs\/(\d+)$/, runPage, 'Run'],
+  [/^#\/runs$/, runsPage, 'Runs'],
+  [/^#\/models$/, modelsPage, 'Models & fits'],
+];
+
+let cleanup: (() => void) | void;
+
+function route() {
+  const hash = location.hash || '#/bench';
+  const main = document.getElementById('main')!;
+  if (cleanup) cleanup();
+  cleanup = undefined;
+  main.replaceChildren();
+  const hit = routes.find(([re]) => re.test(hash));
+  if (!hit) {
+    location.hash = '#/bench';
+    return;
+  }
+  const [re, page, title] = hit;
+  const m = hash.match(re)!;
+  document.title = `${title} · frictionbench`;
+  main.dataset.page = title;
+  for (const a of document.querySelectorAll<HTMLAnchorElement>('nav a')) {
+    const here = hash.startsWith(a.getAttribute('href')!);
+    if (here) a.setAttribute('aria-current', 'page');
+    else a.removeAttribute('aria-current');
+  }
+  cleanup = page(main, m[1]);
+  main.focus({ preventScroll: true });
+}
+
+function header() {
+  const conn = document.getElementById('conn')!;
+  const dropping = document.getElementById('dropping')!;
+  const estop = document.getElementById('estop') as HTMLButtonElement;
+  const showConn = () => {
+    conn.textContent = live.connected ? 'live: connected' : 'live: reconnecting…';
+    conn.className = `conn ${live.connected ? 'ok' : 'bad'}`;
+  };
+  live.on((ev, d) => {
+    if (ev === 'connection') showConn();
+    if (ev === 'status') {
+      estop.classList.toggle('latched', !!d.estop);
+      estop.textContent = d.estop ? 'E-STOP (latched)' : 'E-STOP';
+    }
+  });
+  setInterval(() => {
+    const msg = live.dropping();
+    dropping.hidden = !msg;
+    if (msg && dropping.textContent !== msg) dropping.textContent = msg;
+  }, 500);
+  estop.addEventListener('click', async () => {
+    try {
+      await post('/api/estop');
+      estop.classList.add('latched');
+      estop.textContent = 'E-STOP (latched)';
+    } catch (e) {
+      alert(`E-stop request failed: ${(e as ApiError).message}`);
+    }
+  });
+  showConn();
+}
+
+header();
+live.start();
+// For the end-to-end tests and the curious: the live stream's state.
+(window as any).frictionbench = { live };
+window.addEventListener('hashchange', route);
+route();

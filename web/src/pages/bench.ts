@@ -1,0 +1,192 @@
+// Bench: connection and drive state, limits, live values, e-stop, live charts.
+import { get, post, setToken, token, ApiError } from '../api';
+import { h, clear, fmt, kvTable, notice } from '../dom';
+import { live, CAPACITY, splitModels } from '../live';
+import { timeChart, TSChart } from '../timeseries';
+
+export function benchPage(root: HTMLElement): () => void {
+  const state = h('section', { class: 'card', 'aria-labelledby': 'bench-state-h' });
+  const values = h('section', { class: 'card', 'aria-labelledby': 'bench-values-h' });
+  const limits = h('section', { class: 'card', 'aria-labelledby': 'bench-limits-h' });
+  const msg = notice();
+  const estop = h('button', { class: 'estop big', type: 'button', id: 'estop-big' }, 'EMERGENCY STOP');
+  const reset = h('button', { type: 'button', id: 'estop-reset' }, 'Reset e-stop');
+  const stopRun = h('button', { type: 'button' }, 'Stop run after this segment');
+  const abortRun = h('button', { type: 'button' }, 'Abort run now');
+  const tokenInput = h('input', { id: 'token', type: 'password', value: token(), autocomplete: 'off' });
+  const charts = h('div', { class: 'charts', id: 'live-charts', 'data-points': '0', 'data-total': '0' });
+  const chartNote = h('p', { class: 'muted' });
+
+  root.append(
+    h('h1', null, 'Bench'),
+    h(
+      'div',
+      { class: 'estop-row' },
+      estop,
+      reset,
+      stopRun,
+      abortRun,
+      msg,
+    ),
+    h('div', { class: 'grid3' }, state, values, limits),
+    h('h2', null, 'Live'),
+    chartNote,
+    charts,
+    h(
+      'details',
+      { class: 'card' },
+      h('summary', null, 'Access token (only for a daemon listening beyond loopback)'),
+      h('label', { for: 'token' }, 'Bearer token '),
+      tokenInput,
+      h('button', { type: 'button', onclick: () => { setToken(tokenInput.value.trim()); msg.show('token saved in this browser'); } }, 'Save'),
+    ),
+  );
+
+  let bench: any = null;
+  const latest = (): any => {
+    const r = live.ring;
+    if (!r.len) return {};
+    const i = (r.head + r.t.length - 1) % r.t.length;
+    const s: any = { t: r.t[i] };
+    for (const k of Object.keys(r.sig)) s[k] = r.sig[k][i];
+    return s;
+  };
+  const act = async (label: string, path: () => string | null) => {
+    const p = path();
+    if (!p) return msg.show('no run is running', 'error');
+    try {
+      await post(p);
+      msg.show(`${label}: done`);
+      refresh();
+    } catch (e) {
+      msg.show(`${label}: ${(e as ApiError).message}`, 'error');
+    }
+  };
+  estop.addEventListener('click', () => act('e-stop', () => '/api/estop'));
+  reset.addEventListener('click', () => act('e-stop reset', () => '/api/estop/reset'));
+  stopRun.addEventListener('click', () => act('stop', () => (bench?.run_id != null ? `/api/runs/${bench.run_id}/stop` : null)));
+  abortRun.addEventListener('click', () => act('abort', () => (bench?.run_id != null ? `/api/runs/${bench.run_id}/abort` : null)));
+
+  const show = (b: any) => {
+    bench = b;
+    const lv = b.live ?? {};
+    clear(
+      state,
+      h('h2', { id: 'bench-state-h' }, 'State'),
+      kvTable([
+        ['source', b.source ?? '—'],
+        ['drive connected', b.connected ? 'yes' : 'NO'],
+        ['busy', b.busy ? 'yes' : 'no'],
+        ['run', b.run_id != null ? h('a', { href: `#/runs/${b.run_id}` }, `#${b.run_id}`) : '—'],
+        ['e-stop', b.estop ? h('strong', { class: 'bad' }, 'LATCHED') : 'clear'],
+        ['phase', lv.phase ?? '—'],
+        ['segment', lv.segments ? `${(lv.segment ?? 0) + 1} / ${lv.segments} ${lv.label ?? ''}` : '—'],
+        ['run time', lv.t != null ? `${fmt(lv.t)} s` : '—'],
+        ['samples', fmt(lv.samples)],
+        ['overruns', fmt(lv.overruns)],
+        ['dropped batches', fmt(lv.dropped_batches)],
+        ['lockstep models', (b.models ?? []).join(', ') || '—'],
+      ]),
+    );
+    const s = lv.sample && Object.keys(lv.sample).length ? lv.sample : latest();
+    clear(
+      values,
+      h('h2', { id: 'bench-values-h' }, 'Live values'),
+      kvTable([
+        ['position x', `${fmt(s.x)} rad`],
+        ['velocity v', `${fmt(s.v)} rad/s`],
+        ['commanded torque', `${fmt(s.u_cmd)} N m`],
+        ['drive torque', `${fmt(s.torque_motor)} N m`],
+        ['sensor torque', `${fmt(s.torque_sensor)} N m`],
+        ['flags', fmt(s.flags)],
+      ]),
+    );
+    const l = b.limits ?? {};
+    clear(
+      limits,
+      h('h2', { id: 'bench-limits-h' }, 'Limits'),
+      kvTable([
+        ['torque', `${fmt(l.torque_nm)} N m`],
+        ['velocity', `${fmt(l.velocity_rad_s)} rad/s`],
+        ['position window', `± ${fmt(l.position_window_rad)} rad`],
+        ['control period', `${fmt(l.period_s)} s`],
+        ['encoder', `${fmt(l.encoder_counts_per_rev)} counts/rev`],
+      ]),
+    );
+    reset.hidden = !b.estop;
+  };
+  const refresh = () =>
+    get('/api/bench').then(show, (e) => {
+      clear(state, h('h2', { id: 'bench-state-h' }, 'State'), h('p', { class: 'bad' }, `daemon unreachable: ${e.message}`));
+    });
+  refresh();
+
+  // Live charts, redrawn at most 10 times a second from the shared ring buffer.
+  let built: { models: string; charts: TSChart[] } | null = null;
+  const build = () => {
+    built?.charts.forEach((c) => c.destroy());
+    charts.replaceChildren();
+    const models = live.ring.models;
+    const { friction, position } = splitModels(models);
+    const fm = friction.map((i) => models[i]);
+    const pm = position.map((i) => models[i]);
+    const w = Math.max(360, Math.min(760, ((root.clientWidth || 1200) - 40 - 12) / 2 - 14));
+    const mk = (id: string, title: string, unit: string, labels: string[]) => {
+      const el = h('div', { class: 'chart', id });
+      charts.append(el);
+      return timeChart(el, title, unit, labels, w, 210);
+    };
+    built = {
+      models: models.join(','),
+      charts: [
+        mk('chart-x', 'Position', 'x [rad]', ['x', ...pm.map((m) => `${m.replace(':x_plant', '')} (simulated plant)`)]),
+        mk('chart-v', 'Velocity', 'v [rad/s]', ['v']),
+        mk('chart-torque', 'Torque and predicted friction', '[N m]', ['u_cmd', 'torque_motor', 'torque_sensor', ...fm.map((m) => `${m} (predicted)`)]),
+        mk('chart-residual', 'Residual (sensor − model)', '[N m]', fm.length ? fm.map((m) => `sensor − ${m}`) : ['(no lockstep model)']),
+      ],
+    };
+  };
+  const draw = () => {
+    const r = live.ring;
+    if (!built || built.models !== r.models.join(',')) build();
+    const t = r.ordered(r.t);
+    const sig = (k: string) => r.ordered(r.sig[k]);
+    const sensor = sig('torque_sensor');
+    const { friction, position } = splitModels(r.models);
+    const outs = friction.map((i) => r.ordered(r.out[i]));
+    const [cx, cv, ct, cr] = built!.charts;
+    cx.set([t, sig('x'), ...position.map((i) => r.ordered(r.out[i]))]);
+    cv.set([t, sig('v')]);
+    ct.set([t, sig('u_cmd'), sig('torque_motor'), sensor, ...outs]);
+    cr.set([t, ...(outs.length ? outs.map((o) => o.map((y, i) => (y === null || sensor[i] === null ? null : (sensor[i] as number) - y))) : [t.map(() => null)])]);
+    charts.dataset.points = String(r.len);
+    charts.dataset.total = String(r.total);
+    chartNote.textContent = `${r.len} points per series on screen (latest ${CAPACITY} kept), ${r.total} received since the run's start.`;
+  };
+  let dirty = true;
+  let lastDraw = 0;
+  let drawMs = 0;
+  const off = live.on((ev, d) => {
+    if (ev === 'sample') dirty = true;
+    if (ev === 'status') show({ ...bench, ...d });
+    if (ev === 'run') refresh();
+  });
+  // At most 10 redraws a second, fewer when a redraw is slow (many models × 20 000 points).
+  const tick = window.setInterval(() => {
+    const now = performance.now();
+    if (dirty && now - lastDraw >= Math.max(100, 4 * drawMs)) {
+      dirty = false;
+      lastDraw = now;
+      draw();
+      drawMs = performance.now() - now;
+      charts.dataset.drawMs = drawMs.toFixed(1);
+    }
+  }, 50);
+  const poll = window.setInterval(() => { if (!live.connected) refresh(); }, 2000);
+  return () => {
+    off();
+    clearInterval(tick);
+    clearInterval(poll);
+    built?.charts.forEach((c) => c.destroy());
+  };
+}

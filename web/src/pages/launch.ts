@@ -1,0 +1,101 @@
+// Launch: a form per experiment kind, duration estimate, start now or enqueue.
+import { get, post, qs, ApiError } from '../api';
+import { h, duration, notice } from '../dom';
+import { normaliseKinds, specForm, SpecForm } from '../specform';
+
+export function launchPage(root: HTMLElement): () => void {
+  const msg = notice();
+  msg.id = 'launch-result';
+  root.append(h('h1', null, 'Launch an experiment'));
+  const holder = h('div', null, h('p', { class: 'muted' }, 'loading the experiment kinds…'));
+  root.append(holder);
+  let timer: number | undefined;
+  let alive = true;
+
+  get('/api/experiments/kinds').then(
+    (raw) => {
+      if (!alive) return;
+      const kinds = normaliseKinds(raw);
+      const initial = kinds.find((k) => k.kind === 'constant_velocity_sweep')?.kind ?? kinds[0]?.kind;
+      const f = specForm(kinds, 'launch', initial);
+      const estimate = h('p', { id: 'launch-estimate', role: 'status', 'aria-live': 'polite', class: 'estimate' });
+      const priority = h('input', { id: 'launch-priority', type: 'number', value: '0', step: '1' });
+      const startNow = h('button', { type: 'submit', id: 'launch-start', class: 'primary', value: 'now' }, 'Start now');
+      const enqueue = h('button', { type: 'submit', id: 'launch-enqueue', value: 'enqueue' }, 'Enqueue');
+      const form = h(
+        'form',
+        { id: 'launch-form', novalidate: true, 'aria-label': 'Experiment spec' },
+        f.el,
+        estimate,
+        h('div', { class: 'field' }, h('label', { for: priority.id }, 'Priority (higher runs first)'), priority),
+        h('div', { class: 'actions' }, startNow, enqueue),
+        msg,
+      );
+      holder.replaceChildren(form);
+      const check = () => checkSpec(f, estimate);
+      f.onChange(() => {
+        clearTimeout(timer);
+        timer = window.setTimeout(check, 300);
+      });
+      check();
+      form.addEventListener('submit', async (ev) => {
+        ev.preventDefault();
+        const now = (ev as SubmitEvent).submitter === startNow;
+        f.clearErrors();
+        let spec: any;
+        try {
+          spec = f.spec();
+        } catch (e) {
+          msg.show((e as Error).message, 'error');
+          return;
+        }
+        try {
+          const r = await post(`/api/runs${qs({ start: now ? 'now' : undefined, priority: priority.value || undefined })}`, spec);
+          msg.replaceChildren(
+            `Run #${r.id} ${r.status}`,
+            r.status === 'queued' ? ` at position ${r.position}, starts in about ${duration(r.eta_s)}` : '',
+            '. ',
+            h('a', { href: `#/runs/${r.id}` }, 'Open the run'),
+            ' · ',
+            h('a', { href: '#/bench' }, 'watch it live'),
+          );
+          msg.className = 'notice ok';
+          msg.dataset.runId = String(r.id);
+        } catch (e) {
+          const err = e as ApiError;
+          f.showError(err.field, err.message);
+          msg.show(`Not started: ${err.message}`, 'error');
+          delete msg.dataset.runId;
+        }
+      });
+    },
+    (e) => holder.replaceChildren(h('p', { class: 'bad' }, `cannot load the experiment kinds: ${e.message}`)),
+  );
+  return () => {
+    alive = false;
+    clearTimeout(timer);
+  };
+}
+
+/** Duration estimate through `POST /api/experiments/check`; errors go beside their field. */
+export async function checkSpec(f: SpecForm, out: HTMLElement) {
+  let spec: any;
+  try {
+    spec = f.spec();
+  } catch (e) {
+    out.textContent = (e as Error).message;
+    return;
+  }
+  try {
+    const r = await post('/api/experiments/check', spec);
+    f.clearErrors();
+    out.textContent = `Estimated duration ${duration(r.estimate_s)}${r.max_s != null ? ` (at most ${duration(r.max_s)})` : ''}${r.segments != null ? `, ${r.segments} segments` : ''}.`;
+    out.className = 'estimate ok';
+  } catch (e) {
+    const err = e as ApiError;
+    f.clearErrors();
+    f.showError(err.field, err.message);
+    out.textContent = `Cannot run as set: ${err.message}`;
+    out.className = 'estimate error';
+  }
+}

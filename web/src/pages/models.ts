@@ -1,0 +1,186 @@
+// Models & fits: browse the models and parameter sets, fit on chosen runs, compare models.
+import { get, post, qs, ApiError, RunSummary } from '../api';
+import { h, clear, fmt, kvTable, dataTable, notice } from '../dom';
+import { comparisonTable } from './runs';
+
+const PROCEDURES = ['static_curve', 'phi_s', 'power_rls', 'staircase', 'presliding_sine', 'step_damping', 'lugre_regression', 'ruina_step', 'nnaji', 'aep', 'output_error'];
+
+export function modelsPage(root: HTMLElement): () => void {
+  const modelsBox = h('section', { class: 'card', 'aria-labelledby': 'models-h' });
+  const setsBox = h('section', { class: 'card', 'aria-labelledby': 'sets-h' });
+  const fitBox = h('section', { class: 'card', 'aria-labelledby': 'fit-h' });
+  const cmpBox = h('section', { class: 'card', 'aria-labelledby': 'cmp2-h' });
+  root.append(h('h1', null, 'Models & fits'), h('div', { class: 'grid2' }, fitBox, cmpBox), setsBox, modelsBox);
+
+  let models: any[] = [];
+  const modelSel = h('select', { id: 'sets-model' }, h('option', { value: '' }, 'all models'));
+  const setsList = h('div', { id: 'sets-list' });
+  const loadSets = async () => {
+    try {
+      const sets: any[] = await get(`/api/parameter-sets${qs({ model: modelSel.value })}`);
+      clear(
+        setsList,
+        sets.length
+          ? h(
+              'table',
+              { class: 'data' },
+              h('thead', null, h('tr', null, ['id', 'name', 'model', 'created', 'procedure', 'runs', 'parameters'].map((c) => h('th', { scope: 'col' }, c)))),
+              h(
+                'tbody',
+                null,
+                sets.map((s) =>
+                  h(
+                    'tr',
+                    null,
+                    h('td', null, String(s.id)),
+                    h('td', null, s.name),
+                    h('td', null, s.model_id),
+                    h('td', null, s.created_at),
+                    h('td', null, s.provenance?.procedure ?? s.provenance?.method ?? '—'),
+                    h('td', null, (s.provenance?.runs ?? []).map((r: number) => h('a', { href: `#/runs/${r}` }, `#${r} `))),
+                    h('td', null, h('details', null, h('summary', null, 'show'), h('pre', null, JSON.stringify(s.params, null, 2)))),
+                  ),
+                ),
+              ),
+            )
+          : h('p', { class: 'muted' }, 'No parameter sets.'),
+      );
+    } catch (e) {
+      clear(setsList, h('p', { class: 'bad' }, (e as Error).message));
+    }
+  };
+  modelSel.addEventListener('change', loadSets);
+  setsBox.append(h('h2', { id: 'sets-h' }, 'Parameter sets'), h('div', { class: 'field' }, h('label', { for: modelSel.id }, 'Model'), modelSel), setsList);
+
+  get('/api/models').then(
+    (m) => {
+      models = Array.isArray(m) ? m : m.models ?? [];
+      for (const x of models) modelSel.append(h('option', { value: x.id }, x.id));
+      clear(
+        modelsBox,
+        h('h2', { id: 'models-h' }, `Models (${models.length})`),
+        models.map((x) =>
+          h(
+            'details',
+            { class: 'model' },
+            h('summary', null, h('strong', null, x.id), ` — ${x.description ?? ''}${x.asymmetric ? ' (asymmetric)' : ''}`),
+            dataTable((x.params ?? []).map((p: any) => ({ name: p.name, unit: p.unit, default: p.default, description: p.description }))),
+          ),
+        ),
+      );
+      fitForm(fitBox, models, loadSets);
+      compareForm(cmpBox, models);
+    },
+    (e) => clear(modelsBox, h('p', { class: 'bad' }, e.message)),
+  );
+  loadSets();
+  return () => {};
+}
+
+async function completedRuns(): Promise<RunSummary[]> {
+  const page = await get<{ runs: RunSummary[] }>(`/api/runs${qs({ status: 'completed', limit: 200 })}`).catch(() => ({ runs: [] as RunSummary[] }));
+  return page.runs;
+}
+
+function runOptions(runs: RunSummary[]) {
+  return runs.map((r) => h('option', { value: String(r.id) }, `#${r.id} ${r.kind} — ${r.name}`));
+}
+
+async function fitForm(box: HTMLElement, models: any[], after: () => void) {
+  const msg = notice();
+  const runs = await completedRuns();
+  const run = h('select', { id: 'fit-run' }, runOptions(runs));
+  const model = h('select', { id: 'fit-model' }, models.map((m) => h('option', { value: m.id, selected: m.id === 'stribeck_exp' }, m.id)));
+  const proc = h('select', { id: 'fit-procedure' }, PROCEDURES.map((p) => h('option', { value: p }, p)));
+  const given = h('input', { id: 'fit-given', type: 'text', value: '{}', spellcheck: 'false' });
+  const name = h('input', { id: 'fit-name', type: 'text', placeholder: '(default <model>-run<ID>-<procedure>)' });
+  const result = h('div', { id: 'fit-result' });
+  const form = h(
+    'form',
+    { id: 'fit-form', novalidate: true },
+    h('h2', { id: 'fit-h' }, 'Fit a model on a run'),
+    h('div', { class: 'field' }, h('label', { for: run.id }, 'Run'), run),
+    h('div', { class: 'field' }, h('label', { for: model.id }, 'Model'), model),
+    h('div', { class: 'field' }, h('label', { for: proc.id }, 'Procedure'), proc),
+    h('div', { class: 'field' }, h('label', { for: given.id }, 'Given (JSON: known values held fixed, options)'), given),
+    h('div', { class: 'field' }, h('label', { for: name.id }, 'Name of the parameter set'), name),
+    h('div', { class: 'actions' }, h('button', { type: 'submit', class: 'primary' }, 'Fit')),
+    msg,
+    result,
+  );
+  box.replaceChildren(form);
+  form.addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    let g: any;
+    try {
+      g = JSON.parse(given.value || '{}');
+    } catch (e) {
+      msg.show(`given: not valid JSON (${(e as Error).message})`, 'error');
+      return;
+    }
+    msg.show('fitting…');
+    try {
+      const r = await post('/api/fits', { model: model.value, procedure: proc.value, run: Number(run.value), given: g, name: name.value.trim() || undefined });
+      msg.show(`saved as parameter set #${r.parameter_set_id}`);
+      const rep = r.report ?? {};
+      const params = rep.params ?? {};
+      const se = rep.std_errors ?? {};
+      clear(
+        result,
+        dataTable(
+          [
+            ...Object.entries(params)
+              .filter(([, v]) => typeof v === 'number')
+              .map(([k, v]) => ({ parameter: k, value: v, std_error: typeof se[k] === 'number' ? se[k] : null })),
+            // An asymmetric fit: the set for negative motion.
+            ...Object.entries(params.negative && typeof params.negative === 'object' ? params.negative : {})
+              .filter(([, v]) => typeof v === 'number')
+              .map(([k, v]) => ({ parameter: `negative.${k}`, value: v, std_error: typeof se.negative?.[k] === 'number' ? se.negative[k] : null })),
+          ],
+          ['parameter', 'value', 'std_error'],
+          'Fitted parameters',
+        ),
+        kvTable([['mse', fmt(rep.mse)], ['termination', rep.provenance?.termination ?? '—'], ['points', fmt(rep.provenance?.n_points)]]),
+        h('details', null, h('summary', null, 'Full report'), h('pre', null, JSON.stringify(rep, null, 2))),
+      );
+      after();
+    } catch (e) {
+      const x = e as ApiError;
+      msg.show(`${x.field ? x.field + ': ' : ''}${x.message}`, 'error');
+    }
+  });
+}
+
+async function compareForm(box: HTMLElement, models: any[]) {
+  const msg = notice();
+  const runs = await completedRuns();
+  const est = h('select', { id: 'cmp-estimate', multiple: true, size: 5 }, runOptions(runs));
+  const val = h('select', { id: 'cmp-validate', multiple: true, size: 5 }, runOptions(runs));
+  const mods = h('select', { id: 'cmp-models', multiple: true, size: 6 }, models.map((m) => h('option', { value: m.id, selected: m.id === 'lugre' || m.id === 'coulomb_viscous' }, m.id)));
+  const result = h('div');
+  const form = h(
+    'form',
+    { id: 'compare-form', novalidate: true },
+    h('h2', { id: 'cmp2-h' }, 'Compare models'),
+    h('div', { class: 'field' }, h('label', { for: est.id }, 'Estimation runs'), est),
+    h('div', { class: 'field' }, h('label', { for: val.id }, 'Validation runs'), val),
+    h('div', { class: 'field' }, h('label', { for: mods.id }, 'Models'), mods),
+    h('div', { class: 'actions' }, h('button', { type: 'submit', class: 'primary' }, 'Compare')),
+    msg,
+    result,
+  );
+  box.replaceChildren(form);
+  const sel = (s: HTMLSelectElement) => Array.from(s.selectedOptions).map((o) => o.value);
+  form.addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    msg.show('fitting and scoring…');
+    try {
+      const r = await post('/api/comparisons', { estimate: sel(est).map(Number), validate: sel(val).map(Number), models: sel(mods) });
+      msg.show(`comparison ${r.comparison_id ?? r.id ?? ''} stored`);
+      clear(result, comparisonTable(r));
+    } catch (e) {
+      const x = e as ApiError;
+      msg.show(`${x.field ? x.field + ': ' : ''}${x.message}`, 'error');
+    }
+  });
+}

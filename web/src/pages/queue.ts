@@ -1,0 +1,263 @@
+// Queue & schedule: reorder, remove, ETA per item and total; plan an overnight sweep.
+import { get, put, del, post, Queue, ApiError } from '../api';
+import { h, clear, duration, notice, fmt } from '../dom';
+import { live } from '../live';
+import { normaliseKinds, specForm, SpecForm } from '../specform';
+
+export function queuePage(root: HTMLElement): () => void {
+  const msg = notice();
+  const queueBox = h('section', { class: 'card', 'aria-labelledby': 'queue-h', id: 'queue' });
+  const schedBox = h('section', { class: 'card', 'aria-labelledby': 'sched-list-h', id: 'schedule' });
+  const planBox = h('section', { class: 'card', 'aria-labelledby': 'plan-h' });
+  root.append(h('h1', null, 'Queue & schedule'), msg, queueBox, schedBox, planBox);
+
+  let q: Queue | null = null;
+  const showQueue = (queue: Queue) => {
+    q = queue;
+    const items = [...queue.items].sort((a, b) => a.position - b.position);
+    const order = items.map((i) => i.run_id);
+    const move = async (from: number, to: number) => {
+      const o = order.slice();
+      const [x] = o.splice(from, 1);
+      o.splice(to, 0, x);
+      try {
+        showQueue(await put('/api/queue', { order: o }));
+        msg.show(`run #${x} moved to position ${to + 1}`);
+        (document.getElementById(`q-${to > from ? 'down' : 'up'}-${x}`) as HTMLElement | null)?.focus();
+      } catch (e) {
+        msg.show((e as ApiError).message, 'error');
+      }
+    };
+    const paused = h('input', { type: 'checkbox', id: 'queue-paused', checked: queue.paused });
+    paused.addEventListener('change', async () => {
+      try {
+        showQueue(await put('/api/queue', { paused: paused.checked }));
+      } catch (e) {
+        msg.show((e as ApiError).message, 'error');
+      }
+    });
+    const onFail = h('select', { id: 'queue-on-failure' }, ['continue', 'stop'].map((v) => h('option', { value: v, selected: queue.on_failure === v }, v)));
+    onFail.addEventListener('change', async () => {
+      try {
+        showQueue(await put('/api/queue', { on_failure: onFail.value }));
+      } catch (e) {
+        msg.show((e as ApiError).message, 'error');
+      }
+    });
+    clear(
+      queueBox,
+      h('h2', { id: 'queue-h' }, 'Queue'),
+      h(
+        'div',
+        { class: 'row' },
+        h('label', null, paused, ' paused'),
+        h('label', { for: onFail.id }, 'on failure '),
+        onFail,
+        h('span', { id: 'queue-total' }, `${items.length} waiting, all done in about ${duration(queue.eta_total_s)}`),
+      ),
+      queue.running
+        ? h('p', { id: 'queue-running' }, 'Running: ', h('a', { href: `#/runs/${queue.running.run_id}` }, `#${queue.running.run_id}`), ` ${queue.running.kind} “${queue.running.name}”, about ${duration(queue.running.remaining_s)} left`)
+        : null,
+      queue.estop ? h('p', { class: 'bad' }, 'E-stop latched: the queue waits until it is reset (Bench page).') : null,
+      items.length
+        ? h(
+            'table',
+            { class: 'data', id: 'queue-table' },
+            h('caption', { class: 'sr-only' }, 'Waiting runs in start order'),
+            h('thead', null, h('tr', null, ['#', 'run', 'kind', 'name', 'priority', 'duration', 'starts in', 'done in', 'actions'].map((c) => h('th', { scope: 'col' }, c)))),
+            h(
+              'tbody',
+              null,
+              items.map((it, i) =>
+                h(
+                  'tr',
+                  { 'data-run-id': String(it.run_id) },
+                  h('td', null, String(it.position)),
+                  h('td', null, h('a', { href: `#/runs/${it.run_id}` }, `#${it.run_id}`)),
+                  h('td', null, it.kind),
+                  h('td', null, it.name),
+                  h('td', null, String(it.priority)),
+                  h('td', null, duration(it.estimate_s ?? (it.eta_s != null && it.starts_in_s != null ? it.eta_s - it.starts_in_s : null))),
+                  h('td', null, duration(it.starts_in_s)),
+                  h('td', null, duration(it.eta_s)),
+                  h(
+                    'td',
+                    { class: 'actions' },
+                    h('button', { type: 'button', id: `q-up-${it.run_id}`, disabled: i === 0, 'aria-label': `Move run ${it.run_id} up`, onclick: () => move(i, i - 1) }, '↑'),
+                    h('button', { type: 'button', id: `q-down-${it.run_id}`, disabled: i === items.length - 1, 'aria-label': `Move run ${it.run_id} down`, onclick: () => move(i, i + 1) }, '↓'),
+                    h(
+                      'button',
+                      {
+                        type: 'button',
+                        'aria-label': `Remove run ${it.run_id} from the queue`,
+                        onclick: async () => {
+                          try {
+                            await del(`/api/queue/${it.run_id}`);
+                            msg.show(`run #${it.run_id} removed from the queue`);
+                            refresh();
+                          } catch (e) {
+                            msg.show((e as ApiError).message, 'error');
+                          }
+                        },
+                      },
+                      'Remove',
+                    ),
+                  ),
+                ),
+              ),
+            ),
+          )
+        : h('p', { class: 'muted', id: 'queue-empty' }, 'The queue is empty.'),
+    );
+  };
+
+  const showSchedule = (entries: any[]) => {
+    clear(
+      schedBox,
+      h('h2', { id: 'sched-list-h' }, 'Scheduled'),
+      entries.length
+        ? h(
+            'table',
+            { class: 'data', id: 'schedule-table' },
+            h('thead', null, h('tr', null, ['id', 'what', 'run at', 'recurrence', 'next', 'priority', 'state', 'last run', ''].map((c) => h('th', { scope: 'col' }, c)))),
+            h(
+              'tbody',
+              null,
+              entries.map((e) =>
+                h(
+                  'tr',
+                  { 'data-schedule-id': String(e.id) },
+                  h('td', null, String(e.id)),
+                  h('td', null, describe(e)),
+                  h('td', null, e.run_at ?? '—'),
+                  h('td', null, e.recurrence ?? 'once'),
+                  h('td', null, e.next_run_at ?? '—'),
+                  h('td', null, fmt(e.priority)),
+                  h('td', null, e.state ?? '—'),
+                  h('td', null, e.last_run_id != null ? h('a', { href: `#/runs/${e.last_run_id}` }, `#${e.last_run_id}`) : '—'),
+                  h(
+                    'td',
+                    null,
+                    h(
+                      'button',
+                      {
+                        type: 'button',
+                        'aria-label': `Delete schedule entry ${e.id}`,
+                        onclick: async () => {
+                          try {
+                            await del(`/api/schedule/${e.id}`);
+                            refresh();
+                          } catch (err) {
+                            msg.show((err as ApiError).message, 'error');
+                          }
+                        },
+                      },
+                      'Delete',
+                    ),
+                  ),
+                ),
+              ),
+            ),
+          )
+        : h('p', { class: 'muted', id: 'schedule-empty' }, 'Nothing scheduled.'),
+    );
+  };
+
+  const refresh = () => {
+    get('/api/queue').then(showQueue, (e) => clear(queueBox, h('p', { class: 'bad' }, e.message)));
+    get('/api/schedule').then(
+      (s) => showSchedule(Array.isArray(s) ? s : s.entries ?? []),
+      (e) => clear(schedBox, h('p', { class: 'bad' }, e.message)),
+    );
+  };
+  refresh();
+
+  get('/api/experiments/kinds').then((raw) => planForm(planBox, normaliseKinds(raw), msg, refresh), (e) => clear(planBox, h('p', { class: 'bad' }, e.message)));
+
+  const off = live.on((ev, d) => {
+    if (ev === 'queue' && d && Array.isArray(d.items)) showQueue(d);
+    else if (ev === 'queue' || ev === 'run') refresh();
+  });
+  const tick = window.setInterval(refresh, 5000);
+  return () => {
+    off();
+    clearInterval(tick);
+    void q;
+  };
+}
+
+function describe(e: any): string {
+  if (e.spec) return `${e.spec.kind}${e.spec.name ? ` “${e.spec.name}”` : ''}`;
+  if (Array.isArray(e.batch)) return `batch of ${e.batch.length}: ${e.batch.map((s: any) => s.kind).join(', ')}`;
+  if (e.sweep) return `${e.sweep.spec?.kind} with ${e.sweep.param} over [${(e.sweep.values ?? []).map((v: any) => JSON.stringify(v)).join(', ')}]`;
+  return JSON.stringify(e);
+}
+
+/** Local `datetime-local` value → RFC 3339 UTC. */
+function toRfc3339(local: string): string {
+  return new Date(local).toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+function planForm(box: HTMLElement, kinds: any[], msg: ReturnType<typeof notice>, refresh: () => void) {
+  const f: SpecForm = specForm(kinds, 'plan', 'constant_velocity_sweep');
+  const tonight = new Date();
+  tonight.setHours(22, 0, 0, 0);
+  if (tonight.getTime() < Date.now()) tonight.setDate(tonight.getDate() + 1);
+  const pad = (n: number) => String(n).padStart(2, '0');
+  const localValue = `${tonight.getFullYear()}-${pad(tonight.getMonth() + 1)}-${pad(tonight.getDate())}T${pad(tonight.getHours())}:${pad(tonight.getMinutes())}`;
+  const runAt = h('input', { id: 'plan-run-at', type: 'datetime-local', step: 1, value: localValue, required: true });
+  const rec = h('select', { id: 'plan-recurrence' }, h('option', { value: '' }, 'once'), h('option', { value: 'nightly' }, 'nightly'), h('option', { value: 'weekly' }, 'weekly'));
+  const prio = h('input', { id: 'plan-priority', type: 'number', value: '0', step: '1' });
+  const mode = h('select', { id: 'plan-mode' }, h('option', { value: 'single' }, 'this spec once'), h('option', { value: 'sweep' }, 'this spec with one parameter varied over a list'), h('option', { value: 'batch' }, 'a batch of specs (JSON list)'));
+  const sweepParam = h('input', { id: 'plan-sweep-param', type: 'text', value: 'params.velocities', spellcheck: 'false' });
+  const sweepValues = h('input', { id: 'plan-sweep-values', type: 'text', placeholder: 'JSON list, e.g. [[0.1, 0.2], [0.5, 1]]', spellcheck: 'false' });
+  const batch = h('textarea', { id: 'plan-batch', rows: 5, spellcheck: 'false', placeholder: '[{"kind": "torque_ramp", "params": {}}, {"kind": "constant_velocity_sweep", "params": {"repeats": 2}}]' });
+  const err = h('p', { class: 'field-error', role: 'alert', id: 'plan-error', hidden: true });
+  const sweepBox = h('div', { class: 'sweep', hidden: true }, h('div', { class: 'field' }, h('label', { for: sweepParam.id }, 'Parameter to vary (path)'), sweepParam), h('div', { class: 'field' }, h('label', { for: sweepValues.id }, 'Values (JSON list, one entry per run)'), sweepValues));
+  const batchBox = h('div', { class: 'field', hidden: true }, h('label', { for: batch.id }, 'Specs (JSON list)'), batch);
+  mode.addEventListener('change', () => {
+    sweepBox.hidden = mode.value !== 'sweep';
+    batchBox.hidden = mode.value !== 'batch';
+    f.el.hidden = mode.value === 'batch';
+  });
+  const form = h(
+    'form',
+    { id: 'plan-form', novalidate: true },
+    h('h2', { id: 'plan-h' }, 'Plan a run or an overnight sweep'),
+    h('div', { class: 'row' }, h('div', { class: 'field' }, h('label', { for: runAt.id }, 'Start at (local time)'), runAt), h('div', { class: 'field' }, h('label', { for: rec.id }, 'Recurrence'), rec), h('div', { class: 'field' }, h('label', { for: prio.id }, 'Priority'), prio)),
+    h('div', { class: 'field' }, h('label', { for: mode.id }, 'What'), mode),
+    sweepBox,
+    batchBox,
+    f.el,
+    err,
+    h('div', { class: 'actions' }, h('button', { type: 'submit', id: 'plan-submit', class: 'primary' }, 'Schedule')),
+  );
+  box.replaceChildren(form);
+  form.addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    f.clearErrors();
+    err.hidden = true;
+    const body: any = { run_at: toRfc3339(runAt.value), recurrence: rec.value || null, priority: Number(prio.value) || 0 };
+    try {
+      if (mode.value === 'batch') body.batch = JSON.parse(batch.value);
+      else if (mode.value === 'sweep') body.sweep = { spec: f.spec(), param: sweepParam.value.trim(), values: JSON.parse(sweepValues.value) };
+      else body.spec = f.spec();
+    } catch (e) {
+      err.textContent = `not valid JSON: ${(e as Error).message}`;
+      err.hidden = false;
+      return;
+    }
+    try {
+      const entry = await post('/api/schedule', body);
+      msg.show(`scheduled entry ${entry.id ?? ''} for ${body.run_at}`);
+      refresh();
+    } catch (e) {
+      const x = e as ApiError;
+      if (!(mode.value !== 'batch' && f.showError(x.field, x.message))) {
+        err.textContent = x.field ? `${x.field}: ${x.message}` : x.message;
+        err.hidden = false;
+      }
+      msg.show(`not scheduled: ${x.message}`, 'error');
+    }
+  });
+}

@@ -1,0 +1,343 @@
+// Runs: a searchable list and a run page with its plots, tables, log, provenance and exports.
+import { get, qs, post, RunSummary, ApiError } from '../api';
+import { h, clear, fmt, kvTable, dataTable, notice } from '../dom';
+import { live, splitModels } from '../live';
+import { timeChart } from '../timeseries';
+import { xyPlot, XYSeries } from '../xyplot';
+
+const KINDS = ['constant_velocity_sweep', 'presliding', 'frictional_lag', 'torque_ramp', 'breakaway_staircase', 'dwell_time', 'prbs', 'validation_profile'];
+const STATUSES = ['queued', 'running', 'completed', 'aborted', 'failed', 'interrupted'];
+
+export function runsPage(root: HTMLElement): () => void {
+  const kind = h('select', { id: 'runs-kind' }, h('option', { value: '' }, 'any'), KINDS.map((k) => h('option', { value: k }, k)));
+  const status = h('select', { id: 'runs-status' }, h('option', { value: '' }, 'any'), STATUSES.map((k) => h('option', { value: k }, k)));
+  const since = h('input', { id: 'runs-since', type: 'date' });
+  const until = h('input', { id: 'runs-until', type: 'date' });
+  const text = h('input', { id: 'runs-text', type: 'search', placeholder: 'name or id' });
+  const list = h('div', { id: 'runs-list', 'aria-live': 'polite' });
+  let offset = 0;
+  const limit = 50;
+  const form = h(
+    'form',
+    { class: 'row filters', role: 'search', 'aria-label': 'Filter runs' },
+    h('div', { class: 'field' }, h('label', { for: kind.id }, 'Kind'), kind),
+    h('div', { class: 'field' }, h('label', { for: status.id }, 'Status'), status),
+    h('div', { class: 'field' }, h('label', { for: since.id }, 'Since'), since),
+    h('div', { class: 'field' }, h('label', { for: until.id }, 'Until'), until),
+    h('div', { class: 'field' }, h('label', { for: text.id }, 'Search'), text),
+    h('button', { type: 'submit' }, 'Search'),
+  );
+  root.append(h('h1', null, 'Runs'), form, list);
+
+  const load = async () => {
+    try {
+      const page = await get<{ runs: RunSummary[]; total: number }>(
+        `/api/runs${qs({ kind: kind.value, status: status.value, since: since.value, until: until.value ? `${until.value}T23:59:59Z` : '', limit, offset })}`,
+      );
+      const needle = text.value.trim().toLowerCase();
+      const runs = page.runs.filter((r) => !needle || r.name.toLowerCase().includes(needle) || String(r.id) === needle.replace('#', ''));
+      clear(
+        list,
+        h('p', { id: 'runs-total' }, `${page.total} runs match; showing ${offset + 1}–${offset + page.runs.length}`),
+        runs.length
+          ? h(
+              'table',
+              { class: 'data', id: 'runs-table' },
+              h('thead', null, h('tr', null, ['id', 'kind', 'name', 'status', 'created', 'started', 'finished', 'samples'].map((c) => h('th', { scope: 'col' }, c)))),
+              h(
+                'tbody',
+                null,
+                runs.map((r) =>
+                  h(
+                    'tr',
+                    { 'data-run-id': String(r.id), 'data-status': r.status },
+                    h('td', null, h('a', { href: `#/runs/${r.id}` }, `#${r.id}`)),
+                    h('td', null, r.kind),
+                    h('td', null, r.name),
+                    h('td', { class: `status ${r.status}` }, r.status),
+                    h('td', null, r.created_at),
+                    h('td', null, r.started_at ?? '—'),
+                    h('td', null, r.finished_at ?? '—'),
+                    h('td', null, fmt(r.sample_count)),
+                  ),
+                ),
+              ),
+            )
+          : h('p', { class: 'muted' }, 'No runs.'),
+        h(
+          'div',
+          { class: 'row' },
+          h('button', { type: 'button', disabled: offset === 0, onclick: () => { offset = Math.max(0, offset - limit); load(); } }, 'Newer'),
+          h('button', { type: 'button', disabled: offset + limit >= page.total, onclick: () => { offset += limit; load(); } }, 'Older'),
+        ),
+      );
+    } catch (e) {
+      clear(list, h('p', { class: 'bad' }, (e as Error).message));
+    }
+  };
+  form.addEventListener('submit', (e) => {
+    e.preventDefault();
+    offset = 0;
+    load();
+  });
+  load();
+  const off = live.on((ev) => {
+    if (ev === 'run') load();
+  });
+  const tick = window.setInterval(load, 3000);
+  return () => {
+    off();
+    clearInterval(tick);
+  };
+}
+
+export function runPage(root: HTMLElement, idText?: string): () => void {
+  const id = Number(idText);
+  const head = h('div');
+  const body = h('div');
+  root.append(head, body);
+  let charts: { destroy(): void }[] = [];
+  let lastStatus = '';
+  let alive = true;
+
+  const load = async () => {
+    let run: any;
+    try {
+      run = await get(`/api/runs/${id}`);
+    } catch (e) {
+      clear(head, h('h1', null, `Run #${id}`), h('p', { class: 'bad' }, (e as ApiError).message));
+      return;
+    }
+    if (!alive) return;
+    const statusKey = `${run.status}/${run.sample_count}/${run.results ? 1 : 0}`;
+    if (statusKey === lastStatus) return;
+    const final = !['queued', 'running'].includes(run.status);
+    lastStatus = statusKey;
+    renderHead(head, run);
+    if (final || !body.childElementCount) {
+      charts.forEach((c) => c.destroy());
+      charts = [];
+      await renderBody(body, run, charts);
+    }
+  };
+  load();
+  const tick = window.setInterval(() => {
+    if (!['completed', 'aborted', 'failed', 'interrupted'].includes(lastStatus.split('/')[0])) load();
+  }, 2000);
+  return () => {
+    alive = false;
+    clearInterval(tick);
+    charts.forEach((c) => c.destroy());
+  };
+}
+
+function renderHead(head: HTMLElement, run: any) {
+  const msg = notice();
+  const live_ = ['queued', 'running'].includes(run.status);
+  const act = async (what: 'stop' | 'abort') => {
+    try {
+      await post(`/api/runs/${run.id}/${what}`);
+      msg.show(`${what} requested`);
+    } catch (e) {
+      msg.show((e as ApiError).message, 'error');
+    }
+  };
+  clear(
+    head,
+    h('h1', null, `Run #${run.id}: ${run.name} `, h('span', { class: `status ${run.status}`, id: 'run-status' }, run.status)),
+    h('p', null, `${run.kind} · created ${run.created_at} · ${run.started_at ? `started ${run.started_at}` : 'not started'}${run.finished_at ? ` · finished ${run.finished_at}` : ''}${run.status_reason ? ` · ${run.status_reason}` : ''}`),
+    h(
+      'div',
+      { class: 'row' },
+      h('a', { class: 'button', id: 'export-csv', href: `/api/runs/${run.id}/export?format=csv`, download: `run-${run.id}.csv` }, 'Export CSV'),
+      h('a', { class: 'button', id: 'export-parquet', href: `/api/runs/${run.id}/export?format=parquet`, download: `run-${run.id}.parquet` }, 'Export Parquet'),
+      live_ ? h('button', { type: 'button', onclick: () => act('stop') }, 'Stop after this segment') : null,
+      live_ ? h('button', { type: 'button', onclick: () => act('abort') }, run.status === 'queued' ? 'Remove from the queue' : 'Abort now') : null,
+      msg,
+    ),
+  );
+}
+
+async function renderBody(body: HTMLElement, run: any, charts: { destroy(): void }[]) {
+  const ts = h('section', { class: 'card', 'aria-labelledby': 'ts-h', id: 'run-timeseries' }, h('h2', { id: 'ts-h' }, 'Time series'));
+  const res = h('section', { class: 'card', 'aria-labelledby': 'res-h', id: 'run-results' }, h('h2', { id: 'res-h' }, 'Results'));
+  const cmp = h('section', { class: 'card', 'aria-labelledby': 'cmp-h', id: 'run-comparisons' }, h('h2', { id: 'cmp-h' }, 'Model comparison'));
+  const log = h('section', { class: 'card', 'aria-labelledby': 'log-h', id: 'run-log' }, h('h2', { id: 'log-h' }, 'Interruption log'));
+  const prov = h('section', { class: 'card', 'aria-labelledby': 'prov-h', id: 'run-provenance' }, h('h2', { id: 'prov-h' }, 'Provenance'));
+  body.replaceChildren(res, ts, cmp, log, prov);
+
+  // Results plots.
+  let results = run.results;
+  if (!results && run.status === 'completed') results = await get(`/api/runs/${run.id}/results`).catch(() => null);
+  if (results) {
+    const sets = await get(`/api/parameter-sets`).catch(() => []);
+    resultPlots(res, run, results, Array.isArray(sets) ? sets : []);
+  } else res.append(h('p', { class: 'muted' }, run.status === 'completed' ? 'No analysis stored.' : 'The analysis appears when the run completes.'));
+
+  // Time series, decimated to about 20 000 points per series.
+  if (run.sample_count > 0) {
+    const every = Math.max(1, Math.ceil(run.sample_count / 20000));
+    try {
+      const s = await get(`/api/runs/${run.id}/samples${qs({ every, format: 'json' })}`);
+      const all: string[] = s.models ?? Object.keys(s.outputs ?? {});
+      const split = splitModels(all);
+      const models = split.friction.map((i) => all[i]);
+      const plants = split.position.map((i) => all[i]);
+      const outs = models.map((m) => s.outputs?.[m] ?? []);
+      const mk = (title: string, unit: string, labels: string[], data: any[][]) => {
+        const el = h('div', { class: 'chart' });
+        ts.append(el);
+        const c = timeChart(el, title, unit, labels, 620, 220);
+        c.set([s.t, ...data]);
+        charts.push(c);
+      };
+      ts.append(h('p', { class: 'muted' }, `${s.t.length} points per series (${every === 1 ? 'every sample' : `one sample in ${every}`}).`));
+      const grid = h('div', { class: 'charts' });
+      ts.append(grid);
+      mk('Position', 'x [rad]', ['x', ...plants.map((m) => `${m.replace(':x_plant', '')} (simulated plant)`)], [s.x, ...plants.map((m) => s.outputs?.[m] ?? [])]);
+      mk('Velocity', 'v [rad/s]', ['v'], [s.v]);
+      mk('Torque and model outputs', '[N m]', ['u_cmd', 'torque_motor', 'torque_sensor', ...models], [s.u_cmd, s.torque_motor, s.torque_sensor, ...outs]);
+      if (models.length) mk('Residual (sensor − model)', '[N m]', models.map((m) => `sensor − ${m}`), outs.map((o: any[]) => o.map((y, i) => (y == null || s.torque_sensor[i] == null ? null : s.torque_sensor[i] - y))));
+      for (const el of Array.from(ts.querySelectorAll('.chart'))) grid.append(el);
+    } catch (e) {
+      ts.append(h('p', { class: 'bad' }, `samples: ${(e as Error).message}`));
+    }
+  } else ts.append(h('p', { class: 'muted' }, 'No samples recorded (yet).'));
+
+  // Comparisons.
+  const comps: any[] = run.comparisons ?? [];
+  if (!comps.length) cmp.append(h('p', { class: 'muted' }, 'No model comparison uses this run. Start one on the Models & fits page.'));
+  for (const c of comps) cmp.append(comparisonTable(c));
+
+  // Interruption log.
+  const entries: any[] = run.interruption_log ?? [];
+  log.append(entries.length ? dataTable(entries, ['at', 't', 'reason']) : h('p', { class: 'muted' }, 'Nothing logged.'));
+
+  // Provenance.
+  const tm = run.timing ?? {};
+  prov.append(
+    kvTable([
+      ['software', run.software_version ?? '—'],
+      ['control period', run.period_s != null ? `${fmt(run.period_s)} s` : '—'],
+      ['period error p50 / p99 / max', `${fmt(tm.period_error_p50_us)} / ${fmt(tm.period_error_p99_us)} / ${fmt(tm.period_error_max_us)} µs`],
+      ['overruns', fmt(tm.overruns)],
+      ['samples', fmt(run.sample_count)],
+      ['dropped batches (samples)', `${fmt(run.dropped_batches)} (${fmt(run.dropped_samples)})`],
+      ['lockstep models', (run.models ?? []).join(', ') || '—'],
+      ['operator note', run.operator_note ?? '—'],
+    ]),
+    h('details', null, h('summary', null, 'Spec'), h('pre', null, JSON.stringify(run.spec, null, 2))),
+    h('details', null, h('summary', null, 'Bench configuration'), h('pre', null, JSON.stringify(run.bench_config, null, 2))),
+    h('details', null, h('summary', null, 'Device profiles'), h('pre', null, JSON.stringify(run.device_profiles, null, 2))),
+  );
+}
+
+export function comparisonTable(c: any): HTMLElement {
+  const table = c.table ?? c;
+  const rows: any[] = Array.isArray(table) ? table : Array.isArray(table?.rows) ? table.rows : Array.isArray(table?.models) ? table.models : [];
+  return h(
+    'div',
+    { class: 'comparison' },
+    h('p', null, `Comparison ${c.id != null ? `#${c.id}` : ''} — estimation runs ${JSON.stringify(c.estimate_runs ?? [])}, validation runs ${JSON.stringify(c.validate_runs ?? [])}`),
+    rows.length ? dataTable(rows.map(flatten)) : h('pre', null, JSON.stringify(table, null, 2)),
+  );
+}
+
+/** One level of nested objects flattened into `a.b` columns. */
+function flatten(r: any): any {
+  const out: any = {};
+  for (const [k, v] of Object.entries(r ?? {})) {
+    if (v && typeof v === 'object' && !Array.isArray(v)) for (const [k2, v2] of Object.entries(v)) out[`${k}.${k2}`] = v2;
+    else out[k] = v;
+  }
+  return out;
+}
+
+/** The steady-state curve of a static_curve fit (friction/src/identify/procedures/static_curve.rs). */
+function staticCurve(model: string, p: any, v: number): number {
+  const num = (k: string) => (typeof p?.[k] === 'number' ? p[k] : NaN);
+  const fc = num('fc'), fs = num('fs'), vs = num('vs');
+  const fv = model === 'lugre' ? num('sigma2') : num('fv');
+  const delta = model === 'hybrid' ? 2 : model === 'tustin' ? 1 : model.startsWith('improved_') ? num('delta_v') : num('delta');
+  const a = Math.abs(v);
+  let phi = 0;
+  if (model === 'coulomb_viscous') phi = 0;
+  else if (model === 'stribeck_lorentz') phi = 1 / (1 + (v / vs) ** 2);
+  else phi = Math.exp(-Math.pow(a / vs, Number.isFinite(delta) ? delta : 1));
+  const s = Math.sign(v);
+  return s * (fc + (Number.isFinite(fs) ? (fs - fc) * phi : 0)) + (Number.isFinite(fv) ? fv * v : 0);
+}
+
+function fitsOfRun(sets: any[], runId: number, procedure: string): any[] {
+  return sets.filter((s) => {
+    const p = s.provenance ?? {};
+    const runs: any[] = p.runs ?? [];
+    return runs.map(Number).includes(runId) && (p.procedure ?? p.method) === procedure;
+  });
+}
+
+function resultPlots(box: HTMLElement, run: any, r: any, sets: any[]) {
+  const kind = r.kind ?? run.kind;
+  const add = (el: HTMLElement) => box.append(el);
+  if (kind === 'constant_velocity_sweep') {
+    const pts = [...(r.positive ?? []), ...(r.negative ?? [])];
+    const series: XYSeries[] = [
+      { label: 'positive direction (mean ± std)', x: (r.positive ?? []).map((p: any) => p.velocity_rad_s), y: (r.positive ?? []).map((p: any) => p.mean_torque_nm), err: (r.positive ?? []).map((p: any) => p.std_torque_nm), mode: 'points' },
+      { label: 'negative direction (mean ± std)', x: (r.negative ?? []).map((p: any) => p.velocity_rad_s), y: (r.negative ?? []).map((p: any) => p.mean_torque_nm), err: (r.negative ?? []).map((p: any) => p.std_torque_nm), mode: 'points' },
+    ];
+    const vmax = Math.max(1e-9, ...pts.map((p: any) => Math.abs(p.velocity_rad_s)));
+    for (const fit of fitsOfRun(sets, run.id, 'static_curve')) {
+      // The stored document: the model's parameters, `negative` the full set for v < 0.
+      const params = fit.params ?? {};
+      const neg = params.negative && typeof params.negative === 'object' ? { ...params, ...params.negative } : params;
+      const xs: number[] = [], ys: number[] = [];
+      for (let i = -200; i <= 200; i++) {
+        if (i === 0) { xs.push(NaN); ys.push(NaN); continue; }
+        const v = (vmax * 1.05 * i) / 200;
+        xs.push(v);
+        ys.push(staticCurve(fit.model_id, v < 0 ? neg : params, v));
+      }
+      series.push({ label: `fitted ${fit.model_id} “${fit.name}” (#${fit.id})`, x: xs, y: ys, mode: 'line' });
+    }
+    add(xyPlot({ title: 'Friction vs velocity (Stribeck points)', xLabel: 'velocity [rad/s]', yLabel: 'friction torque [N m]', series, testId: 'stribeck-plot' }));
+    add(h('details', null, h('summary', null, `Stribeck points (${pts.length})`), dataTable(pts)));
+  } else if (kind === 'presliding') {
+    const series: XYSeries[] = (r.ramps ?? []).map((rp: any) => ({ label: `ramp ${rp.direction > 0 ? '+' : '−'}`, x: rp.curve.x, y: rp.curve.y, mode: 'line' as const }));
+    if (series.length) add(xyPlot({ title: 'Friction vs displacement: breakaway ramps', xLabel: 'displacement from the start [rad]', yLabel: 'torque [N m]', series, testId: 'presliding-plot' }));
+    if (r.reversals)
+      add(
+        xyPlot({
+          title: 'Friction vs displacement: presliding hysteresis loops (reversals)',
+          xLabel: 'displacement from the start [rad]',
+          yLabel: 'torque [N m]',
+          series: [
+            { label: 'loops', x: r.reversals.curve.x, y: r.reversals.curve.y, mode: 'line' },
+            { label: 'reversal points', x: r.reversals.reversal_points.x, y: r.reversals.reversal_points.y, mode: 'points' },
+          ],
+          testId: 'reversals-plot',
+        }),
+      );
+    add(dataTable((r.ramps ?? []).map((x: any) => ({ direction: x.direction, breakaway_torque_nm: x.breakaway_torque_nm, breakaway_displacement_rad: x.breakaway_displacement_rad, initial_stiffness_nm_rad: x.initial_stiffness_nm_rad }))));
+    if (r.sine) add(kvTable(Object.entries(r.sine).map(([k, v]) => [k, fmt(v)]), 'Sine'));
+    if (r.step) add(kvTable(Object.entries(r.step).map(([k, v]) => [k, fmt(v)]), 'Step'));
+  } else if (kind === 'frictional_lag') {
+    const loops: any[] = r.loops ?? [];
+    add(xyPlot({ title: 'Friction vs velocity loops (frictional lag)', xLabel: 'velocity [rad/s]', yLabel: 'torque [N m]', series: loops.map((l) => ({ label: `${l.chirp ? 'chirp to ' : ''}ω = ${fmt(l.omega_rad_s)} rad/s, dir ${l.direction > 0 ? '+' : '−'}`, x: l.loop_v_torque.x, y: l.loop_v_torque.y, mode: 'line' as const })), testId: 'lag-plot' }));
+    add(dataTable(loops.map((l) => ({ omega_rad_s: l.omega_rad_s, chirp: l.chirp, direction: l.direction, hysteresis_nm: l.hysteresis_nm, n: l.n }))));
+  } else if (kind === 'torque_ramp' || kind === 'dwell_time') {
+    const xk = kind === 'torque_ramp' ? 'rate_nm_s' : 'dwell_s';
+    const series: XYSeries[] = ['positive', 'negative'].map((d) => ({ label: `${d} (mean ± std)`, x: (r[d] ?? []).map((p: any) => p[xk]), y: (r[d] ?? []).map((p: any) => p.breakaway_torque_nm), err: (r[d] ?? []).map((p: any) => p.std_torque_nm), mode: 'points' as const }));
+    add(xyPlot({ title: kind === 'torque_ramp' ? 'Breakaway torque vs torque rate' : 'Breakaway torque vs dwell time', xLabel: kind === 'torque_ramp' ? 'torque rate [N m/s]' : 'dwell time [s]', yLabel: 'breakaway torque [N m]', series, testId: 'breakaway-plot' }));
+    add(dataTable([...(r.positive ?? []), ...(r.negative ?? [])]));
+  } else if (kind === 'breakaway_staircase') {
+    add(kvTable([['F_s', `${fmt(r.fs_nm)} N m`], ['positive', r.positive ? `${fmt(r.positive.fs_nm)} ± ${fmt(r.positive.std_nm)} N m (n=${r.positive.n})` : '—'], ['negative', r.negative ? `${fmt(r.negative.fs_nm)} ± ${fmt(r.negative.std_nm)} N m (n=${r.negative.n})` : '—']]));
+  } else if (kind === 'prbs') {
+    add(kvTable([['v rms', `${fmt(r.v_rms_rad_s)} rad/s`], ['v max', `${fmt(r.v_max_rad_s)} rad/s`], ['RLS Fv', r.rls ? `${fmt(r.rls.fv_nm_s_rad)} N m s/rad` : '—'], ['RLS Fc', r.rls ? `${fmt(r.rls.fc_nm)} N m` : '—']]));
+  } else if (kind === 'validation_profile') {
+    add(kvTable([['rms error', fmt(r.rms_error)]]));
+    add(dataTable(r.pieces ?? []));
+  } else {
+    add(h('pre', null, JSON.stringify(r, null, 2)));
+  }
+  add(h('p', { class: 'muted' }, `Analysis of run #${run.id}. `, h('a', { href: `/api/runs/${run.id}/results`, target: '_blank' }, 'results JSON')));
+}

@@ -1,0 +1,227 @@
+// A form for one experiment spec, generated from `GET /api/experiments/kinds`: a field per
+// parameter with its unit and default; the server's 422 message is shown beside the field it
+// names.
+import { h, clear, duration } from './dom';
+
+export interface ParamDoc {
+  name: string;
+  default: any;
+  unit: string;
+  doc: string;
+}
+
+export interface KindDoc {
+  kind: string;
+  description: string;
+  estimate_s: number | null;
+  params: ParamDoc[];
+}
+
+/** Units from the SI suffixes of the parameter names (used when the catalogue gives none). */
+function unitFromName(n: string): string {
+  const table: [RegExp, string][] = [
+    [/_nm_s$/, 'N m/s'],
+    [/_nm_rad$/, 'N m/rad'],
+    [/_rad_s$/, 'rad/s'],
+    [/_rad$/, 'rad'],
+    [/_nm$/, 'N m'],
+    [/_hz$/, 'Hz'],
+    [/_s$/, 's'],
+  ];
+  const hit = table.find(([re]) => re.test(n));
+  if (hit) return hit[1];
+  if (n === 'velocities') return 'rad/s';
+  return '';
+}
+
+/** Normalises the catalogue: `params` as an object or list of docs, or bare `defaults`. */
+export function normaliseKinds(raw: any): KindDoc[] {
+  const list: any[] = Array.isArray(raw) ? raw : Array.isArray(raw?.kinds) ? raw.kinds : [];
+  return list.map((k) => {
+    let params: ParamDoc[] = [];
+    if (Array.isArray(k.params)) {
+      params = k.params.map((p: any) => ({ name: p.name, default: p.default ?? null, unit: p.unit ?? unitFromName(p.name), doc: p.doc ?? p.description ?? '' }));
+    } else if (k.params && typeof k.params === 'object') {
+      params = Object.entries(k.params).map(([name, p]: [string, any]) =>
+        p && typeof p === 'object' && ('default' in p || 'unit' in p || 'doc' in p)
+          ? { name, default: p.default ?? null, unit: p.unit ?? unitFromName(name), doc: p.doc ?? p.description ?? '' }
+          : { name, default: p, unit: unitFromName(name), doc: '' },
+      );
+    } else if (k.defaults && typeof k.defaults === 'object') {
+      params = Object.entries(k.defaults).map(([name, d]) => ({ name, default: d, unit: unitFromName(name), doc: '' }));
+    }
+    return { kind: k.kind, description: k.description ?? '', estimate_s: k.estimate_s ?? null, params };
+  });
+}
+
+const show = (v: any): string => {
+  if (v === null || v === undefined) return '';
+  if (typeof v === 'string') return v;
+  if (Array.isArray(v) && v.every((x) => typeof x === 'number')) return v.join(', ');
+  return JSON.stringify(v);
+};
+
+/** Text → JSON value: JSON if it parses, else a comma-separated list of numbers, else text. */
+function parse(text: string, def: any): any {
+  const t = text.trim();
+  if (t === '') return null;
+  if (typeof def === 'string') return t;
+  try {
+    return JSON.parse(t);
+  } catch {
+    /* fall through */
+  }
+  const parts = t.split(/[,\s]+/).filter(Boolean);
+  if (parts.length && parts.every((p) => p !== '' && !Number.isNaN(Number(p)))) {
+    const nums = parts.map(Number);
+    return Array.isArray(def) || (def && typeof def === 'object') || nums.length > 1 ? nums : nums[0];
+  }
+  return t;
+}
+
+const ENUMS: Record<string, string[]> = { directions: ['both', 'positive', 'negative'] };
+
+/** The parameter a server field path names: `params.velocities[1]: travel …` → `velocities`. */
+export function paramOfField(field: string | null): string | null {
+  if (!field) return null;
+  const m = field.match(/^(?:spec\.|batch\[\d+\]\.)?params\.([A-Za-z0-9_]+)/);
+  if (m) return m[1];
+  const n = field.match(/^(?:spec\.)?(name|kind)\b/);
+  return n ? `$${n[1]}` : null;
+}
+
+export interface SpecForm {
+  el: HTMLElement;
+  kind(): KindDoc;
+  spec(): any;
+  showError(field: string | null, message: string): boolean;
+  clearErrors(): void;
+  onChange(f: () => void): void;
+}
+
+export function specForm(kinds: KindDoc[], prefix: string, initial?: string): SpecForm {
+  const el = h('div', { class: 'specform' });
+  const kindSel = h(
+    'select',
+    { id: `${prefix}-kind`, name: 'kind' },
+    kinds.map((k) => h('option', { value: k.kind, selected: k.kind === initial }, k.kind)),
+  );
+  const nameIn = h('input', { id: `${prefix}-name`, name: 'name', type: 'text', placeholder: '(defaults to the kind)' });
+  const nameErr = h('p', { class: 'field-error', id: `${prefix}-err-$name`, role: 'alert', hidden: true });
+  const desc = h('p', { class: 'muted' });
+  const fields = h('div', { class: 'fields' });
+  const general = h('p', { class: 'field-error', id: `${prefix}-err-general`, role: 'alert', hidden: true });
+  let inputs: Map<string, { input: HTMLInputElement | HTMLSelectElement; err: HTMLElement; doc: ParamDoc }> = new Map();
+  let changed: (() => void)[] = [];
+
+  el.append(
+    h('div', { class: 'field' }, h('label', { for: kindSel.id }, 'Experiment kind'), kindSel),
+    desc,
+    h('div', { class: 'field' }, h('label', { for: nameIn.id }, 'Name'), nameIn, nameErr),
+    fields,
+    general,
+  );
+
+  const current = () => kinds.find((k) => k.kind === kindSel.value) ?? kinds[0];
+  const build = () => {
+    const k = current();
+    desc.textContent = [k.description, k.estimate_s != null ? `With its defaults a run takes about ${duration(k.estimate_s)}.` : ''].filter(Boolean).join(' ');
+    inputs = new Map();
+    clear(fields);
+    for (const p of k.params) {
+      const id = `${prefix}-param-${p.name}`;
+      const err = h('p', { class: 'field-error', id: `${prefix}-err-${p.name}`, role: 'alert', hidden: true });
+      const help = h('span', { class: 'help', id: `${id}-help` }, p.doc || (p.default === null ? 'optional' : ''), p.default !== null ? ` (default ${show(p.default)}${p.unit ? ' ' + p.unit : ''})` : '');
+      let input: HTMLInputElement | HTMLSelectElement;
+      if (typeof p.default === 'boolean') {
+        input = h('input', { id, type: 'checkbox', checked: p.default, 'data-param': p.name });
+      } else if (ENUMS[p.name]) {
+        input = h('select', { id, 'data-param': p.name }, ENUMS[p.name].map((v) => h('option', { value: v, selected: v === p.default }, v)));
+      } else {
+        input = h('input', {
+          id,
+          type: 'text',
+          value: show(p.default),
+          'data-param': p.name,
+          inputmode: typeof p.default === 'number' ? 'decimal' : undefined,
+          spellcheck: 'false',
+          autocomplete: 'off',
+        });
+      }
+      input.setAttribute('aria-describedby', `${id}-help ${err.id}`);
+      input.addEventListener('input', () => changed.forEach((f) => f()));
+      input.addEventListener('change', () => changed.forEach((f) => f()));
+      inputs.set(p.name, { input, err, doc: p });
+      fields.append(
+        h(
+          'div',
+          { class: 'field', 'data-field': p.name },
+          h('label', { for: id }, p.name, p.unit ? h('span', { class: 'unit' }, ` [${p.unit}]`) : null),
+          input,
+          help,
+          err,
+        ),
+      );
+    }
+    changed.forEach((f) => f());
+  };
+  kindSel.addEventListener('change', build);
+  nameIn.addEventListener('input', () => changed.forEach((f) => f()));
+  build();
+
+  const form: SpecForm = {
+    el,
+    kind: current,
+    spec() {
+      const params: Record<string, any> = {};
+      for (const [name, { input, doc }] of inputs) {
+        let v: any;
+        if (input instanceof HTMLInputElement && input.type === 'checkbox') v = input.checked;
+        else if (input instanceof HTMLSelectElement) v = input.value;
+        else {
+          if (input.value.trim() === show(doc.default)) continue; // unchanged: the server's default
+          v = parse(input.value, doc.default);
+          if (v === null && doc.default === null) continue;
+        }
+        if (JSON.stringify(v) === JSON.stringify(doc.default)) continue;
+        params[name] = v;
+      }
+      const spec: any = { kind: current().kind, params };
+      if (nameIn.value.trim()) spec.name = nameIn.value.trim();
+      return spec;
+    },
+    showError(field, message) {
+      const p = paramOfField(field);
+      if (p === '$name') {
+        nameErr.textContent = message;
+        nameErr.hidden = false;
+        nameIn.setAttribute('aria-invalid', 'true');
+        return true;
+      }
+      const hit = p ? inputs.get(p) : undefined;
+      if (hit) {
+        hit.err.textContent = message;
+        hit.err.hidden = false;
+        hit.input.setAttribute('aria-invalid', 'true');
+        return true;
+      }
+      general.textContent = field ? `${field}: ${message}` : message;
+      general.hidden = false;
+      return false;
+    },
+    clearErrors() {
+      for (const { input, err } of inputs.values()) {
+        err.hidden = true;
+        err.textContent = '';
+        input.removeAttribute('aria-invalid');
+      }
+      nameErr.hidden = true;
+      nameIn.removeAttribute('aria-invalid');
+      general.hidden = true;
+    },
+    onChange(f) {
+      changed.push(f);
+    },
+  };
+  return form;
+}

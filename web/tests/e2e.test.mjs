@@ -1,0 +1,375 @@
+// End-to-end tests of the dashboard in a real headless Chromium (Debian's chromium driven by
+// playwright-core) against `bench serve --sim`. Screenshots go to target/e2e-screenshots/.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { chromium } from 'playwright-core';
+import { startBench, tempDb, repo } from './bench.mjs';
+
+const shots = path.join(repo, 'target', 'e2e-screenshots');
+const chromiumPath = process.env.CHROMIUM ?? '/usr/bin/chromium';
+let bench, browser, page, db, origin;
+const external = [];
+const api = async (p, init) => {
+  const r = await fetch(`${bench.url}${p}`, init);
+  const text = await r.text();
+  return { status: r.status, json: text ? JSON.parse(text) : null, text };
+};
+// Full-page screenshots, the sticky header kept at the top for them.
+const shot = (name) => page.screenshot({ path: path.join(shots, `${name}.png`), fullPage: true, style: 'header.top { position: static !important; }' });
+const go = async (hash) => {
+  await page.goto(`${bench.url}/#/${hash}`);
+  await page.waitForSelector(`main[data-page]`);
+};
+
+before(async () => {
+  mkdirSync(shots, { recursive: true });
+  db = tempDb();
+  bench = await startBench({ db });
+  browser = await chromium.launch({ executablePath: chromiumPath, args: ['--no-sandbox'] });
+  const ctx = await browser.newContext({ viewport: { width: 1440, height: 900 }, acceptDownloads: true });
+  page = await ctx.newPage();
+  page.setDefaultTimeout(20000);
+  // No request may leave the daemon's origin (no CDN, no web fonts).
+  origin = bench.url;
+  page.on('request', (req) => {
+    const u = req.url();
+    if (!u.startsWith(origin) && !u.startsWith('data:') && !u.startsWith('blob:')) external.push(u);
+  });
+  page.on('pageerror', (e) => console.error('page error:', e.message));
+});
+
+after(async () => {
+  await browser?.close();
+  await bench?.stop();
+});
+
+test('bench page: state, limits and the live stream connected', async () => {
+  await go('bench');
+  await page.waitForFunction(() => document.getElementById('conn')?.textContent?.includes('connected'));
+  await page.waitForSelector('text=torque');
+  assert.ok(await page.isVisible('#estop-big'), 'the big e-stop is shown');
+  // The e-stop is a real button reachable from the keyboard.
+  assert.equal(await page.getAttribute('#estop-big', 'type'), 'button');
+  await shot('bench');
+});
+
+// Three speeds in both directions, 1.5 s each: a 9 s run with enough points for a static-curve fit.
+const sweep = { velocities: '0.3, 0.6, 1', repeats: '1', settle_s: '0.5', measure_s: '1' };
+
+async function fillSweep(values) {
+  await go('launch');
+  await page.waitForSelector('#launch-form');
+  await page.selectOption('#launch-kind', 'constant_velocity_sweep');
+  for (const [k, v] of Object.entries(values)) await page.fill(`#launch-param-${k}`, v);
+}
+
+test('an out-of-limit value: the server message beside the field, nothing started', async () => {
+  const before = (await api('/api/runs?limit=1000')).json;
+  await fillSweep({ ...sweep, velocities: '0.5, 1000' });
+  // The same spec sent straight to the server: its 422 names the field and the limit.
+  const direct = await api('/api/experiments/check', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ kind: 'constant_velocity_sweep', params: { velocities: [0.5, 1000], repeats: 1, settle_s: 0.5, measure_s: 1 } }),
+  });
+  assert.equal(direct.status, 422, direct.text);
+  assert.match(direct.json.field, /^params\.velocities/);
+  await page.click('#launch-start');
+  await page.waitForFunction(() => document.querySelector('#launch-result')?.textContent?.startsWith('Not started'));
+  const err = page.locator('#launch-err-velocities');
+  assert.ok(await err.isVisible(), 'error shown beside the velocities field');
+  assert.equal((await err.textContent()).trim(), direct.json.error);
+  assert.equal(await page.getAttribute('#launch-param-velocities', 'aria-invalid'), 'true');
+  // The error element is inside the velocities field's block.
+  assert.equal(await page.locator('[data-field="velocities"] #launch-err-velocities').count(), 1);
+  await shot('launch-error');
+  const after_ = (await api('/api/runs?limit=1000')).json;
+  assert.equal(after_.total, before.total, 'no run was created');
+  assert.deepEqual(after_.runs.map((r) => r.id), before.runs.map((r) => r.id));
+});
+
+let runId;
+
+test('launch a constant-velocity sweep from the form and watch the live plot', async () => {
+  await fillSweep(sweep);
+  await page.waitForFunction(() => /Estimated duration/.test(document.getElementById('launch-estimate')?.textContent ?? ''));
+  await shot('launch');
+  await page.click('#launch-start');
+  await page.waitForSelector('#launch-result[data-run-id]');
+  runId = Number(await page.getAttribute('#launch-result', 'data-run-id'));
+  assert.ok(runId > 0);
+  await go('bench');
+  const total = async () => Number(await page.getAttribute('#live-charts', 'data-total'));
+  await page.waitForFunction(() => Number(document.getElementById('live-charts')?.dataset.total) > 10, null, { timeout: 30000 });
+  const first = await total();
+  await page.waitForFunction((n) => Number(document.getElementById('live-charts')?.dataset.total) > n + 10, first, { timeout: 20000 });
+  const second = await total();
+  assert.ok(second > first, `live points increase (${first} → ${second})`);
+  // The chart really drew the points: uPlot's canvas for the torque chart is not blank.
+  const torque = await page.locator('#chart-torque canvas').screenshot();
+  const px = await countPixels(torque);
+  assert.ok(px.data > 50, `torque chart has coloured series pixels (${JSON.stringify(px)})`);
+  await shot('bench-live');
+});
+
+test('the run completes and shows in the runs list', async () => {
+  await go('runs');
+  await page.waitForSelector(`#runs-table tr[data-run-id="${runId}"][data-status="completed"]`, { timeout: 90000 });
+  await shot('runs');
+});
+
+test('run page: Stribeck plot with the expected points, CSV and Parquet export', async () => {
+  await page.click(`#runs-table tr[data-run-id="${runId}"] a`);
+  await page.waitForSelector('[data-testid="stribeck-plot"]');
+  const results = (await api(`/api/runs/${runId}/results`)).json;
+  const expected = results.positive.length + results.negative.length;
+  assert.equal(expected, 6, 'three velocities in two directions');
+  assert.equal(Number(await page.getAttribute('[data-testid="stribeck-plot"]', 'data-points')), expected);
+  const png = await page.locator('[data-testid="stribeck-plot"] canvas').screenshot({ path: path.join(shots, 'stribeck.png') });
+  const px = await countPixels(png);
+  assert.ok(px.nonBackground > 1000, `plot not blank (${JSON.stringify(px)})`);
+  assert.ok(px.data >= 4 * 20, `the ${expected} points and their error bars are drawn (${JSON.stringify(px)})`);
+  await page.waitForSelector('#run-timeseries .chart');
+  await shot('run');
+  const [download] = await Promise.all([page.waitForEvent('download'), page.click('#export-csv')]);
+  const csv = readFileSync(await download.path(), 'utf8');
+  assert.match(csv.split('\n')[0], /^idx,t,x,v,u_cmd,torque_motor,torque_sensor,segment,flags/);
+  assert.ok(csv.trim().split('\n').length > 100, 'the CSV has the samples');
+  const [pq] = await Promise.all([page.waitForEvent('download'), page.click('#export-parquet')]);
+  const bytes = readFileSync(await pq.path());
+  assert.equal(bytes.subarray(0, 4).toString(), 'PAR1', 'a Parquet file');
+  assert.equal(bytes.subarray(bytes.length - 4).toString(), 'PAR1');
+});
+
+test('run pages of the other kinds: breakaway vs torque rate, lag loops, presliding loops', async () => {
+  // Short versions of experiments/specs/*.json, enqueued through the API (about 9 s in all).
+  const specs = [
+    { kind: 'torque_ramp', name: 'e2e ramp', params: { rates_nm_s: [2.5, 5], directions: 'both', repeats: 1, motion_counts: 10, rest_s: 0.5 } },
+    { kind: 'frictional_lag', name: 'e2e lag', params: { mean_rad_s: 1, amplitude_rad_s: 0.95, omegas_rad_s: [10], cycles: 2, settle_s: 0.5, chirp: null, mirror: false } },
+    { kind: 'presliding', name: 'e2e presliding', params: { parts: ['ramp', 'reversals'], ramp_rate_rad_s: 0.01, ramp_distance_rad: 0.02, ramp_repeats: 1, reversals_rad: [0.002, -0.002, 0.001, -0.0005], reversals_rate_rad_s: 0.004, rest_s: 0.5 } },
+  ];
+  const ids = [];
+  for (const spec of specs) {
+    const r = await api('/api/runs', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(spec) });
+    assert.equal(r.status, 201, r.text);
+    ids.push(r.json.id);
+  }
+  const deadline = Date.now() + 90000;
+  for (const id of ids) {
+    for (;;) {
+      const run = (await api(`/api/runs/${id}`)).json;
+      if (run.status === 'completed' && run.results) break;
+      assert.ok(!['aborted', 'failed', 'interrupted'].includes(run.status), `run ${id} ended ${run.status}: ${run.status_reason}`);
+      assert.ok(Date.now() < deadline, `run ${id} completes in time`);
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  }
+  const [ramp, lag, pre] = ids;
+  const figure = async (id, testId) => {
+    await go(`runs/${id}`);
+    const f = page.locator(`[data-testid="${testId}"]`);
+    await f.waitFor();
+    return { points: Number(await f.getAttribute('data-points')), lines: Number(await f.getAttribute('data-lines')), f };
+  };
+  let r = (await api(`/api/runs/${ramp}/results`)).json;
+  let fig = await figure(ramp, 'breakaway-plot');
+  assert.equal(fig.points, r.positive.length + r.negative.length, 'one marker per breakaway row');
+  assert.ok(fig.points > 0);
+  await shot('run-torque-ramp');
+  r = (await api(`/api/runs/${lag}/results`)).json;
+  fig = await figure(lag, 'lag-plot');
+  assert.equal(fig.lines, r.loops.filter((l) => l.loop_v_torque.x.length >= 2).length, 'one loop per lag run');
+  assert.ok(fig.lines > 0);
+  await shot('run-frictional-lag');
+  r = (await api(`/api/runs/${pre}/results`)).json;
+  fig = await figure(pre, 'presliding-plot');
+  assert.equal(fig.lines, r.ramps.length, 'the breakaway ramps drawn');
+  assert.ok(fig.lines > 0);
+  const loops = page.locator('[data-testid="reversals-plot"]');
+  assert.equal(Number(await loops.getAttribute('data-lines')), 1, 'the reversal loops drawn');
+  assert.equal(Number(await loops.getAttribute('data-points')), r.reversals.reversal_points.x.length, 'one marker per reversal point');
+  await shot('run-presliding');
+});
+
+test('schedule an item and see it in the queue; plan a nightly parameter sweep', async () => {
+  await go('queue');
+  await page.waitForSelector('#queue-paused');
+  // Pause the queue so the scheduled run waits there.
+  if (!(await page.isChecked('#queue-paused'))) await page.check('#queue-paused');
+  await page.waitForFunction(async () => (await (await fetch('/api/queue')).json()).paused === true);
+  await page.waitForSelector('#plan-form');
+  const at = await page.evaluate(() => {
+    const d = new Date(Date.now() + 4000);
+    const p = (n) => String(n).padStart(2, '0');
+    return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())}T${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`;
+  });
+  await page.fill('#plan-run-at', at);
+  await page.selectOption('#plan-kind', 'constant_velocity_sweep');
+  for (const [k, v] of Object.entries(sweep)) await page.fill(`#plan-param-${k}`, v);
+  await page.fill('#plan-name', 'e2e scheduled');
+  await page.click('#plan-submit');
+  await page.waitForSelector('#schedule-table tr[data-schedule-id]');
+  await shot('schedule');
+  // When due, the scheduler enqueues it: it appears in the queue with its ETA.
+  const row = page.locator('#queue-table tbody tr', { hasText: 'e2e scheduled' });
+  await row.first().waitFor({ timeout: 30000 });
+  const q = (await api('/api/queue')).json;
+  const item = q.items.find((i) => i.name === 'e2e scheduled');
+  assert.ok(item, 'the scheduled run is in the queue');
+  await shot('queue');
+  // Remove it and resume the queue.
+  await row.first().locator('button', { hasText: 'Remove' }).click();
+  await page.waitForFunction(async (id) => !(await (await fetch('/api/queue')).json()).items.some((i) => i.run_id === id), item.run_id);
+  await page.uncheck('#queue-paused');
+  // An overnight sweep: tomorrow 22:00, nightly, one parameter varied over a list.
+  const entries = (await api('/api/schedule')).json.length;
+  await page.fill('#plan-run-at', await page.evaluate(() => {
+    const d = new Date(Date.now() + 86400e3);
+    const p = (n) => String(n).padStart(2, '0');
+    return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())}T22:00:00`;
+  }));
+  await page.selectOption('#plan-recurrence', 'nightly');
+  await page.selectOption('#plan-mode', 'sweep');
+  await page.fill('#plan-sweep-param', 'params.velocities');
+  await page.fill('#plan-sweep-values', '[[0.3], [0.6], [1]]');
+  await page.fill('#plan-name', 'e2e nightly sweep');
+  await page.click('#plan-submit');
+  const sweepRow = page.locator('#schedule-table tbody tr', { hasText: 'params.velocities' });
+  await sweepRow.first().waitFor();
+  assert.match(await sweepRow.first().textContent(), /nightly/);
+  const list = (await api('/api/schedule')).json;
+  assert.equal(list.length, entries + 1);
+  const entry = list.find((e) => e.sweep);
+  assert.ok(entry && entry.recurrence === 'nightly' && entry.sweep.values.length === 3, JSON.stringify(list));
+  await shot('schedule-sweep');
+  await sweepRow.first().locator('button', { hasText: 'Delete' }).click();
+  await page.waitForFunction(async (n) => (await (await fetch('/api/schedule')).json()).length === n, entries);
+});
+
+test('models & fits: the models listed; a static-curve fit on the run, drawn on its Stribeck plot', async () => {
+  await go('models');
+  await page.waitForSelector('details.model');
+  const models = (await api('/api/models')).json;
+  assert.ok(models.length > 0);
+  assert.equal(await page.locator('details.model').count(), models.length);
+  await page.waitForSelector('#fit-form');
+  await shot('models');
+  await page.selectOption('#fit-run', String(runId));
+  await page.selectOption('#fit-model', 'coulomb_viscous');
+  await page.selectOption('#fit-procedure', 'static_curve');
+  await page.click('#fit-form button[type=submit]');
+  await page.waitForSelector('#fit-result table', { timeout: 30000 });
+  const fitted = await page.textContent('#fit-result');
+  assert.match(fitted, /fc/);
+  assert.match(fitted, /fv/);
+  await shot('models-fit');
+  const sets = (await api('/api/parameter-sets?model=coulomb_viscous')).json;
+  assert.ok(sets.some((s) => (s.provenance?.runs ?? []).includes(runId)), 'the parameter set names the run');
+  await go(`runs/${runId}`);
+  await page.waitForSelector('[data-testid="stribeck-plot"]');
+  assert.equal(Number(await page.getAttribute('[data-testid="stribeck-plot"]', 'data-lines')), 1, 'the fitted curve is drawn');
+  assert.match(await page.textContent('[data-testid="stribeck-plot"] .legend'), /fitted coulomb_viscous/);
+  await page.locator('[data-testid="stribeck-plot"]').screenshot({ path: path.join(shots, 'stribeck-fit.png') });
+  await shot('run-fit');
+});
+
+test('the live stream reconnects after a daemon restart', async () => {
+  await go('bench');
+  await page.waitForFunction(() => document.getElementById('conn')?.textContent === 'live: connected');
+  const port = new URL(bench.url).port;
+  await bench.stop();
+  await page.waitForFunction(() => document.getElementById('conn')?.textContent?.includes('reconnecting'), null, { timeout: 15000 });
+  let err;
+  for (let i = 0; i < 20; i++) {
+    try {
+      bench = await startBench({ db, listen: `127.0.0.1:${port}` });
+      err = null;
+      break;
+    } catch (e) {
+      err = e;
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  }
+  if (err) throw err;
+  await page.waitForFunction(() => document.getElementById('conn')?.textContent === 'live: connected', null, { timeout: 20000 });
+  await shot('bench-reconnected');
+});
+
+/** Pixels of a PNG screenshot: not background (white), and in the plot series colours. */
+async function countPixels(png) {
+  return page.evaluate(async (b64) => {
+    const img = new Image();
+    img.src = `data:image/png;base64,${b64}`;
+    await img.decode();
+    const c = document.createElement('canvas');
+    c.width = img.width;
+    c.height = img.height;
+    const x = c.getContext('2d');
+    x.drawImage(img, 0, 0);
+    const d = x.getImageData(0, 0, c.width, c.height).data;
+    // The plot palette (src/xyplot.ts PALETTE).
+    const series = ['#1f5fbf', '#c0392b', '#2e8b57', '#8e44ad', '#d35400', '#16a085', '#7f8c8d', '#b7950b', '#2c3e50', '#e84393'].map((c) => [1, 3, 5].map((i) => parseInt(c.slice(i, i + 2), 16)));
+    let nonBackground = 0, data = 0;
+    for (let i = 0; i < d.length; i += 4) {
+      const [r, g, b] = [d[i], d[i + 1], d[i + 2]];
+      if (r < 245 || g < 245 || b < 245) nonBackground++;
+      if (series.some(([R, G, B]) => Math.abs(r - R) + Math.abs(g - G) + Math.abs(b - B) < 40)) data++;
+    }
+    return { nonBackground, data, total: d.length / 4 };
+  }, png.toString('base64'));
+}
+
+test('live charts: 20 000 points per series for every model; a dropped event shows "dropping data"', async (t) => {
+  await go('bench');
+  await page.waitForFunction(() => document.getElementById('conn')?.textContent === 'live: connected');
+  const models = (await api('/api/bench')).json.models;
+  assert.ok(models.length > 0, 'the bench runs lockstep models');
+  // Feed the page's live buffer as the stream would (the bench is idle now).
+  await page.evaluate((models) => {
+    const live = window.frictionbench.live;
+    live.ring.clear(models);
+    for (let k = 0; k < 20000; k++) {
+      const t = k * 1e-3;
+      const f = Math.tanh(Math.sin(t * 3) * 20) * 1.2;
+      live.onSample({ idx: k, sample: { t, x: Math.cos(t * 3), v: Math.sin(t * 3), u_cmd: f, torque_motor: f, torque_sensor: f + 0.01 * Math.sin(t * 200), segment: 0, flags: 0 }, outputs: models.map((m, i) => f * (1 + 0.01 * i)), models });
+    }
+  }, models);
+  await page.waitForFunction(() => Number(document.getElementById('live-charts')?.dataset.points) === 20000);
+  await page.waitForFunction(() => document.getElementById('live-charts')?.dataset.drawMs !== undefined);
+  const drawMs = Number(await page.getAttribute('#live-charts', 'data-draw-ms'));
+  t.diagnostic(`redraw of 4 charts, ${models.length} lockstep columns, 20000 points per series: ${drawMs} ms`);
+  const px = await countPixels(await page.locator('#chart-torque canvas').screenshot());
+  assert.ok(px.data > 500, `torque chart drawn (${JSON.stringify(px)})`);
+  await shot('bench-20k');
+  assert.ok(await page.isHidden('#dropping'));
+  await page.evaluate(() => window.frictionbench.live.noteDropped({ frames: 42 }));
+  await page.waitForSelector('#dropping:not([hidden])');
+  assert.match(await page.textContent('#dropping'), /dropping data: \d+ frames lost/);
+  await shot('bench-dropping');
+});
+
+test('the e-stop is reached from the keyboard, latches, and resets', async () => {
+  await go('bench');
+  await page.waitForFunction(() => document.getElementById('conn')?.textContent === 'live: connected');
+  await page.evaluate(() => document.activeElement?.blur());
+  let tabs = 0;
+  while ((await page.evaluate(() => document.activeElement?.id)) !== 'estop') {
+    assert.ok(++tabs <= 12, 'the header e-stop is within 12 Tab presses of the top of the page');
+    await page.keyboard.press('Tab');
+  }
+  await page.keyboard.press('Enter');
+  await page.waitForFunction(async () => (await (await fetch('/api/bench')).json()).estop === true);
+  await page.waitForSelector('#estop.latched');
+  await page.waitForSelector('#estop-reset:not([hidden])');
+  await shot('bench-estop');
+  await page.click('#estop-reset');
+  await page.waitForFunction(async () => (await (await fetch('/api/bench')).json()).estop === false);
+  await page.waitForSelector('#estop-reset', { state: 'hidden' });
+  await page.waitForSelector('#estop:not(.latched)');
+});
+
+test('the page made no request beyond the daemon', () => {
+  assert.deepEqual(external, []);
+});
