@@ -15,12 +15,15 @@ cargo test --workspace --locked
 
 # issue 7: the dashboard end to end, in a real headless Chromium (Debian's chromium driven by
 # playwright-core from npm) against `bench serve --sim`; screenshots in target/e2e-screenshots/.
-if ! command -v chromium >/dev/null 2>&1; then
+need=()
+command -v chromium >/dev/null 2>&1 || need+=(chromium)
+command -v npm >/dev/null 2>&1 || need+=(nodejs npm)
+if [ ${#need[@]} -gt 0 ]; then
   apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}"
 fi
 (cd web && npm ci --no-audit --no-fund && npm run build)
-# The debug binary `cargo test` just built (no second, release compile of the workspace).
+# The binary `cargo test` just built (the dev profile is optimised; no second compile).
 cargo build --locked -p bench-daemon
 target_dir="${CARGO_TARGET_DIR:-target}"
 case "$target_dir" in /*) ;; *) target_dir="$PWD/$target_dir" ;; esac
