@@ -107,3 +107,14 @@ pub async fn record_sim_run(
     store.save_results(id, &results).await.unwrap();
     (id, sim)
 }
+
+/// Serialises the tests that run the real-time loop against the simulated bench (`bench run`,
+/// `bench serve`, `bench perf loop`): each one runs a 10 kHz plant, a 1 kHz control loop and
+/// its Modbus server, which is what a bench PC does, one bench at a time. Two of them side
+/// by side on a 2-core CI machine starve each other's Modbus replies. Hold the guard for the
+/// whole test.
+pub fn one_bench_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    static SLOT: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    SLOT.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}

@@ -16,20 +16,28 @@ fn run(bench: &mut TestBench, spec: &str, limits: &BenchLimits) -> Results {
 fn sweep_points_lie_on_the_steady_state_curve() {
     let lim = BenchLimits::sim_default();
     let cases = [
-        // The simulated bench's truth: asymmetric GMS, 2 mN m sensor noise.
-        TestBench::sim_default(),
+        // The simulated bench's truth: asymmetric GMS, 2 mN m sensor noise. Its Stribeck dip
+        // (vs = 0.1 rad/s) falls at up to 4.3 N m s/rad, which a velocity PI of 0.3 N m s/rad
+        // cannot hold: below 0.2 rad/s it hunts (friction-induced stick-slip, 0.15 N m of
+        // ripple), as a soft velocity loop does on a real bench. Tested from 0.2 rad/s on.
+        (TestBench::sim_default(), "[0.2,0.3,0.5,1.0,1.5,3.0]"),
         // The earlier one: asymmetric LuGre.
-        TestBench::lugre_asymmetric(),
+        (TestBench::lugre_asymmetric(), "[0.05,0.1,0.2,0.5,1.0,1.5]"),
         // A static map with a wide Stribeck dip (gentle enough for the velocity PI).
-        TestBench::new(
-            "static_armstrong",
-            serde_json::json!({"fc": 0.6, "fs": 0.8, "fv": 0.3, "vs": 1.0, "delta": 1.0}),
+        (
+            TestBench::new(
+                "static_armstrong",
+                serde_json::json!({"fc": 0.6, "fs": 0.8, "fv": 0.3, "vs": 1.0, "delta": 1.0}),
+            ),
+            "[0.05,0.1,0.2,0.5,1.0,1.5]",
         ),
     ];
-    for mut bench in cases {
+    for (mut bench, velocities) in cases {
         let res = run(
             &mut bench,
-            r#"{"kind":"constant_velocity_sweep","params":{"velocities":[0.05,0.1,0.2,0.5,1.0,1.5],"settle_s":2.0,"measure_s":1.0,"repeats":1}}"#,
+            &format!(
+                r#"{{"kind":"constant_velocity_sweep","params":{{"velocities":{velocities},"settle_s":2.0,"measure_s":1.0,"repeats":1}}}}"#
+            ),
             &lim,
         );
         let Results::ConstantVelocitySweep(out) = res else {

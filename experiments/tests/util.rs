@@ -57,7 +57,8 @@ impl TestBench {
                 "delta": 2.0,
                 "sigma1": 1.0,
                 "sigma2": 0.05,
-                "negative": {"fc": 0.9, "fs": 1.35}
+                "c": 50.0,
+                "negative": {"fc": 0.9, "fs": 1.35, "c": 50.0}
             }),
         );
         b.sensor_noise_nm = 0.002;

@@ -2,6 +2,7 @@
 //! it, then the safe state.
 
 use super::lockstep::Lockstep;
+use super::realtime::{NoDeepIdle, realtime};
 use super::safety::Guard;
 use super::timing::PeriodStats;
 use super::{Control, Request};
@@ -108,36 +109,21 @@ pub struct LoopReport {
 /// Runs the loop on the calling thread (give it a thread of its own); returns when the run
 /// is over and the drive is in its safe state (or could not be reached).
 pub fn run(setup: LoopSetup) -> LoopReport {
-    let priority = realtime(setup.loaded.config.realtime_priority);
+    let wanted = setup.loaded.config.realtime_priority;
+    let mut notes: Vec<String> = realtime(wanted).into_iter().collect();
+    // Real-time scheduling asked for: keep the CPUs awake for the run's deadlines too.
+    let idle = (wanted > 0).then(NoDeepIdle::request);
+    if let Some(Err(note)) = &idle {
+        notes.push(note.clone());
+    }
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .expect("cannot build the control loop's runtime");
     let mut report = rt.block_on(run_async(setup));
-    if let Some(note) = priority {
-        report.log.push((None, note));
-    }
+    drop(idle);
+    report.log.extend(notes.into_iter().map(|n| (None, n)));
     report
-}
-
-/// Puts the calling thread under SCHED_FIFO at `priority` (threads it spawns inherit it);
-/// returns a note for the log when that was not possible (it then runs at normal priority).
-pub fn realtime(priority: u8) -> Option<String> {
-    use thread_priority::{
-        RealtimeThreadSchedulePolicy, ThreadPriority, ThreadSchedulePolicy,
-        set_thread_priority_and_policy, thread_native_id,
-    };
-    if priority == 0 {
-        return None;
-    }
-    let value = priority.try_into().ok()?;
-    set_thread_priority_and_policy(
-        thread_native_id(),
-        ThreadPriority::Crossplatform(value),
-        ThreadSchedulePolicy::Realtime(RealtimeThreadSchedulePolicy::Fifo),
-    )
-    .err()
-    .map(|e| format!("normal priority: SCHED_FIFO {priority} refused ({e:?})"))
 }
 
 /// The devices of the bench, connected.

@@ -18,11 +18,13 @@
 
 mod cycle;
 mod lockstep;
+mod realtime;
 mod safety;
 mod timing;
 
-pub use cycle::{Frame, LoopReport, LoopSetup, Outcome, Status, realtime, run};
+pub use cycle::{Frame, LoopReport, LoopSetup, Outcome, Status, run};
 pub use lockstep::Lockstep;
+pub use realtime::realtime;
 
 use std::sync::Mutex;
 

@@ -31,8 +31,10 @@
 //! reversal" rule and is not used.
 //!
 //! Asymmetric friction: an optional `negative` set (as in LuGre) holds the parameters for
-//! negative motion. The side is chosen by `sgn v`, or by `sgn u` (the applied force) when
-//! `v = 0`, so that breakaway from rest uses the level of the direction being pushed. What is
+//! negative motion. A slipping element and the viscous term use the side of `sgn v`; a stuck
+//! element breaks away at the level of the side it is loaded in (`sgn F_i`), so breakaway from
+//! rest uses the level of the direction being pushed, and an element that unloads while the
+//! body creeps back keeps its force (no jump to the other side's level). What is
 //! per side and what is shared follows the model's structure: in GMS the velocity dependence
 //! of friction lives in the sliding characteristic `s(v)` (the steady-state Stribeck curve,
 //! which is identified per direction of motion like the static curves of S4), while the
@@ -298,8 +300,13 @@ fn advance_elements(
             *f = relax(f0, lim * d, lambda_h);
             total += *f;
         } else {
-            // Micro-damping acts on the stuck part of the step only (module doc).
+            // Micro-damping acts on the stuck part of the step only (module doc). A stuck
+            // element slips towards the side it is loaded in, so its limit is that side's
+            // level: a positively loaded element unloading while the body creeps back must not
+            // be cut to the negative side's (lower) level, which would release force
+            // discontinuously and feed an oscillation.
             let trial = f0 + k * dx;
+            let lim = a * p.side(trial).level(v);
             if trial.abs() > lim {
                 *slip = true;
                 *f = sat(trial, lim);
@@ -607,6 +614,18 @@ mod tests {
         }
     }
 
+    /// `base` for positive motion and `fc`, `fs` scaled by `scale` for negative motion.
+    fn with_lower_negative_levels(base: Params, scale: f64) -> Params {
+        Params {
+            negative: Some(Box::new(Params {
+                fc: scale * base.fc,
+                fs: scale * base.fs,
+                ..base.clone()
+            })),
+            ..base
+        }
+    }
+
     /// Friction and state after every step of a plant run (the `law`/`advance` path) and of a
     /// velocity-driven run (`step`), for a torque that pushes back and forth past breakaway.
     fn trajectories(p: Params) -> Vec<u64> {
@@ -706,6 +725,77 @@ mod tests {
                 "push {sign}: slides at {t} N, fs {fs}"
             );
         }
+    }
+
+    #[test]
+    fn an_element_loaded_one_way_keeps_its_force_when_the_motion_reverses() {
+        // One element loaded to 95 % of the positive breakaway level, then a tiny backward
+        // step: the spring unloads by k dx. The negative side's level is lower than the force
+        // it holds, but it is loaded positively, so that level does not apply.
+        let p = with_lower_negative_levels(
+            Params {
+                k: vec![1e3],
+                alpha: vec![1.0],
+                // Loading at 0.14 m/s keeps the Stribeck level at fs.
+                vs: 100.0,
+                ..Params::default()
+            },
+            0.5,
+        );
+        let mut s = Gms::initial_state(&p);
+        let dt = 1e-4;
+        let x_load = 0.95 * p.fs / 1e3;
+        let n = 100;
+        drive(&p, &mut s, &[(x_load / (n as f64 * dt), n)], dt);
+        let held = s.f[0];
+        assert!((held - 0.95 * p.fs).abs() < 1e-6 * p.fs, "{held}");
+        let dx = 1e-7;
+        drive(&p, &mut s, &[(-dx / dt, 1)], dt);
+        assert!(
+            (s.f[0] - (held - 1e3 * dx)).abs() < 1e-9,
+            "unloads elastically: {} -> {}",
+            held,
+            s.f[0]
+        );
+    }
+
+    #[test]
+    fn a_disturbed_slow_ramp_still_breaks_away_at_fs() {
+        // A 1 ms torque pulse once the stiffest element slips makes the body ring back and
+        // forth across v = 0. With the wrong side's level on unloading elements this fed a
+        // sustained oscillation and a breakaway 20 % early; it must die out instead.
+        let p = with_lower_negative_levels(
+            Params {
+                k: vec![500.0, 250.0, 150.0, 100.0],
+                vs: 0.1,
+                sigma1: 1.0,
+                sigma2: 0.05,
+                ..Params::default()
+            },
+            0.9,
+        );
+        let mut m = Model::<Gms>::new(p.clone()).unwrap();
+        let (mass, h, rate) = (1e-3, 1e-4, 0.5);
+        let mut st = crate::plant::PlantState::default();
+        let mut breakaway = None;
+        for n in 0..40_000 {
+            let t = n as f64 * h;
+            let pulse = if (0.6..0.601).contains(&t) { 0.01 } else { 0.0 };
+            let u = rate * t + pulse;
+            crate::plant::step(
+                &mut m,
+                &crate::plant::PlantParams { mass },
+                &mut st,
+                &crate::plant::Applied::force(u, rate),
+                h,
+            );
+            if st.x > 0.02 {
+                breakaway = Some(rate * t);
+                break;
+            }
+        }
+        let b = breakaway.expect("breaks away within 4 s");
+        assert!((b - p.fs).abs() < 0.02 * p.fs, "breakaway {b}, fs {}", p.fs);
     }
 
     #[test]

@@ -1,0 +1,52 @@
+//! What a Linux PC needs to keep a 1 kHz loop on time: SCHED_FIFO for the loop thread, and
+//! CPUs that stay out of deep idle states while a run goes on.
+//!
+//! A CPU (or a virtual CPU) that halts when idle takes from tens of microseconds to several
+//! milliseconds to wake for the next deadline; on our 2-core VMs an idle-halting vCPU gave a
+//! p99 sleep overshoot of ~0.7 ms against ~0.1 ms with the idle state held at polling. Writing
+//! 0 to `/dev/cpu_dma_latency` and keeping the file open is the kernel's PM QoS request for
+//! that (cyclictest does the same); the request ends when the file is closed.
+
+use std::fs::File;
+
+/// Puts the calling thread under SCHED_FIFO at `priority` (threads it spawns inherit it);
+/// returns a note for the log when that was not possible (it then runs at normal priority).
+pub fn realtime(priority: u8) -> Option<String> {
+    use thread_priority::{
+        RealtimeThreadSchedulePolicy, ThreadPriority, ThreadSchedulePolicy,
+        set_thread_priority_and_policy, thread_native_id,
+    };
+    if priority == 0 {
+        return None;
+    }
+    let value = priority.try_into().ok()?;
+    set_thread_priority_and_policy(
+        thread_native_id(),
+        ThreadPriority::Crossplatform(value),
+        ThreadSchedulePolicy::Realtime(RealtimeThreadSchedulePolicy::Fifo),
+    )
+    .err()
+    .map(|e| format!("normal priority: SCHED_FIFO {priority} refused ({e:?})"))
+}
+
+/// Holds the CPUs at zero wake-up latency (PM QoS) until dropped.
+#[derive(Debug)]
+pub struct NoDeepIdle {
+    _qos: File,
+}
+
+impl NoDeepIdle {
+    /// Requests zero wake-up latency; a note for the log when the kernel refuses (no such
+    /// device, or no permission: the loop then runs with whatever idle states the CPUs use).
+    pub fn request() -> Result<NoDeepIdle, String> {
+        use std::io::Write;
+        const PATH: &str = "/dev/cpu_dma_latency";
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .open(PATH)
+            .map_err(|e| format!("CPU idle states left as they are: {PATH}: {e}"))?;
+        f.write_all(&0i32.to_ne_bytes())
+            .map_err(|e| format!("CPU idle states left as they are: {PATH}: {e}"))?;
+        Ok(NoDeepIdle { _qos: f })
+    }
+}
