@@ -711,20 +711,7 @@ async fn get_queue(State(state): State<AppState>) -> ApiResult {
 
 async fn put_queue(State(state): State<AppState>, body: Bytes) -> ApiResult {
     let v = json_body(&body)?;
-    let Some(obj) = v.as_object() else {
-        return Err(ApiError::unprocessable(
-            "",
-            "the body must be a JSON object".into(),
-        ));
-    };
-    for k in obj.keys() {
-        if !["order", "paused", "on_failure"].contains(&k.as_str()) {
-            return Err(ApiError::unprocessable(
-                k,
-                format!("unknown field '{k}' (known: order, paused, on_failure)"),
-            ));
-        }
-    }
+    let obj = object_with(&v, &["order", "paused", "on_failure"])?;
     let order = match obj.get("order") {
         None => None,
         Some(o) => Some(
@@ -798,22 +785,10 @@ async fn get_schedule(State(state): State<AppState>) -> ApiResult {
 
 async fn post_schedule(State(state): State<AppState>, body: Bytes) -> ApiResult {
     let v = json_body(&body)?;
-    let Some(obj) = v.as_object() else {
-        return Err(ApiError::unprocessable(
-            "",
-            "the body must be a JSON object".into(),
-        ));
-    };
-    for k in obj.keys() {
-        if !["run_at", "recurrence", "priority", "spec", "batch", "sweep"].contains(&k.as_str()) {
-            return Err(ApiError::unprocessable(
-                k,
-                format!(
-                    "unknown field '{k}' (known: run_at, recurrence, priority, spec, batch, sweep)"
-                ),
-            ));
-        }
-    }
+    let obj = object_with(
+        &v,
+        &["run_at", "recurrence", "priority", "spec", "batch", "sweep"],
+    )?;
     let bodies = ["spec", "batch", "sweep"]
         .iter()
         .filter(|k| obj.contains_key(**k))
@@ -943,16 +918,28 @@ fn str_field<'a>(obj: &'a serde_json::Map<String, Value>, key: &str) -> Result<&
         .ok_or_else(|| ApiError::unprocessable(key, format!("{key} must be a non-empty string")))
 }
 
+/// The body as a JSON object whose keys are all in `known` (422 naming the first unknown one).
+fn object_with<'a>(
+    v: &'a Value,
+    known: &[&str],
+) -> Result<&'a serde_json::Map<String, Value>, ApiError> {
+    let obj = v
+        .as_object()
+        .ok_or_else(|| ApiError::unprocessable("", "the body must be a JSON object".into()))?;
+    if let Some(k) = obj.keys().find(|k| !known.contains(&k.as_str())) {
+        return Err(ApiError::unprocessable(
+            k,
+            format!("unknown field '{k}' (known: {})", known.join(", ")),
+        ));
+    }
+    Ok(obj)
+}
+
 async fn fits(State(state): State<AppState>, body: Bytes) -> ApiResult {
     let v = json_body(&body)?;
-    let Some(obj) = v.as_object() else {
-        return Err(ApiError::unprocessable(
-            "",
-            "the body must be a JSON object".into(),
-        ));
-    };
-    for k in obj.keys() {
-        if ![
+    let obj = object_with(
+        &v,
+        &[
             "model",
             "procedure",
             "run",
@@ -960,12 +947,8 @@ async fn fits(State(state): State<AppState>, body: Bytes) -> ApiResult {
             "name",
             "segments",
             "t_range",
-        ]
-        .contains(&k.as_str())
-        {
-            return Err(ApiError::unprocessable(k, format!("unknown field '{k}'")));
-        }
-    }
+        ],
+    )?;
     let model = str_field(obj, "model")?;
     let procedure = str_field(obj, "procedure")?;
     let run = obj
@@ -1007,26 +990,17 @@ async fn fits(State(state): State<AppState>, body: Bytes) -> ApiResult {
 
 async fn comparisons(State(state): State<AppState>, body: Bytes) -> ApiResult {
     let v = json_body(&body)?;
-    let Some(obj) = v.as_object() else {
-        return Err(ApiError::unprocessable(
-            "",
-            "the body must be a JSON object".into(),
-        ));
-    };
-    for k in obj.keys() {
-        if ![
+    let obj = object_with(
+        &v,
+        &[
             "estimate",
             "validate",
             "models",
             "replay",
             "max_iters",
             "timeout_s",
-        ]
-        .contains(&k.as_str())
-        {
-            return Err(ApiError::unprocessable(k, format!("unknown field '{k}'")));
-        }
-    }
+        ],
+    )?;
     let mut args: Vec<String> = vec!["compare".into()];
     for key in ["estimate", "validate"] {
         let ids = obj
