@@ -24,7 +24,7 @@ mod timing;
 
 pub use cycle::{Frame, LoopReport, LoopSetup, Outcome, Status, run};
 pub use lockstep::Lockstep;
-pub use realtime::realtime;
+pub use realtime::{NoDeepIdle, realtime};
 
 use std::sync::Mutex;
 
