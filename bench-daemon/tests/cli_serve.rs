@@ -278,14 +278,18 @@ fn a_posted_spec_runs_and_its_samples_come_back_as_json_csv_and_parquet() {
     let page = d.json("/api/runs?kind=constant_velocity_sweep&status=completed&limit=10");
     assert_eq!(page["total"], 1);
     assert_eq!(page["runs"][0]["id"], id);
+    // Every kind's defaults plan on this bench; its parameters carry units, in declaration order.
     let kinds = d.json("/api/experiments/kinds");
-    assert!(
-        kinds
-            .as_array()
-            .unwrap()
-            .iter()
-            .all(|k| k.get("estimate_s").is_some())
-    );
+    for k in kinds.as_array().unwrap() {
+        assert!(k["estimate_s"].as_f64().is_some_and(|s| s > 0.0), "{k}");
+        assert!(!k["params"].as_array().unwrap().is_empty(), "{k}");
+    }
+    let sweep = &kinds[0];
+    assert_eq!(sweep["kind"], "constant_velocity_sweep");
+    assert_eq!(sweep["params"][0]["name"], "velocities");
+    assert_eq!(sweep["params"][0]["unit"], "rad/s");
+    assert_eq!(sweep["params"][1]["choices"][2], "negative");
+    assert_eq!(sweep["schema"]["additionalProperties"], false);
     let doc = d.json("/api/openapi.json");
     assert_eq!(doc["openapi"], "3.1.0");
     for p in [

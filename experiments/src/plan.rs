@@ -3,10 +3,11 @@
 
 use crate::error::LimitKind;
 use crate::{BenchLimits, Error, Setpoint};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// What the drive is told to follow during a segment.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum DriveMode {
     /// The setpoint is a torque \[N m\], applied as is.

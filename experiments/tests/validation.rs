@@ -213,3 +213,73 @@ fn the_catalogue_lists_every_kind_with_its_defaults() {
     assert_eq!(c[3]["defaults"]["rates_nm_s"][0], 0.05);
     assert_eq!(c[0]["defaults"]["velocities"]["step"], 0.003);
 }
+
+#[test]
+fn the_catalogue_documents_every_parameter_with_its_unit_in_declaration_order() {
+    let c = experiments::catalogue();
+    for k in c.as_array().unwrap() {
+        let kind = k["kind"].as_str().unwrap();
+        let description = k["description"].as_str().unwrap();
+        assert!(
+            description.len() > 40
+                && description.starts_with(char::is_uppercase)
+                && !description.contains('\n'),
+            "{kind}: description {description:?}"
+        );
+        let params = k["params"].as_array().unwrap();
+        let names: Vec<&str> = params.iter().map(|p| p["name"].as_str().unwrap()).collect();
+        let mut sorted = names.clone();
+        sorted.sort_unstable();
+        let mut fields: Vec<&str> = k["defaults"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        fields.sort_unstable();
+        assert_eq!(sorted, fields, "{kind}: documented params != fields");
+        for p in params {
+            let name = p["name"].as_str().unwrap();
+            let doc = p["description"].as_str().unwrap();
+            assert!(
+                !doc.is_empty() && !doc.contains("\\["),
+                "{kind}.{name}: {doc:?}"
+            );
+            assert_eq!(p["default"], k["defaults"][name], "{kind}.{name}");
+            assert!(!p["type"].is_null(), "{kind}.{name}: no type");
+            // A unit suffix in the name and the unit in the doc must agree.
+            let unit = p["unit"].as_str().unwrap();
+            let by_suffix = [
+                ("_nm_s", "N m/s"),
+                ("_rad_s", "rad/s"),
+                ("_nm", "N m"),
+                ("_rad", "rad"),
+                ("_hz", "Hz"),
+                ("_s", "s"),
+            ]
+            .iter()
+            .find(|(suffix, _)| name.ends_with(suffix))
+            .map(|(_, u)| *u);
+            if let Some(expected) = by_suffix {
+                assert_eq!(unit, expected, "{kind}.{name}: doc unit vs name");
+            }
+        }
+    }
+    // Declaration order, not alphabetical.
+    let ramp = &c[3]["params"];
+    assert_eq!(ramp[0]["name"], "rates_nm_s");
+    assert_eq!(ramp[5]["name"], "rest_s");
+    assert_eq!(ramp[0]["type"], "array");
+    assert_eq!(ramp[1]["type"], serde_json::json!(["number", "null"]));
+    assert_eq!(
+        ramp[2]["choices"],
+        serde_json::json!(["both", "positive", "negative"])
+    );
+    assert_eq!(ramp[4]["unit"], "encoder counts");
+    let prbs = &c[6]["params"];
+    assert_eq!(
+        prbs[0]["choices"],
+        serde_json::json!(["position", "velocity"])
+    );
+    assert_eq!(c[0]["params"][0]["unit"], "rad/s");
+}

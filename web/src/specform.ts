@@ -8,6 +8,10 @@ export interface ParamDoc {
   default: any;
   unit: string;
   doc: string;
+  /** JSON type(s) from the kind's JSON Schema: "number", ["number", "null"], "array", ... */
+  type: string | string[] | null;
+  /** The allowed values of an enumerated parameter, else null. */
+  choices: string[] | null;
 }
 
 export interface KindDoc {
@@ -17,42 +21,25 @@ export interface KindDoc {
   params: ParamDoc[];
 }
 
-/** Units from the SI suffixes of the parameter names (used when the catalogue gives none). */
-function unitFromName(n: string): string {
-  const table: [RegExp, string][] = [
-    [/_nm_s$/, 'N m/s'],
-    [/_nm_rad$/, 'N m/rad'],
-    [/_rad_s$/, 'rad/s'],
-    [/_rad$/, 'rad'],
-    [/_nm$/, 'N m'],
-    [/_hz$/, 'Hz'],
-    [/_s$/, 's'],
-  ];
-  const hit = table.find(([re]) => re.test(n));
-  if (hit) return hit[1];
-  if (n === 'velocities') return 'rad/s';
-  return '';
+/** The catalogue as the server gives it: each kind's parameters in declaration order. */
+export function normaliseKinds(raw: any): KindDoc[] {
+  const list: any[] = Array.isArray(raw) ? raw : [];
+  return list.map((k) => ({
+    kind: k.kind,
+    description: k.description ?? '',
+    estimate_s: k.estimate_s ?? null,
+    params: (k.params ?? []).map((p: any) => ({
+      name: p.name,
+      default: p.default ?? null,
+      unit: p.unit ?? '',
+      doc: p.description ?? '',
+      type: p.type ?? null,
+      choices: Array.isArray(p.choices) ? p.choices : null,
+    })),
+  }));
 }
 
-/** Normalises the catalogue: `params` as an object or list of docs, or bare `defaults`. */
-export function normaliseKinds(raw: any): KindDoc[] {
-  const list: any[] = Array.isArray(raw) ? raw : Array.isArray(raw?.kinds) ? raw.kinds : [];
-  return list.map((k) => {
-    let params: ParamDoc[] = [];
-    if (Array.isArray(k.params)) {
-      params = k.params.map((p: any) => ({ name: p.name, default: p.default ?? null, unit: p.unit ?? unitFromName(p.name), doc: p.doc ?? p.description ?? '' }));
-    } else if (k.params && typeof k.params === 'object') {
-      params = Object.entries(k.params).map(([name, p]: [string, any]) =>
-        p && typeof p === 'object' && ('default' in p || 'unit' in p || 'doc' in p)
-          ? { name, default: p.default ?? null, unit: p.unit ?? unitFromName(name), doc: p.doc ?? p.description ?? '' }
-          : { name, default: p, unit: unitFromName(name), doc: '' },
-      );
-    } else if (k.defaults && typeof k.defaults === 'object') {
-      params = Object.entries(k.defaults).map(([name, d]) => ({ name, default: d, unit: unitFromName(name), doc: '' }));
-    }
-    return { kind: k.kind, description: k.description ?? '', estimate_s: k.estimate_s ?? null, params };
-  });
-}
+const numeric = (p: ParamDoc): boolean => [p.type].flat().some((t) => t === 'number' || t === 'integer');
 
 const show = (v: any): string => {
   if (v === null || v === undefined) return '';
@@ -78,8 +65,6 @@ function parse(text: string, def: any): any {
   }
   return t;
 }
-
-const ENUMS: Record<string, string[]> = { directions: ['both', 'positive', 'negative'] };
 
 /** The parameter a server field path names: `params.velocities[1]: travel …` → `velocities`. */
 export function paramOfField(field: string | null): string | null {
@@ -131,19 +116,22 @@ export function specForm(kinds: KindDoc[], prefix: string, initial?: string): Sp
     for (const p of k.params) {
       const id = `${prefix}-param-${p.name}`;
       const err = h('p', { class: 'field-error', id: `${prefix}-err-${p.name}`, role: 'alert', hidden: true });
-      const help = h('span', { class: 'help', id: `${id}-help` }, p.doc || (p.default === null ? 'optional' : ''), p.default !== null ? ` (default ${show(p.default)}${p.unit ? ' ' + p.unit : ''})` : '');
+      // The doc comment states the default in words where it has one; else append it.
+      const doc = p.doc.replace(/`/g, '');
+      const tail = p.default !== null && !/default/i.test(doc) ? ` (default ${show(p.default)}${p.unit ? ' ' + p.unit : ''})` : '';
+      const help = h('span', { class: 'help', id: `${id}-help` }, doc || (p.default === null ? 'optional' : ''), tail);
       let input: HTMLInputElement | HTMLSelectElement;
       if (typeof p.default === 'boolean') {
         input = h('input', { id, type: 'checkbox', checked: p.default, 'data-param': p.name });
-      } else if (ENUMS[p.name]) {
-        input = h('select', { id, 'data-param': p.name }, ENUMS[p.name].map((v) => h('option', { value: v, selected: v === p.default }, v)));
+      } else if (p.choices) {
+        input = h('select', { id, 'data-param': p.name }, p.choices.map((v) => h('option', { value: v, selected: v === p.default }, v)));
       } else {
         input = h('input', {
           id,
           type: 'text',
           value: show(p.default),
           'data-param': p.name,
-          inputmode: typeof p.default === 'number' ? 'decimal' : undefined,
+          inputmode: numeric(p) ? 'decimal' : undefined,
           spellcheck: 'false',
           autocomplete: 'off',
         });

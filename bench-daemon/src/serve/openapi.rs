@@ -94,7 +94,21 @@ pub fn document() -> Value {
                 "run_id": {"type": ["integer", "null"]}, "estop": {"type": "boolean"}, "paused": {"type": "boolean"},
                 "limits": any_obj(), "live": {"type": "object", "description": "{phase, t, segment, segments, label, sample, samples, overruns, dropped_batches}"},
                 "models": {"type": "array", "items": {"type": "string"}}}}))}}}));
-    paths.insert("/api/experiments/kinds".into(), json!({"get": {"summary": "Experiment kinds with their default parameters and the estimated duration of the defaults on this bench", "responses": {"200": ok_json("kinds", json!({"type": "array", "items": {"type": "object", "properties": {"kind": {"type": "string"}, "defaults": any_obj(), "estimate_s": {"type": ["number", "null"]}}}}))}}}));
+    paths.insert("/api/experiments/kinds".into(), json!({"get": {"summary": "Experiment kinds: description, parameters in declaration order (unit, description, default, JSON type, choices), defaults, the parameters' JSON Schema, and the estimated duration of the defaults on this bench", "responses": {"200": ok_json("kinds", json!({"type": "array", "items": {"type": "object", "properties": {
+        "kind": {"type": "string"},
+        "description": {"type": "string"},
+        "params": {"type": "array", "items": {"type": "object", "properties": {
+            "name": {"type": "string"},
+            "unit": {"type": "string", "description": "SI unit, \"\" if none"},
+            "description": {"type": "string"},
+            "default": {},
+            "type": {"description": "JSON Schema type(s) of the value"},
+            "choices": {"type": ["array", "null"], "items": {"type": "string"}},
+        }}},
+        "defaults": any_obj(),
+        "schema": {"type": "object", "description": "JSON Schema (2020-12) of the kind's params"},
+        "estimate_s": {"type": ["number", "null"]},
+    }}}))}}}));
     paths.insert("/api/experiments/check".into(), json!({"post": {"summary": "Check a spec against the bench limits (nothing is created)", "requestBody": body("spec document", spec.clone()),
                 "responses": {"200": ok_json("valid", json!({"type": "object", "properties": {"ok": {"const": true}, "estimate_s": {"type": "number"}, "max_s": {"type": "number"}, "segments": {"type": "integer"}, "spec": spec.clone()}})), "400": e400, "401": e401, "422": e422}}}));
     paths.insert("/api/runs".into(), json!({

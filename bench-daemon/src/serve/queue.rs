@@ -773,13 +773,9 @@ impl Scheduler {
             }
             let next = match e.recurrence.as_deref() {
                 Some(rule) => {
-                    let step = chrono::Duration::days(if rule == "weekly" { 7 } else { 1 });
-                    let mut t = e.next_run_at.as_deref().and_then(parse_time).unwrap_or(now);
-                    while t <= now {
-                        t += step;
-                    }
+                    let due = e.next_run_at.as_deref().and_then(parse_time).unwrap_or(now);
                     state = "pending";
-                    Some(format_time(t))
+                    Some(format_time(next_occurrence(due, now, rule)))
                 }
                 None => {
                     if state == "pending" {
@@ -877,6 +873,18 @@ pub fn parse_time(text: &str) -> Option<DateTime<Utc>> {
     DateTime::parse_from_rfc3339(text)
         .ok()
         .map(|t| t.with_timezone(&Utc))
+}
+
+/// The first occurrence of a recurring entry after `now`: whole days (`nightly`) or weeks
+/// (`weekly`) after the time it was due, so it keeps its time of day and a daemon that was
+/// down for days fires once, not once per missed night.
+pub fn next_occurrence(due: DateTime<Utc>, now: DateTime<Utc>, rule: &str) -> DateTime<Utc> {
+    let step = chrono::Duration::days(if rule == "weekly" { 7 } else { 1 });
+    let mut t = due;
+    while t <= now {
+        t += step;
+    }
+    t
 }
 
 /// RFC 3339 UTC with milliseconds, as the store writes times.
@@ -1002,6 +1010,27 @@ mod tests {
         assert!(set_path(&mut doc, "params.v[7]", json!(0)).is_err());
         assert!(set_path(&mut doc, "kind.x", json!(0)).is_err());
         assert!(set_path(&mut doc, "", json!(0)).is_err());
+    }
+
+    #[test]
+    fn a_recurring_entry_keeps_its_time_of_day_and_fires_once_after_downtime() {
+        let t = |s: &str| parse_time(s).unwrap();
+        let due = t("2026-11-20T22:00:00Z");
+        // (now, rule, next): fired on time → the next night or week; the daemon was down three
+        // nights → one run now and the next one tonight, not one per missed night.
+        let cases = [
+            (
+                "2026-11-20T22:00:00.200Z",
+                "nightly",
+                "2026-11-21T22:00:00Z",
+            ),
+            ("2026-11-20T22:00:00.200Z", "weekly", "2026-11-27T22:00:00Z"),
+            ("2026-11-23T09:30:00Z", "nightly", "2026-11-23T22:00:00Z"),
+            ("2026-11-23T09:30:00Z", "weekly", "2026-11-27T22:00:00Z"),
+        ];
+        for (now, rule, next) in cases {
+            assert_eq!(next_occurrence(due, t(now), rule), t(next), "{now} {rule}");
+        }
     }
 
     #[test]

@@ -12,10 +12,13 @@ use super::{Breakaway, Directions, breakaway, motion, rest, segment, sign_str, t
 use crate::error::{LimitKind, check};
 use crate::plan::{DriveMode, Role, Segment, Stop};
 use crate::{BenchLimits, Error, Plan, Sample, Setpoint};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-/// Parameters of `breakaway_staircase`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// Parameters of `breakaway_staircase`: the torque rises in increments xi, each held for a dwell,
+/// until motion; then a reset, both directions, repeated → static friction f_s per direction
+/// (Nouailletas §IV.B).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct Params {
     /// Torque increment `xi` \[N m\]; default 0.005 (S2).

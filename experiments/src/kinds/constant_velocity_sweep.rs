@@ -17,10 +17,11 @@ use super::{Directions, segment, sign_str, tag};
 use crate::error::{LimitKind, check};
 use crate::plan::{DriveMode, Role, Segment, Stop};
 use crate::{BenchLimits, Error, Plan, Sample, Setpoint};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// The velocity magnitudes \[rad/s\]: a list, a linear range or a logarithmic range.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
 #[serde(untagged)]
 pub enum Velocities {
     /// Explicit magnitudes, e.g. `[0.01, 0.1, 1]`.
@@ -133,8 +134,10 @@ impl Velocities {
     }
 }
 
-/// Parameters of `constant_velocity_sweep`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// Parameters of `constant_velocity_sweep`: constant velocity references in both directions, each
+/// held to steady state and then measured → Stribeck points per direction (Nnaji §4.2,
+/// Sánchez-Mazuca §4.1).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct Params {
     /// Velocity magnitudes \[rad/s\]; default 0.003..=1 step 0.003 (Nnaji).

@@ -15,10 +15,12 @@ use super::{Breakaway, Directions, breakaway, rest, segment, sign_str, tag, torq
 use crate::error::{LimitKind, check};
 use crate::plan::{DriveMode, Role, Segment, Stop};
 use crate::{BenchLimits, Error, Plan, Sample, Setpoint};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-/// Parameters of `dwell_time`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// Parameters of `dwell_time`: slide, rest for a chosen dwell time, then ramp the torque until
+/// breakaway → static friction versus dwell time (rising static friction).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct Params {
     /// Rest times before breakaway \[s\]; default [0.1, 0.3, 1, 3, 10].

@@ -18,11 +18,12 @@ use crate::analysis::{Curve, mean_std};
 use crate::error::{LimitKind, check};
 use crate::plan::{DriveMode, Role, Segment, Stop};
 use crate::{BenchLimits, Error, Plan, Sample, Setpoint};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::f64::consts::TAU;
 
 /// The chirp run.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Chirp {
     /// Start angular frequency \[rad/s\].
@@ -33,8 +34,9 @@ pub struct Chirp {
     pub duration_s: f64,
 }
 
-/// Parameters of `frictional_lag`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// Parameters of `frictional_lag`: sinusoidal velocity v = A + B sin(w t) for a list of w, and a
+/// chirp → friction-versus-velocity lag loops (Nnaji eqs. 12–13).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct Params {
     /// Mean velocity `A` \[rad/s\]; default 1 (S3).

@@ -5,6 +5,7 @@
 //! recorded samples and the plan).
 
 pub mod breakaway_staircase;
+mod catalogue;
 pub mod constant_velocity_sweep;
 pub mod dwell_time;
 pub mod frictional_lag;
@@ -13,9 +14,12 @@ pub mod presliding;
 pub mod torque_ramp;
 pub mod validation_profile;
 
+pub use catalogue::catalogue;
+
 use crate::error::{LimitKind, check};
 use crate::plan::{Anchor, DriveMode, Role, Segment, Stop, Tag};
 use crate::{BenchLimits, Error, Plan, Sample, Setpoint};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 macro_rules! kinds {
@@ -70,6 +74,26 @@ macro_rules! kinds {
                 }
             }
 
+            /// The JSON Schema of kind `name`'s parameters; the doc comments of the fields are
+            /// their descriptions.
+            pub fn params_schema(name: &str) -> Result<serde_json::Value, Error> {
+                match name {
+                    $( stringify!($module) => Ok(schemars::schema_for!($module::Params).to_value()), )*
+                    other => Err(Error::Parse(format!(
+                        "unknown kind '{other}' (known: {})",
+                        Kind::NAMES.join(", ")
+                    ))),
+                }
+            }
+
+            /// The parameter names in declaration order (a JSON object would sort them).
+            pub fn param_names(&self) -> Vec<String> {
+                let text = match self {
+                    $( Kind::$variant(p) => serde_json::to_string(p), )*
+                };
+                text.map(|t| catalogue::keys_in_order(&t)).unwrap_or_default()
+            }
+
             /// Default parameters of kind `name`.
             pub fn defaults(name: &str) -> Result<Kind, Error> {
                 Kind::from_params(name, serde_json::json!({}))
@@ -120,19 +144,8 @@ kinds! {
     ValidationProfile => validation_profile,
 }
 
-/// Every kind with its default parameters (`GET /api/experiments/kinds`).
-pub fn catalogue() -> serde_json::Value {
-    serde_json::Value::Array(
-        Kind::NAMES
-            .iter()
-            .filter_map(|n| Kind::defaults(n).ok())
-            .map(|k| serde_json::json!({"kind": k.name(), "defaults": k.params_json()}))
-            .collect(),
-    )
-}
-
 /// Which directions of motion an experiment covers.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Directions {
     /// Positive then negative, alternating (keeps the bench near its start).

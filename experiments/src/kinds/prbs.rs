@@ -21,10 +21,11 @@ use crate::error::{LimitKind, check};
 use crate::plan::{DriveMode, Role, Segment, Stop};
 use crate::setpoint::prbs;
 use crate::{BenchLimits, Error, Plan, Sample, Setpoint};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// Which reference the PRBS drives.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Signal {
     /// The position reference (S2).
@@ -34,8 +35,9 @@ pub enum Signal {
     Velocity,
 }
 
-/// Parameters of `prbs`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// Parameters of `prbs`: a pseudo-random binary excitation of the position or velocity reference →
+/// filtered data for the power-equation RLS of (J, f_v, f_c) (Nouailletas §IV.A).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct Params {
     /// Which reference; default position.

@@ -25,11 +25,12 @@ use crate::analysis::{Curve, fit_sine};
 use crate::error::{LimitKind, check};
 use crate::plan::{Anchor, DriveMode, Role, Segment, Stop};
 use crate::{BenchLimits, Error, Plan, Sample, Setpoint};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::f64::consts::{PI, TAU};
 
 /// The parts of the experiment.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Part {
     /// (a) displacement ramps into gross sliding.
@@ -42,8 +43,11 @@ pub enum Part {
     Step,
 }
 
-/// Parameters of `presliding`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// Parameters of `presliding`: four presliding experiments, (a) slow displacement ramps
+/// through gross sliding, (b) nested reversals below stiction, (c) a sinusoidal torque below
+/// f_c/2, (d) a small torque step → breakaway displacement, hysteresis loops, stiffness sigma0
+/// and micro-motion damping (Nnaji §4.2, Sánchez-Mazuca §4.5).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct Params {
     /// Parts to run, in this order; default all four.

@@ -18,10 +18,13 @@ use super::{Breakaway, Directions, breakaway, motion, rest, segment, sign_str, t
 use crate::error::check;
 use crate::plan::{DriveMode, Role, Segment, Stop};
 use crate::{BenchLimits, Error, Plan, Sample, Setpoint};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-/// Parameters of `torque_ramp`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// Parameters of `torque_ramp`: torque ramps tau = m t at a list of rates, both directions, motion
+/// detected by encoder counts, rest between ramps → breakaway torque versus torque rate
+/// (Sánchez-Mazuca §4.2).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct Params {
     /// Ramp rates `m` \[N m/s\], magnitudes; default [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5].

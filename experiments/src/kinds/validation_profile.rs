@@ -18,10 +18,11 @@ use super::{segment, tag, within};
 use crate::error::{LimitKind, check};
 use crate::plan::{DriveMode, Role, Segment, Stop};
 use crate::{BenchLimits, Error, Plan, Sample, Setpoint};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// One piece of a position profile.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum Piece {
     /// Hold the current target.
@@ -46,7 +47,7 @@ pub enum Piece {
 }
 
 /// A sampled profile in any mode (linear interpolation, held at the ends).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Sampled {
     /// Drive mode (unit of `value`: N m, rad/s or rad).
@@ -57,8 +58,10 @@ pub struct Sampled {
     pub value: Vec<f64>,
 }
 
-/// Parameters of `validation_profile`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// Parameters of `validation_profile`: ramps, steps and holds of position (stick-slip and step
+/// responses, Nouailletas Fig. 12), or any sampled profile in any drive mode → the run models are
+/// validated on.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct Params {
     /// Position pieces; default after S2 Fig. 12.
@@ -79,11 +82,11 @@ impl Default for Params {
                 },
                 Hold { duration_s: 1.0 },
                 Step {
-                    to_rad: 1.0,
+                    to_rad: 1.95,
                     duration_s: 1.0,
                 },
                 Step {
-                    to_rad: 1.5,
+                    to_rad: 2.0,
                     duration_s: 1.0,
                 },
                 Ramp {
@@ -92,7 +95,7 @@ impl Default for Params {
                 },
                 Hold { duration_s: 1.0 },
                 Step {
-                    to_rad: -0.5,
+                    to_rad: -0.05,
                     duration_s: 1.0,
                 },
                 Step {

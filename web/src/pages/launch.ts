@@ -34,6 +34,11 @@ export function launchPage(root: HTMLElement): () => void {
       holder.replaceChildren(form);
       const check = () => checkSpec(f, estimate);
       f.onChange(() => {
+        // A refusal is about the spec as it was: editing makes it stale.
+        if (msg.classList.contains('error')) {
+          msg.replaceChildren();
+          msg.className = 'notice';
+        }
         clearTimeout(timer);
         timer = window.setTimeout(check, 300);
       });
