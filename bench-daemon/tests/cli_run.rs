@@ -431,13 +431,17 @@ impl SimProcess {
         assert!(!line.contains("error"), "{line}");
     }
 
-    /// The drive's statusword read by `bench probe` over Modbus TCP.
-    fn statusword(&self) -> u64 {
+    /// The drive's signals read by `bench probe` over Modbus TCP.
+    fn probe(&self) -> serde_json::Value {
         let profile = format!("{}/../profiles/sim-drive.toml", env!("CARGO_MANIFEST_DIR"));
         let o = bench(&["probe", "--profile", &profile, "--tcp", &self.tcp]);
         assert!(o.status.success(), "{}", stderr(&o));
-        let v: serde_json::Value =
-            serde_json::from_str(stdout(&o).lines().next().unwrap()).unwrap();
+        serde_json::from_str(stdout(&o).lines().next().unwrap()).unwrap()
+    }
+
+    /// The drive's statusword.
+    fn statusword(&self) -> u64 {
+        let v = self.probe();
         v.pointer("/signals/statusword/raw")
             .and_then(serde_json::Value::as_u64)
             .unwrap_or_else(|| panic!("no statusword in {v}"))
@@ -542,6 +546,10 @@ fn a_drive_disconnect_fails_the_run_keeps_its_samples_and_the_drive_ends_disable
     // back, the drive reads not enabled, with its fault bit latched.
     std::thread::sleep(Duration::from_millis(300));
     sim.fault("{}");
+    // The daemon set the drive's own maximum torque to the bench's limit (sim.toml: 2 N m)
+    // before the run, so the drive's loops saturate inside it.
+    let v = sim.probe();
+    assert_eq!(v["signals"]["max_torque"]["value"], 2.0, "{v}");
     let sw = sim.statusword();
     assert_ne!(
         sw & 0x6F,

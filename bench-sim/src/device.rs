@@ -30,6 +30,8 @@ pub enum Role {
     ModeDisplay,
     /// Comms watchdog time [s] (0 = off).
     WatchdogTimeout,
+    /// Maximum torque in every mode [N m] (CiA 402 6072h); reads back the torque in force.
+    MaxTorque,
     /// Speed setpoint [rad/s].
     SpeedCommand,
     /// Torque setpoint [N m].
@@ -65,6 +67,7 @@ impl Role {
             "mode" => Role::Mode,
             "mode_display" => Role::ModeDisplay,
             "watchdog_timeout" => Role::WatchdogTimeout,
+            "max_torque" => Role::MaxTorque,
             "velocity_command" | "speed_command" => Role::SpeedCommand,
             "torque_command" => Role::TorqueCommand,
             "position_command" => Role::PositionCommand,
@@ -202,6 +205,7 @@ impl DeviceMap {
                 Role::FaultCode => f64::from(fb.fault.map_or(0, |c| c.code())),
                 Role::Heartbeat => f64::from(self.heartbeat),
                 Role::WatchdogTimeout => watchdog_s,
+                Role::MaxTorque => fb.max_torque_nm,
                 Role::Status if self.sensor => {
                     let overload = (fb.sensor_torque_nm - self.tare_nm).abs() > SENSOR_RANGE_NM;
                     f64::from(1 | (u16::from(overload) << 1))
@@ -308,6 +312,7 @@ impl DeviceMap {
                     None => return Err(Refusal::Value),
                 },
                 Some(Role::WatchdogTimeout) => Some(Action::SetWatchdog(value)),
+                Some(Role::MaxTorque) => Some(Action::SetMaxTorque(value)),
                 Some(Role::SpeedCommand) => Some(Action::Velocity(value)),
                 Some(Role::TorqueCommand) => Some(Action::Torque(value)),
                 Some(Role::PositionCommand) => Some(Action::Position(value)),

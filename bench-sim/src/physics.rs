@@ -232,6 +232,9 @@ pub struct Command {
     pub velocity_rad_s: f64,
     /// Angle setpoint [rad] (position mode).
     pub position_rad: f64,
+    /// Configured maximum torque [N m] (CiA 402 6072h), which every mode's demand is clamped
+    /// to; `None` (power-on) = the motor's saturation `torque_limit_nm`.
+    pub max_torque_nm: Option<f64>,
 }
 
 /// Why the drive tripped.
@@ -278,6 +281,8 @@ pub enum Action {
     Heartbeat,
     /// Sets the comms watchdog time [s] (0 = off).
     SetWatchdog(f64),
+    /// Sets the drive's maximum torque [N m] (CiA 402 6072h); negative or non-finite refused.
+    SetMaxTorque(f64),
 }
 
 /// Everything the devices publish, in SI units.
@@ -303,6 +308,9 @@ pub struct Feedback {
     pub fault: Option<FaultCause>,
     /// Commanded setpoint in the active mode (SI).
     pub setpoint: f64,
+    /// The torque the drive will not exceed in any mode [N m]: its configured maximum torque
+    /// or the motor's saturation, whichever is lower.
+    pub max_torque_nm: f64,
 }
 
 /// Ground truth, for tests and the dashboard; never on the bus.
@@ -429,8 +437,23 @@ impl Sim {
                     self.params.watchdog_s = x;
                 }
             }
+            Action::SetMaxTorque(x) => {
+                if !(x.is_finite() && x >= 0.0) {
+                    return false;
+                }
+                s.command.max_torque_nm = Some(x);
+            }
         }
         true
+    }
+
+    /// The torque the drive will not exceed [N m] (see [`Feedback::max_torque_nm`]).
+    pub fn max_torque_nm(&self) -> f64 {
+        let motor = self.params.torque_limit_nm;
+        self.state
+            .command
+            .max_torque_nm
+            .map_or(motor, |m| m.min(motor))
     }
 
     fn reset_loops(&mut self) {
@@ -459,6 +482,7 @@ impl Sim {
 
     /// One plant step of `dt` [s].
     pub fn step(&mut self, dt: f64) {
+        let cap = self.max_torque_nm();
         let p = &self.params;
         let s = &mut self.state;
         if p.watchdog_s > 0.0 && s.command.enabled && s.plant.t - s.last_command_s > p.watchdog_s {
@@ -477,7 +501,7 @@ impl Sim {
                     let e = s.command.velocity_rad_s - s.velocity_est_rad_s;
                     let unsat = p.velocity_kp * e + s.velocity_integral + p.velocity_ki * e * dt;
                     // Conditional integration (anti-windup).
-                    if unsat.abs() < p.torque_limit_nm || unsat.signum() != e.signum() {
+                    if unsat.abs() < cap || unsat.signum() != e.signum() {
                         s.velocity_integral += p.velocity_ki * e * dt;
                     }
                     p.velocity_kp * e + s.velocity_integral
@@ -489,14 +513,14 @@ impl Sim {
                     let unsat = p.position_kp * e
                         + p.position_ki * (s.position_integral + e * dt)
                         + p.position_kd * de;
-                    if unsat.abs() < p.torque_limit_nm || unsat.signum() != e.signum() {
+                    if unsat.abs() < cap || unsat.signum() != e.signum() {
                         s.position_integral += e * dt;
                     }
                     p.position_kp * e + p.position_ki * s.position_integral + p.position_kd * de
                 }
             }
         };
-        let demand = demand.clamp(-p.torque_limit_nm, p.torque_limit_nm);
+        let demand = demand.clamp(-cap, cap);
         // Current loop: exact first-order lag; off means no torque at once.
         let prev = s.torque_nm;
         s.torque_nm = if !s.command.enabled {
@@ -570,6 +594,7 @@ impl Sim {
                 Mode::Velocity => s.command.velocity_rad_s,
                 Mode::Position => s.command.position_rad,
             },
+            max_torque_nm: self.max_torque_nm(),
         }
     }
 

@@ -57,6 +57,7 @@ fn role_of(s: &Signal) -> Option<Role> {
         PRole::TorqueFeedback => Role::TorqueFeedback,
         PRole::MeasuredTorque => Role::MeasuredTorque,
         PRole::WatchdogTimeout => Role::WatchdogTimeout,
+        PRole::MaxTorque => Role::MaxTorque,
         PRole::Heartbeat => Role::Heartbeat,
         #[allow(unreachable_patterns)]
         _ => return None,

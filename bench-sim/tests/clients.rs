@@ -118,6 +118,35 @@ client_test!(enable_every_mode_command_feedback, |tb, c| {
     assert_eq!(fb.torque_nm, Some(0.0));
 });
 
+client_test!(max_torque_clamps_every_mode, |tb, c| {
+    c.drive.enable().await.unwrap();
+    c.drive
+        .set_max_torque(1.0)
+        .await
+        .expect("max torque written");
+    assert_eq!(tb.sim.bench().feedback().max_torque_nm, 1.0);
+    // Beyond the register's range: refused by the client before anything is sent.
+    let err = c.drive.set_max_torque(6.0).await.unwrap_err();
+    assert!(err.to_string().contains("max_torque"), "{err}");
+    assert_eq!(tb.sim.bench().feedback().max_torque_nm, 1.0);
+
+    c.drive.set_mode(Mode::Torque).await.unwrap();
+    let fb = stream(&mut c, 2.5, 50).await;
+    assert!((fb.torque_nm.unwrap() - 1.0).abs() < 1e-3, "{fb:?}");
+    // A velocity step the PI would answer with several N m: the drive holds it at 1 N m.
+    c.drive.set_mode(Mode::Velocity).await.unwrap();
+    let mut peak: f64 = 0.0;
+    for _ in 0..300 {
+        let fb = c.drive.command_and_read(-15.0).await.unwrap();
+        peak = peak.max(fb.torque_nm.unwrap().abs());
+    }
+    assert!(
+        peak > 0.99 && peak <= 1.0 + 1e-3,
+        "peak motor torque {peak}"
+    );
+    c.drive.disable().await.unwrap();
+});
+
 client_test!(watchdog_trips_and_fault_clears, |tb, c| {
     c.drive.enable().await.unwrap();
     c.drive.set_mode(Mode::Torque).await.unwrap();

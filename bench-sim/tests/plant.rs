@@ -91,6 +91,44 @@ fn the_default_truth_is_asymmetric_gms() {
 }
 
 #[test]
+fn max_torque_caps_the_demand_of_every_mode_without_winding_up() {
+    let mut s = sim();
+    assert_eq!(
+        s.feedback().max_torque_nm,
+        5.0,
+        "power-on: the motor's saturation"
+    );
+    assert!(!s.apply(Action::SetMaxTorque(-1.0)));
+    assert!(!s.apply(Action::SetMaxTorque(f64::NAN)));
+    assert!(s.apply(Action::SetMaxTorque(9.0)));
+    assert_eq!(
+        s.feedback().max_torque_nm,
+        5.0,
+        "never above the motor's saturation"
+    );
+    assert!(s.apply(Action::SetMaxTorque(2.0)));
+    s.apply(Action::Enable);
+    s.apply(Action::SetMode(Mode::Velocity));
+    s.apply(Action::Velocity(10.0));
+    let mut peak: f64 = 0.0;
+    for _ in 0..300 {
+        s.apply(Action::Heartbeat);
+        s.advance(1e-3);
+        peak = peak.max(s.feedback().motor_torque_nm.abs());
+    }
+    assert!(peak > 1.99 && peak <= 2.0 + 1e-12, "peak {peak}");
+    // Anti-windup against the cap: reaching the speed does not overshoot by a wound integral.
+    let mut vmax: f64 = 0.0;
+    for _ in 0..2000 {
+        s.apply(Action::Heartbeat);
+        s.advance(1e-3);
+        vmax = vmax.max(s.truth().v_rad_s);
+    }
+    assert!(vmax < 11.0, "overshoot to {vmax} rad/s");
+    assert!((s.truth().v_rad_s - 10.0).abs() < 0.1, "{:?}", s.truth());
+}
+
+#[test]
 fn watchdog_disables_the_drive_and_sets_the_fault() {
     let mut s = sim();
     s.apply(Action::Enable);

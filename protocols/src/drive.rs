@@ -243,6 +243,11 @@ impl Drive {
             .await
     }
 
+    /// Sets the drive's maximum torque in every mode (role `max_torque`, CiA 402 6072h).
+    pub async fn set_max_torque(&mut self, torque_nm: f64) -> Result<(), Error> {
+        self.write_role(Role::MaxTorque, torque_nm).await
+    }
+
     async fn write_role(&self, role: Role, value: f64) -> Result<(), Error> {
         let sig = self.profile().require_role(role)?;
         let regs = sig.encode(value)?;

@@ -243,6 +243,9 @@ pub enum Role {
     MeasuredTorque,
     /// Communication watchdog timeout, s.
     WatchdogTimeout,
+    /// Maximum torque in every mode, N m (CiA 402 6072h); the daemon writes its torque limit
+    /// here so the drive's own loops saturate inside it.
+    MaxTorque,
     /// A counter the device increments when it publishes new data.
     Heartbeat,
 }
@@ -264,6 +267,7 @@ const ROLES: &[(&str, Role)] = &[
     ("torque_feedback", Role::TorqueFeedback),
     ("measured_torque", Role::MeasuredTorque),
     ("watchdog_timeout", Role::WatchdogTimeout),
+    ("max_torque", Role::MaxTorque),
     ("heartbeat", Role::Heartbeat),
 ];
 
@@ -287,7 +291,9 @@ impl Role {
         match self {
             Role::PositionCommand | Role::PositionFeedback => Some("rad"),
             Role::VelocityCommand | Role::VelocityFeedback => Some("rad/s"),
-            Role::TorqueCommand | Role::TorqueFeedback | Role::MeasuredTorque => Some("N m"),
+            Role::TorqueCommand | Role::TorqueFeedback | Role::MeasuredTorque | Role::MaxTorque => {
+                Some("N m")
+            }
             Role::WatchdogTimeout => Some("s"),
             _ => None,
         }
@@ -303,6 +309,7 @@ impl Role {
                 | Role::VelocityCommand
                 | Role::PositionCommand
                 | Role::WatchdogTimeout
+                | Role::MaxTorque
         )
     }
 

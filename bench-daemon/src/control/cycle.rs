@@ -187,6 +187,14 @@ async fn connect(loaded: &Loaded, safety_watchdog_s: f64) -> Result<Bus, String>
             .await
             .map_err(|e| format!("drive: setting the watchdog: {e}"))?;
     }
+    // The drive's own loops saturate inside the bench's torque limit: a velocity or position
+    // loop asking for more is clamped by the drive, not aborted as a breach.
+    if drive.profile().role(protocols::Role::MaxTorque).is_some() {
+        drive
+            .set_max_torque(cfg.limits.torque_nm)
+            .await
+            .map_err(|e| format!("drive: setting the maximum torque: {e}"))?;
+    }
     Ok(Bus { drive, sensor })
 }
 
