@@ -46,6 +46,7 @@ export function launchPage(root: HTMLElement): () => void {
       form.addEventListener('submit', async (ev) => {
         ev.preventDefault();
         const now = (ev as SubmitEvent).submitter === startNow;
+        supersedeChecks(f);
         f.clearErrors();
         let spec: any;
         try {
@@ -82,8 +83,20 @@ export function launchPage(root: HTMLElement): () => void {
   };
 }
 
+// The latest check of each form: an answer to an older one (the spec has changed since, or the
+// form was submitted) must not overwrite what the page shows now.
+const latestCheck = new WeakMap<SpecForm, number>();
+
+function supersedeChecks(f: SpecForm): number {
+  const n = (latestCheck.get(f) ?? 0) + 1;
+  latestCheck.set(f, n);
+  return n;
+}
+
 /** Duration estimate through `POST /api/experiments/check`; errors go beside their field. */
 export async function checkSpec(f: SpecForm, out: HTMLElement) {
+  const seq = supersedeChecks(f);
+  const stale = () => latestCheck.get(f) !== seq;
   let spec: any;
   try {
     spec = f.spec();
@@ -93,10 +106,12 @@ export async function checkSpec(f: SpecForm, out: HTMLElement) {
   }
   try {
     const r = await post('/api/experiments/check', spec);
+    if (stale()) return;
     f.clearErrors();
     out.textContent = `Estimated duration ${duration(r.estimate_s)}${r.max_s != null ? ` (at most ${duration(r.max_s)})` : ''}${r.segments != null ? `, ${r.segments} segments` : ''}.`;
     out.className = 'estimate ok';
   } catch (e) {
+    if (stale()) return;
     const err = e as ApiError;
     f.clearErrors();
     f.showError(err.field, err.message);
