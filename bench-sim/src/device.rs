@@ -58,33 +58,6 @@ pub enum Role {
     Tare,
 }
 
-impl Role {
-    /// The role a profile's `role` string names, if the simulator gives it a meaning.
-    pub fn parse(role: &str) -> Option<Role> {
-        Some(match role {
-            "enable" => Role::Enable,
-            "control_word" | "controlword" => Role::ControlWord,
-            "mode" => Role::Mode,
-            "mode_display" => Role::ModeDisplay,
-            "watchdog_timeout" => Role::WatchdogTimeout,
-            "max_torque" => Role::MaxTorque,
-            "velocity_command" | "speed_command" => Role::SpeedCommand,
-            "torque_command" => Role::TorqueCommand,
-            "position_command" => Role::PositionCommand,
-            "fault_reset" => Role::FaultReset,
-            "status" | "status_word" | "statusword" => Role::Status,
-            "fault_code" | "fault" => Role::FaultCode,
-            "heartbeat" => Role::Heartbeat,
-            "position_feedback" => Role::PositionFeedback,
-            "velocity_feedback" => Role::VelocityFeedback,
-            "torque_feedback" => Role::TorqueFeedback,
-            "measured_torque" | "sensor_torque" => Role::MeasuredTorque,
-            "tare" | "zero" => Role::Tare,
-            _ => return None,
-        })
-    }
-}
-
 /// Mode numbers as the device encodes them.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ModeValues {

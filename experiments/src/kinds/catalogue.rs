@@ -19,7 +19,7 @@ pub fn catalogue() -> Value {
 }
 
 fn describe(kind: &Kind) -> Value {
-    let schema = Kind::params_schema(kind.name()).unwrap_or(Value::Null);
+    let schema = kind.params_schema();
     let defaults = kind.params_json();
     let description = schema["description"]
         .as_str()

@@ -74,15 +74,11 @@ macro_rules! kinds {
                 }
             }
 
-            /// The JSON Schema of kind `name`'s parameters; the doc comments of the fields are
-            /// their descriptions.
-            pub fn params_schema(name: &str) -> Result<serde_json::Value, Error> {
-                match name {
-                    $( stringify!($module) => Ok(schemars::schema_for!($module::Params).to_value()), )*
-                    other => Err(Error::Parse(format!(
-                        "unknown kind '{other}' (known: {})",
-                        Kind::NAMES.join(", ")
-                    ))),
+            /// The JSON Schema of the kind's parameters; the doc comments of the fields are their
+            /// descriptions.
+            pub fn params_schema(&self) -> serde_json::Value {
+                match self {
+                    $( Kind::$variant(_) => schemars::schema_for!($module::Params).to_value(), )*
                 }
             }
 

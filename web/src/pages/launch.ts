@@ -32,7 +32,13 @@ export function launchPage(root: HTMLElement): () => void {
         msg,
       );
       holder.replaceChildren(form);
-      const check = () => checkSpec(f, estimate);
+      // Only the latest check may update the page: the answer to an older one (the spec has
+      // changed since, or the form was submitted) is dropped.
+      let checks = 0;
+      const check = () => {
+        const seq = ++checks;
+        return checkSpec(f, estimate, () => seq !== checks);
+      };
       f.onChange(() => {
         // A refusal is about the spec as it was: editing makes it stale.
         if (msg.classList.contains('error')) {
@@ -46,7 +52,7 @@ export function launchPage(root: HTMLElement): () => void {
       form.addEventListener('submit', async (ev) => {
         ev.preventDefault();
         const now = (ev as SubmitEvent).submitter === startNow;
-        supersedeChecks(f);
+        checks++;
         f.clearErrors();
         let spec: any;
         try {
@@ -83,20 +89,9 @@ export function launchPage(root: HTMLElement): () => void {
   };
 }
 
-// The latest check of each form: an answer to an older one (the spec has changed since, or the
-// form was submitted) must not overwrite what the page shows now.
-const latestCheck = new WeakMap<SpecForm, number>();
-
-function supersedeChecks(f: SpecForm): number {
-  const n = (latestCheck.get(f) ?? 0) + 1;
-  latestCheck.set(f, n);
-  return n;
-}
-
-/** Duration estimate through `POST /api/experiments/check`; errors go beside their field. */
-export async function checkSpec(f: SpecForm, out: HTMLElement) {
-  const seq = supersedeChecks(f);
-  const stale = () => latestCheck.get(f) !== seq;
+/** Duration estimate through `POST /api/experiments/check`; errors go beside their field,
+ * unless `stale()` says a newer check or a submit has superseded this one by then. */
+export async function checkSpec(f: SpecForm, out: HTMLElement, stale: () => boolean) {
   let spec: any;
   try {
     spec = f.spec();
