@@ -109,8 +109,19 @@ pub struct SafetyConfig {
     pub sensor_stall_s: f64,
     /// Consecutive failed Modbus transactions tolerated before the run fails (0: the first).
     pub comm_errors: u32,
-    /// The drive's communication watchdog, written at start when the profile has one \[s\].
+    /// The drive's communication watchdog \[s\]: written at connect and read back; the
+    /// backstop that removes torque if the daemon dies. A run needs it (> 0, and the drive
+    /// profile must map the role `watchdog_timeout`) unless `allow_no_drive_watchdog`.
     pub watchdog_s: f64,
+    /// Run without a drive communication watchdog (the run's log says so). Only for drives
+    /// that have none and benches that are safe without one.
+    pub allow_no_drive_watchdog: bool,
+    /// No new drive heartbeat for this long is a drive stall \[s\] (judged only when the
+    /// profile maps a heartbeat); 0 disables.
+    pub drive_stall_s: f64,
+    /// Control periods the safe-state sequence has to be confirmed (the status read back not
+    /// enabled) before the run's log says "unconfirmed" \[-\].
+    pub confirm_periods: u32,
 }
 
 impl Default for SafetyConfig {
@@ -120,6 +131,9 @@ impl Default for SafetyConfig {
             sensor_stall_s: 0.05,
             comm_errors: 0,
             watchdog_s: 0.1,
+            allow_no_drive_watchdog: false,
+            drive_stall_s: 0.05,
+            confirm_periods: 3,
         }
     }
 }
@@ -137,6 +151,15 @@ pub struct LockstepConfig {
     /// \[kg m^2\]; unset: friction prediction only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plant_inertia_kg_m2: Option<f64>,
+}
+
+/// Whether a run has the drive's communication watchdog as its backstop.
+#[derive(Clone, Debug, PartialEq)]
+pub enum WatchdogRule {
+    /// Write this timeout \[s\] at connect and read it back.
+    Set(f64),
+    /// Run without one (`allow_no_drive_watchdog = true`); the text goes into the run's log.
+    Waived(String),
 }
 
 /// A loaded configuration: the parsed file plus its profiles.
@@ -173,6 +196,7 @@ impl BenchConfig {
             ("breach_margin", s.breach_margin),
             ("sensor_stall_s", s.sensor_stall_s),
             ("watchdog_s", s.watchdog_s),
+            ("drive_stall_s", s.drive_stall_s),
         ] {
             if !(value.is_finite() && value >= 0.0) {
                 return Err(InputError(format!(
@@ -222,6 +246,45 @@ impl BenchConfig {
 }
 
 impl Loaded {
+    /// The drive watchdog the run will set, or why it runs without one.
+    pub fn watchdog_rule(&self) -> WatchdogRule {
+        match self.watchdog_missing() {
+            None => WatchdogRule::Set(self.config.safety.watchdog_s),
+            Some(why) => WatchdogRule::Waived(format!(
+                "ran WITHOUT a drive communication watchdog ({why}; allow_no_drive_watchdog = true): \
+                 if the daemon dies the drive keeps its last command"
+            )),
+        }
+    }
+
+    /// Refuses a bench whose drive has no communication watchdog, unless waived: without it a
+    /// dead daemon (SIGKILL, OOM killer, power loss of the PC) leaves the drive commanded.
+    pub fn check_watchdog(&self) -> Result<(), InputError> {
+        match self.watchdog_missing() {
+            Some(why) if !self.config.safety.allow_no_drive_watchdog => Err(InputError(format!(
+                "{}: {why}: no run starts without the drive's communication watchdog, the \
+                 backstop if the daemon dies; map it in the profile, or set [safety] \
+                 allow_no_drive_watchdog = true to run without it",
+                self.source
+            ))),
+            _ => Ok(()),
+        }
+    }
+
+    fn watchdog_missing(&self) -> Option<String> {
+        let profile = &self.drive.0;
+        if profile.role(protocols::Role::WatchdogTimeout).is_none() {
+            Some(format!(
+                "the drive profile '{}' maps no communication watchdog (role watchdog_timeout)",
+                profile.device.name
+            ))
+        } else if self.config.safety.watchdog_s <= 0.0 {
+            Some("[safety] watchdog_s = 0 switches the drive's watchdog off".into())
+        } else {
+            None
+        }
+    }
+
     /// Reads `bench.toml` and its profiles.
     pub fn from_file(path: &Path) -> anyhow::Result<Loaded> {
         let text = std::fs::read_to_string(path)

@@ -3,6 +3,7 @@
 //! Parses the command line and hands each subcommand to its module in `cli/`. Errors are printed
 //! as one line (`bench: ...`, the whole cause chain); bad input exits with code 2.
 
+mod bench_lock;
 mod cli;
 mod config;
 mod control;
@@ -46,6 +47,8 @@ enum Command {
     Params(cli::params::ParamsCommand),
     /// Run the simulated bench (Modbus TCP and/or RTU on a pty) until Ctrl-C.
     Sim(cli::sim::SimArgs),
+    /// Clear a latched drive fault (an operator's action after checking the bench).
+    FaultReset(cli::fault_reset::FaultResetArgs),
     /// Serve the bench over REST (queue, schedule, live stream, dashboard) until Ctrl-C.
     Serve(cli::serve::ServeArgs),
 }
@@ -64,6 +67,7 @@ fn main() -> ExitCode {
         Command::Compare(args) => cli::compare::run(&args),
         Command::Params(cmd) => cli::params::run(&cmd),
         Command::Serve(args) => cli::serve::run(&args),
+        Command::FaultReset(args) => cli::fault_reset::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

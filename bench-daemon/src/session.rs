@@ -30,6 +30,7 @@ pub fn check(text: &str, format: Format, loaded: &Loaded) -> Result<Checked, Inp
 
 /// Plans a parsed spec against the configuration's limits.
 pub fn check_spec(spec: Spec, loaded: &Loaded) -> Result<Checked, InputError> {
+    loaded.check_watchdog()?;
     let plan = spec
         .plan(&loaded.config.limits)
         .map_err(|e| InputError(e.to_string()))?;
@@ -43,6 +44,48 @@ pub fn check_spec(spec: Spec, loaded: &Loaded) -> Result<Checked, InputError> {
         document,
         plan,
     })
+}
+
+/// Whether a run created with the bench configuration `snapshot` (as stored with it) may run
+/// on `loaded` now: every section but the lockstep models (a run steps the models of its
+/// snapshot) must be unchanged, else the reason names the sections that differ.
+pub fn same_bench(snapshot: &serde_json::Value, loaded: &Loaded) -> Result<(), String> {
+    let now = serde_json::to_value(&loaded.config).map_err(|e| e.to_string())?;
+    let (Some(then), Some(now)) = (snapshot.as_object(), now.as_object()) else {
+        return Err("the stored bench configuration is not an object".into());
+    };
+    let ignored = ["lockstep", "lockstep_resolved", "source", "database"];
+    let mut keys: Vec<&String> = then.keys().chain(now.keys()).collect();
+    keys.sort();
+    keys.dedup();
+    // Where a device is plugged in (a TCP port, a serial path) may change; what it is may not.
+    let device = |v: Option<&serde_json::Value>| {
+        v.cloned().map(|mut d| {
+            if let Some(o) = d.as_object_mut() {
+                o.remove("tcp");
+                o.remove("serial");
+            }
+            d
+        })
+    };
+    let changed: Vec<String> = keys
+        .into_iter()
+        .filter(|k| !ignored.contains(&k.as_str()))
+        .filter(|k| match k.as_str() {
+            "drive" | "sensor" => device(then.get(*k)) != device(now.get(*k)),
+            _ => then.get(*k) != now.get(*k),
+        })
+        .map(|k| format!("[{k}]"))
+        .collect();
+    if changed.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "the bench configuration changed since the run was queued ({} differ): it would not \
+             run as it was checked; submit it again",
+            changed.join(", ")
+        ))
+    }
 }
 
 /// Channels a caller can watch a run through.
@@ -116,8 +159,12 @@ pub async fn execute_run(
     run_id: i64,
     watchers: Watchers,
 ) -> anyhow::Result<Finished> {
-    let sets = store.parameter_sets(None).await?;
-    let models = loaded.lockstep_specs(|name| resolve_set(&sets, store, name))?;
+    // The lockstep models the run was created with (its snapshot), not today's section.
+    let run = store.run(run_id).await?;
+    let models: Vec<friction::registry::ModelSpec> =
+        serde_json::from_value(run.bench_config["lockstep_resolved"].clone()).map_err(|e| {
+            anyhow::anyhow!("run {run_id}: its stored lockstep models cannot be read: {e}")
+        })?;
     if let Some(tx) = watchers.created {
         let _ = tx.send(run_id);
     }
@@ -157,13 +204,35 @@ pub async fn execute_run(
         Outcome::Aborted(r) => (RunStatus::Aborted, Some(r.clone())),
         Outcome::Failed(r) => (RunStatus::Failed, Some(r.clone())),
     };
-    recorder
+    let closed = recorder
         .close(Finish {
             status,
-            reason,
+            reason: reason.clone(),
             timing: Some(report.stats),
         })
-        .await?;
+        .await;
+    if let Err(e) = closed {
+        // The writer died (disk full, database locked past its retries): what it committed
+        // stays; the run is failed with both reasons once the store takes writes again.
+        let why = format!(
+            "recording failed: {e}{}",
+            reason
+                .as_deref()
+                .map_or(String::new(), |r| format!("; the loop ended: {r}"))
+        );
+        store
+            .finish_run(run_id, RunStatus::Failed, Some(&why))
+            .await?;
+        let mut report = report;
+        report.outcome = Outcome::Failed(why);
+        return Ok(Finished {
+            run_id,
+            report,
+            status: RunStatus::Failed,
+            results: None,
+            analysis_error: Some("not analysed: the recording failed".into()),
+        });
+    }
 
     let (results, analysis_error) = if status == RunStatus::Completed {
         match analyse(store, run_id, checked).await {

@@ -18,7 +18,7 @@ fn tiny(name: &str, measure_s: f64) -> Value {
 }
 
 /// A `bench serve --sim` process, killed on drop.
-struct Daemon {
+pub(crate) struct Daemon {
     child: Child,
     /// host:port to connect to.
     addr: String,
@@ -27,15 +27,15 @@ struct Daemon {
 
 impl Daemon {
     fn start(db: &Path, listen: &str, extra: &[&str]) -> Daemon {
+        Daemon::start_on(&["--sim"], db, listen, extra)
+    }
+
+    /// `bench serve` on the bench `bench_args` names (`--sim`, or `--config FILE`).
+    pub(crate) fn start_on(bench_args: &[&str], db: &Path, listen: &str, extra: &[&str]) -> Daemon {
         let mut child = Command::new(env!("CARGO_BIN_EXE_bench"))
-            .args([
-                "serve",
-                "--sim",
-                "--listen",
-                listen,
-                "--web",
-                "/nonexistent/web/dist",
-            ])
+            .arg("serve")
+            .args(bench_args)
+            .args(["--listen", listen, "--web", "/nonexistent/web/dist"])
             .arg("--db")
             .arg(db)
             .args(extra)
@@ -65,7 +65,7 @@ impl Daemon {
         }
     }
 
-    fn req(&self, method: &str, path: &str, body: Option<&Value>) -> Resp {
+    pub(crate) fn req(&self, method: &str, path: &str, body: Option<&Value>) -> Resp {
         let text = body.map(Value::to_string);
         request(
             &self.addr,
@@ -80,14 +80,14 @@ impl Daemon {
         self.req("GET", path, None)
     }
 
-    fn json(&self, path: &str) -> Value {
+    pub(crate) fn json(&self, path: &str) -> Value {
         let r = self.get(path);
         assert_eq!(r.status, 200, "GET {path}: {}", r.text());
         r.json()
     }
 
     /// Polls run `id` until its status is final.
-    fn wait_final(&self, id: i64, within: Duration) -> Value {
+    pub(crate) fn wait_final(&self, id: i64, within: Duration) -> Value {
         let t0 = Instant::now();
         loop {
             let run = self.json(&format!("/api/runs/{id}"));
@@ -112,8 +112,8 @@ impl Drop for Daemon {
     }
 }
 
-struct Resp {
-    status: u16,
+pub(crate) struct Resp {
+    pub(crate) status: u16,
     headers: String,
     body: Vec<u8>,
 }
@@ -122,7 +122,7 @@ impl Resp {
     fn text(&self) -> String {
         String::from_utf8_lossy(&self.body).into_owned()
     }
-    fn json(&self) -> Value {
+    pub(crate) fn json(&self) -> Value {
         serde_json::from_slice(&self.body)
             .unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.text()))
     }

@@ -1,6 +1,9 @@
 //! Runs the `bench` binary.
 
-use std::process::{Command, Output};
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
 /// Runs `bench` with `args`; returns its output.
 pub fn bench(args: &[&str]) -> Output {
@@ -117,4 +120,145 @@ pub fn one_bench_at_a_time() -> std::sync::MutexGuard<'static, ()> {
     static SLOT: std::sync::Mutex<()> = std::sync::Mutex::new(());
     SLOT.lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+pub fn spec(name: &str) -> String {
+    format!("{}/../experiments/specs/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+pub fn db_in(dir: &tempfile::TempDir) -> String {
+    dir.path().join("runs.db").display().to_string()
+}
+
+/// `bench runs show ID --json`.
+pub fn show(db: &str, id: i64) -> serde_json::Value {
+    let o = bench(&["runs", "show", &id.to_string(), "--db", db, "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    serde_json::from_str(&stdout(&o)).expect("runs show --json")
+}
+
+/// A standalone `bench sim` with its fault console.
+pub struct SimProcess {
+    child: Child,
+    /// Its Modbus TCP address.
+    pub tcp: String,
+    /// Its pty path when started with `--rtu`.
+    pub rtu: Option<String>,
+    console: std::process::ChildStdin,
+    replies: BufReader<std::process::ChildStdout>,
+}
+
+impl SimProcess {
+    pub fn start() -> SimProcess {
+        SimProcess::start_with(&[])
+    }
+
+    /// `bench sim --tcp 127.0.0.1:0` plus `extra` arguments (e.g. `--rtu`).
+    pub fn start_with(extra: &[&str]) -> SimProcess {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_bench"))
+            .args(["sim", "--tcp", "127.0.0.1:0"])
+            .args(extra)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("run bench sim");
+        let mut replies = BufReader::new(child.stdout.take().unwrap());
+        let mut line = String::new();
+        replies.read_line(&mut line).unwrap();
+        let ep: serde_json::Value = serde_json::from_str(&line).unwrap();
+        SimProcess {
+            tcp: ep["tcp"].as_str().unwrap().to_string(),
+            rtu: ep["rtu"].as_str().map(str::to_string),
+            console: child.stdin.take().unwrap(),
+            replies,
+            child,
+        }
+    }
+
+    pub fn fault(&mut self, json: &str) {
+        writeln!(self.console, "{json}").unwrap();
+        let mut line = String::new();
+        self.replies.read_line(&mut line).unwrap();
+        assert!(!line.contains("error"), "{line}");
+    }
+
+    /// The drive's signals read by `bench probe` over Modbus TCP.
+    pub fn probe(&self) -> serde_json::Value {
+        let profile = format!("{}/../profiles/sim-drive.toml", env!("CARGO_MANIFEST_DIR"));
+        let o = bench(&["probe", "--profile", &profile, "--tcp", &self.tcp]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        serde_json::from_str(stdout(&o).lines().next().unwrap()).unwrap()
+    }
+
+    /// The drive's statusword.
+    pub fn statusword(&self) -> u64 {
+        let v = self.probe();
+        v.pointer("/signals/statusword/raw")
+            .and_then(serde_json::Value::as_u64)
+            .unwrap_or_else(|| panic!("no statusword in {v}"))
+    }
+}
+
+impl Drop for SimProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Polls the database until run `id` has committed at least `n` samples.
+pub fn wait_for_samples(db: &str, id: i64, n: i64) -> i64 {
+    let t0 = Instant::now();
+    loop {
+        if Path::new(db).exists() {
+            let o = bench(&["runs", "show", &id.to_string(), "--db", db, "--json"]);
+            if o.status.success() {
+                let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+                let c = v["sample_count"].as_i64().unwrap_or(0);
+                if c >= n {
+                    return c;
+                }
+                assert!(
+                    v["status"] == "running" || v["status"] == "queued",
+                    "run {id} ended ({}: {}) with {c} samples before reaching {n}",
+                    v["status"],
+                    v["status_reason"]
+                );
+            }
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "run {id} never reached {n} samples"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Spawns `bench run`, returns the child and the run id it prints first.
+pub fn spawn_run(args: &[&str]) -> (Child, BufReader<std::process::ChildStdout>, i64) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_bench"))
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run bench run");
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    out.read_line(&mut line).unwrap();
+    let id = line
+        .trim()
+        .strip_prefix("run ")
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("first line should be `run ID`: {line:?}"));
+    (child, out, id)
+}
+
+pub fn config_for(dir: &Path, tcp: &str) -> PathBuf {
+    let text = std::fs::read_to_string(format!("{}/config/sim.toml", env!("CARGO_MANIFEST_DIR")))
+        .unwrap()
+        .replace("127.0.0.1:5020", tcp);
+    let path = dir.join("bench.toml");
+    std::fs::write(&path, text).unwrap();
+    path
 }

@@ -35,6 +35,9 @@ pub struct FaultSet {
     pub disconnect: bool,
     /// Corrupt the CRC of every reply (RTU only: done by the byte relay on the pty).
     pub corrupt_crc: bool,
+    /// Corrupt the CRC of one reply in this many (RTU only; e.g. 100 = 1 % of replies), a
+    /// noisy line rather than a dead one.
+    pub corrupt_every: Option<u64>,
     /// Reads of this unit keep returning the last answer given before the fault was switched on.
     pub stuck_unit: Option<u8>,
 }
@@ -71,6 +74,8 @@ struct Inner {
     corrupted: AtomicU64,
     disconnects: AtomicU64,
     stuck: AtomicU64,
+    /// RTU replies relayed so far (for `corrupt_every`).
+    replies: AtomicU64,
 }
 
 impl Faults {
@@ -104,9 +109,23 @@ impl Faults {
         lock(&self.0.set).disconnect
     }
 
-    /// Whether replies get a bad CRC.
+    /// Whether the next reply gets a bad CRC (every reply, or one in `corrupt_every`).
     pub fn corrupting(&self) -> bool {
-        lock(&self.0.set).corrupt_crc
+        let set = lock(&self.0.set);
+        if set.corrupt_crc {
+            return true;
+        }
+        match set.corrupt_every {
+            Some(n) if n > 0 => {
+                self.0
+                    .replies
+                    .fetch_add(1, Ordering::Relaxed)
+                    .wrapping_add(1)
+                    % n
+                    == 0
+            }
+            _ => false,
+        }
     }
 
     pub(crate) fn count_corrupted(&self) {

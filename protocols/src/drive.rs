@@ -243,6 +243,12 @@ impl Drive {
             .await
     }
 
+    /// Reads the drive's communication watchdog back \[s\] (role `watchdog_timeout`).
+    pub async fn read_watchdog(&mut self) -> Result<f64, Error> {
+        let sig = self.profile().require_role(Role::WatchdogTimeout)?;
+        Ok(self.io.read_signal(&sig.name).await?.value)
+    }
+
     /// Sets the drive's maximum torque in every mode (role `max_torque`, CiA 402 6072h).
     pub async fn set_max_torque(&mut self, torque_nm: f64) -> Result<(), Error> {
         self.write_role(Role::MaxTorque, torque_nm).await

@@ -47,6 +47,7 @@ mod chunk;
 mod comparisons;
 mod error;
 mod export;
+mod liveness;
 mod queue;
 mod recorder;
 mod store;
@@ -54,6 +55,7 @@ mod types;
 
 pub use error::Error;
 pub use export::{Format, SAMPLE_COLUMNS};
+pub use liveness::DEAD_RECORDER_REASON;
 pub use queue::{QueueRow, ScheduleEntry};
 pub use recorder::{
     Batch, BatchSender, Dropped, Event, Finish, Recorder, RecorderConfig, RecorderSummary,

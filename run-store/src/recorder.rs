@@ -266,6 +266,8 @@ impl Recorder {
         config: RecorderConfig,
     ) -> Result<Recorder, Error> {
         let models = store.run_models(run_id).await?;
+        // Held from before `running` is written until after the final status.
+        let lock = crate::liveness::acquire(store.path(), run_id)?;
         let started = sqlx::query(
             "UPDATE runs SET status = 'running',
                  started_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
@@ -293,6 +295,7 @@ impl Recorder {
             pending: Vec::new(),
             pending_samples: 0,
             summary: RecorderSummary::default(),
+            _lock: lock,
         };
         let task = tokio::spawn(writer.run(rx));
         Ok(Recorder {
@@ -356,6 +359,8 @@ struct Writer {
     pending: Vec<Batch>,
     pending_samples: usize,
     summary: RecorderSummary,
+    /// The run's liveness lock, released when the writer ends.
+    _lock: crate::liveness::RunLock,
 }
 
 impl Writer {

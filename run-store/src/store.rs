@@ -2,6 +2,7 @@
 
 use crate::Error;
 use crate::chunk::{SampleChunk, output_at};
+use crate::liveness;
 use crate::types::{
     LogEntry, NewRun, ParameterSet, Run, RunFilter, RunPage, RunStatus, RunSummary, SampleQuery,
     SampleSet, TimingStats,
@@ -168,18 +169,49 @@ impl Store {
         })
     }
 
+    /// Marks `interrupted` the `running` runs no live process records (another recorder's
+    /// runs are left alone: it holds their locks).
     async fn mark_interrupted(&self) -> Result<Vec<i64>, Error> {
-        let ids: Vec<i64> = sqlx::query_scalar(
-            "UPDATE runs SET status = 'interrupted', status_reason = ?1,
-                 finished_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now'),
-                 interruption_log = json_insert(interruption_log, '$[#]', json_object(
-                     'at', strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), 't', NULL, 'reason', ?1))
-             WHERE status = 'running' RETURNING id",
-        )
-        .bind(INTERRUPTED_REASON)
-        .fetch_all(&self.write)
-        .await?;
+        let running: Vec<i64> = sqlx::query_scalar("SELECT id FROM runs WHERE status = 'running'")
+            .fetch_all(&self.write)
+            .await?;
+        let mut ids = Vec::new();
+        for id in running {
+            if liveness::is_recorded(&self.path, id) {
+                continue;
+            }
+            let done = sqlx::query(
+                "UPDATE runs SET status = 'interrupted', status_reason = ?1,
+                     finished_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now'),
+                     interruption_log = json_insert(interruption_log, '$[#]', json_object(
+                         'at', strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), 't', NULL, 'reason', ?1))
+                 WHERE id = ?2 AND status = 'running'",
+            )
+            .bind(INTERRUPTED_REASON)
+            .bind(id)
+            .execute(&self.write)
+            .await?;
+            if done.rows_affected() == 1 {
+                ids.push(id);
+            }
+        }
         Ok(ids)
+    }
+
+    /// A stored `running` status as readers should see it: `interrupted` when no live process
+    /// records the run any more (re-read, since the recorder may just have closed it).
+    async fn live_status(&self, id: i64, stored: RunStatus) -> Result<RunStatus, Error> {
+        if stored != RunStatus::Running || liveness::is_recorded(&self.path, id) {
+            return Ok(stored);
+        }
+        let now: Option<String> = sqlx::query_scalar("SELECT status FROM runs WHERE id = ?")
+            .bind(id)
+            .fetch_optional(&self.read)
+            .await?;
+        match now.as_deref().map(status_of).transpose()? {
+            Some(RunStatus::Running) | None => Ok(RunStatus::Interrupted),
+            Some(s) => Ok(s),
+        }
     }
 
     /// The runs [`Store::open`] found `running` and marked `interrupted`.
@@ -248,6 +280,25 @@ impl Store {
         finish(&mut conn, id, status, reason, None).await
     }
 
+    /// Appends a line to a run's log: for what could not travel with its samples (the
+    /// recorder that carries them died).
+    pub async fn append_log(&self, id: i64, t: Option<f64>, reason: &str) -> Result<(), Error> {
+        let done = sqlx::query(
+            "UPDATE runs SET interruption_log = json_insert(interruption_log, '$[#]', json_object(
+                 'at', strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), 't', ?2, 'reason', ?3))
+             WHERE id = ?1",
+        )
+        .bind(id)
+        .bind(t)
+        .bind(reason)
+        .execute(&self.write)
+        .await?;
+        if done.rows_affected() == 0 {
+            return Err(Error::RunNotFound { id });
+        }
+        Ok(())
+    }
+
     /// Stores (or replaces) the analysis results of a run.
     pub async fn save_results(&self, id: i64, analysis: &serde_json::Value) -> Result<(), Error> {
         self.require_run(id).await?;
@@ -283,12 +334,19 @@ impl Store {
                 .bind(id)
                 .fetch_optional(&self.read)
                 .await?;
+        let stored = status_of(&row.status)?;
+        let status = self.live_status(row.id, stored).await?;
+        let status_reason = if status == RunStatus::Interrupted && stored == RunStatus::Running {
+            Some(liveness::DEAD_RECORDER_REASON.to_string())
+        } else {
+            row.status_reason
+        };
         Ok(Run {
             id: row.id,
             kind: row.kind,
             name: row.name,
-            status: status_of(&row.status)?,
-            status_reason: row.status_reason,
+            status,
+            status_reason,
             created_at: row.created_at,
             started_at: row.started_at,
             finished_at: row.finished_at,
@@ -371,21 +429,20 @@ impl Store {
             .push(" OFFSET ")
             .push_bind(i64::try_from(filter.offset).unwrap_or(i64::MAX));
         let rows: Vec<SummaryRow> = page.build_query_as().fetch_all(&self.read).await?;
-        let runs = rows
-            .into_iter()
-            .map(|r| {
-                Ok(RunSummary {
-                    id: r.id,
-                    kind: r.kind,
-                    name: r.name,
-                    status: status_of(&r.status)?,
-                    created_at: r.created_at,
-                    started_at: r.started_at,
-                    finished_at: r.finished_at,
-                    sample_count: r.sample_count as u64,
-                })
-            })
-            .collect::<Result<_, Error>>()?;
+        let mut runs = Vec::with_capacity(rows.len());
+        for r in rows {
+            let status = self.live_status(r.id, status_of(&r.status)?).await?;
+            runs.push(RunSummary {
+                id: r.id,
+                kind: r.kind,
+                name: r.name,
+                status,
+                created_at: r.created_at,
+                started_at: r.started_at,
+                finished_at: r.finished_at,
+                sample_count: r.sample_count as u64,
+            });
+        }
         Ok(RunPage {
             total: total as u64,
             runs,

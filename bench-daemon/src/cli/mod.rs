@@ -1,6 +1,7 @@
 //! One module per subcommand.
 
 pub mod compare;
+pub mod fault_reset;
 pub mod fit;
 pub mod models;
 pub mod params;
@@ -39,4 +40,23 @@ pub fn json_arg(flag: &str, text: &str) -> anyhow::Result<serde_json::Value> {
 /// Runs an async subcommand on a multi-threaded tokio runtime.
 pub fn block_on(f: impl std::future::Future<Output = anyhow::Result<()>>) -> anyhow::Result<()> {
     tokio::runtime::Runtime::new()?.block_on(f)
+}
+
+/// Waits for SIGINT, SIGTERM or SIGHUP (the ways a terminal, systemd or a closed SSH session
+/// end a process) and names it: every command that can move a drive aborts its run into the
+/// safe state on any of them.
+pub async fn stop_signal() -> &'static str {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut term), Ok(mut hup)) = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::hangup()),
+    ) else {
+        let _ = tokio::signal::ctrl_c().await;
+        return "SIGINT";
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => "SIGINT",
+        _ = term.recv() => "SIGTERM",
+        _ = hup.recv() => "SIGHUP",
+    }
 }

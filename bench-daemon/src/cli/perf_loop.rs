@@ -89,15 +89,23 @@ pub fn run(args: &PerfLoopArgs) -> anyhow::Result<()> {
         loaded.config.lockstep.params.clear();
         let spec = experiments::Spec::from_value(spec).map_err(|e| InputError(e.to_string()))?;
         let checked = session::check_spec(spec, &loaded)?;
+        let _bench =
+            crate::bench_lock::BenchLock::acquire(&loaded, &crate::bench_lock::this_command())?;
         let store = Store::open(dir.path().join("perf.db")).await?;
         let (status, _status_rx) = watch::channel(Status::default());
+        let control = Arc::new(Control::new());
         let watchers = Watchers {
-            control: Arc::new(Control::new()),
+            control: control.clone(),
             status,
             live: None,
             created: None,
         };
+        let signals = tokio::spawn(async move {
+            let signal = super::stop_signal().await;
+            control.abort(signal);
+        });
         let f = session::execute(&store, &loaded, &checked, watchers).await;
+        signals.abort();
         store.close().await;
         if let Some(sim) = sim {
             sim.shutdown().await;

@@ -2,11 +2,12 @@
 //! experiment from the terminal, with a progress bar and ETA.
 //!
 //! Prints `run ID` as soon as the run exists, then its outcome. Exit codes: 0 completed,
-//! 2 bad input (nothing created, nothing moved), 3 aborted (Ctrl-C, limit breach), 1 failed
+//! 2 bad input (nothing created, nothing moved), 3 aborted (SIGINT/SIGTERM/SIGHUP, limit breach), 1 failed
 //! (fault) or any other error.
 
 use super::InputError;
 use super::runs::DbArgs;
+use crate::bench_lock::BenchLock;
 use crate::config::Loaded;
 use crate::control::{Control, Outcome, Status};
 use crate::session::{self, Watchers};
@@ -94,6 +95,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<()> {
         }
         let tcp = sim.as_ref().map(|s| s.tcp().to_string());
         let loaded = load_config(args.config.as_deref(), tcp.as_deref())?;
+        let _bench = BenchLock::acquire(&loaded, &crate::bench_lock::this_command())?;
         let store = Store::open(db_path(&args.db, &loaded)).await?;
         let control = Arc::new(Control::new());
         let (status_tx, status_rx) = watch::channel(Status::default());
@@ -109,9 +111,8 @@ pub fn run(args: &RunArgs) -> anyhow::Result<()> {
         let ctrl_c = {
             let control = control.clone();
             tokio::spawn(async move {
-                if tokio::signal::ctrl_c().await.is_ok() {
-                    control.abort("Ctrl-C");
-                }
+                let signal = super::stop_signal().await;
+                control.abort(signal);
             })
         };
         let finished = session::execute(&store, &loaded, &checked, watchers).await;

@@ -1,17 +1,19 @@
 //! The loop itself: connect, prepare the drive, tick until the plan ends or something stops
 //! it, then the safe state.
 
+use super::judge::{DERIVED_VELOCITY_TAU_S, Judge, Rules, TickInput};
 use super::lockstep::Lockstep;
 use super::realtime::{NoDeepIdle, realtime};
 use super::safety::Guard;
 use super::timing::PeriodStats;
 use super::{Control, Request};
-use crate::config::{Loaded, OuterLoopChoice};
+use crate::config::{Loaded, OuterLoopChoice, WatchdogRule};
 use experiments::{DriveMode, Flags, Measurement, OuterLoop, Plan, Sample, Sequencer, Tick};
 use friction::registry::ModelSpec;
-use protocols::{Drive, DriveFeedback, Link, Mode, SharedLink, TorqueSensor};
-use run_store::{Batch, BatchSender, Event};
+use protocols::{Drive, Link, Mode, SharedLink, TorqueSensor};
+use run_store::{Batch, BatchSender, Dropped, Event};
 use serde::Serialize;
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::{broadcast, watch};
@@ -108,6 +110,9 @@ pub struct LoopReport {
 
 /// Runs the loop on the calling thread (give it a thread of its own); returns when the run
 /// is over and the drive is in its safe state (or could not be reached).
+///
+/// A panic anywhere in the loop (a model step, the sequencer) is caught here: the safe-state
+/// sequence then runs on a fresh link and the run fails with the panic's message.
 pub fn run(setup: LoopSetup) -> LoopReport {
     let wanted = setup.loaded.config.realtime_priority;
     let mut notes: Vec<String> = realtime(wanted).into_iter().collect();
@@ -116,14 +121,63 @@ pub fn run(setup: LoopSetup) -> LoopReport {
     if let Some(Err(note)) = &idle {
         notes.push(note.clone());
     }
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("cannot build the control loop's runtime");
-    let mut report = rt.block_on(run_async(setup));
+    let runtime = || {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("cannot build the control loop's runtime")
+    };
+    let caught =
+        std::panic::catch_unwind(AssertUnwindSafe(|| runtime().block_on(run_async(&setup))));
+    let mut report = match caught {
+        Ok(report) => report,
+        Err(panic) => runtime().block_on(after_panic(&setup, &panic_message(&*panic))),
+    };
     drop(idle);
     report.log.extend(notes.into_iter().map(|n| (None, n)));
     report
+}
+
+/// The text of a caught panic.
+fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".into())
+}
+
+/// The loop panicked: safe state on a fresh link, the run failed with the panic's message.
+async fn after_panic(setup: &LoopSetup, message: &str) -> LoopReport {
+    let reason = format!("panic in the control loop: {message}");
+    let mut log = vec![(None, reason.clone())];
+    let deadline = confirm_deadline(setup);
+    let safe = match connect_drive(&setup.loaded).await {
+        Ok(mut drive) => safe_state(&mut drive, None, deadline).await,
+        Err(e) => SafeState::unconfirmed(0.0, format!("no fresh link to the drive: {e}")),
+    };
+    setup.control.safe_reached(safe.clone());
+    log.push((None, safe.log_line(&setup.loaded)));
+    if let Some(r) = &setup.recorder {
+        let mut batch = Batch::with_capacity(r.committed_samples(), 0, 0);
+        batch
+            .events
+            .extend(log.iter().map(|(t, reason)| Event::Log {
+                t: *t,
+                reason: reason.clone(),
+            }));
+        let _ = r.send(batch).await;
+    }
+    setup.status.send_modify(|s| s.phase = "done");
+    LoopReport {
+        outcome: Outcome::Failed(reason),
+        stats: PeriodStats::default().stats(),
+        ticks: 0,
+        elapsed_s: 0.0,
+        safe_state_s: safe.confirmed_s(),
+        log,
+        dropped_batches: 0,
+    }
 }
 
 /// The devices of the bench, connected.
@@ -132,24 +186,32 @@ struct Bus {
     sensor: Option<TorqueSensor>,
 }
 
-async fn connect(loaded: &Loaded, safety_watchdog_s: f64) -> Result<Bus, String> {
-    let cfg = &loaded.config;
+/// Opens the drive's link and client.
+pub(super) async fn connect_drive(loaded: &Loaded) -> Result<Drive, String> {
     let (dprof, _) = &loaded.drive;
-    let dlink_cfg = Loaded::link_config(&cfg.drive, dprof);
-    let dlink: SharedLink = Link::open(dlink_cfg.clone())
+    let dlink: SharedLink = Link::open(Loaded::link_config(&loaded.config.drive, dprof))
         .await
         .map_err(|e| format!("cannot connect to the drive: {e}"))?
         .shared();
-    let mut drive = Drive::new(dprof.clone(), dlink.clone()).map_err(|e| e.to_string())?;
-    if let Some(u) = cfg.drive.unit {
+    let mut drive = Drive::new(dprof.clone(), dlink).map_err(|e| e.to_string())?;
+    if let Some(u) = loaded.config.drive.unit {
         drive = drive.with_unit(u);
     }
+    Ok(drive)
+}
+
+/// Connects both devices and prepares the drive's own safety (watchdog read back, torque
+/// cap). A latched drive fault is not cleared: that is an operator's decision.
+async fn connect(loaded: &Loaded, log: &mut Vec<(Option<f64>, String)>) -> Result<Bus, String> {
+    let cfg = &loaded.config;
+    let mut drive = connect_drive(loaded).await?;
+    let dlink_cfg = Loaded::link_config(&cfg.drive, &loaded.drive.0);
     let sensor = match (&cfg.sensor, &loaded.sensor) {
         (Some(sc), Some((sprof, _))) => {
             let link = if sc.tcp.is_none() && sc.serial.is_none()
                 || Loaded::link_config(sc, sprof).endpoint == dlink_cfg.endpoint
             {
-                dlink.clone()
+                drive.io().link().clone()
             } else {
                 Link::open(Loaded::link_config(sc, sprof))
                     .await
@@ -169,23 +231,35 @@ async fn connect(loaded: &Loaded, safety_watchdog_s: f64) -> Result<Bus, String>
         .await
         .map_err(|e| format!("drive: {e}"))?;
     if fb.fault == Some(true) {
-        drive.clear_fault().await.map_err(|e| {
-            format!(
-                "drive fault (code {:?}) that cannot be reset: {e}",
-                fb.fault_code
-            )
-        })?;
+        return Err(format!(
+            "the drive has a latched fault (code {:#06x}): an operator clears it after checking \
+             the bench (`bench fault-reset`, POST /api/faults/reset or the dashboard); a run \
+             never clears it",
+            fb.fault_code.unwrap_or(0)
+        ));
     }
-    if safety_watchdog_s > 0.0
-        && drive
-            .profile()
-            .role(protocols::Role::WatchdogTimeout)
-            .is_some()
-    {
-        drive
-            .set_watchdog(Duration::from_secs_f64(safety_watchdog_s))
-            .await
-            .map_err(|e| format!("drive: setting the watchdog: {e}"))?;
+    match loaded.watchdog_rule() {
+        WatchdogRule::Set(timeout_s) => {
+            drive
+                .set_watchdog(Duration::from_secs_f64(timeout_s))
+                .await
+                .map_err(|e| format!("drive: setting the watchdog: {e}"))?;
+            let read = drive
+                .read_watchdog()
+                .await
+                .map_err(|e| format!("drive: reading the watchdog back: {e}"))?;
+            if (read - timeout_s).abs() > 1e-3 * timeout_s.max(1.0) {
+                return Err(format!(
+                    "drive: the communication watchdog reads back {read} s after writing \
+                     {timeout_s} s: refusing to run without a working backstop"
+                ));
+            }
+            log.push((
+                None,
+                format!("drive communication watchdog {read} s (read back)"),
+            ));
+        }
+        WatchdogRule::Waived(why) => log.push((None, why)),
     }
     // The drive's own loops saturate inside the bench's torque limit: a velocity or position
     // loop asking for more is clamped by the drive, not aborted as a breach.
@@ -194,6 +268,20 @@ async fn connect(loaded: &Loaded, safety_watchdog_s: f64) -> Result<Bus, String>
             .set_max_torque(cfg.limits.torque_nm)
             .await
             .map_err(|e| format!("drive: setting the maximum torque: {e}"))?;
+    }
+    if drive
+        .profile()
+        .role(protocols::Role::VelocityFeedback)
+        .is_none()
+    {
+        log.push((
+            None,
+            format!(
+                "the drive profile has no velocity feedback: velocity derived from position \
+                 (backward difference, first-order low-pass τ = {} ms)",
+                DERIVED_VELOCITY_TAU_S * 1e3
+            ),
+        ));
     }
     Ok(Bus { drive, sensor })
 }
@@ -216,27 +304,27 @@ fn drive_mode(seg: DriveMode, choice: OuterLoopChoice, drive: &Drive) -> Mode {
     }
 }
 
-/// Sensor freshness, judged on its heartbeat (or, without one, on the reading changing).
-struct StallWatch {
-    last_key: Option<u64>,
-    since: f64,
-    limit_s: f64,
+/// Switches to `mode` with `wire` already in its command register: the new command first,
+/// then the mode, so the drive never follows a stale register of the new mode.
+async fn switch_mode(drive: &mut Drive, mode: Mode, wire: f64) -> Result<(), String> {
+    drive
+        .command_in(mode, wire)
+        .await
+        .map_err(|e| format!("drive: {mode} command before the mode switch: {e}"))?;
+    drive
+        .set_mode(mode)
+        .await
+        .map_err(|e| format!("drive: set {mode} mode: {e}"))
 }
 
-impl StallWatch {
-    /// Returns (fresh this tick, stalled).
-    fn update(&mut self, t: f64, heartbeat: Option<u64>, torque: f64) -> (bool, bool) {
-        let key = heartbeat.unwrap_or(torque.to_bits());
-        let fresh = self.last_key != Some(key);
-        if fresh {
-            self.last_key = Some(key);
-            self.since = t;
-        }
-        (fresh, self.limit_s > 0.0 && t - self.since > self.limit_s)
-    }
+/// The time the safe-state sequence may take to be confirmed.
+fn confirm_deadline(setup: &LoopSetup) -> Duration {
+    Duration::from_secs_f64(
+        setup.plan.period_s() * f64::from(setup.loaded.config.safety.confirm_periods),
+    )
 }
 
-async fn run_async(setup: LoopSetup) -> LoopReport {
+async fn run_async(setup: &LoopSetup) -> LoopReport {
     let LoopSetup {
         loaded,
         plan,
@@ -248,55 +336,37 @@ async fn run_async(setup: LoopSetup) -> LoopReport {
     } = setup;
     let cfg = &loaded.config;
     let mut log: Vec<(Option<f64>, String)> = Vec::new();
-    let report =
-        |outcome, log, stats: &PeriodStats, ticks, elapsed_s, safe_state_s, dropped| LoopReport {
-            outcome,
-            stats: stats.stats(),
-            ticks,
-            elapsed_s,
+    let failed_early = |e: String, mut log: Vec<(Option<f64>, String)>, safe_state_s| {
+        log.insert(0, (None, e.clone()));
+        LoopReport {
+            outcome: Outcome::Failed(e),
+            stats: PeriodStats::default().stats(),
+            ticks: 0,
+            elapsed_s: 0.0,
             safe_state_s,
             log,
-            dropped_batches: dropped,
-        };
-    let mut stats = PeriodStats::default();
+            dropped_batches: 0,
+        }
+    };
     status.send_modify(|s| {
         s.phase = "connecting";
         s.segments = plan.segments.len();
     });
-    let mut bus = match connect(&loaded, cfg.safety.watchdog_s).await {
+    let mut bus = match connect(loaded, &mut log).await {
         Ok(b) => b,
-        Err(e) => {
-            log.push((None, e.clone()));
-            return report(Outcome::Failed(e), log, &stats, 0, 0.0, None, 0);
-        }
+        Err(e) => return failed_early(e, log, None),
     };
-    let mut lockstep = match Lockstep::new(&models, cfg.lockstep.plant_inertia_kg_m2) {
+    let mut lockstep = match Lockstep::new(models, cfg.lockstep.plant_inertia_kg_m2) {
         Ok(l) => l,
-        Err(e) => {
-            let e = format!("lockstep models: {e}");
-            return report(
-                Outcome::Failed(e.clone()),
-                vec![(None, e)],
-                &stats,
-                0,
-                0.0,
-                None,
-                0,
-            );
-        }
+        Err(e) => return failed_early(format!("lockstep models: {e}"), log, None),
     };
     let width = lockstep.width();
-    let guard = Guard::new(plan.limits, cfg.safety.breach_margin);
     let ts = plan.period_s();
+    let deadline = confirm_deadline(setup);
     let mut outer = OuterLoop::new(cfg.controller);
     let mut seq = Sequencer::new();
-    let mut stall = StallWatch {
-        last_key: None,
-        since: 0.0,
-        limit_s: cfg.safety.sensor_stall_s,
-    };
 
-    // Start position, first mode, power on.
+    // Start position, first mode with its neutral command, power on.
     let prepared: Result<(f64, Mode), String> = async {
         let fb = bus
             .drive
@@ -311,15 +381,8 @@ async fn run_async(setup: LoopSetup) -> LoopReport {
             .first()
             .map(|s| drive_mode(s.mode, cfg.outer_loop, &bus.drive))
             .unwrap_or(Mode::Torque);
-        bus.drive
-            .set_mode(first)
-            .await
-            .map_err(|e| format!("drive: {e}"))?;
         let hold = if first == Mode::Position { x0 } else { 0.0 };
-        bus.drive
-            .command(hold)
-            .await
-            .map_err(|e| format!("drive: {e}"))?;
+        switch_mode(&mut bus.drive, first, hold).await?;
         bus.drive
             .enable()
             .await
@@ -330,41 +393,41 @@ async fn run_async(setup: LoopSetup) -> LoopReport {
     let (x0, mut mode) = match prepared {
         Ok(p) => p,
         Err(e) => {
-            let safe = safe_state(&mut bus.drive).await;
-            let mut log = vec![(None, e.clone())];
-            if let Err(d) = &safe {
-                log.push((None, d.clone()));
-            }
-            return report(Outcome::Failed(e), log, &stats, 0, 0.0, safe.ok(), 0);
+            let safe = safe_state(&mut bus.drive, None, deadline).await;
+            control.safe_reached(safe.clone());
+            log.push((None, safe.log_line(loaded)));
+            return failed_early(e, log, safe.confirmed_s());
         }
     };
+    let mut judge = Judge::new(
+        Rules {
+            guard: Guard::new(plan.limits, cfg.safety.breach_margin),
+            comm_errors: cfg.safety.comm_errors,
+            sensor_stall_s: cfg.safety.sensor_stall_s,
+            drive_stall_s: cfg.safety.drive_stall_s,
+        },
+        x0,
+    );
+    let guard = Guard::new(plan.limits, cfg.safety.breach_margin);
 
     let mut batch = Batch::with_capacity(0, BATCH_SAMPLES, width);
-    let send = |batch: &mut Batch, next_idx: u64| -> bool {
-        let full = std::mem::replace(batch, Batch::with_capacity(next_idx, BATCH_SAMPLES, width));
-        match &recorder {
-            Some(r) => r.try_send(full).is_ok(),
-            None => true,
-        }
-    };
     let mut dropped = 0u64;
     let status_every = ((1.0 / STATUS_HZ) / ts).round().max(1.0) as u64;
+    let mut stats = PeriodStats::default();
     let mut m = Measurement::default();
-    let mut last_fb = DriveFeedback::default();
-    let mut last_torque = f64::NAN;
-    let mut comm_errors = 0u32;
     let mut overran = false;
     let mut idx: u64 = 0;
+    let mut wire = if mode == Mode::Position { x0 } else { 0.0 };
     let mut stop_after: Option<(usize, String)> = None;
     status.send_modify(|s| s.phase = "running");
 
     let start = Instant::now();
     let mut k: u64 = 0;
     let outcome: Outcome = loop {
-        let deadline = start + Duration::from_secs_f64(k as f64 * ts);
-        sleep_until(deadline);
+        let deadline_k = start + Duration::from_secs_f64(k as f64 * ts);
+        sleep_until(deadline_k);
         let woke = Instant::now();
-        stats.record(woke.saturating_duration_since(deadline).as_secs_f64() * 1e6);
+        stats.record(woke.saturating_duration_since(deadline_k).as_secs_f64() * 1e6);
         let t = k as f64 * ts;
         m.t = t;
 
@@ -375,7 +438,7 @@ async fn run_async(setup: LoopSetup) -> LoopReport {
             }
             _ => {}
         }
-        let Some(tick): Option<Tick> = seq.tick(&plan, &m) else {
+        let Some(tick): Option<Tick> = seq.tick(plan, &m) else {
             break Outcome::Completed;
         };
         if let Some((seg, reason)) = &stop_after
@@ -386,87 +449,39 @@ async fn run_async(setup: LoopSetup) -> LoopReport {
 
         // Mode and command, clamped before it leaves.
         let want = drive_mode(tick.mode, cfg.outer_loop, &bus.drive);
-        if want != mode {
-            if let Err(e) = bus.drive.set_mode(want).await {
-                break Outcome::Failed(format!("comms fault: drive: set {want} mode: {e}"));
-            }
-            mode = want;
-        }
         let raw = match want {
             Mode::Torque => outer.torque(&tick, &m, ts, plan.limits.torque_nm),
             Mode::Velocity | Mode::Position => tick.value,
         };
         let (cmd, clamped) = guard.clamp(want, raw);
-        let wire = if want == Mode::Position {
+        wire = if want == Mode::Position {
             cmd + x0
         } else {
             cmd
         };
-
-        let fb = match bus.drive.command_and_read(wire).await {
-            Ok(fb) => {
-                comm_errors = 0;
-                fb
+        if want != mode {
+            if let Err(e) = switch_mode(&mut bus.drive, want, wire).await {
+                break Outcome::Failed(format!("comms fault: {e}"));
             }
-            Err(e) => {
-                comm_errors += 1;
-                let text = format!("comms fault: drive: {e}");
-                if comm_errors > cfg.safety.comm_errors {
-                    break Outcome::Failed(text);
-                }
-                log.push((Some(t), text));
-                last_fb
-            }
-        };
-        last_fb = fb;
-        let (torque_sensor, fresh) = match &mut bus.sensor {
-            None => (f64::NAN, true),
-            Some(sensor) => match sensor.read().await {
-                Ok(r) => {
-                    if r.fault == Some(true) {
-                        break Outcome::Failed(format!(
-                            "torque sensor fault (status {:#06x})",
-                            r.status.unwrap_or(0)
-                        ));
-                    }
-                    let (fresh, stalled) = stall.update(t, r.heartbeat, r.torque_nm);
-                    if stalled {
-                        break Outcome::Failed(format!(
-                            "torque sensor stall: no new sample for {:.0} ms",
-                            (t - stall.since) * 1e3
-                        ));
-                    }
-                    last_torque = r.torque_nm;
-                    (r.torque_nm, fresh)
-                }
-                Err(e) => {
-                    comm_errors += 1;
-                    let text = format!("comms fault: torque sensor: {e}");
-                    if comm_errors > cfg.safety.comm_errors {
-                        break Outcome::Failed(text);
-                    }
-                    log.push((Some(t), text));
-                    (last_torque, false)
-                }
-            },
-        };
+            mode = want;
+        }
 
-        // The drive's own view.
-        if fb.fault == Some(true) {
-            break Outcome::Failed(format!(
-                "drive fault (code {:#06x})",
-                fb.fault_code.unwrap_or(0)
-            ));
+        let drive = bus
+            .drive
+            .command_and_read(wire)
+            .await
+            .map_err(|e| e.to_string());
+        let sensor = match &mut bus.sensor {
+            None => None,
+            Some(s) => Some(s.read().await.map_err(|e| e.to_string())),
+        };
+        let judged = match judge.tick(TickInput { t, drive, sensor }) {
+            Ok(j) => j,
+            Err(stop) => break stop,
+        };
+        if let Some(note) = &judged.note {
+            log.push((Some(t), note.clone()));
         }
-        if fb.enabled == Some(false) {
-            break Outcome::Failed(format!(
-                "the drive left operation enabled (status {:#06x})",
-                fb.status.unwrap_or(0)
-            ));
-        }
-        let x = fb.position_rad.map_or(m.x, |p| p - x0);
-        let v = fb.velocity_rad_s.unwrap_or(m.v);
-        let torque_motor = fb.torque_nm.unwrap_or(f64::NAN);
 
         let mut flags = Flags::default();
         if clamped {
@@ -475,7 +490,7 @@ async fn run_async(setup: LoopSetup) -> LoopReport {
         if tick.started {
             flags = flags.with(Flags::SEGMENT_START);
         }
-        if !fresh {
+        if !judged.sensor_fresh {
             flags = flags.with(Flags::SENSOR_STALE);
         }
         if overran {
@@ -483,17 +498,17 @@ async fn run_async(setup: LoopSetup) -> LoopReport {
         }
         let sample = Sample {
             t,
-            x,
-            v,
+            x: judged.x,
+            v: judged.v,
             u_cmd: cmd,
-            torque_motor,
-            torque_sensor,
+            torque_motor: judged.torque_motor,
+            torque_sensor: judged.torque_sensor,
             segment: tick.segment as u32,
             flags,
         };
         let outputs = lockstep.step(&sample, tick.mode == DriveMode::Torque, tick.started, ts);
         batch.push(to_store(&sample), outputs);
-        if let Some((tx, every)) = &live
+        if let Some((tx, every)) = live
             && idx.is_multiple_of(u64::from(*every))
         {
             let _ = tx.send(Frame {
@@ -503,13 +518,27 @@ async fn run_async(setup: LoopSetup) -> LoopReport {
             });
         }
         idx += 1;
-        if batch.samples.len() >= BATCH_SAMPLES && !send(&mut batch, idx) {
-            dropped += 1;
+        if batch.samples.len() >= BATCH_SAMPLES {
+            let full =
+                std::mem::replace(&mut batch, Batch::with_capacity(idx, BATCH_SAMPLES, width));
+            match recorder.as_ref().map(|r| r.try_send(full)) {
+                None | Some(Ok(())) => {}
+                Some(Err(Dropped::Full { .. })) => dropped += 1,
+                Some(Err(e)) => {
+                    break Outcome::Failed(format!(
+                        "recording failed: the run store took no more samples ({e})"
+                    ));
+                }
+            }
         }
-        m = Measurement { t, x, v };
+        m = Measurement {
+            t,
+            x: judged.x,
+            v: judged.v,
+        };
 
-        if let Some(b) = guard.check(x, v, torque_motor) {
-            break Outcome::Aborted(b.to_string());
+        if let Some(stop) = judged.then_stop {
+            break stop;
         }
         if idx.is_multiple_of(status_every) {
             let label = &plan.segments[tick.segment].label;
@@ -536,28 +565,16 @@ async fn run_async(setup: LoopSetup) -> LoopReport {
             k = ((now - start).as_secs_f64() / ts).floor() as u64 + 1;
         }
     };
-    let stop_at = Instant::now();
-    let elapsed_s = (stop_at - start).as_secs_f64();
+    let elapsed_s = start.elapsed().as_secs_f64();
     status.send_modify(|s| s.phase = "stopping");
 
     // Safe state first, bookkeeping after.
-    let safe = safe_state(&mut bus.drive).await;
+    let safe = safe_state(&mut bus.drive, Some((mode, wire)), deadline).await;
+    control.safe_reached(safe.clone());
     let t_end = Some(k as f64 * ts);
-    let safe_state_s = match safe {
-        Ok(s) => {
-            if !matches!(outcome, Outcome::Completed) {
-                log.push((
-                    t_end,
-                    format!("drive disabled {:.0} µs after the stop decision", s * 1e6),
-                ));
-            }
-            Some(s)
-        }
-        Err(e) => {
-            log.push((t_end, e));
-            None
-        }
-    };
+    if !matches!(outcome, Outcome::Completed) || safe.confirmed_s().is_none() {
+        log.push((t_end, safe.log_line(loaded)));
+    }
     batch
         .events
         .extend(log.iter().map(|(t, reason)| Event::Log {
@@ -570,7 +587,7 @@ async fn run_async(setup: LoopSetup) -> LoopReport {
         Outcome::Completed => {}
         Outcome::Aborted(r) | Outcome::Failed(r) => log.insert(0, (t_end, r.clone())),
     }
-    if let Some(r) = &recorder
+    if let Some(r) = recorder
         && r.send(batch).await.is_err()
     {
         dropped += 1;
@@ -581,26 +598,153 @@ async fn run_async(setup: LoopSetup) -> LoopReport {
         s.overruns = stats.overruns;
         s.dropped_batches = dropped;
     });
-    report(
+    LoopReport {
         outcome,
-        log,
-        &stats,
-        stats.ticks(),
+        stats: stats.stats(),
+        ticks: stats.ticks(),
         elapsed_s,
-        safe_state_s,
-        dropped,
-    )
+        safe_state_s: safe.confirmed_s(),
+        log,
+        dropped_batches: dropped,
+    }
 }
 
-/// Torque off: the drive's disable (its first write removes torque). Returns the time until
-/// the drive confirmed it, or why it could not be confirmed.
-async fn safe_state(drive: &mut Drive) -> Result<f64, String> {
+/// How the safe-state sequence ended.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SafeState {
+    /// The drive read back not enabled this long after the stop decision \[s\].
+    Confirmed {
+        /// Seconds from the decision to the confirming read.
+        after_s: f64,
+        /// The status word that confirmed it.
+        status: Option<u64>,
+    },
+    /// Not confirmed by the deadline.
+    Unconfirmed {
+        /// Seconds spent trying.
+        after_s: f64,
+        /// What was read or what failed.
+        what: String,
+    },
+}
+
+impl SafeState {
+    fn unconfirmed(after_s: f64, what: String) -> SafeState {
+        SafeState::Unconfirmed { after_s, what }
+    }
+
+    /// Seconds to the confirmation, if confirmed.
+    pub fn confirmed_s(&self) -> Option<f64> {
+        match self {
+            SafeState::Confirmed { after_s, .. } => Some(*after_s),
+            SafeState::Unconfirmed { .. } => None,
+        }
+    }
+
+    /// The run log's line.
+    pub fn log_line(&self, loaded: &Loaded) -> String {
+        match self {
+            SafeState::Confirmed { after_s, status } => format!(
+                "drive disabled, confirmed by its status{} {:.0} µs after the stop decision",
+                status.map_or(String::new(), |s| format!(" {s:#06x}")),
+                after_s * 1e6
+            ),
+            SafeState::Unconfirmed { after_s, what } => {
+                let backstop = match loaded.watchdog_rule() {
+                    WatchdogRule::Set(s) => {
+                        format!("the drive's communication watchdog ({s} s) removes torque")
+                    }
+                    WatchdogRule::Waived(_) => {
+                        "the drive has no communication watchdog: CHECK THE BENCH".into()
+                    }
+                };
+                format!(
+                    "drive safe state UNCONFIRMED after {:.1} ms: {what}; {backstop}",
+                    after_s * 1e3
+                )
+            }
+        }
+    }
+}
+
+/// The safe state: the neutral command of the mode in force (zero torque, zero velocity, or
+/// hold the last position target), then disable, then the status read back until it is not
+/// enabled, disabling again while it is, until `deadline` (one read is always made). On a
+/// dead link the whole sequence is tried once more on a fresh one.
+pub async fn safe_state(
+    drive: &mut Drive,
+    last: Option<(Mode, f64)>,
+    deadline: Duration,
+) -> SafeState {
     let t0 = Instant::now();
-    match drive.disable().await {
-        Ok(()) => Ok(t0.elapsed().as_secs_f64()),
-        Err(e) => Err(format!(
-            "could not confirm the drive disabled ({e}); its communication watchdog removes torque"
-        )),
+    match try_safe_state(drive, last, t0, deadline).await {
+        Ok(s) => s,
+        // The link reopens itself before its next request after a failure: the second try
+        // runs on a fresh connection.
+        Err(what) => match try_safe_state(drive, last, t0, t0.elapsed() + deadline).await {
+            Ok(s) => s,
+            Err(again) if again == what => SafeState::unconfirmed(
+                t0.elapsed().as_secs_f64(),
+                format!("{what} (the same again on a fresh link)"),
+            ),
+            Err(again) => SafeState::unconfirmed(
+                t0.elapsed().as_secs_f64(),
+                format!("{what}; on a fresh link: {again}"),
+            ),
+        },
+    }
+}
+
+async fn try_safe_state(
+    drive: &mut Drive,
+    last: Option<(Mode, f64)>,
+    t0: Instant,
+    deadline: Duration,
+) -> Result<SafeState, String> {
+    let mut problems = Vec::new();
+    // A drive already off (tripped, or disabled by its watchdog) is confirmed by one read,
+    // without waiting for a disable sequence's state it will not reach.
+    if let Ok(fb) = drive.read_feedback().await
+        && fb.enabled == Some(false)
+    {
+        return Ok(SafeState::Confirmed {
+            after_s: t0.elapsed().as_secs_f64(),
+            status: fb.status,
+        });
+    }
+    if let Some((mode, wire)) = last {
+        let neutral = if mode == Mode::Position { wire } else { 0.0 };
+        if let Err(e) = drive.command_in(mode, neutral).await {
+            problems.push(format!("neutral {mode} command: {e}"));
+        }
+    }
+    loop {
+        if let Err(e) = drive.disable().await {
+            problems.push(format!("disable: {e}"));
+        }
+        let read = drive.read_feedback().await;
+        match read {
+            Ok(fb) if fb.enabled == Some(false) => {
+                return Ok(SafeState::Confirmed {
+                    after_s: t0.elapsed().as_secs_f64(),
+                    status: fb.status,
+                });
+            }
+            Ok(fb) if fb.enabled.is_none() => {
+                return Err(
+                    "the drive profile has no `enabled` status pattern to confirm it".into(),
+                );
+            }
+            Ok(fb) => problems.push(format!(
+                "status {:#06x} still reads enabled",
+                fb.status.unwrap_or(0)
+            )),
+            Err(e) => problems.push(format!("status read: {e}")),
+        }
+        if t0.elapsed() >= deadline {
+            problems.dedup();
+            return Err(problems.join("; "));
+        }
     }
 }
 

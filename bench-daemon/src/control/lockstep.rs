@@ -27,7 +27,13 @@ pub struct Lockstep {
     plant: Option<(PlantParams, Vec<PlantSim>)>,
     values: Vec<f64>,
     last_u: Option<f64>,
+    /// Test-only fault injection: panic in the model step at this run time \[s\].
+    panic_at_s: Option<f64>,
 }
+
+/// Environment variable of the fault-injection hook the fail-safe tests use: the lockstep
+/// step panics once the run time reaches this many seconds, as a buggy model would.
+pub const PANIC_HOOK_ENV: &str = "FRICTIONBENCH_TEST_PANIC_IN_MODEL_STEP_AT_S";
 
 impl Lockstep {
     /// Builds the models (specs were validated when the configuration was loaded).
@@ -59,6 +65,9 @@ impl Lockstep {
             plant,
             values: vec![f64::NAN; n],
             last_u: None,
+            panic_at_s: std::env::var(PANIC_HOOK_ENV)
+                .ok()
+                .and_then(|v| v.parse().ok()),
         })
     }
 
@@ -87,6 +96,12 @@ impl Lockstep {
         segment_start: bool,
         dt: f64,
     ) -> &[f64] {
+        if self.panic_at_s.is_some_and(|at| s.t >= at) {
+            panic!(
+                "{PANIC_HOOK_ENV}: injected panic in a model step at t = {} s",
+                s.t
+            );
+        }
         let u = s.applied_torque();
         let du_dt = match self.last_u {
             Some(prev) if u.is_finite() && prev.is_finite() => (u - prev) / dt,

@@ -17,16 +17,21 @@
 //! deadline, and the reason goes into the run's log.
 
 mod cycle;
+mod interlock;
+mod judge;
 mod lockstep;
 mod realtime;
 mod safety;
 mod timing;
 
-pub use cycle::{Frame, LoopReport, LoopSetup, Outcome, Status, run};
+pub use cycle::{Frame, LoopReport, LoopSetup, Outcome, SafeState, Status, run};
+pub use interlock::Interlock;
 pub use lockstep::Lockstep;
 pub use realtime::{NoDeepIdle, realtime};
 
 use std::sync::Mutex;
+use std::time::Duration;
+use tokio::sync::watch;
 
 /// What the outside asks of a running loop.
 #[derive(Clone, Debug, PartialEq)]
@@ -37,16 +42,42 @@ pub enum Request {
     Abort(String),
 }
 
-/// The loop's mailbox for requests; checked once per tick (a short uncontended lock).
-#[derive(Debug, Default)]
+/// The loop's mailbox for requests; checked once per tick (a short uncontended lock). The
+/// loop answers with how its safe-state sequence ended, so an e-stop can wait for it.
+#[derive(Debug)]
 pub struct Control {
     request: Mutex<Option<Request>>,
+    safe: watch::Sender<Option<SafeState>>,
+}
+
+impl Default for Control {
+    fn default() -> Control {
+        Control {
+            request: Mutex::new(None),
+            safe: watch::channel(None).0,
+        }
+    }
 }
 
 impl Control {
     /// A mailbox with nothing in it.
     pub fn new() -> Control {
         Control::default()
+    }
+
+    /// The loop's safe-state sequence has ended.
+    pub fn safe_reached(&self, state: SafeState) {
+        self.safe.send_replace(Some(state));
+    }
+
+    /// Waits (at most `timeout`) for the loop's safe-state sequence to end.
+    pub async fn wait_safe(&self, timeout: Duration) -> Option<SafeState> {
+        let mut rx = self.safe.subscribe();
+        let got = tokio::time::timeout(timeout, rx.wait_for(Option::is_some)).await;
+        match got {
+            Ok(Ok(state)) => state.clone(),
+            _ => None,
+        }
     }
 
     /// Asks for the safe state now. An abort replaces a pending stop.

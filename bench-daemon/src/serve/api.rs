@@ -7,7 +7,7 @@
 use super::live;
 use super::queue::{Cmd, OnFailure, QueueView, expand, format_time, parse_time};
 use crate::config::Loaded;
-use crate::control::Status;
+use crate::control::{Interlock, Status};
 use crate::session::{self, Checked};
 use axum::Router;
 use axum::body::Bytes;
@@ -33,6 +33,8 @@ pub struct AppState {
     pub loaded: Arc<Loaded>,
     /// Requests to the scheduler.
     pub cmd: mpsc::Sender<Cmd>,
+    /// The e-stop and fault reset, which never wait for the scheduler.
+    pub interlock: Arc<Interlock>,
     /// The scheduler's published queue.
     pub view: watch::Receiver<QueueView>,
     /// Live channels.
@@ -148,6 +150,7 @@ pub fn router(state: AppState, web: &FsPath) -> Router {
         .route("/api/runs/{id}/abort", post(abort_run))
         .route("/api/estop", post(estop))
         .route("/api/estop/reset", post(estop_reset))
+        .route("/api/faults/reset", post(faults_reset))
         .route("/api/queue", get(get_queue).put(put_queue))
         .route("/api/queue/{id}", axum::routing::delete(delete_queue_item))
         .route("/api/schedule", get(get_schedule).post(post_schedule))
@@ -200,7 +203,9 @@ async fn auth(State(state): State<AppState>, req: Request, next: Next) -> Respon
         *req.method(),
         Method::POST | Method::PUT | Method::DELETE | Method::PATCH
     );
-    if let (true, Some(token)) = (mutating, &state.token) {
+    // The e-stop only makes the bench safer: it needs no token (its reset does).
+    let estop = *req.method() == Method::POST && req.uri().path() == "/api/estop";
+    if let (true, false, Some(token)) = (mutating, estop, &state.token) {
         let given = req
             .headers()
             .get(header::AUTHORIZATION)
@@ -692,8 +697,47 @@ async fn abort_run(State(state): State<AppState>, Path(id): Path<String>) -> Api
         .into_response())
 }
 
-async fn estop(State(state): State<AppState>) -> ApiResult {
-    ok(ask(&state, |reply| Cmd::EStop { reply }).await?)
+/// E-stop: no token needed (it only makes the bench safer) and no queue to wait in; answers
+/// once the drive is confirmed disabled (or says it could not be).
+async fn estop(State(state): State<AppState>, body: Bytes) -> ApiResult {
+    let reason = if body.iter().all(u8::is_ascii_whitespace) {
+        "POST /api/estop".to_string()
+    } else {
+        let v = json_body(&body)?;
+        let obj = object_with(&v, &["reason"])?;
+        match obj.get("reason") {
+            None => "POST /api/estop".to_string(),
+            Some(Value::String(r)) if r.len() <= 500 => r.clone(),
+            Some(_) => {
+                return Err(ApiError::new(
+                    StatusCode::UNPROCESSABLE_ENTITY,
+                    Some("reason"),
+                    "reason: must be a string of at most 500 bytes".into(),
+                ));
+            }
+        }
+    };
+    let report = state.interlock.estop(&reason).await;
+    let latched = Cmd::EStopLatched { reason };
+    if let Err(mpsc::error::TrySendError::Full(cmd)) = state.cmd.try_send(latched) {
+        let tx = state.cmd.clone();
+        tokio::spawn(async move { tx.send(cmd).await });
+    }
+    ok(json!({
+        "estop": true,
+        "paused": true,
+        "aborted_run": report.aborted_run,
+        "safe_state": report,
+    }))
+}
+
+/// Clears a latched drive fault (token needed; never while a run is running).
+async fn faults_reset(State(state): State<AppState>) -> ApiResult {
+    match state.interlock.fault_reset().await {
+        Ok(r) => ok(json!(r)),
+        Err(e) if state.interlock.running().is_some() => Err(ApiError::conflict(e)),
+        Err(e) => Err(ApiError::new(StatusCode::BAD_GATEWAY, None, e)),
+    }
 }
 
 async fn estop_reset(State(state): State<AppState>) -> ApiResult {

@@ -3,6 +3,8 @@
 //! axum HTTP server, which owns nothing mutable (mini-redis's shape).
 //!
 //! ```text
+//!  POST /api/estop ── Interlock (atomic latch + the running loop's Control, or its own
+//!                    drive link) ── confirmed safe state, then Cmd::EStopLatched ──►
 //!  http handlers ── Cmd + oneshot reply ──► scheduler task (queue.rs): owns the queue, the
 //!       ▲                                   schedule, the e-stop latch; persists them; starts
 //!       │ watch<QueueView>  ◄────────────── session::execute_run one run at a time
@@ -10,7 +12,7 @@
 //!       └ broadcast<Event> (run/queue changes) ◄── scheduler                  (live.rs)
 //! ```
 //!
-//! Ctrl-C or SIGTERM: the running run is aborted (the drive goes to its safe state and the
+//! SIGINT, SIGTERM or SIGHUP: the running run is aborted (the drive goes to its safe state and the
 //! run is closed `aborted`), open live streams end, the store is closed.
 
 pub mod api;
@@ -19,9 +21,11 @@ pub mod openapi;
 pub mod parquet;
 pub mod queue;
 
+use crate::bench_lock::BenchLock;
 use crate::cli::InputError;
 use crate::cli::run::{db_path, load_config};
 use crate::cli::runs::DbArgs;
+use crate::control::Interlock;
 use crate::simulated::InProcessSim;
 use run_store::Store;
 use std::net::SocketAddr;
@@ -77,23 +81,35 @@ pub async fn serve(opts: Options) -> anyhow::Result<()> {
     };
     let tcp = sim.as_ref().map(|s| s.tcp().to_string());
     let loaded = Arc::new(load_config(opts.config.as_deref(), tcp.as_deref())?);
+    let _bench = BenchLock::acquire(&loaded, &crate::bench_lock::this_command())?;
     let db = db_path(&opts.db, &loaded);
     let store = Store::open(&db).await?;
     for id in store.interrupted_at_open() {
-        eprintln!("bench serve: run {id} was running when the daemon stopped: marked interrupted");
+        eprintln!(
+            "bench serve: run {id} was running when the daemon stopped: marked interrupted; \
+             the queue stays paused until an operator resumes it"
+        );
     }
+    let latched = store.queue_setting("estop").await?.as_deref() == Some("true");
+    let interlock = Arc::new(Interlock::new(loaded.clone(), latched));
 
     let hub = live::Hub::new();
     let (shutdown_tx, shutdown_rx) = watch::channel(false);
     let (cmd_tx, cmd_rx) = mpsc::channel(64);
-    let (scheduler, view) =
-        queue::Scheduler::restore(store.clone(), loaded.clone(), hub.clone(), sim.is_some())
-            .await?;
+    let (scheduler, view) = queue::Scheduler::restore(
+        store.clone(),
+        loaded.clone(),
+        hub.clone(),
+        sim.is_some(),
+        interlock.clone(),
+    )
+    .await?;
     let scheduler = tokio::spawn(scheduler.run(cmd_rx, shutdown_rx.clone()));
     let state = api::AppState {
         store: store.clone(),
         loaded: loaded.clone(),
         cmd: cmd_tx,
+        interlock,
         view,
         hub,
         token: if auth { token.map(Arc::from) } else { None },
@@ -103,8 +119,8 @@ pub async fn serve(opts: Options) -> anyhow::Result<()> {
     let app = api::router(state, &opts.web);
 
     tokio::spawn(async move {
-        wait_for_signal().await;
-        eprintln!("bench serve: shutting down (aborting the running run, if any)");
+        let signal = crate::cli::stop_signal().await;
+        eprintln!("bench serve: {signal}: shutting down (aborting the running run, if any)");
         let _ = shutdown_tx.send(true);
     });
     println!("bench serve: http://{addr}/ (database {})", db.display());
@@ -122,27 +138,4 @@ pub async fn serve(opts: Options) -> anyhow::Result<()> {
         sim.shutdown().await;
     }
     Ok(())
-}
-
-/// Ctrl-C or (on Unix) SIGTERM.
-async fn wait_for_signal() {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        match signal(SignalKind::terminate()) {
-            Ok(mut term) => {
-                tokio::select! {
-                    _ = tokio::signal::ctrl_c() => {}
-                    _ = term.recv() => {}
-                }
-            }
-            Err(_) => {
-                let _ = tokio::signal::ctrl_c().await;
-            }
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = tokio::signal::ctrl_c().await;
-    }
 }

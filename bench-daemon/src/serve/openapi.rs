@@ -138,7 +138,8 @@ pub fn document() -> Value {
                 "responses": {"200": {"description": "file", "content": {"text/csv": {"schema": {"type": "string"}}, "application/vnd.apache.parquet": {"schema": {"type": "string", "contentEncoding": "binary"}}}}, "400": e400.clone(), "404": e404.clone()}}}));
     paths.insert("/api/runs/{id}/stop".into(), json!({"post": {"summary": "Finish the current segment, then end (status aborted, reason \"stop requested\"); a waiting run is removed from the queue", "parameters": [id_param("id", "run id")], "responses": {"202": ok_json("requested", any_obj()), "401": e401.clone(), "404": e404.clone(), "409": e409.clone()}}}));
     paths.insert("/api/runs/{id}/abort".into(), json!({"post": {"summary": "Safe state now (status aborted); a waiting run is cancelled (reason \"removed from the queue\")", "parameters": [id_param("id", "run id")], "responses": {"202": ok_json("requested", any_obj()), "401": e401.clone(), "404": e404.clone(), "409": e409.clone()}}}));
-    paths.insert("/api/estop".into(), json!({"post": {"summary": "E-stop, latched: aborts the running run now (drive disabled), pauses the queue; works in every state", "responses": {"200": ok_json("latched", json!({"type": "object", "properties": {"estop": {"const": true}, "paused": {"const": true}, "aborted_run": {"type": ["integer", "null"]}}})), "401": e401.clone()}}}));
+    paths.insert("/api/estop".into(), json!({"post": {"summary": "E-stop, latched: needs no token and waits in no queue; aborts the running run (or, with none, opens the drive link itself), answers once the drive reads back disabled (`safe_state.confirmed`), pauses the queue; the optional body {\"reason\"} is persisted with the latch", "requestBody": {"required": false, "content": {"application/json": {"schema": {"type": "object", "additionalProperties": false, "properties": {"reason": {"type": "string", "maxLength": 500}}}}}}, "responses": {"200": ok_json("latched", json!({"type": "object", "properties": {"estop": {"const": true}, "paused": {"const": true}, "aborted_run": {"type": ["integer", "null"]}, "safe_state": {"type": "object", "properties": {"aborted_run": {"type": ["integer", "null"]}, "confirmed": {"type": "boolean"}, "after_us": {"type": "number"}, "detail": {"type": "string"}}}}})), "400": e400.clone(), "422": e422.clone()}}}));
+    paths.insert("/api/faults/reset".into(), json!({"post": {"summary": "Clear a latched drive fault (an operator's action: no run ever clears one); refused while a run is running", "responses": {"200": ok_json("reset", json!({"type": "object", "properties": {"was_faulted": {"type": "boolean"}, "fault_code": {"type": ["integer", "null"]}, "cleared": {"type": "boolean"}, "status": {"type": ["integer", "null"]}}})), "401": e401.clone(), "409": e409.clone(), "502": ok_json("the drive could not be reached", any_obj())}}}));
     paths.insert("/api/estop/reset".into(), json!({"post": {"summary": "Clear the e-stop latch (the queue stays paused: resume with PUT /api/queue {\"paused\": false})", "responses": {"200": ok_json("cleared", any_obj()), "401": e401.clone()}}}));
     paths.insert("/api/queue".into(), json!({
                 "get": {"summary": "The queue with ETAs", "responses": {"200": ok_json("queue", json!({"$ref": "#/components/schemas/Queue"}))}},
@@ -173,7 +174,7 @@ mod tests {
     fn every_endpoint_is_documented() {
         let doc = super::document();
         let paths = doc["paths"].as_object().unwrap();
-        assert_eq!(paths.len(), 24);
+        assert_eq!(paths.len(), 25);
         for (p, ops) in paths {
             for (m, op) in ops.as_object().unwrap() {
                 assert!(op["responses"].is_object(), "{m} {p}");

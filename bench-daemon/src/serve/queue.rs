@@ -14,7 +14,7 @@
 use super::api::ApiError;
 use super::live::{Hub, decimation};
 use crate::config::Loaded;
-use crate::control::Control;
+use crate::control::{Control, Interlock};
 use crate::session::{self, Checked, Finished, Watchers};
 use chrono::{DateTime, SecondsFormat, Utc};
 use run_store::{QueueRow, RunStatus, ScheduleEntry, Store};
@@ -93,10 +93,11 @@ pub enum Cmd {
         /// Done.
         reply: Reply<()>,
     },
-    /// Latch the e-stop: abort the running run, pause the queue.
-    EStop {
-        /// `{"estop": true, "aborted_run": id|null}`.
-        reply: Reply<Value>,
+    /// The interlock has latched the e-stop (and made the drive safe): persist the latch and
+    /// its reason, pause the queue. Fire and forget: the e-stop never waits for the scheduler.
+    EStopLatched {
+        /// Why (persisted with the latch).
+        reason: String,
     },
     /// Clear the e-stop latch (the queue stays paused).
     EStopReset {
@@ -259,6 +260,8 @@ pub struct Scheduler {
     estop: bool,
     schedule: Vec<ScheduleEntry>,
     connected: bool,
+    /// The e-stop latch and the running loop's abort, shared with the HTTP layer.
+    interlock: Arc<Interlock>,
     /// Where the view goes.
     view: watch::Sender<QueueView>,
 }
@@ -278,6 +281,7 @@ impl Scheduler {
         loaded: Arc<Loaded>,
         hub: Hub,
         connected: bool,
+        interlock: Arc<Interlock>,
     ) -> anyhow::Result<(Scheduler, watch::Receiver<QueueView>)> {
         let rows = store.queue_rows().await?;
         let queued = store
@@ -307,8 +311,10 @@ impl Scheduler {
         let mut items = Vec::new();
         for row in order {
             let run = store.run(row.run_id).await?;
-            let checked = experiments::Spec::from_value(run.spec.clone())
-                .map_err(|e| e.to_string())
+            let checked = session::same_bench(&run.bench_config, &loaded)
+                .and_then(|()| {
+                    experiments::Spec::from_value(run.spec.clone()).map_err(|e| e.to_string())
+                })
                 .and_then(|s| session::check_spec(s, &loaded).map_err(|e| e.0));
             match checked {
                 Ok(checked) => items.push(Item {
@@ -326,7 +332,10 @@ impl Scheduler {
             }
         }
         let setting = |v: Option<String>| v.as_deref() == Some("true");
-        let paused = setting(store.queue_setting("paused").await?);
+        // After an unclean stop the queue comes back paused: nothing moves the bench before an
+        // operator has looked at it.
+        let paused = setting(store.queue_setting("paused").await?)
+            || !store.interrupted_at_open().is_empty();
         let estop = setting(store.queue_setting("estop").await?);
         let on_failure = store
             .queue_setting("on_failure")
@@ -347,6 +356,7 @@ impl Scheduler {
             estop,
             schedule,
             connected,
+            interlock,
             view,
         };
         s.persist_queue().await?;
@@ -417,23 +427,24 @@ impl Scheduler {
                 };
                 let _ = reply.send(r);
             }
-            Cmd::EStop { reply } => {
+            Cmd::EStopLatched { reason } => {
                 self.estop = true;
                 self.paused = true;
-                let aborted = self.running.as_mut().map(|r| {
-                    r.control.abort("e-stop");
+                if let Some(r) = self.running.as_mut() {
+                    r.control.abort(format!("e-stop: {reason}"));
                     r.requested = true;
-                    r.view.run_id
-                });
-                let r = self
-                    .persist_settings()
-                    .await
-                    .map(|()| json!({"estop": true, "paused": true, "aborted_run": aborted}));
+                }
+                if let Err(e) = self.persist_settings().await {
+                    eprintln!("bench serve: persisting the e-stop: {}", e.error);
+                }
+                if let Err(e) = self.store.set_queue_setting("estop_reason", &reason).await {
+                    eprintln!("bench serve: persisting the e-stop reason: {e}");
+                }
                 self.changed();
-                let _ = reply.send(r);
             }
             Cmd::EStopReset { reply } => {
                 self.estop = false;
+                self.interlock.reset();
                 let r = self
                     .persist_settings()
                     .await
@@ -629,7 +640,12 @@ impl Scheduler {
     }
 
     async fn start_next(&mut self) -> anyhow::Result<()> {
-        if self.running.is_some() || self.paused || self.estop || self.items.is_empty() {
+        if self.running.is_some()
+            || self.paused
+            || self.estop
+            || self.interlock.is_latched()
+            || self.items.is_empty()
+        {
             return Ok(());
         }
         let item = self.items.remove(0);
@@ -666,6 +682,7 @@ impl Scheduler {
             item.checked.clone(),
             item.run_id,
         );
+        self.interlock.attach(id, control.clone());
         let handle = tokio::spawn(async move {
             session::execute_run(&store, &loaded, &checked, id, watchers).await
         });
@@ -690,6 +707,7 @@ impl Scheduler {
     async fn finished(&mut self, done: Result<anyhow::Result<Finished>, tokio::task::JoinError>) {
         let Some(r) = self.running.take() else { return };
         let id = r.view.run_id;
+        self.interlock.detach(id);
         let status = match done {
             Ok(Ok(f)) => {
                 if let Some(s) = f.report.safe_state_s {
@@ -708,7 +726,12 @@ impl Scheduler {
             }
         };
         self.connected = status != RunStatus::Failed;
-        if status != RunStatus::Completed && !r.requested && self.on_failure == OnFailure::Stop {
+        // A drive fault pauses the queue whatever the policy: the next run would meet the
+        // latched fault, and only an operator clears it.
+        let drive_fault = status == RunStatus::Failed && self.drive_faulted(id).await;
+        if drive_fault
+            || status != RunStatus::Completed && !r.requested && self.on_failure == OnFailure::Stop
+        {
             self.paused = true;
             if let Err(e) = self.persist_settings().await {
                 eprintln!("bench serve: {}", e.error);
@@ -717,6 +740,15 @@ impl Scheduler {
         self.hub
             .event("run", json!({"run_id": id, "status": status}));
         self.changed();
+    }
+
+    /// Whether run `id` ended on a drive fault (by its stored reason).
+    async fn drive_faulted(&self, id: i64) -> bool {
+        self.store.run(id).await.is_ok_and(|run| {
+            run.status_reason.as_deref().is_some_and(|r| {
+                r.starts_with("drive fault") || r.starts_with("the drive has a latched fault")
+            })
+        })
     }
 
     async fn mark_failed(&self, id: i64, reason: String) -> RunStatus {
