@@ -67,6 +67,7 @@
 #![deny(missing_docs)]
 
 mod analysis;
+pub mod caps;
 mod control;
 mod error;
 pub mod kinds;
