@@ -70,7 +70,7 @@ pub(crate) fn seconds(field: &str, s: f64, max: f64) -> Result<(), Error> {
     } else {
         Err(Error::invalid(
             field,
-            s,
+            short(s),
             format!("exceeds the cap of {max} s{}", in_days(max)),
         ))
     }
@@ -78,18 +78,13 @@ pub(crate) fn seconds(field: &str, s: f64, max: f64) -> Result<(), Error> {
 
 /// A segment of `s` seconds that `field` (with `value`) gives must last at most
 /// [`MAX_SEGMENT_S`]; `what` names the segment ("a ramp to the cap").
-pub(crate) fn segment_s(
-    field: &str,
-    value: impl std::fmt::Display,
-    what: &str,
-    s: f64,
-) -> Result<(), Error> {
+pub(crate) fn segment_s(field: &str, value: f64, what: &str, s: f64) -> Result<(), Error> {
     if s <= MAX_SEGMENT_S {
         Ok(())
     } else {
         Err(Error::invalid(
             field,
-            value,
+            short(value),
             format!(
                 "gives {what} of {} s, over the cap of {MAX_SEGMENT_S} s{} per segment",
                 short(s),
@@ -155,8 +150,8 @@ impl Size {
     ) -> Result<(), Error> {
         let max_n = f64::from(limits.max_plan_segments);
         let max_s = limits.max_plan_duration_s;
-        // `!(x <= cap)`: NaN is over too.
-        if !(self.segments <= max_n) {
+        // NaN is over too.
+        if self.segments.is_nan() || self.segments > max_n {
             return Err(Error::invalid(
                 field,
                 value,
@@ -166,7 +161,7 @@ impl Size {
                 ),
             ));
         }
-        if !(self.duration_s <= max_s) {
+        if self.duration_s.is_nan() || self.duration_s > max_s {
             return Err(Error::invalid(
                 field,
                 value,
@@ -209,12 +204,13 @@ impl Size {
     }
 }
 
-/// A number for a message: integers as such, others with 6 significant digits.
-fn short(x: f64) -> String {
-    if x.fract() == 0.0 && x.abs() < 1e15 {
-        format!("{x}")
+/// A number for a message: 6 significant digits, very large and very small ones with an
+/// exponent (`1e-300`, not 300 zeros).
+pub(crate) fn short(x: f64) -> String {
+    let r: f64 = format!("{x:.5e}").parse().unwrap_or(x);
+    if r != 0.0 && (r.abs() >= 1e15 || r.abs() < 1e-6) {
+        format!("{r:e}")
     } else {
-        let r: f64 = format!("{x:.5e}").parse().unwrap_or(x);
         format!("{r}")
     }
 }

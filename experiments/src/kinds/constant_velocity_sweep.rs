@@ -115,7 +115,7 @@ impl Velocities {
                 }
                 // In f64: a tiny step gives a huge (not wrapped) count.
                 let n = ((to - from) / step + 1e-9).floor() + 1.0;
-                if !(n <= f64::from(caps::MAX_LIST)) {
+                if n.is_nan() || n > f64::from(caps::MAX_LIST) {
                     return Err(Error::invalid(
                         format!("{f}.step"),
                         step,

@@ -120,7 +120,7 @@ impl Params {
             let f = format!("params.omegas_rad_s[{i}]");
             check::positive(&f, *w)?;
             let dur = TAU * f64::from(self.cycles) / w;
-            caps::segment_s(&f, w, format!("{} cycles", self.cycles).as_str(), dur)?;
+            caps::segment_s(&f, *w, format!("{} cycles", self.cycles).as_str(), dur)?;
             caps::window(&format!("{f}: {} cycles", self.cycles), dur, limits)?;
             total = total.plus(run(dur));
         }

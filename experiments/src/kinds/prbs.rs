@@ -158,7 +158,7 @@ impl Params {
             ));
         }
         let dur = bits as f64 * self.bit_s;
-        caps::segment_s("params.periods", self.periods, "an excitation", dur)?;
+        caps::segment_s("params.periods", self.periods.into(), "an excitation", dur)?;
         Size::new(1.0, dur).check("params.periods", self.periods, limits)?;
         check::positive("params.filter_pole_rad_s", self.filter_pole_rad_s)?;
         let (mode, amp) = match self.signal {
