@@ -111,6 +111,31 @@ pub(crate) fn window(field: &str, s: f64, limits: &BenchLimits) -> Result<(), Er
     }
 }
 
+/// Like [`window`], for a window of `s` seconds that `field` (with `value`) gives; `what`
+/// names it ("a reversal path").
+pub(crate) fn window_of(
+    field: &str,
+    value: f64,
+    what: &str,
+    s: f64,
+    limits: &BenchLimits,
+) -> Result<(), Error> {
+    if s >= limits.period_s {
+        Ok(())
+    } else {
+        Err(Error::invalid(
+            field,
+            short(value),
+            format!(
+                "gives {what} of {} s, under one control period ({} s): it would record no \
+                 sample",
+                short(s),
+                limits.period_s
+            ),
+        ))
+    }
+}
+
 /// The size of (a part of) a plan, counted from the parameters without building it.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub(crate) struct Size {

@@ -504,6 +504,16 @@ fn measure_windows_shorter_than_a_control_period_are_refused() {
             json!({"rate_nm_s": 1000.0}),
             "params.rate_nm_s",
         ),
+        (
+            "frictional_lag",
+            json!({"omegas_rad_s": [2.0, 1e5], "cycles": 1, "chirp": null}),
+            "params.omegas_rad_s[1]",
+        ),
+        (
+            "presliding",
+            json!({"parts": ["reversals"], "reversals_rad": [0.0]}),
+            "params.reversals_rate_rad_s",
+        ),
     ];
     for (kind, params, field) in cases {
         let err = Spec::from_value(json!({"kind": kind, "params": params}))
@@ -652,4 +662,29 @@ fn every_count_list_and_duration_has_its_cap_in_the_kinds_schema() {
         resolve(&vp["$defs"]["Sampled"], &vp)["properties"]["t_s"]["maxItems"],
         json!(caps::MAX_SAMPLES)
     );
+}
+
+#[test]
+fn params_must_be_an_object() {
+    for params in [json!([]), json!([1, 2]), json!(5), json!("x")] {
+        let err = Spec::from_value(json!({"kind": "prbs", "params": params})).unwrap_err();
+        match &err {
+            Error::Invalid { field, .. } => assert_eq!(field, "params", "{err}"),
+            other => panic!("{other:?}"),
+        }
+        assert!(
+            err.to_string()
+                .ends_with("must be a JSON object of named parameters"),
+            "{err}"
+        );
+    }
+    assert_eq!(
+        Spec::from_value(json!({"kind": "prbs", "params": []}))
+            .unwrap_err()
+            .to_string(),
+        "params (an array) must be a JSON object of named parameters"
+    );
+    // Missing or null params are the defaults.
+    Spec::from_value(json!({"kind": "prbs", "params": null})).unwrap();
+    Spec::from_value(json!({"kind": "prbs"})).unwrap();
 }

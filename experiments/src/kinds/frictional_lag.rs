@@ -120,8 +120,9 @@ impl Params {
             let f = format!("params.omegas_rad_s[{i}]");
             check::positive(&f, *w)?;
             let dur = TAU * f64::from(self.cycles) / w;
-            caps::segment_s(&f, *w, format!("{} cycles", self.cycles).as_str(), dur)?;
-            caps::window(&format!("{f}: {} cycles", self.cycles), dur, limits)?;
+            let what = format!("{} cycles", self.cycles);
+            caps::segment_s(&f, *w, &what, dur)?;
+            caps::window_of(&f, *w, &what, dur, limits)?;
             total = total.plus(run(dur));
         }
         let mut field = "params.omegas_rad_s";

@@ -218,16 +218,7 @@ impl Params {
                     check::at_least("params.ramp_repeats", self.ramp_repeats, 1)?;
                     let dur = self.ramp_distance_rad / self.ramp_rate_rad_s;
                     caps::segment_s(f, self.ramp_rate_rad_s, "a displacement ramp", dur)?;
-                    caps::window(f, dur, limits).map_err(|_| {
-                        Error::invalid(
-                            f,
-                            self.ramp_rate_rad_s,
-                            format!(
-                                "covers ramp_distance_rad in under one control period ({} s)",
-                                limits.period_s
-                            ),
-                        )
-                    })?;
+                    caps::window_of(f, self.ramp_rate_rad_s, "a displacement ramp", dur, limits)?;
                     let one = Size::new(1.0, dur);
                     Size::check_repeated(
                         one,
@@ -247,11 +238,7 @@ impl Params {
                     check::positive(f, self.reversals_rate_rad_s)?;
                     let dur = self.reversal_path_rad() / self.reversals_rate_rad_s;
                     caps::segment_s(f, self.reversals_rate_rad_s, "a reversal path", dur)?;
-                    caps::window(
-                        "params.reversals_rad: path / reversals_rate_rad_s",
-                        dur,
-                        limits,
-                    )?;
+                    caps::window_of(f, self.reversals_rate_rad_s, "a reversal path", dur, limits)?;
                     ("params.reversals_rad", Size::new(1.0, dur))
                 }
                 Part::Sine => {
