@@ -28,6 +28,12 @@
 //! - `Spec::parse(text, Format::from_path(path))?.plan(&limits)?` before anything moves; the
 //!   error's `Display` is the message for the user (exit code 2). [`Plan::estimate_duration`]
 //!   is the ETA, [`Plan::max_duration`] the bound with every segment at its timeout.
+//! - Plans are bounded ([`caps`]): every count, list and duration of every kind has a cap
+//!   (in the kind's JSON Schema as `maximum` / `maxItems`), and a plan's segments and longest
+//!   run time are counted from the parameters before anything is built, against
+//!   `BenchLimits::max_plan_segments` (default 1e6) and `max_plan_duration_s` (default 7
+//!   days). An oversized plan is an [`Error::Invalid`] naming the field and the cap, in
+//!   microseconds.
 //! - Positions in [`Measurement`], [`Tick::value`] (position mode) and [`Sample`] are relative
 //!   to the run's start position: add the absolute start position before commanding a drive
 //!   in position mode, and enforce the window `|x| <= position_window_rad` on them.
@@ -67,6 +73,7 @@
 #![deny(missing_docs)]
 
 mod analysis;
+pub mod caps;
 mod control;
 mod error;
 pub mod kinds;

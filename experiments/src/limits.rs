@@ -1,6 +1,6 @@
 //! The bench limits a plan is validated against, as the daemon's bench configuration gives them.
 
-use crate::Error;
+use crate::{Error, caps};
 use serde::{Deserialize, Serialize};
 use std::f64::consts::TAU;
 
@@ -20,6 +20,35 @@ pub struct BenchLimits {
     pub period_s: f64,
     /// Encoder resolution \[counts/rev\]; turns motion thresholds given in counts into radians.
     pub encoder_counts_per_rev: u32,
+    /// Cap on a plan's longest run time (every segment to its timeout) \[s\]; default
+    /// [`caps::MAX_PLAN_DURATION_S`] (7 days), at most a year.
+    #[serde(
+        default = "default_duration",
+        skip_serializing_if = "is_default_duration"
+    )]
+    pub max_plan_duration_s: f64,
+    /// Cap on a plan's number of segments; default and largest [`caps::MAX_PLAN_SEGMENTS`].
+    #[serde(
+        default = "default_segments",
+        skip_serializing_if = "is_default_segments"
+    )]
+    pub max_plan_segments: u32,
+}
+
+fn default_duration() -> f64 {
+    caps::MAX_PLAN_DURATION_S
+}
+
+fn is_default_duration(s: &f64) -> bool {
+    *s == caps::MAX_PLAN_DURATION_S
+}
+
+fn default_segments() -> u32 {
+    caps::MAX_PLAN_SEGMENTS
+}
+
+fn is_default_segments(n: &u32) -> bool {
+    *n == caps::MAX_PLAN_SEGMENTS
 }
 
 impl BenchLimits {
@@ -33,6 +62,8 @@ impl BenchLimits {
             position_window_rad: 50.0,
             period_s: 1e-3,
             encoder_counts_per_rev: 1 << 17,
+            max_plan_duration_s: caps::MAX_PLAN_DURATION_S,
+            max_plan_segments: caps::MAX_PLAN_SEGMENTS,
         }
     }
 
@@ -47,6 +78,8 @@ impl BenchLimits {
                 "encoder_counts_per_rev",
                 f64::from(self.encoder_counts_per_rev),
             ),
+            ("max_plan_duration_s", self.max_plan_duration_s),
+            ("max_plan_segments", f64::from(self.max_plan_segments)),
         ];
         for (field, value) in fields {
             if !(value.is_finite() && value > 0.0) {
@@ -62,6 +95,20 @@ impl BenchLimits {
                 field: "period_s",
                 value: self.period_s,
                 rule: "must be <= 0.1 (a control loop of at least 10 Hz)",
+            });
+        }
+        if self.max_plan_duration_s > 366.0 * 86_400.0 {
+            return Err(Error::BadLimits {
+                field: "max_plan_duration_s",
+                value: self.max_plan_duration_s,
+                rule: "must be <= 31622400 (366 days)",
+            });
+        }
+        if self.max_plan_segments > caps::MAX_PLAN_SEGMENTS {
+            return Err(Error::BadLimits {
+                field: "max_plan_segments",
+                value: f64::from(self.max_plan_segments),
+                rule: "must be <= 1000000",
             });
         }
         Ok(())

@@ -193,6 +193,12 @@ impl Plan {
     /// the segment.
     pub(crate) fn check(&self) -> Result<(), Error> {
         let lim = &self.limits;
+        // The kinds count their size before building; this guards the count.
+        crate::caps::Size::new(self.segments.len() as f64, self.max_duration()).check(
+            "plan",
+            format_args!("{} segments", self.segments.len()),
+            lim,
+        )?;
         let mut x = 0.0_f64;
         for seg in &self.segments {
             if !seg.stops.iter().any(|s| matches!(s, Stop::Duration { .. })) {
@@ -236,13 +242,8 @@ impl Plan {
                         ));
                     }
                     // Nominal travel: integrate the setpoint over the expected length.
-                    let n = ((seg.expected_s / lim.period_s).ceil() as usize).clamp(1, 200_000);
-                    let h = seg.expected_s / n as f64;
-                    let mut far = x.abs();
-                    for i in 0..n {
-                        x += h * seg.setpoint.value((i as f64 + 0.5) * h);
-                        far = far.max(x.abs());
-                    }
+                    let far;
+                    (x, far) = travel(&seg.setpoint, x, seg.expected_s, lim.period_s);
                     if far > lim.position_window_rad * (1.0 + 1e-9) {
                         return Err(Error::limit(
                             field(),
@@ -271,5 +272,37 @@ impl Plan {
             }
         }
         Ok(())
+    }
+}
+
+/// Position after following velocity setpoint `sp` from `x` for `t` seconds, and the farthest
+/// `|x|` on the way. Exact for constants and for unidirectional sines (monotone travel), so a
+/// plan of many such segments checks in O(segments); others are integrated numerically at the
+/// control period, in at most 200 000 steps.
+fn travel(sp: &Setpoint, x: f64, t: f64, period_s: f64) -> (f64, f64) {
+    match *sp {
+        Setpoint::Constant { value } => {
+            let end = x + value * t;
+            (end, x.abs().max(end.abs()))
+        }
+        Setpoint::Sine {
+            offset,
+            amplitude,
+            omega_rad_s: w,
+            phase_rad: ph,
+        } if w != 0.0 && offset.abs() >= amplitude.abs() => {
+            let end = x + offset * t - amplitude / w * ((w * t + ph).cos() - ph.cos());
+            (end, x.abs().max(end.abs()))
+        }
+        _ => {
+            let n = ((t / period_s).ceil() as usize).clamp(1, 200_000);
+            let h = t / n as f64;
+            let (mut x, mut far) = (x, x.abs());
+            for i in 0..n {
+                x += h * sp.value((i as f64 + 0.5) * h);
+                far = far.max(x.abs());
+            }
+            (x, far)
+        }
     }
 }

@@ -225,6 +225,15 @@ impl Setpoint {
                 }
                 m.max(self.value(0.0).abs())
             }
+            // A whole cycle or more reaches both peaks.
+            Setpoint::Sine {
+                offset,
+                amplitude,
+                omega_rad_s,
+                ..
+            } if omega_rad_s.abs() * t_end >= std::f64::consts::TAU => {
+                offset.abs() + amplitude.abs()
+            }
             Setpoint::Sine { .. } | Setpoint::Chirp { .. } => {
                 const N: usize = 4096;
                 (0..=N)

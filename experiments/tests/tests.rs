@@ -4,5 +4,6 @@
 mod util;
 
 mod analyses;
+mod caps;
 mod specs;
 mod validation;

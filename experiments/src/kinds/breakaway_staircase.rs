@@ -9,6 +9,7 @@
 //! Defaults: `xi` = 0.005 N m (S2), dwell 0.2 s, 5 go-and-returns, 10 counts, reset 0.5 s.
 
 use super::{Breakaway, Directions, breakaway, motion, rest, segment, sign_str, tag, torque_cap};
+use crate::caps::{self, Size};
 use crate::error::{LimitKind, check};
 use crate::plan::{DriveMode, Role, Segment, Stop};
 use crate::{BenchLimits, Error, Plan, Sample, Setpoint};
@@ -23,17 +24,22 @@ use serde::{Deserialize, Serialize};
 pub struct Params {
     /// Torque increment `xi` \[N m\]; default 0.005 (S2).
     pub step_nm: f64,
-    /// Hold time of each level \[s\]; default 0.2.
+    /// Hold time of each level \[s\], one control period to a day (and a whole staircase to
+    /// the cap at most a day); default 0.2.
+    #[schemars(range(max = caps::MAX_SEGMENT_S))]
     pub dwell_s: f64,
     /// Torque cap \[N m\]; default null = the bench's torque limit.
     pub max_torque_nm: Option<f64>,
     /// Directions; default both (alternating).
     pub directions: Directions,
-    /// Go-and-returns; default 5.
+    /// Go-and-returns, at most 10000 (and the plan at most 1e6 segments and 7 days); default 5.
+    #[schemars(range(min = 1, max = caps::MAX_REPEATS))]
     pub repeats: u32,
-    /// Motion threshold \[encoder counts\]; default 10.
+    /// Motion threshold \[encoder counts\], at most 1e6; default 10.
+    #[schemars(range(min = 1, max = caps::MAX_MOTION_COUNTS))]
     pub motion_counts: u32,
-    /// Longest reset (torque 0) after motion \[s\]; default 0.5.
+    /// Longest reset (torque 0) after motion \[s\], at most a day; default 0.5.
+    #[schemars(range(max = caps::MAX_SEGMENT_S))]
     pub reset_s: f64,
 }
 
@@ -97,11 +103,20 @@ impl Params {
                 limits.torque_nm,
             ));
         }
+        caps::count("params.repeats", self.repeats.into(), caps::MAX_REPEATS)?;
         check::positive("params.dwell_s", self.dwell_s)?;
+        caps::seconds("params.dwell_s", self.dwell_s, caps::MAX_SEGMENT_S)?;
+        caps::window("params.dwell_s", self.dwell_s, limits)?;
         let cap = torque_cap("params.max_torque_nm", self.max_torque_nm, limits)?;
         check::at_least("params.repeats", self.repeats, 1)?;
         check::at_least("params.motion_counts", self.motion_counts, 1)?;
+        caps::count(
+            "params.motion_counts",
+            self.motion_counts.into(),
+            caps::MAX_MOTION_COUNTS,
+        )?;
         check::positive("params.reset_s", self.reset_s)?;
+        caps::seconds("params.reset_s", self.reset_s, caps::MAX_SEGMENT_S)?;
         let levels = (cap / self.step_nm + 1e-9).floor();
         if levels > 1e6 {
             return Err(Error::invalid(
@@ -111,6 +126,21 @@ impl Params {
             ));
         }
         let t_cap = levels * self.dwell_s;
+        caps::segment_s(
+            "params.dwell_s",
+            self.dwell_s,
+            format!("a staircase of {levels} levels").as_str(),
+            t_cap,
+        )?;
+        let dirs = self.directions.signs().len() as f64;
+        Size::check_repeated(
+            Size::new(2.0, t_cap + self.reset_s).times(dirs),
+            "params.dwell_s",
+            self.dwell_s,
+            "params.repeats",
+            self.repeats,
+            limits,
+        )?;
         let mut out = Vec::new();
         for r in 0..self.repeats {
             for &d in self.directions.signs() {

@@ -14,6 +14,7 @@
 //! velocity; settle 1 s and measure 2 s (not given by the papers).
 
 use super::{Directions, segment, sign_str, tag};
+use crate::caps::{self, Size};
 use crate::error::{LimitKind, check};
 use crate::plan::{DriveMode, Role, Segment, Stop};
 use crate::{BenchLimits, Error, Plan, Sample, Setpoint};
@@ -24,9 +25,10 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
 #[serde(untagged)]
 pub enum Velocities {
-    /// Explicit magnitudes, e.g. `[0.01, 0.1, 1]`.
-    List(Vec<f64>),
-    /// `from`, `from + step`, … up to `to` (inclusive within 1e-9 of a step).
+    /// Explicit magnitudes, e.g. `[0.01, 0.1, 1]` (at most 10000).
+    List(#[schemars(length(min = 1, max = caps::MAX_LIST))] Vec<f64>),
+    /// `from`, `from + step`, … up to `to` (inclusive within 1e-9 of a step), at most 10000
+    /// magnitudes.
     Range {
         /// First magnitude \[rad/s\].
         from: f64,
@@ -41,7 +43,8 @@ pub enum Velocities {
         from: f64,
         /// Last magnitude \[rad/s\].
         to: f64,
-        /// Number of magnitudes (>= 2).
+        /// Number of magnitudes (2..=10000).
+        #[schemars(range(min = 2, max = caps::MAX_LIST))]
         count: u32,
     },
 }
@@ -91,11 +94,15 @@ impl<'de> Deserialize<'de> for Velocities {
 }
 
 impl Velocities {
-    /// The magnitudes, validated (finite, > 0); errors name `params.velocities…`.
-    pub fn expand(&self) -> Result<Vec<f64>, Error> {
+    /// How many magnitudes there are, counted without expanding, within [`caps::MAX_LIST`];
+    /// errors name `params.velocities…`.
+    pub fn count(&self) -> Result<u32, Error> {
         let f = "params.velocities";
-        let v = match self {
-            Velocities::List(v) => v.clone(),
+        match self {
+            Velocities::List(v) => {
+                caps::list(f, v, caps::MAX_LIST)?;
+                Ok(v.len() as u32)
+            }
             Velocities::Range { from, to, step } => {
                 check::positive(&format!("{f}.from"), *from)?;
                 check::positive(&format!("{f}.step"), *step)?;
@@ -106,20 +113,38 @@ impl Velocities {
                         format!("must be >= from ({from})"),
                     ));
                 }
-                let n = ((to - from) / step + 1e-9).floor() as usize + 1;
-                if n > 100_000 {
+                // In f64: a tiny step gives a huge (not wrapped) count.
+                let n = ((to - from) / step + 1e-9).floor() + 1.0;
+                if n.is_nan() || n > f64::from(caps::MAX_LIST) {
                     return Err(Error::invalid(
                         format!("{f}.step"),
                         step,
-                        "gives more than 100000 velocities",
+                        format!("gives {n:e} velocities, over the cap of {}", caps::MAX_LIST),
                     ));
                 }
-                (0..n).map(|i| from + step * i as f64).collect()
+                Ok(n as u32)
             }
             Velocities::LogRange { from, to, count } => {
                 check::positive(&format!("{f}.from"), *from)?;
                 check::positive(&format!("{f}.to"), *to)?;
                 check::at_least(&format!("{f}.count"), *count, 2)?;
+                caps::count(&format!("{f}.count"), u64::from(*count), caps::MAX_LIST)?;
+                Ok(*count)
+            }
+        }
+    }
+
+    /// The magnitudes, validated (finite, > 0, at most [`caps::MAX_LIST`]); errors name
+    /// `params.velocities…`.
+    pub fn expand(&self) -> Result<Vec<f64>, Error> {
+        let f = "params.velocities";
+        let n = self.count()?;
+        let v = match self {
+            Velocities::List(v) => v.clone(),
+            Velocities::Range { from, step, .. } => {
+                (0..n).map(|i| from + step * f64::from(i)).collect()
+            }
+            Velocities::LogRange { from, to, count } => {
                 let r = (to / from).ln();
                 (0..*count)
                     .map(|i| from * (r * f64::from(i) / f64::from(count - 1)).exp())
@@ -140,15 +165,19 @@ impl Velocities {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct Params {
-    /// Velocity magnitudes \[rad/s\]; default 0.003..=1 step 0.003 (Nnaji).
+    /// Velocity magnitudes \[rad/s\], at most 10000; default 0.003..=1 step 0.003 (Nnaji).
     pub velocities: Velocities,
     /// Directions; default both (alternating).
     pub directions: Directions,
-    /// Time to reach steady state at each velocity \[s\]; default 1.
+    /// Time to reach steady state at each velocity \[s\], at most a day; default 1.
+    #[schemars(range(max = caps::MAX_SEGMENT_S))]
     pub settle_s: f64,
-    /// Measurement time at each velocity \[s\]; default 2.
+    /// Measurement time at each velocity \[s\], one control period to a day; default 2.
+    #[schemars(range(max = caps::MAX_SEGMENT_S))]
     pub measure_s: f64,
-    /// Repeats of the whole sweep; default 10 (Nnaji: 10 runs per velocity).
+    /// Repeats of the whole sweep, at most 10000 (and the plan at most 1e6 segments and
+    /// 7 days); default 10 (Nnaji: 10 runs per velocity).
+    #[schemars(range(min = 1, max = caps::MAX_REPEATS))]
     pub repeats: u32,
 }
 
@@ -194,10 +223,24 @@ pub struct Output {
 
 impl Params {
     pub(crate) fn segments(&self, limits: &BenchLimits) -> Result<Vec<Segment>, Error> {
-        let v = self.velocities.expand()?;
+        caps::count("params.repeats", self.repeats.into(), caps::MAX_REPEATS)?;
+        let n = self.velocities.count()?;
         check::positive("params.settle_s", self.settle_s)?;
+        caps::seconds("params.settle_s", self.settle_s, caps::MAX_SEGMENT_S)?;
         check::positive("params.measure_s", self.measure_s)?;
+        caps::seconds("params.measure_s", self.measure_s, caps::MAX_SEGMENT_S)?;
+        caps::window("params.measure_s", self.measure_s, limits)?;
         check::at_least("params.repeats", self.repeats, 1)?;
+        let per_velocity = Size::new(2.0, self.settle_s + self.measure_s);
+        Size::check_repeated(
+            per_velocity.times(f64::from(n) * self.directions.signs().len() as f64),
+            "params.velocities",
+            format_args!("{n} velocities"),
+            "params.repeats",
+            self.repeats,
+            limits,
+        )?;
+        let v = self.velocities.expand()?;
         for (i, x) in v.iter().enumerate() {
             if *x > limits.velocity_rad_s {
                 return Err(Error::limit(

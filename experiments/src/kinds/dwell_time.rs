@@ -10,8 +10,9 @@
 //!
 //! Defaults: dwell times 0.1 to 10 s, slide 0.5 rad/s for 1 s, ramp 1 N m/s, 10 counts.
 
-use super::torque_ramp::ramp;
+use super::torque_ramp::{check_ramp, ramp};
 use super::{Breakaway, Directions, breakaway, rest, segment, sign_str, tag, torque_cap, within};
+use crate::caps::{self, Size};
 use crate::error::{LimitKind, check};
 use crate::plan::{DriveMode, Role, Segment, Stop};
 use crate::{BenchLimits, Error, Plan, Sample, Setpoint};
@@ -23,23 +24,30 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct Params {
-    /// Rest times before breakaway \[s\]; default [0.1, 0.3, 1, 3, 10].
+    /// Rest times before breakaway \[s\], at most 10000 of at most a day each; default
+    /// [0.1, 0.3, 1, 3, 10].
+    #[schemars(length(min = 1, max = caps::MAX_LIST), inner(range(max = caps::MAX_SEGMENT_S)))]
     pub dwell_times_s: Vec<f64>,
     /// Sliding velocity before each dwell \[rad/s\]; default 0.5.
     pub slide_velocity_rad_s: f64,
-    /// Sliding time \[s\]; default 1.
+    /// Sliding time \[s\], at most a day; default 1.
+    #[schemars(range(max = caps::MAX_SEGMENT_S))]
     pub slide_s: f64,
-    /// Breakaway ramp rate \[N m/s\]; default 1.
+    /// Breakaway ramp rate \[N m/s\]: the ramp to the torque cap lasts at least 5 control
+    /// periods and at most a day; default 1.
     pub rate_nm_s: f64,
     /// Torque cap \[N m\]; default null = the bench's torque limit.
     pub max_torque_nm: Option<f64>,
     /// Directions; default both (alternating).
     pub directions: Directions,
-    /// Repeats; default 1.
+    /// Repeats, at most 10000 (and the plan at most 1e6 segments and 7 days); default 1.
+    #[schemars(range(min = 1, max = caps::MAX_REPEATS))]
     pub repeats: u32,
-    /// Motion threshold \[encoder counts\]; default 10.
+    /// Motion threshold \[encoder counts\], at most 1e6; default 10.
+    #[schemars(range(min = 1, max = caps::MAX_MOTION_COUNTS))]
     pub motion_counts: u32,
-    /// Longest rest after each breakaway \[s\]; default 0.5.
+    /// Longest rest after each breakaway \[s\], at most a day; default 0.5.
+    #[schemars(range(max = caps::MAX_SEGMENT_S))]
     pub rest_s: f64,
 }
 
@@ -98,9 +106,13 @@ pub struct Output {
 
 impl Params {
     pub(crate) fn segments(&self, limits: &BenchLimits) -> Result<Vec<Segment>, Error> {
+        caps::count("params.repeats", self.repeats.into(), caps::MAX_REPEATS)?;
+        caps::list("params.dwell_times_s", &self.dwell_times_s, caps::MAX_LIST)?;
         check::non_empty("params.dwell_times_s", &self.dwell_times_s)?;
         for (i, t) in self.dwell_times_s.iter().enumerate() {
-            check::positive(&format!("params.dwell_times_s[{i}]"), *t)?;
+            let f = format!("params.dwell_times_s[{i}]");
+            check::positive(&f, *t)?;
+            caps::seconds(&f, *t, caps::MAX_SEGMENT_S)?;
         }
         check::positive("params.slide_velocity_rad_s", self.slide_velocity_rad_s)?;
         within(
@@ -110,6 +122,7 @@ impl Params {
             limits.velocity_rad_s,
         )?;
         check::positive("params.slide_s", self.slide_s)?;
+        caps::seconds("params.slide_s", self.slide_s, caps::MAX_SEGMENT_S)?;
         let travel = self.slide_velocity_rad_s * self.slide_s;
         if travel > limits.position_window_rad {
             return Err(Error::limit(
@@ -123,7 +136,25 @@ impl Params {
         let cap = torque_cap("params.max_torque_nm", self.max_torque_nm, limits)?;
         check::at_least("params.repeats", self.repeats, 1)?;
         check::at_least("params.motion_counts", self.motion_counts, 1)?;
+        caps::count(
+            "params.motion_counts",
+            self.motion_counts.into(),
+            caps::MAX_MOTION_COUNTS,
+        )?;
         check::positive("params.rest_s", self.rest_s)?;
+        caps::seconds("params.rest_s", self.rest_s, caps::MAX_SEGMENT_S)?;
+        let t_ramp = check_ramp("params.rate_nm_s", self.rate_nm_s, cap, limits)?;
+        let dwells: f64 = self.dwell_times_s.iter().sum();
+        let n = self.dwell_times_s.len() as f64;
+        let one = Size::new(4.0 * n, n * (self.slide_s + t_ramp + self.rest_s) + dwells);
+        Size::check_repeated(
+            one.times(self.directions.signs().len() as f64),
+            "params.dwell_times_s",
+            format_args!("{} dwell times", self.dwell_times_s.len()),
+            "params.repeats",
+            self.repeats,
+            limits,
+        )?;
         let mut out = Vec::new();
         for r in 0..self.repeats {
             for t2 in &self.dwell_times_s {

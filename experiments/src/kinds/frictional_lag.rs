@@ -15,6 +15,7 @@
 
 use super::{segment, sign_str, tag};
 use crate::analysis::{Curve, mean_std};
+use crate::caps::{self, Size};
 use crate::error::{LimitKind, check};
 use crate::plan::{DriveMode, Role, Segment, Stop};
 use crate::{BenchLimits, Error, Plan, Sample, Setpoint};
@@ -30,7 +31,8 @@ pub struct Chirp {
     pub omega0_rad_s: f64,
     /// End angular frequency \[rad/s\].
     pub omega1_rad_s: f64,
-    /// Sweep duration \[s\].
+    /// Sweep duration \[s\], one control period to a day.
+    #[schemars(range(max = caps::MAX_SEGMENT_S))]
     pub duration_s: f64,
 }
 
@@ -43,11 +45,15 @@ pub struct Params {
     pub mean_rad_s: f64,
     /// Velocity amplitude `B` \[rad/s\], `<= A`; default 0.95 (S3).
     pub amplitude_rad_s: f64,
-    /// Angular frequencies `w` \[rad/s\]; default [2, 5, 10] (S3).
+    /// Angular frequencies `w` \[rad/s\], at most 10000, each run (`cycles` of it) one control
+    /// period to a day; default [2, 5, 10] (S3).
+    #[schemars(length(max = caps::MAX_LIST))]
     pub omegas_rad_s: Vec<f64>,
-    /// Cycles per frequency; default 5.
+    /// Cycles per frequency, at most 10000; default 5.
+    #[schemars(range(min = 1, max = caps::MAX_CYCLES))]
     pub cycles: u32,
-    /// Constant `A` before each run \[s\]; default 1.
+    /// Constant `A` before each run \[s\], at most a day; default 1.
+    #[schemars(range(max = caps::MAX_SEGMENT_S))]
     pub settle_s: f64,
     /// The chirp run, or null; default 0.5 → 10 rad/s over 20 s.
     pub chirp: Option<Chirp>,
@@ -102,6 +108,41 @@ pub struct Output {
 }
 
 impl Params {
+    /// The plan's size, counted: every run's duration within its caps, and the sum.
+    fn size(&self, limits: &BenchLimits) -> Result<(), Error> {
+        caps::count("params.cycles", self.cycles.into(), caps::MAX_CYCLES)?;
+        caps::list("params.omegas_rad_s", &self.omegas_rad_s, caps::MAX_LIST)?;
+        caps::seconds("params.settle_s", self.settle_s, caps::MAX_SEGMENT_S)?;
+        let settle = if self.settle_s > 0.0 { 1.0 } else { 0.0 };
+        let run = |dur: f64| Size::new(1.0 + settle, dur + self.settle_s);
+        let mut total = Size::default();
+        for (i, w) in self.omegas_rad_s.iter().enumerate() {
+            let f = format!("params.omegas_rad_s[{i}]");
+            check::positive(&f, *w)?;
+            let dur = TAU * f64::from(self.cycles) / w;
+            let what = format!("{} cycles", self.cycles);
+            caps::segment_s(&f, *w, &what, dur)?;
+            caps::window_of(&f, *w, &what, dur, limits)?;
+            total = total.plus(run(dur));
+        }
+        let mut field = "params.omegas_rad_s";
+        let mut value = format!("{} frequencies", self.omegas_rad_s.len());
+        if let Some(c) = &self.chirp {
+            let f = "params.chirp.duration_s";
+            check::positive(f, c.duration_s)?;
+            caps::seconds(f, c.duration_s, caps::MAX_SEGMENT_S)?;
+            caps::window(f, c.duration_s, limits)?;
+            // The chirp's share decides which field the total names.
+            if c.duration_s > total.duration_s {
+                field = f;
+                value = c.duration_s.to_string();
+            }
+            total = total.plus(run(c.duration_s));
+        }
+        let dirs = if self.mirror { 2.0 } else { 1.0 };
+        total.times(dirs).check(field, value, limits)
+    }
+
     pub(crate) fn segments(&self, limits: &BenchLimits) -> Result<Vec<Segment>, Error> {
         check::positive("params.mean_rad_s", self.mean_rad_s)?;
         check::non_negative("params.amplitude_rad_s", self.amplitude_rad_s)?;
@@ -126,6 +167,7 @@ impl Params {
         }
         check::at_least("params.cycles", self.cycles, 1)?;
         check::non_negative("params.settle_s", self.settle_s)?;
+        self.size(limits)?;
         let mut runs: Vec<(Role, f64, Setpoint, f64, String)> = Vec::new();
         for (i, w) in self.omegas_rad_s.iter().enumerate() {
             check::positive(&format!("params.omegas_rad_s[{i}]"), *w)?;

@@ -52,6 +52,14 @@ macro_rules! kinds {
             /// Builds a kind from its name and a JSON object of parameters (missing ones take
             /// their defaults; unknown ones are an error).
             pub fn from_params(kind: &str, params: serde_json::Value) -> Result<Kind, Error> {
+                // serde would read a list as the fields in declaration order: `[]` as defaults.
+                if !params.is_object() {
+                    return Err(Error::invalid(
+                        "params",
+                        json_type(&params),
+                        "must be a JSON object of named parameters",
+                    ));
+                }
                 let bad = |e: serde_json::Error| Error::Parse(format!("params: {e}"));
                 match kind {
                     $( stringify!($module) => Ok(Kind::$variant(serde_json::from_value(params).map_err(bad)?)), )*
@@ -138,6 +146,18 @@ kinds! {
     DwellTime => dwell_time,
     Prbs => prbs,
     ValidationProfile => validation_profile,
+}
+
+/// The JSON type of `v`, for messages.
+fn json_type(v: &serde_json::Value) -> &'static str {
+    match v {
+        serde_json::Value::Null => "null",
+        serde_json::Value::Bool(_) => "a boolean",
+        serde_json::Value::Number(_) => "a number",
+        serde_json::Value::String(_) => "a string",
+        serde_json::Value::Array(_) => "an array",
+        serde_json::Value::Object(_) => "an object",
+    }
 }
 
 /// Which directions of motion an experiment covers.

@@ -17,6 +17,7 @@
 
 use super::{segment, tag, within};
 use crate::analysis::filter2;
+use crate::caps::{self, Size};
 use crate::error::{LimitKind, check};
 use crate::plan::{DriveMode, Role, Segment, Stop};
 use crate::setpoint::prbs;
@@ -47,11 +48,15 @@ pub struct Params {
     pub position_amplitude_rad: f64,
     /// Level of a velocity PRBS \[rad/s\] (±); default 5.
     pub velocity_amplitude_rad_s: f64,
-    /// Duration of one bit \[s\]; default 0.05.
+    /// Duration of one bit \[s\], 2 control periods to a day (and the whole excitation at
+    /// most a day); default 0.05.
+    #[schemars(range(max = caps::MAX_SEGMENT_S))]
     pub bit_s: f64,
     /// LFSR length (2..=16): the sequence has `2^n - 1` bits; default 9.
+    #[schemars(range(min = 2, max = 16))]
     pub register_bits: u32,
-    /// Repetitions of the sequence; default 1.
+    /// Repetitions of the sequence, at most 10000, and at most 1e6 bits in all; default 1.
+    #[schemars(range(min = 1, max = caps::MAX_REPEATS))]
     pub periods: u32,
     /// LFSR seed (phase of the sequence); default 1.
     pub seed: u32,
@@ -121,7 +126,9 @@ pub struct Output {
 
 impl Params {
     pub(crate) fn segments(&self, limits: &BenchLimits) -> Result<Vec<Segment>, Error> {
+        caps::count("params.periods", self.periods.into(), caps::MAX_REPEATS)?;
         check::positive("params.bit_s", self.bit_s)?;
+        caps::seconds("params.bit_s", self.bit_s, caps::MAX_SEGMENT_S)?;
         if self.bit_s < 2.0 * limits.period_s {
             return Err(Error::invalid(
                 "params.bit_s",
@@ -137,6 +144,22 @@ impl Params {
             ));
         }
         check::at_least("params.periods", self.periods, 1)?;
+        // Counted before the levels are built: one level per bit.
+        let bits = u64::from(self.periods) * ((1u64 << self.register_bits) - 1);
+        if bits > u64::from(caps::MAX_LEVELS) {
+            return Err(Error::invalid(
+                "params.periods",
+                self.periods,
+                format!(
+                    "gives {bits} bits of {} per period, over the cap of {}",
+                    (1u64 << self.register_bits) - 1,
+                    caps::MAX_LEVELS
+                ),
+            ));
+        }
+        let dur = bits as f64 * self.bit_s;
+        caps::segment_s("params.periods", self.periods.into(), "an excitation", dur)?;
+        Size::new(1.0, dur).check("params.periods", self.periods, limits)?;
         check::positive("params.filter_pole_rad_s", self.filter_pole_rad_s)?;
         let (mode, amp) = match self.signal {
             Signal::Position => {
@@ -177,7 +200,6 @@ impl Params {
         for _ in 0..self.periods {
             levels.extend(seq.iter().map(|b| b * amp));
         }
-        let dur = levels.len() as f64 * self.bit_s;
         Ok(vec![segment(
             format!(
                 "prbs {} ±{amp}",

@@ -22,6 +22,7 @@
 
 use super::{rest, segment, sign_str, tag, within};
 use crate::analysis::{Curve, fit_sine};
+use crate::caps::{self, Size};
 use crate::error::{LimitKind, check};
 use crate::plan::{Anchor, DriveMode, Role, Segment, Stop};
 use crate::{BenchLimits, Error, Plan, Sample, Setpoint};
@@ -50,30 +51,38 @@ pub enum Part {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct Params {
-    /// Parts to run, in this order; default all four.
+    /// Parts to run, in this order, at most 16; default all four.
+    #[schemars(length(min = 1, max = caps::MAX_PARTS))]
     pub parts: Vec<Part>,
-    /// (a) ramp speed \[rad/s\]; default 0.002.
+    /// (a) ramp speed \[rad/s\]: a ramp lasts one control period to a day; default 0.002.
     pub ramp_rate_rad_s: f64,
     /// (a) ramp length \[rad\]; default 0.03.
     pub ramp_distance_rad: f64,
-    /// (a) number of ramps (alternating direction); default 10 (S3).
+    /// (a) number of ramps (alternating direction), at most 10000; default 10 (S3).
+    #[schemars(range(min = 1, max = caps::MAX_REPEATS))]
     pub ramp_repeats: u32,
-    /// (b) reversal points relative to the start \[rad\]; default [0.004, -0.004, 0.002,
-    /// -0.001, 0.002, -0.004, 0.004].
+    /// (b) reversal points relative to the start \[rad\], at most 10000; default [0.004, -0.004,
+    /// 0.002, -0.001, 0.002, -0.004, 0.004].
+    #[schemars(length(min = 1, max = caps::MAX_LIST))]
     pub reversals_rad: Vec<f64>,
-    /// (b) speed between reversal points \[rad/s\]; default 0.001.
+    /// (b) speed between reversal points \[rad/s\]: the path lasts one control period to a
+    /// day; default 0.001.
     pub reversals_rate_rad_s: f64,
     /// (c) torque amplitude `A` \[N m\], below `f_c/2`; default 0.3.
     pub sine_amplitude_nm: f64,
     /// (c) frequency \[Hz\], well below `sqrt(sigma0/J)/(2 pi)`; default 1.
     pub sine_frequency_hz: f64,
-    /// (c) cycles; default 10.
+    /// (c) cycles, 3 to 10000 (and the sine at most a day); default 10.
+    #[schemars(range(min = 3, max = caps::MAX_CYCLES))]
     pub sine_cycles: u32,
     /// (d) torque step \[N m\], below `f_c`; default 0.2.
     pub step_torque_nm: f64,
-    /// (d) hold time of the step, and of the release \[s\]; default 0.5.
+    /// (d) hold time of the step, and of the release \[s\], one control period to a day;
+    /// default 0.5.
+    #[schemars(range(max = caps::MAX_SEGMENT_S))]
     pub step_hold_s: f64,
-    /// Rest at torque 0 before each torque part \[s\]; default 0.5.
+    /// Rest at torque 0 before each torque part \[s\], at most a day; default 0.5.
+    #[schemars(range(max = caps::MAX_SEGMENT_S))]
     pub rest_s: f64,
 }
 
@@ -182,8 +191,115 @@ impl Params {
         (t, x)
     }
 
+    /// The plan's size, counted part by part with the caps of each part's fields checked;
+    /// the sum over the caps names the field of the largest share.
+    fn size(&self, limits: &BenchLimits) -> Result<(), Error> {
+        caps::list("params.parts", &self.parts, caps::MAX_PARTS)?;
+        caps::count(
+            "params.ramp_repeats",
+            self.ramp_repeats.into(),
+            caps::MAX_REPEATS,
+        )?;
+        caps::list("params.reversals_rad", &self.reversals_rad, caps::MAX_LIST)?;
+        caps::count(
+            "params.sine_cycles",
+            self.sine_cycles.into(),
+            caps::MAX_CYCLES,
+        )?;
+        caps::seconds("params.step_hold_s", self.step_hold_s, caps::MAX_SEGMENT_S)?;
+        caps::seconds("params.rest_s", self.rest_s, caps::MAX_SEGMENT_S)?;
+        let mut parts: Vec<(&str, Size)> = Vec::with_capacity(self.parts.len());
+        for part in &self.parts {
+            parts.push(match part {
+                Part::Ramp => {
+                    let f = "params.ramp_rate_rad_s";
+                    check::positive(f, self.ramp_rate_rad_s)?;
+                    check::positive("params.ramp_distance_rad", self.ramp_distance_rad)?;
+                    check::at_least("params.ramp_repeats", self.ramp_repeats, 1)?;
+                    let dur = self.ramp_distance_rad / self.ramp_rate_rad_s;
+                    caps::segment_s(f, self.ramp_rate_rad_s, "a displacement ramp", dur)?;
+                    caps::window_of(f, self.ramp_rate_rad_s, "a displacement ramp", dur, limits)?;
+                    let one = Size::new(1.0, dur);
+                    Size::check_repeated(
+                        one,
+                        f,
+                        self.ramp_rate_rad_s,
+                        "params.ramp_repeats",
+                        self.ramp_repeats,
+                        limits,
+                    )?;
+                    (
+                        "params.ramp_repeats",
+                        one.times(f64::from(self.ramp_repeats)),
+                    )
+                }
+                Part::Reversals => {
+                    let f = "params.reversals_rate_rad_s";
+                    check::positive(f, self.reversals_rate_rad_s)?;
+                    let dur = self.reversal_path_rad() / self.reversals_rate_rad_s;
+                    caps::segment_s(f, self.reversals_rate_rad_s, "a reversal path", dur)?;
+                    caps::window_of(f, self.reversals_rate_rad_s, "a reversal path", dur, limits)?;
+                    ("params.reversals_rad", Size::new(1.0, dur))
+                }
+                Part::Sine => {
+                    let f = "params.sine_frequency_hz";
+                    check::positive(f, self.sine_frequency_hz)?;
+                    check::at_least("params.sine_cycles", self.sine_cycles, 3)?;
+                    check::positive("params.rest_s", self.rest_s)?;
+                    let dur = f64::from(self.sine_cycles) / self.sine_frequency_hz;
+                    caps::segment_s(f, self.sine_frequency_hz, "a sine", dur)?;
+                    ("params.sine_cycles", Size::new(2.0, self.rest_s + dur))
+                }
+                Part::Step => {
+                    check::positive("params.step_hold_s", self.step_hold_s)?;
+                    check::positive("params.rest_s", self.rest_s)?;
+                    (
+                        "params.step_hold_s",
+                        Size::new(3.0, self.rest_s + 2.0 * self.step_hold_s),
+                    )
+                }
+            });
+        }
+        let total = parts.iter().fold(Size::default(), |a, (_, s)| a.plus(*s));
+        let worst = |key: fn(&Size) -> f64| {
+            parts
+                .iter()
+                .max_by(|a, b| key(&a.1).total_cmp(&key(&b.1)))
+                .map_or("params.parts", |p| p.0)
+        };
+        let field = if total.segments > f64::from(limits.max_plan_segments) {
+            worst(|s| s.segments)
+        } else {
+            worst(|s| s.duration_s)
+        };
+        total.check(field, self.value_of(field), limits)
+    }
+
+    /// The value of a count field named in a size error.
+    fn value_of(&self, field: &str) -> String {
+        match field {
+            "params.ramp_repeats" => self.ramp_repeats.to_string(),
+            "params.sine_cycles" => self.sine_cycles.to_string(),
+            "params.step_hold_s" => self.step_hold_s.to_string(),
+            "params.reversals_rad" => format!("{} points", self.reversals_rad.len()),
+            _ => format!("{} parts", self.parts.len()),
+        }
+    }
+
+    /// Length of the reversal path \[rad\], from the start through every point.
+    fn reversal_path_rad(&self) -> f64 {
+        let mut at = 0.0;
+        let mut path = 0.0;
+        for p in &self.reversals_rad {
+            path += (p - at).abs();
+            at = *p;
+        }
+        path
+    }
+
     pub(crate) fn segments(&self, limits: &BenchLimits) -> Result<Vec<Segment>, Error> {
         check::non_empty("params.parts", &self.parts)?;
+        self.size(limits)?;
         let mut out = Vec::new();
         for part in &self.parts {
             match part {
@@ -311,6 +427,7 @@ impl Params {
                         limits.torque_nm,
                     )?;
                     check::positive("params.step_hold_s", self.step_hold_s)?;
+                    caps::window("params.step_hold_s", self.step_hold_s, limits)?;
                     check::positive("params.rest_s", self.rest_s)?;
                     out.push(rest(limits, self.rest_s, 0, 0));
                     out.push(segment(

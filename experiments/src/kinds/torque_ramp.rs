@@ -15,6 +15,7 @@
 //! Defaults: rates 0.05 (S4 Fig. 10) to 5 N m/s, 3 repeats, 10 counts, rest 1 s.
 
 use super::{Breakaway, Directions, breakaway, motion, rest, segment, sign_str, tag, torque_cap};
+use crate::caps::{self, Size};
 use crate::error::check;
 use crate::plan::{DriveMode, Role, Segment, Stop};
 use crate::{BenchLimits, Error, Plan, Sample, Setpoint};
@@ -27,17 +28,23 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct Params {
-    /// Ramp rates `m` \[N m/s\], magnitudes; default [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5].
+    /// Ramp rates `m` \[N m/s\], magnitudes, at most 10000; each ramp to the torque cap lasts
+    /// at least 5 control periods and at most a day; default [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5].
+    #[schemars(length(min = 1, max = caps::MAX_LIST))]
     pub rates_nm_s: Vec<f64>,
     /// Torque cap of every ramp \[N m\]; default null = the bench's torque limit.
     pub max_torque_nm: Option<f64>,
     /// Directions; default both (alternating).
     pub directions: Directions,
-    /// Repeats of the whole set; default 3.
+    /// Repeats of the whole set, at most 10000 (and the plan at most 1e6 segments and 7 days);
+    /// default 3.
+    #[schemars(range(min = 1, max = caps::MAX_REPEATS))]
     pub repeats: u32,
-    /// Motion threshold \[encoder counts\]; default 10.
+    /// Motion threshold \[encoder counts\], at most 1e6; default 10.
+    #[schemars(range(min = 1, max = caps::MAX_MOTION_COUNTS))]
     pub motion_counts: u32,
-    /// Longest rest between ramps \[s\]; default 1.
+    /// Longest rest between ramps \[s\], at most a day; default 1.
+    #[schemars(range(max = caps::MAX_SEGMENT_S))]
     pub rest_s: f64,
 }
 
@@ -93,11 +100,37 @@ pub struct Output {
 
 /// Checks a list of torque rates; `field` is e.g. `params.rates_nm_s`.
 pub(crate) fn check_rates(field: &str, rates: &[f64]) -> Result<(), Error> {
+    caps::list(field, rates, caps::MAX_LIST)?;
     check::non_empty(field, rates)?;
     for (i, r) in rates.iter().enumerate() {
         check::positive(&format!("{field}[{i}]"), *r)?;
     }
     Ok(())
+}
+
+/// A breakaway ramp at `rate` to `cap` lasts 5 control periods to a day; its timeout.
+pub(crate) fn check_ramp(
+    field: &str,
+    rate: f64,
+    cap: f64,
+    limits: &BenchLimits,
+) -> Result<f64, Error> {
+    // A ramp must last at least a few periods to be a ramp.
+    if cap / rate < 5.0 * limits.period_s {
+        return Err(Error::invalid(
+            field,
+            rate,
+            format!("reaches the cap ({cap} N m) in under 5 control periods"),
+        ));
+    }
+    let t = ramp_timeout(limits, rate, cap);
+    caps::segment_s(field, rate, "a ramp to the torque cap", t)?;
+    Ok(t)
+}
+
+/// The timeout of a ramp: the time to the cap and two periods.
+fn ramp_timeout(limits: &BenchLimits, rate: f64, cap: f64) -> f64 {
+    cap / rate.abs() + 2.0 * limits.period_s
 }
 
 /// A breakaway ramp of `rate` (signed) up to `cap`.
@@ -119,7 +152,7 @@ pub(crate) fn ramp(
             motion(limits, counts),
             Stop::Limit { level: cap },
             Stop::Duration {
-                s: t_cap + 2.0 * limits.period_s,
+                s: ramp_timeout(limits, rate, cap),
             },
         ],
         // Breakaway is expected at three quarters of the cap (unknown before the run).
@@ -169,21 +202,31 @@ pub(crate) fn table(ramps: &[(f64, Option<Breakaway>)]) -> (Vec<BreakawayRow>, V
 
 impl Params {
     pub(crate) fn segments(&self, limits: &BenchLimits) -> Result<Vec<Segment>, Error> {
+        caps::count("params.repeats", self.repeats.into(), caps::MAX_REPEATS)?;
         check_rates("params.rates_nm_s", &self.rates_nm_s)?;
         let cap = torque_cap("params.max_torque_nm", self.max_torque_nm, limits)?;
         check::at_least("params.repeats", self.repeats, 1)?;
         check::at_least("params.motion_counts", self.motion_counts, 1)?;
+        caps::count(
+            "params.motion_counts",
+            self.motion_counts.into(),
+            caps::MAX_MOTION_COUNTS,
+        )?;
         check::positive("params.rest_s", self.rest_s)?;
+        caps::seconds("params.rest_s", self.rest_s, caps::MAX_SEGMENT_S)?;
+        let mut one = Size::default();
         for (i, r) in self.rates_nm_s.iter().enumerate() {
-            // A ramp must last at least a few periods to be a ramp.
-            if cap / r < 5.0 * limits.period_s {
-                return Err(Error::invalid(
-                    format!("params.rates_nm_s[{i}]"),
-                    r,
-                    format!("reaches the cap ({cap} N m) in under 5 control periods"),
-                ));
-            }
+            let t = check_ramp(&format!("params.rates_nm_s[{i}]"), *r, cap, limits)?;
+            one = one.plus(Size::new(2.0, t + self.rest_s));
         }
+        Size::check_repeated(
+            one.times(self.directions.signs().len() as f64),
+            "params.rates_nm_s",
+            format_args!("{} rates", self.rates_nm_s.len()),
+            "params.repeats",
+            self.repeats,
+            limits,
+        )?;
         let mut out = Vec::new();
         for r in 0..self.repeats {
             for m in &self.rates_nm_s {

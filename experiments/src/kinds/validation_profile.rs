@@ -15,6 +15,7 @@
 //! simulated bench's gains (20 N m/rad) answers them without saturating a 2 N m limit.
 
 use super::{segment, tag, within};
+use crate::caps::{self, Size};
 use crate::error::{LimitKind, check};
 use crate::plan::{DriveMode, Role, Segment, Stop};
 use crate::{BenchLimits, Error, Plan, Sample, Setpoint};
@@ -27,21 +28,24 @@ use serde::{Deserialize, Serialize};
 pub enum Piece {
     /// Hold the current target.
     Hold {
-        /// Length \[s\].
+        /// Length \[s\], one control period to a day.
+        #[schemars(range(max = caps::MAX_SEGMENT_S))]
         duration_s: f64,
     },
     /// Move linearly to `to_rad`.
     Ramp {
         /// Target \[rad\].
         to_rad: f64,
-        /// Length \[s\].
+        /// Length \[s\], one control period to a day.
+        #[schemars(range(max = caps::MAX_SEGMENT_S))]
         duration_s: f64,
     },
     /// Jump to `to_rad` and hold.
     Step {
         /// Target \[rad\].
         to_rad: f64,
-        /// Length \[s\].
+        /// Length \[s\], one control period to a day.
+        #[schemars(range(max = caps::MAX_SEGMENT_S))]
         duration_s: f64,
     },
 }
@@ -52,9 +56,12 @@ pub enum Piece {
 pub struct Sampled {
     /// Drive mode (unit of `value`: N m, rad/s or rad).
     pub mode: DriveMode,
-    /// Non-decreasing times \[s\]; equal times make a jump.
+    /// Non-decreasing times \[s\], at most 100000 points within a day; equal times make a
+    /// jump.
+    #[schemars(length(min = 1, max = caps::MAX_SAMPLES), inner(range(max = caps::MAX_SEGMENT_S)))]
     pub t_s: Vec<f64>,
-    /// Values.
+    /// Values, as many as `t_s`.
+    #[schemars(length(min = 1, max = caps::MAX_SAMPLES))]
     pub value: Vec<f64>,
 }
 
@@ -64,7 +71,8 @@ pub struct Sampled {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct Params {
-    /// Position pieces; default after S2 Fig. 12.
+    /// Position pieces, at most 10000; default after S2 Fig. 12.
+    #[schemars(length(max = caps::MAX_LIST))]
     pub pieces: Vec<Piece>,
     /// A sampled profile replacing `pieces`; default null.
     pub samples: Option<Sampled>,
@@ -156,8 +164,33 @@ fn check_mode_value(
 }
 
 impl Params {
+    /// The pieces' size, counted: each one control period to a day, and their sum.
+    fn size(&self, limits: &BenchLimits) -> Result<(), Error> {
+        caps::list("params.pieces", &self.pieces, caps::MAX_LIST)?;
+        let mut total = 0.0;
+        for (i, p) in self.pieces.iter().enumerate() {
+            let (name, d) = match p {
+                Piece::Hold { duration_s } => ("hold", *duration_s),
+                Piece::Ramp { duration_s, .. } => ("ramp", *duration_s),
+                Piece::Step { duration_s, .. } => ("step", *duration_s),
+            };
+            let f = format!("params.pieces[{i}].{name}.duration_s");
+            check::positive(&f, d)?;
+            caps::seconds(&f, d, caps::MAX_SEGMENT_S)?;
+            caps::window(&f, d, limits)?;
+            total += d;
+        }
+        Size::new(self.pieces.len() as f64, total).check(
+            "params.pieces",
+            format_args!("{} pieces", self.pieces.len()),
+            limits,
+        )
+    }
+
     pub(crate) fn segments(&self, limits: &BenchLimits) -> Result<Vec<Segment>, Error> {
         if let Some(s) = &self.samples {
+            caps::list("params.samples.t_s", &s.t_s, caps::MAX_SAMPLES)?;
+            caps::list("params.samples.value", &s.value, caps::MAX_SAMPLES)?;
             check::non_empty("params.samples.t_s", &s.t_s)?;
             if s.value.len() != s.t_s.len() {
                 return Err(Error::invalid(
@@ -167,7 +200,9 @@ impl Params {
                 ));
             }
             for (i, (t, v)) in s.t_s.iter().zip(&s.value).enumerate() {
-                check::non_negative(&format!("params.samples.t_s[{i}]"), *t)?;
+                let f = format!("params.samples.t_s[{i}]");
+                check::non_negative(&f, *t)?;
+                caps::seconds(&f, *t, caps::MAX_SEGMENT_S)?;
                 if i > 0 && *t < s.t_s[i - 1] {
                     return Err(Error::invalid(
                         format!("params.samples.t_s[{i}]"),
@@ -206,6 +241,7 @@ impl Params {
             )]);
         }
         check::non_empty("params.pieces", &self.pieces)?;
+        self.size(limits)?;
         let mut out = Vec::new();
         let mut at = 0.0_f64;
         for (i, p) in self.pieces.iter().enumerate() {

@@ -1,0 +1,693 @@
+//! Bounded plans: every count, list and duration of every kind has a cap that its JSON Schema
+//! documents, and an oversized plan is refused by counting, before anything is built, naming
+//! the field and the cap.
+
+use crate::util::read_spec;
+use experiments::{BenchLimits, Error, Kind, Spec, caps};
+use serde_json::{Value, json};
+use std::time::{Duration, Instant};
+
+const HUGE: u64 = 4_000_000_000;
+
+/// A list of `n` copies of `v`.
+fn list(n: u32, v: Value) -> Value {
+    Value::Array(vec![v; n as usize])
+}
+
+/// `(kind, params, field named, text of the cap in the message)`.
+fn oversized() -> Vec<(&'static str, Value, &'static str, String)> {
+    let over_list = caps::MAX_LIST + 1;
+    let cap = |n: u32| format!("exceeds the cap of {n}");
+    let entries = |n: u32| format!("exceeds the cap of {n} entries");
+    let day = "exceeds the cap of 86400 s (1 day)".to_string();
+    let segment_day = "s, over the cap of 86400 s (1 day) per segment".to_string();
+    let week = "over the cap of 604800 s (7 days)".to_string();
+    let segments = "plan segments, over the cap of 1000000".to_string();
+    vec![
+        // constant_velocity_sweep
+        (
+            "constant_velocity_sweep",
+            json!({"repeats": HUGE}),
+            "params.repeats",
+            cap(10_000),
+        ),
+        (
+            "constant_velocity_sweep",
+            json!({"velocities": list(over_list, json!(0.1))}),
+            "params.velocities",
+            entries(10_000),
+        ),
+        (
+            "constant_velocity_sweep",
+            json!({"velocities": list(1_000_000, json!(0.1))}),
+            "params.velocities",
+            entries(10_000),
+        ),
+        (
+            "constant_velocity_sweep",
+            json!({"velocities": {"from": 1e-3, "to": 1.0, "step": 1e-300}}),
+            "params.velocities.step",
+            "velocities, over the cap of 10000".into(),
+        ),
+        (
+            "constant_velocity_sweep",
+            json!({"velocities": {"from": 0.1, "to": 1.0, "count": HUGE}}),
+            "params.velocities.count",
+            cap(10_000),
+        ),
+        (
+            "constant_velocity_sweep",
+            json!({"settle_s": 4e9}),
+            "params.settle_s",
+            day.clone(),
+        ),
+        (
+            "constant_velocity_sweep",
+            json!({"measure_s": 4e9}),
+            "params.measure_s",
+            day.clone(),
+        ),
+        (
+            "constant_velocity_sweep",
+            json!({"velocities": list(1000, json!(0.1)), "repeats": 10_000}),
+            "params.repeats",
+            format!("40000000 {segments}: at most 100 repeats fit"),
+        ),
+        // presliding
+        (
+            "presliding",
+            json!({"ramp_repeats": HUGE}),
+            "params.ramp_repeats",
+            cap(10_000),
+        ),
+        (
+            "presliding",
+            json!({"sine_cycles": HUGE}),
+            "params.sine_cycles",
+            cap(10_000),
+        ),
+        (
+            "presliding",
+            json!({"parts": list(17, json!("step"))}),
+            "params.parts",
+            entries(16),
+        ),
+        (
+            "presliding",
+            json!({"reversals_rad": list(over_list, json!(0.001))}),
+            "params.reversals_rad",
+            entries(10_000),
+        ),
+        (
+            "presliding",
+            json!({"step_hold_s": 4e9}),
+            "params.step_hold_s",
+            day.clone(),
+        ),
+        (
+            "presliding",
+            json!({"rest_s": 4e9}),
+            "params.rest_s",
+            day.clone(),
+        ),
+        (
+            "presliding",
+            json!({"ramp_rate_rad_s": 1e-300}),
+            "params.ramp_rate_rad_s",
+            segment_day.clone(),
+        ),
+        (
+            "presliding",
+            json!({"reversals_rate_rad_s": 1e-300}),
+            "params.reversals_rate_rad_s",
+            segment_day.clone(),
+        ),
+        (
+            "presliding",
+            json!({"sine_frequency_hz": 1e-300}),
+            "params.sine_frequency_hz",
+            segment_day.clone(),
+        ),
+        (
+            "presliding",
+            json!({"parts": ["ramp"], "ramp_repeats": 10_000, "ramp_rate_rad_s": 1e-3,
+                "ramp_distance_rad": 0.1}),
+            "params.ramp_repeats",
+            format!("{week}: at most 6048 repeats fit"),
+        ),
+        // frictional_lag
+        (
+            "frictional_lag",
+            json!({"cycles": HUGE}),
+            "params.cycles",
+            cap(10_000),
+        ),
+        (
+            "frictional_lag",
+            json!({"omegas_rad_s": list(over_list, json!(5.0))}),
+            "params.omegas_rad_s",
+            entries(10_000),
+        ),
+        (
+            "frictional_lag",
+            json!({"omegas_rad_s": [2.0, 1e-300]}),
+            "params.omegas_rad_s[1]",
+            segment_day.clone(),
+        ),
+        (
+            "frictional_lag",
+            json!({"settle_s": 4e9}),
+            "params.settle_s",
+            day.clone(),
+        ),
+        (
+            "frictional_lag",
+            json!({"chirp": {"omega0_rad_s": 0.5, "omega1_rad_s": 10.0, "duration_s": 4e9}}),
+            "params.chirp.duration_s",
+            day.clone(),
+        ),
+        (
+            "frictional_lag",
+            json!({"omegas_rad_s": list(10_000, json!(1.0))}),
+            "params.omegas_rad_s",
+            week.clone(),
+        ),
+        // torque_ramp
+        (
+            "torque_ramp",
+            json!({"repeats": HUGE}),
+            "params.repeats",
+            cap(10_000),
+        ),
+        (
+            "torque_ramp",
+            json!({"rates_nm_s": list(over_list, json!(1.0))}),
+            "params.rates_nm_s",
+            entries(10_000),
+        ),
+        (
+            "torque_ramp",
+            json!({"rates_nm_s": [1.0, 1e-300]}),
+            "params.rates_nm_s[1]",
+            segment_day.clone(),
+        ),
+        (
+            "torque_ramp",
+            json!({"rest_s": 4e9}),
+            "params.rest_s",
+            day.clone(),
+        ),
+        (
+            "torque_ramp",
+            json!({"motion_counts": HUGE}),
+            "params.motion_counts",
+            cap(1_000_000),
+        ),
+        (
+            "torque_ramp",
+            json!({"repeats": 10_000}),
+            "params.repeats",
+            format!("{week}: at most 3678 repeats fit"),
+        ),
+        // breakaway_staircase
+        (
+            "breakaway_staircase",
+            json!({"repeats": HUGE}),
+            "params.repeats",
+            cap(10_000),
+        ),
+        (
+            "breakaway_staircase",
+            json!({"dwell_s": 4e9}),
+            "params.dwell_s",
+            day.clone(),
+        ),
+        (
+            "breakaway_staircase",
+            json!({"reset_s": 4e9}),
+            "params.reset_s",
+            day.clone(),
+        ),
+        (
+            "breakaway_staircase",
+            json!({"motion_counts": HUGE}),
+            "params.motion_counts",
+            cap(1_000_000),
+        ),
+        (
+            "breakaway_staircase",
+            json!({"dwell_s": 1000.0}),
+            "params.dwell_s",
+            format!("gives a staircase of 400 levels of 400000 {segment_day}"),
+        ),
+        // dwell_time
+        (
+            "dwell_time",
+            json!({"repeats": HUGE}),
+            "params.repeats",
+            cap(10_000),
+        ),
+        (
+            "dwell_time",
+            json!({"dwell_times_s": list(over_list, json!(1.0))}),
+            "params.dwell_times_s",
+            entries(10_000),
+        ),
+        (
+            "dwell_time",
+            json!({"dwell_times_s": [1.0, 4e9]}),
+            "params.dwell_times_s[1]",
+            day.clone(),
+        ),
+        (
+            "dwell_time",
+            json!({"slide_s": 4e9}),
+            "params.slide_s",
+            day.clone(),
+        ),
+        (
+            "dwell_time",
+            json!({"rest_s": 4e9}),
+            "params.rest_s",
+            day.clone(),
+        ),
+        (
+            "dwell_time",
+            json!({"rate_nm_s": 1e-300}),
+            "params.rate_nm_s",
+            segment_day.clone(),
+        ),
+        (
+            "dwell_time",
+            json!({"motion_counts": HUGE}),
+            "params.motion_counts",
+            cap(1_000_000),
+        ),
+        (
+            "dwell_time",
+            json!({"dwell_times_s": list(10, json!(86_400.0))}),
+            "params.dwell_times_s",
+            week.clone(),
+        ),
+        // prbs
+        (
+            "prbs",
+            json!({"periods": HUGE}),
+            "params.periods",
+            cap(10_000),
+        ),
+        (
+            "prbs",
+            json!({"periods": 10_000, "register_bits": 16}),
+            "params.periods",
+            "gives 655350000 bits of 65535 per period, over the cap of 1000000".into(),
+        ),
+        ("prbs", json!({"bit_s": 4e9}), "params.bit_s", day.clone()),
+        (
+            "prbs",
+            json!({"periods": 1000, "bit_s": 1.0}),
+            "params.periods",
+            segment_day.clone(),
+        ),
+        // validation_profile
+        (
+            "validation_profile",
+            json!({"pieces": list(over_list, json!({"hold": {"duration_s": 1.0}}))}),
+            "params.pieces",
+            entries(10_000),
+        ),
+        (
+            "validation_profile",
+            json!({"pieces": [{"hold": {"duration_s": 1.0}}, {"hold": {"duration_s": 4e9}}]}),
+            "params.pieces[1].hold.duration_s",
+            day.clone(),
+        ),
+        (
+            "validation_profile",
+            json!({"pieces": list(8, json!({"hold": {"duration_s": 86_400.0}}))}),
+            "params.pieces",
+            week.clone(),
+        ),
+        (
+            "validation_profile",
+            json!({"samples": {"mode": "torque",
+                "t_s": list(caps::MAX_SAMPLES + 1, json!(0.0)),
+                "value": list(caps::MAX_SAMPLES + 1, json!(0.0))}}),
+            "params.samples.t_s",
+            entries(100_000),
+        ),
+        (
+            "validation_profile",
+            json!({"samples": {"mode": "torque", "t_s": [0.0, 4e9], "value": [0.0, 0.0]}}),
+            "params.samples.t_s[1]",
+            day.clone(),
+        ),
+    ]
+}
+
+#[test]
+fn every_kind_refuses_oversized_plans_naming_the_field_and_the_cap_within_10_ms() {
+    let lim = BenchLimits::sim_default();
+    let cases = oversized();
+    for kind in Kind::NAMES {
+        assert!(
+            cases.iter().filter(|c| c.0 == *kind).count() >= 4,
+            "{kind}: too few oversized cases"
+        );
+    }
+    let mut slowest = (Duration::ZERO, "");
+    for (kind, params, field, cap) in &cases {
+        let spec = Spec::from_value(json!({"kind": kind, "params": params}))
+            .unwrap_or_else(|e| panic!("{kind} {field}: {e}"));
+        let t0 = Instant::now();
+        let res = spec.plan(&lim);
+        let took = t0.elapsed();
+        let err = res
+            .err()
+            .unwrap_or_else(|| panic!("{kind} {field}: accepted"));
+        let msg = err.to_string();
+        match &err {
+            Error::Invalid { field: named, .. } => assert_eq!(named, field, "{kind}: {msg}"),
+            other => panic!("{kind} {field}: not a field error: {other:?}"),
+        }
+        assert!(
+            msg.contains(cap.as_str()),
+            "{kind} {field}: {msg}\n  wants: {cap}"
+        );
+        // Generous: counting takes microseconds; building a 4e9 plan takes minutes or aborts.
+        assert!(took < Duration::from_millis(10), "{kind} {field}: {took:?}");
+        if took > slowest.0 {
+            slowest = (took, field);
+        }
+        if *kind == "prbs" && params["periods"] == json!(HUGE) {
+            eprintln!("prbs periods=4e9 (the abort of the issue) refused in {took:?}: {msg}");
+        }
+    }
+    eprintln!(
+        "{} oversized plans refused; slowest {:?} ({})",
+        cases.len(),
+        slowest.0,
+        slowest.1
+    );
+}
+
+#[test]
+fn refusal_messages_read_as_documented() {
+    let lim = BenchLimits::sim_default();
+    let msg = |kind: &str, params: Value| {
+        Spec::from_value(json!({"kind": kind, "params": params}))
+            .unwrap()
+            .plan(&lim)
+            .unwrap_err()
+            .to_string()
+    };
+    assert_eq!(
+        msg("prbs", json!({"periods": HUGE})),
+        "params.periods (4000000000) exceeds the cap of 10000"
+    );
+    assert_eq!(
+        msg(
+            "constant_velocity_sweep",
+            json!({"repeats": 500, "velocities": list(1000, json!(0.1))})
+        ),
+        "params.repeats (500) gives 2000000 plan segments, over the cap of 1000000: at most 100 \
+         repeats fit"
+    );
+    assert_eq!(
+        msg(
+            "presliding",
+            json!({"parts": ["sine"], "sine_cycles": 10, "sine_frequency_hz": 1e-300})
+        ),
+        "params.sine_frequency_hz (1e-300) gives a sine of 1e301 s, over the cap of 86400 s \
+         (1 day) per segment"
+    );
+    assert_eq!(
+        msg("torque_ramp", json!({"rates_nm_s": [1e-300]})),
+        "params.rates_nm_s[0] (1e-300) gives a ramp to the torque cap of 2e300 s, over the cap \
+         of 86400 s (1 day) per segment"
+    );
+}
+
+#[test]
+fn the_plan_caps_follow_the_bench_limits() {
+    // A bench may lower the plan caps in its [limits].
+    let lim = BenchLimits {
+        max_plan_segments: 100,
+        max_plan_duration_s: 3600.0,
+        ..BenchLimits::sim_default()
+    };
+    let plan = |params: Value| {
+        Spec::from_value(json!({"kind": "constant_velocity_sweep", "params": params}))
+            .unwrap()
+            .plan(&lim)
+    };
+    // 25 velocities × 2 directions × 2 segments = 100 segments, 150 s: fits.
+    let ok = plan(json!({"velocities": list(25, json!(0.1)), "repeats": 1})).unwrap();
+    assert_eq!(ok.segments.len(), 100);
+    let e = plan(json!({"velocities": list(25, json!(0.1)), "repeats": 2})).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "params.repeats (2) gives 200 plan segments, over the cap of 100: at most 1 repeats fit"
+    );
+    let e = plan(json!({"velocities": [0.1], "measure_s": 3000, "repeats": 1})).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "params.velocities (1 velocities) makes the plan last up to 6002 s, over the cap of \
+         3600 s"
+    );
+    // Caps above the built-in ones are refused as bench limits.
+    let e = BenchLimits {
+        max_plan_segments: 2_000_000,
+        ..BenchLimits::sim_default()
+    }
+    .validate()
+    .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "bench limit max_plan_segments (2000000) must be <= 1000000"
+    );
+}
+
+#[test]
+fn measure_windows_shorter_than_a_control_period_are_refused() {
+    let lim = BenchLimits::sim_default();
+    let cases = [
+        (
+            "constant_velocity_sweep",
+            json!({"measure_s": 5e-4}),
+            "params.measure_s",
+        ),
+        (
+            "presliding",
+            json!({"step_hold_s": 5e-4}),
+            "params.step_hold_s",
+        ),
+        (
+            "presliding",
+            json!({"parts": ["ramp"], "ramp_rate_rad_s": 19.0, "ramp_distance_rad": 0.01}),
+            "params.ramp_rate_rad_s",
+        ),
+        (
+            "breakaway_staircase",
+            json!({"dwell_s": 5e-4}),
+            "params.dwell_s",
+        ),
+        (
+            "frictional_lag",
+            json!({"chirp": {"omega0_rad_s": 0.5, "omega1_rad_s": 10.0, "duration_s": 5e-4}}),
+            "params.chirp.duration_s",
+        ),
+        (
+            "validation_profile",
+            json!({"pieces": [{"hold": {"duration_s": 5e-4}}]}),
+            "params.pieces[0].hold.duration_s",
+        ),
+        (
+            "dwell_time",
+            json!({"rate_nm_s": 1000.0}),
+            "params.rate_nm_s",
+        ),
+        (
+            "frictional_lag",
+            json!({"omegas_rad_s": [2.0, 1e5], "cycles": 1, "chirp": null}),
+            "params.omegas_rad_s[1]",
+        ),
+        (
+            "presliding",
+            json!({"parts": ["reversals"], "reversals_rad": [0.0]}),
+            "params.reversals_rate_rad_s",
+        ),
+    ];
+    for (kind, params, field) in cases {
+        let err = Spec::from_value(json!({"kind": kind, "params": params}))
+            .unwrap()
+            .plan(&lim)
+            .unwrap_err();
+        match &err {
+            Error::Invalid { field: f, .. } => assert_eq!(f, field, "{kind}: {err}"),
+            other => panic!("{kind}: {other:?}"),
+        }
+        let msg = err.to_string();
+        assert!(
+            msg.contains("one control period (0.001 s)") || msg.contains("5 control periods"),
+            "{kind}: {msg}"
+        );
+    }
+    // One period exactly is one sample: accepted.
+    Spec::from_value(json!({"kind": "constant_velocity_sweep",
+        "params": {"velocities": [0.1], "measure_s": 1e-3, "repeats": 1}}))
+    .unwrap()
+    .plan(&lim)
+    .unwrap();
+}
+
+#[test]
+fn the_shipped_specs_fit_the_caps() {
+    let lim = BenchLimits::sim_default();
+    let dir = crate::util::specs_dir();
+    let mut n = 0;
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let name = entry.unwrap().file_name().into_string().unwrap();
+        if !name.ends_with(".json") {
+            continue;
+        }
+        let plan = read_spec(&name)
+            .plan(&lim)
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(
+            plan.segments.len() <= caps::MAX_PLAN_SEGMENTS as usize,
+            "{name}"
+        );
+        assert!(plan.max_duration() <= caps::MAX_PLAN_DURATION_S, "{name}");
+        n += 1;
+    }
+    assert!(n >= 2 * Kind::NAMES.len(), "{n} specs");
+}
+
+/// The schema node of a property, `$ref`s followed.
+fn resolve<'a>(s: &'a Value, root: &'a Value) -> &'a Value {
+    s["$ref"]
+        .as_str()
+        .and_then(|r| r.strip_prefix("#/$defs/"))
+        .map(|name| &root["$defs"][name])
+        .unwrap_or(s)
+}
+
+/// Every property of every object in `schema` (params, `$defs`, enum variants): `(path,
+/// property schema)`.
+fn properties(schema: &Value, path: &str, out: &mut Vec<(String, Value)>) {
+    if let Some(props) = schema["properties"].as_object() {
+        for (k, v) in props {
+            let p = format!("{path}.{k}");
+            out.push((p.clone(), v.clone()));
+            properties(v, &p, out);
+        }
+    }
+    for key in ["oneOf", "anyOf"] {
+        for member in schema[key].as_array().into_iter().flatten() {
+            properties(member, path, out);
+        }
+    }
+}
+
+fn types(s: &Value) -> Vec<String> {
+    match &s["type"] {
+        Value::String(t) => vec![t.clone()],
+        Value::Array(ts) => ts
+            .iter()
+            .filter_map(|t| t.as_str().map(String::from))
+            .collect(),
+        _ => vec![],
+    }
+}
+
+#[test]
+fn every_count_list_and_duration_has_its_cap_in_the_kinds_schema() {
+    for name in Kind::NAMES {
+        let schema = Kind::defaults(name).unwrap().params_schema();
+        let mut props = Vec::new();
+        properties(&schema, "params", &mut props);
+        for (_, def) in schema["$defs"].as_object().into_iter().flatten() {
+            properties(def, "params.(def)", &mut props);
+        }
+        for (path, prop) in &props {
+            let prop = resolve(prop, &schema);
+            let t = types(prop);
+            let count = t.iter().any(|t| t == "integer") && !path.ends_with(".seed");
+            // `_s` is seconds; `_rad_s`, `_nm_s` are rates (bounded through the durations
+            // they give, checked against the bench's limits).
+            let seconds =
+                path.ends_with("_s") && !path.ends_with("rad_s") && !path.ends_with("nm_s");
+            let duration = seconds && t.iter().any(|t| t == "number");
+            if count || duration {
+                assert!(prop["maximum"].is_number(), "{name} {path}: {prop}");
+            }
+            if t.iter().any(|t| t == "array") {
+                assert!(prop["maxItems"].is_number(), "{name} {path}: {prop}");
+                if seconds {
+                    assert!(
+                        prop["items"]["maximum"].is_number(),
+                        "{name} {path}: {prop}"
+                    );
+                }
+            }
+        }
+    }
+    // The values are the crate's caps.
+    let schema = |k: &str| Kind::defaults(k).unwrap().params_schema();
+    let p = schema("prbs");
+    assert_eq!(
+        p["properties"]["periods"]["maximum"],
+        json!(caps::MAX_REPEATS)
+    );
+    assert_eq!(p["properties"]["register_bits"]["maximum"], json!(16));
+    assert_eq!(
+        p["properties"]["bit_s"]["maximum"],
+        json!(caps::MAX_SEGMENT_S)
+    );
+    let s = schema("constant_velocity_sweep");
+    assert_eq!(s["properties"]["repeats"]["maximum"], json!(10_000));
+    let v = resolve(&s["properties"]["velocities"], &s);
+    let list = v["anyOf"]
+        .as_array()
+        .into_iter()
+        .chain(v["oneOf"].as_array())
+        .flatten()
+        .find(|m| m["type"] == "array")
+        .unwrap_or_else(|| panic!("{v}"));
+    assert_eq!(list["maxItems"], json!(caps::MAX_LIST));
+    let vp = schema("validation_profile");
+    assert_eq!(
+        vp["properties"]["pieces"]["maxItems"],
+        json!(caps::MAX_LIST)
+    );
+    assert_eq!(
+        resolve(&vp["$defs"]["Sampled"], &vp)["properties"]["t_s"]["maxItems"],
+        json!(caps::MAX_SAMPLES)
+    );
+}
+
+#[test]
+fn params_must_be_an_object() {
+    for params in [json!([]), json!([1, 2]), json!(5), json!("x")] {
+        let err = Spec::from_value(json!({"kind": "prbs", "params": params})).unwrap_err();
+        match &err {
+            Error::Invalid { field, .. } => assert_eq!(field, "params", "{err}"),
+            other => panic!("{other:?}"),
+        }
+        assert!(
+            err.to_string()
+                .ends_with("must be a JSON object of named parameters"),
+            "{err}"
+        );
+    }
+    assert_eq!(
+        Spec::from_value(json!({"kind": "prbs", "params": []}))
+            .unwrap_err()
+            .to_string(),
+        "params (an array) must be a JSON object of named parameters"
+    );
+    // Missing or null params are the defaults.
+    Spec::from_value(json!({"kind": "prbs", "params": null})).unwrap();
+    Spec::from_value(json!({"kind": "prbs"})).unwrap();
+}
