@@ -1,7 +1,9 @@
 //! The crate's one error type, in two layers as in tokio-modbus:
 //! "could not talk" ([`Error::Transport`], [`Error::Protocol`], [`Error::Timeout`]) and "device
 //! said no" ([`Error::Exception`]), plus [`Error::Profile`] for a bad register map and the
-//! client-side rejections ([`Error::OutOfRange`], [`Error::Sequence`], [`Error::Unsupported`]).
+//! client-side rejections ([`Error::OutOfRange`], [`Error::WriteRate`], [`Error::Sequence`],
+//! [`Error::Unsupported`]). [`Error::kind`] sorts them for callers that count faults: a value
+//! refused by a profile's limits is an [`ErrorKind::Limit`], never a communications fault.
 
 use std::fmt;
 use std::time::Duration;
@@ -72,6 +74,44 @@ impl fmt::Display for ExceptionCode {
     }
 }
 
+/// What kind of failure an [`Error`] is, for callers that keep separate fault budgets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ErrorKind {
+    /// Could not talk: transport, protocol or timeout (the link was resynchronised).
+    Link,
+    /// The device answered with a Modbus exception.
+    Device,
+    /// Refused before anything was sent: a value outside a signal's `min`/`max` or its
+    /// register type, or a write rate above `timing.max_write_rate_hz`.
+    Limit,
+    /// A profile file failed to parse or validate.
+    Profile,
+    /// A multi-step sequence did not reach its expected state.
+    Sequence,
+    /// The profile lacks what the call needs.
+    Unsupported,
+}
+
+impl ErrorKind {
+    /// A short lower-case name for logs and run records.
+    pub fn name(self) -> &'static str {
+        match self {
+            ErrorKind::Link => "link",
+            ErrorKind::Device => "device",
+            ErrorKind::Limit => "limit",
+            ErrorKind::Profile => "profile",
+            ErrorKind::Sequence => "sequence",
+            ErrorKind::Unsupported => "unsupported",
+        }
+    }
+}
+
+impl fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// Everything that can go wrong in this crate.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -132,6 +172,19 @@ pub enum Error {
         /// The limit it broke, e.g. "max 2 N m".
         limit: String,
     },
+    /// A plan would write a device faster than its profile allows
+    /// (`timing.max_write_rate_hz`, e.g. parameters backed by EEPROM).
+    #[error(
+        "profile '{profile}': timing.max_write_rate_hz = {max_hz} Hz, a write rate of {rate_hz} Hz exceeds it"
+    )]
+    WriteRate {
+        /// The profile's device name.
+        profile: String,
+        /// The requested write rate, Hz.
+        rate_hz: f64,
+        /// The profile's limit, Hz.
+        max_hz: f64,
+    },
     /// A multi-step sequence (enable, fault reset, ...) did not reach its expected state.
     #[error("sequence '{sequence}' step {step}: {reason}")]
     Sequence {
@@ -160,6 +213,27 @@ impl Error {
             self,
             Error::Transport { .. } | Error::Protocol { .. } | Error::Timeout { .. }
         )
+    }
+
+    /// Which kind of failure this is. A value refused by a profile's limits
+    /// ([`Error::OutOfRange`], [`Error::WriteRate`]) is [`ErrorKind::Limit`]: nothing was sent,
+    /// so it must not be counted against the link's error budget.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Error::Transport { .. } | Error::Protocol { .. } | Error::Timeout { .. } => {
+                ErrorKind::Link
+            }
+            Error::Exception { .. } => ErrorKind::Device,
+            Error::OutOfRange { .. } | Error::WriteRate { .. } => ErrorKind::Limit,
+            Error::Profile { .. } => ErrorKind::Profile,
+            Error::Sequence { .. } => ErrorKind::Sequence,
+            Error::Unsupported { .. } => ErrorKind::Unsupported,
+        }
+    }
+
+    /// True when a value or rate was refused by the profile before anything was sent.
+    pub fn is_limit(&self) -> bool {
+        self.kind() == ErrorKind::Limit
     }
 
     pub(crate) fn profile(

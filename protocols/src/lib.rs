@@ -43,7 +43,7 @@ pub use drive::{Drive, DriveFeedback};
 pub use sensor::{TorqueReading, TorqueSensor};
 pub use transport::{Endpoint, Link, LinkConfig, LinkStats, SharedLink, usb_latency_timer_ms};
 
-pub use error::{Error, ExceptionCode, RegisterRef};
+pub use error::{Error, ErrorKind, ExceptionCode, RegisterRef};
 pub use profile::{
     Access, DataType, Device, DeviceKind, Mode, Profile, ReadBlock, Role, Sequence, Signal, Step,
     Table, WordOrder,

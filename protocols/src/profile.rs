@@ -44,6 +44,11 @@
 //! steps = [ { write = "controlword", value = 0x06 }, { wait_ms = 1 },
 //!           { expect = "statusword", mask = 0x6F, value = 0x21, timeout_ms = 200 } ]
 //!
+//! [[sequence]]                        # run once at connect; every write must be read
+//! name = "connect"                    # back by a later expect of the same signal
+//! steps = [ { write = "fault_action", value = 1 },
+//!           { expect = "fault_action", mask = 0xFFFF, value = 1, timeout_ms = 100 } ]
+//!
 //! [[poll_group]]
 //! name = "fast"
 //! rate_hz = 100
@@ -299,6 +304,25 @@ impl Role {
         }
     }
 
+    /// True for the roles a run relies on to move the bench or to stop it safely: commands,
+    /// enable/mode/control, status and fault, watchdog and torque limit. A profile that maps
+    /// one of these to an `unverified` signal needs the operator's explicit consent.
+    pub fn is_command_or_safety(self) -> bool {
+        matches!(
+            self,
+            Role::ControlWord
+                | Role::Enable
+                | Role::Mode
+                | Role::Status
+                | Role::FaultCode
+                | Role::TorqueCommand
+                | Role::VelocityCommand
+                | Role::PositionCommand
+                | Role::WatchdogTimeout
+                | Role::MaxTorque
+        )
+    }
+
     fn must_write(self) -> bool {
         matches!(
             self,
@@ -545,24 +569,21 @@ impl Signal {
             unit: self.unit.si.to_string(),
             limit,
         };
-        if !si.is_finite() {
-            return Err(out("not a finite number".into()));
-        }
-        if let Some(min) = self.min
-            && si < min - 1e-12 * min.abs().max(1.0)
-        {
-            return Err(out(format!("min {min} {}", self.unit.si)));
-        }
-        if let Some(max) = self.max
-            && si > max + 1e-12 * max.abs().max(1.0)
-        {
-            return Err(out(format!("max {max} {}", self.unit.si)));
-        }
+        self.check_limits(si)?;
         let raw = (si / self.unit.factor - self.offset) / self.scale;
         if !self.ty.is_integer() {
             return Ok(RawValue::Float(raw));
         }
         let r = raw.round();
+        // A watchdog of whole seconds asked for 0.2 s would round to 0, which means "off":
+        // refuse rather than silently disable the drive's last line of defence.
+        if self.role == Some(Role::WatchdogTimeout) && si != 0.0 && r == 0.0 {
+            return Err(out(format!(
+                "rounds to 0 (watchdog off) at a resolution of {} {}",
+                self.scale * self.unit.factor,
+                self.unit.si
+            )));
+        }
         let (lo, hi) = self.ty.raw_range();
         let (lo, hi) = match (self.ty, self.bits) {
             (DataType::Bits, Some((a, b))) => (0.0, f64::from((1u32 << (b - a + 1)) - 1)),
@@ -579,6 +600,39 @@ impl Signal {
             DataType::Bool => RawValue::Bool(r != 0.0),
             _ => RawValue::Unsigned(r as u64),
         })
+    }
+
+    /// Checks `si` against the signal's `min`/`max` (SI) and finiteness: the refusal is an
+    /// [`Error::OutOfRange`] naming the signal and the bound ([`crate::ErrorKind::Limit`]).
+    pub fn check_limits(&self, si: f64) -> Result<(), Error> {
+        let out = |limit: String| Error::OutOfRange {
+            signal: self.name.clone(),
+            value: si,
+            unit: self.unit.si.to_string(),
+            limit,
+        };
+        if !si.is_finite() {
+            return Err(out("not a finite number".into()));
+        }
+        if let Some(min) = self.min
+            && si < min - 1e-12 * min.abs().max(1.0)
+        {
+            return Err(out(format!("min {min} {}", self.unit.si)));
+        }
+        if let Some(max) = self.max
+            && si > max + 1e-12 * max.abs().max(1.0)
+        {
+            return Err(out(format!("max {max} {}", self.unit.si)));
+        }
+        Ok(())
+    }
+
+    /// `si` clamped into the signal's `[min, max]` (SI), for callers that clamp rather than
+    /// refuse; NaN stays NaN (and is refused by [`Signal::encode`]).
+    pub fn clamp(&self, si: f64) -> f64 {
+        let lo = self.min.unwrap_or(f64::NEG_INFINITY);
+        let hi = self.max.unwrap_or(f64::INFINITY);
+        if si.is_nan() { si } else { si.clamp(lo, hi) }
     }
 
     /// Raw value → registers.
@@ -642,8 +696,11 @@ pub enum Step {
     },
 }
 
-/// A named multi-step procedure (`enable`, `disable`, `fault_reset`, `after_command`,
-/// `mode_torque`, ...).
+/// The name of the sequence a client runs once at connect ([`Profile::connect_sequence`]).
+pub const CONNECT_SEQUENCE: &str = "connect";
+
+/// A named multi-step procedure (`connect`, `enable`, `disable`, `fault_reset`,
+/// `after_command`, `mode_torque`, ...).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Sequence {
     /// Name.
@@ -777,6 +834,68 @@ impl Profile {
     /// The sequence called `name`.
     pub fn sequence(&self, name: &str) -> Option<&Sequence> {
         self.sequences.iter().find(|s| s.name == name)
+    }
+
+    /// The `connect` sequence, if any: settings written once when a client connects (watchdog
+    /// fault treatment, "don't store in EEPROM", ...), each read back by a later `expect`
+    /// step (checked at load). The client runs it before anything else.
+    pub fn connect_sequence(&self) -> Option<&Sequence> {
+        self.sequence(CONNECT_SEQUENCE)
+    }
+
+    /// The highest rate at which the device may be written (`timing.max_write_rate_hz`).
+    pub fn max_write_rate_hz(&self) -> Option<f64> {
+        self.timing.max_write_rate_hz
+    }
+
+    /// Refuses a plan that would write the device at `rate_hz` when the profile limits writes
+    /// to less ([`Error::WriteRate`], an [`crate::ErrorKind::Limit`]). A plan check calls it
+    /// with its command rate before anything moves.
+    pub fn check_write_rate(&self, rate_hz: f64) -> Result<(), Error> {
+        match self.timing.max_write_rate_hz {
+            Some(max) if !(rate_hz.is_finite() && rate_hz <= max * (1.0 + 1e-9)) => {
+                Err(Error::WriteRate {
+                    profile: self.device.name.clone(),
+                    rate_hz,
+                    max_hz: max,
+                })
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Signals marked `unverified` that a run relies on: those with a command or safety role
+    /// ([`Role::is_command_or_safety`]) and those written by the `connect`, `enable`,
+    /// `disable`, `fault_reset` or `mode_*` sequences or expected by them.
+    pub fn unverified_critical_signals(&self) -> Vec<&Signal> {
+        let in_critical_sequence = |name: &str| {
+            self.sequences
+                .iter()
+                .filter(|q| {
+                    [
+                        CONNECT_SEQUENCE,
+                        "enable",
+                        "disable",
+                        "fault_reset",
+                        "after_command",
+                    ]
+                    .contains(&q.name.as_str())
+                        || q.name.starts_with("mode_")
+                })
+                .flat_map(|q| q.steps.iter())
+                .any(|st| match st {
+                    Step::Write { signal, .. } | Step::Expect { signal, .. } => signal == name,
+                    Step::Wait(_) => false,
+                })
+        };
+        self.signals
+            .iter()
+            .filter(|s| {
+                s.unverified
+                    && (s.role.is_some_and(Role::is_command_or_safety)
+                        || in_critical_sequence(&s.name))
+            })
+            .collect()
     }
 
     /// The status pattern called `name`.

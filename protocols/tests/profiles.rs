@@ -79,3 +79,178 @@ fn a_bad_profile_file_is_named_with_entry_and_rule() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A Delta ASDA-A2 register image (parameters up to P4) on unit 1; `ignore_p3_03` makes the
+/// "drive" drop writes to P3-03, as a drive whose parameter is locked would.
+async fn delta_bench(
+    kind: crate::Kind,
+    ignore_p3_03: bool,
+) -> (crate::Bench, protocols::SharedLink) {
+    let delta = Profile::load(profile_path("delta-asda-a2.toml")).unwrap();
+    let hook: Option<crate::util::Hook> = if ignore_p3_03 {
+        Some(Box::new(|img: &mut crate::util::Image| {
+            img.holding[0x0306] = 0;
+            img.holding[0x0307] = 0;
+        }))
+    } else {
+        None
+    };
+    let mut holding = vec![0u16; 0x0410];
+    holding[0x0304] = 7; // P3-02 = 7: RTU 8,E,1
+    holding[0x030A] = 1; // P3-05 = 1: RS-485
+    let state = crate::util::SlaveState::default().with_unit(1, holding, hook);
+    let bench = crate::Bench::start(kind, state).await;
+    let link = protocols::Link::open(bench.config(&delta))
+        .await
+        .unwrap()
+        .shared();
+    (bench, link)
+}
+
+fn delta_image(bench: &crate::Bench, at: usize) -> [u16; 2] {
+    let st = bench.state.lock().unwrap();
+    let h = &st.units[&1].image.holding;
+    [h[at], h[at + 1]]
+}
+
+async fn delta_connect_writes_and_reads_back_then_the_watchdog_takes_whole_seconds(
+    kind: crate::Kind,
+) {
+    use std::sync::Arc;
+    use std::time::Duration;
+    let (bench, link) = delta_bench(kind, false).await;
+    let delta = Arc::new(Profile::load(profile_path("delta-asda-a2.toml")).unwrap());
+    let io = protocols::DeviceIo::new(delta.clone(), link.clone());
+    assert!(delta.connect_sequence().is_some());
+    io.run_sequence("connect").await.unwrap();
+    // P3-03 = 1 (stop on a communication fault), low word first at 0306H.
+    assert_eq!(delta_image(&bench, 0x0306), [1, 0]);
+    assert_eq!(io.read_signal("comm_protocol").await.unwrap().value, 7.0);
+
+    let mut drive = protocols::Drive::new(delta.clone(), link.clone()).unwrap();
+    drive.set_watchdog(Duration::from_secs(2)).await.unwrap();
+    assert_eq!(delta_image(&bench, 0x0308), [2, 0]);
+    assert_eq!(io.read_signal("comm_watchdog").await.unwrap().value, 2.0);
+
+    // 0.5 s is below what the drive can do (whole seconds, 1..20): refused before anything
+    // is sent, as a limit, not a link fault; the drive keeps its 2 s.
+    let before = link.lock().await.stats().requests;
+    let err = drive
+        .set_watchdog(Duration::from_millis(500))
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), protocols::ErrorKind::Limit, "{err}");
+    assert!(!err.is_link_error());
+    assert_eq!(
+        err.to_string(),
+        "comm_watchdog = 0.5 s is out of range: min 1 s"
+    );
+    assert_eq!(link.lock().await.stats().requests, before);
+    assert_eq!(delta_image(&bench, 0x0308), [2, 0]);
+}
+crate::bench_test!(delta_connect_writes_and_reads_back_then_the_watchdog_takes_whole_seconds);
+
+async fn a_drive_that_drops_a_connect_setting_fails_the_connect(kind: crate::Kind) {
+    use std::sync::Arc;
+    let (bench, link) = delta_bench(kind, true).await;
+    let delta = Arc::new(Profile::load(profile_path("delta-asda-a2.toml")).unwrap());
+    let io = protocols::DeviceIo::new(delta, link);
+    let err = io.run_sequence("connect").await.unwrap_err();
+    match &err {
+        Error::Sequence {
+            sequence,
+            step,
+            reason,
+        } => {
+            assert_eq!((sequence.as_str(), *step), ("connect", 1));
+            assert!(reason.contains("expected 0x0001"), "{reason}");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(err.kind(), protocols::ErrorKind::Sequence);
+    assert_eq!(delta_image(&bench, 0x0306), [0, 0]);
+}
+crate::bench_test!(a_drive_that_drops_a_connect_setting_fails_the_connect);
+
+#[test]
+fn watchdog_mapping_of_the_shipped_drives() {
+    // Simulated drive: ms, 0 = off. Delta ASDA-A2: P3-04 at 0308H, whole seconds 1..20.
+    let sim = Profile::load(profile_path("sim-drive.toml")).unwrap();
+    let w = sim.role(Role::WatchdogTimeout).unwrap();
+    assert_eq!((w.address, w.unit.declared.as_str()), (0x0002, "ms"));
+    assert_eq!(w.encode(0.1).unwrap(), [100]);
+    let delta = Profile::load(profile_path("delta-asda-a2.toml")).unwrap();
+    let w = delta.role(Role::WatchdogTimeout).unwrap();
+    assert_eq!((w.address, w.unit.declared.as_str()), (0x0308, "s"));
+    assert_eq!((w.min, w.max), (Some(1.0), Some(20.0)));
+    assert_eq!(w.encode(20.0).unwrap(), [20, 0]);
+    assert!(w.encode(21.0).unwrap_err().is_limit());
+    // The Oriental AZ's watchdog was not found in a cited source: not mapped, so a real run
+    // needs allow_no_drive_watchdog.
+    let az = Profile::load(profile_path("oriental-az.toml")).unwrap();
+    assert!(az.role(Role::WatchdogTimeout).is_none());
+}
+
+#[test]
+fn unverified_command_and_safety_signals_are_listed() {
+    let names = |file: &str| -> Vec<String> {
+        Profile::load(profile_path(file))
+            .unwrap()
+            .unverified_critical_signals()
+            .iter()
+            .map(|s| s.name.clone())
+            .collect()
+    };
+    let delta = names("delta-asda-a2.toml");
+    for want in [
+        "alarm_code",
+        "do_status",
+        "servo_on",
+        "comm_watchdog",
+        "comm_fault_action",
+    ] {
+        assert!(delta.iter().any(|n| n == want), "{want} missing: {delta:?}");
+    }
+    // Verified from the manual: the commands, the mode; feedback is not a safety role.
+    for not in [
+        "speed_cmd_1",
+        "torque_cmd_1",
+        "control_mode",
+        "kpp",
+        "monitor_position",
+    ] {
+        assert!(!delta.iter().any(|n| n == not), "{not} listed: {delta:?}");
+    }
+    assert!(names("sim-drive.toml").is_empty());
+    let az = names("oriental-az.toml");
+    assert_eq!(
+        az,
+        [
+            "dd_position",
+            "dd_speed",
+            "dd_current",
+            "output_status",
+            "present_alarm"
+        ],
+        "{az:?}"
+    );
+}
+
+#[test]
+fn write_rate_is_checked_against_the_profile() {
+    let delta = Profile::load(profile_path("delta-asda-a2.toml")).unwrap();
+    assert_eq!(delta.max_write_rate_hz(), Some(50.0));
+    delta.check_write_rate(50.0).unwrap();
+    delta.check_write_rate(20.0).unwrap();
+    let err = delta.check_write_rate(100.0).unwrap_err();
+    assert!(err.is_limit());
+    assert_eq!(
+        err.to_string(),
+        "profile 'Delta ASDA-A2': timing.max_write_rate_hz = 50 Hz, a write rate of 100 Hz exceeds it"
+    );
+    assert!(delta.check_write_rate(f64::NAN).is_err());
+    // No limit declared: any rate passes.
+    let sim = Profile::load(profile_path("sim-drive.toml")).unwrap();
+    assert_eq!(sim.max_write_rate_hz(), None);
+    sim.check_write_rate(1000.0).unwrap();
+}

@@ -1,6 +1,7 @@
 //! Profile parsing and validation tests.
 
 use super::*;
+use crate::ErrorKind;
 
 const MINIMAL_DRIVE: &str = r#"
 [device]
@@ -210,4 +211,119 @@ fn every_shipped_profile_validates_and_its_vectors_decode() {
         let n = p.check_test_vectors().unwrap();
         assert!(n >= 1, "{}: no test vectors", p.file);
     }
+}
+
+/// MINIMAL_DRIVE plus a read/write setting and a watchdog in whole seconds (0 = off).
+fn with_settings(connect: &str) -> String {
+    format!(
+        r#"{MINIMAL_DRIVE}
+[[signal]]
+name = "fault_action"
+reg = {{ address = 0x20, type = "u32" }}
+eng = {{ access = "rw" }}
+[[signal]]
+name = "wd"
+role = "watchdog_timeout"
+reg = {{ address = 0x22, type = "u16" }}
+eng = {{ unit = "s", access = "rw", min = 0, max = 20 }}
+[[signal]]
+name = "cmd_only"
+reg = {{ address = 0x24, type = "u16" }}
+eng = {{ access = "w" }}
+[[sequence]]
+name = "connect"
+steps = [{connect}]
+"#
+    )
+}
+
+#[test]
+fn connect_settings_must_be_read_back() {
+    let ok = with_settings(
+        r#"{ write = "fault_action", value = 1 }, { wait_ms = 5 },
+           { expect = "fault_action", mask = 0xFFFF, value = 1 }"#,
+    );
+    let p = Profile::from_toml_str(&ok, "t.toml").unwrap();
+    assert_eq!(p.connect_sequence().unwrap().steps.len(), 3);
+
+    let cases: &[(&str, &str)] = &[
+        (
+            r#"{ write = "fault_action", value = 1 }"#,
+            "'fault_action' = 0x1 is never read back",
+        ),
+        (
+            // Read back before the write: proves nothing.
+            r#"{ expect = "fault_action", value = 1 }, { write = "fault_action", value = 1 }"#,
+            "is never read back",
+        ),
+        (
+            r#"{ write = "fault_action", value = 1 }, { expect = "fault_action", value = 0 }"#,
+            "is never read back",
+        ),
+        (
+            // A mask that leaves written bits unchecked.
+            r#"{ write = "fault_action", value = 65537 }, { expect = "fault_action", mask = 0xFFFF, value = 1 }"#,
+            "is never read back",
+        ),
+        (
+            r#"{ write = "cmd_only", value = 1 }"#,
+            "write-only: a connect setting must be readable",
+        ),
+    ];
+    for (steps, reason) in cases {
+        let (_, field, r) = err_of(&with_settings(steps));
+        assert!(
+            field.starts_with("sequence 'connect' (#0).steps["),
+            "{steps}: {field}"
+        );
+        assert!(r.contains(reason), "{steps}: {r}");
+    }
+    // The same steps in another sequence are not held to the rule.
+    let other = with_settings(r#"{ wait_ms = 1 }"#).replace(
+        "[[sequence]]\nname = \"connect\"",
+        "[[sequence]]\nname = \"warm_up\"",
+    ) + "\n";
+    let p = Profile::from_toml_str(&other, "t.toml").unwrap();
+    assert!(p.connect_sequence().is_none());
+}
+
+#[test]
+fn a_watchdog_that_would_round_to_off_is_refused() {
+    let p = Profile::from_toml_str(&with_settings(r#"{ wait_ms = 1 }"#), "t.toml").unwrap();
+    let wd = p.role(Role::WatchdogTimeout).unwrap();
+    assert_eq!(wd.encode(0.0).unwrap(), [0]); // explicitly off
+    assert_eq!(wd.encode(2.0).unwrap(), [2]);
+    assert_eq!(wd.encode(1.4).unwrap(), [1]);
+    let err = wd.encode(0.2).unwrap_err();
+    assert!(err.is_limit(), "{err:?}");
+    assert!(
+        err.to_string().contains("rounds to 0 (watchdog off)"),
+        "{err}"
+    );
+    // Other signals round small values to 0 as usual (a command of 0.4 mN m is 0 counts).
+    let t = p.role(Role::TorqueCommand).unwrap();
+    assert_eq!(t.encode(0.0004).unwrap(), [0]);
+}
+
+#[test]
+fn limit_refusals_are_their_own_kind_and_clamp_is_available() {
+    let p = Profile::from_toml_str(MINIMAL_DRIVE, "t.toml").unwrap();
+    let t = p.role(Role::TorqueCommand).unwrap();
+    let err = t.encode(2.5).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Limit);
+    assert_eq!(err.kind().name(), "limit");
+    assert!(err.is_limit() && !err.is_link_error());
+    assert!(t.check_limits(-2.0).is_ok());
+    assert!(t.check_limits(f64::INFINITY).unwrap_err().is_limit());
+    assert_eq!(t.clamp(2.5), 2.0);
+    assert_eq!(t.clamp(-9.0), -2.0);
+    assert_eq!(t.clamp(1.25), 1.25);
+    assert!(t.clamp(f64::NAN).is_nan());
+    let timeout = Error::Timeout {
+        context: "read".into(),
+        after: Duration::from_millis(5),
+    };
+    assert_eq!(timeout.kind(), ErrorKind::Link);
+    let bad = Profile::from_toml_str("x", "bad.toml").unwrap_err();
+    assert_eq!(bad.kind(), ErrorKind::Profile);
 }

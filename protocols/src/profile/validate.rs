@@ -604,6 +604,9 @@ pub(super) fn validate(raw: RawProfile, file: &str) -> Result<Profile, Error> {
                 &signals,
             )?);
         }
+        if sq.name == CONNECT_SEQUENCE {
+            check_read_back(&ctx, &f, &steps, &signals)?;
+        }
         sequences.push(Sequence {
             name: sq.name.clone(),
             steps,
@@ -974,6 +977,72 @@ fn validate_step(ctx: &Ctx<'_>, f: &str, st: &RawStep, signals: &[Signal]) -> Re
         value: value as u64,
         timeout,
     })
+}
+
+/// Settings written at connect must be confirmed: each write is followed by an `expect` of the
+/// same signal whose mask and value match what was written, so a drive that silently ignored
+/// the setting (wrong address, parameter locked, power-cycle needed) fails the connect.
+fn check_read_back(
+    ctx: &Ctx<'_>,
+    f: &str,
+    steps: &[Step],
+    signals: &[Signal],
+) -> Result<(), Error> {
+    for (j, st) in steps.iter().enumerate() {
+        let Step::Write {
+            signal, registers, ..
+        } = st
+        else {
+            continue;
+        };
+        let sig = signals
+            .iter()
+            .find(|s| &s.name == signal)
+            .expect("validate_step checked the name");
+        let field = format!("{f}.steps[{j}]");
+        if !sig.access.readable() {
+            return ctx.err(
+                field,
+                format!(
+                    "signal '{signal}' is write-only: a connect setting must be readable to be read back"
+                ),
+            );
+        }
+        let written = sig
+            .decode_raw(registers)
+            .ok()
+            .and_then(|r| r.as_bits())
+            .unwrap_or(0);
+        let confirmed = steps[j + 1..].iter().any(|later| match later {
+            Step::Expect {
+                signal: e,
+                mask,
+                value,
+                ..
+            } => e == signal && written & mask == *value && written & !mask == 0,
+            _ => false,
+        });
+        if !confirmed {
+            return ctx.err(
+                field,
+                format!(
+                    "the connect setting '{signal}' = 0x{written:X} is never read back: add a later \
+                     {{ expect = \"{signal}\", mask = 0x{:X}, value = 0x{written:X} }}",
+                    mask_of(sig)
+                ),
+            );
+        }
+    }
+    Ok(())
+}
+
+/// The mask covering every bit a signal's raw value can have (for the hint above).
+fn mask_of(sig: &Signal) -> u64 {
+    match sig.ty.registers() {
+        1 => 0xFFFF,
+        2 => 0xFFFF_FFFF,
+        _ => u64::MAX,
+    }
 }
 
 fn check_device_rules(ctx: &Ctx<'_>, p: &Profile) -> Result<(), Error> {
