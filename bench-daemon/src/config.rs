@@ -116,6 +116,10 @@ pub struct SafetyConfig {
     /// Run without a drive communication watchdog (the run's log says so). Only for drives
     /// that have none and benches that are safe without one.
     pub allow_no_drive_watchdog: bool,
+    /// Run with a drive profile whose command or safety signals (or the registers of its
+    /// enable, disable, fault-reset, mode or connect sequences) are marked `unverified` against
+    /// the vendor's manual (the run's log lists them).
+    pub allow_unverified: bool,
     /// No new drive heartbeat for this long is a drive stall \[s\] (judged only when the
     /// profile maps a heartbeat); 0 disables.
     pub drive_stall_s: f64,
@@ -132,6 +136,7 @@ impl Default for SafetyConfig {
             comm_errors: 0,
             watchdog_s: 0.1,
             allow_no_drive_watchdog: false,
+            allow_unverified: false,
             drive_stall_s: 0.05,
             confirm_periods: 3,
         }
@@ -260,6 +265,7 @@ impl Loaded {
     /// Refuses a bench whose drive has no communication watchdog, unless waived: without it a
     /// dead daemon (SIGKILL, OOM killer, power loss of the PC) leaves the drive commanded.
     pub fn check_watchdog(&self) -> Result<(), InputError> {
+        self.check_profile()?;
         match self.watchdog_missing() {
             Some(why) if !self.config.safety.allow_no_drive_watchdog => Err(InputError(format!(
                 "{}: {why}: no run starts without the drive's communication watchdog, the \
@@ -273,16 +279,51 @@ impl Loaded {
 
     fn watchdog_missing(&self) -> Option<String> {
         let profile = &self.drive.0;
-        if profile.role(protocols::Role::WatchdogTimeout).is_none() {
-            Some(format!(
+        let Some(signal) = profile.role(protocols::Role::WatchdogTimeout) else {
+            return Some(format!(
                 "the drive profile '{}' maps no communication watchdog (role watchdog_timeout)",
                 profile.device.name
-            ))
-        } else if self.config.safety.watchdog_s <= 0.0 {
-            Some("[safety] watchdog_s = 0 switches the drive's watchdog off".into())
-        } else {
-            None
+            ));
+        };
+        if self.config.safety.watchdog_s <= 0.0 {
+            return Some("[safety] watchdog_s = 0 switches the drive's watchdog off".into());
         }
+        None.or_else(|| {
+            signal.check_limits(self.config.safety.watchdog_s).err().map(|e| {
+                format!("[safety] watchdog_s = {} s does not fit the drive: {e}", self.config.safety.watchdog_s)
+            })
+        })
+    }
+
+    /// Checks the drive profile's trust and pace before a run: unverified command or safety
+    /// signals need `allow_unverified`, and the control rate must not exceed the profile's
+    /// `max_write_rate_hz`. Returns the notes for the run's log.
+    pub fn check_profile(&self) -> Result<Vec<String>, InputError> {
+        let profile = &self.drive.0;
+        let rate = 1.0 / self.config.limits.period_s;
+        profile.check_write_rate(rate).map_err(|e| {
+            InputError(format!("{}: [limits] period_s = {} s: {e}", self.source, self.config.limits.period_s))
+        })?;
+        let unverified: Vec<&str> = profile
+            .unverified_critical_signals()
+            .iter()
+            .map(|s| s.name.as_str())
+            .collect();
+        if unverified.is_empty() {
+            return Ok(Vec::new());
+        }
+        let list = unverified.join(", ");
+        if !self.config.safety.allow_unverified {
+            return Err(InputError(format!(
+                "{}: the drive profile '{}' has command or safety signals not verified against \
+                 the vendor's manual ({list}); check them on the device (`bench probe --check`) \
+                 and set [safety] allow_unverified = true to run",
+                self.source, profile.device.name
+            )));
+        }
+        Ok(vec![format!(
+            "ran with unverified drive profile signals ({list}; allow_unverified = true)"
+        )])
     }
 
     /// Reads `bench.toml` and its profiles.

@@ -238,6 +238,17 @@ async fn connect(loaded: &Loaded, log: &mut Vec<(Option<f64>, String)>) -> Resul
             fb.fault_code.unwrap_or(0)
         ));
     }
+    if drive.profile().connect_sequence().is_some() {
+        drive
+            .io()
+            .run_sequence("connect")
+            .await
+            .map_err(|e| format!("drive: connect settings: {e}"))?;
+        log.push((None, "drive connect settings written and read back".into()));
+    }
+    if let Ok(notes) = loaded.check_profile() {
+        log.extend(notes.into_iter().map(|n| (None, n)));
+    }
     match loaded.watchdog_rule() {
         WatchdogRule::Set(timeout_s) => {
             drive
@@ -466,11 +477,13 @@ async fn run_async(setup: &LoopSetup) -> LoopReport {
             mode = want;
         }
 
-        let drive = bus
-            .drive
-            .command_and_read(wire)
-            .await
-            .map_err(|e| e.to_string());
+        let drive = match bus.drive.command_and_read(wire).await {
+            // A value the profile refuses never left: not a comms fault, a command to stop on.
+            Err(e) if e.is_limit() => {
+                break Outcome::Aborted(format!("command refused before the write: {e}"));
+            }
+            other => other.map_err(|e| e.to_string()),
+        };
         let sensor = match &mut bus.sensor {
             None => None,
             Some(s) => Some(s.read().await.map_err(|e| e.to_string())),
