@@ -4,5 +4,6 @@
 mod util;
 
 mod analyses;
+mod docs_pages;
 mod specs;
 mod validation;
