@@ -5,7 +5,8 @@
    resolves: the target page exists and has an element with that id. mdBook rewrites links to
    `.md` pages into `.html`, so a link to a missing page shows up as a missing `.html` file.
 2. No file of the repository refers to documents the repository does not contain (the old
-   equations reference, `../shared`, the design notes and an API document outside the book).
+   equations reference, the shared folder beside the repository, the design notes, an API
+   document outside the book).
 
 Usage: scripts/check-book-links.py [REPO_ROOT]; exit 1 with one line per problem.
 """
