@@ -26,5 +26,9 @@ fn every_kind_has_a_page_naming_its_parameters() {
             }
         }
     }
-    assert!(missing.is_empty(), "manual incomplete:\n{}", missing.join("\n"));
+    assert!(
+        missing.is_empty(),
+        "manual incomplete:\n{}",
+        missing.join("\n")
+    );
 }
