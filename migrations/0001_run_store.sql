@@ -1,4 +1,4 @@
--- The frictionbench run store (design.md "Storage"). Times are UTC text in RFC 3339 with
+-- The frictionbench run store (docs/src/data-model.md). Times are UTC text in RFC 3339 with
 -- milliseconds ('2026-11-22T05:30:00.123Z', from SQLite's strftime), so they sort and compare
 -- as text. JSON columns hold text checked with json_valid().
 

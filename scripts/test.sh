@@ -4,6 +4,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# issue 16: the manual (docs/, mdBook from crates.io, pinned): build it, check its internal links
+# and that no file cites a document the repository does not contain.
+export PATH="$PATH:${CARGO_HOME:-$HOME/.cargo}/bin"
+if ! mdbook --version 2>/dev/null | grep -qx 'mdbook v0.4.52'; then
+  cargo install mdbook --locked --version 0.4.52 --no-default-features --features search
+fi
+mdbook build docs
+python3 scripts/check-book-links.py
+
 # pymodbus (PyPI, pinned) is the independent Modbus peer of the interoperability tests.
 if [ ! -x target/pyenv/bin/python ] || ! target/pyenv/bin/python -c 'import pymodbus, sys; sys.exit(pymodbus.__version__ != "3.16.1")' 2>/dev/null; then
   python3 -m venv target/pyenv

@@ -1,5 +1,5 @@
 //! Modbus RTU wire timing, which a pty does not have: frame sizes, character time, t3.5 and the
-//! line limit of a transaction (protocols-and-crates.md §6).
+//! line limit of a transaction (docs/src/real-bench.md#modbus-rtu-line-limits).
 //!
 //! One transaction on a real line takes
 //! `T = (bytes out + bytes back) · 11/baud + 2 · t3.5 + turnaround`: the request's characters,
@@ -144,7 +144,7 @@ mod tests {
 
     #[test]
     fn line_limits_reproduce_the_table() {
-        // protocols-and-crates.md §6: 115200 baud read 4 + write 2 → 11.0 ms → 91 Hz.
+        // docs/src/real-bench.md#modbus-rtu-line-limits: 115200 baud read 4 + write 2 → 11.0 ms → 91 Hz.
         let l = LineTiming::new(115_200, 0.0);
         let hz = l.read_write_cycle_limit_per_s(4, 2);
         assert!((hz - 91.0).abs() < 1.0, "{hz}");

@@ -128,7 +128,7 @@ impl Curve {
 }
 
 /// The critically damped second-order filter of S2 eq. 6, `1/(p/p_n + 1)^2`, discretised
-/// exactly for a zero-order-hold input (MODELS.md §17.1). Returns, per input sample, the
+/// exactly for a zero-order-hold input (docs/src/identification.md#power_rls). Returns, per input sample, the
 /// filtered value and its first and second derivatives at the middle of the sample's hold
 /// interval (the same half-sample shift for every signal filtered this way).
 pub(crate) fn filter2(u: &[f64], dt: f64, pn: f64) -> Vec<[f64; 3]> {

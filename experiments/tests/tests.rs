@@ -5,5 +5,6 @@ mod util;
 
 mod analyses;
 mod caps;
+mod docs_pages;
 mod specs;
 mod validation;

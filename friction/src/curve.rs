@@ -1,4 +1,4 @@
-//! Shared scalar functions of the friction equations (MODELS.md §0, §1.2).
+//! Shared scalar functions of the friction equations (docs/src/models/conventions.md, docs/src/models/numerics.md#exact-and-implicit-state-updates).
 
 /// `sgn` with `sgn(0) = 0` (S4 eq. 3).
 #[inline]
@@ -12,7 +12,7 @@ pub fn sgn(x: f64) -> f64 {
     }
 }
 
-/// `clamp(x, a)`: `x` if `|x| < a`, else `a sgn(x)` (S4 eq. 8; MODELS.md §0 argument order).
+/// `clamp(x, a)`: `x` if `|x| < a`, else `a sgn(x)` (S4 eq. 8; docs/src/models/conventions.md argument order).
 #[inline]
 pub fn sat(x: f64, a: f64) -> f64 {
     x.clamp(-a, a)
@@ -44,7 +44,7 @@ pub fn stribeck_level(v: f64, fc: f64, fs: f64, vs: f64, delta: f64) -> f64 {
     fc + (fs - fc) * phi_exp(v, vs, delta)
 }
 
-/// Frozen-`v` exact exponential relaxation of `y' = -lambda (y - y_ss)` over `h` (MODELS.md §1.2 item 1).
+/// Frozen-`v` exact exponential relaxation of `y' = -lambda (y - y_ss)` over `h` (docs/src/models/numerics.md#exact-and-implicit-state-updates (item 1)).
 ///
 /// A convex combination of `y` and `y_ss`, so invariant bounds are kept for any `h`.
 #[inline]

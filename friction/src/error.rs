@@ -5,7 +5,7 @@ use std::fmt;
 /// A parameter that breaks a model's rule, e.g. "fs (0.8) must be >= fc (1.2)".
 #[derive(Clone, Debug, PartialEq)]
 pub struct ParamError {
-    /// The parameter's name as in `MODELS.md` (e.g. `sigma0`, or `negative.fs`).
+    /// The parameter's name as the registry names it (`bench models`) (e.g. `sigma0`, or `negative.fs`).
     pub field: String,
     /// Its offending value.
     pub value: f64,

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 /// Signals at sample k, in SI units (linear: m, m/s, N; rotary: rad, rad/s, N m).
 ///
 /// `u` is the applied (driving) force or torque acting on the body, excluding friction;
-/// the plant is `m dv/dt = u - F` (MODELS.md §0). Models take what they need: pure maps read
+/// the plant is `m dv/dt = u - F` (docs/src/models/conventions.md). Models take what they need: pure maps read
 /// `v`, switched models also `u`, Sánchez-Mazuca models also `du_dt`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Input {

@@ -1,4 +1,4 @@
-//! How a model couples to a plant over one fixed step (MODELS.md §1.2 item 5, §1.4).
+//! How a model couples to a plant over one fixed step (docs/src/models/numerics.md#exact-and-implicit-state-updates (item 5), docs/src/models/numerics.md#drift-free-stick).
 //!
 //! A model describes its friction over step k as a function of the velocity at the end of the
 //! step, `v_{k+1}`, with its nonlinear parts frozen at `v_k` and its stiff linear parts implicit.
@@ -15,7 +15,7 @@ pub enum StepLaw {
         /// Slope of the friction in `v_{k+1}` over this step \[N s/m\] (stiffness × h included).
         damping: f64,
     },
-    /// Set-valued at rest (Kikuuwe et al. 2005, MODELS.md §1.4): the body stays at rest if the
+    /// Set-valued at rest (Kikuuwe et al. 2005, docs/src/models/numerics.md#drift-free-stick): the body stays at rest if the
     /// force needed to stop it lies in `[-limit_neg, limit_pos]`; otherwise it slides in
     /// direction `d` with `F = d * kinetic_d + damping * v_{k+1}`.
     Stick {

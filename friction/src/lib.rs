@@ -13,7 +13,7 @@
 //!   solves the momentum balance implicitly, so stiff and switched models stay stable and
 //!   drift-free at 0.1, 1 and 10 ms.
 //!
-//! Equations and their provenance are in `MODELS.md`; every model module cites its paper and
+//! Equations and their provenance are in the manual (`docs/src/models/`, one page per model); every model module cites its paper and
 //! equation numbers.
 //!
 //! # Example

@@ -12,7 +12,7 @@ use serde::{Serialize, de::DeserializeOwned};
 /// One documented parameter of a model.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ParamDoc {
-    /// Field name, snake_case as in MODELS.md.
+    /// Field name, snake_case as on the model's page (`docs/src/models/<id>.md`).
     pub name: &'static str,
     /// SI unit, written for a linear bench (rotary: N→N m, m→rad, kg→kg m^2), `-` if none.
     pub unit: &'static str,

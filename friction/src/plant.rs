@@ -1,7 +1,7 @@
 //! A one-degree-of-freedom plant (mass or inertia) with any friction model, at a fixed step.
 //!
-//! `m dv/dt = u - F` (MODELS.md §0). Each step asks the model for its [`StepLaw`] and solves the
-//! momentum balance implicitly in `v_{k+1}` (MODELS.md §1.2 item 5, §1.4), then advances
+//! `m dv/dt = u - F` (docs/src/models/conventions.md). Each step asks the model for its [`StepLaw`] and solves the
+//! momentum balance implicitly in `v_{k+1}` (docs/src/models/numerics.md#exact-and-implicit-state-updates (item 5), docs/src/models/numerics.md#drift-free-stick), then advances
 //! `x_{k+1} = x_k + h v_{k+1}`. Stiff bristle models stay stable at 10 ms and switched models
 //! stick without drift.
 

@@ -1,4 +1,4 @@
-//! Identification procedures (MODELS.md §17) on data simulated with known parameters and
+//! Identification procedures (docs/src/identification.md) on data simulated with known parameters and
 //! bench-like noise (seeded), recovered within the tolerances.
 
 use crate::util::{Rng, model, quantise};

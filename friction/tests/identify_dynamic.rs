@@ -241,7 +241,7 @@ fn seven_parameter_velocity(t: &[f64]) -> Vec<f64> {
     v
 }
 
-/// AEP identification of the seven-parameter model (S1 §8.4.2.1; MODELS.md §17.13): from the
+/// AEP identification of the seven-parameter model (S1 §8.4.2.1; docs/src/identification.md#aep): from the
 /// defaults (a decade box around them), the seven parameters are recovered within 5 %.
 #[test]
 fn aep_identifies_the_seven_parameter_model() {
@@ -305,12 +305,12 @@ fn aep_is_generic_and_seeded() {
     );
 }
 
-/// Nnaji Z_b, sigma and tau (MODELS.md §17.5–§17.7) with S3's rig values (Table 5, text fv).
+/// Nnaji Z_b, sigma and tau (docs/src/identification.md#nnaji) with S3's rig values (Table 5, text fv).
 #[test]
 fn nnaji_recovers_zb_sigma_and_tau() {
     let truth = json!({"fs": 0.0994, "fc": 0.0929, "vs": 0.1407, "zb": 0.006, "sigma": 0.0174, "tau": 0.013, "fv": 0.0403});
     let mut rng = Rng::new(9);
-    // Presliding from rest: slow displacement to 0.9 Z_b over 3 s (stage 1 of §17.5).
+    // Presliding from rest: slow displacement to 0.9 Z_b over 3 s (stage 1 of docs/src/identification.md#nnaji).
     let t = times(3.0);
     let v: Vec<f64> = t
         .iter()
@@ -319,7 +319,7 @@ fn nnaji_recovers_zb_sigma_and_tau() {
     let mut m = model("nnaji", truth.clone());
     let pre =
         Segment::simulate_velocity("presliding", m.as_mut(), &t, &v, 5e-4, 0.0, rng.next_u64());
-    // Frictional lag: v = 1 + 0.95 sin(omega t) with omega = 2 and 10 rad/s (§17.7).
+    // Frictional lag: v = 1 + 0.95 sin(omega t) with omega = 2 and 10 rad/s (docs/src/identification.md#nnaji).
     let lag: Vec<Segment> = [2.0, 10.0]
         .iter()
         .map(|w| {
@@ -338,7 +338,7 @@ fn nnaji_recovers_zb_sigma_and_tau() {
     }
     assert!(r.std_errors.contains_key("zb") && r.std_errors.contains_key("tau"));
     assert_eq!(r.provenance.procedure, "nnaji");
-    // S3's check (MODELS.md §18 #5) through the model's own formula.
+    // S3's check (docs/src/reproduction.md#check-5) through the model's own formula.
     assert!(
         (nnaji::sigma_from_damping(6.528e-5, 0.0994, 0.006, 0.0403, 0.7) - 0.017403).abs() < 1e-6
     );

@@ -1,4 +1,4 @@
-//! Published numbers and convergence checks (MODELS.md §1.2 item 5, §18).
+//! Published numbers and convergence checks (docs/src/models/numerics.md#exact-and-implicit-state-updates (item 5), docs/src/reproduction.md).
 
 use crate::util::{mean_period, model, run, scenario, upward_crossings};
 use serde_json::json;
@@ -42,7 +42,7 @@ fn s4_breakaway(id: &str, params: serde_json::Value, rate: f64, dt: f64, v_th: f
     t_break
 }
 
-/// Sánchez-Mazuca & Campa 2013, Fig. 10 (MODELS.md §18 #1): ramp 0.05 N m/s on J = 0.167 kg m^2
+/// Sánchez-Mazuca & Campa 2013, Fig. 10 (docs/src/reproduction.md#check-1): ramp 0.05 N m/s on J = 0.167 kg m^2
 /// with Table 1 (+). C+V breaks away at fc/m = 179.1 s, S+A at fs/m = 352.3 s, the improved
 /// models at phi_s(0.05)/m = 273.26 s against the measured 273.7 s; the LuGre models show
 /// visible motion (|v| > 1e-3 rad/s) just before their static counterparts.

@@ -1,4 +1,4 @@
-// REST client for `bench serve` (contract: API.md). Errors keep the server's message and field.
+// REST client for `bench serve` (contract: the OpenAPI document at /api/openapi.json; docs/src/api.md). Errors keep the server's message and field.
 
 export class ApiError extends Error {
   constructor(

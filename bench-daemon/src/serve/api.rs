@@ -1,4 +1,4 @@
-//! Routes and handlers of the REST API (`/work/wt/API.md`, served as OpenAPI at
+//! Routes and handlers of the REST API (`docs/src/api.md`, served as OpenAPI at
 //! `/api/openapi.json`). Handlers own nothing mutable: they read the store and the published
 //! views, and send the scheduler a [`Cmd`] with a oneshot reply for anything that changes the
 //! queue or the bench. Bodies are parsed here (400 for malformed JSON, 422 for a rule broken),

@@ -1,6 +1,6 @@
 //! `breakaway_staircase`: the torque rises in increments `xi`, each held `dwell_s`, until
 //! motion; then torque 0 (reset) and again, both directions, repeated (Nouailletas §IV.B,
-//! Fig. 7; MODELS.md §17.2).
+//! Fig. 7; docs/src/identification.md#staircase).
 //!
 //! Analysis: the level at the first visible motion of each staircase is one `f_s` sample;
 //! `f_s` per direction is their mean (with std and count), and `fs_nm` the mean of the two

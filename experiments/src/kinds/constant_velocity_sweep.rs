@@ -1,6 +1,6 @@
 //! `constant_velocity_sweep`: constant velocity references in both directions, each held to
 //! steady state and then measured → Stribeck points (Nnaji §4.2 / S3 §5.1.1, Sánchez-Mazuca
-//! §4.1 / S4 eq. 22; MODELS.md §17.4, §17.8 step 1).
+//! §4.1 / S4 eq. 22; docs/src/identification.md#static_curve).
 //!
 //! For every repeat and every velocity magnitude `v` (in the order given), and every direction
 //! `d`: a `settle` segment (velocity mode, `d v`, `settle_s`) then a `measure` segment (same

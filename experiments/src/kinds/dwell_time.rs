@@ -1,5 +1,5 @@
 //! `dwell_time`: breakaway after chosen rest times, for the rising static friction of Kato /
-//! Armstrong (`F_s(t2)`, MODELS.md §3).
+//! Armstrong (`F_s(t2)`, docs/src/models/rising_static.md).
 //!
 //! For every repeat, dwell time `t2` and direction `d`: a `slide` (velocity mode, `d v` for
 //! `slide_s`) so every trial starts from sliding, a `dwell` at torque 0 for `t2` (the body

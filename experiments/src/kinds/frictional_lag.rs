@@ -1,6 +1,6 @@
 //! `frictional_lag`: unidirectional sinusoidal velocity `v = A + B sin(w t)` for a list of
-//! `w`, and a chirp whose frequency rises linearly (Nnaji eqs. 12–13, S3 §5.1.2; MODELS.md
-//! §17.7) → friction-versus-velocity lag loops.
+//! `w`, and a chirp whose frequency rises linearly (Nnaji eqs. 12–13, S3 §5.1.2;
+//! docs/src/identification.md#nnaji) → friction-versus-velocity lag loops.
 //!
 //! Each run (velocity mode) is preceded by a `settle` at `A` for `settle_s`; with `mirror` the
 //! same run follows in the negative direction (`-A - B sin`), which also brings the bench back.

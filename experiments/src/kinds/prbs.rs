@@ -1,5 +1,5 @@
 //! `prbs`: a pseudo-random binary excitation of the position or velocity reference
-//! (Nouailletas §IV.A, S2 eqs. 5–10; MODELS.md §17.1).
+//! (Nouailletas §IV.A, S2 eqs. 5–10; docs/src/identification.md#power_rls).
 //!
 //! One `excite` segment (position or velocity mode) following a maximal-length PRBS of
 //! `2^register_bits - 1` bits of `bit_s` each, levels `±amplitude`, `periods` times.

@@ -1,5 +1,5 @@
 //! `presliding`: the four presliding experiments of Nnaji §4.2 (S3 §5.1.2) and
-//! Sánchez-Mazuca §4.5 (S4 eqs. 23–25); MODELS.md §17.5, §17.9, §17.10.
+//! Sánchez-Mazuca §4.5 (S4 eqs. 23–25); docs/src/identification.md#nnaji, docs/src/identification.md#presliding_sine, docs/src/identification.md#step_damping.
 //!
 //! - (a) `ramp`: a slow displacement ramp (position mode) through gross sliding, repeated with
 //!   alternating direction → breakaway displacement and torque per ramp, and the torque-versus-

@@ -1,6 +1,6 @@
 //! `torque_ramp`: torque ramps `tau = m t` at a list of rates, both directions, motion detected
 //! by encoder counts, back to rest between ramps → breakaway torque versus rate
-//! (Sánchez-Mazuca §4.2, S4 eq. 14; MODELS.md §17.8 step 2, §16).
+//! (Sánchez-Mazuca §4.2, S4 eq. 14; docs/src/identification.md#phi_s step 2, docs/src/models/improved_static.md).
 //!
 //! For every repeat, rate `m` and direction `d`: a `ramp` segment (torque mode, `d m t`) that
 //! ends on motion (`|x - x0| > motion_counts` counts), at the torque cap (`max_torque_nm`, or

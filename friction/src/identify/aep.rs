@@ -1,5 +1,5 @@
 //! Accelerated evolutionary programming (AEP), Kim et al., as given in S1 §8.4.2.1 eqs.
-//! 8.26–8.35 (MODELS.md §17.13): a bounded global search for non-convex fits.
+//! 8.26–8.35 (docs/src/identification.md#aep): a bounded global search for non-convex fits.
 //!
 //! Each individual carries its parameters `z`, a direction `dir_j ∈ {-1, 1}` per parameter and an
 //! age. One iteration is one generation: every parent makes one child by

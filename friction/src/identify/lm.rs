@@ -1,6 +1,6 @@
 //! Bounded Levenberg–Marquardt (Marquardt's diagonal scaling, projected steps).
 //!
-//! For the smooth least-squares fits of MODELS.md §17 (static curves, phi_s, output error). The
+//! For the smooth least-squares fits of docs/src/identification.md (static curves, phi_s, output error). The
 //! normal equations `(J^T J + lambda diag(J^T J)) delta = -J^T r` are solved by Cholesky on
 //! nalgebra matrices; a step leaving the box is projected back. Parameter uncertainty comes from
 //! [`standard_errors`].

@@ -1,4 +1,4 @@
-//! Parameter identification: building blocks and the papers' procedures (MODELS.md §17).
+//! Parameter identification: building blocks and the papers' procedures (docs/src/identification.md).
 //!
 //! Shaped like argmin: a problem is a small trait ([`Residuals`]), a fitter needs one method
 //! ([`Fitter::next_iter`]), and one [`Runner`] owns the loop (iteration cap, timeout,

@@ -1,4 +1,4 @@
-//! Weighted recursive least squares with a variable forgetting factor (S2 eq. 7; MODELS.md §17.1).
+//! Weighted recursive least squares with a variable forgetting factor (S2 eq. 7; docs/src/identification.md#power_rls).
 //!
 //! $$\varepsilon_k = y_k - \theta_{k-1}^T\varphi_k,\quad
 //!   K_k = \frac{\eta_k P_{k-1}\varphi_k}{\lambda_1(k) + \eta_k \varphi_k^T P_{k-1}\varphi_k},\quad

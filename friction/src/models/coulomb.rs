@@ -1,8 +1,8 @@
-//! Coulomb friction: S1 8.11–8.12, S4 eq. 4, S0 eqs. 2–3; MODELS.md §2.1.
+//! Coulomb friction: S1 8.11–8.12, S4 eq. 4, S0 eqs. 2–3; docs/src/models/coulomb.md.
 //!
 //! $$F = f_c \operatorname{sgn}(v)$$, set-valued at rest: `F = clamp(u, fc)` when `v = 0`.
 //!
-//! In a plant the set-valued law is solved exactly (Kikuuwe et al. 2005, MODELS.md §1.4), so a
+//! In a plant the set-valued law is solved exactly (Kikuuwe et al. 2005, docs/src/models/numerics.md#drift-free-stick), so a
 //! body sticks without drift at any step. With measured velocities (lockstep), `|v| <= dv` counts
 //! as rest (a Karnopp window, S1 8.45): set `dv` to the sensor's velocity resolution.
 

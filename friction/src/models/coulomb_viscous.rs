@@ -1,16 +1,16 @@
-//! Coulomb + viscous friction ("C+V"): S1 8.11–8.13, S4 eq. 4, S0 eqs. 1–3; MODELS.md §2.1–2.2.
+//! Coulomb + viscous friction ("C+V"): S1 8.11–8.13, S4 eq. 4, S0 eqs. 1–3; docs/src/models/coulomb.md, docs/src/models/viscous.md.
 //!
 //! $$F = f_c \operatorname{sgn}(v) + f_v v \quad (v \ne 0), \qquad
 //!   F = \operatorname{clamp}(u, f_c) \quad (v = 0)$$
 //!
 //! `fc` \[N\] is the Coulomb level, `fv` \[N s/m\] the viscous coefficient, `v` \[m/s\] the velocity and
-//! `u` \[N\] the applied force; `F` resists motion and `sgn(0) = 0` (MODELS.md §0). At rest the law
+//! `u` \[N\] the applied force; `F` resists motion and `sgn(0) = 0` (docs/src/models/conventions.md). At rest the law
 //! is set-valued with limit `fc` (there is no separate static level: `fs` does not apply), like
 //! `coulomb`. An optional `negative` set applies to negative motion (by `sgn(v)`, or `sgn(u)` at
 //! rest). S4 (§5.2 (i), Table 1) uses this model with `f_c`, `f_v` of the Armstrong fit.
 //!
 //! Numerics (see [`static_curve`](crate::models::static_curve)): in a plant the set-valued law
-//! is solved exactly by backward Euler (Kikuuwe et al. 2005, MODELS.md §1.4), so a body sticks
+//! is solved exactly by backward Euler (Kikuuwe et al. 2005, docs/src/models/numerics.md#drift-free-stick), so a body sticks
 //! without drift and the step is stable at any `dt`. With measured velocities `|v| <= dv` counts
 //! as rest (a Karnopp window, S1 8.45).
 
@@ -20,7 +20,7 @@ use crate::model::{ModelDef, ParamDoc, Validate};
 use crate::models::static_curve::{DV, FC, FV, Static, StaticCurve, check_negative};
 use serde::{Deserialize, Serialize};
 
-/// Coulomb + viscous parameters. Defaults: the Canudas 1995 levels (MODELS.md §8).
+/// Coulomb + viscous parameters. Defaults: the Canudas 1995 levels (docs/src/models/lugre.md).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Params {

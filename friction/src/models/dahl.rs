@@ -1,10 +1,10 @@
-//! Dahl model (Dahl 1968): S4 eqs. 9–10, S1 §8.3.5, MODELS.md §7.
+//! Dahl model (Dahl 1968): S4 eqs. 9–10, S1 §8.3.5, docs/src/models/dahl.md.
 //!
 //! $$F = \sigma_0 z + f_v v,\qquad \dot z = v - \frac{\sigma_0 |v|}{f_c} z$$
 //!
 //! `z` \[m\] is the mean bristle deflection, `sigma0` \[N/m\] the bristle (presliding) stiffness,
 //! `fc` \[N\] the Coulomb level and `fv` \[N s/m\] the viscous coefficient. F resists motion (it has
-//! the sign of v in sliding, MODELS.md §0). Dahl has no Stribeck effect, so there is no breakaway
+//! the sign of v in sliding, docs/src/models/conventions.md). Dahl has no Stribeck effect, so there is no breakaway
 //! level above `fc` (the F_s convention does not arise). The steady state is
 //! `F_ss = fc sgn v + fv v` (S4 §2.2.1). Under a constant force `tau0` on a mass (S4 §2.2.1): for
 //! `|tau0| <= fc` the body comes to rest with `z = tau0/sigma0`; for `|tau0| > fc` it slides at
@@ -12,13 +12,13 @@
 //! The model is rate-independent: `dz/dx = 1 - (sigma0/fc) sgn(dx) z`.
 //!
 //! Defaults: S4 and S1 give no translational set; we use the Canudas 1995 LuGre values
-//! (MODELS.md §8) for the shared parameters, `sigma0 = 1e5 N/m`, `fc = 1 N`, `fv = 0.4 N s/m`,
+//! (docs/src/models/lugre.md) for the shared parameters, `sigma0 = 1e5 N/m`, `fc = 1 N`, `fv = 0.4 N s/m`,
 //! so Dahl and LuGre can be compared on the same bench.
 //!
 //! Numerics: the state is stiff (`lambda = sigma0 |v| / fc`, 1e4 1/s at 0.1 m/s). The
-//! velocity-driven step uses the frozen-v exact exponential (MODELS.md §1.2 item 1), a convex
+//! velocity-driven step uses the frozen-v exact exponential (docs/src/models/numerics.md#exact-and-implicit-state-updates (item 1)), a convex
 //! combination of `z_k` and `sgn(v) fc/sigma0`, so `|z| <= fc/sigma0` is kept at every `h`. The
-//! plant coupling is backward Euler with `lambda` frozen at `v_k` (§1.2 item 5 with `sigma1 = 0`),
+//! plant coupling is backward Euler with `lambda` frozen at `v_k` (docs/src/models/numerics.md#exact-and-implicit-state-updates (item 5) with `sigma1 = 0`),
 //! `z_{k+1} = (z_k + h v_{k+1})/(1 + h lambda)`, affine in `v_{k+1}` with positive slope, so the
 //! coupled step is stable at any `h`; its fixed point is the exact steady state.
 
@@ -28,7 +28,7 @@ use crate::model::{Dynamics, ModelDef, ParamDoc, Validate};
 use crate::{Input, ParamError, StepLaw};
 use serde::{Deserialize, Serialize};
 
-/// Dahl parameters. Defaults: the Canudas 1995 values of the shared parameters (MODELS.md §8).
+/// Dahl parameters. Defaults: the Canudas 1995 values of the shared parameters (docs/src/models/lugre.md).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Params {
@@ -51,18 +51,18 @@ impl Default for Params {
 }
 
 impl Params {
-    /// Presliding stiffness `dF/dx` at `z = 0`: `sigma0` (MODELS.md §7).
+    /// Presliding stiffness `dF/dx` at `z = 0`: `sigma0` (docs/src/models/dahl.md).
     pub fn presliding_stiffness(&self) -> f64 {
         self.sigma0
     }
 
     /// Bound on the bristle deflection, `fc/sigma0` (the saturation displacement), kept by every
-    /// update (MODELS.md §7).
+    /// update (docs/src/models/dahl.md).
     pub fn z_max(&self) -> f64 {
         self.fc / self.sigma0
     }
 
-    /// Relaxation rate of `z` with `v` frozen, `sigma0 |v| / fc` \[1/s\] (MODELS.md §1.1).
+    /// Relaxation rate of `z` with `v` frozen, `sigma0 |v| / fc` \[1/s\] (docs/src/models/numerics.md#stability-limits).
     #[inline]
     pub fn lambda(&self, v: f64) -> f64 {
         self.sigma0 * v.abs() / self.fc
@@ -88,7 +88,7 @@ pub struct State {
 #[derive(Clone, Copy, Debug)]
 pub struct Dahl;
 
-/// The velocity-driven step (exact frozen-v update, MODELS.md §1.2 item 1).
+/// The velocity-driven step (exact frozen-v update, docs/src/models/numerics.md#exact-and-implicit-state-updates (item 1)).
 pub fn step(p: &Params, s: &mut State, input: &Input, dt: f64) -> f64 {
     let v = input.v;
     let z0 = guard(s.z, p.z_max());
@@ -109,7 +109,7 @@ impl Dynamics for Dahl {
         step(p, s, input, dt)
     }
 
-    /// Backward Euler with `lambda` frozen at `v_k` (MODELS.md §1.2 item 5, `sigma1 = 0`).
+    /// Backward Euler with `lambda` frozen at `v_k` (docs/src/models/numerics.md#exact-and-implicit-state-updates (item 5), `sigma1 = 0`).
     fn law(p: &Params, s: &State, input: &Input, dt: f64) -> StepLaw {
         let d = 1.0 + dt * p.lambda(input.v);
         StepLaw::Smooth {

@@ -1,5 +1,5 @@
 //! Elasto-plastic model (Dupont, Hayward, Armstrong, Altpeter 2002, "Single state elastoplastic
-//! friction models", IEEE TAC 47(5)) \[P\]; MODELS.md §12 (S3 mentions it only).
+//! friction models", IEEE TAC 47(5)) \[P\]; docs/src/models/elasto_plastic.md (S3 mentions it only).
 //!
 //! $$F = \sigma_0 z + \sigma_1 \dot z + \sigma_2 v,\qquad
 //!   \dot z = v\Big(1 - \alpha(z, v)\,\frac{z}{z_{ss}(v)}\Big),\qquad
@@ -18,20 +18,20 @@
 //! Stribeck exponent and `z_ba` \[m\] the breakaway displacement: for `|z| <= z_ba` presliding is
 //! purely elastic (`dz = dx`), so an oscillating force that keeps `sigma0 |z| <= sigma0 z_ba`
 //! produces no drift (LuGre drifts). `0 < z_ba < fc/sigma0 <= z_max(v)`. The sine blend uses
-//! `|z|` (symmetric; some public code uses signed `z`, MODELS.md §12). F resists motion. The
+//! `|z|` (symmetric; some public code uses signed `z`, docs/src/models/elasto_plastic.md). F resists motion. The
 //! steady state is LuGre's Stribeck curve `F_ss = g(v) sgn v + sigma2 v`.
 //!
-//! Defaults: the Canudas 1995 LuGre set (MODELS.md §8) and `z_ba = 0.5 fc/sigma0 = 5e-6 m`
+//! Defaults: the Canudas 1995 LuGre set (docs/src/models/lugre.md) and `z_ba = 0.5 fc/sigma0 = 5e-6 m`
 //! (Dupont et al. leave it to identification; half the Coulomb deflection is a neutral choice).
 //!
-//! Numerics (MODELS.md §1.2 item 3, §12): `alpha` depends on `z`, so the update is linearly
+//! Numerics (docs/src/models/numerics.md#exact-and-implicit-state-updates (item 3), docs/src/models/elasto_plastic.md): `alpha` depends on `z`, so the update is linearly
 //! implicit with `alpha`, `z_ss` frozen at `(z_k, v_k)`:
 //! `z_{k+1} = (z_k + Δx)/(1 + alpha(z_k, v_k) |Δx| / |z_ss(v_k)|)`, `Δx = v_k h` (velocity-driven)
 //! or `h v_{k+1}` (plant, with `|Δx|` frozen at `h |v_k|` in the denominator), whose denominator
 //! is >= 1, then the clamp `|z_{k+1}| <= max(z_max(v_k), |z_k|)`: the continuous solution never
 //! crosses `z_ss` from inside, and from outside (`alpha = 1`) the update already contracts toward
-//! `z_ss`, so the frictional lag is kept. `zdot = (z_{k+1} - z_k)/h` (§1.2 item 4). The plant
-//! coupling is LuGre's §1.2 item 5 with `lambda = alpha sigma0 |v_k| / g(v_k)`. Stable at any `h`.
+//! `z_ss`, so the frictional lag is kept. `zdot = (z_{k+1} - z_k)/h` (docs/src/models/numerics.md#exact-and-implicit-state-updates (item 4)). The plant
+//! coupling is LuGre's docs/src/models/numerics.md#exact-and-implicit-state-updates (item 5) with `lambda = alpha sigma0 |v_k| / g(v_k)`. Stable at any `h`.
 
 use crate::curve::{guard, sgn, stribeck_level};
 use crate::error::check;
@@ -85,7 +85,7 @@ impl Params {
         stribeck_level(v, self.fc, self.fs, self.vs, self.delta)
     }
 
-    /// `z_max(v) = |z_ss(v)| = g(v)/sigma0` \[m\] (MODELS.md §12).
+    /// `z_max(v) = |z_ss(v)| = g(v)/sigma0` \[m\] (docs/src/models/elasto_plastic.md).
     #[inline]
     pub fn z_max(&self, v: f64) -> f64 {
         self.g(v) / self.sigma0
@@ -127,7 +127,7 @@ impl Params {
         self.fs / self.sigma0
     }
 
-    /// Relaxation rate with `(z, v)` frozen, `alpha sigma0 |v| / g(v)` \[1/s\] (MODELS.md §1.1).
+    /// Relaxation rate with `(z, v)` frozen, `alpha sigma0 |v| / g(v)` \[1/s\] (docs/src/models/numerics.md#stability-limits).
     #[inline]
     fn lambda(&self, z: f64, v: f64, z_max: f64) -> f64 {
         self.alpha_at(z, v, z_max) * v.abs() / z_max
@@ -174,7 +174,7 @@ fn update(z0: f64, z_max: f64, dx: f64, d: f64) -> f64 {
     ((z0 + dx) / d).clamp(-bound, bound)
 }
 
-/// The velocity-driven step (MODELS.md §12, §1.2 items 3 and 4).
+/// The velocity-driven step (docs/src/models/elasto_plastic.md, docs/src/models/numerics.md#exact-and-implicit-state-updates (items 3 and 4)).
 pub fn step(p: &Params, s: &mut State, input: &Input, dt: f64) -> f64 {
     let v = input.v;
     let z0 = guard(s.z, p.z_bound());
@@ -196,7 +196,7 @@ impl Dynamics for ElastoPlastic {
         step(p, s, input, dt)
     }
 
-    /// LuGre's backward Euler (MODELS.md §1.2 item 5) with `lambda` scaled by `alpha(z_k, v_k)`.
+    /// LuGre's backward Euler (docs/src/models/numerics.md#exact-and-implicit-state-updates (item 5)) with `lambda` scaled by `alpha(z_k, v_k)`.
     fn law(p: &Params, s: &State, input: &Input, dt: f64) -> StepLaw {
         let v = input.v;
         let z0 = guard(s.z, p.z_bound());
@@ -315,7 +315,7 @@ mod tests {
 
     /// Dupont et al. 2002: a biased oscillating force whose peak stays below the elastic limit
     /// `sigma0 z_ba` leaves the position bounded with no cycle-to-cycle drift, while LuGre
-    /// ratchets forward under the same input (MODELS.md §8, §12).
+    /// ratchets forward under the same input (docs/src/models/lugre.md, docs/src/models/elasto_plastic.md).
     #[test]
     fn no_drift_under_sub_breakaway_oscillating_force_unlike_lugre() {
         let p = Params::default();

@@ -1,5 +1,5 @@
 //! Frictional memory (time lag, Hess & Soom): S1 8.18 with the Stribeck curve of S1 8.20;
-//! MODELS.md §3.3 (discretisation §1.3, stick §1.4).
+//! docs/src/models/frictional_memory.md (discretisation docs/src/models/numerics.md#switched-models, stick docs/src/models/numerics.md#drift-free-stick).
 //!
 //! The friction follows the steady-state curve with a lag `tau_l`:
 //!
@@ -18,14 +18,14 @@
 //! Symbols: `v` \[m/s\] relative velocity; `fc` \[N\] Coulomb level; `fs` \[N\] breakaway level
 //! (convention A); `fv` \[N s/m\] viscous coefficient; `vs` \[m/s\] Stribeck velocity; `delta` \[-\]
 //! Stribeck exponent; `tau_l` \[s\] lag (Hess & Soom measured 3–9 ms; S1 Table 8.2: 1–50 ms).
-//! `F` resists motion (MODELS.md §0). At rest the friction balances the applied force up to `fs`,
+//! `F` resists motion (docs/src/models/conventions.md). At rest the friction balances the applied force up to `fs`,
 //! `g(0)`: with measured velocities `|v| <= dv` counts as rest.
 //!
 //! **Numerics.** The delay is a ring buffer with linear interpolation (fractional delay). When
 //! `tau_l` is shorter than the step (e.g. 5 ms at h = 10 ms), or with `memory = "lag"`, it is
-//! replaced by a first-order lag of time constant `tau_l` (MODELS.md §1.3; see
+//! replaced by a first-order lag of time constant `tau_l` (docs/src/models/numerics.md#switched-models; see
 //! [`crate::models::timedep`]). Coupled to a plant, the stick is set-valued with limit `fs`
-//! and solved exactly (Kikuuwe et al. 2005, MODELS.md §1.4); the delayed level is explicit (it
+//! and solved exactly (Kikuuwe et al. 2005, docs/src/models/numerics.md#drift-free-stick); the delayed level is explicit (it
 //! depends only on past velocities) and the viscous term is implicit, so the step is stable and
 //! drift-free at every `h`.
 
@@ -36,7 +36,7 @@ use crate::models::timedep::{DelayLine, Memory};
 use crate::{Input, ParamError, StepLaw};
 use serde::{Deserialize, Serialize};
 
-/// Frictional-memory parameters. Curve defaults: the Canudas 1995 set (MODELS.md §8); lag 5 ms,
+/// Frictional-memory parameters. Curve defaults: the Canudas 1995 set (docs/src/models/lugre.md); lag 5 ms,
 /// inside Hess & Soom's 3–9 ms.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -132,7 +132,7 @@ impl Dynamics for FrictionalMemory {
         step(p, s, input, dt)
     }
 
-    /// Set-valued stick at `fs`; sliding at the delayed level, viscous implicit (§1.4).
+    /// Set-valued stick at `fs`; sliding at the delayed level, viscous implicit (docs/src/models/numerics.md#drift-free-stick).
     fn law(p: &Params, s: &State, input: &Input, dt: f64) -> StepLaw {
         let kinetic = p.g(s.line.peek(input.v, p.tau_l, dt, p.memory));
         StepLaw::Stick {

@@ -1,5 +1,5 @@
 //! Generalized Maxwell-Slip (GMS) model (Lampaert, Al-Bender & Swevers 2003; Al-Bender,
-//! Lampaert & Swevers 2005, IEEE TAC 50(11)); S3 §2.2 (text only), MODELS.md §11.
+//! Lampaert & Swevers 2005, IEEE TAC 50(11)); S3 §2.2 (text only), docs/src/models/gms.md.
 //!
 //! `N` massless elastoplastic (Maxwell-slip) elements are driven by the same displacement `x`.
 //! Element `i` has stiffness `k_i` and force `F_i`; it is either stuck or slipping:
@@ -56,12 +56,12 @@
 //! With a negative set equal to the positive one the model is bit-identical to the symmetric
 //! one; the steady state for `v < 0` is the negative set's Stribeck curve.
 //!
-//! Numerics (MODELS.md §11, §1.2): a stuck element takes the exact increment `k_i Δx` and is
+//! Numerics (docs/src/models/gms.md, docs/src/models/numerics.md#exact-and-implicit-state-updates): a stuck element takes the exact increment `k_i Δx` and is
 //! projected onto `|F_i| <= alpha_i s(v_k)` (the C → ∞ Maxwell-slip operator, switching it to
 //! slip); a slipping element relaxes by the frozen-v exact exponential with rate `C/s(v_k)`
 //! towards `alpha_i s(v_k) sgn(v_k)`. Both are convex/projection updates, so
 //! `|F_i| <= alpha_i fs` holds for every step size. `zdot_i = (F_{i,k+1} - F_{i,k})/(k_i h)`
-//! (§1.2 item 4) for the elements stuck at the start of the step. The velocity-driven step uses
+//! (docs/src/models/numerics.md#exact-and-implicit-state-updates (item 4)) for the elements stuck at the start of the step. The velocity-driven step uses
 //! `Δx = v h` and the reversal test `sgn v_k != sgn v_{k-1}` or `v_k = 0`. Plant coupling
 //! (`law`): stuck elements are implicit springs, `F_i + (k_i h + alpha_i sigma1) v_{k+1}`;
 //! slipping elements contribute their frozen-`v_k` relaxed force; the plant solves the momentum
@@ -70,7 +70,7 @@
 //! the step (`sgn v_{k+1} != sgn v_k`). Stable and bounded at any step size.
 //!
 //! Defaults: no paper gives GMS values (S3 identified GMS but printed none), so the defaults are
-//! a documented 4-element set on the Canudas 1995 scale (MODELS.md §8): `fc = 1`, `fs = 1.5`,
+//! a documented 4-element set on the Canudas 1995 scale (docs/src/models/lugre.md): `fc = 1`, `fs = 1.5`,
 //! `vs = 1e-3`, `delta = 2`, `sigma2 = 0.4`, `k = [5e4, 2.5e4, 1.5e4, 1e4]` (Σ = 1e5 N/m, the
 //! LuGre `sigma0`), `alpha = [0.1, 0.2, 0.3, 0.4]`, hence element break displacements
 //! `alpha_i fs / k_i` = 3, 12, 30 and 60 µm (a visibly curved virgin curve, breakaway at 60 µm),

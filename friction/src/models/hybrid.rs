@@ -1,5 +1,5 @@
 //! Nouailletas, Mendes, Koenig: hybrid two-mode dry-friction model (S2 eqs. 1–4 and the Fig. 2
-//! state machine; MODELS.md §14, §1.3).
+//! state machine; docs/src/models/hybrid.md, docs/src/models/numerics.md#switched-models).
 //!
 //! Mode 1 (motion) and mode 0 (motionless), S2 eqs. 3–4:
 //!
@@ -9,7 +9,7 @@
 //! $$q = 0:\quad J\dot v = -p_0 v,\ p_0 \to +\infty,\qquad f = u\ (\text{exactly } u + p_0 v)$$
 //!
 //! Guards (S2 Fig. 2 text), evaluated once per step at its start with `(u_k, v_k)` and held over
-//! the step (MODELS.md §1.3): `0 → 1` iff `|u| > fs`; `1 → 0` iff `|v| <= sigma_v` and
+//! the step (docs/src/models/numerics.md#switched-models): `0 → 1` iff `|u| > fs`; `1 → 0` iff `|v| <= sigma_v` and
 //! `|u| <= fc`. The hysteresis between the two guards (`fc < |u| <= fs` keeps the current mode)
 //! prevents mode chatter.
 //!
@@ -17,7 +17,7 @@
 //! \[N\] Coulomb level, `fs` \[N\] breakaway level (convention A), `vs` \[m/s\] Stribeck velocity,
 //! `sigma_v` = Σ \[m/s\] speed threshold of the `1 → 0` guard, `p0` \[N s/m\] mode-0 damping. S2
 //! also writes `σ = fs - fc` for the Stribeck amplitude: that is [`Params::sigma`], not `sigma_v`.
-//! Sign convention: `f` resists motion (plant `m dv/dt = u - f`, MODELS.md §0); in mode 1 it has
+//! Sign convention: `f` resists motion (plant `m dv/dt = u - f`, docs/src/models/conventions.md); in mode 1 it has
 //! the sign of `v`. Defaults: S2 Table I (rotary: N m, rad/s, kg m^2).
 //!
 //! Numerics, coupled to a plant (`law`/`advance`):
@@ -29,9 +29,9 @@
 //!   `D = J (exp(p0 h/J) - 1)/h`, which reproduces the exact exponential when the plant inertia is
 //!   `J` and is stable for any plant mass. `j` is used only here.
 //! - Mode 1 keeps `f_d` frozen at `|v_k|` and the viscous term implicit in `v_{k+1}`; the sign is
-//!   solved set-valued at zero (Kikuuwe et al. 2005, MODELS.md §1.4) with the limit
+//!   solved set-valued at zero (Kikuuwe et al. 2005, docs/src/models/numerics.md#drift-free-stick) with the limit
 //!   `fc + (fs - fc) exp(-(v_k/vs)^2)`. On the first step after `0 → 1` (`v_k = 0`) this slides in
-//!   the direction of the applied force with `f_d = fs sgn(u)`, as MODELS.md §14 asks; a body
+//!   the direction of the applied force with `f_d = fs sgn(u)`, as docs/src/models/hybrid.md asks; a body
 //!   that would reverse within a step under a force below that level stops at exactly `v = 0`
 //!   instead of chattering across zero (which an explicit `sgn(v_k)` does at coarse `h` when
 //!   `h fc / J` exceeds `Σ`: 14 rad/s against 0.01 rad/s with Table I at 10 ms). The next step's
@@ -49,7 +49,7 @@ use crate::model::{Dynamics, ModelDef, ParamDoc, Validate};
 use crate::{Input, ParamError, StepLaw};
 use serde::{Deserialize, Serialize};
 
-/// Hybrid-model parameters. Defaults: S2 Table I (MODELS.md §14).
+/// Hybrid-model parameters. Defaults: S2 Table I (docs/src/models/hybrid.md).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Params {

@@ -1,5 +1,5 @@
 //! Improved static + Armstrong friction, "I(S+A)" (Sánchez-Mazuca & Campa 2013): S4 eq. 20 with
-//! the improved kinetic law of eqs. 18/19 and the breakaway level of eq. 14; MODELS.md §16.
+//! the improved kinetic law of eqs. 18/19 and the breakaway level of eq. 14; docs/src/models/improved_static.md.
 //!
 //! $$F = \begin{cases} \operatorname{clamp}(u,\ \phi_s(\dot u)) & v = 0 \\
 //!   f_k(v, \dot u) & v \ne 0 \end{cases},\qquad
@@ -20,9 +20,9 @@
 //! "ts": 1.954, "delta_t": 0.287}` (or use [`Params::s4_asymmetric`]).
 //!
 //! Numerics: in a plant the set-valued stick is solved exactly with the kinetic level frozen at
-//! `|v_k|` ([`StepLaw::Stick`], MODELS.md §1.4): no drift, no chatter, stable at any step. Leaving
+//! `|v_k|` ([`StepLaw::Stick`], docs/src/models/numerics.md#drift-free-stick): no drift, no chatter, stable at any step. Leaving
 //! rest the kinetic level starts at `phi_s(du_dt)`, the limit just exceeded, so the breakaway time
-//! under `u = 0.05 t` is `phi_s(0.05)/0.05 = 273.26 s` (MODELS.md §18 #1). With measured
+//! under `u = 0.05 t` is `phi_s(0.05)/0.05 = 273.26 s` (docs/src/reproduction.md#check-1). With measured
 //! velocities, `|v| <= dv` counts as rest.
 
 use super::sanchez_mazuca::{
@@ -161,7 +161,7 @@ impl Dynamics for ImprovedArmstrong {
     }
 
     /// Set-valued stick at `phi_s(du_dt)`, kinetic level of eq. 19 frozen at `|v_k|` (S4 eq. 20;
-    /// MODELS.md §1.4).
+    /// docs/src/models/numerics.md#drift-free-stick).
     fn law(p: &Params, _: &State, input: &Input, _: f64) -> StepLaw {
         stick_law(p, input, Params::kinetic_level)
     }
@@ -277,7 +277,7 @@ mod tests {
 
     #[test]
     fn s4_ramp_breakaway_times() {
-        // MODELS.md §18 #1: 273.26 s (experiment 273.7 s), §18 #2: 12.08 s, and 394.9 s with (−).
+        // docs/src/reproduction.md#check-1: 273.26 s (experiment 273.7 s), docs/src/reproduction.md#check-2: 12.08 s, and 394.9 s with (−).
         let mut m = model(Params::s4_asymmetric());
         let t = breakaway_time(&mut m, 0.05, 1e-3, 280.0, 0.0).unwrap();
         assert!((t - 273.26).abs() < 0.1, "{t}");

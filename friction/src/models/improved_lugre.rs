@@ -1,5 +1,5 @@
 //! Improved LuGre friction, "I(LG)" (Sánchez-Mazuca & Campa 2013): S4 eq. 21 (LuGre, S4 eqs.
-//! 11–13, with the rate-dependent breakaway level of eq. 14); MODELS.md §16 and §8.
+//! 11–13, with the rate-dependent breakaway level of eq. 14); docs/src/models/improved_static.md and docs/src/models/lugre.md.
 //!
 //! $$F = \sigma_0 z + \sigma_1 \dot z + f_v v,\qquad
 //!   \dot z = v - \frac{\sigma_0 |v|}{g(v, \dot u)} z,\qquad
@@ -10,19 +10,19 @@
 //! \[N m/rad\] bristle stiffness, `sigma1` \[N m s/rad\] micro-damping, `fc` \[N m\] Coulomb level, `fv`
 //! \[N m s/rad\] viscous coefficient, `fs` \[N m\] breakaway level at a constant torque (convention
 //! A), `vs` \[rad/s\] and `delta_v` \[-\] Stribeck velocity and exponent (S4 eq. 13 writes the exponent
-//! `delta_s`; Table 1 only has `delta_v`, MODELS.md §19), `ts` \[N m/s\] and `delta_t` \[-\] the
+//! `delta_s`; Table 1 only has `delta_v`, docs/src/sources.md#errata), `ts` \[N m/s\] and `delta_t` \[-\] the
 //! torque-rate coefficient and exponent. The friction resists motion. At `du_dt = 0` this is LuGre
 //! and the steady state is the Armstrong curve `g(v, 0) sgn v + fv v`. The registry writes the
 //! units for a linear bench (N, N/m, N s/m, m/s, N/s).
 //!
 //! Defaults: S4 Table 1, column (+), with `sigma0 = 17260`, `sigma1 = 66.708` (J = 0.167 kg m^2:
-//! `omega_n = 321.5 rad/s`, `zeta = 0.670`, MODELS.md §18 #4). For asymmetric friction paste column
+//! `omega_n = 321.5 rad/s`, `zeta = 0.670`, docs/src/reproduction.md#check-4). For asymmetric friction paste column
 //! (−) as the negative set: `"negative": {"fc": 10.01, "fv": 5.335, "fs": 23.813, "vs": 0.078,
 //! "delta_v": 1.286, "ts": 1.954, "delta_t": 0.287}` (or use [`Params::s4_asymmetric`]).
 //!
 //! Numerics: as [`super::lugre`]. The bristle state is stiff (`lambda = sigma0 |v| / g`, 1927 1/s
 //! at 1 rad/s with S4's set). The velocity-driven step uses the frozen-v exact exponential
-//! (MODELS.md §1.2 item 1) with `zdot = (z_{k+1} - z_k)/h` (item 4); the plant coupling is
+//! (docs/src/models/numerics.md#exact-and-implicit-state-updates (item 1)) with `zdot = (z_{k+1} - z_k)/h` (item 4); the plant coupling is
 //! backward Euler with `lambda` frozen at `v_k` (item 5). Both keep `|z| <= fs/sigma0` for every
 //! `h`: stable at any step.
 
@@ -167,7 +167,7 @@ pub struct State {
 #[derive(Clone, Copy, Debug)]
 pub struct ImprovedLuGre;
 
-/// The velocity-driven step (exact frozen-v update, MODELS.md §1.2 items 1 and 4).
+/// The velocity-driven step (exact frozen-v update, docs/src/models/numerics.md#exact-and-implicit-state-updates (items 1 and 4)).
 pub fn step(p: &Params, s: &mut State, input: &Input, dt: f64) -> f64 {
     let v = input.v;
     let q = p.side(v);
@@ -190,7 +190,7 @@ impl Dynamics for ImprovedLuGre {
         step(p, s, input, dt)
     }
 
-    /// Backward Euler with `lambda` frozen at `v_k` (MODELS.md §1.2 item 5).
+    /// Backward Euler with `lambda` frozen at `v_k` (docs/src/models/numerics.md#exact-and-implicit-state-updates (item 5)).
     fn law(p: &Params, s: &State, input: &Input, dt: f64) -> StepLaw {
         let v = input.v;
         let q = p.side_at(v, input.u);
@@ -288,7 +288,7 @@ mod tests {
 
     #[test]
     fn s4_presliding_frequency_and_damping() {
-        // MODELS.md §18 #4: omega_n = 321.5 rad/s, zeta = 0.670.
+        // docs/src/reproduction.md#check-4: omega_n = 321.5 rad/s, zeta = 0.670.
         let p = Params::default();
         assert!((p.natural_frequency(S4_INERTIA) - 321.5).abs() < 0.05);
         assert!((p.damping_ratio(S4_INERTIA) - 0.670).abs() < 5e-4);
@@ -299,7 +299,7 @@ mod tests {
     fn s4_ramp_visible_motion_is_near_the_improved_static_breakaway() {
         // "Visible motion": |v| > v_th = 1e-3 rad/s, at dt = 1 ms. The improved static models
         // break away at phi_s(m)/m: 273.26 s at m = 0.05, 12.08 s at m = 1 and 394.9 s for (−) at
-        // m = -0.05 (MODELS.md §18 #1, #2). LuGre creeps before that [D]: quasi-statically
+        // m = -0.05 (docs/src/reproduction.md (checks #1, #2)). LuGre creeps before that [D]: quasi-statically
         // u = sigma0 z, so v = m / (sigma0 (1 - u/g)), and v_th is reached at
         // t = (phi_s(m)/|m|) (1 - |m|/(sigma0 v_th)): 0.3 % before the static value at 0.05 N m/s,
         // 5.8 % at 1 N m/s. Found: 272.487 s, 11.392 s and 393.667 s.

@@ -1,5 +1,5 @@
 //! Improved static + Coulomb + viscous friction, "I(S+C+V)" (Sánchez-Mazuca & Campa 2013):
-//! S4 eqs. 4 and 6 with the rate-dependent breakaway level of eq. 14; MODELS.md §16.
+//! S4 eqs. 4 and 6 with the rate-dependent breakaway level of eq. 14; docs/src/models/improved_static.md.
 //!
 //! $$F = \begin{cases} \operatorname{clamp}(u,\ \phi_s(\dot u)) & v = 0 \\
 //!   f_c \operatorname{sgn}(v) + f_v v & v \ne 0 \end{cases},\qquad
@@ -17,9 +17,9 @@
 //! "delta_t": 0.287}`
 //! (or use [`Params::s4_asymmetric`]).
 //!
-//! Numerics: in a plant the set-valued stick is solved exactly ([`StepLaw::Stick`], MODELS.md
-//! §1.4): no drift, no chatter, stable at any step. Under the ramp `u = 0.05 t` the body breaks
-//! away at `phi_s(0.05)/0.05 = 273.26 s` (experiment: 273.7 s, MODELS.md §18 #1). With measured
+//! Numerics: in a plant the set-valued stick is solved exactly ([`StepLaw::Stick`],
+//! docs/src/models/numerics.md#drift-free-stick): no drift, no chatter, stable at any step. Under the ramp `u = 0.05 t` the body breaks
+//! away at `phi_s(0.05)/0.05 = 273.26 s` (experiment: 273.7 s, docs/src/reproduction.md#check-1). With measured
 //! velocities, `|v| <= dv` counts as rest.
 
 use super::sanchez_mazuca::{Sided, rest_window, stick_law};
@@ -54,7 +54,7 @@ impl Dynamics for ImprovedStatic {
         Self::law(p, s, &Input { v, ..*input }, dt).force_at(v, input.u)
     }
 
-    /// Set-valued stick at `phi_s(du_dt)`, kinetic level `fc` (S4 eqs. 4, 6, 14; MODELS.md §1.4).
+    /// Set-valued stick at `phi_s(du_dt)`, kinetic level `fc` (S4 eqs. 4, 6, 14; docs/src/models/numerics.md#drift-free-stick).
     fn law(p: &Params, _: &State, input: &Input, _: f64) -> StepLaw {
         stick_law(p, input, |q, _, _| q.fc)
     }
@@ -147,7 +147,7 @@ mod tests {
 
     #[test]
     fn s4_ramp_breakaway_times() {
-        // MODELS.md §18 #1: 273.26 s (experiment 273.7 s), §18 #2: 12.08 s, and 394.9 s with (−).
+        // docs/src/reproduction.md#check-1: 273.26 s (experiment 273.7 s), docs/src/reproduction.md#check-2: 12.08 s, and 394.9 s with (−).
         let mut m = model(Params::s4_asymmetric());
         let t = breakaway_time(&mut m, 0.05, 1e-3, 280.0, 0.0).unwrap();
         assert!((t - 273.26).abs() < 0.1, "{t}");

@@ -1,4 +1,4 @@
-//! Karnopp model: S1 8.44–8.46 (§8.4.2.3); MODELS.md §5, §1.3.
+//! Karnopp model: S1 8.44–8.46 (§8.4.2.3); docs/src/models/karnopp.md, docs/src/models/numerics.md#switched-models.
 //!
 //! $$\dot p = F_a - F_m,\qquad v = \begin{cases} 0 & |p/M| < D_v \\ p/M & \text{otherwise}
 //!   \end{cases}$$
@@ -19,12 +19,12 @@
 //!
 //! **Numerics.** `M` is the mass of the plant the model is coupled to, and Karnopp's momentum
 //! is the plant's: the model has no state of its own. Each step evaluates the mode once from
-//! `v_k` (MODELS.md §1.3). Inside the window the law is the exact set-valued stick
-//! (`StepLaw::Stick`, limit and kinetic level `fs`, no viscous term; MODELS.md §1.4): drift-free,
+//! `v_k` (docs/src/models/numerics.md#switched-models). Inside the window the law is the exact set-valued stick
+//! (`StepLaw::Stick`, limit and kinetic level `fs`, no viscous term; docs/src/models/numerics.md#drift-free-stick): drift-free,
 //! and beyond breakaway it is Karnopp's explicit `p_{k+1} = p_k + h (u - fs sgn u)`. Outside the
 //! window the sliding law is frozen at `v_k` with the viscous term implicit
 //! (`StepLaw::Smooth`), stable at any `dt`. A decelerating body lands in the window only if
-//! `dv > h max|u - F| / (2 M)` (MODELS.md §1.3); otherwise it jumps over it and chatters around
+//! `dv > h max|u - F| / (2 M)` (docs/src/models/numerics.md#switched-models); otherwise it jumps over it and chatters around
 //! rest (bounded, of amplitude about `h |u - F| / M`). The default `dv = 1e-3` m/s satisfies the
 //! rule for `h <= 1` ms with `|u - F| <= 2` N on 1 kg; at 10 ms use `dv >= 1e-2` or a
 //! set-valued model (`static_coulomb_viscous`, `stribeck_exp`). `dv` should also exceed the
@@ -39,7 +39,7 @@ use crate::models::static_curve::{
 use crate::{ParamError, StepLaw};
 use serde::{Deserialize, Serialize};
 
-/// Karnopp parameters. Defaults: the Canudas 1995 levels (MODELS.md §8), no Stribeck term.
+/// Karnopp parameters. Defaults: the Canudas 1995 levels (docs/src/models/lugre.md), no Stribeck term.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Params {
@@ -76,7 +76,7 @@ impl Default for Params {
 
 impl Params {
     /// The smallest window for which a body of mass `mass` decelerating with force imbalance up
-    /// to `max_imbalance` \[N\] lands in it at step `h`: `h max|u - F| / (2 m)` (MODELS.md §1.3).
+    /// to `max_imbalance` \[N\] lands in it at step `h`: `h max|u - F| / (2 m)` (docs/src/models/numerics.md#switched-models).
     pub fn min_window(h: f64, max_imbalance: f64, mass: f64) -> f64 {
         h * max_imbalance / (2.0 * mass)
     }

@@ -1,5 +1,5 @@
 //! LuGre model (Canudas de Wit, Olsson, Åström, Lischinsky 1995): S4 eqs. 11–13, S1 8.47–8.50,
-//! MODELS.md §8.
+//! docs/src/models/lugre.md.
 //!
 //! $$F = \sigma_0 z + \sigma_1(v)\,\dot z + \sigma_2 v,\qquad
 //!   \dot z = v - \frac{\sigma_0 |v|}{g(v)} z,\qquad
@@ -14,7 +14,7 @@
 //!
 //! Numerics: the bristle state is stiff (`lambda = sigma0 |v| / g(v)`, 1e4 1/s at 0.1 m/s with the
 //! Canudas set), so explicit Euler diverges at 1 ms. The velocity-driven step uses the frozen-v
-//! exact exponential (MODELS.md §1.2 item 1) with `zdot = (z_{k+1} - z_k)/h` (item 4); the plant
+//! exact exponential (docs/src/models/numerics.md#exact-and-implicit-state-updates (item 1)) with `zdot = (z_{k+1} - z_k)/h` (item 4); the plant
 //! coupling is backward Euler with `lambda` frozen at `v_k` (item 5). Both keep
 //! `|z| <= fs/sigma0` for every `h`: stable at any step.
 
@@ -24,7 +24,7 @@ use crate::model::{Dynamics, ModelDef, ParamDoc, Validate};
 use crate::{Input, ParamError, StepLaw};
 use serde::{Deserialize, Serialize};
 
-/// LuGre parameters. Defaults: the Canudas 1995 set (MODELS.md §8).
+/// LuGre parameters. Defaults: the Canudas 1995 set (docs/src/models/lugre.md).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Params {
@@ -144,7 +144,7 @@ pub struct State {
 #[derive(Clone, Copy, Debug)]
 pub struct LuGre;
 
-/// The velocity-driven step (exact frozen-v update, MODELS.md §1.2 items 1 and 4).
+/// The velocity-driven step (exact frozen-v update, docs/src/models/numerics.md#exact-and-implicit-state-updates (items 1 and 4)).
 pub fn step(p: &Params, s: &mut State, input: &Input, dt: f64) -> f64 {
     let v = input.v;
     let q = p.side(v);
@@ -182,8 +182,8 @@ impl Dynamics for LuGre {
         step(p, s, input, dt)
     }
 
-    /// Exponential Euler with `lambda` frozen at `v_k` and `v_{k+1}` as the forcing (MODELS.md
-    /// §1.2 items 1 and 5): `z_{k+1} = e z_k + h phi1(lambda h) v_{k+1}` is affine in `v_{k+1}`.
+    /// Exponential Euler with `lambda` frozen at `v_k` and `v_{k+1}` as the forcing (
+    /// docs/src/models/numerics.md#exact-and-implicit-state-updates (items 1 and 5)): `z_{k+1} = e z_k + h phi1(lambda h) v_{k+1}` is affine in `v_{k+1}`.
     fn law(p: &Params, s: &State, input: &Input, dt: f64) -> StepLaw {
         let (q, a, b) = coupling(p, input, dt);
         let sigma1 = q.sigma1_at(input.v);

@@ -1,15 +1,15 @@
-//! M2 model (Canudas de Wit et al. 1993): S1 8.57–8.65, MODELS.md §10.
+//! M2 model (Canudas de Wit et al. 1993): S1 8.57–8.65, docs/src/models/m2.md.
 //!
 //! $$F = (1 - s) F_{st} + s F_d,\qquad \tau_s \dot s = -s + G(v),\qquad G(v) = 1 - e^{-(v/v_0)^2}$$
 //! $$F_{st} = \operatorname{clamp}(k_s w + d_s v,\ \alpha),\quad \alpha = \alpha_0 + \alpha_1,\qquad
 //!   \dot w = (1 - s) v - \frac{s}{\tau_r} w,\qquad F_d = \alpha_0 \operatorname{sgn} v + \alpha_2 v$$
 //!
 //! States: `s` \[-\] in \[0, 1\], the "measure of sliding" (1 sliding, 0 sticking), and `w` \[m\], the
-//! displacement since sticking began (S1's ξ, renamed as in MODELS.md; its `-s w/tau_r` term
+//! displacement since sticking began (S1's ξ, renamed to avoid a clash with the argument of `clamp`; its `-s w/tau_r` term
 //! resets it while sliding). Parameters: `alpha0` \[N\] Coulomb level, `alpha1` \[N\] Stribeck excess,
 //! `alpha2` \[N s/m\] viscous coefficient, `tau_s` \[s\] frictional lag of `s`, `tau_r` \[s\] reset
 //! time of `w`, `v0` \[m/s\] Stribeck velocity, `k_s` \[N/m\] stick ("Dahl") spring, `d_s` \[N s/m\]
-//! stick damper. F resists motion (sign of v in sliding). `clamp` is MODELS.md §0's
+//! stick damper. F resists motion (sign of v in sliding). `clamp` is docs/src/models/conventions.md's
 //! `clamp(value, limit)` (S1 8.59–8.60 write `sat(limit, value)`).
 //!
 //! F_s convention: S1 writes the static term as an excess (`alpha1`, convention B); the fields
@@ -21,7 +21,7 @@
 //! which tends to `alpha sgn v` as `v -> 0` and to `F_d` as `v -> inf`.
 //!
 //! Defaults: S1 gives none and the source (Canudas et al. 1993) is not in the seeds, so we use
-//! values consistent with the Canudas 1995 LuGre set (MODELS.md §8): `alpha0 = 1 N`,
+//! values consistent with the Canudas 1995 LuGre set (docs/src/models/lugre.md): `alpha0 = 1 N`,
 //! `alpha1 = 0.5 N`, `alpha2 = 0.4 N s/m`, `v0 = 1e-3 m/s`, `tau_s = 0.01 s`, `k_s = 1e5 N/m`
 //! (= LuGre's sigma0), `d_s = 316 N s/m` (= LuGre's sigma1) and `tau_r = 0.1 s`. \[D\] `tau_r`
 //! sets the shape of 8.64: while `k_s tau_r v (1 - G)/G + d_s v >= alpha` the clamp saturates
@@ -31,7 +31,7 @@
 //! `tau_r = 1e-3 s` makes 8.64 dip to 0.45 N near 0.4 mm/s, below the Coulomb level, so a
 //! 0.5 N push makes the body creep for ever.
 //!
-//! Numerics (MODELS.md §10, §1.2 item 1): `s` uses its exact update with `v` frozen,
+//! Numerics (docs/src/models/m2.md, docs/src/models/numerics.md#exact-and-implicit-state-updates (item 1)): `s` uses its exact update with `v` frozen,
 //! `s_{k+1} = G(v_k) + (s_k - G(v_k)) e^{-h/tau_s}`, a convex combination that keeps `s` in \[0, 1\];
 //! `w` uses its exact update with `s` and `v` frozen at step start,
 //! `w_{k+1} = w_k e + (1 - s_k) v h (1 - e)/a`, `a = s_k h/tau_r`, `e = e^{-a}`, with
@@ -40,7 +40,7 @@
 //! spring is unsaturated at step start (`|k_s w_k + d_s v_k| < alpha`, regime frozen over the
 //! step), `k_s w_{k+1} + d_s v_{k+1}` enters affinely in `v_{k+1}`, as does `alpha2 v_{k+1}`; when
 //! saturated `F_st = ±alpha`. The Coulomb term `s alpha0 sgn v` is set-valued at rest (Kikuuwe et
-//! al. 2005, MODELS.md §1.4) whenever the rest of the friction lies inside `±s alpha0`, so a
+//! al. 2005, docs/src/models/numerics.md#drift-free-stick) whenever the rest of the friction lies inside `±s alpha0`, so a
 //! sliding body stops without chatter at coarse `h`; otherwise `sgn` is frozen at `v_k`. Every
 //! slope is >= 0: stable at any `h`. In an unsaturated step `F_st` may exceed `alpha` by the
 //! spring's one-step increment (the regime is frozen); it saturates on the next step.
@@ -146,7 +146,7 @@ struct Frozen {
     w_v: f64,
 }
 
-/// Exact updates of `s` and `w` with `v` and `s` frozen at step start (MODELS.md §10).
+/// Exact updates of `s` and `w` with `v` and `s` frozen at step start (docs/src/models/m2.md).
 fn frozen(p: &Params, s: &State, v: f64, dt: f64) -> Frozen {
     let s0 = s.s.clamp(0.0, 1.0);
     let g = p.g(v);
@@ -166,7 +166,7 @@ fn frozen(p: &Params, s: &State, v: f64, dt: f64) -> Frozen {
     }
 }
 
-/// The velocity-driven step: exact `s`, `w` updates, then the output at `k+1` (MODELS.md §10).
+/// The velocity-driven step: exact `s`, `w` updates, then the output at `k+1` (docs/src/models/m2.md).
 pub fn step(p: &Params, s: &mut State, input: &Input, dt: f64) -> f64 {
     let v = input.v;
     let c = frozen(p, s, v, dt);
@@ -319,7 +319,7 @@ mod tests {
                 "v={v}: {f} vs {ss}"
             );
         }
-        // Limits (MODELS.md §10): alpha as v -> 0, F_d as v -> inf.
+        // Limits (docs/src/models/m2.md): alpha as v -> 0, F_d as v -> inf.
         let m = model();
         for &v in &[1e-7, 1e-12, 1e-200] {
             assert!((m.steady_state(v).unwrap() - p.alpha()).abs() < 1e-6, "{v}");

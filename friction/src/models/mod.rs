@@ -1,4 +1,4 @@
-//! One module per friction model (MODELS.md section in each module's doc).
+//! One module per friction model (its page `docs/src/models/<id>.md` named in each module's doc).
 
 pub mod coulomb;
 pub mod coulomb_viscous;

@@ -1,4 +1,4 @@
-//! Modified Dahl model (Canudas de Wit et al. 1993): S1 8.53–8.56, MODELS.md §9.
+//! Modified Dahl model (Canudas de Wit et al. 1993): S1 8.53–8.56, docs/src/models/modified_dahl.md.
 //!
 //! $$\varepsilon \dot z = -|v| z + v f(v),\qquad F = z + \alpha_2 v,\qquad
 //!   f(v) = \alpha_0 + \alpha_1 e^{-(v/v_0)^2}$$
@@ -6,8 +6,8 @@
 //! `z` \[N\] is the internal friction state, `alpha0` \[N\] the Coulomb level, `alpha1` \[N\] the
 //! Stribeck excess, `alpha2` \[N s/m\] the viscous coefficient, `v0` \[m/s\] the Stribeck velocity and
 //! `epsilon` \[m\] a length (the time constant of `z` is `epsilon/|v|`, S1: "proportional to 1/v").
-//! S1 loses the minus sign in 8.53 and calls the parameters "alpha1, alpha2, alpha3" (MODELS.md
-//! §19); the names here are S1's symbols 8.54–8.55. F resists motion (sign of v in sliding).
+//! S1 loses the minus sign in 8.53 and calls the parameters "alpha1, alpha2, alpha3" (
+//! docs/src/sources.md#errata); the names here are S1's symbols 8.54–8.55. F resists motion (sign of v in sliding).
 //!
 //! F_s convention: S1 writes the Stribeck term as an excess (convention B). The fields keep S1's
 //! meaning (`alpha1` is the excess), and the breakaway level in convention A is
@@ -19,13 +19,13 @@
 //! and `alpha2` (S1 §8.6 reports them).
 //!
 //! Defaults: S1 gives no values. We use Canudas-like values consistent with the LuGre set
-//! (MODELS.md §8): `alpha0 = 1 N`, `alpha1 = 0.5 N` (breakaway 1.5 N), `alpha2 = 0.4 N s/m`,
+//! (docs/src/models/lugre.md): `alpha0 = 1 N`, `alpha1 = 0.5 N` (breakaway 1.5 N), `alpha2 = 0.4 N s/m`,
 //! `v0 = 1e-3 m/s`, and `epsilon = 1.5e-5 m` so that the presliding stiffness
 //! `(alpha0 + alpha1)/epsilon = 1e5 N/m` equals LuGre's `sigma0`.
 //!
 //! Numerics: the state is stiff (`lambda = |v|/epsilon`, 6.7e3 1/s at 0.1 m/s). The
 //! velocity-driven step uses the exact update over `Δx = v_k h` with `f` frozen at `v_k`
-//! (MODELS.md §1.2 items 1–2), `z_{k+1} = f sgn(Δx) + (z_k - f sgn(Δx)) exp(-|Δx|/epsilon)`, a
+//! (docs/src/models/numerics.md#exact-and-implicit-state-updates (items 1–2)), `z_{k+1} = f sgn(Δx) + (z_k - f sgn(Δx)) exp(-|Δx|/epsilon)`, a
 //! convex combination that keeps `|z| <= alpha0 + alpha1` at any `h`. The plant coupling is
 //! backward Euler with `|v|` and `f` frozen at `v_k`:
 //! `z_{k+1} = (z_k + h f(v_k) v_{k+1}/epsilon)/(1 + h |v_k|/epsilon)`, affine in `v_{k+1}` with
@@ -79,7 +79,7 @@ impl Params {
         self.alpha0 + self.alpha1
     }
 
-    /// Presliding stiffness `dF/dx` at `z = 0`: `(alpha0 + alpha1)/epsilon` (MODELS.md §9).
+    /// Presliding stiffness `dF/dx` at `z = 0`: `(alpha0 + alpha1)/epsilon` (docs/src/models/modified_dahl.md).
     pub fn presliding_stiffness(&self) -> f64 {
         self.breakaway() / self.epsilon
     }
@@ -106,7 +106,7 @@ pub struct State {
 #[derive(Clone, Copy, Debug)]
 pub struct ModifiedDahl;
 
-/// The velocity-driven step: exact update over `Δx = v h` with `f` frozen (MODELS.md §9).
+/// The velocity-driven step: exact update over `Δx = v h` with `f` frozen (docs/src/models/modified_dahl.md).
 pub fn step(p: &Params, s: &mut State, input: &Input, dt: f64) -> f64 {
     let v = input.v;
     let z0 = guard(s.z, p.breakaway());

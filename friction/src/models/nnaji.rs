@@ -1,5 +1,5 @@
 //! Nnaji, Holderbaum & Becerra (2022) "novel" friction model: S3 §2.3, eqs. 3, 7 (reconstructed),
-//! 8, 9, 10 (reconstructed), 11; MODELS.md §15 (identification §17.5–§17.7, checks §18 #5–#7).
+//! 8, 9, 10 (reconstructed), 11; docs/src/models/nnaji.md (identification docs/src/identification.md#nnaji, checks docs/src/reproduction.md (checks #5–#7)).
 //!
 //! A sine-shaped presliding hysteresis with branch memory, a LuGre-like micro-damping and a
 //! lagged Stribeck level:
@@ -25,7 +25,7 @@
 //! micro-damping, `tau` \[s\] frictional-lag time constant, `fv` \[N s/m\] viscous coefficient. `F_f`
 //! resists the motion (sign of `v` in sliding).
 //!
-//! Branch memory [R, MODELS.md §15]: `(z_r, f_r)` is the point where the current branch began and
+//! Branch memory [R, docs/src/models/nnaji.md]: `(z_r, f_r)` is the point where the current branch began and
 //! `d = ±1` its direction. When `sgn v` reverses, a new branch starts at `z_r ← z`,
 //! `f_r ← F_hyst(z)`. The first branch from the unstressed state (`z_r = f_r = 0`) has
 //! `|z_t - z_r| = zb`, `|f_t - f_r| = fs` (either direction). Later branches follow
@@ -35,7 +35,7 @@
 //! the thesis wording), and it is clamped to `[-pi/2, pi/2]` (required guard \[D\]: beyond the
 //! target `F_hyst` holds at the crest instead of falling, which would let `z` run away).
 //!
-//! Numerics (MODELS.md §15, §1.2): `gamma` by the frozen-v exact exponential; `z` in pre-slide by
+//! Numerics (docs/src/models/nnaji.md, docs/src/models/numerics.md#exact-and-implicit-state-updates): `gamma` by the frozen-v exact exponential; `z` in pre-slide by
 //! `z += Δx` (exact, drift-free); in gross slide by the linearly implicit update
 //! `z += h (±gamma - F_hyst)/(sigma + h k_h)` with `k_h = dF_hyst/dz >= 0`, which never
 //! overshoots the fixed point on the rising (concave) part of a branch. The regime is decided
@@ -66,7 +66,7 @@ use crate::{Input, ParamError, StepLaw};
 use serde::{Deserialize, Serialize};
 use std::f64::consts::FRAC_PI_2;
 
-/// Targets of a non-virgin hysteresis branch (MODELS.md §15, reconstruction \[R\]).
+/// Targets of a non-virgin hysteresis branch (docs/src/models/nnaji.md, reconstruction \[R\]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum BranchRule {
@@ -128,7 +128,7 @@ impl Params {
     }
 
     /// Branch scales `(|z_t - z_r|, |f_t - f_r|)` for a branch starting at `(z_r, f_r)` in
-    /// direction `d` (MODELS.md §15 branch targets).
+    /// direction `d` (docs/src/models/nnaji.md branch targets).
     pub fn branch_scales(&self, z_r: f64, f_r: f64, d: f64) -> (f64, f64) {
         let (dz, df) = if z_r == 0.0 && f_r == 0.0 {
             (self.zb, self.fs)
@@ -147,13 +147,13 @@ impl Params {
 }
 
 /// `sigma` from an assumed damping ratio of the linearised presliding plant (S3 eqs. 29–33,
-/// MODELS.md §17.6): `G(s) = 1/(J s^2 + (sigma + fv) s + pi fs/(2 zb))`, so
+/// docs/src/identification.md#nnaji): `G(s) = 1/(J s^2 + (sigma + fv) s + pi fs/(2 zb))`, so
 /// `sigma = 2 zeta sqrt(J pi fs / (2 zb)) - fv`.
 ///
 /// S3 uses `zeta = 0.7` (a design choice) and, with `fs = 0.0994`, `zb = 0.0060`,
 /// `fv = 0.0403` (text value), `J = 6.528e-5`, gets 0.0174 (we get 0.017403). With Table 3's
 /// `fv = 0.0603` the formula gives a negative value (-0.0026): S3 is inconsistent there
-/// (MODELS.md §18 #5, §19). The result is not clamped; check its sign.
+/// (docs/src/reproduction.md#check-5, docs/src/sources.md#errata). The result is not clamped; check its sign.
 pub fn sigma_from_damping(j: f64, fs: f64, zb: f64, fv: f64, zeta: f64) -> f64 {
     2.0 * zeta * (j * std::f64::consts::PI * fs / (2.0 * zb)).sqrt() - fv
 }
@@ -412,7 +412,7 @@ mod tests {
 
     #[test]
     fn velocity_sweep_follows_the_stribeck_curve() {
-        // S3 Fig. 5 / MODELS.md §18 #7: from rest to 0.45 m/s. The velocity is held at
+        // S3 Fig. 5 / docs/src/reproduction.md#check-7: from rest to 0.45 m/s. The velocity is held at
         // v0 = 1e-4 m/s until the bristle saturates (gross slide), then rises geometrically to
         // 0.45 m/s in 60 s. In gross slide F = gamma + fv v and gamma lags g(v) by tau, so
         // |F - F_ss(v)| <= tau |g'(v)| dv/dt (to first order).
@@ -466,7 +466,7 @@ mod tests {
 
     #[test]
     fn sigma_from_an_assumed_damping_ratio() {
-        // MODELS.md §17.6, §18 #5: S3's 0.0174 with the text's fv = 0.0403.
+        // docs/src/identification.md#nnaji, docs/src/reproduction.md#check-5: S3's 0.0174 with the text's fv = 0.0403.
         let sigma = sigma_from_damping(6.528e-5, 0.0994, 0.0060, 0.0403, 0.7);
         assert!((sigma - 0.017403).abs() < 5e-7, "{sigma}");
         // Table 3's fv = 0.0603 gives a negative sigma (S3 is inconsistent).
@@ -494,9 +494,9 @@ mod tests {
 
     #[test]
     fn breakaway_force_vs_force_rate_lies_in_the_published_band() {
-        // MODELS.md §18 #6 (weak check): S3 prints 1.491 / 1.498 / 1.499 N at 0.05 / 0.1 /
+        // docs/src/reproduction.md#check-6 (weak check): S3 prints 1.491 / 1.498 / 1.499 N at 0.05 / 0.1 /
         // 0.2 N/s. Here (dt = 1e-4, fv = 0.4): 1.4965 / 1.4914 / 1.4792 N (1e-5: the same to
-        // 5e-6), all in the 1.47–1.50 band and below fs, but with the opposite trend (§18 #6).
+        // 5e-6), all in the 1.47–1.50 band and below fs, but with the opposite trend (docs/src/reproduction.md#check-6).
         let p = Params::default();
         let peaks: Vec<f64> = [0.05, 0.1, 0.2]
             .iter()

@@ -1,5 +1,5 @@
 //! Rising static friction with dwell time on a Stribeck curve: Armstrong-Hélouvry S1 8.17
-//! (= 8.25) and Kato S1 8.16; MODELS.md §3.1, §3.2 (kinetic curve §2.4, stick §1.4).
+//! (= 8.25) and Kato S1 8.16; docs/src/models/rising_static.md#kato-law, docs/src/models/rising_static.md#armstrong-law (kinetic curve docs/src/models/stribeck_exp.md, stick docs/src/models/numerics.md#drift-free-stick).
 //!
 //! A switched model. While sliding, the friction follows the exponential Stribeck curve whose
 //! breakaway level `F_sb` was frozen when the slip interval began:
@@ -19,7 +19,7 @@
 //! after a long rest; `fv` \[N s/m\] viscous coefficient; `vs` \[m/s\] Stribeck velocity; `delta` \[-\]
 //! Stribeck exponent; `t2` \[s\] dwell time; `gamma` \[s\] Armstrong's rise time (S1 Table 8.2:
 //! 0–200 s); `gamma_kato` \[s^-m\] and `m_exp` \[-\] Kato's constants. `F` resists motion: it has the
-//! sign of `v` while sliding (MODELS.md §0).
+//! sign of `v` while sliding (docs/src/models/conventions.md).
 //!
 //! **F_s convention A.** Every F_s here is a breakaway level (S1 writes 8.25 in convention B, as
 //! an excess over F_C; adding F_C to both sides gives the same formula in convention A, because it
@@ -37,8 +37,8 @@
 //! velocity).
 //!
 //! **Numerics.** The mode (rest or slip) is evaluated once per step from the velocity at the start
-//! of the step (MODELS.md §1.3). Coupled to a plant, the set-valued stick is solved exactly
-//! (Kikuuwe et al. 2005, MODELS.md §1.4) with the stick limit at the current rising level, so a
+//! of the step (docs/src/models/numerics.md#switched-models). Coupled to a plant, the set-valued stick is solved exactly
+//! (Kikuuwe et al. 2005, docs/src/models/numerics.md#drift-free-stick) with the stick limit at the current rising level, so a
 //! body sticks without drift at any step; the Stribeck level is frozen at `v_k` and the viscous
 //! term is implicit, so the step is stable for every `h`. With measured velocities, `|v| <= dv`
 //! counts as rest (a Karnopp window, S1 8.45): set `dv` to the sensor's velocity resolution.
@@ -60,9 +60,9 @@ pub enum RiseLaw {
     Kato,
 }
 
-/// Rising-static-friction parameters. Curve defaults: the Canudas 1995 set (MODELS.md §8);
+/// Rising-static-friction parameters. Curve defaults: the Canudas 1995 set (docs/src/models/lugre.md);
 /// `gamma` = 1 s, a choice inside S1 Table 8.2's 0–200 s; Kato constants from Armstrong-Hélouvry
-/// (MODELS.md §3.1).
+/// (docs/src/models/rising_static.md#kato-law).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Params {
@@ -177,7 +177,7 @@ impl State {
         p.rise(self.fs_a, self.t2)
     }
 
-    /// Mode switch at the start of a step (MODELS.md §1.3): arrival resets the dwell; breakaway
+    /// Mode switch at the start of a step (docs/src/models/numerics.md#switched-models): arrival resets the dwell; breakaway
     /// freezes the slip's breakaway level.
     fn enter(&mut self, p: &Params, resting: bool) {
         if resting {
@@ -237,7 +237,7 @@ impl Dynamics for RisingStatic {
         step(p, s, input, dt)
     }
 
-    /// Set-valued stick at the rising limit, or the Stribeck level frozen at `v_k` (§1.4).
+    /// Set-valued stick at the rising limit, or the Stribeck level frozen at `v_k` (docs/src/models/numerics.md#drift-free-stick).
     fn law(p: &Params, s: &State, input: &Input, _dt: f64) -> StepLaw {
         let v = input.v;
         let mut q = *s;

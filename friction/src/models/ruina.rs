@@ -1,5 +1,5 @@
 //! Ruina–Rice single-state (rate-and-state) friction law: S1 §8.4.2.2 eqs. 8.38–8.40 (values
-//! Table 8.4, identification 8.41–8.43); MODELS.md §6 (numerics §1.2 item 2, stick §1.4).
+//! Table 8.4, identification 8.41–8.43); docs/src/models/ruina.md (numerics docs/src/models/numerics.md#exact-and-implicit-state-updates (item 2), stick docs/src/models/numerics.md#drift-free-stick).
 //!
 //! $$f = f_0 + A \ln\frac{v}{v_0} + \theta\qquad (8.38)$$
 //! $$\dot\theta = -\frac{v}{L}\Big\[\theta + B \ln\frac{v}{v_0}\Big\]\qquad (8.39)$$
@@ -21,7 +21,7 @@
 //! question); the breakaway level is `fn_load f(v_min)` with the current `theta`.
 //!
 //! **Numerics.** `theta` is linear for a frozen speed, so it is advanced by the exact space-domain
-//! update (MODELS.md §1.2 item 2) over the step's sliding distance `Δx`:
+//! update (docs/src/models/numerics.md#exact-and-implicit-state-updates (item 2)) over the step's sliding distance `Δx`:
 //!
 //! $$\theta_{k+1} = -B \ln\frac{|v|}{v_0} + \Big(\theta_k + B \ln\frac{|v|}{v_0}\Big)
 //!   e^{-|\Delta x|/L}$$
@@ -29,7 +29,7 @@
 //! with `|v|` floored at `v_min`; velocity-driven `Δx = v_k h` (exact for piecewise-constant `v`),
 //! in a plant `Δx = h v_{k+1}` (the plant's own displacement; 0 at rest, so `theta` holds). The
 //! update is a convex combination, stable for every `h`. Coupled to a plant, rest is the
-//! drift-free set-valued stick (Kikuuwe et al. 2005, MODELS.md §1.4); while sliding the direct
+//! drift-free set-valued stick (Kikuuwe et al. 2005, docs/src/models/numerics.md#drift-free-stick); while sliding the direct
 //! effect `A ln|v|` is linearised at `v_k` and made implicit (`dF/dv = fn_load A/|v_k| >= 0` as
 //! damping), so the step is stable where the explicit slope `fn_load A/|v|` would not be.
 

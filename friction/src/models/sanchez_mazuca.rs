@@ -1,5 +1,5 @@
 //! Shared parts of the Sánchez-Mazuca & Campa (2013) "improved" models (S4 eqs. 14–21,
-//! MODELS.md §16): the rate-dependent breakaway level of eq. 14, the torque-rate dead-band, the
+//! docs/src/models/improved_static.md): the rate-dependent breakaway level of eq. 14, the torque-rate dead-band, the
 //! choice of the (+)/(−) parameter set, the set-valued stick law, and S4 Table 1.
 //!
 //! $$\phi_s(\dot\tau) = f_c + (f_s - f_c)\,e^{-|\dot\tau/t_s|^{\delta_t}}
@@ -16,17 +16,17 @@
 //! prescribed torques (a ramp `tau = m t` has `du_dt = m`), and on a bench a low-pass-filtered
 //! backward difference of the commanded torque. The model does not filter it. With S4's
 //! `delta_t = 0.172`, `phi_s` has an infinite slope at `taudot = 0`: a rate of 1e-6 N m/s already
-//! lowers `phi_s - fc` by 9 % (MODELS.md §16). So each model has a dead-band `taudot_deadband`:
+//! lowers `phi_s - fc` by 9 % (docs/src/models/improved_static.md). So each model has a dead-band `taudot_deadband`:
 //! a rate with `|du_dt| <= taudot_deadband` counts as 0 everywhere in the model (a hard threshold,
 //! so rates above the band are used unchanged). A non-finite rate counts as 0 (NaN) or as
 //! infinitely fast (±inf, `phi_s = fc`).
 //!
 //! **Asymmetry.** S4 Table 1 fits each direction separately. A `negative` set, if given, applies
-//! to negative motion; the set is chosen by `sgn(v)`, or by `sgn(u)` when `v = 0` (MODELS.md §0).
+//! to negative motion; the set is chosen by `sgn(v)`, or by `sgn(u)` when `v = 0` (docs/src/models/conventions.md).
 //!
 //! **Stick.** At rest the friction is set-valued, `F = clamp(u, phi_s(taudot))` (S4 eqs. 6, 20).
 //! Coupled to a plant this is solved exactly by [`StepLaw::Stick`] (Kikuuwe et al. 2005,
-//! MODELS.md §1.4), with the kinetic level frozen at `|v_k|`: no drift and no chatter at any step.
+//! docs/src/models/numerics.md#drift-free-stick), with the kinetic level frozen at `|v_k|`: no drift and no chatter at any step.
 
 use crate::curve::phi_exp;
 use crate::error::check;
@@ -148,7 +148,7 @@ pub trait Sided: Sized {
         }
     }
 
-    /// The set chosen by `sgn(v)`, or by `sgn(u)` when `v = 0` (MODELS.md §0).
+    /// The set chosen by `sgn(v)`, or by `sgn(u)` when `v = 0` (docs/src/models/conventions.md).
     #[inline]
     fn side_at(&self, v: f64, u: f64) -> &Self {
         self.side(if v != 0.0 { v } else { u })
@@ -161,7 +161,7 @@ pub fn rest_window(v: f64, dv: f64) -> f64 {
     if v.abs() <= dv { 0.0 } else { v }
 }
 
-/// The set-valued law of S4 eqs. 6/20 for one step (MODELS.md §1.4): at rest the body sticks while
+/// The set-valued law of S4 eqs. 6/20 for one step (docs/src/models/numerics.md#drift-free-stick): at rest the body sticks while
 /// the force needed to stop it lies in `[-phi_s^-(taudot), phi_s^+(taudot)]`; sliding, the
 /// friction is `kinetic(set, |v_k|, du_dt) sgn(v) + fv v`, the kinetic level frozen at `v_k`.
 ///
@@ -226,7 +226,7 @@ pub(crate) mod test_util {
 
     /// The first time the velocity magnitude exceeds `threshold` under the torque ramp
     /// `tau = rate t` on the S4 motor (J = 0.167 kg m^2) at step `dt`, starting at rest
-    /// (MODELS.md §18 #1, #2). `threshold = 0` gives the first time `v != 0`.
+    /// (docs/src/reproduction.md (checks #1, #2)). `threshold = 0` gives the first time `v != 0`.
     pub(crate) fn breakaway_time(
         model: &mut dyn FrictionModel,
         rate: f64,
@@ -363,10 +363,10 @@ mod tests {
             let eq14 = c.fc + (c.fs - c.fc) * (-(r / c.ts).powf(c.delta_t)).exp();
             assert!((c.phi_s(r) - eq14).abs() < 1e-12);
         }
-        // MODELS.md §18 #1, #2: phi_s(0.05) = 13.663 N m, phi_s(1) = 12.076 N m.
+        // docs/src/reproduction.md (checks #1, #2): phi_s(0.05) = 13.663 N m, phi_s(1) = 12.076 N m.
         assert!((c.phi_s(0.05) - 13.663).abs() < 1e-3, "{}", c.phi_s(0.05));
         assert!((c.phi_s(1.0) - 12.076).abs() < 1e-3, "{}", c.phi_s(1.0));
-        // MODELS.md §16: 1e-6 N m/s already lowers phi_s - fc by about 9 %.
+        // docs/src/models/improved_static.md: 1e-6 N m/s already lowers phi_s - fc by about 9 %.
         let drop = 1.0 - (c.phi_s(1e-6) - c.fc) / (c.fs - c.fc);
         assert!((drop - 0.09).abs() < 0.01, "{drop}");
     }

@@ -1,7 +1,7 @@
 //! Seven-parameter model (Armstrong-Hélouvry) with stick/slip logic: S1 §8.4.2.1 eqs. 8.23–8.25
-//! and 8.31; MODELS.md §4 (delay §1.3, stick §1.4).
+//! and 8.31; docs/src/models/seven_parameter.md (delay docs/src/models/numerics.md#switched-models, stick docs/src/models/numerics.md#drift-free-stick).
 //!
-//! Stick (`s = 0`, presliding spring with the breakaway guard of MODELS.md §4) and slip (`s = 1`,
+//! Stick (`s = 0`, presliding spring with the breakaway guard of docs/src/models/seven_parameter.md) and slip (`s = 1`,
 //! Coulomb + viscous + Stribeck with frictional memory and rising static friction):
 //!
 //! $$s = 0:\quad F = \operatorname{clamp}\big(k_t (x - x_{stick}),\ F_s(t_2)\big)\qquad (8.23)$$
@@ -23,20 +23,20 @@
 //! `fs_inf` \[N\] breakaway level after a long rest; `gamma` \[s\] rise time of the static friction;
 //! `tau_l` \[s\] frictional lag; `vs` \[m/s\] Stribeck velocity; `kt` \[N/m\] tangential contact
 //! stiffness; `t2` \[s\] dwell time; `F_sa`, `F_sb` \[N\] levels at the end of the last slip and at the
-//! breakaway of the current one. `F` resists motion (MODELS.md §0).
+//! breakaway of the current one. `F` resists motion (docs/src/models/conventions.md).
 //!
 //! **F_s convention A.** S1 writes `F_s,inf`, `F_s,a` and `F_s,b` as excesses over `F_C`
 //! (convention B; breakaway = F_C + F_s). The library stores breakaway levels:
 //! `fs_inf = F_C + F_s,inf(S1)`, and likewise for `F_sa`, `F_sb`. 8.25 is affine in F_s, so it
 //! keeps its form; 8.24's Stribeck term becomes `(F_sb - fc) L(v)`. Initially the contact has
-//! rested long: `s = 0`, `t2 = 0`, `F_sa = fs_inf` (MODELS.md §4); `x_stick` is the first sample's
+//! rested long: `s = 0`, `t2 = 0`, `F_sa = fs_inf` (docs/src/models/seven_parameter.md); `x_stick` is the first sample's
 //! position. The spring is linear, so there is no presliding hysteresis (S1 §8.6.3).
 //!
 //! **Numerics.** The delay `v(t - tau_l)` is a ring buffer with linear interpolation, replaced by
-//! a first-order lag of time constant `tau_l` when `tau_l` is shorter than the step (MODELS.md
-//! §1.3; [`crate::models::timedep`]). The velocity-driven step (lockstep with a bench: measured
+//! a first-order lag of time constant `tau_l` when `tau_l` is shorter than the step (
+//! docs/src/models/numerics.md#switched-models; [`crate::models::timedep`]). The velocity-driven step (lockstep with a bench: measured
 //! `x` and `v`) applies the equations above as written. Coupled to a plant, the stick is the
-//! drift-free set-valued stick (Kikuuwe et al. 2005, MODELS.md §1.4) with limit `F_s(t2)`, not the
+//! drift-free set-valued stick (Kikuuwe et al. 2005, docs/src/models/numerics.md#drift-free-stick) with limit `F_s(t2)`, not the
 //! spring: the body rests exactly and the friction balances the applied force up to the breakaway
 //! level. We do not integrate the spring in the plant because (a) `kt` is stiff (`omega =
 //! sqrt(kt/m)` = 316 rad/s for the defaults and 1 kg) and (b) 8.23 with `x_stick = x` drops the
@@ -57,7 +57,7 @@ use crate::{Input, ParamError, StepLaw};
 use serde::{Deserialize, Serialize};
 
 /// Seven-parameter model parameters. Defaults: the Canudas 1995 curve (fc, fv, breakaway 1.5 N,
-/// vs; MODELS.md §8); `gamma` = 1 s (S1 Table 8.2: 0–200 s); `tau_l` = 5 ms (Table 8.2: 1–50 ms,
+/// vs; docs/src/models/lugre.md); `gamma` = 1 s (S1 Table 8.2: 0–200 s); `tau_l` = 5 ms (Table 8.2: 1–50 ms,
 /// Hess & Soom 3–9 ms); `kt` = 1e5 N/m, i.e. the breakaway force over 15 µm (Table 8.2:
 /// `(F_C + F_s)/Δx`, Δx = 1–50 µm); `dv` = 1e-4 m/s.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -133,7 +133,7 @@ impl Validate for Params {
     }
 }
 
-/// The switched part of the state (MODELS.md §4).
+/// The switched part of the state (docs/src/models/seven_parameter.md).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Logic {
     /// Mode `s` at the last sample: slip (`true`) or stick.
@@ -242,7 +242,7 @@ impl Dynamics for SevenParameter {
     }
 
     /// Drift-free set-valued stick at `F_s(t2)`, or the slip level of 8.24 frozen at `v_k` with
-    /// the viscous term implicit (§1.4).
+    /// the viscous term implicit (docs/src/models/numerics.md#drift-free-stick).
     fn law(p: &Params, s: &State, input: &Input, dt: f64) -> StepLaw {
         let v_del = s.line.peek(input.v, p.tau_l, dt, Memory::Delay);
         let mut q = s.logic;

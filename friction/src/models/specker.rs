@@ -1,5 +1,5 @@
 //! Specker, Buchholz, Dietmayer: smooth static friction map followed by a linear
-//! parameter-varying first-order lag (S0 eqs. 1–19; MODELS.md §13, §18 #9).
+//! parameter-varying first-order lag (S0 eqs. 1–19; docs/src/models/specker.md, docs/src/reproduction.md#check-9).
 //!
 //! Static map (S0 eqs. 1, 4, 8–11), odd and C∞:
 //!
@@ -23,13 +23,13 @@
 //! Sign convention: `F_fr` resists motion and has the sign of `v` in steady sliding.
 //! Defaults: S0 Tables 1–2 for `T_s = 0.1 ms`; the 10 ms set scales `vt, vsp, v0, t1` by 100.
 //!
-//! Numerics. The filter is linear in `F_fr` with `v` frozen over a step (MODELS.md §1.2 item 1):
+//! Numerics. The filter is linear in `F_fr` with `v` frozen over a step (docs/src/models/numerics.md#exact-and-implicit-state-updates (item 1)):
 //! the default [`Integrator::Exact`] update
 //! `F_{k+1} = F~Σ(v_k) + (F_k - F~Σ(v_k)) exp(-a(v_k) h / T1)` is a convex combination, so
 //! `F_fr` stays between its start value and the range of `F~Σ` at every `h`, and `v = 0` holds
 //! exactly. [`Integrator::Rk4`] replaces the exponential by the RK4 amplification polynomial, for
-//! comparison with S0's fixed-step RK4 runs; its stability limit `a h / T1 <= 2.785` (MODELS.md
-//! §1.1) is not a property of the model, so beyond it the step falls back to the exact update.
+//! comparison with S0's fixed-step RK4 runs; its stability limit `a h / T1 <= 2.785` (
+//! docs/src/models/numerics.md#stability-limits) is not a property of the model, so beyond it the step falls back to the exact update.
 //!
 //! Output: both `step` and the plant coupling return `F_{k+1}`, the filter output at the end of
 //! the step, computed from `F_k` and the velocity of sample k. This is the force that acts over
@@ -43,7 +43,7 @@
 //! falling Stribeck branch stays explicit. `a(v_k)` is frozen at `v_k`. Tested stable and
 //! bounded at 0.1, 1 and 10 ms with both parameter sets.
 //!
-//! S0's stick-slip benchmark (MODELS.md §18 #9) through [`crate::scenario::simulate`]: at
+//! S0's stick-slip benchmark (docs/src/reproduction.md#check-9) through [`crate::scenario::simulate`]: at
 //! 0.1 ms the first slip is at 1.4222 s, the period 1.104 s and the peak 1.4075 N, as with S0's
 //! coupled RK4 (1.4222 s, 1.105 s, 1.4075 N). At 10 ms the implicit plant step damps more than
 //! RK4: with `vt = 0.005`, 1.52 s and 1.13 s (RK4 at 10 ms: 1.52 s, 1.18 s; converged ODE:
@@ -56,21 +56,21 @@ use crate::model::{Dynamics, ModelDef, ParamDoc, Validate};
 use crate::{Input, ParamError, StepLaw};
 use serde::{Deserialize, Serialize};
 
-/// Real-axis stability limit of classical RK4, `h lambda <= 2.785` (MODELS.md §1.1).
+/// Real-axis stability limit of classical RK4, `h lambda <= 2.785` (docs/src/models/numerics.md#stability-limits).
 const RK4_LIMIT: f64 = 2.785;
 
 /// How the filter ODE (S0 eq. 17) is integrated over one step with `v` frozen at `v_k`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Integrator {
-    /// Exact exponential (MODELS.md §1.2 item 1); stable and monotone at every step.
+    /// Exact exponential (docs/src/models/numerics.md#exact-and-implicit-state-updates (item 1)); stable and monotone at every step.
     #[default]
     Exact,
     /// Classical RK4 (S0 §3 integrates with fixed-step RK4); exact update where `a h/T1 > 2.785`.
     Rk4,
 }
 
-/// Specker parameters. Defaults: S0 Tables 1–2, `T_s = 0.1 ms` column (MODELS.md §13).
+/// Specker parameters. Defaults: S0 Tables 1–2, `T_s = 0.1 ms` column (docs/src/models/specker.md).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Params {
@@ -123,7 +123,7 @@ impl Params {
         self.d * v + self.fc * (v / self.vt).tanh() + self.f_delta() * g
     }
 
-    /// Slope `dF~Σ/dv` \[N s/m\]; at `v = 0` it is `d + fc/vt + e^{1/2} F^_Δ/vsp` (MODELS.md §13).
+    /// Slope `dF~Σ/dv` \[N s/m\]; at `v = 0` it is `d + fc/vt + e^{1/2} F^_Δ/vsp` (docs/src/models/specker.md).
     #[inline]
     pub fn f_sigma_slope(&self, v: f64) -> f64 {
         let th = (v / self.vt).tanh();
@@ -292,7 +292,7 @@ mod tests {
         }
         assert!((p.step_ratio(1e-4) - 1.0 / 3.0).abs() < 1e-12);
         assert!((table2(0.05).step_ratio(1e-2) - 1.0 / 3.0).abs() < 1e-12);
-        // Slope at rest (MODELS.md §13) against a central difference.
+        // Slope at rest (docs/src/models/specker.md) against a central difference.
         let h = 1e-9;
         let fd = (p.f_sigma(h) - p.f_sigma(-h)) / (2.0 * h);
         let s0 = p.d + p.fc / p.vt + 0.5f64.exp() * p.f_delta() / p.vsp;
@@ -463,7 +463,7 @@ mod tests {
         }
     }
 
-    /// MODELS.md §18 #9 through the library's plant (`scenario::simulate`).
+    /// docs/src/reproduction.md#check-9 through the library's plant (`scenario::simulate`).
     fn stick_slip(p: Params, dt: f64) -> StickSlip {
         let scenario: Scenario = serde_json::from_str(
             r#"{"kind":"spring_pull","mass":0.1,"stiffness":10,"pull_velocity":0.1,"pull_stop_s":5}"#,
@@ -520,7 +520,7 @@ mod tests {
 
     #[test]
     fn stick_slip_at_0_1_ms_reproduces_the_rk4_figures() {
-        // MODELS.md §18 #9, indicative RK4 values at 0.1 ms: 1.422 s, 1.105 s, 1.4075 N.
+        // docs/src/reproduction.md#check-9, indicative RK4 values at 0.1 ms: 1.422 s, 1.105 s, 1.4075 N.
         let p = Params::default();
         let r = stick_slip(p.clone(), 1e-4);
         report("specker 0.1 ms (plant)", &r);
@@ -540,7 +540,7 @@ mod tests {
 
     #[test]
     fn stick_slip_at_10_ms_is_stable_and_keeps_its_qualitative_behaviour() {
-        // vt = 0.005 (the 100x-scaled value): stick-slip with the MODELS.md figures 1.52 s and
+        // vt = 0.005 (the 100x-scaled value): stick-slip with the RK4 figures of docs/src/reproduction.md#check-9, 1.52 s and
         // 1.18 s (RK4 at 10 ms); the converged ODE (RK4 at 0.1 ms) gives 1.509 s and 1.196 s.
         let p = table2(0.005);
         let r = stick_slip(p.clone(), 1e-2);
@@ -556,7 +556,7 @@ mod tests {
         // vt = 0.05 (as printed): the first slip matches (1.51 s); afterwards the implicit plant
         // settles into steady sliding at the pull speed. So does the converged ODE: coupled RK4
         // at h <= 1 ms slips at 1.503, 1.930, 2.030 s and then slides steadily. The sustained
-        // 1.17 s cycle of MODELS.md is an artefact of RK4 at h = 10 ms.
+        // 1.17 s cycle of docs/src/reproduction.md#check-9 is an artefact of RK4 at h = 10 ms.
         let p = table2(0.05);
         let r = stick_slip(p.clone(), 1e-2);
         report("specker 10 ms vt=0.05 (plant)", &r);

@@ -1,4 +1,4 @@
-//! Static + Armstrong friction ("S+A"): S4 eqs. 5–7 and §5.2 (iii); MODELS.md §2.3–2.4, §16.
+//! Static + Armstrong friction ("S+A"): S4 eqs. 5–7 and §5.2 (iii); docs/src/models/static_coulomb_viscous.md, docs/src/models/stribeck_exp.md, docs/src/models/improved_static.md.
 //!
 //! $$F = \begin{cases} \operatorname{clamp}(u, f_s) & v = 0 \\
 //!   \operatorname{sgn}(v)\left\[f_c + (f_s - f_c)\,e^{-|v/v_s|^{\delta}}\right\] + f_v v
@@ -14,11 +14,11 @@
 //! Defaults: S4 Table 1, column (+) (a direct-drive motor, J = 0.167 kg m^2; the values are in
 //! N m, rad/s and N m s/rad, read here as N, m/s and N s/m). [`Params::s4_table1`] adds the
 //! (−) column as the `negative` set. Under the ramp `u = 0.05 t` (S4 Fig. 10) the body breaks
-//! away at `t = fs/0.05` = 352.3 s ((+) set) and 476.3 s ((−) set), MODELS.md §18 check #1
+//! away at `t = fs/0.05` = 352.3 s ((+) set) and 476.3 s ((−) set), docs/src/reproduction.md#check-1
 //! (S4 reports ≈ 360 s for S+A).
 //!
 //! Numerics (see [`static_curve`](crate::models::static_curve)): in a plant the set-valued law
-//! is solved by backward Euler (Kikuuwe et al. 2005, MODELS.md §1.4) with the Stribeck level
+//! is solved by backward Euler (Kikuuwe et al. 2005, docs/src/models/numerics.md#drift-free-stick) with the Stribeck level
 //! frozen at `|v_k|` and the viscous term implicit: drift-free stick, stable at any `dt`. With
 //! measured velocities `|v| <= dv` counts as rest (a Karnopp window, S1 8.45).
 
@@ -149,7 +149,7 @@ mod tests {
         testing::assert_map::<StaticArmstrong>(&Params::s4_table1(), formula);
     }
 
-    /// Also MODELS.md §18 check #1: S+A under `u = 0.05 t` breaks away at fs/0.05 = 352.3 s
+    /// Also docs/src/reproduction.md#check-1: S+A under `u = 0.05 t` breaks away at fs/0.05 = 352.3 s
     /// (+) and 476.3 s (−).
     #[test]
     fn sticks_below_fs_and_breaks_away_at_fs() {

@@ -1,5 +1,5 @@
 //! Static + Coulomb + viscous friction (Morin stiction, "S+C+V"): S4 eqs. 2, 4, 6, 7; S1 8.14;
-//! MODELS.md §2.3.
+//! docs/src/models/static_coulomb_viscous.md.
 //!
 //! $$F = \begin{cases} \operatorname{clamp}(u, f_s) & v = 0 \\
 //!   f_c \operatorname{sgn}(v) + f_v v & v \ne 0 \end{cases}$$
@@ -12,7 +12,7 @@
 //! applies to negative motion (by `sgn(v)`, or `sgn(u)` at rest).
 //!
 //! Numerics (see [`static_curve`](crate::models::static_curve)): in a plant "v = 0" is replaced by
-//! the exact backward-Euler stick of Kikuuwe et al. 2005 (MODELS.md §1.4) with limit `fs` and
+//! the exact backward-Euler stick of Kikuuwe et al. 2005 (docs/src/models/numerics.md#drift-free-stick) with limit `fs` and
 //! kinetic level `fc`: drift-free stick and a stable step at any `dt`. With measured velocities
 //! `|v| <= dv` counts as rest (a Karnopp window, S1 8.45).
 
@@ -24,7 +24,7 @@ use crate::models::static_curve::{
 };
 use serde::{Deserialize, Serialize};
 
-/// Static + Coulomb + viscous parameters. Defaults: the Canudas 1995 levels (MODELS.md §8).
+/// Static + Coulomb + viscous parameters. Defaults: the Canudas 1995 levels (docs/src/models/lugre.md).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Params {

@@ -1,4 +1,4 @@
-//! Shared machinery of the static (memory-less) friction maps: MODELS.md §0, §1.3, §1.4, §2, §5.
+//! Shared machinery of the static (memory-less) friction maps: docs/src/models/conventions.md, docs/src/models/numerics.md#switched-models, docs/src/models/numerics.md#drift-free-stick, docs/src/models/index.md#static-maps.
 //!
 //! Every model of this family (`viscous`, `coulomb_viscous`, `static_coulomb_viscous`,
 //! `stribeck_exp`, `stribeck_lorentz`, `tustin`, `static_armstrong`, `karnopp`) is a parameter
@@ -9,12 +9,12 @@
 //! $$F(v, u) = \begin{cases} \operatorname{clamp}(u, f_{lim}) & v = 0 \\
 //!   g(|v|)\,\operatorname{sgn}(v) + f_v v & v \ne 0 \end{cases}$$
 //!
-//! - **Sign convention** (MODELS.md §0): `F` resists motion, the plant is `m dv/dt = u - F`, and
+//! - **Sign convention** (docs/src/models/conventions.md): `F` resists motion, the plant is `m dv/dt = u - F`, and
 //!   `sgn(0) = 0`.
-//! - **Asymmetry** (MODELS.md §0, S4 Table 1): an optional `negative` parameter set applies to
+//! - **Asymmetry** (docs/src/models/conventions.md, S4 Table 1): an optional `negative` parameter set applies to
 //!   negative motion, chosen by `sgn(v)`, or by `sgn(u)` at rest ([`StaticCurve::side`]).
 //! - **Plant coupling** ([`stick_law`]): backward Euler of the set-valued law (Kikuuwe et al.
-//!   2005, MODELS.md §1.4) as a [`StepLaw::Stick`]: limits `f_lim` per side, kinetic levels
+//!   2005, docs/src/models/numerics.md#drift-free-stick) as a [`StepLaw::Stick`]: limits `f_lim` per side, kinetic levels
 //!   frozen at `|v_k|`, viscous slope implicit in `v_{k+1}`. When the force needed to stop the
 //!   body lies within the limits the body ends the step exactly at rest, so it sticks without
 //!   drift or chatter at any step; otherwise it slides with `damping >= 0` and a bounded level,
@@ -26,7 +26,7 @@
 //!   (except in `karnopp`, whose window is part of the model and overrides [`StaticCurve::law`]).
 //!
 //! These maps have no state: the mode (stick or slip) is decided once per step from `v_k` and
-//! `u_k` (MODELS.md §1.3), and no stick flag needs to be stored.
+//! `u_k` (docs/src/models/numerics.md#switched-models), and no stick flag needs to be stored.
 
 use crate::curve::sgn;
 use crate::error::check;
@@ -55,7 +55,7 @@ pub trait StaticCurve:
     fn dv(&self) -> f64;
 
     /// The friction over the next step as a function of `v_{k+1}`, given `v_k` and `u_k`.
-    /// Default: the set-valued stick of MODELS.md §1.4 ([`stick_law`]).
+    /// Default: the set-valued stick of docs/src/models/numerics.md#drift-free-stick ([`stick_law`]).
     fn law(&self, v: f64, u: f64) -> StepLaw {
         stick_law(self, v, u)
     }
@@ -77,13 +77,13 @@ pub trait StaticCurve:
     }
 }
 
-/// The direction that selects the parameter set: `v`, or `u` at rest (MODELS.md §0).
+/// The direction that selects the parameter set: `v`, or `u` at rest (docs/src/models/conventions.md).
 #[inline]
 pub fn direction(v: f64, u: f64) -> f64 {
     if v != 0.0 { v } else { u }
 }
 
-/// The set-valued law of MODELS.md §1.4 over one step: limits `f_lim` per side, kinetic levels
+/// The set-valued law of docs/src/models/numerics.md#drift-free-stick over one step: limits `f_lim` per side, kinetic levels
 /// `g(|v_k|)` per side, viscous slope of the side `direction(v_k, u_k)`.
 pub fn stick_law<P: StaticCurve>(p: &P, v: f64, u: f64) -> StepLaw {
     let (pos, neg) = (p.side(1.0), p.side(-1.0));
@@ -281,7 +281,7 @@ pub(crate) mod testing {
         assert_eq!(m.step(&at(-3.0 * ln), 1e-3), -ln);
     }
 
-    /// Drift-free stick and breakaway on a 1 kg mass (MODELS.md §1.4): a constant force of
+    /// Drift-free stick and breakaway on a 1 kg mass (docs/src/models/numerics.md#drift-free-stick): a constant force of
     /// 0.9 `f_lim` of either sign and a sine of amplitude 0.9 `f_lim` keep `x` exactly 0 for
     /// 60 s at every step; 1.2 `f_lim` slides; a ramp `u = ±0.05 t` breaks away at
     /// `t = f_lim / 0.05` to one step.

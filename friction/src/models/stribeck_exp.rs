@@ -1,5 +1,5 @@
 //! Exponential Stribeck curve (Bo & Pavelescu; Armstrong's generalised exponential): S1 8.20,
-//! S4 eq. 5; MODELS.md §2.4.
+//! S4 eq. 5; docs/src/models/stribeck_exp.md.
 //!
 //! $$F = \operatorname{sgn}(v)\left\[f_c + (f_s - f_c)\,e^{-|v/v_s|^{\delta}}\right\] + f_v v
 //!   \quad (v \ne 0), \qquad F = \operatorname{clamp}(u, f_s) \quad (v = 0)$$
@@ -12,7 +12,7 @@
 //! `negative` set applies to negative motion (by `sgn(v)`, or `sgn(u)` at rest).
 //!
 //! Numerics (see [`static_curve`](crate::models::static_curve)): in a plant the set-valued law
-//! is solved by backward Euler (Kikuuwe et al. 2005, MODELS.md §1.4) with the Stribeck level
+//! is solved by backward Euler (Kikuuwe et al. 2005, docs/src/models/numerics.md#drift-free-stick) with the Stribeck level
 //! frozen at `|v_k|` and the viscous term implicit: drift-free stick, stable at any `dt`. With
 //! measured velocities `|v| <= dv` counts as rest (a Karnopp window, S1 8.45).
 
@@ -25,7 +25,7 @@ use crate::models::static_curve::{
 };
 use serde::{Deserialize, Serialize};
 
-/// Exponential Stribeck parameters. Defaults: the Canudas 1995 set (MODELS.md §8).
+/// Exponential Stribeck parameters. Defaults: the Canudas 1995 set (docs/src/models/lugre.md).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Params {

@@ -1,5 +1,5 @@
 //! Shared parts of the time-dependent models (`rising_static`, `frictional_memory`,
-//! `seven_parameter`, `ruina`): the frictional-memory delay line of MODELS.md §1.3 and §3.3.
+//! `seven_parameter`, `ruina`): the frictional-memory delay line of docs/src/models/numerics.md#switched-models and docs/src/models/frictional_memory.md.
 //!
 //! Frictional memory (Hess & Soom, S1 8.18) evaluates the Stribeck level at the delayed velocity
 //! `v(t - tau)`. At sample `k` the delayed value is read by linear interpolation between the
@@ -9,7 +9,7 @@
 //!   n = \lfloor \tau/h \rfloor,\ \varphi = \tau/h - n$$
 //!
 //! When the lag is shorter than one step (`tau < h`, e.g. Hess & Soom's 3–9 ms at h = 10 ms), or
-//! when [`Memory::Lag`] is chosen, the delay is replaced (MODELS.md §1.3) by a first-order lag of
+//! when [`Memory::Lag`] is chosen, the delay is replaced (docs/src/models/numerics.md#switched-models) by a first-order lag of
 //! time constant `tau`, discretised exactly for a velocity held over the step:
 //!
 //! $$y_k = v_k + (y_{k-1} - v_k)\, e^{-h/\tau}$$

@@ -1,4 +1,4 @@
-//! Tustin model: S1 8.21; MODELS.md §2.5.
+//! Tustin model: S1 8.21; docs/src/models/tustin.md.
 //!
 //! $$F = \operatorname{sgn}(v)\left\[f_c + (f_s - f_c)\,e^{-|v|/v_s}\right\] + f_v v
 //!   \quad (v \ne 0), \qquad F = \operatorname{clamp}(u, f_s) \quad (v = 0)$$
@@ -15,7 +15,7 @@
 //! `delta = 1`.
 //!
 //! Numerics (see [`static_curve`](crate::models::static_curve)): in a plant the set-valued law
-//! is solved by backward Euler (Kikuuwe et al. 2005, MODELS.md §1.4) with the Stribeck level
+//! is solved by backward Euler (Kikuuwe et al. 2005, docs/src/models/numerics.md#drift-free-stick) with the Stribeck level
 //! frozen at `|v_k|` and the viscous term implicit: drift-free stick, stable at any `dt`. With
 //! measured velocities `|v| <= dv` counts as rest (a Karnopp window, S1 8.45).
 
@@ -28,7 +28,7 @@ use crate::models::static_curve::{
 };
 use serde::{Deserialize, Serialize};
 
-/// Tustin parameters (convention A). Defaults: the Canudas 1995 levels (MODELS.md §8).
+/// Tustin parameters (convention A). Defaults: the Canudas 1995 levels (docs/src/models/lugre.md).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Params {

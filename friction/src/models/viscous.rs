@@ -1,9 +1,9 @@
-//! Viscous friction: S1 8.13, S0 eq. 1; MODELS.md §2.2.
+//! Viscous friction: S1 8.13, S0 eq. 1; docs/src/models/viscous.md.
 //!
 //! $$F = f_v\, v$$
 //!
 //! `fv` \[N s/m\] is the viscous coefficient (S0 writes `d`), `v` \[m/s\] the sliding velocity;
-//! `F` resists motion (MODELS.md §0). An optional `negative` set gives a separate `fv` for
+//! `F` resists motion (docs/src/models/conventions.md). An optional `negative` set gives a separate `fv` for
 //! negative motion (S4 Table 1 identifies `f_v` per direction).
 //!
 //! Numerics: the map is linear, so the plant coupling is the implicit
@@ -16,7 +16,7 @@ use crate::models::static_curve::{FV, Static, StaticCurve, check_negative, direc
 use crate::{ParamError, StepLaw};
 use serde::{Deserialize, Serialize};
 
-/// Viscous parameters. Default: the Canudas 1995 `sigma2` (MODELS.md §8).
+/// Viscous parameters. Default: the Canudas 1995 `sigma2` (docs/src/models/lugre.md).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Params {

@@ -1,7 +1,7 @@
-//! LuGre presliding linear regression (Canudas & Lischinsky): S1 eqs. 8.51–8.52; MODELS.md
-//! §17.11.
+//! LuGre presliding linear regression (Canudas & Lischinsky): S1 eqs. 8.51–8.52;
+//! docs/src/identification.md#lugre_regression.
 //!
-//! Assumptions (S1, with the errata of MODELS.md §19): quasi-static motion (`dv/dt ≈ 0`, so the
+//! Assumptions (S1, with the errata of docs/src/sources.md#errata): quasi-static motion (`dv/dt ≈ 0`, so the
 //! friction equals the applied force, `F_f = u`), `|v| << v_s` (so `g(v) ≈ F_s`), and
 //! `F_f ≈ sigma0 z + F_g` (`sigma1`, `F_v` neglected; `F_g` an offset, e.g. gravity). Then
 //!

@@ -1,4 +1,4 @@
-//! The papers' identification procedures (MODELS.md §17), one per file, behind one dispatcher.
+//! The papers' identification procedures (docs/src/identification.md), one per file, behind one dispatcher.
 //!
 //! # Brief overview
 //!

@@ -1,16 +1,16 @@
-//! Nnaji et al. dynamic parameters (S3 §5.1.2–§5.1.3; MODELS.md §17.5–§17.7): procedure `nnaji`.
+//! Nnaji et al. dynamic parameters (S3 §5.1.2–§5.1.3; docs/src/identification.md#nnaji): procedure `nnaji`.
 //!
-//! With the static parameters `fs, fc, vs, fv` fixed (from the static fit, §17.4):
+//! With the static parameters `fs, fc, vs, fv` fixed (from the static fit, docs/src/identification.md#static_curve):
 //!
-//! 1. **Z_b** (§17.5) from a slow presliding run from rest: the friction follows the virgin
+//! 1. **Z_b** (docs/src/identification.md#nnaji) from a slow presliding run from rest: the friction follows the virgin
 //!    branch `F = fs sin((pi/2) z/Z_b)` (eq. 8; its linearisation from rest is eq. 26/29,
 //!    `F = (pi fs/(2 Z_b)) z`). We fit Z_b by output error of the `nnaji` model itself on the
 //!    measured motion, so the full branch shape is used rather than its linearisation (which
 //!    biases Z_b by up to 5 % at half the breakaway force) and the damping term is kept.
-//! 2. **sigma** (§17.6) from an assumed damping ratio of the linearised presliding plant,
+//! 2. **sigma** (docs/src/identification.md#nnaji) from an assumed damping ratio of the linearised presliding plant,
 //!    `sigma = 2 zeta sqrt(J pi fs/(2 Z_b)) - fv` ([`sigma_from_damping`], S3 eqs. 29–33;
 //!    `zeta = 0.7` in S3, a design choice; `J` from the data sheet).
-//! 3. **tau** (§17.7) from gross-sliding frictional-lag runs (S3: `v = 1 + 0.95 sin(omega t)`
+//! 3. **tau** (docs/src/identification.md#nnaji) from gross-sliding frictional-lag runs (S3: `v = 1 + 0.95 sin(omega t)`
 //!    or a chirp): in gross sliding `F = gamma + fv v`, `dgamma/dt = (g(v) - gamma)/tau`
 //!    (eqs. 12–13, 34–35); a one-parameter output-error fit of the `nnaji` model.
 
@@ -26,7 +26,7 @@ pub struct NnajiOptions {
     /// `nnaji` parameters over its defaults: the static `fs, fc, vs, fv` (fixed), and start
     /// values of `zb` and `tau`.
     pub params: Value,
-    /// Inertia or mass `J` \[kg m^2 or kg\] for sigma (§17.6).
+    /// Inertia or mass `J` \[kg m^2 or kg\] for sigma (docs/src/identification.md#nnaji).
     pub inertia: f64,
     /// Assumed damping ratio (S3: 0.7).
     pub zeta: f64,

@@ -1,5 +1,5 @@
 //! Output-error fitting of any registry model's chosen parameters to recorded segments
-//! (issue 5; the cost of MODELS.md §17.13 generalised to every model).
+//! (issue 5; the cost of docs/src/identification.md#aep generalised to every model).
 //!
 //! Two replays of a segment `t, x, v, u, friction` (the columns `bench simulate` writes):
 //!

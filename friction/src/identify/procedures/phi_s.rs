@@ -1,4 +1,4 @@
-//! Rate-dependent breakaway fit `phi_s(taudot)`: S4 eq. 14 and §4.2–4.4; MODELS.md §16, §17.8.
+//! Rate-dependent breakaway fit `phi_s(taudot)`: S4 eq. 14 and §4.2–4.4; docs/src/models/improved_static.md, docs/src/identification.md#phi_s.
 //!
 //! $$\phi_s(\dot\tau) = f_c + (f_s - f_c)\,e^{-|\dot\tau/t_s|^{\delta_t}}$$
 //!

@@ -1,5 +1,5 @@
 //! Nouailletas power-equation weighted RLS for `(J, f_v, f_c)` from position and torque only:
-//! S2 §IV.A eqs. 5–10; MODELS.md §17.1.
+//! S2 §IV.A eqs. 5–10; docs/src/identification.md#power_rls.
 //!
 //! Regression (S2 eq. 5), Coulomb friction only:
 //!

@@ -1,5 +1,5 @@
 //! Bristle stiffness `sigma0` from a sinusoidal sub-Coulomb torque: S4 §4.5 eqs. 23–25;
-//! MODELS.md §17.9.
+//! docs/src/identification.md#presliding_sine.
 //!
 //! Under `tau = A sin(omega t)` with `A < f_c` (S4 recommends `A < f_c/2`) the body stays in
 //! presliding, where the linearised LuGre model is `q(s)/tau(s) = 1/(J s^2 + (sigma1 + f_v) s +

@@ -1,5 +1,5 @@
 //! Ruina–Rice `A`, `B`, `L` from a velocity step: S1 eqs. 8.41–8.43 (model 8.38–8.40);
-//! MODELS.md §6, §17.12.
+//! docs/src/models/ruina.md, docs/src/identification.md#ruina_step.
 //!
 //! From steady sliding `(v1, f1)` the speed steps to `v2` at `t0`. The friction jumps by
 //! `A ln(v2/v1)` (the direct effect), then relaxes over the sliding length `L` to

@@ -1,5 +1,5 @@
 //! Identification of the seven-parameter model by accelerated evolutionary programming
-//! (Kim et al.; S1 §8.4.2.1 eqs. 8.26–8.35; MODELS.md §17.13): procedure `aep`.
+//! (Kim et al.; S1 §8.4.2.1 eqs. 8.26–8.35; docs/src/identification.md#aep): procedure `aep`.
 //!
 //! Unknowns `z = [fc, fv, fs_inf, gamma, tau_l, vs, kt]`, all > 0 (convention A: `fs_inf` is the
 //! breakaway level, S1's `F_C + F_s,inf`). The cost is S1's `J_e = sum (y(z, t_i) - y_m(ẑ, t_i))^2`

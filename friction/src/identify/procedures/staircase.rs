@@ -1,5 +1,5 @@
-//! Breakaway `f_s` by torque increments (S2 §IV.B, Fig. 7; MODELS.md §17.2) and the speed
-//! threshold Σ from the stick oscillation (S2 §IV.C; MODELS.md §17.3).
+//! Breakaway `f_s` by torque increments (S2 §IV.B, Fig. 7; docs/src/identification.md#staircase) and the speed
+//! threshold Σ from the stick oscillation (S2 §IV.C; docs/src/identification.md#hybrid-tuning).
 //!
 //! **Staircase.** From standstill the torque rises from 0 in steps of `xi` (S2: 0.005 N m), each
 //! held until the transients settle; when motion is detected the torque is stored as one `f_s`

@@ -1,5 +1,5 @@
 //! Static friction-curve fits on steady-state sweep points: S4 §4.1 and §4.4 (eqs. 5 and 22),
-//! S1 8.19–8.21, S3 §5.1.1 eqs. 16–22; MODELS.md §2.4, §2.5, §17.4, §17.8.
+//! S1 8.19–8.21, S3 §5.1.1 eqs. 16–22; docs/src/models/stribeck_exp.md, docs/src/models/tustin.md, docs/src/identification.md#static_curve.
 //!
 //! At constant velocity the friction equals the applied torque (S4 eq. 22), so sweep points
 //! `(v, friction)` sample the steady-state curve

@@ -1,5 +1,5 @@
 //! Micro-damping `sigma1` from the damping of the presliding step response: S4 §4.5 (eq. 23);
-//! MODELS.md §17.10.
+//! docs/src/identification.md#step_damping.
 //!
 //! A torque step `Δu` below `f_c` leaves the body in presliding, where (S4 eq. 23)
 //! `J q'' + (sigma1 + f_v) q' + sigma0 q = Δu`: a second-order step response with
