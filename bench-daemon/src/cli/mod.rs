@@ -6,6 +6,7 @@ pub mod fit;
 pub mod models;
 pub mod params;
 pub mod perf;
+pub mod perf_estop;
 pub mod perf_fit;
 pub mod perf_loop;
 pub mod perf_modbus;

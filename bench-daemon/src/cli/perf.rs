@@ -20,6 +20,9 @@ pub enum PerfCommand {
     Fit(PerfFitArgs),
     /// Control-loop timing over Modbus with every model in lockstep, recorded to SQLite.
     Loop(super::perf_loop::PerfLoopArgs),
+    /// E-stop request to confirmed-disabled drive through `bench serve --sim`, quiet and under
+    /// load (live clients, a large sweep being expanded).
+    Estop(super::perf_estop::PerfEstopArgs),
 }
 
 /// Arguments of `bench perf fit`.
@@ -58,6 +61,7 @@ pub fn run(cmd: &PerfCommand) -> anyhow::Result<()> {
         PerfCommand::Storage(args) => super::perf_storage::run(args),
         PerfCommand::Fit(args) => fit(args),
         PerfCommand::Loop(args) => super::perf_loop::run(args),
+        PerfCommand::Estop(args) => super::perf_estop::run(args),
     }
 }
 

@@ -1,0 +1,246 @@
+//! `bench perf estop [--count N] [--live-clients N] [--sweep-values N] [--json]`: the time from
+//! `POST /api/estop` to its answer, which comes once the drive has read back disabled, against
+//! a `bench serve --sim` child (the simulated bench behind real Modbus TCP).
+//!
+//! Two phases: e-stops of a running run (a loop at 1 kHz) on a quiet daemon, then the same
+//! while `--live-clients` SSE clients are connected and the scheduler expands a sweep of
+//! `--sweep-values` values. A phase-two e-stop finds a loop when the daemon could start one
+//! within 5 s, else none (the interlock then opens the drive link itself); both are reported.
+
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Arguments of `bench perf estop`.
+#[derive(Debug, clap::Args)]
+pub struct PerfEstopArgs {
+    /// E-stops per phase.
+    #[arg(long, default_value_t = 100)]
+    count: usize,
+    /// SSE clients on /api/live during the loaded phase.
+    #[arg(long, default_value_t = 100)]
+    live_clients: usize,
+    /// Values of the sweep the scheduler expands during the loaded phase.
+    #[arg(long, default_value_t = 100_000)]
+    sweep_values: usize,
+    /// Print JSON: per phase and case (`with_loop`, `without_loop`): `n`, `confirmed`,
+    /// `request_us` and `server_us` (`p50`, `p99`, `max`).
+    #[arg(long)]
+    json: bool,
+}
+
+/// The `bench serve --sim` child, killed on drop.
+struct Daemon {
+    child: Child,
+    addr: String,
+    _dir: tempfile::TempDir,
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start_daemon() -> anyhow::Result<Daemon> {
+    let dir = tempfile::tempdir()?;
+    let mut child = Command::new(std::env::current_exe()?)
+        .args([
+            "serve",
+            "--sim",
+            "--listen",
+            "127.0.0.1:0",
+            "--web",
+            "/nonexistent",
+        ])
+        .arg("--db")
+        .arg(dir.path().join("perf-estop.db"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()?;
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().expect("piped")).read_line(&mut line)?;
+    let addr = line
+        .split("http://")
+        .nth(1)
+        .and_then(|u| u.split('/').next())
+        .ok_or_else(|| anyhow::anyhow!("bench serve did not start: {line}"))?
+        .to_string();
+    Ok(Daemon {
+        child,
+        addr,
+        _dir: dir,
+    })
+}
+
+/// One HTTP/1.1 request; returns (status, JSON body or null).
+fn request(
+    addr: &str,
+    method: &str,
+    path: &str,
+    body: Option<&Value>,
+) -> anyhow::Result<(u16, Value)> {
+    let mut s = TcpStream::connect(addr)?;
+    s.set_nodelay(true)?;
+    s.set_read_timeout(Some(Duration::from_secs(60)))?;
+    let body = body.map(Value::to_string).unwrap_or_default();
+    write!(
+        s,
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\
+         Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )?;
+    let mut raw = String::new();
+    s.read_to_string(&mut raw)?;
+    let (head, rest) = raw.split_once("\r\n\r\n").unwrap_or((&raw, ""));
+    let status = head
+        .split(' ')
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    Ok((status, serde_json::from_str(rest).unwrap_or(Value::Null)))
+}
+
+/// Starts the full sweep at top priority; waits (at most 5 s) until its loop runs.
+fn start_run(addr: &str, spec: &Value) -> anyhow::Result<bool> {
+    request(addr, "POST", "/api/estop/reset", None)?;
+    request(addr, "PUT", "/api/queue", Some(&json!({"paused": false})))?;
+    let (code, r) = request(addr, "POST", "/api/runs?priority=1000", Some(spec))?;
+    let Some(id) = r["id"].as_i64().filter(|_| code < 300) else {
+        return Ok(false);
+    };
+    let t0 = Instant::now();
+    while t0.elapsed() < Duration::from_secs(5) {
+        let (_, run) = request(addr, "GET", &format!("/api/runs/{id}"), None)?;
+        if run["status"] == "running" && run["sample_count"].as_u64().unwrap_or(0) > 0 {
+            return Ok(true);
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    Ok(false)
+}
+
+/// Request-to-answer and server-side times of one e-stop phase, by case.
+#[derive(Default)]
+struct Phase {
+    with_loop: (Vec<f64>, Vec<f64>, usize),
+    without_loop: (Vec<f64>, Vec<f64>, usize),
+}
+
+fn percentiles(v: &mut [f64]) -> Value {
+    if v.is_empty() {
+        return Value::Null;
+    }
+    v.sort_by(f64::total_cmp);
+    let at = |q: f64| v[((v.len() - 1) as f64 * q).round() as usize];
+    json!({"p50": at(0.5), "p99": at(0.99), "max": v[v.len() - 1]})
+}
+
+impl Phase {
+    fn json(&mut self) -> Value {
+        let case = |c: &mut (Vec<f64>, Vec<f64>, usize)| {
+            json!({"n": c.0.len(), "confirmed": c.2,
+                   "request_us": percentiles(&mut c.0), "server_us": percentiles(&mut c.1)})
+        };
+        json!({"with_loop": case(&mut self.with_loop), "without_loop": case(&mut self.without_loop)})
+    }
+}
+
+fn phase(addr: &str, spec: &Value, count: usize) -> anyhow::Result<Phase> {
+    let mut p = Phase::default();
+    for _ in 0..count {
+        let looped = start_run(addr, spec)?;
+        let t0 = Instant::now();
+        let (_, e) = request(
+            addr,
+            "POST",
+            "/api/estop",
+            Some(&json!({"reason": "bench perf estop"})),
+        )?;
+        let took = t0.elapsed().as_secs_f64() * 1e6;
+        let case = if looped {
+            &mut p.with_loop
+        } else {
+            &mut p.without_loop
+        };
+        case.0.push(took);
+        case.1
+            .push(e["safe_state"]["after_us"].as_f64().unwrap_or(f64::NAN));
+        case.2 += usize::from(e["safe_state"]["confirmed"] == true);
+    }
+    Ok(p)
+}
+
+/// SSE clients that read and discard for as long as the daemon lives.
+fn live_clients(addr: &str, n: usize) -> anyhow::Result<()> {
+    for _ in 0..n {
+        let mut s = TcpStream::connect(addr)?;
+        write!(
+            s,
+            "GET /api/live HTTP/1.1\r\nHost: {addr}\r\nAccept: text/event-stream\r\n\r\n"
+        )?;
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 16384];
+            while matches!(s.read(&mut buf), Ok(n) if n > 0) {}
+        });
+    }
+    Ok(())
+}
+
+/// Schedules `values` sweep values now, in sweeps of 1000 (the per-sweep cap) of the quick
+/// sweep's velocity; returns the HTTP status of each.
+fn post_sweeps(addr: &str, values: usize) -> Vec<u16> {
+    let quick: Value = serde_json::from_str(include_str!(
+        "../../../experiments/specs/constant_velocity_sweep.json"
+    ))
+    .expect("BUG: the shipped quick sweep is JSON");
+    (0..values)
+        .collect::<Vec<_>>()
+        .chunks(1000)
+        .map(|chunk| {
+            let list: Vec<Value> = chunk
+                .iter()
+                .map(|k| json!([0.01 + 1e-6 * *k as f64]))
+                .collect();
+            let body =
+                json!({"sweep": {"spec": quick, "param": "params.velocities", "values": list}});
+            request(addr, "POST", "/api/schedule", Some(&body)).map_or(0, |(code, _)| code)
+        })
+        .collect()
+}
+
+/// Runs the benchmark.
+pub fn run(args: &PerfEstopArgs) -> anyhow::Result<()> {
+    let daemon = start_daemon()?;
+    let addr = daemon.addr.clone();
+    let spec: Value = serde_json::from_str(include_str!(
+        "../../../experiments/specs/constant_velocity_sweep-full.json"
+    ))?;
+    let mut quiet = phase(&addr, &spec, args.count)?;
+    live_clients(&addr, args.live_clients)?;
+    let sweeps = std::thread::spawn({
+        let addr = addr.clone();
+        let values = args.sweep_values;
+        move || post_sweeps(&addr, values)
+    });
+    std::thread::sleep(Duration::from_millis(200));
+    let mut loaded = phase(&addr, &spec, args.count)?;
+    let sweep_status = sweeps.join().unwrap_or_default();
+    let out = json!({
+        "count": args.count,
+        "quiet": quiet.json(),
+        "loaded": loaded.json(),
+        "live_clients": args.live_clients,
+        "sweep_values": args.sweep_values,
+        "sweep_http_status": sweep_status,
+    });
+    if args.json {
+        println!("{out}");
+    } else {
+        println!("{}", serde_json::to_string_pretty(&out)?);
+    }
+    Ok(())
+}
