@@ -8,4 +8,5 @@ mod cli_run;
 mod cli_runs;
 mod cli_serve;
 mod cli_sim;
+mod truth;
 mod util;
