@@ -188,7 +188,7 @@ fn ramp_breakaway_torques_match_the_true_plant() {
     let run = show(&db, id);
     let counts = run["spec"]["params"]["motion_counts"].as_u64().unwrap() as u32;
     let ramps = run["results"]["ramps"].as_array().unwrap();
-    assert_eq!(ramps.len(), 8, "{ramps:?}");
+    assert_eq!(ramps.len(), 10, "{ramps:?}");
     let truth = replayed_breakaways(&db, id, counts);
     assert_eq!(truth.len(), ramps.len(), "{truth:?}");
     let mut table = String::new();
