@@ -155,7 +155,7 @@ fn sweep_stribeck_points_lie_on_the_truth_curve_unless_flagged() {
         }
     }
     // The velocity loop holds the set point from 0.2 rad/s on: those points must be valid.
-    assert!(valid[0] >= 4 && valid[1] >= 4, "valid points {valid:?}");
+    assert!(valid[0] >= 6 && valid[1] >= 6, "valid points {valid:?}");
 }
 
 #[test]
@@ -196,11 +196,6 @@ fn presliding_stiffness_is_the_truth_per_direction() {
             "  ramp {:+}: k0 {:?}",
             r.direction, r.initial_stiffness_nm_rad
         );
-        if std::env::var("DBG").is_ok() {
-            for i in (0..r.curve.x.len().min(400)).step_by(4) {
-                println!("    {:.6} {:.4}", r.curve.x[i], r.curve.y[i]);
-            }
-        }
     }
     for (what, got) in [
         ("stiffness, positive ramps", out.positive_stiffness_nm_rad),
@@ -374,19 +369,71 @@ fn dwell_time_breakaway_is_fs_at_every_dwell() {
     }
 }
 
+/// The critically damped `1/(p/p_n + 1)^2` filter the PRBS analysis applies (exact for a
+/// zero-order-hold input), written out again here: the filtered value at each sample's
+/// mid-interval.
+fn filter_mid(u: &[f64], dt: f64, pn: f64) -> Vec<f64> {
+    let e = (-pn * dt).exp();
+    let phi = [
+        [e * (1.0 + pn * dt), e * dt],
+        [-e * pn * pn * dt, e * (1.0 - pn * dt)],
+    ];
+    let mut y = [u.first().copied().unwrap_or(0.0), 0.0];
+    u.iter()
+        .map(|&uk| {
+            let d = [y[0] - uk, y[1]];
+            let next = [
+                uk + phi[0][0] * d[0] + phi[0][1] * d[1],
+                phi[1][0] * d[0] + phi[1][1] * d[1],
+            ];
+            let mid = 0.5 * (y[0] + next[0]);
+            y = next;
+            mid
+        })
+        .collect()
+}
+
+/// The PRBS analysis's filtered data obey the bench's power equation: the filtered applied
+/// torque minus the true inertia times the filtered acceleration is the true friction,
+/// filtered alike, within 5 % of its RMS. (The quick RLS summary's three-parameter model,
+/// `J a + f_v v + f_c sgn v`, has no presliding, and on the GMS truth it lands far from it;
+/// it is printed, not asserted.)
 #[test]
-fn prbs_rls_recovers_the_inertia_and_the_coulomb_level() {
+fn prbs_data_obey_the_power_equation_of_the_true_bench() {
     let run = run_quick("prbs");
     let Results::Prbs(out) = &run.results else {
         panic!("{:?}", run.results)
     };
-    let rls = out.rls.as_ref().unwrap();
+    let d = &out.data;
     let j = true_inertia();
-    let err = row("prbs", "inertia J (RLS, eta = v^2)", rls.j_kg_m2, j);
-    // One Coulomb term for both directions: the mean of the truth's levels.
-    let fc = 0.5 * (true_fc(1.0) - true_fc(-1.0));
+    let t0 = d.t_s[0];
+    let first = run.samples.iter().position(|s| s.t == t0).unwrap();
+    let friction: Vec<f64> = run.truth[first..first + d.t_s.len()]
+        .iter()
+        .map(|t| t.friction)
+        .collect();
+    // The truth recorded at a tick is the friction at the end of the period before it (the
+    // plant has just advanced through it); the analysis moves the held torque back by half a
+    // period onto that same interval: compare with the friction's mean over it.
+    let held: Vec<f64> = (0..friction.len())
+        .map(|k| 0.5 * (friction[k.saturating_sub(1)] + friction[k]))
+        .collect();
+    let ff = filter_mid(&held, d.dt_s, d.filter_pole_rad_s);
+    let skip = (5.0 / d.filter_pole_rad_s / d.dt_s).ceil() as usize;
+    let (mut se, mut sf) = (0.0, 0.0);
+    for k in skip..d.t_s.len() {
+        let e = d.u_nm[k] - j * d.a_rad_s2[k] - ff[k];
+        se += e * e;
+        sf += ff[k] * ff[k];
+    }
+    let rel = (se / sf).sqrt();
+    println!("TRUTH | prbs | power equation residual RMS / friction RMS | {rel:.5} | 0 | (< 5 %)");
+    let rls = out.rls.as_ref().unwrap();
     println!("  {rls:?}, v_rms {}", out.v_rms_rad_s);
-    row("prbs", "Coulomb level f_c (RLS)", rls.fc_nm, fc);
+    row("prbs", "inertia J (RLS summary, eta = v^2)", rls.j_kg_m2, j);
+    let fc = 0.5 * (true_fc(1.0) - true_fc(-1.0));
+    row("prbs", "Coulomb level f_c (RLS summary)", rls.fc_nm, fc);
+    assert!(rel < 0.05, "residual {rel}");
 }
 
 #[test]
@@ -419,5 +466,64 @@ fn validation_profile_ramps_ride_the_truth_curve() {
         );
         assert!(err.abs() < 0.03, "segment {i}: {mean} vs {truth}");
         println!("  {:?}", out.pieces[i]);
+    }
+}
+
+/// The fits read what the analyses flag: `static_curve` from the quick sweep leaves out the
+/// points in stick-slip (and says so), and `phi_s` fits the quick torque-ramp run (five rates
+/// per direction) with breakaways at the truth's f_s level, not the creep onset.
+#[test]
+fn fits_from_quick_runs_leave_out_stick_slip_and_see_the_true_breakaway() {
+    use crate::util::{bench, record_sim_run, stderr, stdout};
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("runs.db");
+    let (sweep, ramp) = tokio::runtime::Runtime::new().unwrap().block_on(async {
+        let store = run_store::Store::open(&db).await.unwrap();
+        let truth = bench_sim::default_truth();
+        let (sweep, _) = record_sim_run(&store, "constant_velocity_sweep.json", &truth).await;
+        let (ramp, _) = record_sim_run(&store, "torque_ramp.json", &truth).await;
+        (sweep, ramp)
+    });
+    let fit = |model: &str, procedure: &str, id: i64| {
+        let o = bench(&[
+            "fit",
+            "--model",
+            model,
+            "--procedure",
+            procedure,
+            "--run",
+            &id.to_string(),
+            "--db",
+            db.to_str().unwrap(),
+            "--json",
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        serde_json::from_str::<serde_json::Value>(&stdout(&o)).unwrap()
+    };
+    let out = fit("static_armstrong", "static_curve", sweep);
+    let notes = out["provenance"]["notes"].to_string();
+    println!("static_curve: {notes}");
+    assert!(
+        notes.contains("12 Stribeck points (+: 6, -: 6)")
+            && notes.contains("4 in stick-slip left out"),
+        "{notes}"
+    );
+    assert_eq!(out["provenance"]["n_points"], 12, "{out:#}");
+    let out = fit("improved_static", "phi_s", ramp);
+    println!("phi_s: {}", out["params"]);
+    assert_eq!(out["provenance"]["n_points"], 10, "{out:#}");
+    for (d, key) in [(1.0, "fs"), (-1.0, "fs")] {
+        let fs = if d > 0.0 {
+            out["params"][key].as_f64()
+        } else {
+            out["params"]["negative"][key].as_f64()
+        };
+        let fs = fs.unwrap_or_else(|| panic!("{out:#}"));
+        row(
+            "torque_ramp",
+            &format!("phi_s fit f_s {d:+}"),
+            fs,
+            true_fs(d).abs(),
+        );
     }
 }

@@ -99,8 +99,10 @@ fn quick_specs_on(truth: fn() -> TestBench) {
 fn check_nonempty(file: &str, res: &Results) {
     match res {
         Results::ConstantVelocitySweep(o) => {
-            assert_eq!(o.positive.len(), 6, "{file}");
-            assert_eq!(o.negative.len(), 6, "{file}");
+            // Eight speeds: six above the stick-slip of the truth's Stribeck dip, as many as
+            // a static_curve fit needs per direction.
+            assert_eq!(o.positive.len(), 8, "{file}");
+            assert_eq!(o.negative.len(), 8, "{file}");
         }
         Results::Presliding(o) => {
             assert_eq!(o.ramps.len(), 2, "{file}");
