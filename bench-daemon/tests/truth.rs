@@ -421,10 +421,10 @@ fn prbs_data_obey_the_power_equation_of_the_true_bench() {
     let ff = filter_mid(&held, d.dt_s, d.filter_pole_rad_s);
     let skip = (5.0 / d.filter_pole_rad_s / d.dt_s).ceil() as usize;
     let (mut se, mut sf) = (0.0, 0.0);
-    for k in skip..d.t_s.len() {
-        let e = d.u_nm[k] - j * d.a_rad_s2[k] - ff[k];
+    for ((u, a), f) in d.u_nm.iter().zip(&d.a_rad_s2).zip(&ff).skip(skip) {
+        let e = u - j * a - f;
         se += e * e;
-        sf += ff[k] * ff[k];
+        sf += f * f;
     }
     let rel = (se / sf).sqrt();
     println!("TRUTH | prbs | power equation residual RMS / friction RMS | {rel:.5} | 0 | (< 5 %)");

@@ -8,7 +8,10 @@
 //!
 //! Analysis: per direction and velocity, the mean measured velocity and the mean, standard
 //! deviation and count of the measured torque over all `measure` samples of every repeat. At
-//! steady state the torque equals the friction: the points lie on `F_ss(v)`.
+//! steady state the torque equals the friction: the points lie on `F_ss(v)`. A point where the
+//! velocity loop did not hold the set point (the encoder's speed over windows of 20 counts
+//! misses it by more than 5 % on average or spreads over 10 % of it: stick-slip on the falling
+//! part of the Stribeck curve) is flagged `stick_slip` and left out of fits.
 //!
 //! Defaults: Nnaji's identification set, 0.003 to 1 rad/s in steps of 0.003 rad/s, 10 runs per
 //! velocity; settle 1 s and measure 2 s (not given by the papers).

@@ -7,8 +7,9 @@
 //!
 //! Analysis: per run, the loop (velocity, measured torque) over the whole cycles after the
 //! first (decimated), and the mean torque difference between the decelerating and the
-//! accelerating branch at equal velocity, samples at rest left out (`hysteresis_nm`; > 0 when the friction lags behind
-//! a curve that rises with velocity). Fitting `tau` is `bench fit --procedure nnaji`.
+//! accelerating branch at equal velocity, the branch told by the body's own acceleration (the
+//! encoder's second difference), samples at rest left out (`hysteresis_nm`; > 0 when the
+//! friction lags behind a curve that rises with velocity, < 0 behind a falling one). Fitting `tau` is `bench fit --procedure nnaji`.
 //!
 //! Defaults (S3): A = 1 rad/s, B = 0.95 rad/s, w = 2, 5, 10 rad/s, 5 cycles each; chirp from
 //! 0.5 to 10 rad/s over 20 s.

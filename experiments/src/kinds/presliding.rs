@@ -2,8 +2,10 @@
 //! Sánchez-Mazuca §4.5 (S4 eqs. 23–25); MODELS.md §17.5, §17.9, §17.10.
 //!
 //! - (a) `ramp`: a slow displacement ramp (position mode) through gross sliding, repeated with
-//!   alternating direction → breakaway displacement and torque per ramp, and the torque-versus-
-//!   displacement curve for the `Z_b` fit.
+//!   alternating direction → breakaway displacement and torque per ramp, the torque-versus-
+//!   displacement curve for the `Z_b` fit, and the initial presliding stiffness per direction
+//!   of loading: one rule for both, the slope from every reversal of the motion (or start from
+//!   rest) over the first 15 % of the torque swing.
 //! - (b) `reversals`: a position signal through nested reversal points kept below stiction →
 //!   hysteresis loops with their reversal points.
 //! - (c) `sine`: a sinusoidal torque `A sin(2 pi f t)` with `A` below `f_c/2` → the steady
