@@ -325,6 +325,12 @@ fn staircase_fs_is_the_truths_per_direction() {
     let experiments::Kind::BreakawayStaircase(p) = &run.spec.kind else {
         panic!()
     };
+    for s in &out.stairs {
+        println!(
+            "  staircase {:+} #{}: {:?}",
+            s.direction, s.repeat, s.breakaway
+        );
+    }
     let mut errs = Vec::new();
     for (d, est) in [(1.0, &out.positive), (-1.0, &out.negative)] {
         let est = est.as_ref().unwrap();
