@@ -30,7 +30,7 @@ fn db_arg(path: &Path) -> String {
     path.to_str().unwrap().to_string()
 }
 
-/// The quick sweep of `experiments/specs/` (±0.05..1.5 rad/s, 1 s measured per point) on the
+/// The quick sweep of `experiments/specs/` (±0.05..2 rad/s, 1 s measured per point) on the
 /// sim; `static_curve` from the run's Stribeck points gives a loadable parameter set whose
 /// steady-state curve matches the sim's truth at every swept velocity.
 ///
@@ -38,7 +38,7 @@ fn db_arg(path: &Path) -> String {
 /// noise quantised to 1 mN m (standard error < 0.1 mN m, the quantisation dithered away by the
 /// noise), the fit is evaluated at the measured mean speed, and the friction map is static, so
 /// the mean torque is the curve's level; what is left is the fitted shape (five parameters per
-/// direction through six points), which misses by at most about 0.5 mN m (0.06 %) here.
+/// direction through eight points), which misses by at most about 0.5 mN m (0.06 %) here.
 #[test]
 fn static_curve_from_a_sweep_run_recovers_the_true_levels_and_saves_a_loadable_set() {
     let dir = tempfile::tempdir().unwrap();
@@ -84,7 +84,7 @@ fn static_curve_from_a_sweep_run_recovers_the_true_levels_and_saves_a_loadable_s
         .iter()
         .flat_map(|d| results[d].as_array().unwrap())
         .collect();
-    assert_eq!(points.len(), 12);
+    assert_eq!(points.len(), 16);
     for p in points {
         let v = p["velocity_rad_s"].as_f64().unwrap();
         let truth = sim.truth_model().steady_state(v).unwrap();

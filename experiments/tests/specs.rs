@@ -99,8 +99,10 @@ fn quick_specs_on(truth: fn() -> TestBench) {
 fn check_nonempty(file: &str, res: &Results) {
     match res {
         Results::ConstantVelocitySweep(o) => {
-            assert_eq!(o.positive.len(), 6, "{file}");
-            assert_eq!(o.negative.len(), 6, "{file}");
+            // Eight speeds: six above the stick-slip of the truth's Stribeck dip, as many as
+            // a static_curve fit needs per direction.
+            assert_eq!(o.positive.len(), 8, "{file}");
+            assert_eq!(o.negative.len(), 8, "{file}");
         }
         Results::Presliding(o) => {
             assert_eq!(o.ramps.len(), 2, "{file}");
@@ -112,7 +114,8 @@ fn check_nonempty(file: &str, res: &Results) {
         Results::FrictionalLag(o) => assert_eq!(o.loops.len(), 6, "{file}"),
         Results::TorqueRamp(o) => {
             // The truth breaks away below the 2 N m cap in both directions at every rate.
-            assert_eq!(o.ramps.len(), 8, "{file}");
+            // Five rates (a phi_s fit needs five), both directions.
+            assert_eq!(o.ramps.len(), 10, "{file}");
             assert!(
                 o.ramps.iter().all(|r| r.breakaway.is_some()),
                 "{file}: {:?}",

@@ -185,16 +185,19 @@ async fn run_table(
                 ))
                 .into());
             };
-            let points: Vec<_> = out.positive.iter().chain(&out.negative).collect();
+            // Points in stick-slip are averages over stick and slip, not the steady state.
+            let all = || out.positive.iter().chain(&out.negative);
+            let points: Vec<_> = all().filter(|p| !p.stick_slip).collect();
             let v = points.iter().map(|p| p.velocity_rad_s).collect();
             let f = points.iter().map(|p| p.mean_torque_nm).collect();
             let note = format!(
-                "run {} (constant_velocity_sweep, {}): {} Stribeck points (+: {}, -: {}) from its results",
+                "run {} (constant_velocity_sweep, {}): {} Stribeck points (+: {}, -: {}) from its results, {} in stick-slip left out",
                 run.id,
                 run.status,
                 points.len(),
-                out.positive.len(),
-                out.negative.len()
+                points.iter().filter(|p| p.setpoint_rad_s >= 0.0).count(),
+                points.iter().filter(|p| p.setpoint_rad_s < 0.0).count(),
+                all().count() - points.len()
             );
             Ok((
                 table(vec![("v".into(), v), ("friction".into(), f)])?,

@@ -2,7 +2,8 @@
 //! motion; then torque 0 (reset) and again, both directions, repeated (Nouailletas §IV.B,
 //! Fig. 7; docs/src/identification.md#staircase).
 //!
-//! Analysis: the level at the first visible motion of each staircase is one `f_s` sample;
+//! Analysis: the level applied when gross motion is detected (the motion threshold crossed,
+//! not the first counts of presliding creep) in each staircase is one `f_s` sample;
 //! `f_s` per direction is their mean (with std and count), and `fs_nm` the mean of the two
 //! directions' magnitudes, as S2 does ((0.0777 + 0.0853)/2 = 0.0815 N m).
 //!

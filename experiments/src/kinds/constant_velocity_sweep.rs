@@ -8,7 +8,10 @@
 //!
 //! Analysis: per direction and velocity, the mean measured velocity and the mean, standard
 //! deviation and count of the measured torque over all `measure` samples of every repeat. At
-//! steady state the torque equals the friction: the points lie on `F_ss(v)`.
+//! steady state the torque equals the friction: the points lie on `F_ss(v)`. A point where the
+//! velocity loop did not hold the set point (the encoder's speed over windows of 20 counts
+//! misses it by more than 5 % on average or spreads over 10 % of it: stick-slip on the falling
+//! part of the Stribeck curve) is flagged `stick_slip` and left out of fits.
 //!
 //! Defaults: Nnaji's identification set, 0.003 to 1 rad/s in steps of 0.003 rad/s, 10 runs per
 //! velocity; settle 1 s and measure 2 s (not given by the papers).
@@ -210,7 +213,23 @@ pub struct StribeckPoint {
     pub std_torque_nm: f64,
     /// Number of samples averaged.
     pub n: usize,
+    /// Standard deviation of the velocity over windows of at least 20 encoder counts of
+    /// travel \[rad/s\] (the encoder's own speed, free of the count quantisation of a
+    /// per-tick estimate).
+    #[serde(default)]
+    pub velocity_std_rad_s: f64,
+    /// The velocity loop did not hold the set point: the windowed velocity's mean misses it by
+    /// more than 5 % or its spread exceeds 10 % of it (friction-induced stick-slip below the
+    /// Stribeck velocity). The torque is then an average over stick and slip, not a point of
+    /// the steady-state curve: fits leave such points out.
+    #[serde(default)]
+    pub stick_slip: bool,
 }
+
+/// Largest relative miss of the windowed mean velocity before a point is flagged.
+const MEAN_MISS: f64 = 0.05;
+/// Largest relative spread (std) of the windowed velocity before a point is flagged.
+const SPREAD_MISS: f64 = 0.1;
 
 /// Stribeck points per direction, sorted by increasing `|velocity|`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -308,12 +327,22 @@ impl Params {
             };
             let (v, _, _) = crate::analysis::mean_std(pooled().map(|s| s.v));
             let (m, sd, n) = crate::analysis::mean_std(pooled().map(Sample::measured_torque));
+            let windows: Vec<f64> = measures
+                .iter()
+                .filter(|(_, s, _)| s.tag.value == key)
+                .flat_map(|(_, _, xs)| window_velocities(xs, key, plan.limits.rad_per_count()))
+                .collect();
+            let (wv, wsd, wn) = crate::analysis::mean_std(windows.into_iter());
             let p = StribeckPoint {
                 setpoint_rad_s: key,
                 velocity_rad_s: v,
                 mean_torque_nm: m,
                 std_torque_nm: sd,
                 n,
+                velocity_std_rad_s: wsd,
+                stick_slip: wn == 0
+                    || (wv - key).abs() > MEAN_MISS * key.abs()
+                    || wsd > SPREAD_MISS * key.abs(),
             };
             if key < 0.0 {
                 out.negative.push(p);
@@ -328,6 +357,30 @@ impl Params {
         out.negative.sort_by(by_speed);
         Ok(out)
     }
+}
+
+/// Mean velocities of consecutive windows of `xs`, each long enough for 20 encoder counts of
+/// travel at `setpoint` (and at least 10 samples), from the encoder position: a window's
+/// quantisation error is then at most 5 % of the set point, while stick-slip (periods of tens
+/// of milliseconds) still shows as spread. Empty if the segment is shorter than two windows.
+fn window_velocities(xs: &[Sample], setpoint: f64, rad_per_count: f64) -> Vec<f64> {
+    let (Some(first), Some(last)) = (xs.first(), xs.last()) else {
+        return Vec::new();
+    };
+    let dt = (last.t - first.t) / (xs.len().max(2) - 1) as f64;
+    if !(dt > 0.0 && setpoint != 0.0) {
+        return Vec::new();
+    }
+    let w = ((20.0 * rad_per_count / (setpoint.abs() * dt)).ceil() as usize).max(10);
+    if xs.len() < 2 * w + 1 {
+        return Vec::new();
+    }
+    (0..(xs.len() - 1) / w)
+        .map(|i| {
+            let (a, b) = (&xs[i * w], &xs[(i + 1) * w]);
+            (b.x - a.x) / (b.t - a.t)
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -7,8 +7,9 @@
 //!
 //! Analysis: per run, the loop (velocity, measured torque) over the whole cycles after the
 //! first (decimated), and the mean torque difference between the decelerating and the
-//! accelerating branch at equal velocity, samples at rest left out (`hysteresis_nm`; > 0 when the friction lags behind
-//! a curve that rises with velocity). Fitting `tau` is `bench fit --procedure nnaji`.
+//! accelerating branch at equal velocity, the branch told by the body's own acceleration (the
+//! encoder's second difference), samples at rest left out (`hysteresis_nm`; > 0 when the
+//! friction lags behind a curve that rises with velocity, < 0 behind a falling one). Fitting `tau` is `bench fit --procedure nnaji`.
 //!
 //! Defaults (S3): A = 1 rad/s, B = 0.95 rad/s, w = 2, 5, 10 rad/s, 5 cycles each; chirp from
 //! 0.5 to 10 rad/s over 20 s.
@@ -276,7 +277,6 @@ impl Params {
                 } else {
                     0
                 };
-                let seg_t0 = xs[0].t;
                 let xs = &xs[skip..];
                 let d = f64::from(seg.tag.direction);
                 out.loops.push(LagLoop {
@@ -292,7 +292,12 @@ impl Params {
                             .collect();
                         c
                     },
-                    hysteresis_nm: hysteresis(&seg.setpoint, xs, seg_t0, rest_v).map(|h| d * h),
+                    hysteresis_nm: hysteresis(
+                        xs,
+                        accel_window(seg.tag.value, plan.period_s()),
+                        rest_v,
+                    )
+                    .map(|h| d * h),
                     n: xs.len(),
                 });
             }
@@ -331,13 +336,26 @@ fn scale(sp: &Setpoint, s: f64) -> Setpoint {
     }
 }
 
-/// Mean over 20 velocity bins of (torque while decelerating − torque while accelerating),
-/// the branch taken from the setpoint at segment time `s.t - seg_t0`; samples slower than
-/// `rest_v` are left out.
-fn hysteresis(sp: &Setpoint, xs: &[Sample], seg_t0: f64, rest_v: f64) -> Option<f64> {
+/// Half-width \[samples\] of the second difference that tells accelerating from
+/// decelerating samples: a fortieth of the shortest period (`omega_max`, the sinusoid's or the
+/// chirp's end frequency), 2 to 20 samples, so the quantised position gives a clean sign.
+fn accel_window(omega_max: f64, dt: f64) -> usize {
+    ((TAU / omega_max / 40.0 / dt).round() as usize).clamp(2, 20)
+}
+
+/// Mean over 20 velocity bins of (torque while decelerating − torque while accelerating);
+/// samples slower than `rest_v` are left out. The branch is the body's own: the sign of the
+/// speed times the acceleration, from the encoder's second difference over `w` samples each
+/// side. (The setpoint's phase would misfile the samples near the turning points, where the
+/// velocity loop lags behind its reference, and those sit in the steep Stribeck region.)
+fn hysteresis(xs: &[Sample], w: usize, rest_v: f64) -> Option<f64> {
+    if xs.len() <= 2 * w {
+        return None;
+    }
+    let accel = |k: usize| xs[k + w].x - 2.0 * xs[k].x + xs[k - w].x;
     let moving = |k: &usize| central_v(xs, *k).abs() > rest_v;
-    let (lo, hi) = (0..xs.len())
-        .filter(moving)
+    let inner = || (w..xs.len() - w).filter(moving);
+    let (lo, hi) = inner()
         .map(|k| central_v(xs, k))
         .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
             (a.min(v), b.max(v))
@@ -348,20 +366,18 @@ fn hysteresis(sp: &Setpoint, xs: &[Sample], seg_t0: f64, rest_v: f64) -> Option<
     const BINS: usize = 20;
     let mut acc = [[0.0f64; 2]; BINS];
     let mut cnt = [[0usize; 2]; BINS];
-    for (k, s) in xs.iter().enumerate() {
-        if !moving(&k) {
+    for k in inner() {
+        let (v, a) = (central_v(xs, k), accel(k));
+        if a == 0.0 {
             continue;
         }
-        let v = central_v(xs, k);
         let b = (((v - lo) / (hi - lo)) * BINS as f64)
             .floor()
             .clamp(0.0, (BINS - 1) as f64) as usize;
-        let t = s.t - seg_t0;
         // |v| grows when v and dv/dt have the same sign.
-        let accelerating = sp.value(t) * sp.rate(t) > 0.0;
-        let k = usize::from(!accelerating);
-        acc[b][k] += s.measured_torque();
-        cnt[b][k] += 1;
+        let j = usize::from(v * a < 0.0);
+        acc[b][j] += xs[k].measured_torque();
+        cnt[b][j] += 1;
     }
     let (m, _, n) = mean_std(
         (0..BINS)

@@ -272,14 +272,26 @@ pub(crate) fn within(field: &str, value: f64, which: LimitKind, limit: f64) -> R
 }
 
 /// Breakaway detection shared by the ramp, staircase and dwell kinds.
+///
+/// The breakaway is the applied torque when gross motion is detected: the encoder has moved
+/// more than the segment's motion threshold (`motion_counts`) from where the segment started.
+/// The first encoder counts of motion are not breakaway: a bench with presliding creeps
+/// elastically (micro-displacement proportional to the torque, up to the break displacement of
+/// its asperities) from the first newton-metre on, so the first visible count comes at a small
+/// fraction of the breakaway torque. That creep onset is reported apart.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Breakaway {
-    /// Applied torque at the first visible motion (two encoder counts) \[N m\], signed.
+    /// Breakaway torque: the applied torque when gross motion was detected \[N m\], signed.
     pub torque_nm: f64,
-    /// Time from the segment's start to the first visible motion \[s\].
+    /// Time from the segment's start to the detection of gross motion \[s\].
     pub motion_time_s: f64,
-    /// Applied torque when the motion threshold was crossed \[N m\], signed.
+    /// Applied torque when the motion threshold was crossed \[N m\], signed (equal to
+    /// `torque_nm`).
     pub detected_torque_nm: f64,
+    /// Applied torque at the first visible motion (two encoder counts) \[N m\], signed: the
+    /// onset of presliding creep, not the breakaway.
+    #[serde(default)]
+    pub creep_onset_torque_nm: Option<f64>,
 }
 
 /// The breakaway of a segment with a motion stop. The tick on which the stop fired belongs
@@ -298,17 +310,14 @@ pub(crate) fn breakaway(
     all.extend(next.copied());
     let (visible, detected) =
         crate::analysis::motion_onset(&all, limits.rad_per_count(), threshold)?;
-    let brk = |i: usize| {
-        if i < samples.len() {
-            all[i].applied_torque()
-        } else {
-            all[samples.len() - 1].applied_torque()
-        }
-    };
+    // The torque applied at sample `i`; the stop's tick (in the next segment) already applies
+    // the next segment's command, so it reads the segment's last torque.
+    let applied = |i: usize| all[i.min(samples.len() - 1)].applied_torque();
     Some(Breakaway {
-        torque_nm: brk(visible),
-        motion_time_s: all[visible].t - all[0].t,
-        detected_torque_nm: brk(detected),
+        torque_nm: applied(detected),
+        motion_time_s: all[detected].t - all[0].t,
+        detected_torque_nm: applied(detected),
+        creep_onset_torque_nm: Some(applied(visible)),
     })
 }
 

@@ -2,8 +2,10 @@
 //! Sánchez-Mazuca §4.5 (S4 eqs. 23–25); docs/src/identification.md#nnaji, docs/src/identification.md#presliding_sine, docs/src/identification.md#step_damping.
 //!
 //! - (a) `ramp`: a slow displacement ramp (position mode) through gross sliding, repeated with
-//!   alternating direction → breakaway displacement and torque per ramp, and the torque-versus-
-//!   displacement curve for the `Z_b` fit.
+//!   alternating direction → breakaway displacement and torque per ramp, the torque-versus-
+//!   displacement curve for the `Z_b` fit, and the initial presliding stiffness per direction
+//!   of loading: one rule for both, the slope from every reversal of the motion (or start from
+//!   rest) over the first 15 % of the torque swing.
 //! - (b) `reversals`: a position signal through nested reversal points kept below stiction →
 //!   hysteresis loops with their reversal points.
 //! - (c) `sine`: a sinusoidal torque `A sin(2 pi f t)` with `A` below `f_c/2` → the steady
@@ -115,8 +117,10 @@ pub struct RampResult {
     /// Displacement from the ramp's start at which the torque change first reached 99 % of
     /// its maximum \[rad\] (the breakaway displacement).
     pub breakaway_displacement_rad: f64,
-    /// Slope of the torque change over the displacement while the change is below 30 % of its
-    /// maximum \[N m/rad\] (null if too few samples).
+    /// Initial presliding stiffness \[N m/rad\] of the ramp's first loading in its direction
+    /// from a reversal or from rest: the slope of the torque over the displacement over the
+    /// first 15 % of the torque swing to the peak, the same rule in both directions (null if
+    /// the ramp has no such loading, e.g. it starts while the body already moves its way).
     pub initial_stiffness_nm_rad: Option<f64>,
     /// Displacement from the start \[rad\] (x) against measured torque \[N m\] (y).
     pub curve: Curve,
@@ -172,6 +176,14 @@ pub struct StepResult {
 pub struct Output {
     /// (a) ramps.
     pub ramps: Vec<RampResult>,
+    /// (a) Initial presliding stiffness of loading in the positive direction \[N m/rad\]: the
+    /// mean over every reversal into positive motion (and start from rest) in the ramps (null
+    /// if none).
+    #[serde(default)]
+    pub positive_stiffness_nm_rad: Option<f64>,
+    /// (a) The same for loading in the negative direction \[N m/rad\].
+    #[serde(default)]
+    pub negative_stiffness_nm_rad: Option<f64>,
     /// (b) reversals.
     pub reversals: Option<ReversalsResult>,
     /// (c) sine.
@@ -460,9 +472,23 @@ impl Params {
         let parts = crate::analysis::by_segment(plan, samples)?;
         let q = plan.limits.rad_per_count();
         let mut out = Output::default();
+        let mut branches = Vec::new();
         for (_, seg, xs) in crate::analysis::with_role(plan, &parts, Role::DisplacementRamp) {
-            out.ramps.push(ramp_result(seg.tag.direction, xs));
+            let (r, b) = ramp_result(seg.tag.direction, xs, q);
+            out.ramps.push(r);
+            branches.extend(b);
         }
+        let stiffness = |d: i8| {
+            let (m, _, n) = crate::analysis::mean_std(
+                branches
+                    .iter()
+                    .filter(|b| b.direction == d)
+                    .map(|b| b.stiffness),
+            );
+            (n > 0).then_some(m)
+        };
+        out.positive_stiffness_nm_rad = stiffness(1);
+        out.negative_stiffness_nm_rad = stiffness(-1);
         if let Some((_, seg, xs)) = crate::analysis::with_role(plan, &parts, Role::Reversals)
             .into_iter()
             .next()
@@ -522,7 +548,29 @@ impl Params {
     }
 }
 
-fn ramp_result(d: i8, xs: &[Sample]) -> RampResult {
+/// Fraction of a branch's torque swing (from its reversal point to its peak) over which the
+/// initial presliding stiffness is fitted: the first element of a GMS/Maxwell-slip contact
+/// breaks at `alpha_1 Σk / k_1` of the swing to saturation (20 % for the simulated bench), on a
+/// virgin curve and after a reversal alike (Masing: the reversal branch is the virgin one
+/// scaled by 2).
+const STIFFNESS_SWING: f64 = 0.15;
+
+/// Reversals are told from encoder quantisation by this many counts of travel back.
+const REVERSAL_COUNTS: f64 = 3.0;
+
+/// Fewest encoder counts a stiffness window must span to be used.
+const STIFFNESS_MIN_COUNTS: f64 = 4.0;
+
+/// The initial stiffness of one presliding branch.
+#[derive(Clone, Copy, Debug)]
+struct Branch {
+    /// Direction of the motion after the reversal.
+    direction: i8,
+    /// Slope of the torque over the displacement \[N m/rad\].
+    stiffness: f64,
+}
+
+fn ramp_result(d: i8, xs: &[Sample], q: f64) -> (RampResult, Vec<Branch>) {
     let s = f64::from(d);
     let (x0, f0) = (xs[0].x, xs[0].measured_torque());
     let df: Vec<f64> = xs.iter().map(|p| s * (p.measured_torque() - f0)).collect();
@@ -532,23 +580,92 @@ fn ramp_result(d: i8, xs: &[Sample]) -> RampResult {
         .unwrap_or(0);
     let max_df = df.iter().copied().fold(0.0, f64::max);
     let brk = df.iter().position(|v| *v >= 0.99 * max_df).unwrap_or(0);
-    // Least-squares slope through the origin of df over dx while df < 30 % of its maximum.
-    let (mut sxy, mut sxx, mut n) = (0.0, 0.0, 0);
-    for (f, x) in df.iter().zip(&dx) {
-        if *f > 0.3 * max_df {
-            break;
-        }
-        sxy += f * x;
-        sxx += x * x;
-        n += 1;
-    }
-    RampResult {
+    let branches = branches(xs, q);
+    let result = RampResult {
         direction: d,
         breakaway_torque_nm: xs[peak_i].measured_torque(),
         breakaway_displacement_rad: dx[brk],
-        initial_stiffness_nm_rad: (n >= 5 && sxx > 0.0).then(|| sxy / sxx),
+        initial_stiffness_nm_rad: branches
+            .iter()
+            .find(|b| b.direction == d)
+            .map(|b| b.stiffness),
         curve: Curve::from_samples(xs, 1000, |p| p.x - x0, Sample::measured_torque),
+    };
+    (result, branches)
+}
+
+/// The presliding branches of a record: every reversal of the motion (a point where the
+/// position is furthest against the motion that follows, told from quantisation by
+/// `REVERSAL_COUNTS` counts), and the start if the body leaves it, each with its initial
+/// stiffness. The same rule serves both directions, so a ramp that starts while the body
+/// still moves its way (after a stick-slip overshoot of the ramp before) is not read as a
+/// loading from rest: a branch whose friction is already loaded past half its peak in its
+/// direction is a continuation, not a reversal, and is skipped.
+fn branches(xs: &[Sample], q: f64) -> Vec<Branch> {
+    let hyst = REVERSAL_COUNTS * q;
+    let mut turns: Vec<(usize, i8)> = Vec::new();
+    let (mut dir, mut lo, mut hi) = (0i8, 0usize, 0usize);
+    for (k, p) in xs.iter().enumerate() {
+        if p.x < xs[lo].x {
+            lo = k;
+        }
+        if p.x > xs[hi].x {
+            hi = k;
+        }
+        if dir <= 0 && p.x - xs[lo].x >= hyst {
+            turns.push((lo, 1));
+            (dir, hi) = (1, k);
+        } else if dir >= 0 && xs[hi].x - p.x >= hyst {
+            turns.push((hi, -1));
+            (dir, lo) = (-1, k);
+        }
     }
+    let mut out = Vec::new();
+    for (j, &(r, d)) in turns.iter().enumerate() {
+        let end = turns.get(j + 1).map_or(xs.len(), |t| t.0 + 1);
+        if let Some(k) = initial_stiffness(f64::from(d), &xs[r..end], q) {
+            out.push(Branch {
+                direction: d,
+                stiffness: k,
+            });
+        }
+    }
+    out
+}
+
+/// The initial slope of one branch in direction `s` starting at its reversal point
+/// (`xs[0]`): the least-squares line of the position on the measured torque (the torque is
+/// the precise variable, the position the quantised one) over the first `STIFFNESS_SWING` of
+/// the torque swing to the branch's peak. Null for a continuation (see [`branches`]), or
+/// when the window spans fewer than `STIFFNESS_MIN_COUNTS` counts.
+fn initial_stiffness(s: f64, xs: &[Sample], q: f64) -> Option<f64> {
+    let (xr, fr) = (xs.first()?.x, xs[0].measured_torque());
+    let peak = xs
+        .iter()
+        .map(|p| s * p.measured_torque())
+        .fold(f64::NEG_INFINITY, f64::max);
+    if s * fr > 0.5 * peak {
+        return None;
+    }
+    let swing = peak - s * fr;
+    let pts: Vec<(f64, f64)> = xs
+        .iter()
+        .map(|p| (s * (p.measured_torque() - fr), s * (p.x - xr)))
+        .take_while(|(f, _)| *f <= STIFFNESS_SWING * swing)
+        .collect();
+    let span = pts.iter().map(|p| p.1).fold(0.0, f64::max);
+    if pts.len() < 5 || span < STIFFNESS_MIN_COUNTS * q {
+        return None;
+    }
+    let n = pts.len() as f64;
+    let (mf, mx) = pts
+        .iter()
+        .fold((0.0, 0.0), |(a, b), (f, x)| (a + f / n, b + x / n));
+    let (sff, sfx) = pts.iter().fold((0.0, 0.0), |(a, b), (f, x)| {
+        (a + (f - mf) * (f - mf), b + (f - mf) * (x - mx))
+    });
+    // Compliance dx/df, then its inverse.
+    (sff > 0.0 && sfx > 0.0).then(|| sff / sfx)
 }
 
 fn step_result(torque: f64, xs: &[Sample]) -> StepResult {

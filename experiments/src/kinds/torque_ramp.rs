@@ -7,9 +7,11 @@
 //! the bench's torque limit) or at its timeout; then a `rest` (torque 0 until the velocity
 //! settles, at most `rest_s`).
 //!
-//! Analysis: per ramp, the applied torque and the time at the first visible motion (one
-//! count), the torque when the threshold was crossed, or `null` if the ramp reached its cap
-//! without motion. The breakaway table per direction pools the repeats (mean, std). Its bounds
+//! Analysis: per ramp, the breakaway: the applied torque and the time when gross motion was
+//! detected (the threshold crossed), or `null` if the ramp reached its cap without motion. The
+//! first visible counts are presliding creep, reported apart (`creep_onset_torque_nm`), never
+//! as the breakaway; so the threshold must lie beyond the bench's presliding displacement
+//! (the shipped specs use 400 counts, 19 mrad, against the simulated bench's 6 mrad). The breakaway table per direction pools the repeats (mean, std). Its bounds
 //! give S4's `f_s` (slow ramps) and `f_c` (fast ramps); the shape gives `t_s`, `delta_t`.
 //!
 //! Defaults: rates 0.05 (S4 Fig. 10) to 5 N m/s, 3 repeats, 10 counts, rest 1 s.
