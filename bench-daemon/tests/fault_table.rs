@@ -544,3 +544,38 @@ fn the_estop_confirms_the_drive_disabled_with_and_without_a_loop() {
         "{q}"
     );
 }
+
+#[test]
+fn a_real_drive_profile_without_a_watchdog_or_verification_is_refused_before_anything_moves() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = db_in(&dir);
+    let cfg = config_for(dir.path(), "127.0.0.1:9");
+    let oriental = format!(
+        "{}/../profiles/oriental-az.toml",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let text = std::fs::read_to_string(&cfg)
+        .unwrap()
+        .replace("\"builtin:sim-drive\"", &format!("\"{oriental}\""));
+    std::fs::write(&cfg, &text).unwrap();
+    let run = |expect: &str| {
+        let o = bench(&[
+            "run",
+            &spec("torque_ramp.json"),
+            "--config",
+            cfg.to_str().unwrap(),
+            "--db",
+            &db,
+        ]);
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(stderr(&o).contains(expect), "{}", stderr(&o));
+        assert!(stdout(&o).is_empty(), "no run was created");
+    };
+    run("not verified against the vendor's manual");
+    std::fs::write(
+        &cfg,
+        text.replace("[safety]", "[safety]\nallow_unverified = true"),
+    )
+    .unwrap();
+    run("maps no communication watchdog (role watchdog_timeout)");
+}

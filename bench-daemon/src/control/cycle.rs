@@ -436,7 +436,7 @@ async fn run_async(setup: &LoopSetup) -> LoopReport {
     let mut k: u64 = 0;
     let outcome: Outcome = loop {
         let deadline_k = start + Duration::from_secs_f64(k as f64 * ts);
-        sleep_until(deadline_k);
+        control.sleep_until(deadline_k);
         let woke = Instant::now();
         stats.record(woke.saturating_duration_since(deadline_k).as_secs_f64() * 1e6);
         let t = k as f64 * ts;
@@ -582,7 +582,10 @@ async fn run_async(setup: &LoopSetup) -> LoopReport {
     status.send_modify(|s| s.phase = "stopping");
 
     // Safe state first, bookkeeping after.
-    let safe = safe_state(&mut bus.drive, Some((mode, wire)), deadline).await;
+    // Stopped on purpose or by the plan, the drive read enabled a tick ago; after a fault it
+    // may be off already.
+    let maybe_off = matches!(outcome, Outcome::Failed(_));
+    let safe = safe_state_from(&mut bus.drive, Some((mode, wire)), deadline, maybe_off).await;
     control.safe_reached(safe.clone());
     let t_end = Some(k as f64 * ts);
     if !matches!(outcome, Outcome::Completed) || safe.confirmed_s().is_none() {
@@ -689,12 +692,24 @@ pub async fn safe_state(
     last: Option<(Mode, f64)>,
     deadline: Duration,
 ) -> SafeState {
+    safe_state_from(drive, last, deadline, true).await
+}
+
+/// [`safe_state`]; `maybe_off` reads the status first, so a drive already off (tripped, or
+/// stopped by its watchdog) is confirmed at once instead of waiting for a disable sequence's
+/// state it will not reach. A loop that just read the drive enabled skips that read.
+async fn safe_state_from(
+    drive: &mut Drive,
+    last: Option<(Mode, f64)>,
+    deadline: Duration,
+    maybe_off: bool,
+) -> SafeState {
     let t0 = Instant::now();
-    match try_safe_state(drive, last, t0, deadline).await {
+    match try_safe_state(drive, last, t0, deadline, maybe_off).await {
         Ok(s) => s,
         // The link reopens itself before its next request after a failure: the second try
         // runs on a fresh connection.
-        Err(what) => match try_safe_state(drive, last, t0, t0.elapsed() + deadline).await {
+        Err(what) => match try_safe_state(drive, last, t0, t0.elapsed() + deadline, true).await {
             Ok(s) => s,
             Err(again) if again == what => SafeState::unconfirmed(
                 t0.elapsed().as_secs_f64(),
@@ -713,11 +728,11 @@ async fn try_safe_state(
     last: Option<(Mode, f64)>,
     t0: Instant,
     deadline: Duration,
+    maybe_off: bool,
 ) -> Result<SafeState, String> {
     let mut problems = Vec::new();
-    // A drive already off (tripped, or disabled by its watchdog) is confirmed by one read,
-    // without waiting for a disable sequence's state it will not reach.
-    if let Ok(fb) = drive.read_feedback().await
+    if maybe_off
+        && let Ok(fb) = drive.read_feedback().await
         && fb.enabled == Some(false)
     {
         return Ok(SafeState::Confirmed {
@@ -759,11 +774,6 @@ async fn try_safe_state(
             return Err(problems.join("; "));
         }
     }
-}
-
-/// Sleeps to an absolute deadline with the OS timer, then yields for the last stretch.
-fn sleep_until(deadline: Instant) {
-    protocols::timing::sleep_until_blocking(deadline);
 }
 
 /// The store's copy of a sample.

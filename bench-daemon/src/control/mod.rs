@@ -29,8 +29,8 @@ pub use interlock::Interlock;
 pub use lockstep::Lockstep;
 pub use realtime::{NoDeepIdle, realtime};
 
-use std::sync::Mutex;
-use std::time::Duration;
+use std::sync::{Condvar, Mutex};
+use std::time::{Duration, Instant};
 use tokio::sync::watch;
 
 /// What the outside asks of a running loop.
@@ -47,6 +47,8 @@ pub enum Request {
 #[derive(Debug)]
 pub struct Control {
     request: Mutex<Option<Request>>,
+    /// Wakes the loop from its sleep between ticks when an abort arrives.
+    wake: Condvar,
     safe: watch::Sender<Option<SafeState>>,
 }
 
@@ -54,6 +56,7 @@ impl Default for Control {
     fn default() -> Control {
         Control {
             request: Mutex::new(None),
+            wake: Condvar::new(),
             safe: watch::channel(None).0,
         }
     }
@@ -83,6 +86,31 @@ impl Control {
     /// Asks for the safe state now. An abort replaces a pending stop.
     pub fn abort(&self, reason: impl Into<String>) {
         *self.lock() = Some(Request::Abort(reason.into()));
+        self.wake.notify_all();
+    }
+
+    /// Blocks the loop's thread until `deadline` (the OS timer for the bulk, a yield loop for
+    /// the last 100 µs), or until an abort arrives: an e-stop does not wait for the next tick.
+    pub fn sleep_until(&self, deadline: Instant) {
+        let mut request = self.lock();
+        loop {
+            let now = Instant::now();
+            if now >= deadline || matches!(*request, Some(Request::Abort(_))) {
+                return;
+            }
+            let left = deadline - now;
+            if left > Duration::from_micros(150) {
+                request = self
+                    .wake
+                    .wait_timeout(request, left - Duration::from_micros(100))
+                    .unwrap_or_else(|e| e.into_inner())
+                    .0;
+            } else {
+                drop(request);
+                std::thread::yield_now();
+                request = self.lock();
+            }
+        }
     }
 
     /// Asks the loop to end after the current segment (ignored if an abort is pending).

@@ -362,7 +362,7 @@ pub fn bench_json(state: &AppState) -> Value {
         "connected": view.connected,
         "busy": view.running.is_some(),
         "run_id": view.running.as_ref().map(|r| r.run_id),
-        "estop": view.estop,
+        "estop": view.estop || state.interlock.is_latched(),
         "paused": view.paused,
         "limits": state.loaded.config.limits,
         "live": {

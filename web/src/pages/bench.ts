@@ -11,6 +11,8 @@ export function benchPage(root: HTMLElement): () => void {
   const msg = notice();
   const estop = h('button', { class: 'estop big', type: 'button', id: 'estop-big' }, 'EMERGENCY STOP');
   const reset = h('button', { type: 'button', id: 'estop-reset' }, 'Reset e-stop');
+  // A latched drive fault is cleared only here (or `bench fault-reset`), never by a run.
+  const faultReset = h('button', { type: 'button', id: 'fault-reset' }, 'Reset drive fault');
   const stopRun = h('button', { type: 'button' }, 'Stop run after this segment');
   const abortRun = h('button', { type: 'button' }, 'Abort run now');
   const tokenInput = h('input', { id: 'token', type: 'password', value: token(), autocomplete: 'off' });
@@ -24,6 +26,7 @@ export function benchPage(root: HTMLElement): () => void {
       { class: 'estop-row' },
       estop,
       reset,
+      faultReset,
       stopRun,
       abortRun,
       msg,
@@ -62,7 +65,29 @@ export function benchPage(root: HTMLElement): () => void {
       msg.show(`${label}: ${(e as ApiError).message}`, 'error');
     }
   };
-  estop.addEventListener('click', () => act('e-stop', () => '/api/estop'));
+  estop.addEventListener('click', async () => {
+    try {
+      const r = await post<any>('/api/estop');
+      const s = r.safe_state ?? {};
+      msg.show(
+        s.confirmed ? `e-stop latched: ${s.detail}` : `e-stop latched, but the drive is NOT confirmed disabled: ${s.detail}`,
+        s.confirmed ? undefined : 'error',
+      );
+    } catch (e) {
+      msg.show(`e-stop: ${(e as ApiError).message}`, 'error');
+    }
+    refresh();
+  });
+  faultReset.addEventListener('click', async () => {
+    if (!window.confirm('Reset the drive fault? Check the bench first: the cause of the fault must be gone.')) return;
+    try {
+      const r = await post<any>('/api/faults/reset');
+      msg.show(r.was_faulted ? (r.cleared ? 'drive fault cleared (the drive stays disabled)' : 'the drive still reads a fault', r.cleared ? undefined : 'error') : 'no drive fault was latched');
+    } catch (e) {
+      msg.show(`drive fault reset: ${(e as ApiError).message}`, 'error');
+    }
+    refresh();
+  });
   reset.addEventListener('click', () => act('e-stop reset', () => '/api/estop/reset'));
   stopRun.addEventListener('click', () => act('stop', () => (bench?.run_id != null ? `/api/runs/${bench.run_id}/stop` : null)));
   abortRun.addEventListener('click', () => act('abort', () => (bench?.run_id != null ? `/api/runs/${bench.run_id}/abort` : null)));
