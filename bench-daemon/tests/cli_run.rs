@@ -5,10 +5,8 @@
 use crate::util::{
     SimProcess, bench, config_for, db_in, show, spawn_run, spec, stderr, stdout, wait_for_samples,
 };
-use std::io::{BufRead, BufReader, Write};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::path::Path;
+use std::process::Command;
 
 /// Runs a spec against `--sim`; returns (exit code, the `--json` outcome, stderr).
 fn run_sim(spec_path: &str, db: &str, extra: &[&str]) -> (i32, serde_json::Value, String) {

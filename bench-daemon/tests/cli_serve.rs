@@ -433,16 +433,23 @@ fn a_non_loopback_listener_needs_the_token_for_mutating_calls() {
     assert_eq!(r.json()["field"], "Authorization");
     d.token = Some("wrong".into());
     assert_eq!(d.req("POST", "/api/runs", Some(&spec)).status, 401);
-    assert_eq!(d.req("POST", "/api/estop", None).status, 401);
     assert_eq!(
         d.req("PUT", "/api/queue", Some(&json!({"paused": true})))
             .status,
         401
     );
     assert_eq!(d.req("DELETE", "/api/schedule/1", None).status, 401);
+    assert_eq!(d.req("POST", "/api/faults/reset", None).status, 401);
+    assert_eq!(d.req("POST", "/api/estop/reset", None).status, 401);
     assert_eq!(d.runs_total(), 0);
     assert_eq!(d.json("/api/bench")["estop"], false);
+    // The e-stop only makes the bench safer: it needs no token.
+    let e = d.req("POST", "/api/estop", None);
+    assert_eq!(e.status, 200, "{}", e.text());
+    assert_eq!(e.json()["safe_state"]["confirmed"], true);
+    assert_eq!(d.json("/api/bench")["estop"], true);
     d.token = Some("s3cret".into());
+    assert_eq!(d.req("POST", "/api/estop/reset", None).status, 200);
     assert_eq!(
         d.req("PUT", "/api/queue", Some(&json!({"paused": true})))
             .status,

@@ -353,19 +353,24 @@ fn a_killed_run_is_reported_interrupted_and_the_drive_watchdog_removes_torque() 
 fn a_panic_in_a_model_step_fails_the_run_into_the_safe_state() {
     let _slot = one_bench_at_a_time();
     let b = Bench::new(Wire::Tcp);
-    let t0 = Instant::now();
-    let o = Command::new(env!("CARGO_BIN_EXE_bench"))
+    let mut child = Command::new(env!("CARGO_BIN_EXE_bench"))
         .args(b.run_args())
-        .env("FRICTIONBENCH_TEST_PANIC_IN_MODEL_STEP_AT_S", "1.0")
-        .output()
+        .env("FRICTIONBENCH_TEST_PANIC_IN_MODEL_STEP_AT_S", "4.0")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
         .unwrap();
-    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
-    let id: i64 = stdout(&o)
-        .lines()
-        .next()
-        .and_then(|l| l.strip_prefix("run "))
-        .and_then(|s| s.trim().parse().ok())
-        .unwrap();
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(child.stdout.take().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    let id: i64 = line.trim().strip_prefix("run ").unwrap().parse().unwrap();
+    let before = wait_for_samples(&b.db, id, 1000);
+    let t0 = Instant::now();
+    let (code, err, took) = finish(child, t0);
+    assert_eq!(code, Some(1), "{err}");
     let run = show(&b.db, id);
     assert_eq!(run["status"], "failed");
     let reason = run["status_reason"].as_str().unwrap();
@@ -374,15 +379,14 @@ fn a_panic_in_a_model_step_fails_the_run_into_the_safe_state() {
         reason.contains("injected panic in a model step"),
         "{reason}"
     );
-    // Everything before the last partial batch (20 samples) was committed.
-    assert!(run["sample_count"].as_i64().unwrap() >= 950, "{run}");
+    assert!(run["sample_count"].as_i64().unwrap() >= before, "{run}");
     disabled_by_the_daemon(&b, &run);
     row(
         &b,
-        "panic in a model step",
-        t0.elapsed().as_secs_f64(),
+        "panic in a model step (at t = 4 s; time from the first 1000 samples)",
+        took,
         &run,
-        950,
+        before,
     );
 }
 
