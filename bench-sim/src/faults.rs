@@ -116,14 +116,12 @@ impl Faults {
             return true;
         }
         match set.corrupt_every {
-            Some(n) if n > 0 => {
-                self.0
-                    .replies
-                    .fetch_add(1, Ordering::Relaxed)
-                    .wrapping_add(1)
-                    % n
-                    == 0
-            }
+            Some(n) if n > 0 => self
+                .0
+                .replies
+                .fetch_add(1, Ordering::Relaxed)
+                .wrapping_add(1)
+                .is_multiple_of(n),
             _ => false,
         }
     }
