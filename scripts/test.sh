@@ -13,6 +13,11 @@ fi
 mdbook build docs
 python3 scripts/check-book-links.py
 
+# House rules: formatted, lint-free, documentation without warnings.
+cargo fmt --all --check
+cargo clippy --workspace --all-targets --locked -- -D warnings
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
+
 # pymodbus (PyPI, pinned) is the independent Modbus peer of the interoperability tests.
 if [ ! -x target/pyenv/bin/python ] || ! target/pyenv/bin/python -c 'import pymodbus, sys; sys.exit(pymodbus.__version__ != "3.16.1")' 2>/dev/null; then
   python3 -m venv target/pyenv

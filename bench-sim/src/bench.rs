@@ -20,9 +20,9 @@ use tokio_modbus::{ExceptionCode, Response, SlaveRequest};
 pub enum Clock {
     /// Wall-clock time: a thread steps the plant.
     RealTime,
-    /// Each request addressed to a device advances the plant by this much [s] first.
+    /// Each request addressed to a device advances the plant by this much \[s\] first.
     Virtual {
-        /// Simulated time per request [s].
+        /// Simulated time per request \[s\].
         per_request_s: f64,
     },
 }
@@ -106,7 +106,7 @@ impl Bench {
         ok
     }
 
-    /// Advances simulated time by `dt` [s] (virtual clock: tests let time pass without traffic).
+    /// Advances simulated time by `dt` \[s\] (virtual clock: tests let time pass without traffic).
     pub fn advance(&self, dt: f64) {
         let mut core = self.lock();
         core.sim.advance(dt);

@@ -28,7 +28,7 @@ pub enum Role {
     Mode,
     /// Active mode (6061h), published.
     ModeDisplay,
-    /// Comms watchdog time [s] (0 = off).
+    /// Comms watchdog time \[s\] (0 = off).
     WatchdogTimeout,
     /// Maximum torque in every mode [N m] (CiA 402 6072h); reads back the torque in force.
     MaxTorque,
@@ -36,7 +36,7 @@ pub enum Role {
     SpeedCommand,
     /// Torque setpoint [N m].
     TorqueCommand,
-    /// Angle setpoint [rad].
+    /// Angle setpoint \[rad\].
     PositionCommand,
     /// Non-zero clears a latched fault.
     FaultReset,
@@ -46,7 +46,7 @@ pub enum Role {
     FaultCode,
     /// +1 per publication (wraps). Published.
     Heartbeat,
-    /// Encoder angle [rad]. Published.
+    /// Encoder angle \[rad\]. Published.
     PositionFeedback,
     /// Velocity estimate [rad/s]. Published.
     VelocityFeedback,

@@ -4,7 +4,7 @@
 //! Wire faults (silence, delay, exception replies, a stuck value) act in the wrapper; disconnect
 //! and corrupted CRCs act below the Modbus framing (the TCP stream wrapper and the RTU byte relay
 //! in [`crate::server`]) and read the same switch. A drive fault is a device event and goes
-//! through [`crate::SimHandle::trip_drive`].
+//! through [`crate::Bench::apply`] with `Action::Trip`.
 
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -27,7 +27,7 @@ pub struct FaultSet {
     pub unit: Option<u8>,
     /// Send no reply at all.
     pub silence: bool,
-    /// Hold every reply back by this much [ms] (on top of any wire timing).
+    /// Hold every reply back by this much \[ms\] (on top of any wire timing).
     pub delay_ms: f64,
     /// Answer every request with this exception code (e.g. 4 = server device failure).
     pub exception: Option<u8>,

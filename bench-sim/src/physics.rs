@@ -24,17 +24,17 @@ use std::f64::consts::TAU;
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct SimParams {
-    /// Internal plant step [s]; default 1e-4 (10 kHz).
+    /// Internal plant step \[s\]; default 1e-4 (10 kHz).
     pub step_s: f64,
     /// Rotor plus load inertia [kg m^2]; default 1e-3.
     pub inertia_kg_m2: f64,
     /// Motor torque saturation [N m]; default 5.
     pub torque_limit_nm: f64,
-    /// Current-loop time constant (first-order lag from demand to torque) [s]; default 2e-4.
+    /// Current-loop time constant (first-order lag from demand to torque) \[s\]; default 2e-4.
     pub current_lag_s: f64,
     /// Encoder resolution [counts/rev]; default 2^17 (the simulated drive's profile).
     pub encoder_counts_per_rev: u32,
-    /// Low-pass time constant of the drive's encoder velocity estimate [s]; default 1e-3.
+    /// Low-pass time constant of the drive's encoder velocity estimate \[s\]; default 1e-3.
     pub velocity_filter_s: f64,
     /// Velocity-loop proportional gain [N m s/rad]; default 0.3.
     pub velocity_kp: f64,
@@ -50,9 +50,9 @@ pub struct SimParams {
     pub sensor_noise_nm: f64,
     /// Torque-sensor resolution (quantum) [N m]; default 0.001; 0 = continuous.
     pub sensor_resolution_nm: f64,
-    /// Torque-sensor low-pass time constant [s]; default 0 (off).
+    /// Torque-sensor low-pass time constant \[s\]; default 0 (off).
     pub sensor_lowpass_s: f64,
-    /// Comms watchdog: time without a command before the drive trips [s]; default 0.1; 0 = off.
+    /// Comms watchdog: time without a command before the drive trips \[s\]; default 0.1; 0 = off.
     pub watchdog_s: f64,
     /// Seed of the sensor-noise generator; default 1.
     pub seed: u64,
@@ -164,7 +164,7 @@ impl SimParams {
         Ok(())
     }
 
-    /// Encoder angle per count [rad].
+    /// Encoder angle per count \[rad\].
     pub fn rad_per_count(&self) -> f64 {
         TAU / f64::from(self.encoder_counts_per_rev)
     }
@@ -215,7 +215,7 @@ pub enum Mode {
     Torque,
     /// The command is a speed [rad/s]; the drive's PI closes the velocity loop.
     Velocity,
-    /// The command is an angle [rad]; the drive's PID closes the position loop.
+    /// The command is an angle \[rad\]; the drive's PID closes the position loop.
     Position,
 }
 
@@ -230,7 +230,7 @@ pub struct Command {
     pub torque_nm: f64,
     /// Speed setpoint [rad/s] (velocity mode).
     pub velocity_rad_s: f64,
-    /// Angle setpoint [rad] (position mode).
+    /// Angle setpoint \[rad\] (position mode).
     pub position_rad: f64,
     /// Configured maximum torque [N m] (CiA 402 6072h), which every mode's demand is clamped
     /// to; `None` (power-on) = the motor's saturation `torque_limit_nm`.
@@ -271,7 +271,7 @@ pub enum Action {
     Torque(f64),
     /// Speed setpoint [rad/s].
     Velocity(f64),
-    /// Angle setpoint [rad].
+    /// Angle setpoint \[rad\].
     Position(f64),
     /// Clears a latched fault.
     ClearFault,
@@ -279,7 +279,7 @@ pub enum Action {
     Trip,
     /// A valid request that carries no change; feeds the watchdog.
     Heartbeat,
-    /// Sets the comms watchdog time [s] (0 = off).
+    /// Sets the comms watchdog time \[s\] (0 = off).
     SetWatchdog(f64),
     /// Sets the drive's maximum torque [N m] (CiA 402 6072h); negative or non-finite refused.
     SetMaxTorque(f64),
@@ -288,9 +288,9 @@ pub enum Action {
 /// Everything the devices publish, in SI units.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Feedback {
-    /// Simulated time [s].
+    /// Simulated time \[s\].
     pub t_s: f64,
-    /// Encoder angle [rad] (quantised).
+    /// Encoder angle \[rad\] (quantised).
     pub position_rad: f64,
     /// Encoder count.
     pub position_counts: i64,
@@ -316,7 +316,7 @@ pub struct Feedback {
 /// Ground truth, for tests and the dashboard; never on the bus.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Truth {
-    /// True angle [rad].
+    /// True angle \[rad\].
     pub x_rad: f64,
     /// True speed [rad/s].
     pub v_rad_s: f64,
@@ -345,22 +345,22 @@ pub struct SimState {
     pub velocity_integral: f64,
     /// Position-loop integrator [rad s].
     pub position_integral: f64,
-    /// Previous position error [rad].
+    /// Previous position error \[rad\].
     pub position_error_prev: f64,
     /// The command in force.
     pub command: Command,
     /// Latched fault.
     pub fault: Option<FaultCause>,
-    /// Simulated time of the last command [s].
+    /// Simulated time of the last command \[s\].
     pub last_command_s: f64,
 }
 
 /// Plant time, angle and speed (a serde copy of [`PlantState`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct PlantStateData {
-    /// Time [s].
+    /// Time \[s\].
     pub t: f64,
-    /// Angle [rad].
+    /// Angle \[rad\].
     pub x: f64,
     /// Speed [rad/s].
     pub v: f64,
@@ -395,7 +395,7 @@ impl Sim {
         &*self.truth
     }
 
-    /// Simulated time [s].
+    /// Simulated time \[s\].
     pub fn time_s(&self) -> f64 {
         self.state.plant.t
     }
@@ -470,7 +470,7 @@ impl Sim {
         self.state.torque_nm = 0.0;
     }
 
-    /// Advances the bench by `dt` [s] in internal steps of at most `params.step_s`.
+    /// Advances the bench by `dt` \[s\] in internal steps of at most `params.step_s`.
     pub fn advance(&mut self, dt: f64) {
         let h = self.params.step_s;
         let n = (dt / h).round().max(1.0) as u64;
@@ -480,7 +480,7 @@ impl Sim {
         }
     }
 
-    /// One plant step of `dt` [s].
+    /// One plant step of `dt` \[s\].
     pub fn step(&mut self, dt: f64) {
         let cap = self.max_torque_nm();
         let p = &self.params;

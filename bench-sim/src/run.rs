@@ -22,7 +22,7 @@ pub struct RtuConfig {
     pub baud: u32,
     /// Emulate the wire timing (characters, t3.5, turnaround); off = as fast as the pty goes.
     pub wire_timing: bool,
-    /// Device turnaround [s]; `None` = the drive profile's `turnaround_ms`.
+    /// Device turnaround \[s\]; `None` = the drive profile's `turnaround_ms`.
     pub turnaround_s: Option<f64>,
 }
 

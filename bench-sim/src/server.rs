@@ -63,7 +63,7 @@ impl LineStats {
         self.transactions.load(Ordering::Relaxed)
     }
 
-    /// Sum of the line-limited times of those transactions, both t3.5 included [s].
+    /// Sum of the line-limited times of those transactions, both t3.5 included \[s\].
     pub fn ideal_s(&self) -> f64 {
         self.ideal_ns.load(Ordering::Relaxed) as f64 * 1e-9
     }

@@ -6,7 +6,7 @@
 //! the silence by which the device sees the request's end, the device's turnaround, the reply's
 //! characters, and the silence by which the master sees the reply's end before it may send again.
 //! The simulator holds each reply back by everything except the master's own final t3.5
-//! ([`LineTiming::device_delay`]); the master's inter-frame gap supplies that one.
+//! ([`LineTiming::device_delay_s`]); the master's inter-frame gap supplies that one.
 
 use tokio_modbus::{Request, Response};
 
@@ -18,10 +18,10 @@ pub const BITS_PER_CHAR: f64 = 11.0;
 pub struct LineTiming {
     /// Baud rate [bit/s].
     pub baud: u32,
-    /// Inter-frame silence t3.5 [s]: 3.5 characters up to 19200 baud, 1.75 ms above (the
+    /// Inter-frame silence t3.5 \[s\]: 3.5 characters up to 19200 baud, 1.75 ms above (the
     /// serial-line spec's recommended fixed value).
     pub t35_s: f64,
-    /// Device turnaround between the request's end (after t3.5) and the reply's start [s].
+    /// Device turnaround between the request's end (after t3.5) and the reply's start \[s\].
     pub turnaround_s: f64,
 }
 
@@ -41,18 +41,18 @@ impl LineTiming {
         }
     }
 
-    /// One character on the wire [s].
+    /// One character on the wire \[s\].
     pub fn char_s(&self) -> f64 {
         BITS_PER_CHAR / f64::from(self.baud)
     }
 
-    /// A whole transaction with `out` request and `back` reply bytes, both silences included [s].
+    /// A whole transaction with `out` request and `back` reply bytes, both silences included \[s\].
     pub fn transaction_s(&self, out: usize, back: usize) -> f64 {
         (out + back) as f64 * self.char_s() + 2.0 * self.t35_s + self.turnaround_s
     }
 
     /// How long the device holds its reply back after the request arrived in full over a pty:
-    /// the transaction less the master's final t3.5 [s].
+    /// the transaction less the master's final t3.5 \[s\].
     pub fn device_delay_s(&self, out: usize, back: usize) -> f64 {
         self.transaction_s(out, back) - self.t35_s
     }

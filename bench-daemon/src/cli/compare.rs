@@ -47,7 +47,7 @@ pub struct CompareArgs {
     /// Levenberg–Marquardt iteration cap per model.
     #[arg(long, default_value_t = 100)]
     max_iters: u64,
-    /// Wall-time budget per model fit [s].
+    /// Wall-time budget per model fit \[s\].
     #[arg(long)]
     timeout_s: Option<f64>,
     #[command(flatten)]

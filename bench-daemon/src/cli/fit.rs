@@ -44,10 +44,10 @@ pub struct FitArgs {
     /// With --run, time-series procedures: plan segment indices A..B (B excluded; A.. or ..B).
     #[arg(long, value_name = "A..B", requires = "run")]
     segments: Option<String>,
-    /// With --run, time-series procedures: run time A..B [s] (both included; A.. or ..B).
+    /// With --run, time-series procedures: run time A..B \[s\] (both included; A.. or ..B).
     #[arg(long, value_name = "A..B", requires = "run")]
     t_range: Option<String>,
-    /// With --run: name of the saved parameter set (default <model>-run<ID>-<procedure>).
+    /// With --run: name of the saved parameter set (default `<model>`-run`<ID>`-`<procedure>`).
     #[arg(long, requires = "run")]
     name: Option<String>,
     /// Known values and options as JSON or @file, e.g. {"j": 0.167, "delta": 2}.

@@ -25,10 +25,10 @@ pub struct PerfLoopArgs {
     /// Bench configuration file.
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
-    /// Control rate [Hz].
+    /// Control rate \[Hz\].
     #[arg(long, default_value_t = 1000.0)]
     rate: f64,
-    /// Duration [s].
+    /// Duration \[s\].
     #[arg(long, default_value_t = 10.0)]
     seconds: f64,
     /// Lockstep models (comma separated ids, or `all`).

@@ -38,7 +38,7 @@ pub struct PerfModbusArgs {
     /// `raw` (bare tokio-modbus, gap kept with a precise sleep).
     #[arg(long, default_value = "drive", value_parser = ["drive", "raw"])]
     pub client: String,
-    /// How long to measure [s].
+    /// How long to measure \[s\].
     #[arg(long, default_value_t = 3.0, value_name = "S")]
     pub seconds: f64,
 }

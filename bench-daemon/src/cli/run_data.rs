@@ -68,12 +68,12 @@ pub fn results(run: &Run) -> Result<Results, InputError> {
 }
 
 /// Which samples of a run to use: `--segments A..B` (plan segment indices, `B` excluded) and
-/// `--t-range A..B` (run time [s], both included); either end may be left open.
+/// `--t-range A..B` (run time \[s\], both included); either end may be left open.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Selection {
     /// Segment indices `[from, to)`.
     pub segments: Option<(Option<u32>, Option<u32>)>,
-    /// Run time `[from, to]` [s].
+    /// Run time `[from, to]` \[s\].
     pub t_range: Option<(Option<f64>, Option<f64>)>,
 }
 

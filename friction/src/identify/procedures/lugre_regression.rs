@@ -15,7 +15,7 @@
 //! `sigma0 = theta_1`, `F_s = theta_1/theta_2`, `F_g = theta_3/theta_2` (the error of `F_s` is
 //! propagated without the covariance term).
 //!
-//! **Requirements on the data.** Columns `t` [s], `x` [m or rad], `u` [N or N m]: slow back-and-
+//! **Requirements on the data.** Columns `t` \[s\], `x` \[m or rad\], `u` \[N or N m\]: slow back-and-
 //! forth presliding under an applied force below `F_s` (speeds far below `v_s`, negligible
 //! inertia). The regression is sensitive to position noise, which biases `sigma0` (S1): use a
 //! high-resolution position sensor.

@@ -233,7 +233,7 @@ pub struct Provenance {
     pub n_points: usize,
     /// Columns read.
     pub columns: Vec<String>,
-    /// Time range `[t_first, t_last]` of the rows used [s], for time series.
+    /// Time range `[t_first, t_last]` of the rows used \[s\], for time series.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub time_range_s: Option<[f64; 2]>,
     /// Given values used (held fixed or options).

@@ -9,7 +9,7 @@
 //! starting from the largest (smallest) breakaway of the data. Points with `rate < 0` (negative
 //! ramps) fit the `negative` set of an asymmetric model, on magnitudes.
 //!
-//! **Requirements on the data.** Columns `rate` [N/s] and `breakaway` [N]: at least one point
+//! **Requirements on the data.** Columns `rate` \[N/s\] and `breakaway` \[N\]: at least one point
 //! more than the free parameters per direction, with rates spread over several decades around
 //! `t_s` (S4: 0.888 N m/s; `delta_t = 0.172` flattens the curve, so both bounds are approached
 //! only at extreme rates). Give `fs` and `fc` (from the static curve, S4 §4.3) when the rates

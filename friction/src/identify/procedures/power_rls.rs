@@ -24,7 +24,7 @@
 //! `details`. `P_0 = alpha I` in scaled units (`alpha` = 1e3, recorded); the regressors are scaled
 //! by `rms(u)/rms(phi_j)` so `J ~ 1e-5`, `f_v ~ 1e-4`, `f_c ~ 1e-2` are equally conditioned.
 //!
-//! **Requirements on the data.** Columns `t` [s] (uniform step), `x` [rad or m] and `u` [N m or
+//! **Requirements on the data.** Columns `t` \[s\] (uniform step), `x` \[rad or m\] and `u` [N m or
 //! N]: a closed-loop run excited by a PRBS on the position reference (S2 §IV.A), long enough for
 //! the forgetting factor to reach 1 (several thousand samples; S2: T_e = 1 ms), with speeds
 //! well above `v_min` for the threshold weighting. The model is the mode-1 equation, so the
@@ -86,7 +86,7 @@ pub struct Filter {
 }
 
 impl Filter {
-    /// A filter of bandwidth `pn` [rad/s] at step `h` [s], started at rest on input `x0`.
+    /// A filter of bandwidth `pn` \[rad/s\] at step `h` \[s\], started at rest on input `x0`.
     pub fn new(pn: f64, h: f64, how: Discretisation, x0: f64) -> Filter {
         let a = Matrix2::new(0.0, 1.0, -pn * pn, -2.0 * pn);
         let b = Vector2::new(0.0, pn * pn);

@@ -14,7 +14,7 @@
 //! `theta0 = |(a', b')|`. `omega` is given or taken from the mean period of the upward zero
 //! crossings of `u`. The standard error of `sigma0` follows from those of the amplitudes.
 //!
-//! **Requirements on the data.** Columns `t` [s], `x` [rad or m], `u` [N m or N]: a sinusoidal
+//! **Requirements on the data.** Columns `t` \[s\], `x` \[rad or m\], `u` \[N m or N\]: a sinusoidal
 //! torque of constant amplitude below `f_c`, at `omega` well below `sqrt(sigma0/J)` (the static
 //! assumption; S4's bench: `omega_n` = 321 rad/s), several periods long; the first period (or up
 //! to `given.t_from`) is skipped as transient. The encoder must resolve `theta0` (S4: a

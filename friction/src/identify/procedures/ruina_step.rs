@@ -16,7 +16,7 @@
 //! normal load, default 1: the data are then friction coefficients), which is reported with the
 //! parameters so that the set reproduces the data.
 //!
-//! **Requirements on the data.** Columns `t` [s], `v` [m/s], `friction` [N]: steady sliding at
+//! **Requirements on the data.** Columns `t` \[s\], `v` \[m/s\], `friction` \[N\]: steady sliding at
 //! `v1 > 0`, one velocity step to `v2 > 0` (same direction), and at least several `L/v2` of
 //! sliding after it, sampled finely against `L/v2` (S1 Table 8.4, dry: 64.7 µm; at 10 mm/s
 //! that is 6.5 ms). The steady-state curve should be measured first (S1).

@@ -22,7 +22,7 @@
 //! oscillation amplitude. Here: `sigma_v = margin * max |v|` over the last half of the run
 //! (`margin` = 1.2, given), with `v` from the `v` column.
 //!
-//! **Requirements on the data.** Staircase: columns `t` [s], `x` [rad or m], `u` [N m or N] of a
+//! **Requirements on the data.** Staircase: columns `t` \[s\], `x` \[rad or m\], `u` \[N m or N\] of a
 //! staircase run (several go-and-returns, both directions), starting at rest; each attempt must
 //! end with the body still for `rest_s` (default 0.02 s) before the next one; `x_detect` (default
 //! 1e-3) must exceed the position noise and be reached soon after breakaway. Σ tuning: columns
@@ -53,12 +53,12 @@ pub const PROCEDURE: Procedure = Procedure {
 
 /// Default motion threshold on `|x - x_rest|` [rad or m].
 pub const X_DETECT: f64 = 1e-3;
-/// Default stillness time that arms an attempt [s].
+/// Default stillness time that arms an attempt \[s\].
 pub const REST_S: f64 = 0.02;
 /// Default safety margin of Σ over the oscillation amplitude.
 pub const SIGMA_MARGIN: f64 = 1.2;
 
-/// One breakaway sample: onset time [s] and torque [N m or N] (signed).
+/// One breakaway sample: onset time \[s\] and torque \[N m or N\] (signed).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Breakaway {
     /// Onset time.

@@ -20,7 +20,7 @@
 //! viscous part) among the slowest third, `vs` where the Stribeck excess has fallen to 1/e of
 //! `fs - fc`; for a free exponent the fit starts from delta = 0.7, 1 and 2 and keeps the best.
 //!
-//! **Requirements on the data.** Columns `v` [m/s] and `friction` [N]: steady-state points (one
+//! **Requirements on the data.** Columns `v` \[m/s\] and `friction` \[N\]: steady-state points (one
 //! per constant-velocity run), at least one more per direction than the free parameters, with
 //! speeds spanning the Stribeck region (several points below `vs`) and the viscous region (the
 //! fastest third should be past the Stribeck dip, where the curve is a straight line). Points at

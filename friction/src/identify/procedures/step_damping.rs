@@ -16,7 +16,7 @@
 //! static gain), `J = sigma0/omega_n^2` and `f_v = 0`, each noted. The standard error of `sigma1`
 //! propagates that of `zeta` only.
 //!
-//! **Requirements on the data.** Columns `t` [s], `x` [rad or m], `u` [N m or N]: the body at
+//! **Requirements on the data.** Columns `t` \[s\], `x` \[rad or m\], `u` \[N m or N\]: the body at
 //! rest, then one torque step well below `f_c` (small, so the bristle stays in its linear range),
 //! recorded at a rate well above `omega_n` (S4: 321 rad/s) with an encoder resolving a small
 //! fraction of `Δu/sigma0`, and long enough to settle.
