@@ -8,12 +8,13 @@ use serde_json::{Value, json};
 use std::path::Path;
 
 /// A sweep dense in the Stribeck region (truth v_s = 0.1 rad/s) and reaching the viscous one,
-/// so the five shape parameters per direction are determined: 10 speeds per direction.
+/// so the five shape parameters per direction are determined: 10 speeds per direction, from
+/// 0.04 rad/s (the slowest the stiff drive below holds without stick-slip in both directions).
 const SWEEP: &str = r#"{
   "kind": "constant_velocity_sweep",
   "name": "stribeck sweep for fit quality",
   "params": {
-    "velocities": [0.02, 0.04, 0.06, 0.08, 0.1, 0.13, 0.17, 0.25, 0.5, 1.0],
+    "velocities": [0.04, 0.05, 0.06, 0.08, 0.1, 0.13, 0.17, 0.25, 0.5, 1.0],
     "directions": "both",
     "settle_s": 1.0,
     "measure_s": 0.8,
@@ -29,10 +30,12 @@ fn json_out(o: &std::process::Output) -> Value {
 /// The simulated drive with a velocity loop stiff enough to hold speeds inside the Stribeck
 /// dip: its default (kp 0.3 N m s/rad) is weaker than the truth's steepest negative slope
 /// (about 4.3 N m s/rad at v = v_s/sqrt(2)), so below about 0.2 rad/s the shipped bench
-/// stick-slips (torque std 0.13 N m, mean speed far from the set point). kp = 8 holds them;
-/// a 3 ms velocity filter keeps encoder quantisation from dithering the friction (with the
-/// default 1 ms the mean torque at 0.05 rad/s read 6 % below the curve, at 3 ms within 1 %).
-const STIFF_DRIVE: &str = r#"{"velocity_kp": 8, "velocity_ki": 200, "velocity_filter_s": 0.003}"#;
+/// stick-slips (measured: torque std 0.13 N m, mean speed far from the set point). kp = 6
+/// holds them; a 2 ms velocity filter keeps encoder quantisation from dithering the friction
+/// (with kp 8 and the default 1 ms the mean torque at 0.05 rad/s read 6 % below the curve; with
+/// 3 ms the loop rang at 0.13-0.5 rad/s; with 2 ms every point from 0.04 rad/s up lay within
+/// 1 % of the curve, std 2-12 mN m). Below 0.04 rad/s the negative direction still stick-slips.
+const STIFF_DRIVE: &str = r#"{"velocity_kp": 6, "velocity_ki": 150, "velocity_filter_s": 0.002}"#;
 
 /// `bench run SPEC (--sim | --config CONFIG) --db DB --json`; the outcome line.
 fn run_on(dir: &Path, spec: &str, db: &str, config: Option<&Path>) -> Value {
@@ -43,7 +46,17 @@ fn run_on(dir: &Path, spec: &str, db: &str, config: Option<&Path>) -> Value {
         Some(c) => args.extend(["--config", c.to_str().unwrap()]),
         None => args.push("--sim"),
     }
-    let o = bench(&args);
+    // A loaded 2-core machine can hold a Modbus reply past its timeout; such a run ends
+    // failed, as it should, and says so. It is not what these tests are about: run it again.
+    let mut o = bench(&args);
+    for _ in 0..2 {
+        let err = stderr(&o);
+        if o.status.success() || !(err.contains("comms fault") || err.contains("stall")) {
+            break;
+        }
+        eprintln!("retrying the run after: {}", err.trim());
+        o = bench(&args);
+    }
     assert!(o.status.success(), "{}", stderr(&o));
     let out = stdout(&o);
     let line = out.lines().find(|l| l.starts_with('{')).expect("outcome");
@@ -64,10 +77,11 @@ fn truth() -> [(f64, f64, f64); 2] {
 }
 
 /// Recovering the truth within 5 % per direction: each sweep point averages 800 sensor
-/// readings (2 mN m noise), so the points lie within about 1 % of the true steady-state curve
-/// (the drive's velocity ripple); a five-parameter exponential Stribeck curve through ten such
-/// points per direction pins f_c and f_s to well under 5 %, and v_s, which the Gaussian truth
-/// (delta = 2) and the fitted exponent share, to within 5 % as well.
+/// readings (2 mN m noise), and with the stiff drive the points lie within about 1 % of the
+/// true steady-state curve; a five-parameter exponential Stribeck curve through ten such points
+/// per direction pins f_c and f_s to a few per cent (f_s is extrapolated from 0.04 rad/s, where
+/// the Gaussian truth has fallen 15 % of the way to f_c) and v_s, which the truth (delta = 2)
+/// and the fitted exponent share, to within 5 % as well.
 #[test]
 fn a_static_fit_of_a_sim_sweep_recovers_the_truth_and_says_it_is_ok() {
     let _bench = crate::util::one_bench_at_a_time();
@@ -95,6 +109,10 @@ fn a_static_fit_of_a_sim_sweep_recovers_the_truth_and_says_it_is_ok() {
     {
         for (name, t) in [("fc", fc), ("fs", fs), ("vs", vs)] {
             let got = set[name].as_f64().unwrap();
+            eprintln!(
+                "static_curve {name}: fitted {got:.4}, truth {t} ({:+.2} %)",
+                100.0 * (got - t) / t
+            );
             assert!(
                 (got - t).abs() <= 0.05 * t,
                 "{name}: fitted {got}, truth {t} (5 %)\n{rep:#}"
