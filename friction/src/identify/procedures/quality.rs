@@ -166,7 +166,7 @@ pub fn verdict(r: &FitReport) -> Verdict {
         ));
     }
     uncertain("", &r.relative_std_errors, &mut reasons);
-    if let Some(c) = r.condition.filter(|c| !(*c <= CONDITION_LIMIT)) {
+    if let Some(c) = r.condition.filter(|c| c.is_nan() || *c > CONDITION_LIMIT) {
         reasons.push(format!(
             "ill-conditioned: cond(JᵀJ) = {c:.3e} (limit {CONDITION_LIMIT:.0e}); parameters trade off against each other"
         ));
