@@ -734,7 +734,6 @@ pub(crate) fn report(
     if let Value::Object(given) = &opts.params {
         rep.provenance.given = given.clone();
     }
-    rep.assess();
     rep.details = serde_json::json!({
         "fitted": problem.free.iter().map(|f| f.name.clone()).collect::<Vec<_>>(),
         "iterations": r.iters,
@@ -748,6 +747,7 @@ pub(crate) fn report(
             "jacobian": format!("forward differences, step {} in scaled coordinates", problem.diff_step),
         },
     });
+    rep.assess();
     Ok(rep)
 }
 

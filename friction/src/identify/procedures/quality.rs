@@ -111,11 +111,13 @@ fn uncertain(prefix: &str, rel: &Map<String, Value>, reasons: &mut Vec<String>) 
     }
 }
 
-/// `fs < fc` (or `fs = fc` when `fs` was fitted) in one parameter set.
+/// `fs < fc` (or `fs = fc` when `fs` was fitted: it has a standard error, or is listed in
+/// `details.fitted` as output-error fits list their free parameters) in one parameter set.
 fn stribeck_sense(
     prefix: &str,
     p: &Map<String, Value>,
     fitted: &Map<String, Value>,
+    listed: bool,
     out: &mut Vec<String>,
 ) {
     let (Some(fc), Some(fs)) = (
@@ -128,7 +130,8 @@ fn stribeck_sense(
         out.push(format!(
             "{prefix}fs < {prefix}fc ({fs:.4} < {fc:.4}): static friction below Coulomb friction is physically meaningless"
         ));
-    } else if fitted.contains_key("fs") && (fs - fc).abs() <= 1e-6 * fc.abs().max(1e-12) {
+    } else if (listed || fitted.contains_key("fs")) && (fs - fc).abs() <= 1e-6 * fc.abs().max(1e-12)
+    {
         out.push(format!(
             "{prefix}fs = {prefix}fc ({fs:.4}): the fit found no Stribeck effect, so vs is meaningless"
         ));
@@ -171,7 +174,10 @@ pub fn verdict(r: &FitReport) -> Verdict {
             "ill-conditioned: cond(JᵀJ) = {c:.3e} (limit {CONDITION_LIMIT:.0e}); parameters trade off against each other"
         ));
     }
-    stribeck_sense("", &r.params, &r.std_errors, &mut reasons);
+    let listed = r.details["fitted"]
+        .as_array()
+        .is_some_and(|a| a.iter().any(|n| n == "fs"));
+    stribeck_sense("", &r.params, &r.std_errors, listed, &mut reasons);
     if let Some(Value::Object(neg)) = r.params.get("negative") {
         let empty = Map::new();
         let fitted = r
@@ -179,7 +185,7 @@ pub fn verdict(r: &FitReport) -> Verdict {
             .get("negative")
             .and_then(Value::as_object)
             .unwrap_or(&empty);
-        stribeck_sense("negative.", neg, fitted, &mut reasons);
+        stribeck_sense("negative.", neg, fitted, false, &mut reasons);
     }
     Verdict {
         status: if reasons.is_empty() {
