@@ -124,3 +124,24 @@ impl<'de> Deserialize<'de> for Spec {
         Spec::from_value(v).map_err(serde::de::Error::custom)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_lockstep_choice_is_kept_and_written_back_and_must_be_an_object() {
+        let text = r#"{"kind": "constant_velocity_sweep",
+            "lockstep": {"models": ["lugre"], "params": {"lugre": "latest"}}}"#;
+        let spec = Spec::from_json(text).unwrap();
+        let l = spec.lockstep.clone().unwrap();
+        assert_eq!(l["params"]["lugre"], "latest");
+        assert_eq!(spec.to_value()["lockstep"], l);
+        let plain = Spec::from_json(r#"{"kind": "constant_velocity_sweep"}"#).unwrap();
+        assert!(plain.lockstep.is_none() && plain.to_value().get("lockstep").is_none());
+        let e = Spec::from_json(r#"{"kind": "constant_velocity_sweep", "lockstep": 3}"#)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("lockstep must be an object"), "{e}");
+    }
+}
