@@ -9,5 +9,6 @@ mod cli_runs;
 mod cli_serve;
 mod cli_sim;
 mod fault_table;
+mod fit_quality;
 mod truth;
 mod util;

@@ -365,6 +365,11 @@ pub fn bench_json(state: &AppState) -> Value {
         "estop": view.estop || state.interlock.is_latched(),
         "paused": view.paused,
         "limits": state.loaded.config.limits,
+        "geometry": state.loaded.config.geometry,
+        "units": {
+            "force": state.loaded.config.geometry.force(),
+            "position": state.loaded.config.geometry.position(),
+        },
         "live": {
             "phase": s.phase, "t": s.t, "segment": s.segment, "segments": s.segments,
             "label": s.label, "sample": s.sample, "samples": s.samples,
@@ -903,8 +908,8 @@ async fn delete_schedule(State(state): State<AppState>, Path(id): Path<String>) 
     Ok(StatusCode::NO_CONTENT.into_response())
 }
 
-async fn models() -> ApiResult {
-    ok(friction::registry::catalogue())
+async fn models(State(state): State<AppState>) -> ApiResult {
+    ok(friction::units::catalogue_in(state.loaded.config.geometry))
 }
 
 async fn parameter_sets(
