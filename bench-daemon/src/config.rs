@@ -29,10 +29,14 @@ pub struct BenchConfig {
     /// Run database; `--db` overrides it. Relative paths are relative to the config file.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub database: Option<PathBuf>,
-    /// Bearer token `bench serve` requires of every mutating call (POST/PUT/DELETE) when it
-    /// listens on a non-loopback address. Never written into run records.
+    /// Bearer token `bench serve` requires of every mutating call (POST/PUT/DELETE) but the
+    /// e-stop, on any listener (at least 16 characters). Never written into run records.
     #[serde(default, skip_serializing)]
     pub token: Option<String>,
+    /// Host names (optionally `name:port`) `bench serve` answers to besides its address and
+    /// `localhost`, e.g. the bench PC's DNS name. Never written into run records.
+    #[serde(default, skip_serializing)]
+    pub allowed_hosts: Vec<String>,
     /// The servo drive.
     pub drive: DeviceConfig,
     /// The torque sensor, if the bench has one.
@@ -289,9 +293,15 @@ impl Loaded {
             return Some("[safety] watchdog_s = 0 switches the drive's watchdog off".into());
         }
         None.or_else(|| {
-            signal.check_limits(self.config.safety.watchdog_s).err().map(|e| {
-                format!("[safety] watchdog_s = {} s does not fit the drive: {e}", self.config.safety.watchdog_s)
-            })
+            signal
+                .check_limits(self.config.safety.watchdog_s)
+                .err()
+                .map(|e| {
+                    format!(
+                        "[safety] watchdog_s = {} s does not fit the drive: {e}",
+                        self.config.safety.watchdog_s
+                    )
+                })
         })
     }
 
@@ -302,7 +312,10 @@ impl Loaded {
         let profile = &self.drive.0;
         let rate = 1.0 / self.config.limits.period_s;
         profile.check_write_rate(rate).map_err(|e| {
-            InputError(format!("{}: [limits] period_s = {} s: {e}", self.source, self.config.limits.period_s))
+            InputError(format!(
+                "{}: [limits] period_s = {} s: {e}",
+                self.source, self.config.limits.period_s
+            ))
         })?;
         let unverified: Vec<&str> = profile
             .unverified_critical_signals()

@@ -9,4 +9,5 @@ mod cli_runs;
 mod cli_serve;
 mod cli_sim;
 mod fault_table;
+mod serve_hardening;
 mod util;

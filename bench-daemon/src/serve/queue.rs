@@ -13,6 +13,7 @@
 
 use super::api::ApiError;
 use super::live::{Hub, decimation};
+use super::pool::Pool;
 use crate::config::Loaded;
 use crate::control::{Control, Interlock};
 use crate::session::{self, Checked, Finished, Watchers};
@@ -262,6 +263,8 @@ pub struct Scheduler {
     connected: bool,
     /// The e-stop latch and the running loop's abort, shared with the HTTP layer.
     interlock: Arc<Interlock>,
+    /// Where due schedule entries are expanded (off this task).
+    pool: Pool,
     /// Where the view goes.
     view: watch::Sender<QueueView>,
 }
@@ -282,6 +285,7 @@ impl Scheduler {
         hub: Hub,
         connected: bool,
         interlock: Arc<Interlock>,
+        pool: Pool,
     ) -> anyhow::Result<(Scheduler, watch::Receiver<QueueView>)> {
         let rows = store.queue_rows().await?;
         let queued = store
@@ -357,6 +361,7 @@ impl Scheduler {
             schedule,
             connected,
             interlock,
+            pool,
             view,
         };
         s.persist_queue().await?;
@@ -786,7 +791,8 @@ impl Scheduler {
         for e in due {
             let mut last = None;
             let mut state = "pending";
-            match expand(&e.body, &self.loaded) {
+            let (body, loaded) = (e.body.clone(), self.loaded.clone());
+            match self.pool.run_waiting(move || expand(&body, &loaded)).await {
                 Ok(specs) => {
                     for checked in specs {
                         match self.enqueue(checked, e.priority, false).await {
@@ -930,24 +936,46 @@ pub fn format_time(t: DateTime<Utc>) -> String {
 /// `params.settle_s` or `params.velocities.to`; each value replaces what is there (missing
 /// object keys are created). Errors name the batch index or sweep value and the field.
 pub fn expand(body: &Value, loaded: &Loaded) -> Result<Vec<Checked>, ApiError> {
+    let mut out = Vec::new();
+    expand_each(body, loaded, |c| {
+        out.push(c);
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// Checks every spec of a schedule body as [`expand`] does, holding one plan at a time.
+pub fn validate(body: &Value, loaded: &Loaded) -> Result<(), ApiError> {
+    expand_each(body, loaded, |c| {
+        drop(c);
+        Ok(())
+    })
+}
+
+/// Calls `each` with every checked spec of a schedule body, in order.
+fn expand_each(
+    body: &Value,
+    loaded: &Loaded,
+    mut each: impl FnMut(Checked) -> Result<(), ApiError>,
+) -> Result<(), ApiError> {
     if let Some(spec) = body.get("spec") {
-        return Ok(vec![super::api::check_value(spec, loaded, "spec")?]);
+        return each(super::api::check_value(spec, loaded, "spec")?);
     }
     if let Some(batch) = body.get("batch") {
         let Some(list) = batch
             .as_array()
-            .filter(|l| !l.is_empty() && l.len() <= 1000)
+            .filter(|l| !l.is_empty() && l.len() <= MAX_EXPANDED)
         else {
             return Err(ApiError::unprocessable(
                 "batch",
-                "batch must be a list of 1 to 1000 spec documents".into(),
+                format!("batch must be a list of 1 to {MAX_EXPANDED} spec documents"),
             ));
         };
-        return list
-            .iter()
-            .enumerate()
-            .map(|(k, s)| super::api::check_value(s, loaded, &format!("batch[{k}]")))
-            .collect();
+        let mut total = Total::new(loaded, "batch");
+        for (k, s) in list.iter().enumerate() {
+            each(total.add(super::api::check_value(s, loaded, &format!("batch[{k}]"))?)?)?;
+        }
+        return Ok(());
     }
     if let Some(sweep) = body.get("sweep") {
         let spec = sweep
@@ -962,29 +990,68 @@ pub fn expand(body: &Value, loaded: &Loaded) -> Result<Vec<Checked>, ApiError> {
         let Some(values) = sweep
             .get("values")
             .and_then(Value::as_array)
-            .filter(|l| !l.is_empty() && l.len() <= 1000)
+            .filter(|l| !l.is_empty() && l.len() <= MAX_EXPANDED)
         else {
             return Err(ApiError::unprocessable(
                 "sweep.values",
-                "sweep.values must be a list of 1 to 1000 values".into(),
+                format!("sweep.values must be a list of 1 to {MAX_EXPANDED} values"),
             ));
         };
-        return values
-            .iter()
-            .enumerate()
-            .map(|(k, v)| {
-                let mut doc = spec.clone();
-                set_path(&mut doc, param, v.clone()).map_err(|e| {
-                    ApiError::unprocessable("sweep.param", format!("sweep.param {param}: {e}"))
-                })?;
-                super::api::check_value(&doc, loaded, &format!("sweep.values[{k}]"))
-            })
-            .collect();
+        let mut total = Total::new(loaded, "sweep.values");
+        for (k, v) in values.iter().enumerate() {
+            let mut doc = spec.clone();
+            set_path(&mut doc, param, v.clone()).map_err(|e| {
+                ApiError::unprocessable("sweep.param", format!("sweep.param {param}: {e}"))
+            })?;
+            let label = format!("sweep.values[{k}]");
+            each(total.add(super::api::check_value(&doc, loaded, &label)?)?)?;
+        }
+        return Ok(());
     }
     Err(ApiError::unprocessable(
         "spec",
         "a schedule entry needs one of \"spec\", \"batch\" or \"sweep\"".into(),
     ))
+}
+
+/// Most specs a batch or sweep expands to.
+pub const MAX_EXPANDED: usize = 1000;
+
+/// How many plans' worth of segments (the bench's per-plan cap) a batch or sweep may hold.
+pub const EXPANDED_PLANS: usize = 2;
+
+/// The segments of a batch or sweep together, capped at [`EXPANDED_PLANS`] times the bench's
+/// per-plan segment cap: every expanded plan is held at once (and then queued), so the cap on
+/// one plan alone would not bound them.
+struct Total {
+    segments: usize,
+    cap: usize,
+    field: &'static str,
+}
+
+impl Total {
+    fn new(loaded: &Loaded, field: &'static str) -> Total {
+        Total {
+            segments: 0,
+            cap: EXPANDED_PLANS * loaded.config.limits.max_plan_segments as usize,
+            field,
+        }
+    }
+
+    fn add(&mut self, checked: Checked) -> Result<Checked, ApiError> {
+        self.segments += checked.plan.segments.len();
+        if self.segments > self.cap {
+            return Err(ApiError::unprocessable(
+                self.field,
+                format!(
+                    "{}: the plans together have over {} segments, the cap ({EXPANDED_PLANS} \
+                     times limits.max_plan_segments): split the entry",
+                    self.field, self.cap
+                ),
+            ));
+        }
+        Ok(checked)
+    }
 }
 
 /// Sets `value` at a dotted path with optional `[i]` indices (`params.velocities[2]`).
