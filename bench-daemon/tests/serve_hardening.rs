@@ -68,6 +68,14 @@ fn refused(r: &Resp, status: u16, field: &str) {
 
 fn nothing_changed(d: &Daemon) {
     assert_eq!(d.runs_total(), 0);
+    let m = d.get("/metrics").text();
+    for (name, want) in [
+        ("queue_length", 0.0),
+        ("estop_latched", 0.0),
+        ("run_active", 0.0),
+    ] {
+        assert_eq!(gauge(&m, name), want, "{name}");
+    }
     let bench = d.json("/api/bench");
     assert_eq!(bench["estop"], false, "{bench}");
     let q = d.json("/api/queue");
@@ -284,6 +292,7 @@ fn a_configured_token_holds_on_loopback_but_the_estop_needs_none() {
     refused(&d.get("/api/runs"), 401, "Authorization");
     refused(&d.get("/api/live"), 401, "Authorization");
     assert_eq!(d.get("/api/health").status, 200);
+    refused(&d.get("/metrics"), 401, "Authorization");
     let r = d.get(&format!("/api/runs?limit=5&access_token={TOKEN}"));
     assert_eq!(r.status, 200, "{}", r.text());
     assert_eq!(r.json()["total"], 1);
@@ -291,12 +300,25 @@ fn a_configured_token_holds_on_loopback_but_the_estop_needs_none() {
     assert_eq!(d.get("/api/runs").status, 200);
 }
 
-/// A constant-velocity sweep of `n` velocities (within the velocity limit).
-fn many_velocities(n: usize) -> Value {
-    let v: Vec<f64> = (0..n).map(|k| 0.01 + 0.001 * (k % 900) as f64).collect();
+/// The value of gauge `frictionbench_<name>` in a /metrics text.
+fn gauge(text: &str, name: &str) -> f64 {
+    let prefix = format!("frictionbench_{name} ");
+    text.lines()
+        .find_map(|l| l.strip_prefix(&prefix))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no {prefix}in\n{text}"))
+}
+
+/// A constant-velocity sweep of 10 000 velocities (the list cap), both ways, 24 repeats:
+/// 960 000 segments and 3.9 days, just within the plan caps, so its check does the most work
+/// a check may do.
+fn heaviest_check() -> Value {
+    let v: Vec<f64> = (0..10_000)
+        .map(|k| 0.01 + 0.001 * f64::from(k % 900))
+        .collect();
     json!({"kind": "constant_velocity_sweep", "name": "heavy", "params": {
-        "velocities": v, "directions": "both", "settle_s": 0.5, "measure_s": 1.0,
-        "repeats": 1}})
+        "velocities": v, "directions": "both", "settle_s": 0.2, "measure_s": 0.5,
+        "repeats": 24}})
 }
 
 #[test]
@@ -319,6 +341,23 @@ fn the_estop_answers_within_50_ms_while_heavy_checks_and_sweeps_are_in_flight() 
         );
         std::thread::sleep(Duration::from_millis(50));
     }
+    // The running run on /metrics.
+    let m = d.get("/metrics");
+    assert_eq!(m.status, 200);
+    assert!(
+        m.header("content-type")
+            .unwrap()
+            .starts_with("text/plain; version=0.0.4")
+    );
+    let m = m.text();
+    for line in [
+        "frictionbench_run_active 1",
+        &format!("frictionbench_run_id {id}"),
+    ] {
+        assert!(m.lines().any(|l| l == line), "{line} not in\n{m}");
+    }
+    let samples = gauge(&m, "run_samples");
+    assert!(samples >= 300.0, "{m}");
     // Two 100-value sweeps of the shipped full Stribeck sweep (run_at far ahead) and four
     // 10 000-velocity plan checks, all at once.
     let full: Value = serde_json::from_str(
@@ -329,12 +368,12 @@ fn the_estop_answers_within_50_ms_while_heavy_checks_and_sweeps_are_in_flight() 
     let sweep = json!({"run_at": "2099-01-01T00:00:00Z", "sweep": {
         "spec": full, "param": "params.settle_s", "values": values}})
     .to_string();
-    let heavy = many_velocities(10_000).to_string();
+    let heavy = heaviest_check().to_string();
     let mut load = Vec::new();
     for (path, body) in [
         ("/api/schedule", &sweep),
-        ("/api/schedule", &sweep),
         ("/api/experiments/check", &heavy),
+        ("/api/schedule", &sweep),
         ("/api/experiments/check", &heavy),
         ("/api/experiments/check", &heavy),
         ("/api/experiments/check", &heavy),
@@ -346,7 +385,16 @@ fn the_estop_answers_within_50_ms_while_heavy_checks_and_sweeps_are_in_flight() 
             (path, r.status, t.elapsed(), r.text(), Instant::now())
         }));
     }
-    std::thread::sleep(Duration::from_millis(200));
+    // Both check workers busy, the other requests waiting for one.
+    std::thread::sleep(Duration::from_millis(100));
+    let t0 = Instant::now();
+    while gauge(&d.get("/metrics").text(), "check_workers_busy") < 2.0 {
+        assert!(
+            t0.elapsed() < Duration::from_secs(10),
+            "the pool never filled"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
     let t = Instant::now();
     let r = raw(&d.addr, "POST", "/api/estop", &[], b"");
     let took = t.elapsed();

@@ -169,7 +169,8 @@ pub fn router(state: AppState, web: &FsPath) -> Router {
         .route("/api/comparisons", post(comparisons))
         .route("/api/live", get(live::live))
         .route("/api/openapi.json", get(openapi))
-        .route("/api/{*rest}", axum::routing::any(api_not_found));
+        .route("/api/{*rest}", axum::routing::any(api_not_found))
+        .route("/metrics", get(super::metrics::metrics));
     let app = if web.is_dir() {
         api.fallback_service(tower_http::services::ServeDir::new(web))
     } else {

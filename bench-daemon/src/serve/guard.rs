@@ -10,9 +10,9 @@
 //!   requests (`text/plain`) cannot be JSON without a CORS preflight, which is never granted.
 //! - A configured token is required of every mutating call on every listener, loopback
 //!   included — except `POST /api/estop`, which only makes the bench safer — and, with
-//!   `--token-for-reads`, of every `/api/` GET but `/api/health`. GETs may carry it as
-//!   `?access_token=` (RFC 6750 §2.3) since a browser's `EventSource` and download links cannot
-//!   set headers; the parameter is removed before the handler sees the query.
+//!   `--token-for-reads`, of every `/api/` GET but `/api/health`, and of `/metrics`. GETs may
+//!   carry it as `?access_token=` (RFC 6750 §2.3) since a browser's `EventSource` and download
+//!   links cannot set headers; the parameter is removed before the handler sees the query.
 
 use super::api::ApiError;
 use axum::body::HttpBody;
@@ -98,7 +98,8 @@ impl Guard {
         if mutating(method) {
             return !(*method == Method::POST && path == "/api/estop");
         }
-        self.token_for_reads && path.starts_with("/api/") && path != "/api/health"
+        self.token_for_reads
+            && (path.starts_with("/api/") && path != "/api/health" || path == "/metrics")
     }
 
     fn token_ok(&self, req: &Request) -> bool {

@@ -19,6 +19,7 @@ pub mod api;
 pub mod body;
 pub mod guard;
 pub mod live;
+pub mod metrics;
 pub mod openapi;
 pub mod parquet;
 pub mod pool;

@@ -164,6 +164,7 @@ pub fn document() -> Value {
                 "responses": {"201": ok_json("table", any_obj()), "400": e400.clone(), "401": e401.clone(), "404": e404.clone(), "422": e422.clone()}}}));
     paths.insert("/api/live".into(), json!({"get": {"summary": "Server-Sent Events: sample ({idx, sample, outputs, models}, <= 100 Hz), status (as GET /api/bench, 5 Hz), run ({run_id, status}), queue (as GET /api/queue), dropped ({frames}: frames this client lost by reading too slowly)", "responses": {"200": {"description": "event stream", "content": {"text/event-stream": {"schema": {"type": "string"}}}}}}}));
     paths.insert("/api/openapi.json".into(), json!({"get": {"summary": "This document", "responses": {"200": ok_json("OpenAPI 3.1", any_obj())}}}));
+    paths.insert("/metrics".into(), json!({"get": {"summary": "Prometheus text format (0.0.4): gauges frictionbench_queue_length, queue_paused, estop_latched, bench_connected, schedule_entries, live_clients, check_workers_busy, run_active, run_id, run_time_seconds, run_overruns, run_dropped_batches, run_samples (the run ones of the running or last run)", "responses": {"200": {"description": "exposition text", "content": {"text/plain": {"schema": {"type": "string"}}}}}}}));
     for ops in paths.values_mut() {
         for (method, op) in ops.as_object_mut().into_iter().flatten() {
             guarded(method, op);
@@ -221,7 +222,7 @@ mod tests {
     fn every_endpoint_is_documented() {
         let doc = super::document();
         let paths = doc["paths"].as_object().unwrap();
-        assert_eq!(paths.len(), 25);
+        assert_eq!(paths.len(), 26);
         for (p, ops) in paths {
             for (m, op) in ops.as_object().unwrap() {
                 assert!(op["responses"].is_object(), "{m} {p}");

@@ -20,6 +20,7 @@ pub const WAIT: Duration = Duration::from_millis(500);
 #[derive(Clone, Debug)]
 pub struct Pool {
     permits: Arc<Semaphore>,
+    workers: usize,
     wait: Duration,
 }
 
@@ -34,8 +35,14 @@ impl Pool {
     pub fn new(workers: usize, wait: Duration) -> Pool {
         Pool {
             permits: Arc::new(Semaphore::new(workers)),
+            workers,
             wait,
         }
+    }
+
+    /// Jobs running now.
+    pub fn busy(&self) -> usize {
+        self.workers - self.permits.available_permits()
     }
 
     /// Runs `job` on a blocking thread for a request: 503 if no worker frees within the wait.
