@@ -425,3 +425,45 @@ fn the_estop_answers_within_50_ms_while_heavy_checks_and_sweeps_are_in_flight() 
         assert!([200, 201, 503].contains(&status), "{path}: {status}");
     }
 }
+
+/// Starts `bench serve --sim` with `RUST_LOG=filter` (none: unset), stops it with SIGTERM and
+/// returns its stderr.
+fn serve_log(filter: Option<&str>) -> String {
+    use std::io::BufRead;
+    let dir = tempfile::tempdir().unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_bench"));
+    cmd.args(["serve", "--sim", "--listen", "127.0.0.1:0", "--db"])
+        .arg(dir.path().join("runs.db"))
+        .env_remove("FRICTIONBENCH_TOKEN")
+        .env_remove("RUST_LOG")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    if let Some(f) = filter {
+        cmd.env("RUST_LOG", f);
+    }
+    let mut child = cmd.spawn().unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert!(line.contains("http://"), "{line}");
+    let kill = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let out = child.wait_with_output().unwrap();
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn daemon_messages_follow_rust_log() {
+    let _bench = crate::util::one_bench_at_a_time();
+    let info = serve_log(None);
+    assert!(
+        info.contains("INFO") && info.contains("SIGTERM: shutting down"),
+        "{info}"
+    );
+    let quiet = serve_log(Some("warn"));
+    assert!(!quiet.contains("shutting down"), "{quiet}");
+}

@@ -40,8 +40,21 @@ pub struct ServeArgs {
     create: bool,
 }
 
+/// Daemon messages go to stderr through `tracing`, filtered by `RUST_LOG` (default `info`, e.g.
+/// `RUST_LOG=warn` or `RUST_LOG=bench=debug`).
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .try_init();
+}
+
 /// Serves until Ctrl-C or SIGTERM.
 pub fn run(args: &ServeArgs) -> anyhow::Result<()> {
+    init_logging();
     let listen: SocketAddr = args.listen.parse().map_err(|e| {
         InputError(format!(
             "--listen {}: {e} (give IP:PORT, e.g. 127.0.0.1:8080)",

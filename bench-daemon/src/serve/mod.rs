@@ -114,7 +114,7 @@ pub async fn serve(opts: Options) -> anyhow::Result<()> {
         let priority = probe.config.realtime_priority.saturating_sub(1);
         let sim = InProcessSim::start(bench_sim::SimConfig::default(), priority).await?;
         if let Some(note) = &sim.priority_note {
-            eprintln!("bench serve: simulated bench at {note}");
+            tracing::info!("simulated bench at {note}");
         }
         Some(sim)
     } else {
@@ -126,8 +126,8 @@ pub async fn serve(opts: Options) -> anyhow::Result<()> {
     let db = db_path(&opts.db, &loaded);
     let store = Store::open(&db).await?;
     for id in store.interrupted_at_open() {
-        eprintln!(
-            "bench serve: run {id} was running when the daemon stopped: marked interrupted; \
+        tracing::warn!(
+            "run {id} was running when the daemon stopped: marked interrupted; \
              the queue stays paused until an operator resumes it"
         );
     }
@@ -164,7 +164,7 @@ pub async fn serve(opts: Options) -> anyhow::Result<()> {
 
     tokio::spawn(async move {
         let signal = crate::cli::stop_signal().await;
-        eprintln!("bench serve: {signal}: shutting down (aborting the running run, if any)");
+        tracing::info!("{signal}: shutting down (aborting the running run, if any)");
         let _ = shutdown_tx.send(true);
     });
     println!("bench serve: http://{addr}/ (database {})", db.display());

@@ -328,7 +328,7 @@ impl Scheduler {
                 }),
                 Err(e) => {
                     let reason = format!("not restored into the queue: {e}");
-                    eprintln!("bench serve: run {}: {reason}", row.run_id);
+                    tracing::warn!("run {}: {reason}", row.run_id);
                     store
                         .finish_run(row.run_id, RunStatus::Failed, Some(&reason))
                         .await?;
@@ -376,7 +376,7 @@ impl Scheduler {
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
         loop {
             if let Err(e) = self.start_next().await {
-                eprintln!("bench serve: could not start the next run: {e:#}");
+                tracing::error!("could not start the next run: {e:#}");
             }
             let wake = tokio::select! {
                 cmd = cmds.recv() => Wake::Cmd(cmd),
@@ -440,10 +440,10 @@ impl Scheduler {
                     r.requested = true;
                 }
                 if let Err(e) = self.persist_settings().await {
-                    eprintln!("bench serve: persisting the e-stop: {}", e.error);
+                    tracing::error!("persisting the e-stop: {}", e.error);
                 }
                 if let Err(e) = self.store.set_queue_setting("estop_reason", &reason).await {
-                    eprintln!("bench serve: persisting the e-stop reason: {e}");
+                    tracing::error!("persisting the e-stop reason: {e}");
                 }
                 self.changed();
             }
@@ -716,8 +716,8 @@ impl Scheduler {
         let status = match done {
             Ok(Ok(f)) => {
                 if let Some(s) = f.report.safe_state_s {
-                    eprintln!(
-                        "bench serve: run {id} {}: drive disabled {:.0} µs after the stop decision",
+                    tracing::info!(
+                        "run {id} {}: drive disabled {:.0} µs after the stop decision",
                         f.status,
                         s * 1e6
                     );
@@ -739,7 +739,7 @@ impl Scheduler {
         {
             self.paused = true;
             if let Err(e) = self.persist_settings().await {
-                eprintln!("bench serve: {}", e.error);
+                tracing::error!("{}", e.error);
             }
         }
         self.hub
@@ -757,7 +757,7 @@ impl Scheduler {
     }
 
     async fn mark_failed(&self, id: i64, reason: String) -> RunStatus {
-        eprintln!("bench serve: run {id} failed: {reason}");
+        tracing::warn!("run {id} failed: {reason}");
         match self.store.run(id).await {
             Ok(run) if run.status.is_final() => run.status,
             _ => {
@@ -798,14 +798,14 @@ impl Scheduler {
                         match self.enqueue(checked, e.priority, false).await {
                             Ok(v) => last = v["id"].as_i64(),
                             Err(err) => {
-                                eprintln!("bench serve: schedule {}: {}", e.id, err.error);
+                                tracing::warn!("schedule {}: {}", e.id, err.error);
                                 state = "failed";
                             }
                         }
                     }
                 }
                 Err(err) => {
-                    eprintln!("bench serve: schedule {}: {}", e.id, err.error);
+                    tracing::warn!("schedule {}: {}", e.id, err.error);
                     state = "failed";
                 }
             }
@@ -827,7 +827,7 @@ impl Scheduler {
                 .update_schedule(e.id, state, next.as_deref(), last)
                 .await
             {
-                eprintln!("bench serve: schedule {}: {err}", e.id);
+                tracing::error!("schedule {}: {err}", e.id);
             }
         }
         self.reload_schedule().await;
@@ -836,7 +836,7 @@ impl Scheduler {
     async fn reload_schedule(&mut self) {
         match self.store.schedules().await {
             Ok(s) => self.schedule = s,
-            Err(e) => eprintln!("bench serve: reading the schedule: {e}"),
+            Err(e) => tracing::error!("reading the schedule: {e}"),
         }
         self.changed();
     }
