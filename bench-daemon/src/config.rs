@@ -30,14 +30,18 @@ pub struct BenchConfig {
     /// Run database; `--db` overrides it. Relative paths are relative to the config file.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub database: Option<PathBuf>,
-    /// Bearer token `bench serve` requires of every mutating call (POST/PUT/DELETE) when it
-    /// listens on a non-loopback address. Never written into run records.
+    /// Bearer token `bench serve` requires of every mutating call (POST/PUT/DELETE) but the
+    /// e-stop, on any listener (at least 16 characters). Never written into run records.
     #[serde(default, skip_serializing)]
     pub token: Option<String>,
     /// `rotary` (default: N m, rad, rad/s) or `linear` (N, m, m/s): the units in which
     /// parameters, fits and residuals are shown. Stored values are SI either way.
     #[serde(default, skip_serializing_if = "is_rotary")]
     pub geometry: Geometry,
+    /// Host names (optionally `name:port`) `bench serve` answers to besides its address and
+    /// `localhost`, e.g. the bench PC's DNS name. Never written into run records.
+    #[serde(default, skip_serializing)]
+    pub allowed_hosts: Vec<String>,
     /// The servo drive.
     pub drive: DeviceConfig,
     /// The torque sensor, if the bench has one.

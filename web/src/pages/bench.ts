@@ -38,7 +38,7 @@ export function benchPage(root: HTMLElement): () => void {
     h(
       'details',
       { class: 'card' },
-      h('summary', null, 'Access token (only for a daemon listening beyond loopback)'),
+      h('summary', null, 'Access token (for a daemon started with a token)'),
       h('label', { for: 'token' }, 'Bearer token '),
       tokenInput,
       h('button', { type: 'button', onclick: () => { setToken(tokenInput.value.trim()); msg.show('token saved in this browser'); } }, 'Save'),

@@ -1,5 +1,5 @@
 // Runs: a searchable list and a run page with its plots, tables, log, provenance and exports.
-import { get, qs, post, RunSummary, ApiError } from '../api';
+import { get, qs, post, RunSummary, ApiError, withToken } from '../api';
 import { h, clear, fmt, kvTable, dataTable, notice } from '../dom';
 import { live, splitModels } from '../live';
 import { timeChart, symmetricScale, Scale } from '../timeseries';
@@ -149,8 +149,8 @@ function renderHead(head: HTMLElement, run: any) {
     h(
       'div',
       { class: 'row' },
-      h('a', { class: 'button', id: 'export-csv', href: `/api/runs/${run.id}/export?format=csv`, download: `run-${run.id}.csv` }, 'Export CSV'),
-      h('a', { class: 'button', id: 'export-parquet', href: `/api/runs/${run.id}/export?format=parquet`, download: `run-${run.id}.parquet` }, 'Export Parquet'),
+      h('a', { class: 'button', id: 'export-csv', href: withToken(`/api/runs/${run.id}/export?format=csv`), download: `run-${run.id}.csv` }, 'Export CSV'),
+      h('a', { class: 'button', id: 'export-parquet', href: withToken(`/api/runs/${run.id}/export?format=parquet`), download: `run-${run.id}.parquet` }, 'Export Parquet'),
       live_ ? h('button', { type: 'button', onclick: () => act('stop') }, 'Stop after this segment') : null,
       live_ ? h('button', { type: 'button', onclick: () => act('abort') }, run.status === 'queued' ? 'Remove from the queue' : 'Abort now') : null,
       msg,
