@@ -53,7 +53,25 @@ enum Command {
     Serve(cli::serve::ServeArgs),
 }
 
+/// A panic in a control-loop thread prints one line and no backtrace: the loop catches it and
+/// runs the safe-state sequence next, which must not wait for a backtrace to be symbolised
+/// (that can outlast the drive's communication watchdog). Other threads keep the default hook.
+fn quick_loop_panics() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let loop_thread = std::thread::current()
+            .name()
+            .is_some_and(|n| n.starts_with("control-loop"));
+        if loop_thread {
+            eprintln!("bench: {info} (caught: the drive's safe state follows)");
+        } else {
+            default(info);
+        }
+    }));
+}
+
 fn main() -> ExitCode {
+    quick_loop_panics();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Models(args) => cli::models::run(&args),
