@@ -25,7 +25,8 @@ pub struct ServeArgs {
     listen: String,
     #[command(flatten)]
     db: DbArgs,
-    /// Dashboard directory served at / (default: web/dist of the source tree).
+    /// Dashboard directory served at / (default: the dashboard embedded in the binary at
+    /// build time from web/dist).
     #[arg(long, value_name = "DIR")]
     web: Option<PathBuf>,
     /// Bearer token for a non-loopback listener (else $FRICTIONBENCH_TOKEN, else the
@@ -47,16 +48,12 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<()> {
         .clone()
         .or_else(|| std::env::var("FRICTIONBENCH_TOKEN").ok())
         .filter(|t| !t.is_empty());
-    let web = args
-        .web
-        .clone()
-        .unwrap_or_else(|| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../web/dist")));
     let options = Options {
         sim: args.sim,
         config: args.config.clone(),
         listen,
         db: args.db.clone(),
-        web,
+        web: args.web.clone(),
         token,
     };
     tokio::runtime::Builder::new_multi_thread()

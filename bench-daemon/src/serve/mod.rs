@@ -20,6 +20,7 @@ pub mod live;
 pub mod openapi;
 pub mod parquet;
 pub mod queue;
+pub mod web;
 
 use crate::bench_lock::BenchLock;
 use crate::cli::InputError;
@@ -44,8 +45,8 @@ pub struct Options {
     pub listen: SocketAddr,
     /// The run database.
     pub db: DbArgs,
-    /// Dashboard directory.
-    pub web: PathBuf,
+    /// Dashboard directory (`--web`); `None`: the dashboard embedded at build time.
+    pub web: Option<PathBuf>,
     /// Token from --token or the environment.
     pub token: Option<String>,
 }
@@ -116,7 +117,7 @@ pub async fn serve(opts: Options) -> anyhow::Result<()> {
         shutdown: shutdown_rx.clone(),
         db_path: db.clone(),
     };
-    let app = api::router(state, &opts.web);
+    let app = api::router(state, opts.web.as_deref());
 
     tokio::spawn(async move {
         let signal = crate::cli::stop_signal().await;
