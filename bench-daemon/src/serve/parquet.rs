@@ -124,7 +124,7 @@ mod tests {
             "created_at": "2026-11-23T00:00:00Z", "started_at": null, "finished_at": null,
             "spec": {"kind": "prbs", "params": {"amplitude": 0.5}}, "bench_config": {},
             "device_profiles": {}, "software_version": "0.1.0", "operator_note": null,
-            "models": models, "period_s": 0.001, "timing": {}, "dropped_batches": 0,
+            "models": models, "period_s": 0.001, "timing": {"overruns": 0}, "dropped_batches": 0,
             "dropped_samples": 0, "sample_count": 3, "interruption_log": [], "results": null
         }))
         .unwrap()
