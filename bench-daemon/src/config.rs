@@ -289,9 +289,15 @@ impl Loaded {
             return Some("[safety] watchdog_s = 0 switches the drive's watchdog off".into());
         }
         None.or_else(|| {
-            signal.check_limits(self.config.safety.watchdog_s).err().map(|e| {
-                format!("[safety] watchdog_s = {} s does not fit the drive: {e}", self.config.safety.watchdog_s)
-            })
+            signal
+                .check_limits(self.config.safety.watchdog_s)
+                .err()
+                .map(|e| {
+                    format!(
+                        "[safety] watchdog_s = {} s does not fit the drive: {e}",
+                        self.config.safety.watchdog_s
+                    )
+                })
         })
     }
 
@@ -302,7 +308,10 @@ impl Loaded {
         let profile = &self.drive.0;
         let rate = 1.0 / self.config.limits.period_s;
         profile.check_write_rate(rate).map_err(|e| {
-            InputError(format!("{}: [limits] period_s = {} s: {e}", self.source, self.config.limits.period_s))
+            InputError(format!(
+                "{}: [limits] period_s = {} s: {e}",
+                self.source, self.config.limits.period_s
+            ))
         })?;
         let unverified: Vec<&str> = profile
             .unverified_critical_signals()
