@@ -45,10 +45,17 @@ pub fn write_to<W: Write + Send>(out: W, run: &Run, set: &SampleSet) -> anyhow::
                 .with_metadata(HashMap::from([("unit".to_string(), unit.to_string())]))
         })
         .collect();
-    let schema = Arc::new(Schema::new(fields));
+    let kv = file_metadata(run, &units)?;
+    // Also in the Arrow schema's metadata: Arrow readers (pyarrow) take the schema's metadata
+    // from there and do not merge the footer's key-value pairs into it.
+    let schema_meta: HashMap<String, String> = kv
+        .iter()
+        .map(|e| (e.key.clone(), e.value.clone().unwrap_or_default()))
+        .collect();
+    let schema = Arc::new(Schema::new(fields).with_metadata(schema_meta));
     let props = WriterProperties::builder()
         .set_max_row_group_row_count(Some(ROW_GROUP))
-        .set_key_value_metadata(Some(file_metadata(run, &units)?))
+        .set_key_value_metadata(Some(kv))
         .build();
     let mut w = ArrowWriter::try_new(out, schema.clone(), Some(props))?;
     let mut start = 0;
@@ -172,5 +179,7 @@ mod tests {
             kv.contains_key("ARROW:schema"),
             "field metadata travels in the Arrow schema"
         );
+        let keys = meta.key_value_metadata().unwrap().len();
+        assert_eq!(keys, kv.len(), "no key twice");
     }
 }

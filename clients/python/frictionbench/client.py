@@ -206,13 +206,15 @@ class Run:
         u_cmd, torque_motor, torque_sensor, segment, flags``, then one per model output);
         ``df.attrs["units"]`` maps column → unit, ``df.attrs["run"]`` is the run record."""
         r = self._client._request("GET", f"/api/runs/{self.id}/export", params={"format": "parquet"})
-        table = pq.read_table(io.BytesIO(r.content))
-        meta = {k.decode(): v.decode() for k, v in (table.schema.metadata or {}).items()}
+        f = pq.ParquetFile(io.BytesIO(r.content))
+        table = f.read()
+        # The file's key-value metadata (footer), where the run record and spec are.
+        meta = {k.decode(): v.decode() for k, v in (f.metadata.metadata or {}).items()}
         df = table.to_pandas()
         df.attrs["units"] = {
             f.name: (f.metadata or {}).get(b"unit", b"").decode() for f in table.schema
         }
-        df.attrs["run"] = json.loads(meta["frictionbench.run"]) if "frictionbench.run" in meta else self.record
+        df.attrs["run"] = json.loads(meta["frictionbench.run"])
         return df
 
     def to_xarray(self):

@@ -5,11 +5,13 @@ Needs $BENCH_BIN (the `bench` binary; scripts/test.sh sets it) and the client in
 interpreter running pytest (scripts/test.sh makes a fresh venv under target/).
 """
 
+import io
 import json
 import os
 import pathlib
 import subprocess
 
+import pyarrow.parquet as pq
 import pytest
 
 import frictionbench
@@ -80,6 +82,18 @@ def test_samples_are_a_dataframe_with_units_and_the_run(sweep):
     assert df.attrs["run"]["id"] == run.id
     assert df.attrs["run"]["spec"]["kind"] == "constant_velocity_sweep"
     assert df["t"].is_monotonic_increasing
+    # The Parquet file itself: units as field metadata, run, spec and units as file metadata.
+    raw = client._request("GET", f"/api/runs/{run.id}/export", params={"format": "parquet"})
+    f = pq.ParquetFile(io.BytesIO(raw.content))
+    schema = f.schema_arrow
+    assert schema.field("v").metadata == {b"unit": b"rad/s"}
+    assert schema.field("torque_sensor").metadata == {b"unit": b"N m"}
+    kv = {k.decode(): v.decode() for k, v in f.metadata.metadata.items()}
+    assert json.loads(kv["frictionbench.spec"]) == run.spec
+    assert json.loads(kv["frictionbench.units"]) == units
+    assert json.loads(kv["frictionbench.run"])["id"] == run.id
+    assert kv["frictionbench.software_version"] == run.record["software_version"]
+    assert schema.metadata[b"frictionbench.spec"] == kv["frictionbench.spec"].encode()
     # Physics: on each segment's last half the mean measured velocity sits at one set point of
     # the sweep, and every set point is reached in both directions. In gross sliding
     # (|v| >= 0.2 rad/s) the simulated bench tracks within 1 %; at 0.05 and 0.1 rad/s its
