@@ -8,6 +8,7 @@
 use anyhow::Context;
 use experiments::{BenchLimits, LoopGains};
 use friction::registry::ModelSpec;
+pub use friction::units::Geometry;
 use protocols::{LinkConfig, Profile};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -29,10 +30,18 @@ pub struct BenchConfig {
     /// Run database; `--db` overrides it. Relative paths are relative to the config file.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub database: Option<PathBuf>,
-    /// Bearer token `bench serve` requires of every mutating call (POST/PUT/DELETE) when it
-    /// listens on a non-loopback address. Never written into run records.
+    /// Bearer token `bench serve` requires of every mutating call (POST/PUT/DELETE) but the
+    /// e-stop, on any listener (at least 16 characters). Never written into run records.
     #[serde(default, skip_serializing)]
     pub token: Option<String>,
+    /// `rotary` (default: N m, rad, rad/s) or `linear` (N, m, m/s): the units in which
+    /// parameters, fits and residuals are shown. Stored values are SI either way.
+    #[serde(default, skip_serializing_if = "is_rotary")]
+    pub geometry: Geometry,
+    /// Host names (optionally `name:port`) `bench serve` answers to besides its address and
+    /// `localhost`, e.g. the bench PC's DNS name. Never written into run records.
+    #[serde(default, skip_serializing)]
+    pub allowed_hosts: Vec<String>,
     /// The servo drive.
     pub drive: DeviceConfig,
     /// The torque sensor, if the bench has one.
@@ -57,6 +66,21 @@ pub struct BenchConfig {
     /// Models stepped in lockstep with the measurements.
     #[serde(default)]
     pub lockstep: LockstepConfig,
+}
+
+fn is_rotary(g: &Geometry) -> bool {
+    *g == Geometry::Rotary
+}
+
+/// The geometry of the bench in `config` (a bench.toml), rotary without one: the unit labels of
+/// `bench models`, `bench fit` and `bench params show`.
+pub fn geometry_of(config: Option<&Path>) -> anyhow::Result<Geometry> {
+    let Some(path) = config else {
+        return Ok(Geometry::Rotary);
+    };
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| InputError(format!("--config: cannot read {}: {e}", path.display())))?;
+    Ok(BenchConfig::parse(&text, &path.display().to_string())?.geometry)
 }
 
 fn default_rt_priority() -> u8 {
@@ -149,13 +173,34 @@ impl Default for SafetyConfig {
 pub struct LockstepConfig {
     /// Model ids, or `["all"]` for every registry model.
     pub models: Vec<String>,
-    /// Parameters per model id: a table of parameters (missing ones defaulted), or the name of
-    /// a parameter set in the run database (`"set:NAME"`).
+    /// Parameters per model id: a table of parameters (missing ones defaulted), the name of a
+    /// parameter set in the run database (`"set:NAME"`), or `"latest"` (the newest set of that
+    /// model). A model not listed uses its newest set when one exists, else its defaults.
     pub params: BTreeMap<String, serde_json::Value>,
     /// Inertia for simulating each model under the applied torque in torque segments
     /// \[kg m^2\]; unset: friction prediction only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plant_inertia_kg_m2: Option<f64>,
+}
+
+/// A parameter set a lockstep model asks for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SetQuery<'a> {
+    /// The newest set with this name.
+    Named(&'a str),
+    /// The newest set of this model.
+    Latest(&'a str),
+}
+
+/// A parameter set found for a lockstep model.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FoundSet {
+    /// Its id in the run database.
+    pub id: i64,
+    /// Its name.
+    pub name: String,
+    /// Its parameter document.
+    pub params: serde_json::Value,
 }
 
 /// Whether a run has the drive's communication watchdog as its backstop.
@@ -399,50 +444,99 @@ impl Loaded {
         }
     }
 
-    /// The lockstep model specs, parameter sets resolved by `resolve_set(name)`.
+    /// The lockstep model specs of a run: the models and parameters of `choice` (a spec's own
+    /// `lockstep` object) over the `[lockstep]` section, parameter sets looked up by `lookup`.
+    /// A model's parameters are, in order: its entry in `params` (a table, `"set:NAME"` or
+    /// `"latest"`), else its newest parameter set, else its defaults. Returns the specs and,
+    /// per model, where its parameters came from (`{"model", "source", "set_id", "set_name"}`).
     pub fn lockstep_specs(
         &self,
-        mut resolve_set: impl FnMut(&str) -> anyhow::Result<serde_json::Value>,
-    ) -> anyhow::Result<Vec<ModelSpec>> {
+        choice: Option<&LockstepConfig>,
+        mut lookup: impl FnMut(SetQuery<'_>) -> anyhow::Result<Option<FoundSet>>,
+    ) -> anyhow::Result<(Vec<ModelSpec>, Vec<serde_json::Value>)> {
         let lc = &self.config.lockstep;
-        let ids: Vec<String> = if lc.models.iter().any(|m| m == "all") {
+        let (where_, models, params) = match choice {
+            Some(c) => ("spec lockstep".to_string(), &c.models, &c.params),
+            None => (
+                format!("{}: [lockstep]", self.source),
+                &lc.models,
+                &lc.params,
+            ),
+        };
+        let ids: Vec<String> = if models.iter().any(|m| m == "all") {
             friction::registry::MODELS
                 .iter()
                 .map(|e| e.id.to_string())
                 .collect()
         } else {
-            lc.models.clone()
+            models.clone()
         };
-        if let Some(extra) = lc.params.keys().find(|k| !ids.contains(k)) {
+        if let Some(extra) = params.keys().find(|k| !ids.contains(k)) {
             return Err(InputError(format!(
-                "{}: [lockstep.params] has '{extra}', which is not in [lockstep] models",
-                self.source
+                "{where_}.params has '{extra}', which is not in its models ({})",
+                ids.join(", ")
             ))
             .into());
         }
         let mut specs = Vec::with_capacity(ids.len());
+        let mut used = Vec::with_capacity(ids.len());
         for id in ids {
-            let params = match lc.params.get(&id) {
-                None => serde_json::json!({}),
+            friction::registry::entry(&id)
+                .map_err(|e| InputError(format!("{where_}.models: {e}")))?;
+            let from_set = |set: FoundSet, source: &str| {
+                let note = serde_json::json!({
+                    "model": id, "source": source, "set_id": set.id, "set_name": set.name,
+                });
+                (set.params, note)
+            };
+            let (params, note) = match params.get(&id) {
+                None => match lookup(SetQuery::Latest(&id))? {
+                    Some(set) => from_set(set, "latest"),
+                    None => (
+                        serde_json::json!({}),
+                        serde_json::json!({"model": id, "source": "defaults"}),
+                    ),
+                },
+                Some(serde_json::Value::String(s)) if s == "latest" => {
+                    match lookup(SetQuery::Latest(&id))? {
+                        Some(set) => from_set(set, "latest"),
+                        None => {
+                            return Err(InputError(format!(
+                                "{where_}.params {id} = \"latest\": no parameter set of model '{id}' in the run database (fit one with `bench fit --run`)"
+                            ))
+                            .into());
+                        }
+                    }
+                }
                 Some(serde_json::Value::String(s)) => match s.strip_prefix("set:") {
-                    Some(name) => resolve_set(name)?,
+                    Some(name) => match lookup(SetQuery::Named(name))? {
+                        Some(set) => from_set(set, "set"),
+                        None => {
+                            return Err(InputError(format!(
+                                "{where_}.params {id} = \"{s}\": no parameter set named '{name}' in the run database"
+                            ))
+                            .into());
+                        }
+                    },
                     None => {
                         return Err(InputError(format!(
-                            "{}: [lockstep.params] {id} = \"{s}\": a string must be \"set:NAME\" (a parameter set)",
-                            self.source
+                            "{where_}.params {id} = \"{s}\": a string must be \"set:NAME\" (a parameter set) or \"latest\""
                         ))
                         .into());
                     }
                 },
-                Some(v) => v.clone(),
+                Some(v) => (
+                    v.clone(),
+                    serde_json::json!({"model": id, "source": "table"}),
+                ),
             };
             let spec = ModelSpec { model: id, params };
-            friction::registry::build_model(&spec).map_err(|e| {
-                InputError(format!("{}: [lockstep] {}: {e}", self.source, spec.model))
-            })?;
+            friction::registry::build_model(&spec)
+                .map_err(|e| InputError(format!("{where_}: {}: {e}", spec.model)))?;
             specs.push(spec);
+            used.push(note);
         }
-        Ok(specs)
+        Ok((specs, used))
     }
 
     /// The profiles as stored with a run: file name → TOML text.
@@ -503,7 +597,8 @@ mod tests {
         let l = Loaded::sim("127.0.0.1:5020");
         assert_eq!(l.config.limits, BenchLimits::sim_default());
         assert!(l.sensor.is_some());
-        let specs = l.lockstep_specs(|_| unreachable!()).unwrap();
+        let (specs, used) = l.lockstep_specs(None, |_| Ok(None)).unwrap();
+        assert!(used.iter().all(|u| u["source"] == "defaults"), "{used:?}");
         assert!(specs.len() >= 5, "{specs:?}");
     }
 

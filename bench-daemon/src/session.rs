@@ -3,7 +3,7 @@
 //! control loop runs on its own thread, close it with its final status, analyse it.
 
 use crate::cli::InputError;
-use crate::config::Loaded;
+use crate::config::{FoundSet, Loaded, LockstepConfig, SetQuery};
 use crate::control::{self, Control, Frame, LoopReport, LoopSetup, Outcome, Status};
 use experiments::{Format, Plan, Spec};
 use run_store::{Finish, NewRun, Recorder, RecorderConfig, RunStatus, SampleQuery, Store};
@@ -31,14 +31,11 @@ pub fn check(text: &str, format: Format, loaded: &Loaded) -> Result<Checked, Inp
 /// Plans a parsed spec against the configuration's limits.
 pub fn check_spec(spec: Spec, loaded: &Loaded) -> Result<Checked, InputError> {
     loaded.check_watchdog()?;
+    spec_lockstep(&spec, loaded)?;
     let plan = spec
         .plan(&loaded.config.limits)
         .map_err(|e| InputError(e.to_string()))?;
-    let document = serde_json::json!({
-        "kind": spec.kind.name(),
-        "name": spec.name,
-        "params": spec.kind.params_json(),
-    });
+    let document = spec.to_value();
     Ok(Checked {
         spec,
         document,
@@ -54,7 +51,13 @@ pub fn same_bench(snapshot: &serde_json::Value, loaded: &Loaded) -> Result<(), S
     let (Some(then), Some(now)) = (snapshot.as_object(), now.as_object()) else {
         return Err("the stored bench configuration is not an object".into());
     };
-    let ignored = ["lockstep", "lockstep_resolved", "source", "database"];
+    let ignored = [
+        "lockstep",
+        "lockstep_resolved",
+        "lockstep_sets",
+        "source",
+        "database",
+    ];
     let mut keys: Vec<&String> = then.keys().chain(now.keys()).collect();
     keys.sort();
     keys.dedup();
@@ -130,11 +133,13 @@ pub async fn execute(
 /// Creates the run of a checked spec (status `queued`) with the bench snapshot; returns its id.
 pub async fn create(store: &Store, loaded: &Loaded, checked: &Checked) -> anyhow::Result<i64> {
     let sets = store.parameter_sets(None).await?;
-    let models = loaded.lockstep_specs(|name| resolve_set(&sets, store, name))?;
+    let choice = spec_lockstep(&checked.spec, loaded)?;
+    let (models, used) = loaded.lockstep_specs(choice.as_ref(), |q| Ok(find_set(&sets, q)))?;
     let plant = loaded.config.lockstep.plant_inertia_kg_m2.is_some();
     let mut bench_config = serde_json::to_value(&loaded.config)?;
     bench_config["source"] = loaded.source.clone().into();
     bench_config["lockstep_resolved"] = serde_json::to_value(&models)?;
+    bench_config["lockstep_sets"] = serde_json::Value::Array(used);
     let run_id = store
         .create_run(&NewRun {
             kind: checked.plan.kind.clone(),
@@ -277,23 +282,54 @@ async fn analyse(
     serde_json::to_value(&results).map_err(|e| e.to_string())
 }
 
-/// Parameters of the latest parameter set called `name`.
-fn resolve_set(
-    sets: &[run_store::ParameterSet],
-    store: &Store,
-    name: &str,
-) -> anyhow::Result<serde_json::Value> {
+/// The newest parameter set answering `q` (by name, or the newest of a model).
+fn find_set(sets: &[run_store::ParameterSet], q: SetQuery<'_>) -> Option<FoundSet> {
     sets.iter()
-        .filter(|s| s.name == name)
-        .max_by_key(|s| s.id)
-        .map(|s| s.params.clone())
-        .ok_or_else(|| {
-            InputError(format!(
-                "[lockstep.params]: no parameter set named '{name}' in {}",
-                store.path().display()
-            ))
-            .into()
+        .filter(|s| match q {
+            SetQuery::Named(name) => s.name == name,
+            SetQuery::Latest(model) => s.model_id == model,
         })
+        .max_by_key(|s| s.id)
+        .map(|s| FoundSet {
+            id: s.id,
+            name: s.name.clone(),
+            params: s.params.clone(),
+        })
+}
+
+/// The spec's own `lockstep` object as a lockstep section (its `models` default to the
+/// bench's); `None` when the spec has none. The plant inertia stays a bench setting.
+pub fn spec_lockstep(spec: &Spec, loaded: &Loaded) -> Result<Option<LockstepConfig>, InputError> {
+    let Some(serde_json::Value::Object(obj)) = &spec.lockstep else {
+        return Ok(None);
+    };
+    if let Some(k) = obj
+        .keys()
+        .find(|k| !["models", "params"].contains(&k.as_str()))
+    {
+        return Err(InputError(format!(
+            "spec lockstep.{k}: unknown field (known: models, params; the plant inertia is the bench's [lockstep] plant_inertia_kg_m2)"
+        )));
+    }
+    let models = match obj.get("models") {
+        None | Some(serde_json::Value::Null) => loaded.config.lockstep.models.clone(),
+        Some(v) => serde_json::from_value(v.clone()).map_err(|_| {
+            InputError("spec lockstep.models must be a list of model ids (or [\"all\"])".into())
+        })?,
+    };
+    let params = match obj.get("params") {
+        None | Some(serde_json::Value::Null) => Default::default(),
+        Some(v) => serde_json::from_value(v.clone()).map_err(|_| {
+            InputError(
+                "spec lockstep.params must be an object: model id → parameters, \"set:NAME\" or \"latest\"".into(),
+            )
+        })?,
+    };
+    Ok(Some(LockstepConfig {
+        models,
+        params,
+        plant_inertia_kg_m2: loaded.config.lockstep.plant_inertia_kg_m2,
+    }))
 }
 
 #[cfg(test)]

@@ -565,3 +565,53 @@ fn ctrl_c_aborts_the_run_and_disables_the_drive() {
     let sw = sim.statusword();
     assert_eq!(sw & 0x6F, 0x21, "statusword {sw:#06x}");
 }
+
+#[test]
+fn a_missing_database_directory_and_an_oversized_spec_are_refused_before_anything_starts() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("typo").join("runs.db");
+    let db = missing.display().to_string();
+    let spec = crate::util::spec("torque_ramp.json");
+    for cmd in [
+        vec!["run", &spec, "--sim", "--db", &db],
+        vec!["serve", "--sim", "--listen", "127.0.0.1:0", "--db", &db],
+    ] {
+        let o = crate::util::bench(&cmd);
+        let err = crate::util::stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{cmd:?}: {err}");
+        assert!(err.contains("typo") && err.contains("--create"), "{err}");
+        assert!(
+            !missing.parent().unwrap().exists(),
+            "{cmd:?} created the directory"
+        );
+    }
+    // A spec file over 1 MiB: refused naming the cap, before it is parsed.
+    let big = dir.path().join("big.json");
+    let pad = " ".repeat(1 << 20);
+    std::fs::write(&big, format!("{{\"kind\": \"torque_ramp\"{pad}}}")).unwrap();
+    let o = crate::util::bench(&["run", big.to_str().unwrap(), "--sim", "--db", &db]);
+    let err = crate::util::stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("1048576") && err.contains("spec file"),
+        "{err}"
+    );
+}
+
+#[test]
+fn create_makes_the_missing_database_directory() {
+    let _bench = crate::util::one_bench_at_a_time();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("new").join("runs.db");
+    let spec = crate::util::spec("torque_ramp.json");
+    let o = crate::util::bench(&[
+        "run",
+        &spec,
+        "--sim",
+        "--create",
+        "--db",
+        db.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", crate::util::stderr(&o));
+    assert!(db.exists());
+}

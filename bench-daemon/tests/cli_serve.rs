@@ -21,12 +21,12 @@ fn tiny(name: &str, measure_s: f64) -> Value {
 pub(crate) struct Daemon {
     child: Child,
     /// host:port to connect to.
-    addr: String,
-    token: Option<String>,
+    pub(crate) addr: String,
+    pub(crate) token: Option<String>,
 }
 
 impl Daemon {
-    fn start(db: &Path, listen: &str, extra: &[&str]) -> Daemon {
+    pub(crate) fn start(db: &Path, listen: &str, extra: &[&str]) -> Daemon {
         Daemon::start_on(&["--sim"], db, listen, extra)
     }
 
@@ -76,7 +76,7 @@ impl Daemon {
         )
     }
 
-    fn get(&self, path: &str) -> Resp {
+    pub(crate) fn get(&self, path: &str) -> Resp {
         self.req("GET", path, None)
     }
 
@@ -100,7 +100,7 @@ impl Daemon {
         }
     }
 
-    fn runs_total(&self) -> i64 {
+    pub(crate) fn runs_total(&self) -> i64 {
         self.json("/api/runs")["total"].as_i64().unwrap()
     }
 }
@@ -114,19 +114,19 @@ impl Drop for Daemon {
 
 pub(crate) struct Resp {
     pub(crate) status: u16,
-    headers: String,
-    body: Vec<u8>,
+    pub(crate) headers: String,
+    pub(crate) body: Vec<u8>,
 }
 
 impl Resp {
-    fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         String::from_utf8_lossy(&self.body).into_owned()
     }
     pub(crate) fn json(&self) -> Value {
         serde_json::from_slice(&self.body)
             .unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.text()))
     }
-    fn header(&self, name: &str) -> Option<String> {
+    pub(crate) fn header(&self, name: &str) -> Option<String> {
         self.headers.lines().find_map(|l| {
             let (k, v) = l.split_once(':')?;
             k.eq_ignore_ascii_case(name).then(|| v.trim().to_string())
@@ -135,7 +135,13 @@ impl Resp {
 }
 
 /// One HTTP/1.1 request (Connection: close); the body de-chunked.
-fn request(addr: &str, method: &str, path: &str, body: Option<&[u8]>, token: Option<&str>) -> Resp {
+pub(crate) fn request(
+    addr: &str,
+    method: &str,
+    path: &str,
+    body: Option<&[u8]>,
+    token: Option<&str>,
+) -> Resp {
     let mut s = TcpStream::connect(addr).expect("connect");
     s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
     let body = body.unwrap_or_default();
@@ -170,7 +176,7 @@ fn request(addr: &str, method: &str, path: &str, body: Option<&[u8]>, token: Opt
     }
 }
 
-fn dechunk(mut b: &[u8]) -> Vec<u8> {
+pub(crate) fn dechunk(mut b: &[u8]) -> Vec<u8> {
     let mut out = Vec::new();
     loop {
         let Some(eol) = b.windows(2).position(|w| w == b"\r\n") else {
@@ -444,7 +450,7 @@ fn a_non_loopback_listener_needs_the_token_for_mutating_calls() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("token"));
 
-    let mut d = Daemon::start(&db, "0.0.0.0:0", &["--token", "s3cret"]);
+    let mut d = Daemon::start(&db, "0.0.0.0:0", &["--token", "s3cret-s3cret-s3cret"]);
     assert_eq!(d.get("/api/health").status, 200);
     let spec = tiny("auth", 0.2);
     let r = d.req("POST", "/api/runs", Some(&spec));
@@ -467,7 +473,7 @@ fn a_non_loopback_listener_needs_the_token_for_mutating_calls() {
     assert_eq!(e.status, 200, "{}", e.text());
     assert_eq!(e.json()["safe_state"]["confirmed"], true);
     assert_eq!(d.json("/api/bench")["estop"], true);
-    d.token = Some("s3cret".into());
+    d.token = Some("s3cret-s3cret-s3cret".into());
     assert_eq!(d.req("POST", "/api/estop/reset", None).status, 200);
     assert_eq!(
         d.req("PUT", "/api/queue", Some(&json!({"paused": true})))

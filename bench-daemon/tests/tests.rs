@@ -10,5 +10,7 @@ mod cli_serve;
 mod cli_shell;
 mod cli_sim;
 mod fault_table;
+mod fit_quality;
+mod serve_hardening;
 mod truth;
 mod util;

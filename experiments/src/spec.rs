@@ -31,6 +31,8 @@ struct RawSpec {
     name: Option<String>,
     #[serde(default)]
     params: Option<serde_json::Value>,
+    #[serde(default)]
+    lockstep: Option<serde_json::Value>,
 }
 
 /// An experiment spec: a name and a kind with its typed parameters (missing ones defaulted).
@@ -40,6 +42,9 @@ pub struct Spec {
     pub name: String,
     /// The kind and its parameters.
     pub kind: Kind,
+    /// The run's own lockstep models, `{"models": [...], "params": {...}}`, read by the bench
+    /// daemon (over its `[lockstep]` section); `None`: the bench's.
+    pub lockstep: Option<serde_json::Value>,
 }
 
 impl Spec {
@@ -72,19 +77,33 @@ impl Spec {
         let raw: RawSpec =
             serde_json::from_value(value).map_err(|e| Error::Parse(e.to_string()))?;
         let kind = Kind::from_params(&raw.kind, raw.params.unwrap_or(serde_json::json!({})))?;
+        let lockstep = match raw.lockstep {
+            None | Some(serde_json::Value::Null) => None,
+            Some(l @ serde_json::Value::Object(_)) => Some(l),
+            Some(_) => {
+                return Err(Error::Parse(
+                    "lockstep must be an object {\"models\": [...], \"params\": {...}}".into(),
+                ));
+            }
+        };
         Ok(Spec {
             name: raw.name.unwrap_or_else(|| raw.kind.clone()),
             kind,
+            lockstep,
         })
     }
 
     /// The spec as JSON with every parameter written out (defaults included).
     pub fn to_value(&self) -> serde_json::Value {
-        serde_json::json!({
+        let mut v = serde_json::json!({
             "kind": self.kind.name(),
             "name": self.name,
             "params": self.kind.params_json(),
-        })
+        });
+        if let Some(l) = &self.lockstep {
+            v["lockstep"] = l.clone();
+        }
+        v
     }
 
     /// Validates against `limits` and builds the plan.
@@ -103,5 +122,26 @@ impl<'de> Deserialize<'de> for Spec {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Spec, D::Error> {
         let v = serde_json::Value::deserialize(d)?;
         Spec::from_value(v).map_err(serde::de::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_lockstep_choice_is_kept_and_written_back_and_must_be_an_object() {
+        let text = r#"{"kind": "constant_velocity_sweep",
+            "lockstep": {"models": ["lugre"], "params": {"lugre": "latest"}}}"#;
+        let spec = Spec::from_json(text).unwrap();
+        let l = spec.lockstep.clone().unwrap();
+        assert_eq!(l["params"]["lugre"], "latest");
+        assert_eq!(spec.to_value()["lockstep"], l);
+        let plain = Spec::from_json(r#"{"kind": "constant_velocity_sweep"}"#).unwrap();
+        assert!(plain.lockstep.is_none() && plain.to_value().get("lockstep").is_none());
+        let e = Spec::from_json(r#"{"kind": "constant_velocity_sweep", "lockstep": 3}"#)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("lockstep must be an object"), "{e}");
     }
 }

@@ -44,6 +44,7 @@ pub mod models;
 pub mod plant;
 pub mod registry;
 pub mod scenario;
+pub mod units;
 
 pub use bank::{Counters, ModelBank, ModelOutput};
 pub use error::{BuildError, ParamError};

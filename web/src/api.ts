@@ -10,7 +10,7 @@ export class ApiError extends Error {
   }
 }
 
-/** Bearer token for a daemon listening beyond loopback (kept in this browser only). */
+/** Bearer token of a daemon started with one (kept in this browser only). */
 export function token(): string {
   return localStorage.getItem('frictionbench.token') ?? '';
 }
@@ -20,10 +20,18 @@ export function setToken(t: string): void {
   else localStorage.removeItem('frictionbench.token');
 }
 
+/** `path` with the token as `access_token` for what cannot send headers (EventSource, links). */
+export function withToken(path: string): string {
+  const t = token();
+  if (!t) return path;
+  return `${path}${path.includes('?') ? '&' : '?'}access_token=${encodeURIComponent(t)}`;
+}
+
 export async function api<T = any>(method: string, path: string, body?: unknown): Promise<T> {
   const headers: Record<string, string> = {};
   if (body !== undefined) headers['Content-Type'] = 'application/json';
-  if (method !== 'GET' && token()) headers['Authorization'] = `Bearer ${token()}`;
+  // Sent with reads too: a daemon started with --token-for-reads needs it on GETs.
+  if (token()) headers['Authorization'] = `Bearer ${token()}`;
   let res: Response;
   try {
     res = await fetch(path, {

@@ -1,5 +1,6 @@
 // The live stream (SSE /api/live): one connection for the whole page, reconnecting after a
 // daemon restart, with a ring buffer of the latest samples and the model outputs.
+import { withToken } from './api';
 
 export const CAPACITY = 20_000; // points kept per series (≥ 10 000 asked)
 
@@ -84,7 +85,7 @@ export class Live {
 
   private open() {
     if (this.es) this.es.close();
-    const es = new EventSource('/api/live');
+    const es = new EventSource(withToken('/api/live'));
     this.es = es;
     es.onopen = () => {
       this.connected = true;

@@ -9,27 +9,105 @@ export interface TSChart {
   destroy(): void;
 }
 
-/** A chart of `labels.length` series against run time; `data[0]` is t. */
-export function timeChart(el: HTMLElement, title: string, yLabel: string, labels: string[], width = 620, height = 220): TSChart {
+/** The finite range of `series`, padded by 8 % (null when none is finite). */
+function rangeOf(series: (number | null)[][]): [number, number] | null {
+  let lo = Infinity, hi = -Infinity;
+  for (const s of series)
+    for (const y of s) {
+      if (y == null || !Number.isFinite(y)) continue;
+      if (y < lo) lo = y;
+      if (y > hi) hi = y;
+    }
+  if (!Number.isFinite(lo)) return null;
+  const pad = (hi - lo || Math.abs(hi) || 1) * 0.08;
+  return [lo - pad, hi + pad];
+}
+
+/** A y range computed from the data (e.g. the residual chart: ± the measured torque). */
+export type Scale = (data: (number | null)[][]) => [number, number] | null;
+
+/** ± the largest |value| of `series` (padded), for residuals against a measured signal. */
+export function symmetricScale(series: () => (number | null)[] | ArrayLike<number>): Scale {
+  return () => {
+    const r = rangeOf([Array.from(series() as ArrayLike<number>)]);
+    if (!r) return null;
+    const m = Math.max(Math.abs(r[0]), Math.abs(r[1]));
+    return [-m, m];
+  };
+}
+
+/**
+ * A chart of `labels.length` series against run time; `data[0]` is t.
+ *
+ * With `measured = n`, the first `n` series (the measured signals) alone set the y scale; a
+ * later series (a model output) outside that range is clipped to its edge and the clipped
+ * samples are marked with dots, so a model that runs away cannot flatten the measurement. The
+ * `measured` may instead be a [`Scale`]: every series is then clipped to its range. The
+ * element carries `data-clipped` (clipped samples in all) and a note names the clipped series.
+ */
+export function timeChart(el: HTMLElement, title: string, yLabel: string, labels: string[], width = 620, height = 220, measured?: number | Scale): TSChart {
+  let range: [number, number] | null = null;
+  let clipped: number[][] = labels.map(() => []);
+  const note = document.createElement('p');
+  note.className = 'muted clip-note';
   const opts: uPlot.Options = {
     title,
     width,
     height,
     cursor: { sync: { key: 'fb' } },
-    scales: { x: { time: false } },
+    scales: {
+      x: { time: false },
+      y: { range: (_u, min, max) => (range ? range : uPlot.rangeNum(min, max, 0.1, true)) },
+    },
     axes: [{ label: 't [s]' }, { label: yLabel, size: 70 }],
     series: [
       { label: 't [s]' },
-      ...labels.map((l, i) => ({ label: l, stroke: PALETTE[i % PALETTE.length], width: 1.25, points: { show: false } })),
+      ...labels.map((l, i) => ({
+        label: l,
+        stroke: PALETTE[i % PALETTE.length],
+        width: 1.25,
+        points: {
+          show: true,
+          size: 5,
+          fill: PALETTE[i % PALETTE.length],
+          // Only the clipped samples get a marker.
+          filter: (_u: uPlot, si: number) => clipped[si - 1] ?? [],
+        },
+      })),
     ],
   };
   const data = [[], ...labels.map(() => [])] as unknown as uPlot.AlignedData;
   el.setAttribute('role', 'figure');
   el.setAttribute('aria-label', `${title}: ${labels.join(', ')} against run time`);
   const plot = new uPlot(opts, data, el);
+  el.append(note);
   return {
     plot,
     set(d) {
+      clipped = labels.map(() => []);
+      if (measured !== undefined) {
+        // Series index below which nothing is clipped (t and the measured signals).
+        const keep = typeof measured === 'number' ? measured : 0;
+        range = typeof measured === 'number' ? rangeOf(d.slice(1, 1 + measured)) : measured(d);
+        if (range) {
+          const [lo, hi] = range;
+          d = d.map((s, k) => {
+            if (k <= keep) return s;
+            return s.map((y, i) => {
+              if (y == null || !Number.isFinite(y)) return y;
+              if (y > hi || y < lo) {
+                clipped[k - 1].push(i);
+                return y > hi ? hi : lo;
+              }
+              return y;
+            });
+          });
+        }
+      }
+      const names = clipped.map((c, i) => (c.length ? `${labels[i]} (${c.length})` : '')).filter((x) => x);
+      const total = clipped.reduce((a, c) => a + c.length, 0);
+      el.dataset.clipped = String(total);
+      note.textContent = total ? `Scaled to the measured signals; model output beyond them clipped at the edge and marked with dots: ${names.join(', ')}.` : '';
       plot.setData(d as unknown as uPlot.AlignedData);
     },
     destroy() {

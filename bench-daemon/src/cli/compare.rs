@@ -284,7 +284,7 @@ fn write_text(w: &mut impl Write, t: &Table) -> std::io::Result<()> {
         let fit = match (&r.fit, &r.error) {
             (_, Some(e)) => format!("error: {e}"),
             (Some(f), None) => format!(
-                "{} ({}, {} iterations, {} evaluations)",
+                "{} ({}, {} iterations, {} evaluations) verdict {}",
                 f.details["fitted"]
                     .as_array()
                     .map(|a| a
@@ -297,7 +297,12 @@ fn write_text(w: &mut impl Write, t: &Table) -> std::io::Result<()> {
                     .termination
                     .map_or("-".into(), |t| format!("{t:?}").to_lowercase()),
                 f.details["iterations"],
-                f.details["evaluations"]
+                f.details["evaluations"],
+                if f.verdict.reasons.is_empty() {
+                    "ok".to_string()
+                } else {
+                    format!("WARNING: {}", f.verdict.reasons.join("; "))
+                }
             ),
             (None, None) => "defaults".into(),
         };

@@ -17,7 +17,9 @@
 use super::run_data::{self, Selection};
 use super::runs::{DbArgs, runtime, store_error};
 use super::{InputError, json_arg};
+use crate::config::Geometry;
 use experiments::{Kind, Results};
+use friction::identify::procedures::quality::Status;
 use friction::identify::procedures::{self, FitReport, Given, PROCEDURES, Table};
 use run_store::{Run, Store};
 use serde_json::{Map, Value, json};
@@ -56,6 +58,9 @@ pub struct FitArgs {
     /// Print the report as JSON (fitted values under `params`; `parameter_set_id` with --run).
     #[arg(long)]
     json: bool,
+    /// Bench configuration whose `geometry` sets the printed units (default: rotary).
+    #[arg(long, value_name = "FILE")]
+    config: Option<std::path::PathBuf>,
 }
 
 /// The run kinds each time-series procedure can use (`aep` and `output_error`: any kind).
@@ -105,8 +110,16 @@ pub fn run(args: &FitArgs) -> anyhow::Result<()> {
         let store = super::runs::open(&args.db).await?;
         let run = run_data::load_run(&store, id, "--run").await?;
         let (table, notes) = run_table(&store, &run, &args.procedure, &sel).await?;
+        let mut given = given;
+        let start = static_start(&store, &args.model, &args.procedure, &mut given).await?;
         let mut report = fit(args, &table, &given)?;
         report.provenance.notes.extend(notes);
+        if let Some(note) = &start {
+            report
+                .provenance
+                .notes
+                .push(note["note"].as_str().unwrap_or_default().into());
+        }
         let (doc, other) = parameter_document(&args.model, &report)?;
         let mut provenance = serde_json::to_value(&report.provenance)?;
         provenance["runs"] = json!([id]);
@@ -115,6 +128,13 @@ pub fn run(args: &FitArgs) -> anyhow::Result<()> {
         }
         provenance["std_errors"] = Value::Object(report.std_errors.clone());
         provenance["fitted"] = Value::Object(report.params.clone());
+        provenance["at_bound"] = json!(report.at_bound);
+        provenance["relative_std_errors"] = Value::Object(report.relative_std_errors.clone());
+        provenance["condition"] = json!(report.condition);
+        provenance["verdict"] = serde_json::to_value(&report.verdict)?;
+        if let Some(s) = start {
+            provenance["start_from"] = s;
+        }
         if !other.is_empty() {
             provenance["other_values"] = Value::Object(other);
         }
@@ -145,6 +165,93 @@ fn fit(args: &FitArgs, table: &Table, given: &Given) -> anyhow::Result<FitReport
             anyhow::Error::new(e).context("fit failed")
         }
     })
+}
+
+/// Models whose static fit may start a dynamic fit of any model with `fc`, `fs`, `vs`.
+const STATIC_SOURCES: &[&str] = &["stribeck_exp", "static_armstrong"];
+
+/// A dynamic fit (`output_error`, `aep`) starts from the static fit of the same bench: the newest
+/// `static_curve` parameter set of `model` itself, else of `stribeck_exp` / `static_armstrong`,
+/// supplies the start values of `fc`, `fs`, `vs` (and the negative set's) under
+/// `given.params`, unless the user gave them. Returns `{"set_id", "set_name", "model",
+/// "values", "note"}` when it did.
+async fn static_start(
+    store: &Store,
+    model: &str,
+    procedure: &str,
+    given: &mut Given,
+) -> anyhow::Result<Option<Value>> {
+    if !matches!(procedure, "output_error" | "aep") {
+        return Ok(None);
+    }
+    let Ok(entry) = friction::registry::entry(model) else {
+        return Ok(None);
+    };
+    let names: Vec<&str> = ["fc", "fs", "vs"]
+        .into_iter()
+        .filter(|n| entry.params.iter().any(|p| p.name == *n))
+        .collect();
+    if names.is_empty() {
+        return Ok(None);
+    }
+    let sets = store.parameter_sets(None).await.map_err(store_error)?;
+    let is_static = |s: &&run_store::ParameterSet| {
+        s.provenance.get("procedure").and_then(Value::as_str) == Some("static_curve")
+            && ["fc", "fs", "vs"]
+                .iter()
+                .all(|n| s.params.get(n).is_some_and(Value::is_number))
+    };
+    let found = std::iter::once(model)
+        .chain(STATIC_SOURCES.iter().copied())
+        .find_map(|m| {
+            sets.iter()
+                .filter(|s| s.model_id == m)
+                .filter(is_static)
+                .max_by_key(|s| s.id)
+        });
+    let Some(set) = found else {
+        return Ok(None);
+    };
+    let mut params = match given.get("params") {
+        None | Some(Value::Null) => Map::new(),
+        Some(Value::Object(p)) => p.clone(),
+        Some(_) => return Ok(None), // the procedure reports the bad value
+    };
+    let mut values = Map::new();
+    for n in &names {
+        if !params.contains_key(*n)
+            && let Some(v) = set.params.get(*n)
+        {
+            params.insert(n.to_string(), v.clone());
+            values.insert(n.to_string(), v.clone());
+        }
+    }
+    if entry.asymmetric
+        && let Some(Value::Object(neg)) = set.params.get("negative")
+        && !params.contains_key("negative")
+    {
+        let n: Map<String, Value> = names
+            .iter()
+            .filter_map(|k| neg.get(*k).map(|v| (k.to_string(), v.clone())))
+            .collect();
+        values.insert("negative".into(), Value::Object(n.clone()));
+        params.insert("negative".into(), Value::Object(n));
+    }
+    if values.is_empty() {
+        return Ok(None);
+    }
+    given.insert("params".into(), Value::Object(params));
+    let note = format!(
+        "start values {} from static fit parameter set {} '{}' ({})",
+        Value::Object(values.clone()),
+        set.id,
+        set.name,
+        set.model_id
+    );
+    Ok(Some(json!({
+        "set_id": set.id, "set_name": set.name, "model": set.model_id,
+        "values": values, "note": note,
+    })))
 }
 
 /// The procedure's table from what run `run` recorded, and notes on the data used.
@@ -299,14 +406,22 @@ fn print(args: &FitArgs, report: &FitReport, saved: Option<(i64, &str)>) -> anyh
         println!("{}", serde_json::to_string_pretty(&v)?);
         return Ok(());
     }
+    let geometry = crate::config::geometry_of(args.config.as_deref())?;
     let p = &report.provenance;
     println!(
-        "model {}  procedure {}  method {}",
-        p.model, p.procedure, p.method
+        "model {}  procedure {}  method {}  (units: {} bench)",
+        p.model,
+        p.procedure,
+        p.method,
+        geometry.name()
     );
-    print_params("", &report.params, &report.std_errors);
+    let units = Units {
+        model: &p.model,
+        geometry,
+    };
+    print_params(&units, "", &report.params, &report.std_errors);
     if let Some(mse) = report.mse {
-        println!("mse {mse:e}");
+        println!("mse {mse:e} {}", residual_unit(report, geometry));
     }
     let range = p
         .time_range_s
@@ -317,9 +432,7 @@ fn print(args: &FitArgs, report: &FitReport, saved: Option<(i64, &str)>) -> anyh
         p.n_points,
         p.columns.join(",")
     );
-    if let Some(t) = p.termination {
-        println!("termination: {t:?}");
-    }
+    print_quality(report);
     for n in &p.notes {
         println!("note: {n}");
     }
@@ -329,7 +442,57 @@ fn print(args: &FitArgs, report: &FitReport, saved: Option<(i64, &str)>) -> anyh
     Ok(())
 }
 
+/// How the printed parameters get their units.
+struct Units<'a> {
+    model: &'a str,
+    geometry: Geometry,
+}
+
+impl Units<'_> {
+    fn of(&self, name: &str) -> String {
+        friction::units::param_unit(self.model, name, self.geometry)
+            .filter(|u| u != "-")
+            .map(|u| format!(" {u}"))
+            .unwrap_or_default()
+    }
+}
+
+/// The unit of the MSE: the squared residual (position in a torque replay, else friction).
+fn residual_unit(report: &FitReport, g: Geometry) -> String {
+    let position = report
+        .details
+        .pointer("/settings/replay/kind")
+        .and_then(Value::as_str)
+        == Some("torque");
+    format!("({})^2", if position { g.position() } else { g.force() })
+}
+
+/// Termination, parameters at a bound, relative errors, condition and the verdict.
+fn print_quality(report: &FitReport) {
+    if let Some(t) = report.termination {
+        let t = serde_json::to_value(t).unwrap_or_default();
+        println!("termination: {}", t.as_str().unwrap_or_default());
+    }
+    if !report.at_bound.is_empty() {
+        println!("at bound: {}", report.at_bound.join(", "));
+    }
+    if let Some(c) = report.condition {
+        println!("condition (scaled JᵀJ): {c:.3e}");
+    }
+    let v = &report.verdict;
+    match v.status {
+        Status::Ok => println!("verdict: ok"),
+        Status::Warning => {
+            println!("verdict: WARNING");
+            for r in &v.reasons {
+                println!("  - {r}");
+            }
+        }
+    }
+}
+
 fn print_params(
+    units: &Units<'_>,
     prefix: &str,
     params: &serde_json::Map<String, serde_json::Value>,
     errors: &serde_json::Map<String, serde_json::Value>,
@@ -342,12 +505,19 @@ fn print_params(
                     .get(name)
                     .and_then(|e| e.as_object())
                     .unwrap_or(&empty);
-                print_params(&format!("{prefix}{name}."), sub, sub_err);
+                print_params(units, &format!("{prefix}{name}."), sub, sub_err);
             }
-            v => match errors.get(name).and_then(|e| e.as_f64()) {
-                Some(se) => println!("{prefix}{name} = {v}  ± {se:e}"),
-                None => println!("{prefix}{name} = {v}"),
-            },
+            v => {
+                let unit = units.of(name);
+                match (errors.get(name).and_then(|e| e.as_f64()), v.as_f64()) {
+                    (Some(se), Some(x)) if x != 0.0 => println!(
+                        "{prefix}{name} = {v}{unit}  ± {se:e}{unit} ({:.2} %)",
+                        100.0 * se / x.abs()
+                    ),
+                    (Some(se), _) => println!("{prefix}{name} = {v}{unit}  ± {se:e}{unit}"),
+                    (None, _) => println!("{prefix}{name} = {v}{unit}"),
+                }
+            }
         }
     }
 }

@@ -1,6 +1,7 @@
 //! `bench models [--json]`.
 
-use friction::registry::{self, MODELS};
+use friction::registry::MODELS;
+use friction::units::bench_unit;
 use std::io::Write;
 
 /// Arguments of `bench models`.
@@ -9,13 +10,18 @@ pub struct ModelsArgs {
     /// Print JSON (id, description, asymmetric, params with name, unit, default, description).
     #[arg(long)]
     json: bool,
+    /// Bench configuration whose `geometry` sets the units shown (default: rotary).
+    #[arg(long, value_name = "FILE")]
+    config: Option<std::path::PathBuf>,
 }
 
 /// Prints the model catalogue.
 pub fn run(args: &ModelsArgs) -> anyhow::Result<()> {
+    let geometry = crate::config::geometry_of(args.config.as_deref())?;
     let mut out = std::io::stdout().lock();
     if args.json {
-        serde_json::to_writer_pretty(&mut out, &registry::catalogue())?;
+        // `unit` stays the registry's SI (linear) unit; `bench_unit` is this bench's label.
+        serde_json::to_writer_pretty(&mut out, &friction::units::catalogue_in(geometry))?;
         writeln!(out)?;
         return Ok(());
     }
@@ -35,7 +41,10 @@ pub fn run(args: &ModelsArgs) -> anyhow::Result<()> {
             writeln!(
                 out,
                 "    {:<16} {:>10} [{}]  {}",
-                p.name, d, p.unit, p.description
+                p.name,
+                d,
+                bench_unit(p.unit, geometry),
+                p.description
             )?;
         }
     }

@@ -1,6 +1,7 @@
 //! `bench params list|show`: the stored parameter sets (saved by `bench fit --run`, or given).
 
 use super::runs::{DbArgs, open, runtime, store_error};
+use crate::config::Geometry;
 use run_store::ParameterSet;
 use std::io::Write;
 
@@ -37,6 +38,9 @@ pub struct ShowArgs {
     /// Print the whole record as JSON.
     #[arg(long)]
     json: bool,
+    /// Bench configuration whose `geometry` sets the units shown (default: rotary).
+    #[arg(long, value_name = "FILE")]
+    config: Option<std::path::PathBuf>,
 }
 
 /// Runs a `bench params` subcommand.
@@ -92,20 +96,53 @@ async fn show(args: &ShowArgs) -> anyhow::Result<()> {
         serde_json::to_writer_pretty(&mut w, &set)?;
         writeln!(w)?;
     } else {
-        write_set(&mut w, &set)?;
+        let geometry = crate::config::geometry_of(args.config.as_deref())?;
+        write_set(&mut w, &set, geometry)?;
     }
     Ok(())
 }
 
-fn write_set(w: &mut impl Write, s: &ParameterSet) -> std::io::Result<()> {
+fn write_set(w: &mut impl Write, s: &ParameterSet, g: Geometry) -> std::io::Result<()> {
     writeln!(w, "parameter set {}: {} ({})", s.id, s.name, s.model_id)?;
     writeln!(w, "  created:    {}", s.created_at)?;
-    for (title, value) in [("params", &s.params), ("provenance", &s.provenance)] {
-        writeln!(w, "  {title}:")?;
-        let text = serde_json::to_string_pretty(value).unwrap_or_default();
-        for line in text.lines() {
-            writeln!(w, "    {line}")?;
+    writeln!(w, "  params ({} bench units):", g.name())?;
+    write_values(w, &s.model_id, "", &s.params, g)?;
+    if let Some(v) = s.provenance.get("verdict") {
+        let status = v["status"].as_str().unwrap_or("?");
+        writeln!(w, "  verdict:    {status}")?;
+        for r in v["reasons"].as_array().into_iter().flatten() {
+            writeln!(w, "    - {}", r.as_str().unwrap_or_default())?;
         }
+    }
+    writeln!(w, "  provenance:")?;
+    let text = serde_json::to_string_pretty(&s.provenance).unwrap_or_default();
+    for line in text.lines() {
+        writeln!(w, "    {line}")?;
+    }
+    Ok(())
+}
+
+/// `name = value unit` per parameter (a nested set, e.g. `negative`, prefixed).
+fn write_values(
+    w: &mut impl Write,
+    model: &str,
+    prefix: &str,
+    v: &serde_json::Value,
+    g: Geometry,
+) -> std::io::Result<()> {
+    let Some(obj) = v.as_object() else {
+        return writeln!(w, "    {prefix}{v}");
+    };
+    for (k, x) in obj {
+        if x.is_object() {
+            write_values(w, model, &format!("{prefix}{k}."), x, g)?;
+            continue;
+        }
+        let unit = friction::units::param_unit(model, k, g)
+            .filter(|u| u != "-")
+            .map(|u| format!(" {u}"))
+            .unwrap_or_default();
+        writeln!(w, "    {prefix}{k} = {x}{unit}")?;
     }
     Ok(())
 }

@@ -11,6 +11,8 @@ use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 /// Arguments of `bench perf estop`.
@@ -195,8 +197,8 @@ fn live_clients(addr: &str, n: usize) -> anyhow::Result<()> {
 }
 
 /// Schedules `values` sweep values now, in sweeps of 1000 (the per-sweep cap) of the quick
-/// sweep's velocity; returns the HTTP status of each.
-fn post_sweeps(addr: &str, values: usize) -> Vec<u16> {
+/// sweep's velocity, until `done`; returns the HTTP status of each sweep posted.
+fn post_sweeps(addr: &str, values: usize, done: &AtomicBool) -> Vec<u16> {
     let quick: Value = serde_json::from_str(include_str!(
         "../../../experiments/specs/constant_velocity_sweep.json"
     ))
@@ -204,6 +206,7 @@ fn post_sweeps(addr: &str, values: usize) -> Vec<u16> {
     (0..values)
         .collect::<Vec<_>>()
         .chunks(1000)
+        .take_while(|_| !done.load(Ordering::Relaxed))
         .map(|chunk| {
             let list: Vec<Value> = chunk
                 .iter()
@@ -226,13 +229,15 @@ pub fn run(args: &PerfEstopArgs) -> anyhow::Result<()> {
     let mut quiet = phase(&addr, &spec, args.count)?;
     eprintln!("bench perf estop: quiet phase {}", quiet.json());
     live_clients(&addr, args.live_clients)?;
+    let done = Arc::new(AtomicBool::new(false));
     let sweeps = std::thread::spawn({
-        let addr = addr.clone();
+        let (addr, done) = (addr.clone(), done.clone());
         let values = args.sweep_values;
-        move || post_sweeps(&addr, values)
+        move || post_sweeps(&addr, values, &done)
     });
     std::thread::sleep(Duration::from_millis(200));
     let mut loaded = phase(&addr, &spec, args.count)?;
+    done.store(true, Ordering::Relaxed);
     let sweep_status = sweeps.join().unwrap_or_default();
     let out = json!({
         "count": args.count,
@@ -240,6 +245,7 @@ pub fn run(args: &PerfEstopArgs) -> anyhow::Result<()> {
         "loaded": loaded.json(),
         "live_clients": args.live_clients,
         "sweep_values": args.sweep_values,
+        "sweeps_posted": sweep_status.len(),
         "sweep_http_status": sweep_status,
     });
     if args.json {

@@ -36,6 +36,53 @@ pub struct RunArgs {
     /// Print the outcome as JSON on stdout (after the `run ID` line).
     #[arg(long)]
     json: bool,
+    /// Create the database's directory if it does not exist (else a mistyped --db is refused).
+    #[arg(long)]
+    create: bool,
+}
+
+/// Largest spec file the CLI reads \[bytes\]: a plan within the caps fits many times over.
+pub const MAX_SPEC_BYTES: u64 = 1024 * 1024;
+
+/// Reads a spec file, refusing one over [`MAX_SPEC_BYTES`] before reading it.
+pub fn read_spec(path: &Path) -> Result<String, InputError> {
+    let cannot = |e: std::io::Error| InputError(format!("cannot read {}: {e}", path.display()));
+    let file = std::fs::File::open(path).map_err(cannot)?;
+    let len = file.metadata().map_err(cannot)?.len();
+    let mut text = String::new();
+    // `take` also holds for files whose size the metadata does not tell (pipes).
+    std::io::Read::read_to_string(
+        &mut std::io::Read::take(file, MAX_SPEC_BYTES + 1),
+        &mut text,
+    )
+    .map_err(cannot)?;
+    if len > MAX_SPEC_BYTES || text.len() as u64 > MAX_SPEC_BYTES {
+        return Err(InputError(format!(
+            "{}: {} bytes, over the cap of {MAX_SPEC_BYTES} bytes (1 MiB) for a spec file",
+            path.display(),
+            len.max(text.len() as u64)
+        )));
+    }
+    Ok(text)
+}
+
+/// Refuses a database whose directory does not exist unless `create`: a mistyped `--db` (or
+/// `database`, or $FRICTIONBENCH_DB) must not silently start a new, empty store elsewhere.
+/// The per-user default directory is always created.
+pub fn check_db_dir(db: &Path, create: bool) -> Result<(), InputError> {
+    let dir = match db.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => return Ok(()),
+    };
+    if create || dir.is_dir() || db == super::runs::per_user_db_path() {
+        return Ok(());
+    }
+    Err(InputError(format!(
+        "database {}: the directory {} does not exist: check the path, or give --create to \
+         create it",
+        db.display(),
+        dir.display()
+    )))
 }
 
 /// A run that ended, but not completed.
@@ -71,14 +118,14 @@ pub fn db_path(db: &DbArgs, loaded: &Loaded) -> PathBuf {
 
 /// Runs the experiment.
 pub fn run(args: &RunArgs) -> anyhow::Result<()> {
-    let text = std::fs::read_to_string(&args.spec)
-        .map_err(|e| InputError(format!("cannot read {}: {e}", args.spec.display())))?;
+    let text = read_spec(&args.spec)?;
     let format = Format::from_path(&args.spec);
     // Check the spec against the limits before anything starts (the sim's limits are the
     // shipped ones; the address does not matter for the check).
     let probe = load_config(args.config.as_deref(), args.sim.then_some("127.0.0.1:0"))?;
     let checked = session::check(&text, format, &probe)
         .map_err(|e| InputError(format!("{}: {e}", args.spec.display())))?;
+    check_db_dir(&db_path(&args.db, &probe), args.create)?;
 
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

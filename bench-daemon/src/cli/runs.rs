@@ -35,6 +35,17 @@ pub fn default_db_path() -> PathBuf {
     if let Some(p) = env("FRICTIONBENCH_DB") {
         return p;
     }
+    per_user_db_path()
+}
+
+/// The per-user database path, ignoring $FRICTIONBENCH_DB (its directory is created on first
+/// use).
+pub fn per_user_db_path() -> PathBuf {
+    let env = |k: &str| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
     let data = env("XDG_DATA_HOME").or_else(|| env("HOME").map(|h| h.join(".local/share")));
     match data {
         Some(dir) => dir.join("frictionbench").join(DB_FILE),

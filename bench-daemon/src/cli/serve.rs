@@ -1,4 +1,5 @@
-//! `bench serve (--sim | --config bench.toml) [--listen ADDR] [--db PATH] [--web DIR] [--token T]`:
+//! `bench serve (--sim | --config bench.toml) [--listen ADDR] [--db PATH] [--create] [--web DIR]
+//! [--token T] [--token-for-reads]`:
 //! the control loop, the run queue and schedule, and the REST API with its live stream in one
 //! process (see `crate::serve`).
 
@@ -19,8 +20,7 @@ pub struct ServeArgs {
     /// Bench configuration file (bench.toml).
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
-    /// Address to listen on. Beyond loopback every POST/PUT/DELETE needs
-    /// `Authorization: Bearer TOKEN`.
+    /// Address to listen on. Beyond loopback a token is required.
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8080")]
     listen: String,
     #[command(flatten)]
@@ -29,25 +29,44 @@ pub struct ServeArgs {
     /// build time from web/dist).
     #[arg(long, value_name = "DIR")]
     web: Option<PathBuf>,
-    /// Bearer token for a non-loopback listener (else $FRICTIONBENCH_TOKEN, else the
-    /// configuration's `token`).
+    /// Bearer token (at least 16 characters) every POST/PUT/DELETE but the e-stop then needs,
+    /// on any listener (else $FRICTIONBENCH_TOKEN, else the configuration's `token`).
     #[arg(long, value_name = "TOKEN")]
     token: Option<String>,
+    /// Require the token of every /api/ GET too (but /api/health).
+    #[arg(long)]
+    token_for_reads: bool,
+    /// Create the database's directory if it does not exist (else a mistyped --db is refused).
+    #[arg(long)]
+    create: bool,
+}
+
+/// Daemon messages go to stderr through `tracing`, filtered by `RUST_LOG` (default `info`, e.g.
+/// `RUST_LOG=warn` or `RUST_LOG=bench=debug`).
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .try_init();
 }
 
 /// Serves until Ctrl-C or SIGTERM.
 pub fn run(args: &ServeArgs) -> anyhow::Result<()> {
+    init_logging();
     let listen: SocketAddr = args.listen.parse().map_err(|e| {
         InputError(format!(
             "--listen {}: {e} (give IP:PORT, e.g. 127.0.0.1:8080)",
             args.listen
         ))
     })?;
-    let token = args
-        .token
-        .clone()
-        .or_else(|| std::env::var("FRICTIONBENCH_TOKEN").ok())
-        .filter(|t| !t.is_empty());
+    let token = match (&args.token, std::env::var("FRICTIONBENCH_TOKEN")) {
+        (Some(t), _) => Some((t.clone(), "--token")),
+        (None, Ok(t)) => Some((t, "$FRICTIONBENCH_TOKEN")),
+        (None, Err(_)) => None,
+    };
     let options = Options {
         sim: args.sim,
         config: args.config.clone(),
@@ -55,6 +74,8 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<()> {
         db: args.db.clone(),
         web: args.web.clone(),
         token,
+        token_for_reads: args.token_for_reads,
+        create: args.create,
     };
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()

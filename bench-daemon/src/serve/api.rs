@@ -4,17 +4,18 @@
 //! queue or the bench. Bodies are parsed here (400 for malformed JSON, 422 for a rule broken),
 //! and checked completely before anything is sent, so a rejected request changes nothing.
 
+use super::body::Body;
 use super::live;
-use super::queue::{Cmd, OnFailure, QueueView, expand, format_time, parse_time};
+use super::queue::{Cmd, OnFailure, QueueView, format_time, parse_time, validate};
 use crate::config::Loaded;
 use crate::control::{Interlock, Status};
 use crate::session::{self, Checked};
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::rejection::QueryRejection;
-use axum::extract::{Path, Query, Request, State};
+use axum::extract::{Path, Query, State};
 use axum::http::{HeaderValue, Method, StatusCode, header};
-use axum::middleware::{self, Next};
+use axum::middleware;
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::{get, post};
 use run_store::{RunFilter, RunStatus, SampleQuery, SampleSet, Store};
@@ -39,12 +40,14 @@ pub struct AppState {
     pub view: watch::Receiver<QueueView>,
     /// Live channels.
     pub hub: live::Hub,
-    /// Bearer token required of mutating calls (non-loopback listener only).
-    pub token: Option<Arc<str>>,
+    /// Host, Origin, token and Content-Type checks (`guard.rs`).
+    pub guard: Arc<super::guard::Guard>,
     /// Turns true at shutdown (ends live streams).
     pub shutdown: watch::Receiver<bool>,
     /// The database file (for the `bench fit` / `bench compare` children).
     pub db_path: PathBuf,
+    /// Where plan checks and sweep expansion run (never on the request threads).
+    pub pool: super::pool::Pool,
 }
 
 /// An error answer: `{"error": ..., "field": ...}` with its status code.
@@ -103,7 +106,11 @@ impl ApiError {
     /// Input errors (`cli::InputError`) are 422, the rest 500.
     pub fn from_anyhow(e: anyhow::Error) -> ApiError {
         if let Some(input) = e.downcast_ref::<crate::cli::InputError>() {
-            return ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, None, input.0.clone());
+            return ApiError::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                Some("spec"),
+                input.0.clone(),
+            );
         }
         if let Some(store) = e.downcast_ref::<run_store::Error>()
             && matches!(
@@ -163,7 +170,8 @@ pub fn router(state: AppState, web: Option<&FsPath>) -> Router {
         .route("/api/comparisons", post(comparisons))
         .route("/api/live", get(live::live))
         .route("/api/openapi.json", get(openapi))
-        .route("/api/{*rest}", axum::routing::any(api_not_found));
+        .route("/api/{*rest}", axum::routing::any(api_not_found))
+        .route("/metrics", get(super::metrics::metrics));
     let app = match web {
         Some(dir) if dir.is_dir() => api.fallback_service(tower_http::services::ServeDir::new(dir)),
         None if super::web::embedded() => api.fallback(super::web::serve),
@@ -173,8 +181,14 @@ pub fn router(state: AppState, web: Option<&FsPath>) -> Router {
                 .fallback(api_not_found)
         }
     };
-    app.layer(middleware::from_fn_with_state(state.clone(), auth))
-        .with_state(state)
+    app.layer(axum::extract::DefaultBodyLimit::max(
+        super::body::MAX_BODY_BYTES,
+    ))
+    .layer(middleware::from_fn_with_state(
+        state.guard.clone(),
+        super::guard::guard,
+    ))
+    .with_state(state)
 }
 
 fn not_built_page(web: Option<&FsPath>) -> String {
@@ -203,44 +217,9 @@ async fn api_not_found(method: Method, uri: axum::http::Uri) -> ApiError {
     )
 }
 
-/// Mutating calls need the bearer token when one is required.
-async fn auth(State(state): State<AppState>, req: Request, next: Next) -> Response {
-    let mutating = matches!(
-        *req.method(),
-        Method::POST | Method::PUT | Method::DELETE | Method::PATCH
-    );
-    // The e-stop only makes the bench safer: it needs no token (its reset does).
-    let estop = *req.method() == Method::POST && req.uri().path() == "/api/estop";
-    if let (true, false, Some(token)) = (mutating, estop, &state.token) {
-        let given = req
-            .headers()
-            .get(header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "));
-        if !given.is_some_and(|g| constant_time_eq(g.as_bytes(), token.as_bytes())) {
-            let mut r = ApiError::new(
-                StatusCode::UNAUTHORIZED,
-                Some("Authorization"),
-                "this listener is not loopback: mutating calls need Authorization: Bearer <token>"
-                    .into(),
-            )
-            .into_response();
-            r.headers_mut()
-                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
-            return r;
-        }
-    }
-    next.run(req).await
-}
-
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
-}
-
-/// Parses a JSON body: 400 if it is not JSON.
+/// Parses a JSON body: 400 if it is not JSON or gives a key twice.
 fn json_body(body: &Bytes) -> Result<Value, ApiError> {
-    serde_json::from_slice(body)
-        .map_err(|e| ApiError::bad_request(None, format!("the body is not valid JSON: {e}")))
+    super::body::parse(body)
 }
 
 /// The query as a map: 400 if it cannot be decoded.
@@ -315,10 +294,12 @@ pub fn check_value(v: &Value, loaded: &Loaded, prefix: &str) -> Result<Checked, 
     let spec_err = |e: experiments::Error| {
         let field = match &e {
             experiments::Error::Limit { field, .. } | experiments::Error::Invalid { field, .. } => {
-                Some(join(field))
+                join(field)
             }
-            _ => None,
+            experiments::Error::Parse(msg) => join(&parse_field(msg)),
+            _ => join("spec"),
         };
+        let field = Some(field);
         ApiError {
             status: StatusCode::UNPROCESSABLE_ENTITY,
             error: label(e.to_string()),
@@ -330,8 +311,32 @@ pub fn check_value(v: &Value, loaded: &Loaded, prefix: &str) -> Result<Checked, 
     session::check_spec(spec, loaded).map_err(|e| ApiError {
         status: StatusCode::UNPROCESSABLE_ENTITY,
         error: label(e.0),
-        field: None,
+        field: Some(join("spec")),
     })
+}
+
+/// The field a spec parse error is about: `kind` for an unknown kind, `params.X` for an
+/// unknown parameter, the named field for serde's unknown/missing-field messages, else
+/// `params` or `spec`.
+fn parse_field(msg: &str) -> String {
+    let msg = msg.strip_prefix("spec: ").unwrap_or(msg);
+    if msg.starts_with("unknown kind") {
+        return "kind".into();
+    }
+    let (prefix, rest) = match msg.strip_prefix("params: ") {
+        Some(rest) => ("params.", rest),
+        None => ("", msg),
+    };
+    let quoted = ["unknown field `", "missing field `"]
+        .iter()
+        .find_map(|p| rest.split_once(p))
+        .and_then(|(_, after)| after.split_once('`'))
+        .map(|(name, _)| name);
+    match (quoted, prefix) {
+        (Some(name), _) => format!("{prefix}{name}"),
+        (None, "params.") => "params".into(),
+        (None, _) => "spec".into(),
+    }
 }
 
 /// Sends a command and waits for the reply.
@@ -371,6 +376,11 @@ pub fn bench_json(state: &AppState) -> Value {
         "estop": view.estop || state.interlock.is_latched(),
         "paused": view.paused,
         "limits": state.loaded.config.limits,
+        "geometry": state.loaded.config.geometry,
+        "units": {
+            "force": state.loaded.config.geometry.force(),
+            "position": state.loaded.config.geometry.position(),
+        },
         "live": {
             "phase": s.phase, "t": s.t, "segment": s.segment, "segments": s.segments,
             "label": s.label, "sample": s.sample, "samples": s.samples,
@@ -399,23 +409,29 @@ async fn kinds(State(state): State<AppState>) -> ApiResult {
     ok(cat)
 }
 
-async fn check(State(state): State<AppState>, body: Bytes) -> ApiResult {
-    let v = json_body(&body)?;
-    let c = check_value(&v, &state.loaded, "")?;
-    let plan = &c.plan;
-    ok(json!({
-        "ok": true,
-        "estimate_s": plan.estimate_duration(),
-        "max_s": plan.max_duration(),
-        "segments": plan.segments.len(),
-        "spec": c.document,
-    }))
+async fn check(State(state): State<AppState>, Body(body): Body) -> ApiResult {
+    let loaded = state.loaded.clone();
+    let answer = state
+        .pool
+        .run(move || {
+            let c = check_value(&json_body(&body)?, &loaded, "")?;
+            let plan = &c.plan;
+            Ok(json!({
+                "ok": true,
+                "estimate_s": plan.estimate_duration(),
+                "max_s": plan.max_duration(),
+                "segments": plan.segments.len(),
+                "spec": c.document,
+            }))
+        })
+        .await?;
+    ok(answer)
 }
 
 async fn create_run(
     State(state): State<AppState>,
     q: Result<Query<HashMap<String, String>>, QueryRejection>,
-    body: Bytes,
+    Body(body): Body,
 ) -> ApiResult {
     let q = query(q)?;
     known_keys(&q, &["start", "priority"])?;
@@ -436,8 +452,11 @@ async fn create_run(
             format!("priority ({priority}) must be within -1000..=1000"),
         ));
     }
-    let v = json_body(&body)?;
-    let checked = check_value(&v, &state.loaded, "")?;
+    let loaded = state.loaded.clone();
+    let checked = state
+        .pool
+        .run(move || check_value(&json_body(&body)?, &loaded, ""))
+        .await?;
     let answer = ask(&state, |reply| Cmd::Enqueue {
         checked: Box::new(checked),
         priority,
@@ -717,7 +736,7 @@ async fn abort_run(State(state): State<AppState>, Path(id): Path<String>) -> Api
 
 /// E-stop: no token needed (it only makes the bench safer) and no queue to wait in; answers
 /// once the drive is confirmed disabled (or says it could not be).
-async fn estop(State(state): State<AppState>, body: Bytes) -> ApiResult {
+async fn estop(State(state): State<AppState>, Body(body): Body) -> ApiResult {
     let reason = if body.iter().all(u8::is_ascii_whitespace) {
         "POST /api/estop".to_string()
     } else {
@@ -771,7 +790,7 @@ async fn get_queue(State(state): State<AppState>) -> ApiResult {
     ok(queue_json(&state))
 }
 
-async fn put_queue(State(state): State<AppState>, body: Bytes) -> ApiResult {
+async fn put_queue(State(state): State<AppState>, Body(body): Body) -> ApiResult {
     let v = json_body(&body)?;
     let obj = object_with(&v, &["order", "paused", "on_failure"])?;
     let order = match obj.get("order") {
@@ -845,7 +864,7 @@ async fn get_schedule(State(state): State<AppState>) -> ApiResult {
     ok(json!(list))
 }
 
-async fn post_schedule(State(state): State<AppState>, body: Bytes) -> ApiResult {
+async fn post_schedule(State(state): State<AppState>, Body(body): Body) -> ApiResult {
     let v = json_body(&body)?;
     let obj = object_with(
         &v,
@@ -903,7 +922,8 @@ async fn post_schedule(State(state): State<AppState>, body: Bytes) -> ApiResult 
         }
     }
     let entry_body = Value::Object(entry_body);
-    expand(&entry_body, &state.loaded)?;
+    let (doc, loaded) = (entry_body.clone(), state.loaded.clone());
+    state.pool.run(move || validate(&doc, &loaded)).await?;
     let entry = ask(&state, |reply| Cmd::AddSchedule {
         body: entry_body,
         run_at,
@@ -921,8 +941,8 @@ async fn delete_schedule(State(state): State<AppState>, Path(id): Path<String>) 
     Ok(StatusCode::NO_CONTENT.into_response())
 }
 
-async fn models() -> ApiResult {
-    ok(friction::registry::catalogue())
+async fn models(State(state): State<AppState>) -> ApiResult {
+    ok(friction::units::catalogue_in(state.loaded.config.geometry))
 }
 
 async fn parameter_sets(
@@ -951,7 +971,11 @@ async fn parameter_set(State(state): State<AppState>, Path(id): Path<String>) ->
 
 /// Runs `bench ARGS --db DB --json` (the CLI's own fit or comparison, which stores its result
 /// in the same database); exit 0 → its JSON, else 422 with its message.
-async fn bench_child(state: &AppState, mut args: Vec<String>) -> Result<Value, ApiError> {
+async fn bench_child(
+    state: &AppState,
+    mut args: Vec<String>,
+    keys: &[&str],
+) -> Result<Value, ApiError> {
     args.extend([
         "--db".into(),
         state.db_path.display().to_string(),
@@ -970,7 +994,21 @@ async fn bench_child(state: &AppState, mut args: Vec<String>) -> Result<Value, A
     }
     let msg = String::from_utf8_lossy(&out.stderr);
     let msg = msg.trim().trim_start_matches("bench: ").to_string();
-    Err(ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, None, msg))
+    let field = flag_field(&msg, keys);
+    Err(ApiError::new(
+        StatusCode::UNPROCESSABLE_ENTITY,
+        Some(&field),
+        msg,
+    ))
+}
+
+/// The body key a CLI message is about: its leading `--flag` as a key of `keys`, else `body`.
+fn flag_field(msg: &str, keys: &[&str]) -> String {
+    msg.strip_prefix("--")
+        .and_then(|m| m.split([' ', ':', '=']).next())
+        .map(|flag| flag.replace('-', "_"))
+        .filter(|k| keys.contains(&k.as_str()))
+        .unwrap_or_else(|| "body".into())
 }
 
 fn str_field<'a>(obj: &'a serde_json::Map<String, Value>, key: &str) -> Result<&'a str, ApiError> {
@@ -987,7 +1025,7 @@ fn object_with<'a>(
 ) -> Result<&'a serde_json::Map<String, Value>, ApiError> {
     let obj = v
         .as_object()
-        .ok_or_else(|| ApiError::unprocessable("", "the body must be a JSON object".into()))?;
+        .ok_or_else(|| ApiError::unprocessable("body", "the body must be a JSON object".into()))?;
     if let Some(k) = obj.keys().find(|k| !known.contains(&k.as_str())) {
         return Err(ApiError::unprocessable(
             k,
@@ -997,20 +1035,30 @@ fn object_with<'a>(
     Ok(obj)
 }
 
-async fn fits(State(state): State<AppState>, body: Bytes) -> ApiResult {
+/// The keys of a `POST /api/fits` body.
+const FIT_KEYS: &[&str] = &[
+    "model",
+    "procedure",
+    "run",
+    "given",
+    "name",
+    "segments",
+    "t_range",
+];
+
+/// The keys of a `POST /api/comparisons` body.
+const COMPARE_KEYS: &[&str] = &[
+    "estimate",
+    "validate",
+    "models",
+    "replay",
+    "max_iters",
+    "timeout_s",
+];
+
+async fn fits(State(state): State<AppState>, Body(body): Body) -> ApiResult {
     let v = json_body(&body)?;
-    let obj = object_with(
-        &v,
-        &[
-            "model",
-            "procedure",
-            "run",
-            "given",
-            "name",
-            "segments",
-            "t_range",
-        ],
-    )?;
+    let obj = object_with(&v, FIT_KEYS)?;
     let model = str_field(obj, "model")?;
     let procedure = str_field(obj, "procedure")?;
     let run = obj
@@ -1046,23 +1094,13 @@ async fn fits(State(state): State<AppState>, body: Bytes) -> ApiResult {
             args.extend([flag.into(), str_field(obj, k)?.into()]);
         }
     }
-    let report = bench_child(&state, args).await?;
+    let report = bench_child(&state, args, FIT_KEYS).await?;
     created(json!({"parameter_set_id": report["parameter_set_id"], "report": report}))
 }
 
-async fn comparisons(State(state): State<AppState>, body: Bytes) -> ApiResult {
+async fn comparisons(State(state): State<AppState>, Body(body): Body) -> ApiResult {
     let v = json_body(&body)?;
-    let obj = object_with(
-        &v,
-        &[
-            "estimate",
-            "validate",
-            "models",
-            "replay",
-            "max_iters",
-            "timeout_s",
-        ],
-    )?;
+    let obj = object_with(&v, COMPARE_KEYS)?;
     let mut args: Vec<String> = vec!["compare".into()];
     for key in ["estimate", "validate"] {
         let ids = obj
@@ -1122,7 +1160,7 @@ async fn comparisons(State(state): State<AppState>, body: Bytes) -> ApiResult {
             })?;
         args.extend(["--timeout-s".into(), t.to_string()]);
     }
-    created(bench_child(&state, args).await?)
+    created(bench_child(&state, args, COMPARE_KEYS).await?)
 }
 
 async fn openapi() -> ApiResult {

@@ -16,9 +16,13 @@
 //! run is closed `aborted`), open live streams end, the store is closed.
 
 pub mod api;
+pub mod body;
+pub mod guard;
 pub mod live;
+pub mod metrics;
 pub mod openapi;
 pub mod parquet;
+pub mod pool;
 pub mod queue;
 pub mod web;
 
@@ -47,24 +51,61 @@ pub struct Options {
     pub db: DbArgs,
     /// Dashboard directory (`--web`); `None`: the dashboard embedded at build time.
     pub web: Option<PathBuf>,
-    /// Token from --token or the environment.
-    pub token: Option<String>,
+    /// Token from --token or the environment, with where it came from.
+    pub token: Option<(String, &'static str)>,
+    /// GETs need the token too.
+    pub token_for_reads: bool,
+    /// Create a missing database directory.
+    pub create: bool,
+}
+
+/// The token from the options or the configuration, checked (at least 16 characters, not
+/// blank); required beyond loopback and with `--token-for-reads`.
+fn token_of(
+    opts: &Options,
+    config: &crate::config::BenchConfig,
+) -> Result<Option<Arc<str>>, InputError> {
+    let token = opts
+        .token
+        .clone()
+        .or_else(|| config.token.clone().map(|t| (t, "token in bench.toml")));
+    if let Some((t, source)) = &token {
+        guard::check_token(t, source).map_err(InputError)?;
+    }
+    if token.is_none() && !opts.listen.ip().is_loopback() {
+        return Err(InputError(format!(
+            "--listen {}: not a loopback address, so mutating calls need a bearer token: give \
+             --token, $FRICTIONBENCH_TOKEN or token = \"...\" in bench.toml",
+            opts.listen
+        )));
+    }
+    if token.is_none() && opts.token_for_reads {
+        return Err(InputError(
+            "--token-for-reads needs a token: give --token, $FRICTIONBENCH_TOKEN or token = \
+             \"...\" in bench.toml"
+                .into(),
+        ));
+    }
+    Ok(token.map(|(t, _)| Arc::from(t)))
 }
 
 /// Runs the service until Ctrl-C or SIGTERM.
 pub async fn serve(opts: Options) -> anyhow::Result<()> {
     // Check the configuration (and the token rule) before starting anything.
     let probe = load_config(opts.config.as_deref(), opts.sim.then_some("127.0.0.1:0"))?;
-    let token = opts.token.clone().or_else(|| probe.config.token.clone());
-    let auth = !opts.listen.ip().is_loopback();
-    if auth && token.is_none() {
-        return Err(InputError(format!(
-            "--listen {}: not a loopback address, so mutating calls need a bearer token: give \
-             --token, $FRICTIONBENCH_TOKEN or token = \"...\" in bench.toml",
-            opts.listen
-        ))
-        .into());
-    }
+    let token = token_of(&opts, &probe.config)?;
+    crate::cli::run::check_db_dir(&db_path(&opts.db, &probe), opts.create)?;
+    let guard = Arc::new(guard::Guard {
+        token,
+        token_for_reads: opts.token_for_reads,
+        listen: opts.listen,
+        allowed_hosts: probe
+            .config
+            .allowed_hosts
+            .iter()
+            .map(|h| h.trim().to_ascii_lowercase())
+            .collect(),
+    });
     let listener = tokio::net::TcpListener::bind(opts.listen)
         .await
         .map_err(|e| InputError(format!("--listen {}: {e}", opts.listen)))?;
@@ -74,7 +115,7 @@ pub async fn serve(opts: Options) -> anyhow::Result<()> {
         let priority = probe.config.realtime_priority.saturating_sub(1);
         let sim = InProcessSim::start(bench_sim::SimConfig::default(), priority).await?;
         if let Some(note) = &sim.priority_note {
-            eprintln!("bench serve: simulated bench at {note}");
+            tracing::info!("simulated bench at {note}");
         }
         Some(sim)
     } else {
@@ -86,8 +127,8 @@ pub async fn serve(opts: Options) -> anyhow::Result<()> {
     let db = db_path(&opts.db, &loaded);
     let store = Store::open(&db).await?;
     for id in store.interrupted_at_open() {
-        eprintln!(
-            "bench serve: run {id} was running when the daemon stopped: marked interrupted; \
+        tracing::warn!(
+            "run {id} was running when the daemon stopped: marked interrupted; \
              the queue stays paused until an operator resumes it"
         );
     }
@@ -97,12 +138,14 @@ pub async fn serve(opts: Options) -> anyhow::Result<()> {
     let hub = live::Hub::new();
     let (shutdown_tx, shutdown_rx) = watch::channel(false);
     let (cmd_tx, cmd_rx) = mpsc::channel(64);
+    let pool = pool::Pool::default();
     let (scheduler, view) = queue::Scheduler::restore(
         store.clone(),
         loaded.clone(),
         hub.clone(),
         sim.is_some(),
         interlock.clone(),
+        pool.clone(),
     )
     .await?;
     let scheduler = tokio::spawn(scheduler.run(cmd_rx, shutdown_rx.clone()));
@@ -113,21 +156,23 @@ pub async fn serve(opts: Options) -> anyhow::Result<()> {
         interlock,
         view,
         hub,
-        token: if auth { token.map(Arc::from) } else { None },
+        guard,
         shutdown: shutdown_rx.clone(),
         db_path: db.clone(),
+        pool,
     };
     let app = api::router(state, opts.web.as_deref());
 
     tokio::spawn(async move {
         let signal = crate::cli::stop_signal().await;
-        eprintln!("bench serve: {signal}: shutting down (aborting the running run, if any)");
+        tracing::info!("{signal}: shutting down (aborting the running run, if any)");
         let _ = shutdown_tx.send(true);
     });
     println!("bench serve: http://{addr}/ (database {})", db.display());
     use std::io::Write;
     let _ = std::io::stdout().flush();
     let mut until = shutdown_rx.clone();
+    let app = app.into_make_service_with_connect_info::<guard::LocalAddr>();
     axum::serve(listener, app)
         .with_graceful_shutdown(async move {
             let _ = until.wait_for(|stop| *stop).await;

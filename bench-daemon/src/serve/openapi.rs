@@ -30,7 +30,7 @@ fn any_obj() -> Value {
 pub fn document() -> Value {
     let spec = json!({"$ref": "#/components/schemas/Spec"});
     let e400 = err("Malformed JSON or bad query parameter");
-    let e401 = err("Missing or wrong bearer token (non-loopback listener; mutating calls only)");
+    let e401 = err("Missing or wrong bearer token (a token is configured)");
     let e404 = err("Unknown id");
     let e409 = err("Conflict: bench busy, e-stop latched, run not running or waiting");
     let e422 = err(
@@ -41,7 +41,7 @@ pub fn document() -> Value {
         "info": {
             "title": "frictionbench bench serve",
             "version": env!("CARGO_PKG_VERSION"),
-            "description": "REST API of the friction bench daemon. JSON everywhere; errors are {\"error\", \"field\"}. Times are RFC 3339 UTC; units SI. When the listener is not loopback, POST/PUT/DELETE need `Authorization: Bearer <token>`."
+            "description": "REST API of the friction bench daemon. JSON everywhere; errors are {\"error\", \"field\"}. Times are RFC 3339 UTC; units SI. A configured token (required beyond loopback) is needed by every POST/PUT/DELETE but POST /api/estop (`Authorization: Bearer <token>`), with --token-for-reads by GETs too (header or ?access_token=). Bodies must be application/json; Host must name the server; a foreign Origin on a POST/PUT/DELETE is refused. Duplicate keys in a body are refused (400)."
         },
         "components": {
             "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
@@ -164,8 +164,56 @@ pub fn document() -> Value {
                 "responses": {"201": ok_json("table", any_obj()), "400": e400.clone(), "401": e401.clone(), "404": e404.clone(), "422": e422.clone()}}}));
     paths.insert("/api/live".into(), json!({"get": {"summary": "Server-Sent Events: sample ({idx, sample, outputs, models}, <= 100 Hz), status (as GET /api/bench, 5 Hz), run ({run_id, status}), queue (as GET /api/queue), dropped ({frames}: frames this client lost by reading too slowly)", "responses": {"200": {"description": "event stream", "content": {"text/event-stream": {"schema": {"type": "string"}}}}}}}));
     paths.insert("/api/openapi.json".into(), json!({"get": {"summary": "This document", "responses": {"200": ok_json("OpenAPI 3.1", any_obj())}}}));
+    paths.insert("/metrics".into(), json!({"get": {"summary": "Prometheus text format (0.0.4): gauges frictionbench_queue_length, queue_paused, estop_latched, bench_connected, schedule_entries, live_clients, check_workers_busy, run_active, run_id, run_time_seconds, run_overruns, run_dropped_batches, run_samples (the run ones of the running or last run)", "responses": {"200": {"description": "exposition text", "content": {"text/plain": {"schema": {"type": "string"}}}}}}}));
+    for ops in paths.values_mut() {
+        for (method, op) in ops.as_object_mut().into_iter().flatten() {
+            guarded(method, op);
+        }
+    }
     doc["paths"] = Value::Object(paths);
     doc
+}
+
+/// The answers of the checks every request passes (`guard.rs`, the body limit, the pool).
+fn guarded(method: &str, op: &mut Value) {
+    let path_is_heavy = op["summary"].as_str().is_some_and(|s| {
+        s.starts_with("Check a spec")
+            || s.starts_with("Create a run")
+            || s.starts_with("Add an entry")
+    });
+    let has_body = op.get("requestBody").is_some();
+    let op_summary = op["summary"].as_str().unwrap_or_default().to_string();
+    let Some(r) = op["responses"].as_object_mut() else {
+        return;
+    };
+    let mut add = |code: &str, desc: &str| {
+        r.entry(code).or_insert_with(|| err(desc));
+    };
+    add(
+        "421",
+        "Host does not name this server (its address, localhost or an allowed_hosts entry)",
+    );
+    if method != "get" {
+        add(
+            "403",
+            "Origin is a different host:port than Host (a cross-site request)",
+        );
+        add(
+            "415",
+            "A request body that is not Content-Type: application/json",
+        );
+    } else if op_summary != "Liveness" {
+        add(
+            "401",
+            "Missing or wrong bearer token (with --token-for-reads; not /api/health)",
+        );
+    }
+    if has_body {
+        add("413", "Body over 2 MiB");
+    }
+    if path_is_heavy {
+        add("503", "No plan-check worker free within 0.5 s");
+    }
 }
 
 #[cfg(test)]
@@ -174,11 +222,17 @@ mod tests {
     fn every_endpoint_is_documented() {
         let doc = super::document();
         let paths = doc["paths"].as_object().unwrap();
-        assert_eq!(paths.len(), 25);
+        assert_eq!(paths.len(), 26);
         for (p, ops) in paths {
             for (m, op) in ops.as_object().unwrap() {
                 assert!(op["responses"].is_object(), "{m} {p}");
+                assert!(op["responses"]["421"].is_object(), "{m} {p}");
             }
         }
+        let post_runs = &paths["/api/runs"]["post"]["responses"];
+        for code in ["403", "413", "415", "503"] {
+            assert!(post_runs[code].is_object(), "{code}");
+        }
+        assert!(paths["/api/health"]["get"]["responses"]["401"].is_null());
     }
 }

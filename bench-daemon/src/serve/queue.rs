@@ -13,6 +13,7 @@
 
 use super::api::ApiError;
 use super::live::{Hub, decimation};
+use super::pool::Pool;
 use crate::config::Loaded;
 use crate::control::{Control, Interlock};
 use crate::session::{self, Checked, Finished, Watchers};
@@ -262,6 +263,8 @@ pub struct Scheduler {
     connected: bool,
     /// The e-stop latch and the running loop's abort, shared with the HTTP layer.
     interlock: Arc<Interlock>,
+    /// Where due schedule entries are expanded (off this task).
+    pool: Pool,
     /// Where the view goes.
     view: watch::Sender<QueueView>,
 }
@@ -282,6 +285,7 @@ impl Scheduler {
         hub: Hub,
         connected: bool,
         interlock: Arc<Interlock>,
+        pool: Pool,
     ) -> anyhow::Result<(Scheduler, watch::Receiver<QueueView>)> {
         let rows = store.queue_rows().await?;
         let queued = store
@@ -324,7 +328,7 @@ impl Scheduler {
                 }),
                 Err(e) => {
                     let reason = format!("not restored into the queue: {e}");
-                    eprintln!("bench serve: run {}: {reason}", row.run_id);
+                    tracing::warn!("run {}: {reason}", row.run_id);
                     store
                         .finish_run(row.run_id, RunStatus::Failed, Some(&reason))
                         .await?;
@@ -357,6 +361,7 @@ impl Scheduler {
             schedule,
             connected,
             interlock,
+            pool,
             view,
         };
         s.persist_queue().await?;
@@ -371,7 +376,7 @@ impl Scheduler {
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
         loop {
             if let Err(e) = self.start_next().await {
-                eprintln!("bench serve: could not start the next run: {e:#}");
+                tracing::error!("could not start the next run: {e:#}");
             }
             let wake = tokio::select! {
                 cmd = cmds.recv() => Wake::Cmd(cmd),
@@ -435,10 +440,10 @@ impl Scheduler {
                     r.requested = true;
                 }
                 if let Err(e) = self.persist_settings().await {
-                    eprintln!("bench serve: persisting the e-stop: {}", e.error);
+                    tracing::error!("persisting the e-stop: {}", e.error);
                 }
                 if let Err(e) = self.store.set_queue_setting("estop_reason", &reason).await {
-                    eprintln!("bench serve: persisting the e-stop reason: {e}");
+                    tracing::error!("persisting the e-stop reason: {e}");
                 }
                 self.changed();
             }
@@ -711,8 +716,8 @@ impl Scheduler {
         let status = match done {
             Ok(Ok(f)) => {
                 if let Some(s) = f.report.safe_state_s {
-                    eprintln!(
-                        "bench serve: run {id} {}: drive disabled {:.0} µs after the stop decision",
+                    tracing::info!(
+                        "run {id} {}: drive disabled {:.0} µs after the stop decision",
                         f.status,
                         s * 1e6
                     );
@@ -734,7 +739,7 @@ impl Scheduler {
         {
             self.paused = true;
             if let Err(e) = self.persist_settings().await {
-                eprintln!("bench serve: {}", e.error);
+                tracing::error!("{}", e.error);
             }
         }
         self.hub
@@ -752,7 +757,7 @@ impl Scheduler {
     }
 
     async fn mark_failed(&self, id: i64, reason: String) -> RunStatus {
-        eprintln!("bench serve: run {id} failed: {reason}");
+        tracing::warn!("run {id} failed: {reason}");
         match self.store.run(id).await {
             Ok(run) if run.status.is_final() => run.status,
             _ => {
@@ -786,20 +791,21 @@ impl Scheduler {
         for e in due {
             let mut last = None;
             let mut state = "pending";
-            match expand(&e.body, &self.loaded) {
+            let (body, loaded) = (e.body.clone(), self.loaded.clone());
+            match self.pool.run_waiting(move || expand(&body, &loaded)).await {
                 Ok(specs) => {
                     for checked in specs {
                         match self.enqueue(checked, e.priority, false).await {
                             Ok(v) => last = v["id"].as_i64(),
                             Err(err) => {
-                                eprintln!("bench serve: schedule {}: {}", e.id, err.error);
+                                tracing::warn!("schedule {}: {}", e.id, err.error);
                                 state = "failed";
                             }
                         }
                     }
                 }
                 Err(err) => {
-                    eprintln!("bench serve: schedule {}: {}", e.id, err.error);
+                    tracing::warn!("schedule {}: {}", e.id, err.error);
                     state = "failed";
                 }
             }
@@ -821,7 +827,7 @@ impl Scheduler {
                 .update_schedule(e.id, state, next.as_deref(), last)
                 .await
             {
-                eprintln!("bench serve: schedule {}: {err}", e.id);
+                tracing::error!("schedule {}: {err}", e.id);
             }
         }
         self.reload_schedule().await;
@@ -830,7 +836,7 @@ impl Scheduler {
     async fn reload_schedule(&mut self) {
         match self.store.schedules().await {
             Ok(s) => self.schedule = s,
-            Err(e) => eprintln!("bench serve: reading the schedule: {e}"),
+            Err(e) => tracing::error!("reading the schedule: {e}"),
         }
         self.changed();
     }
@@ -930,24 +936,46 @@ pub fn format_time(t: DateTime<Utc>) -> String {
 /// `params.settle_s` or `params.velocities.to`; each value replaces what is there (missing
 /// object keys are created). Errors name the batch index or sweep value and the field.
 pub fn expand(body: &Value, loaded: &Loaded) -> Result<Vec<Checked>, ApiError> {
+    let mut out = Vec::new();
+    expand_each(body, loaded, |c| {
+        out.push(c);
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// Checks every spec of a schedule body as [`expand`] does, holding one plan at a time.
+pub fn validate(body: &Value, loaded: &Loaded) -> Result<(), ApiError> {
+    expand_each(body, loaded, |c| {
+        drop(c);
+        Ok(())
+    })
+}
+
+/// Calls `each` with every checked spec of a schedule body, in order.
+fn expand_each(
+    body: &Value,
+    loaded: &Loaded,
+    mut each: impl FnMut(Checked) -> Result<(), ApiError>,
+) -> Result<(), ApiError> {
     if let Some(spec) = body.get("spec") {
-        return Ok(vec![super::api::check_value(spec, loaded, "spec")?]);
+        return each(super::api::check_value(spec, loaded, "spec")?);
     }
     if let Some(batch) = body.get("batch") {
         let Some(list) = batch
             .as_array()
-            .filter(|l| !l.is_empty() && l.len() <= 1000)
+            .filter(|l| !l.is_empty() && l.len() <= MAX_EXPANDED)
         else {
             return Err(ApiError::unprocessable(
                 "batch",
-                "batch must be a list of 1 to 1000 spec documents".into(),
+                format!("batch must be a list of 1 to {MAX_EXPANDED} spec documents"),
             ));
         };
-        return list
-            .iter()
-            .enumerate()
-            .map(|(k, s)| super::api::check_value(s, loaded, &format!("batch[{k}]")))
-            .collect();
+        let mut total = Total::new(loaded, "batch");
+        for (k, s) in list.iter().enumerate() {
+            each(total.add(super::api::check_value(s, loaded, &format!("batch[{k}]"))?)?)?;
+        }
+        return Ok(());
     }
     if let Some(sweep) = body.get("sweep") {
         let spec = sweep
@@ -962,29 +990,68 @@ pub fn expand(body: &Value, loaded: &Loaded) -> Result<Vec<Checked>, ApiError> {
         let Some(values) = sweep
             .get("values")
             .and_then(Value::as_array)
-            .filter(|l| !l.is_empty() && l.len() <= 1000)
+            .filter(|l| !l.is_empty() && l.len() <= MAX_EXPANDED)
         else {
             return Err(ApiError::unprocessable(
                 "sweep.values",
-                "sweep.values must be a list of 1 to 1000 values".into(),
+                format!("sweep.values must be a list of 1 to {MAX_EXPANDED} values"),
             ));
         };
-        return values
-            .iter()
-            .enumerate()
-            .map(|(k, v)| {
-                let mut doc = spec.clone();
-                set_path(&mut doc, param, v.clone()).map_err(|e| {
-                    ApiError::unprocessable("sweep.param", format!("sweep.param {param}: {e}"))
-                })?;
-                super::api::check_value(&doc, loaded, &format!("sweep.values[{k}]"))
-            })
-            .collect();
+        let mut total = Total::new(loaded, "sweep.values");
+        for (k, v) in values.iter().enumerate() {
+            let mut doc = spec.clone();
+            set_path(&mut doc, param, v.clone()).map_err(|e| {
+                ApiError::unprocessable("sweep.param", format!("sweep.param {param}: {e}"))
+            })?;
+            let label = format!("sweep.values[{k}]");
+            each(total.add(super::api::check_value(&doc, loaded, &label)?)?)?;
+        }
+        return Ok(());
     }
     Err(ApiError::unprocessable(
         "spec",
         "a schedule entry needs one of \"spec\", \"batch\" or \"sweep\"".into(),
     ))
+}
+
+/// Most specs a batch or sweep expands to.
+pub const MAX_EXPANDED: usize = 1000;
+
+/// How many plans' worth of segments (the bench's per-plan cap) a batch or sweep may hold.
+pub const EXPANDED_PLANS: usize = 2;
+
+/// The segments of a batch or sweep together, capped at [`EXPANDED_PLANS`] times the bench's
+/// per-plan segment cap: every expanded plan is held at once (and then queued), so the cap on
+/// one plan alone would not bound them.
+struct Total {
+    segments: usize,
+    cap: usize,
+    field: &'static str,
+}
+
+impl Total {
+    fn new(loaded: &Loaded, field: &'static str) -> Total {
+        Total {
+            segments: 0,
+            cap: EXPANDED_PLANS * loaded.config.limits.max_plan_segments as usize,
+            field,
+        }
+    }
+
+    fn add(&mut self, checked: Checked) -> Result<Checked, ApiError> {
+        self.segments += checked.plan.segments.len();
+        if self.segments > self.cap {
+            return Err(ApiError::unprocessable(
+                self.field,
+                format!(
+                    "{}: the plans together have over {} segments, the cap ({EXPANDED_PLANS} \
+                     times limits.max_plan_segments): split the entry",
+                    self.field, self.cap
+                ),
+            ));
+        }
+        Ok(checked)
+    }
 }
 
 /// Sets `value` at a dotted path with optional `[i]` indices (`params.velocities[2]`).

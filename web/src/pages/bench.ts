@@ -2,7 +2,7 @@
 import { get, post, setToken, token, ApiError } from '../api';
 import { h, clear, fmt, kvTable, notice } from '../dom';
 import { live, CAPACITY, splitModels } from '../live';
-import { timeChart, TSChart } from '../timeseries';
+import { timeChart, TSChart, symmetricScale, Scale } from '../timeseries';
 
 export function benchPage(root: HTMLElement): () => void {
   const state = h('section', { class: 'card', 'aria-labelledby': 'bench-state-h' });
@@ -38,7 +38,7 @@ export function benchPage(root: HTMLElement): () => void {
     h(
       'details',
       { class: 'card' },
-      h('summary', null, 'Access token (only for a daemon listening beyond loopback)'),
+      h('summary', null, 'Access token (for a daemon started with a token)'),
       h('label', { for: 'token' }, 'Bearer token '),
       tokenInput,
       h('button', { type: 'button', onclick: () => { setToken(tokenInput.value.trim()); msg.show('token saved in this browser'); } }, 'Save'),
@@ -156,18 +156,19 @@ export function benchPage(root: HTMLElement): () => void {
     const fm = friction.map((i) => models[i]);
     const pm = position.map((i) => models[i]);
     const w = Math.max(360, Math.min(760, ((root.clientWidth || 1200) - 40 - 12) / 2 - 14));
-    const mk = (id: string, title: string, unit: string, labels: string[]) => {
+    const mk = (id: string, title: string, unit: string, labels: string[], measured?: number | Scale) => {
       const el = h('div', { class: 'chart', id });
       charts.append(el);
-      return timeChart(el, title, unit, labels, w, 210);
+      return timeChart(el, title, unit, labels, w, 210, measured);
     };
     built = {
       models: models.join(','),
       charts: [
         mk('chart-x', 'Position', 'x [rad]', ['x', ...pm.map((m) => `${m.replace(':x_plant', '')} (simulated plant)`)]),
         mk('chart-v', 'Velocity', 'v [rad/s]', ['v']),
-        mk('chart-torque', 'Torque and predicted friction', '[N m]', ['u_cmd', 'torque_motor', 'torque_sensor', ...fm.map((m) => `${m} (predicted)`)]),
-        mk('chart-residual', 'Residual (sensor − model)', '[N m]', fm.length ? fm.map((m) => `sensor − ${m}`) : ['(no lockstep model)']),
+        // The measured signals set the scale; model outputs beyond them are clipped and marked.
+        mk('chart-torque', 'Torque and predicted friction', '[N m]', ['u_cmd', 'torque_motor', 'torque_sensor', ...fm.map((m) => `${m} (predicted)`)], 3),
+        mk('chart-residual', 'Residual (sensor − model)', '[N m]', fm.length ? fm.map((m) => `sensor − ${m}`) : ['(no lockstep model)'], symmetricScale(() => live.ring.ordered(live.ring.sig['torque_sensor']))),
       ],
     };
   };

@@ -24,7 +24,7 @@ export function modelsPage(root: HTMLElement): () => void {
           ? h(
               'table',
               { class: 'data' },
-              h('thead', null, h('tr', null, ['id', 'name', 'model', 'created', 'procedure', 'runs', 'parameters'].map((c) => h('th', { scope: 'col' }, c)))),
+              h('thead', null, h('tr', null, ['id', 'name', 'model', 'created', 'procedure', 'verdict', 'runs', 'parameters'].map((c) => h('th', { scope: 'col' }, c)))),
               h(
                 'tbody',
                 null,
@@ -37,6 +37,7 @@ export function modelsPage(root: HTMLElement): () => void {
                     h('td', null, s.model_id),
                     h('td', null, s.created_at),
                     h('td', null, s.provenance?.procedure ?? s.provenance?.method ?? '—'),
+                    h('td', { title: (s.provenance?.verdict?.reasons ?? []).join('\n') }, s.provenance?.verdict?.status ?? '—'),
                     h('td', null, (s.provenance?.runs ?? []).map((r: number) => h('a', { href: `#/runs/${r}` }, `#${r} `))),
                     h('td', null, h('details', null, h('summary', null, 'show'), h('pre', null, JSON.stringify(s.params, null, 2)))),
                   ),
@@ -64,7 +65,7 @@ export function modelsPage(root: HTMLElement): () => void {
             'details',
             { class: 'model' },
             h('summary', null, h('strong', null, x.id), ` — ${x.description ?? ''}${x.asymmetric ? ' (asymmetric)' : ''}`),
-            dataTable((x.params ?? []).map((p: any) => ({ name: p.name, unit: p.unit, default: p.default, description: p.description }))),
+            dataTable((x.params ?? []).map((p: any) => ({ name: p.name, unit: p.bench_unit ?? p.unit, default: p.default, description: p.description }))),
           ),
         ),
       );
@@ -123,32 +124,66 @@ async function fitForm(box: HTMLElement, models: any[], after: () => void) {
       const r = await post('/api/fits', { model: model.value, procedure: proc.value, run: Number(run.value), given: g, name: name.value.trim() || undefined });
       msg.show(`saved as parameter set #${r.parameter_set_id}`);
       const rep = r.report ?? {};
-      const params = rep.params ?? {};
-      const se = rep.std_errors ?? {};
-      clear(
-        result,
-        dataTable(
-          [
-            ...Object.entries(params)
-              .filter(([, v]) => typeof v === 'number')
-              .map(([k, v]) => ({ parameter: k, value: v, std_error: typeof se[k] === 'number' ? se[k] : null })),
-            // An asymmetric fit: the set for negative motion.
-            ...Object.entries(params.negative && typeof params.negative === 'object' ? params.negative : {})
-              .filter(([, v]) => typeof v === 'number')
-              .map(([k, v]) => ({ parameter: `negative.${k}`, value: v, std_error: typeof se.negative?.[k] === 'number' ? se.negative[k] : null })),
-          ],
-          ['parameter', 'value', 'std_error'],
-          'Fitted parameters',
-        ),
-        kvTable([['mse', fmt(rep.mse)], ['termination', rep.provenance?.termination ?? '—'], ['points', fmt(rep.provenance?.n_points)]]),
-        h('details', null, h('summary', null, 'Full report'), h('pre', null, JSON.stringify(rep, null, 2))),
-      );
+      clear(result, fitReport(rep, models));
       after();
     } catch (e) {
       const x = e as ApiError;
       msg.show(`${x.field ? x.field + ': ' : ''}${x.message}`, 'error');
     }
   });
+}
+
+/** A parameter's unit on this bench (`bench_unit` from /api/models, else the SI unit). */
+function unitOf(models: any[], model: string, name: string): string {
+  if (name === 'mass') return '';
+  const p = (models.find((m) => m.id === model)?.params ?? []).find((p: any) => p.name === name);
+  const u = p?.bench_unit ?? p?.unit ?? '';
+  return u === '-' ? '' : u;
+}
+
+/** The fitted values with std errors, the fit's quality and its verdict (`bench fit --json`). */
+export function fitReport(rep: any, models: any[]): HTMLElement {
+  const params = rep.params ?? {};
+  const se = rep.std_errors ?? {};
+  const rel = rep.relative_std_errors ?? {};
+  const model = rep.provenance?.model ?? '';
+  const num = (x: any) => (typeof x === 'number' ? x : null);
+  const rows = (p: any, e: any, r: any, prefix: string) =>
+    Object.entries(p ?? {})
+      .filter(([, v]) => typeof v === 'number')
+      .map(([k, v]) => ({
+        parameter: `${prefix}${k}`,
+        value: v,
+        unit: unitOf(models, model, k),
+        std_error: num(e?.[k]),
+        'std error %': num(r?.[k]) != null ? Number((100 * r[k]).toPrecision(3)) : null,
+        'at bound': (rep.at_bound ?? []).includes(`${prefix}${k}`) ? 'yes' : '',
+      }));
+  const v = rep.verdict ?? { status: 'ok', reasons: [] };
+  const verdict = h(
+    'div',
+    { class: v.status === 'ok' ? 'ok' : 'bad', 'data-testid': 'fit-verdict', role: 'status' },
+    h('strong', null, v.status === 'ok' ? 'Verdict: ok' : 'Verdict: WARNING'),
+    v.reasons?.length ? h('ul', null, v.reasons.map((x: string) => h('li', null, x))) : null,
+  );
+  return h(
+    'div',
+    null,
+    verdict,
+    dataTable(
+      [...rows(params, se, rel, ''), ...rows(params.negative, se.negative, rel.negative, 'negative.')],
+      ['parameter', 'value', 'unit', 'std_error', 'std error %', 'at bound'],
+      'Fitted parameters',
+    ),
+    kvTable([
+      ['mse', fmt(rep.mse)],
+      ['termination', rep.termination ?? rep.provenance?.termination ?? '—'],
+      ['at bound', (rep.at_bound ?? []).join(', ') || 'none'],
+      ['condition (scaled JᵀJ)', fmt(rep.condition)],
+      ['points', fmt(rep.provenance?.n_points)],
+    ]),
+    h('details', null, h('summary', null, 'Full report'), h('pre', null, JSON.stringify(rep, null, 2))),
+  );
 }
 
 async function compareForm(box: HTMLElement, models: any[]) {

@@ -1,8 +1,8 @@
 // Runs: a searchable list and a run page with its plots, tables, log, provenance and exports.
-import { get, qs, post, RunSummary, ApiError } from '../api';
+import { get, qs, post, RunSummary, ApiError, withToken } from '../api';
 import { h, clear, fmt, kvTable, dataTable, notice } from '../dom';
 import { live, splitModels } from '../live';
-import { timeChart } from '../timeseries';
+import { timeChart, symmetricScale, Scale } from '../timeseries';
 import { xyPlot, XYSeries } from '../xyplot';
 
 const KINDS = ['constant_velocity_sweep', 'presliding', 'frictional_lag', 'torque_ramp', 'breakaway_staircase', 'dwell_time', 'prbs', 'validation_profile'];
@@ -149,8 +149,8 @@ function renderHead(head: HTMLElement, run: any) {
     h(
       'div',
       { class: 'row' },
-      h('a', { class: 'button', id: 'export-csv', href: `/api/runs/${run.id}/export?format=csv`, download: `run-${run.id}.csv` }, 'Export CSV'),
-      h('a', { class: 'button', id: 'export-parquet', href: `/api/runs/${run.id}/export?format=parquet`, download: `run-${run.id}.parquet` }, 'Export Parquet'),
+      h('a', { class: 'button', id: 'export-csv', href: withToken(`/api/runs/${run.id}/export?format=csv`), download: `run-${run.id}.csv` }, 'Export CSV'),
+      h('a', { class: 'button', id: 'export-parquet', href: withToken(`/api/runs/${run.id}/export?format=parquet`), download: `run-${run.id}.parquet` }, 'Export Parquet'),
       live_ ? h('button', { type: 'button', onclick: () => act('stop') }, 'Stop after this segment') : null,
       live_ ? h('button', { type: 'button', onclick: () => act('abort') }, run.status === 'queued' ? 'Remove from the queue' : 'Abort now') : null,
       msg,
@@ -179,25 +179,29 @@ async function renderBody(body: HTMLElement, run: any, charts: { destroy(): void
     const every = Math.max(1, Math.ceil(run.sample_count / 20000));
     try {
       const s = await get(`/api/runs/${run.id}/samples${qs({ every, format: 'json' })}`);
+      // Units of the bench the run was recorded on (bench.toml `geometry`, rotary by default).
+      const linear = run.bench_config?.geometry === 'linear';
+      const [force, pos] = linear ? ['N', 'm'] : ['N m', 'rad'];
       const all: string[] = s.models ?? Object.keys(s.outputs ?? {});
       const split = splitModels(all);
       const models = split.friction.map((i) => all[i]);
       const plants = split.position.map((i) => all[i]);
       const outs = models.map((m) => s.outputs?.[m] ?? []);
-      const mk = (title: string, unit: string, labels: string[], data: any[][]) => {
+      const mk = (title: string, unit: string, labels: string[], data: any[][], measured?: number | Scale) => {
         const el = h('div', { class: 'chart' });
         ts.append(el);
-        const c = timeChart(el, title, unit, labels, 620, 220);
+        const c = timeChart(el, title, unit, labels, 620, 220, measured);
         c.set([s.t, ...data]);
         charts.push(c);
       };
       ts.append(h('p', { class: 'muted' }, `${s.t.length} points per series (${every === 1 ? 'every sample' : `one sample in ${every}`}).`));
       const grid = h('div', { class: 'charts' });
       ts.append(grid);
-      mk('Position', 'x [rad]', ['x', ...plants.map((m) => `${m.replace(':x_plant', '')} (simulated plant)`)], [s.x, ...plants.map((m) => s.outputs?.[m] ?? [])]);
-      mk('Velocity', 'v [rad/s]', ['v'], [s.v]);
-      mk('Torque and model outputs', '[N m]', ['u_cmd', 'torque_motor', 'torque_sensor', ...models], [s.u_cmd, s.torque_motor, s.torque_sensor, ...outs]);
-      if (models.length) mk('Residual (sensor − model)', '[N m]', models.map((m) => `sensor − ${m}`), outs.map((o: any[]) => o.map((y, i) => (y == null || s.torque_sensor[i] == null ? null : s.torque_sensor[i] - y))));
+      mk('Position', `x [${pos}]`, ['x', ...plants.map((m) => `${m.replace(':x_plant', '')} (simulated plant)`)], [s.x, ...plants.map((m) => s.outputs?.[m] ?? [])]);
+      mk('Velocity', `v [${pos}/s]`, ['v'], [s.v]);
+      // The measured signals set the scale; model outputs beyond them are clipped and marked.
+      mk('Torque and model outputs', `[${force}]`, ['u_cmd', 'torque_motor', 'torque_sensor', ...models], [s.u_cmd, s.torque_motor, s.torque_sensor, ...outs], 3);
+      if (models.length) mk('Residual (sensor − model)', `[${force}]`, models.map((m) => `sensor − ${m}`), outs.map((o: any[]) => o.map((y, i) => (y == null || s.torque_sensor[i] == null ? null : s.torque_sensor[i] - y))), symmetricScale(() => s.torque_sensor));
       for (const el of Array.from(ts.querySelectorAll('.chart'))) grid.append(el);
     } catch (e) {
       ts.append(h('p', { class: 'bad' }, `samples: ${(e as Error).message}`));
@@ -224,6 +228,8 @@ async function renderBody(body: HTMLElement, run: any, charts: { destroy(): void
       ['samples', fmt(run.sample_count)],
       ['dropped batches (samples)', `${fmt(run.dropped_batches)} (${fmt(run.dropped_samples)})`],
       ['lockstep models', (run.models ?? []).join(', ') || '—'],
+      // Where each lockstep model's parameters came from (a parameter set, a table, defaults).
+      ['lockstep parameters', ((run.bench_config?.lockstep_sets ?? []) as any[]).map((u) => `${u.model}: ${u.set_id != null ? `set #${u.set_id} “${u.set_name}” (${u.source})` : u.source}`).join('; ') || '—'],
       ['operator note', run.operator_note ?? '—'],
     ]),
     h('details', null, h('summary', null, 'Spec'), h('pre', null, JSON.stringify(run.spec, null, 2))),

@@ -28,6 +28,7 @@ pub mod output_error;
 pub mod phi_s;
 pub mod power_rls;
 pub mod presliding_sine;
+pub mod quality;
 pub mod ruina_step;
 mod segment;
 pub mod seven_parameter;
@@ -103,7 +104,7 @@ pub fn run(name: &str, model: &str, table: &Table, given: &Given) -> Result<FitR
     for c in proc.columns {
         table.column(c, name)?;
     }
-    match name {
+    let mut report = match name {
         "static_curve" => static_curve::fit(model, table, given),
         "phi_s" => phi_s::fit(model, table, given),
         "power_rls" => power_rls::fit(model, table, given),
@@ -118,7 +119,9 @@ pub fn run(name: &str, model: &str, table: &Table, given: &Given) -> Result<FitR
         other => Err(FitError::Bug(format!(
             "procedure '{other}' is listed but not dispatched"
         ))),
-    }
+    }?;
+    report.assess();
+    Ok(report)
 }
 
 /// Recorded data as named numeric columns of equal length.
@@ -256,6 +259,20 @@ pub struct FitReport {
     pub provenance: Provenance,
     /// Procedure-specific figures (samples, per-weighting estimates, ...).
     pub details: Value,
+    /// Why an iterative fit stopped (`converged`, `max_iters`, `timeout`, ...; absent for
+    /// direct methods).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub termination: Option<TerminationReason>,
+    /// Fitted parameters that ended on a bound of their search range (`negative.NAME` for the
+    /// negative set).
+    pub at_bound: Vec<String>,
+    /// `std_error / |value|` by the names of `std_errors` (`null`: the value is 0).
+    pub relative_std_errors: Map<String, Value>,
+    /// Condition number of `JᵀJ` at the optimum with unit-norm columns (the worst direction),
+    /// where the method has a Jacobian.
+    pub condition: Option<f64>,
+    /// `ok`, or `warning` with the reasons ([`quality::verdict`]).
+    pub verdict: quality::Verdict,
 }
 
 impl FitReport {
@@ -284,6 +301,11 @@ impl FitReport {
                 notes: Vec::new(),
             },
             details: Value::Object(Map::new()),
+            termination: None,
+            at_bound: Vec::new(),
+            relative_std_errors: Map::new(),
+            condition: None,
+            verdict: quality::Verdict::default(),
         }
     }
 

@@ -20,6 +20,7 @@
 //! all cores, or the global [`Aep`] search (optionally polished by LM); standard errors come
 //! from the Jacobian at the optimum ([`standard_errors`], mapped back through the scaling).
 
+use super::quality::{on_bound, scaled_condition};
 pub use super::segment::{DataUsed, Segment, excitation_velocity};
 use super::{FitReport, Given, Procedure, Table, num};
 use crate::identify::aep::Aep;
@@ -695,6 +696,19 @@ pub(crate) fn report(
     rep.std_errors = std_errors;
     rep.mse = Some(r.mse);
     rep.provenance.termination = Some(r.termination);
+    let b = problem.bounds();
+    rep.at_bound = problem
+        .free
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| on_bound(r.params[*i], b.lower[*i]) || on_bound(r.params[*i], b.upper[*i]))
+        .map(|(_, f)| f.name.clone())
+        .collect();
+    let mut jac = DMatrix::zeros(0, 0);
+    rep.condition = match problem.jacobian(&r.params, &mut jac) {
+        Some(Ok(())) => scaled_condition(&jac),
+        _ => None,
+    };
     let t0 = problem
         .segs
         .iter()
@@ -733,6 +747,7 @@ pub(crate) fn report(
             "jacobian": format!("forward differences, step {} in scaled coordinates", problem.diff_step),
         },
     });
+    rep.assess();
     Ok(rep)
 }
 

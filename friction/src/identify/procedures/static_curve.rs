@@ -27,6 +27,7 @@
 //! `v = 0` are ignored. Any parameter in `given` (by the model's name) is held fixed, as S4 §4.4
 //! fixes `fs`, `fc`, `fv` before fitting the shape.
 
+use super::quality::{on_bound, scaled_condition};
 use super::{FitReport, Given, Procedure, Table, given_f64, need_rows, num};
 use crate::curve::{phi_exp, phi_lorentz};
 use crate::identify::lm::{LevenbergMarquardt, standard_errors};
@@ -197,6 +198,10 @@ struct DirFit {
     cost: f64,
     n: usize,
     termination: TerminationReason,
+    /// Internal indices of free parameters that ended on a bound.
+    at_bound: Vec<usize>,
+    /// Scaled condition number of `JᵀJ` at the optimum.
+    condition: Option<f64>,
 }
 
 /// Initial guess from the data (see the module doc); `s` sorted ascending.
@@ -305,12 +310,25 @@ fn fit_direction(
         }
         all
     });
+    let at_bound = free
+        .iter()
+        .enumerate()
+        .filter(|(j, _)| on_bound(p[*j], lo[*j]) || on_bound(p[*j], hi[*j]))
+        .map(|(_, i)| *i)
+        .collect();
+    let mut jac = nalgebra::DMatrix::zeros(0, 0);
+    let condition = match problem.jacobian(&p, &mut jac) {
+        Some(Ok(())) => scaled_condition(&jac),
+        _ => None,
+    };
     Ok(DirFit {
         p: problem.expand(&p),
         se,
         cost,
         n: s.len(),
         termination,
+        at_bound,
+        condition,
     })
 }
 
@@ -424,6 +442,19 @@ pub fn fit(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitEr
             .find(|t| *t != TerminationReason::Converged)
             .unwrap_or(TerminationReason::Converged),
     );
+    for (d, prefix) in fits.iter().zip(if ps.is_empty() {
+        ["negative."; 2]
+    } else {
+        ["", "negative."]
+    }) {
+        report.at_bound.extend(
+            d.at_bound
+                .iter()
+                .filter_map(|i| lay.names[*i])
+                .map(|n| format!("{prefix}{n}")),
+        );
+    }
+    report.condition = fits.iter().filter_map(|d| d.condition).reduce(f64::max);
     let held: Vec<&str> = lay
         .names
         .iter()

@@ -1,0 +1,179 @@
+//! Request bodies: capped in size (413 with a JSON error, not axum's plain text) and parsed as
+//! strict JSON — a key given twice in one object is refused (400 naming it) rather than the
+//! last one silently winning, so what a client meant and what runs cannot differ.
+
+use super::api::ApiError;
+use axum::body::Bytes;
+use axum::extract::{FromRequest, Request};
+use axum::http::StatusCode;
+use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
+use serde_json::{Map, Number, Value};
+use std::cell::RefCell;
+use std::fmt;
+
+/// Largest request body \[bytes\] (`DefaultBodyLimit` of the router).
+pub const MAX_BODY_BYTES: usize = 2 * 1024 * 1024;
+
+/// The raw body, at most [`MAX_BODY_BYTES`].
+#[derive(Debug)]
+pub struct Body(pub Bytes);
+
+impl<S: Send + Sync> FromRequest<S> for Body {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, ApiError> {
+        Bytes::from_request(req, state)
+            .await
+            .map(Body)
+            .map_err(|e| {
+                let status = e.status();
+                let error = if status == StatusCode::PAYLOAD_TOO_LARGE {
+                    format!("the body is over the limit of {MAX_BODY_BYTES} bytes (2 MiB)")
+                } else {
+                    format!("reading the body: {}", e.body_text())
+                };
+                ApiError {
+                    status,
+                    error,
+                    field: Some("body".into()),
+                }
+            })
+    }
+}
+
+/// Parses JSON, refusing duplicate keys: 400 naming the key (dotted path) or the syntax error.
+pub fn parse(body: &[u8]) -> Result<Value, ApiError> {
+    let dup = RefCell::new(None);
+    let mut de = serde_json::Deserializer::from_slice(body);
+    let parsed = Strict {
+        path: String::new(),
+        dup: &dup,
+    }
+    .deserialize(&mut de)
+    .and_then(|v| de.end().map(|()| v));
+    parsed.map_err(|e| match dup.into_inner() {
+        Some(path) => ApiError::bad_request(
+            Some(&path),
+            format!("duplicate key '{path}' in the body: give each key once"),
+        ),
+        None => ApiError::bad_request(Some("body"), format!("the body is not valid JSON: {e}")),
+    })
+}
+
+/// A JSON value at `path`; records the first duplicate key's path in `dup`.
+struct Strict<'a> {
+    path: String,
+    dup: &'a RefCell<Option<String>>,
+}
+
+impl Strict<'_> {
+    fn child(&self, step: &str) -> String {
+        if self.path.is_empty() {
+            step.to_string()
+        } else if step.starts_with('[') {
+            format!("{}{step}", self.path)
+        } else {
+            format!("{}.{step}", self.path)
+        }
+    }
+}
+
+impl<'de> DeserializeSeed<'de> for Strict<'_> {
+    type Value = Value;
+
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Strict<'_> {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+        Ok(Number::from_f64(v).map_or(Value::Null, Value::Number))
+    }
+
+    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::String(v.to_string()))
+    }
+
+    fn visit_string<E>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_none<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut out = Vec::new();
+        while let Some(v) = seq.next_element_seed(Strict {
+            path: self.child(&format!("[{}]", out.len())),
+            dup: self.dup,
+        })? {
+            out.push(v);
+        }
+        Ok(Value::Array(out))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut out = Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            let path = self.child(&key);
+            if out.contains_key(&key) {
+                *self.dup.borrow_mut() = Some(path.clone());
+                return Err(de::Error::custom(format!("duplicate key '{path}'")));
+            }
+            let v = map.next_value_seed(Strict {
+                path,
+                dup: self.dup,
+            })?;
+            out.insert(key, v);
+        }
+        Ok(Value::Object(out))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn duplicate_keys_are_refused_with_their_path() {
+        let e = parse(br#"{"kind": "prbs", "params": {"periods": 1, "periods": 9}}"#).unwrap_err();
+        assert_eq!(e.status, StatusCode::BAD_REQUEST);
+        assert_eq!(e.field.as_deref(), Some("params.periods"));
+        let e = parse(br#"[{"a": 1}, {"b": 1, "b": 2}]"#).unwrap_err();
+        assert_eq!(e.field.as_deref(), Some("[1].b"));
+        let e = parse(br#"{"a": 1} x"#).unwrap_err();
+        assert_eq!(e.field.as_deref(), Some("body"));
+    }
+
+    #[test]
+    fn strict_parsing_gives_what_serde_json_gives() {
+        let text =
+            br#"{"a": [1, -2, 3.5, 1e300, "s", null, true, {"b": {}}], "c": 18446744073709551615}"#;
+        let want: Value = serde_json::from_slice(text).unwrap();
+        assert_eq!(parse(text).unwrap(), want);
+    }
+}

@@ -1,0 +1,334 @@
+//! No cross-site control: every request passes these checks before any handler sees it, so a
+//! refused request changes nothing.
+//!
+//! - `Host` must name the address the connection came in on, the listen address, `localhost`
+//!   or an `allowed_hosts` entry of bench.toml (421 otherwise): a DNS-rebinding page, whose
+//!   requests carry its own host name, cannot reach the API through the browser.
+//! - A POST, PUT, DELETE or PATCH with an `Origin` whose host:port differs from `Host` is
+//!   refused (403): a foreign page may not drive the bench, not even press the e-stop.
+//! - A request body must be `application/json` (415): HTML forms and "simple" cross-site
+//!   requests (`text/plain`) cannot be JSON without a CORS preflight, which is never granted.
+//! - A configured token is required of every mutating call on every listener, loopback
+//!   included — except `POST /api/estop`, which only makes the bench safer — and, with
+//!   `--token-for-reads`, of every `/api/` GET but `/api/health`, and of `/metrics`. GETs may
+//!   carry it as `?access_token=` (RFC 6750 §2.3) since a browser's `EventSource` and download
+//!   links cannot set headers; the parameter is removed before the handler sees the query.
+
+use super::api::ApiError;
+use axum::body::HttpBody;
+use axum::extract::connect_info::Connected;
+use axum::extract::{ConnectInfo, Request, State};
+use axum::http::{HeaderValue, Method, StatusCode, Uri, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use axum::serve::IncomingStream;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+/// Shortest token `bench serve` accepts.
+pub const MIN_TOKEN_CHARS: usize = 16;
+
+/// The address a connection came in on (the server's side), for the `Host` check on a
+/// listener bound to every interface.
+#[derive(Clone, Copy, Debug)]
+pub struct LocalAddr(pub SocketAddr);
+
+impl Connected<IncomingStream<'_, tokio::net::TcpListener>> for LocalAddr {
+    fn connect_info(stream: IncomingStream<'_, tokio::net::TcpListener>) -> Self {
+        let fallback = *stream.remote_addr();
+        LocalAddr(stream.io().local_addr().unwrap_or(fallback))
+    }
+}
+
+/// What the checks compare against.
+#[derive(Debug)]
+pub struct Guard {
+    /// Bearer token, if configured.
+    pub token: Option<Arc<str>>,
+    /// GETs under /api/ need the token too.
+    pub token_for_reads: bool,
+    /// The listen address.
+    pub listen: SocketAddr,
+    /// Extra host names (`allowed_hosts`), lower case; an entry with a port matches only that.
+    pub allowed_hosts: Vec<String>,
+}
+
+/// Refuses a token that is blank or shorter than [`MIN_TOKEN_CHARS`]; `source` names where it
+/// came from.
+pub fn check_token(token: &str, source: &str) -> Result<(), String> {
+    if token.trim().is_empty() {
+        return Err(format!(
+            "{source}: the token is blank: give at least {MIN_TOKEN_CHARS} characters"
+        ));
+    }
+    let n = token.chars().count();
+    if n < MIN_TOKEN_CHARS {
+        return Err(format!(
+            "{source}: the token has {n} characters: give at least {MIN_TOKEN_CHARS}"
+        ));
+    }
+    Ok(())
+}
+
+impl Guard {
+    /// Whether `host` (the `Host` header) names this server.
+    fn host_allowed(&self, host: &str, local: Option<SocketAddr>) -> bool {
+        let host = host.trim().to_ascii_lowercase();
+        if self.allowed_hosts.contains(&host) {
+            return true;
+        }
+        let name = host_name(&host);
+        if name == "localhost" || self.allowed_hosts.iter().any(|a| a == name) {
+            return true;
+        }
+        let Ok(ip) = name
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .parse::<std::net::IpAddr>()
+        else {
+            return false;
+        };
+        ip == self.listen.ip() || local.is_some_and(|l| l.ip() == ip)
+    }
+
+    fn needs_token(&self, method: &Method, path: &str) -> bool {
+        if self.token.is_none() {
+            return false;
+        }
+        if mutating(method) {
+            return !(*method == Method::POST && path == "/api/estop");
+        }
+        self.token_for_reads
+            && (path.starts_with("/api/") && path != "/api/health" || path == "/metrics")
+    }
+
+    fn token_ok(&self, req: &Request) -> bool {
+        let Some(token) = &self.token else {
+            return true;
+        };
+        let header = req
+            .headers()
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "));
+        let query = (*req.method() == Method::GET)
+            .then(|| query_token(req.uri()))
+            .flatten();
+        header
+            .or(query.as_deref())
+            .is_some_and(|g| constant_time_eq(g.as_bytes(), token.as_bytes()))
+    }
+}
+
+fn mutating(method: &Method) -> bool {
+    matches!(
+        *method,
+        Method::POST | Method::PUT | Method::DELETE | Method::PATCH
+    )
+}
+
+/// The host part of `host[:port]` or `[v6]:port`.
+fn host_name(host: &str) -> &str {
+    if host.starts_with('[') {
+        return host
+            .split_once(']')
+            .map_or(host, |(h, _)| &host[..=h.len()]);
+    }
+    match host.rsplit_once(':') {
+        Some((h, port)) if port.bytes().all(|b| b.is_ascii_digit()) => h,
+        _ => host,
+    }
+}
+
+/// `scheme://host[:port]` → `host[:port]`, lower case (`None` for `null` or garbage).
+fn origin_authority(origin: &str) -> Option<String> {
+    let (_, rest) = origin.split_once("://")?;
+    let auth = rest.split('/').next()?;
+    (!auth.is_empty()).then(|| auth.to_ascii_lowercase())
+}
+
+fn query_token(uri: &Uri) -> Option<String> {
+    uri.query()?.split('&').find_map(|kv| {
+        let (k, v) = kv.split_once('=')?;
+        (k == "access_token").then(|| v.to_string())
+    })
+}
+
+/// The URI without its `access_token` query parameter.
+fn strip_query_token(uri: &Uri) -> Option<Uri> {
+    let q = uri.query()?;
+    if !q.split('&').any(|kv| kv.starts_with("access_token=")) {
+        return None;
+    }
+    let rest: Vec<&str> = q
+        .split('&')
+        .filter(|kv| !kv.starts_with("access_token="))
+        .collect();
+    let pq = if rest.is_empty() {
+        uri.path().to_string()
+    } else {
+        format!("{}?{}", uri.path(), rest.join("&"))
+    };
+    let mut parts = uri.clone().into_parts();
+    parts.path_and_query = pq.parse().ok();
+    Uri::from_parts(parts).ok()
+}
+
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+fn is_json(ctype: &str) -> bool {
+    ctype
+        .split(';')
+        .next()
+        .is_some_and(|m| m.trim().eq_ignore_ascii_case("application/json"))
+}
+
+fn has_body(req: &Request) -> bool {
+    req.body().size_hint().exact() != Some(0)
+}
+
+/// The checks, in order: Host (421), Origin (403), token (401), Content-Type (415).
+pub async fn guard(State(guard): State<Arc<Guard>>, mut req: Request, next: Next) -> Response {
+    let local = req
+        .extensions()
+        .get::<ConnectInfo<LocalAddr>>()
+        .map(|c| c.0.0);
+    let host = req
+        .headers()
+        .get(header::HOST)
+        .and_then(|v| v.to_str().ok())
+        .or_else(|| req.uri().authority().map(|a| a.as_str()))
+        .unwrap_or_default()
+        .to_string();
+    if !guard.host_allowed(&host, local) {
+        return refuse(
+            StatusCode::MISDIRECTED_REQUEST,
+            "Host",
+            format!(
+                "Host '{host}' does not name this server: use its address, localhost, or add \
+                 the name to allowed_hosts in bench.toml"
+            ),
+        );
+    }
+    if mutating(req.method())
+        && let Some(origin) = req.headers().get(header::ORIGIN)
+    {
+        let origin = origin.to_str().unwrap_or_default();
+        if origin_authority(origin).as_deref() != Some(host.to_ascii_lowercase().as_str()) {
+            return refuse(
+                StatusCode::FORBIDDEN,
+                "Origin",
+                format!(
+                    "Origin '{origin}' is not this server ({host}): cross-site requests may \
+                     not change the bench"
+                ),
+            );
+        }
+    }
+    let path = req.uri().path().to_string();
+    if guard.needs_token(req.method(), &path) && !guard.token_ok(&req) {
+        let what = if mutating(req.method()) {
+            "mutating calls"
+        } else {
+            "reads (--token-for-reads)"
+        };
+        let mut r = refuse(
+            StatusCode::UNAUTHORIZED,
+            "Authorization",
+            format!("a token is configured: {what} need Authorization: Bearer <token>"),
+        );
+        r.headers_mut()
+            .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        return r;
+    }
+    if has_body(&req) {
+        let ctype = req
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok());
+        if !ctype.is_some_and(is_json) {
+            return refuse(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "Content-Type",
+                format!(
+                    "Content-Type ({}) must be application/json for a request body",
+                    ctype.unwrap_or("none")
+                ),
+            );
+        }
+    }
+    if let Some(uri) = strip_query_token(req.uri()) {
+        *req.uri_mut() = uri;
+    }
+    next.run(req).await
+}
+
+fn refuse(status: StatusCode, field: &str, error: String) -> Response {
+    ApiError {
+        status,
+        error,
+        field: Some(field.into()),
+    }
+    .into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn guard() -> Guard {
+        Guard {
+            token: None,
+            token_for_reads: false,
+            listen: "0.0.0.0:8080".parse().unwrap(),
+            allowed_hosts: vec!["bench.lab".into(), "proxy.lab:443".into()],
+        }
+    }
+
+    #[test]
+    fn hosts_naming_this_server_pass_and_others_do_not() {
+        let g = guard();
+        let local = Some("10.0.0.5:8080".parse().unwrap());
+        for ok in [
+            "localhost:8080",
+            "LOCALHOST",
+            "10.0.0.5:8080",
+            "bench.lab:8080",
+            "proxy.lab:443",
+        ] {
+            assert!(g.host_allowed(ok, local), "{ok}");
+        }
+        for bad in ["evil.example:8080", "10.0.0.6:8080", "proxy.lab:80", ""] {
+            assert!(!g.host_allowed(bad, local), "{bad}");
+        }
+        let v6 = Guard {
+            listen: "[::1]:8080".parse().unwrap(),
+            ..guard()
+        };
+        assert!(v6.host_allowed("[::1]:8080", None));
+    }
+
+    #[test]
+    fn tokens_must_be_long_and_not_blank() {
+        assert!(check_token("", "--token").unwrap_err().contains("blank"));
+        assert!(check_token("                ", "--token").is_err());
+        assert!(check_token("s3cret", "--token").unwrap_err().contains("16"));
+        assert!(check_token("0123456789abcdef", "--token").is_ok());
+    }
+
+    #[test]
+    fn the_query_token_is_read_and_removed() {
+        let uri: Uri = "/api/live?x=1&access_token=abc".parse().unwrap();
+        assert_eq!(query_token(&uri).as_deref(), Some("abc"));
+        assert_eq!(strip_query_token(&uri).unwrap(), "/api/live?x=1");
+        let only: Uri = "/api/live?access_token=abc".parse().unwrap();
+        assert_eq!(strip_query_token(&only).unwrap(), "/api/live");
+        assert_eq!(
+            origin_authority("http://127.0.0.1:8080").as_deref(),
+            Some("127.0.0.1:8080")
+        );
+        assert_eq!(origin_authority("null"), None);
+    }
+}

@@ -1,0 +1,111 @@
+//! `GET /metrics`: the daemon in the Prometheus text format (0.0.4), written by hand from the
+//! published views — the scheduler's queue view, the running loop's status watch, the live
+//! hub and the check pool — so scraping it costs a few string writes and takes no lock the
+//! control loop holds.
+
+use super::api::AppState;
+use axum::extract::State;
+use axum::http::header;
+use axum::response::{IntoResponse, Response};
+use std::fmt::Write;
+
+/// One metric: `# HELP`, `# TYPE` and its value.
+fn metric(out: &mut String, name: &str, kind: &str, help: &str, value: f64) {
+    let _ = writeln!(out, "# HELP frictionbench_{name} {help}");
+    let _ = writeln!(out, "# TYPE frictionbench_{name} {kind}");
+    let _ = writeln!(out, "frictionbench_{name} {value}");
+}
+
+/// The exposition text.
+pub fn text(state: &AppState) -> String {
+    let view = state.view.borrow().clone();
+    let status = state.hub.status.borrow().clone();
+    let running = view.running.as_ref();
+    let flag = |b: bool| if b { 1.0 } else { 0.0 };
+    let mut out = String::new();
+    let gauges: [(&str, &str, f64); 12] = [
+        (
+            "queue_length",
+            "Runs waiting in the queue",
+            view.items.len() as f64,
+        ),
+        (
+            "queue_paused",
+            "1 if the queue is paused",
+            flag(view.paused),
+        ),
+        (
+            "estop_latched",
+            "1 if the e-stop is latched",
+            flag(view.estop),
+        ),
+        (
+            "bench_connected",
+            "1 if the devices answered (0 after a failed run)",
+            flag(view.connected),
+        ),
+        (
+            "schedule_entries",
+            "Schedule entries (any state)",
+            view.schedule.len() as f64,
+        ),
+        (
+            "live_clients",
+            "Open /api/live streams",
+            state.hub.events.receiver_count() as f64,
+        ),
+        (
+            "check_workers_busy",
+            "Plan-check workers in use",
+            state.pool.busy() as f64,
+        ),
+        (
+            "run_active",
+            "1 while a run is running",
+            flag(running.is_some()),
+        ),
+        (
+            "run_id",
+            "Id of the running run (0 if none)",
+            running.map_or(0.0, |r| r.run_id as f64),
+        ),
+        (
+            "run_time_seconds",
+            "Run time of the running run",
+            if running.is_some() { status.t } else { 0.0 },
+        ),
+        (
+            "run_overruns",
+            "Loop periods overrun in the running (or last) run",
+            status.overruns as f64,
+        ),
+        (
+            "run_dropped_batches",
+            "Sample batches the recorder dropped in the running (or last) run",
+            status.dropped_batches as f64,
+        ),
+    ];
+    for (name, help, value) in gauges {
+        metric(&mut out, name, "gauge", help, value);
+    }
+    metric(
+        &mut out,
+        "run_samples",
+        "gauge",
+        "Samples taken by the running (or last) run",
+        status.samples as f64,
+    );
+    out
+}
+
+/// The handler.
+pub async fn metrics(State(state): State<AppState>) -> Response {
+    (
+        [(
+            header::CONTENT_TYPE,
+            "text/plain; version=0.0.4; charset=utf-8",
+        )],
+        text(&state),
+    )
+        .into_response()
+}
