@@ -42,3 +42,13 @@ cargo build --locked -p bench-daemon
 target_dir="${CARGO_TARGET_DIR:-target}"
 case "$target_dir" in /*) ;; *) target_dir="$PWD/$target_dir" ;; esac
 (cd web && BENCH_BIN="$target_dir/debug/bench" CHROMIUM="$(command -v chromium)" npm run test:e2e)
+
+# issue 16: the Python client (clients/python), installed into a fresh venv with pinned
+# dependencies from PyPI, against `bench serve --sim`; then the installed binary serves the
+# embedded dashboard from outside the source tree.
+rm -rf target/clientenv
+python3 -m venv target/clientenv
+target/clientenv/bin/pip install --quiet --disable-pip-version-check 'httpx==0.28.1' \
+  'pandas==3.1.1' 'pyarrow==26.0.1' 'numpy==2.4.6' 'xarray==2026.9.0' 'pytest==9.2.0' ./clients/python
+BENCH_BIN="$target_dir/debug/bench" target/clientenv/bin/python -m pytest -q -p no:cacheprovider clients/python/tests
+scripts/test-installed-binary.sh

@@ -11,7 +11,7 @@ mod serve;
 mod session;
 mod simulated;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use std::process::ExitCode;
 
 /// frictionbench: friction test bench controller, simulator and model library.
@@ -37,7 +37,7 @@ enum Command {
     /// Benchmarks that print figures.
     #[command(subcommand)]
     Perf(cli::perf::PerfCommand),
-    /// Stored runs: list, show (status, timing, results), export (CSV or JSON).
+    /// Stored runs: list, show (status, timing, results), export (CSV, JSON or Parquet).
     #[command(subcommand)]
     Runs(cli::runs::RunsCommand),
     /// Run one experiment on the bench (or the simulated one) and record it.
@@ -51,6 +51,10 @@ enum Command {
     FaultReset(cli::fault_reset::FaultResetArgs),
     /// Serve the bench over REST (queue, schedule, live stream, dashboard) until Ctrl-C.
     Serve(cli::serve::ServeArgs),
+    /// Print the shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(cli::shell::CompletionsArgs),
+    /// Print the man page (roff), or write one per subcommand with --out DIR.
+    Man(cli::shell::ManArgs),
 }
 
 /// A panic in a control-loop thread prints one line and no backtrace: the loop catches it and
@@ -86,6 +90,8 @@ fn main() -> ExitCode {
         Command::Params(cmd) => cli::params::run(&cmd),
         Command::Serve(args) => cli::serve::run(&args),
         Command::FaultReset(args) => cli::fault_reset::run(&args),
+        Command::Completions(args) => cli::shell::completions(&args, Cli::command()),
+        Command::Man(args) => cli::shell::man(&args, Cli::command()),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -68,7 +68,82 @@ fn completed(kind: &str) -> (serde_json::Value, serde_json::Value) {
     );
     let rows = text.lines().count() - 1;
     assert_eq!(rows as i64, run["sample_count"].as_i64().unwrap());
+    exports_with_units(&db, id, &text, &run);
     (out, run)
+}
+
+/// `--units` adds one comment line to the CSV; Parquet has the CSV's column names, each
+/// field's unit, and the run, spec, units and software version as file metadata.
+fn exports_with_units(db: &str, id: i64, csv: &str, run: &serde_json::Value) {
+    let with = bench(&[
+        "runs",
+        "export",
+        &id.to_string(),
+        "--format",
+        "csv",
+        "--units",
+        "--db",
+        db,
+    ]);
+    let with = stdout(&with);
+    let (line, rest) = with.split_once('\n').unwrap();
+    assert_eq!(rest, csv, "--units changes nothing but its first line");
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let units: Vec<&str> = line.strip_prefix("# units: ").unwrap().split(',').collect();
+    assert_eq!(units.len(), header.len(), "{line}");
+    assert_eq!(&units[..4], ["1", "s", "rad", "rad/s"]);
+
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("run.parquet");
+    let o = bench(&[
+        "runs",
+        "export",
+        &id.to_string(),
+        "--format",
+        "parquet",
+        "--out",
+        path.to_str().unwrap(),
+        "--db",
+        db,
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let file = std::fs::File::open(&path).unwrap();
+    let builder =
+        parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file).unwrap();
+    let names: Vec<&str> = builder
+        .schema()
+        .fields()
+        .iter()
+        .map(|f| f.name().as_str())
+        .collect();
+    assert_eq!(names, header, "Parquet columns are named as the CSV's");
+    for (f, unit) in builder.schema().fields().iter().zip(&units) {
+        assert_eq!(
+            f.metadata().get("unit").map(String::as_str),
+            Some(*unit),
+            "{}",
+            f.name()
+        );
+    }
+    let meta = builder.metadata().file_metadata();
+    assert_eq!(meta.num_rows(), run["sample_count"].as_i64().unwrap());
+    let kv: std::collections::HashMap<String, String> = meta
+        .key_value_metadata()
+        .unwrap()
+        .iter()
+        .map(|kv| (kv.key.clone(), kv.value.clone().unwrap_or_default()))
+        .collect();
+    let stored: serde_json::Value = serde_json::from_str(&kv["frictionbench.run"]).unwrap();
+    assert_eq!(stored["id"], id);
+    let spec: serde_json::Value = serde_json::from_str(&kv["frictionbench.spec"]).unwrap();
+    assert_eq!(spec, run["spec"]);
+    let by_col: serde_json::Value = serde_json::from_str(&kv["frictionbench.units"]).unwrap();
+    assert_eq!(by_col["torque_sensor"], "N m");
+    assert_eq!(by_col["gms:x_plant"], "rad");
+    assert_eq!(
+        kv["frictionbench.software_version"],
+        run["software_version"].as_str().unwrap()
+    );
 }
 
 fn truth() -> Box<dyn friction::FrictionModel> {

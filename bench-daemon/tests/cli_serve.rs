@@ -279,6 +279,25 @@ fn a_posted_spec_runs_and_its_samples_come_back_as_json_csv_and_parquet() {
     use parquet::file::reader::{FileReader, SerializedFileReader};
     let reader = SerializedFileReader::new(std::fs::File::open(&path).unwrap()).unwrap();
     assert_eq!(reader.metadata().file_metadata().num_rows() as u64, n);
+    let names: Vec<&str> = reader
+        .metadata()
+        .file_metadata()
+        .schema_descr()
+        .columns()
+        .iter()
+        .map(|c| c.name())
+        .collect();
+    assert_eq!(names.join(","), header, "the CSV's column names");
+    // `units=true`: one comment line before the same CSV; a bad value is a 400 naming it.
+    let with = d.get(&format!("/api/runs/{id}/export?format=csv&units=true"));
+    assert_eq!(with.status, 200);
+    let with = with.text();
+    let (line, rest) = with.split_once('\n').unwrap();
+    assert!(line.starts_with("# units: 1,s,rad,rad/s,"), "{line}");
+    assert_eq!(rest, d.get(&format!("/api/runs/{id}/export")).text());
+    let bad = d.get(&format!("/api/runs/{id}/export?units=yes"));
+    assert_eq!(bad.status, 400);
+    assert_eq!(bad.json()["field"], "units");
 
     // The listing, the catalogue, the OpenAPI document, the dashboard placeholder.
     let page = d.json("/api/runs?kind=constant_velocity_sweep&status=completed&limit=10");

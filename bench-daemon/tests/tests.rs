@@ -7,6 +7,7 @@ mod cli_models;
 mod cli_run;
 mod cli_runs;
 mod cli_serve;
+mod cli_shell;
 mod cli_sim;
 mod fault_table;
 mod fit_quality;

@@ -4,6 +4,10 @@
 //! flags`, then one column per lockstep model output (named by model id). NaN is an empty CSV
 //! field and JSON `null`. The JSON document is
 //! `{"run": {...}, "columns": [...], "rows": [[...], ...]}`.
+//!
+//! With [`ExportOptions::units`] the CSV starts with one comment line, `# units: ` then the unit
+//! of every column in column order (`1` for dimensionless counters), and the JSON document gets a
+//! `"units"` array after `"columns"`. Without it both are byte-identical to earlier releases.
 
 use crate::store::Select;
 use crate::types::SampleSet;
@@ -22,6 +26,52 @@ pub const SAMPLE_COLUMNS: [&str; 9] = [
     "segment",
     "flags",
 ];
+
+/// Units of [`SAMPLE_COLUMNS`], in the same order (bench units of a rotary bench; `1` =
+/// dimensionless). `u_cmd` is the drive command, whose unit is the segment's drive mode: torque
+/// (N m), velocity (rad/s) or position (rad).
+pub const SAMPLE_UNITS: [&str; 9] = [
+    "1",
+    "s",
+    "rad",
+    "rad/s",
+    COMMAND_UNIT,
+    "N m",
+    "N m",
+    "1",
+    "1",
+];
+
+/// The unit of `u_cmd`: it depends on each segment's drive mode.
+pub const COMMAND_UNIT: &str = "N m | rad/s | rad";
+
+/// The unit of a lockstep model's output column: `ID:x_plant` is the model-predicted position
+/// (rad), every other output a predicted friction torque (N m).
+pub fn model_unit(column: &str) -> &'static str {
+    if column.ends_with(":x_plant") {
+        "rad"
+    } else {
+        "N m"
+    }
+}
+
+/// Every export column with its unit: the sample columns, then one per model output.
+pub fn column_units(models: &[String]) -> Vec<(String, &'static str)> {
+    SAMPLE_COLUMNS
+        .iter()
+        .zip(SAMPLE_UNITS)
+        .map(|(c, u)| (c.to_string(), u))
+        .chain(models.iter().map(|m| (m.clone(), model_unit(m))))
+        .collect()
+}
+
+/// Options of an export beyond its format.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ExportOptions {
+    /// Add the units: a `# units: ...` comment line before the CSV header, a `"units"` array
+    /// in the JSON document.
+    pub units: bool,
+}
 
 /// Sample indices per page (whole chunks whose first index falls in the page).
 const PAGE: i64 = 20_000;
@@ -60,6 +110,18 @@ impl Store {
         format: Format,
         out: &mut impl Write,
     ) -> Result<u64, Error> {
+        self.export_with(run, format, ExportOptions::default(), out)
+            .await
+    }
+
+    /// [`Store::export`] with options (units).
+    pub async fn export_with(
+        &self,
+        run: i64,
+        format: Format,
+        opts: ExportOptions,
+        out: &mut impl Write,
+    ) -> Result<u64, Error> {
         let record = self.run(run).await?;
         let mut models = record.models.clone();
         // Outputs of models not in the run record (should not happen) still get a column.
@@ -86,6 +148,13 @@ impl Store {
             .collect();
         match format {
             Format::Csv => {
+                if opts.units {
+                    let units: Vec<String> = column_units(&models)
+                        .iter()
+                        .map(|(_, u)| csv_escape(u))
+                        .collect();
+                    writeln!(out, "# units: {}", units.join(","))?;
+                }
                 let header: Vec<String> = columns.iter().map(|c| csv_escape(c)).collect();
                 writeln!(out, "{}", header.join(","))?;
             }
@@ -94,6 +163,11 @@ impl Store {
                 serde_json::to_writer(&mut *out, &record)?;
                 write!(out, ",\"columns\":")?;
                 serde_json::to_writer(&mut *out, &columns)?;
+                if opts.units {
+                    let units: Vec<&str> = column_units(&models).iter().map(|c| c.1).collect();
+                    write!(out, ",\"units\":")?;
+                    serde_json::to_writer(&mut *out, &units)?;
+                }
                 write!(out, ",\"rows\":[")?;
             }
         }

@@ -54,7 +54,9 @@ mod store;
 mod types;
 
 pub use error::Error;
-pub use export::{Format, SAMPLE_COLUMNS};
+pub use export::{
+    COMMAND_UNIT, ExportOptions, Format, SAMPLE_COLUMNS, SAMPLE_UNITS, column_units, model_unit,
+};
 pub use liveness::DEAD_RECORDER_REASON;
 pub use queue::{QueueRow, ScheduleEntry};
 pub use recorder::{

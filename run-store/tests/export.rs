@@ -1,7 +1,7 @@
 //! CSV and JSON export of a whole run.
 
 use crate::util::{new_run, temp_store};
-use run_store::{Batch, Finish, Format, Recorder, RecorderConfig, Sample};
+use run_store::{Batch, ExportOptions, Finish, Format, Recorder, RecorderConfig, Sample};
 
 #[tokio::test]
 async fn csv_and_json_exports_hold_every_sample_and_one_column_per_model() {
@@ -94,4 +94,39 @@ async fn csv_and_json_exports_hold_every_sample_and_one_column_per_model() {
     store.export(empty, Format::Json, &mut json).await.unwrap();
     let doc: serde_json::Value = serde_json::from_slice(&json).unwrap();
     assert_eq!(doc["rows"], serde_json::json!([]));
+}
+
+#[tokio::test]
+async fn a_units_export_adds_one_comment_line_and_leaves_the_rest_identical() {
+    let (_dir, store) = temp_store().await;
+    let id = store
+        .create_run(&new_run("prbs", &["lugre", "gms:x_plant"]))
+        .await
+        .unwrap();
+    let units = ExportOptions { units: true };
+    let mut plain = Vec::new();
+    store.export(id, Format::Csv, &mut plain).await.unwrap();
+    let mut with = Vec::new();
+    store
+        .export_with(id, Format::Csv, units, &mut with)
+        .await
+        .unwrap();
+    let line = "# units: 1,s,rad,rad/s,N m | rad/s | rad,N m,N m,1,1,N m,rad\n";
+    assert_eq!(
+        String::from_utf8(with).unwrap(),
+        format!("{line}{}", String::from_utf8(plain).unwrap())
+    );
+
+    let mut json = Vec::new();
+    store
+        .export_with(id, Format::Json, units, &mut json)
+        .await
+        .unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&json).unwrap();
+    assert_eq!(doc["units"][1], "s");
+    assert_eq!(doc["units"][10], "rad");
+    assert_eq!(
+        doc["units"].as_array().unwrap().len(),
+        doc["columns"].as_array().unwrap().len()
+    );
 }

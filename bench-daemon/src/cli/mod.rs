@@ -16,6 +16,7 @@ pub mod run;
 pub mod run_data;
 pub mod runs;
 pub mod serve;
+pub mod shell;
 pub mod sim;
 pub mod simulate;
 

@@ -109,6 +109,7 @@ pub struct ShowArgs {
 enum ExportFormat {
     Csv,
     Json,
+    Parquet,
 }
 
 /// Arguments of `bench runs export`.
@@ -117,9 +118,15 @@ pub struct ExportArgs {
     /// Run id.
     id: i64,
     /// `csv`: header `idx,t,x,v,u_cmd,torque_motor,torque_sensor,segment,flags,<model ids>`;
-    /// `json`: `{"run": {...}, "columns": [...], "rows": [[...], ...]}`.
+    /// `json`: `{"run": {...}, "columns": [...], "rows": [[...], ...]}`; `parquet`: the CSV's
+    /// columns with units as field metadata and the run, spec and software version as file
+    /// metadata.
     #[arg(long, value_enum)]
     format: ExportFormat,
+    /// Add the units: a first CSV line `# units: 1,s,rad,...` (one per column), a `"units"`
+    /// array in JSON. Parquet always carries them.
+    #[arg(long)]
+    units: bool,
     /// Output file (default: standard output).
     #[arg(long, value_name = "FILE")]
     out: Option<PathBuf>,
@@ -336,29 +343,33 @@ fn write_comparisons(w: &mut impl Write, list: &[Comparison]) -> std::io::Result
 
 async fn export(args: &ExportArgs) -> anyhow::Result<()> {
     let store = open(&args.db).await?;
+    // Check the run before creating the output file.
+    let run = store.run(args.id).await.map_err(store_error)?;
+    let out: Box<dyn std::io::Write + Send> = match &args.out {
+        Some(path) => Box::new(
+            std::fs::File::create(path)
+                .map_err(|e| InputError(format!("--out: cannot create {}: {e}", path.display())))?,
+        ),
+        None => Box::new(std::io::stdout()),
+    };
+    let mut w = std::io::BufWriter::new(out);
     let format = match args.format {
         ExportFormat::Csv => Format::Csv,
         ExportFormat::Json => Format::Json,
+        ExportFormat::Parquet => {
+            let set = store
+                .samples(args.id, &run_store::SampleQuery::default())
+                .await
+                .map_err(store_error)?;
+            crate::serve::parquet::write_to(&mut w, &run, &set)?;
+            std::io::Write::flush(&mut w)?;
+            return Ok(());
+        }
     };
-    // Check the run before creating the output file.
-    store.run(args.id).await.map_err(store_error)?;
-    match &args.out {
-        Some(path) => {
-            let file = std::fs::File::create(path)
-                .map_err(|e| InputError(format!("--out: cannot create {}: {e}", path.display())))?;
-            let mut w = std::io::BufWriter::new(file);
-            store
-                .export(args.id, format, &mut w)
-                .await
-                .map_err(store_error)?;
-        }
-        None => {
-            let mut w = std::io::BufWriter::new(std::io::stdout().lock());
-            store
-                .export(args.id, format, &mut w)
-                .await
-                .map_err(store_error)?;
-        }
-    }
+    let opts = run_store::ExportOptions { units: args.units };
+    store
+        .export_with(args.id, format, opts, &mut w)
+        .await
+        .map_err(store_error)?;
     Ok(())
 }

@@ -25,7 +25,8 @@ pub struct ServeArgs {
     listen: String,
     #[command(flatten)]
     db: DbArgs,
-    /// Dashboard directory served at / (default: web/dist of the source tree).
+    /// Dashboard directory served at / (default: the dashboard embedded in the binary at
+    /// build time from web/dist).
     #[arg(long, value_name = "DIR")]
     web: Option<PathBuf>,
     /// Bearer token (at least 16 characters) every POST/PUT/DELETE but the e-stop then needs,
@@ -66,16 +67,12 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<()> {
         (None, Ok(t)) => Some((t, "$FRICTIONBENCH_TOKEN")),
         (None, Err(_)) => None,
     };
-    let web = args
-        .web
-        .clone()
-        .unwrap_or_else(|| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../web/dist")));
     let options = Options {
         sim: args.sim,
         config: args.config.clone(),
         listen,
         db: args.db.clone(),
-        web,
+        web: args.web.clone(),
         token,
         token_for_reads: args.token_for_reads,
         create: args.create,

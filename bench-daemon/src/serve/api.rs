@@ -142,7 +142,8 @@ fn created(v: Value) -> ApiResult {
 }
 
 /// The router: the API, the live stream, the OpenAPI document and the dashboard.
-pub fn router(state: AppState, web: &FsPath) -> Router {
+/// `web`: a dashboard directory (`--web`), else the dashboard embedded at build time.
+pub fn router(state: AppState, web: Option<&FsPath>) -> Router {
     let api = Router::new()
         .route("/api/health", get(health))
         .route("/api/bench", get(bench))
@@ -171,12 +172,14 @@ pub fn router(state: AppState, web: &FsPath) -> Router {
         .route("/api/openapi.json", get(openapi))
         .route("/api/{*rest}", axum::routing::any(api_not_found))
         .route("/metrics", get(super::metrics::metrics));
-    let app = if web.is_dir() {
-        api.fallback_service(tower_http::services::ServeDir::new(web))
-    } else {
-        let page = not_built_page(web);
-        api.route("/", get(move || async move { Html(page) }))
-            .fallback(api_not_found)
+    let app = match web {
+        Some(dir) if dir.is_dir() => api.fallback_service(tower_http::services::ServeDir::new(dir)),
+        None if super::web::embedded() => api.fallback(super::web::serve),
+        _ => {
+            let page = not_built_page(web);
+            api.route("/", get(move || async move { Html(page) }))
+                .fallback(api_not_found)
+        }
     };
     app.layer(axum::extract::DefaultBodyLimit::max(
         super::body::MAX_BODY_BYTES,
@@ -188,15 +191,18 @@ pub fn router(state: AppState, web: &FsPath) -> Router {
     .with_state(state)
 }
 
-fn not_built_page(web: &FsPath) -> String {
+fn not_built_page(web: Option<&FsPath>) -> String {
+    let missing = match web {
+        Some(dir) => format!("no directory <code>{}</code>", dir.display()),
+        None => "this binary was compiled without <code>web/dist</code>".to_string(),
+    };
     format!(
         "<!doctype html><html><head><meta charset=\"utf-8\"><title>frictionbench</title></head>\
-         <body><h1>frictionbench</h1><p>The dashboard is not built: no directory <code>{}</code>.</p>\
-         <p>Build it with <code>cd web &amp;&amp; npm ci &amp;&amp; npm run build</code> and restart \
-         <code>bench serve</code> (or point <code>--web DIR</code> at a build).</p>\
+         <body><h1>frictionbench</h1><p>The dashboard is not built: {missing}.</p>\
+         <p>Build it with <code>cd web &amp;&amp; npm ci &amp;&amp; npm run build</code>, then rebuild \
+         <code>bench</code> (which embeds it) or point <code>--web DIR</code> at the build.</p>\
          <p>The REST API is up: <a href=\"/api/health\">/api/health</a>, \
-         <a href=\"/api/openapi.json\">/api/openapi.json</a>.</p></body></html>",
-        web.display()
+         <a href=\"/api/openapi.json\">/api/openapi.json</a>.</p></body></html>"
     )
 }
 
@@ -646,14 +652,25 @@ async fn run_export(
     q: Result<Query<HashMap<String, String>>, QueryRejection>,
 ) -> ApiResult {
     let q = query(q)?;
-    known_keys(&q, &["format"])?;
+    known_keys(&q, &["format", "units"])?;
+    let units = match q.get("units").map(String::as_str) {
+        None | Some("false") => false,
+        Some("true") => true,
+        Some(other) => {
+            return Err(ApiError::bad_request(
+                Some("units"),
+                format!("units ({other}) must be true or false"),
+            ));
+        }
+    };
     let run = load_run(&state, &id).await?;
     let (body, ctype, ext) = match q.get("format").map(String::as_str) {
         None | Some("csv") => {
             let mut buf = Vec::new();
+            let opts = run_store::ExportOptions { units };
             state
                 .store
-                .export(run.id, run_store::Format::Csv, &mut buf)
+                .export_with(run.id, run_store::Format::Csv, opts, &mut buf)
                 .await
                 .map_err(ApiError::store)?;
             (buf, "text/csv; charset=utf-8", "csv")
@@ -664,7 +681,8 @@ async fn run_export(
                 .samples(run.id, &SampleQuery::default())
                 .await
                 .map_err(ApiError::store)?;
-            let buf = tokio::task::spawn_blocking(move || super::parquet::write(&set))
+            let record = run.clone();
+            let buf = tokio::task::spawn_blocking(move || super::parquet::write(&record, &set))
                 .await
                 .map_err(|e| ApiError::from_anyhow(e.into()))?
                 .map_err(ApiError::from_anyhow)?;

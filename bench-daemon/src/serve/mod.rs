@@ -24,6 +24,7 @@ pub mod openapi;
 pub mod parquet;
 pub mod pool;
 pub mod queue;
+pub mod web;
 
 use crate::bench_lock::BenchLock;
 use crate::cli::InputError;
@@ -48,8 +49,8 @@ pub struct Options {
     pub listen: SocketAddr,
     /// The run database.
     pub db: DbArgs,
-    /// Dashboard directory.
-    pub web: PathBuf,
+    /// Dashboard directory (`--web`); `None`: the dashboard embedded at build time.
+    pub web: Option<PathBuf>,
     /// Token from --token or the environment, with where it came from.
     pub token: Option<(String, &'static str)>,
     /// GETs need the token too.
@@ -160,7 +161,7 @@ pub async fn serve(opts: Options) -> anyhow::Result<()> {
         db_path: db.clone(),
         pool,
     };
-    let app = api::router(state, &opts.web);
+    let app = api::router(state, opts.web.as_deref());
 
     tokio::spawn(async move {
         let signal = crate::cli::stop_signal().await;

@@ -1,108 +1,185 @@
-//! `GET /api/runs/{id}/export?format=parquet`: a run's samples and model outputs as one Parquet
-//! file (one row group, uncompressed), written with the `parquet` crate's low-level column
-//! writers (no Arrow). Columns: `idx` (INT64), `t, x, v, u_cmd, torque_motor, torque_sensor`
-//! (DOUBLE, SI units), `segment, flags` (INT32, the stored u32 bits), then one DOUBLE column per
-//! lockstep model (NaN where it produced nothing). Model ids are used as column names with any
-//! character outside `[A-Za-z0-9_]` replaced by `_`.
+//! A run's samples and model outputs as one Parquet file, for `GET /api/runs/{id}/export?format=
+//! parquet` and `bench runs export --format parquet` (see docs/src/data-model.md).
+//!
+//! Columns are those of the CSV export, under the same names: `idx` (int64), `t, x, v, u_cmd,
+//! torque_motor, torque_sensor` (double, SI bench units), `segment, flags` (uint32), then one
+//! double column per lockstep model output, named by its id (NaN where it produced nothing).
+//! Every field carries its unit as field metadata (`unit`); the file's key-value metadata holds
+//! `frictionbench.units` (column → unit), `frictionbench.run` (the run record), `frictionbench.
+//! spec` and `frictionbench.software_version` (of the software that recorded the run) and
+//! `frictionbench.exported_by` (of this exporter).
 
-use parquet::data_type::{DoubleType, Int32Type, Int64Type};
+use arrow_array::{ArrayRef, Float64Array, Int64Array, RecordBatch, UInt32Array};
+use arrow_schema::{DataType, Field, Schema};
+use parquet::arrow::ArrowWriter;
+use parquet::file::metadata::KeyValue;
 use parquet::file::properties::WriterProperties;
-use parquet::file::writer::SerializedFileWriter;
-use parquet::schema::parser::parse_message_type;
-use run_store::SampleSet;
+use run_store::{Run, Sample, SampleSet};
+use std::collections::HashMap;
+use std::io::Write;
 use std::sync::Arc;
 
-/// The Parquet file of a sample set.
-pub fn write(set: &SampleSet) -> anyhow::Result<Vec<u8>> {
-    let names: Vec<String> = set
-        .models
+/// Rows per row group: bounds the reader's memory on long runs.
+const ROW_GROUP: usize = 262_144;
+
+/// The Parquet file of a run's sample set.
+pub fn write(run: &Run, set: &SampleSet) -> anyhow::Result<Vec<u8>> {
+    let mut buf = Vec::new();
+    write_to(&mut buf, run, set)?;
+    Ok(buf)
+}
+
+/// Writes the Parquet file of a run's sample set to `out`.
+pub fn write_to<W: Write + Send>(out: W, run: &Run, set: &SampleSet) -> anyhow::Result<()> {
+    let units = run_store::column_units(&set.models);
+    let fields: Vec<Field> = units
         .iter()
-        .map(|m| {
-            m.chars()
-                .map(|c| {
-                    if c.is_ascii_alphanumeric() || c == '_' {
-                        c
-                    } else {
-                        '_'
-                    }
-                })
-                .collect()
+        .enumerate()
+        .map(|(k, (name, unit))| {
+            let ty = match k {
+                0 => DataType::Int64,
+                7 | 8 => DataType::UInt32,
+                _ => DataType::Float64,
+            };
+            Field::new(name, ty, false)
+                .with_metadata(HashMap::from([("unit".to_string(), unit.to_string())]))
         })
         .collect();
-    let mut message = String::from(
-        "message run { REQUIRED INT64 idx; REQUIRED DOUBLE t; REQUIRED DOUBLE x; \
-         REQUIRED DOUBLE v; REQUIRED DOUBLE u_cmd; REQUIRED DOUBLE torque_motor; \
-         REQUIRED DOUBLE torque_sensor; REQUIRED INT32 segment; REQUIRED INT32 flags;",
-    );
-    for (k, n) in names.iter().enumerate() {
-        // A model id that starts with a digit still makes a valid column name this way.
-        message.push_str(&format!(" REQUIRED DOUBLE m{k}_{n};"));
-    }
-    message.push_str(" }");
-    let schema = Arc::new(parse_message_type(&message)?);
-    let props = Arc::new(WriterProperties::builder().build());
-    let mut w = SerializedFileWriter::new(Vec::new(), schema, props)?;
-    let mut rg = w.next_row_group()?;
-    let s = &set.samples;
-    let doubles: [fn(&run_store::Sample) -> f64; 6] = [
-        |s| s.t,
-        |s| s.x,
-        |s| s.v,
-        |s| s.u_cmd,
-        |s| s.torque_motor,
-        |s| s.torque_sensor,
-    ];
-    let mut k = 0usize;
-    while let Some(mut col) = rg.next_column()? {
-        match k {
-            0 => {
-                let idx: Vec<i64> = set.idx.iter().map(|&i| i as i64).collect();
-                col.typed::<Int64Type>().write_batch(&idx, None, None)?;
-            }
-            1..=6 => {
-                let v: Vec<f64> = s.iter().map(doubles[k - 1]).collect();
-                col.typed::<DoubleType>().write_batch(&v, None, None)?;
-            }
-            7 | 8 => {
-                let v: Vec<i32> = s
-                    .iter()
-                    .map(|s| (if k == 7 { s.segment } else { s.flags }) as i32)
-                    .collect();
-                col.typed::<Int32Type>().write_batch(&v, None, None)?;
-            }
-            _ => {
-                let m = k - 9;
-                let v: Vec<f64> = (0..s.len()).map(|i| set.outputs_at(i)[m]).collect();
-                col.typed::<DoubleType>().write_batch(&v, None, None)?;
-            }
+    let kv = file_metadata(run, &units)?;
+    // Also in the Arrow schema's metadata: Arrow readers (pyarrow) take the schema's metadata
+    // from there and do not merge the footer's key-value pairs into it.
+    let schema_meta: HashMap<String, String> = kv
+        .iter()
+        .map(|e| (e.key.clone(), e.value.clone().unwrap_or_default()))
+        .collect();
+    let schema = Arc::new(Schema::new(fields).with_metadata(schema_meta));
+    let props = WriterProperties::builder()
+        .set_max_row_group_row_count(Some(ROW_GROUP))
+        .set_key_value_metadata(Some(kv))
+        .build();
+    let mut w = ArrowWriter::try_new(out, schema.clone(), Some(props))?;
+    let mut start = 0;
+    while start < set.samples.len() || start == 0 {
+        let end = (start + ROW_GROUP).min(set.samples.len());
+        w.write(&batch(&schema, set, start..end)?)?;
+        if end == set.samples.len() {
+            break;
         }
-        col.close()?;
-        k += 1;
+        start = end;
     }
-    rg.close()?;
-    Ok(w.into_inner()?)
+    w.close()?;
+    Ok(())
+}
+
+/// The file's key-value metadata.
+fn file_metadata(run: &Run, units: &[(String, &str)]) -> anyhow::Result<Vec<KeyValue>> {
+    let units: serde_json::Map<String, serde_json::Value> = units
+        .iter()
+        .map(|(c, u)| (c.clone(), serde_json::Value::from(*u)))
+        .collect();
+    let kv = |k: &str, v: String| KeyValue::new(format!("frictionbench.{k}"), v);
+    Ok(vec![
+        kv("units", serde_json::to_string(&units)?),
+        kv("run", serde_json::to_string(run)?),
+        kv("spec", serde_json::to_string(&run.spec)?),
+        kv("software_version", run.software_version.clone()),
+        kv(
+            "exported_by",
+            format!("frictionbench {}", env!("CARGO_PKG_VERSION")),
+        ),
+    ])
+}
+
+/// Rows `range` of the set as one record batch.
+fn batch(
+    schema: &Arc<Schema>,
+    set: &SampleSet,
+    range: std::ops::Range<usize>,
+) -> anyhow::Result<RecordBatch> {
+    let s = &set.samples[range.clone()];
+    let f64s = |f: fn(&Sample) -> f64| -> ArrayRef {
+        Arc::new(Float64Array::from_iter_values(s.iter().map(f)))
+    };
+    let mut cols: Vec<ArrayRef> = vec![
+        Arc::new(Int64Array::from_iter_values(
+            set.idx[range.clone()].iter().map(|&i| i as i64),
+        )),
+        f64s(|s| s.t),
+        f64s(|s| s.x),
+        f64s(|s| s.v),
+        f64s(|s| s.u_cmd),
+        f64s(|s| s.torque_motor),
+        f64s(|s| s.torque_sensor),
+        Arc::new(UInt32Array::from_iter_values(s.iter().map(|s| s.segment))),
+        Arc::new(UInt32Array::from_iter_values(s.iter().map(|s| s.flags))),
+    ];
+    for m in 0..set.models.len() {
+        cols.push(Arc::new(Float64Array::from_iter_values(
+            range.clone().map(|i| set.outputs_at(i)[m]),
+        )));
+    }
+    Ok(RecordBatch::try_new(schema.clone(), cols)?)
 }
 
 #[cfg(test)]
 mod tests {
     use parquet::file::reader::{FileReader, SerializedFileReader};
 
+    fn run(models: &[&str]) -> run_store::Run {
+        serde_json::from_value(serde_json::json!({
+            "id": 7, "kind": "prbs", "name": "n", "status": "completed", "status_reason": null,
+            "created_at": "2026-11-23T00:00:00Z", "started_at": null, "finished_at": null,
+            "spec": {"kind": "prbs", "params": {"amplitude": 0.5}}, "bench_config": {},
+            "device_profiles": {}, "software_version": "0.1.0", "operator_note": null,
+            "models": models, "period_s": 0.001, "timing": {"overruns": 0}, "dropped_batches": 0,
+            "dropped_samples": 0, "sample_count": 3, "interruption_log": [], "results": null
+        }))
+        .unwrap()
+    }
+
     #[test]
-    fn a_sample_set_becomes_a_parquet_file_with_its_rows() {
+    fn a_sample_set_becomes_a_parquet_file_with_csv_column_names_and_units() {
+        let models = ["lugre", "coulomb-viscous", "gms:x_plant"];
         let set = run_store::SampleSet {
-            models: vec!["lugre".into(), "coulomb-viscous".into()],
+            models: models.iter().map(|m| m.to_string()).collect(),
             idx: vec![0, 1, 2],
             samples: vec![run_store::Sample::default(); 3],
-            outputs: vec![0.5; 6],
+            outputs: vec![0.5; 9],
         };
-        let bytes = super::write(&set).unwrap();
+        let bytes = super::write(&run(&models), &set).unwrap();
         assert_eq!(&bytes[..4], b"PAR1");
         assert_eq!(&bytes[bytes.len() - 4..], b"PAR1");
-        let mut file = tempfile::tempfile().unwrap();
-        std::io::Write::write_all(&mut file, &bytes).unwrap();
-        let reader = SerializedFileReader::new(file).unwrap();
+        let reader = SerializedFileReader::new(axum::body::Bytes::from(bytes)).unwrap();
         let meta = reader.metadata().file_metadata();
         assert_eq!(meta.num_rows(), 3);
-        assert_eq!(meta.schema_descr().num_columns(), 11);
+        let names: Vec<&str> = meta
+            .schema_descr()
+            .columns()
+            .iter()
+            .map(|c| c.name())
+            .collect();
+        let mut want = run_store::SAMPLE_COLUMNS.to_vec();
+        want.extend(models);
+        assert_eq!(names, want);
+        let kv: std::collections::HashMap<&str, &str> = meta
+            .key_value_metadata()
+            .unwrap()
+            .iter()
+            .map(|kv| (kv.key.as_str(), kv.value.as_deref().unwrap_or("")))
+            .collect();
+        let units: serde_json::Value = serde_json::from_str(kv["frictionbench.units"]).unwrap();
+        assert_eq!(units["t"], "s");
+        assert_eq!(units["v"], "rad/s");
+        assert_eq!(units["lugre"], "N m");
+        assert_eq!(units["gms:x_plant"], "rad");
+        let spec: serde_json::Value = serde_json::from_str(kv["frictionbench.spec"]).unwrap();
+        assert_eq!(spec["params"]["amplitude"], 0.5);
+        assert_eq!(kv["frictionbench.software_version"], "0.1.0");
+        assert!(
+            kv.contains_key("ARROW:schema"),
+            "field metadata travels in the Arrow schema"
+        );
+        let keys = meta.key_value_metadata().unwrap().len();
+        assert_eq!(keys, kv.len(), "no key twice");
     }
 }
