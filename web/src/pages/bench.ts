@@ -82,7 +82,9 @@ export function benchPage(root: HTMLElement): () => void {
     if (!window.confirm('Reset the drive fault? Check the bench first: the cause of the fault must be gone.')) return;
     try {
       const r = await post<any>('/api/faults/reset');
-      msg.show(r.was_faulted ? (r.cleared ? 'drive fault cleared (the drive stays disabled)' : 'the drive still reads a fault', r.cleared ? undefined : 'error') : 'no drive fault was latched');
+      if (!r.was_faulted) msg.show('no drive fault was latched');
+      else if (r.cleared) msg.show('drive fault cleared (the drive stays disabled)');
+      else msg.show('the drive still reads a fault', 'error');
     } catch (e) {
       msg.show(`drive fault reset: ${(e as ApiError).message}`, 'error');
     }
