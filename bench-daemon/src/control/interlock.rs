@@ -43,6 +43,32 @@ pub struct FaultReset {
     pub status: Option<u64>,
 }
 
+/// Opens a link of its own to the drive and runs the safe-state sequence on it (blocking: on
+/// the calling thread's own runtime).
+fn safe_state_on_own_link(loaded: &Loaded) -> SafeState {
+    let deadline = Duration::from_secs_f64(
+        loaded.config.limits.period_s * f64::from(loaded.config.safety.confirm_periods),
+    );
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build();
+    let Ok(runtime) = runtime else {
+        return SafeState::Unconfirmed {
+            after_s: 0.0,
+            what: "cannot build the e-stop's runtime".into(),
+        };
+    };
+    runtime.block_on(async {
+        match connect_drive(loaded).await {
+            Ok(mut drive) => safe_state(&mut drive, None, deadline).await,
+            Err(e) => SafeState::Unconfirmed {
+                after_s: 0.0,
+                what: e,
+            },
+        }
+    })
+}
+
 /// The running loop the interlock can reach.
 #[derive(Debug)]
 struct Attached {
@@ -133,17 +159,26 @@ impl Interlock {
     /// Neutral-free safe state on the interlock's own link: disable, confirm.
     async fn drive_safe_state(&self) -> SafeState {
         let _one = self.drive.lock().await;
-        let deadline = Duration::from_secs_f64(
-            self.loaded.config.limits.period_s
-                * f64::from(self.loaded.config.safety.confirm_periods),
-        );
-        match connect_drive(&self.loaded).await {
-            Ok(mut drive) => safe_state(&mut drive, None, deadline).await,
-            Err(e) => SafeState::Unconfirmed {
+        let loaded = self.loaded.clone();
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        // A thread and runtime of its own at the control loop's real-time priority: the e-stop
+        // must not wait for the daemon's runtime, however busy its clients keep it.
+        let spawned = std::thread::Builder::new()
+            .name("estop".into())
+            .spawn(move || {
+                let _ = super::realtime(loaded.config.realtime_priority);
+                let _ = tx.send(safe_state_on_own_link(&loaded));
+            });
+        if let Err(e) = spawned {
+            return SafeState::Unconfirmed {
                 after_s: 0.0,
-                what: e,
-            },
+                what: format!("cannot start the e-stop thread: {e}"),
+            };
         }
+        rx.await.unwrap_or(SafeState::Unconfirmed {
+            after_s: 0.0,
+            what: "the e-stop thread ended without an answer".into(),
+        })
     }
 
     /// Clears a latched drive fault (the profile's `fault_reset` sequence), never while a run
