@@ -156,6 +156,11 @@ pub(crate) fn request(
     s.write_all(body).unwrap();
     let mut raw = Vec::new();
     s.read_to_end(&mut raw).expect("read response");
+    parse_response(&raw)
+}
+
+/// A whole HTTP/1.1 response: status, headers, and the body de-chunked.
+pub(crate) fn parse_response(raw: &[u8]) -> Resp {
     let split = raw
         .windows(4)
         .position(|w| w == b"\r\n\r\n")

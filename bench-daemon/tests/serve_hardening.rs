@@ -4,7 +4,7 @@
 //! refused at start; duplicate keys, oversized bodies and 422s answer JSON naming the field;
 //! the e-stop answers within 50 ms while heavy plan checks and sweeps are in flight.
 
-use crate::cli_serve::{Daemon, Resp, dechunk};
+use crate::cli_serve::{Daemon, Resp, parse_response};
 use serde_json::{Value, json};
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -30,24 +30,7 @@ fn raw(addr: &str, method: &str, path: &str, headers: &[(&str, &str)], body: &[u
     let _ = s.write_all(body);
     let mut out = Vec::new();
     let _ = s.read_to_end(&mut out);
-    let split = out
-        .windows(4)
-        .position(|w| w == b"\r\n\r\n")
-        .expect("header end");
-    let headers = String::from_utf8_lossy(&out[..split]).into_owned();
-    let status = headers.split(' ').nth(1).unwrap().parse().unwrap();
-    let mut body = out[split + 4..].to_vec();
-    if headers
-        .to_ascii_lowercase()
-        .contains("transfer-encoding: chunked")
-    {
-        body = dechunk(&body);
-    }
-    Resp {
-        status,
-        headers,
-        body,
-    }
+    parse_response(&out)
 }
 
 const JSON: (&str, &str) = ("Content-Type", "application/json");
