@@ -296,6 +296,11 @@ impl BenchConfig {
 }
 
 impl Loaded {
+    /// How long the safe-state sequence may take to be confirmed at control period `period_s`.
+    pub fn confirm_deadline(&self, period_s: f64) -> std::time::Duration {
+        std::time::Duration::from_secs_f64(period_s * f64::from(self.config.safety.confirm_periods))
+    }
+
     /// The drive watchdog the run will set, or why it runs without one.
     pub fn watchdog_rule(&self) -> WatchdogRule {
         match self.watchdog_missing() {

@@ -87,6 +87,22 @@ impl Daemon {
     }
 
     /// Polls run `id` until its status is final.
+    /// Waits (at most 20 s) until the running run has streamed `n` live samples.
+    pub(crate) fn wait_live_samples(&self, n: u64) {
+        let t0 = Instant::now();
+        while self.json("/api/bench")["live"]["samples"]
+            .as_u64()
+            .unwrap_or(0)
+            < n
+        {
+            assert!(
+                t0.elapsed() < Duration::from_secs(20),
+                "the run did not start"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
     pub(crate) fn wait_final(&self, id: i64, within: Duration) -> Value {
         let t0 = Instant::now();
         loop {
@@ -607,18 +623,7 @@ fn estop_aborts_the_run_disables_the_drive_latches_and_stop_finishes_the_segment
     let r = d.req("POST", "/api/runs?start=now", Some(&long));
     assert_eq!(r.status, 201, "{}", r.text());
     let id = r.json()["id"].as_i64().unwrap();
-    let t0 = Instant::now();
-    while d.json("/api/bench")["live"]["samples"]
-        .as_u64()
-        .unwrap_or(0)
-        < 500
-    {
-        assert!(
-            t0.elapsed() < Duration::from_secs(20),
-            "the run did not start"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    d.wait_live_samples(500);
     // Busy: start=now is refused, nothing created.
     let total = d.runs_total();
     assert_eq!(

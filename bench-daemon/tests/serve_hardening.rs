@@ -312,18 +312,7 @@ fn the_estop_answers_within_50_ms_while_heavy_checks_and_sweeps_are_in_flight() 
     let r = d.req("POST", "/api/runs?start=now", Some(&tiny(60.0)));
     assert_eq!(r.status, 201, "{}", r.text());
     let id = r.json()["id"].as_i64().unwrap();
-    let t0 = Instant::now();
-    while d.json("/api/bench")["live"]["samples"]
-        .as_u64()
-        .unwrap_or(0)
-        < 300
-    {
-        assert!(
-            t0.elapsed() < Duration::from_secs(20),
-            "the run did not start"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    d.wait_live_samples(300);
     // The running run on /metrics.
     let m = d.get("/metrics");
     assert_eq!(m.status, 200);

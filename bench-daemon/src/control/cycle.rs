@@ -151,7 +151,7 @@ fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
 async fn after_panic(setup: &LoopSetup, message: &str) -> LoopReport {
     let reason = format!("panic in the control loop: {message}");
     let mut log = vec![(None, reason.clone())];
-    let deadline = confirm_deadline(setup);
+    let deadline = setup.loaded.confirm_deadline(setup.plan.period_s());
     let safe = match connect_drive(&setup.loaded).await {
         Ok(mut drive) => safe_state(&mut drive, None, deadline).await,
         Err(e) => SafeState::unconfirmed(0.0, format!("no fresh link to the drive: {e}")),
@@ -328,13 +328,6 @@ async fn switch_mode(drive: &mut Drive, mode: Mode, wire: f64) -> Result<(), Str
         .map_err(|e| format!("drive: set {mode} mode: {e}"))
 }
 
-/// The time the safe-state sequence may take to be confirmed.
-fn confirm_deadline(setup: &LoopSetup) -> Duration {
-    Duration::from_secs_f64(
-        setup.plan.period_s() * f64::from(setup.loaded.config.safety.confirm_periods),
-    )
-}
-
 async fn run_async(setup: &LoopSetup) -> LoopReport {
     let LoopSetup {
         loaded,
@@ -373,7 +366,7 @@ async fn run_async(setup: &LoopSetup) -> LoopReport {
     };
     let width = lockstep.width();
     let ts = plan.period_s();
-    let deadline = confirm_deadline(setup);
+    let deadline = setup.loaded.confirm_deadline(setup.plan.period_s());
     let mut outer = OuterLoop::new(cfg.controller);
     let mut seq = Sequencer::new();
 
@@ -410,16 +403,16 @@ async fn run_async(setup: &LoopSetup) -> LoopReport {
             return failed_early(e, log, safe.confirmed_s());
         }
     };
+    let guard = Guard::new(plan.limits, cfg.safety.breach_margin);
     let mut judge = Judge::new(
         Rules {
-            guard: Guard::new(plan.limits, cfg.safety.breach_margin),
+            guard,
             comm_errors: cfg.safety.comm_errors,
             sensor_stall_s: cfg.safety.sensor_stall_s,
             drive_stall_s: cfg.safety.drive_stall_s,
         },
         x0,
     );
-    let guard = Guard::new(plan.limits, cfg.safety.breach_margin);
 
     let mut batch = Batch::with_capacity(0, BATCH_SAMPLES, width);
     let mut dropped = 0u64;

@@ -46,9 +46,7 @@ pub struct FaultReset {
 /// Opens a link of its own to the drive and runs the safe-state sequence on it (blocking: on
 /// the calling thread's own runtime).
 fn safe_state_on_own_link(loaded: &Loaded) -> SafeState {
-    let deadline = Duration::from_secs_f64(
-        loaded.config.limits.period_s * f64::from(loaded.config.safety.confirm_periods),
-    );
+    let deadline = loaded.confirm_deadline(loaded.config.limits.period_s);
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build();
