@@ -132,28 +132,46 @@ pub async fn execute(
 
 /// Creates the run of a checked spec (status `queued`) with the bench snapshot; returns its id.
 pub async fn create(store: &Store, loaded: &Loaded, checked: &Checked) -> anyhow::Result<i64> {
+    let ids = create_all(store, loaded, std::slice::from_ref(checked)).await?;
+    ids.first()
+        .copied()
+        .ok_or_else(|| anyhow::anyhow!("BUG: no run created"))
+}
+
+/// Creates a `queued` run of each of `checked` in one store transaction (all or none).
+pub async fn create_all(
+    store: &Store,
+    loaded: &Loaded,
+    checked: &[Checked],
+) -> anyhow::Result<Vec<i64>> {
     let sets = store.parameter_sets(None).await?;
-    let choice = spec_lockstep(&checked.spec, loaded)?;
-    let (models, used) = loaded.lockstep_specs(choice.as_ref(), |q| Ok(find_set(&sets, q)))?;
     let plant = loaded.config.lockstep.plant_inertia_kg_m2.is_some();
-    let mut bench_config = serde_json::to_value(&loaded.config)?;
-    bench_config["source"] = loaded.source.clone().into();
-    bench_config["lockstep_resolved"] = serde_json::to_value(&models)?;
-    bench_config["lockstep_sets"] = serde_json::Value::Array(used);
-    let run_id = store
-        .create_run(&NewRun {
-            kind: checked.plan.kind.clone(),
-            name: checked.plan.name.clone(),
-            spec: checked.document.clone(),
-            bench_config,
-            device_profiles: loaded.profiles_json(),
-            software_version: env!("CARGO_PKG_VERSION").into(),
-            operator_note: None,
-            models: control::Lockstep::names(&models, plant),
-            period_s: Some(checked.plan.period_s()),
+    let mut config = serde_json::to_value(&loaded.config)?;
+    config["source"] = loaded.source.clone().into();
+    let profiles = loaded.profiles_json();
+    let runs = checked
+        .iter()
+        .map(|checked| {
+            let choice = spec_lockstep(&checked.spec, loaded)?;
+            let (models, used) =
+                loaded.lockstep_specs(choice.as_ref(), |q| Ok(find_set(&sets, q)))?;
+            let mut bench_config = config.clone();
+            bench_config["lockstep_resolved"] = serde_json::to_value(&models)?;
+            bench_config["lockstep_sets"] = serde_json::Value::Array(used);
+            Ok(NewRun {
+                kind: checked.plan.kind.clone(),
+                name: checked.plan.name.clone(),
+                spec: checked.document.clone(),
+                bench_config,
+                device_profiles: profiles.clone(),
+                software_version: env!("CARGO_PKG_VERSION").into(),
+                operator_note: None,
+                models: control::Lockstep::names(&models, plant),
+                period_s: Some(checked.plan.period_s()),
+            })
         })
-        .await?;
-    Ok(run_id)
+        .collect::<anyhow::Result<Vec<NewRun>>>()?;
+    Ok(store.create_runs(&runs).await?)
 }
 
 /// Runs the `queued` run `run_id` (made by [`create`] from `checked`) on the bench.

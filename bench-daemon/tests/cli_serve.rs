@@ -790,3 +790,86 @@ fn ten_live_clients_one_never_reading_do_not_hold_up_the_run() {
     );
     drop(stuck);
 }
+
+/// The waiting run ids, in queue order (all of them).
+fn queue_ids(d: &Daemon) -> Vec<i64> {
+    d.json("/api/queue")["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["run_id"].as_i64().unwrap())
+        .collect()
+}
+
+#[test]
+fn a_large_queue_is_listed_in_part_kept_in_order_and_comes_back_paused_after_a_kill() {
+    let _bench = crate::util::one_bench_at_a_time();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("runs.db");
+    let (before, running) = {
+        let d = Daemon::start(&db, "127.0.0.1:0", &[]);
+        assert_eq!(
+            d.req("PUT", "/api/queue", Some(&json!({"paused": true})))
+                .status,
+            200
+        );
+        let values: Vec<Value> = (0..300).map(|k| json!([0.2 + 1e-3 * k as f64])).collect();
+        let sweep = json!({"sweep": {"spec": tiny("sweep", 0.5), "param": "params.velocities",
+            "values": values}});
+        let r = d.req("POST", "/api/schedule", Some(&sweep));
+        assert_eq!(r.status, 201, "{}", r.text());
+        let t0 = Instant::now();
+        while d.json("/api/queue?limit=5")["waiting"] != 300 {
+            assert!(t0.elapsed() < Duration::from_secs(20), "the sweep was not queued");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let part = d.json("/api/queue?limit=5");
+        assert_eq!(part["items"].as_array().unwrap().len(), 5);
+        assert_eq!(part["truncated"], true);
+        let whole = d.json("/api/queue");
+        assert_eq!(whole["items"].as_array().unwrap().len(), 300);
+        assert_eq!(whole["truncated"], false);
+        let eta = |q: &Value| q["eta_total_s"].as_f64().unwrap();
+        assert!(
+            (eta(&part) - eta(&whole)).abs() < 1e-6 * eta(&whole) && eta(&whole) > 300.0 * 0.8,
+            "the ETA counts every run: {} vs {}",
+            eta(&part),
+            eta(&whole)
+        );
+        let bad = d.get("/api/queue?limit=many");
+        assert_eq!(bad.status, 400);
+        assert_eq!(bad.json()["field"], "limit");
+
+        // A run ahead of them all, one taken out of the middle.
+        let first = d
+            .req("POST", "/api/runs?priority=5", Some(&tiny("first", 30.0)))
+            .json();
+        assert_eq!(first["position"], 1);
+        let ids = queue_ids(&d);
+        let gone = ids[10];
+        assert_eq!(
+            d.req("DELETE", &format!("/api/queue/{gone}"), None).status,
+            204
+        );
+        // Resume: `first` starts; the daemon is killed while it runs.
+        assert_eq!(
+            d.req("PUT", "/api/queue", Some(&json!({"paused": false})))
+                .status,
+            200
+        );
+        d.wait_live_samples(100);
+        let before = queue_ids(&d);
+        assert_eq!(before.len(), 299);
+        assert!(!before.contains(&gone));
+        (before, first["id"].as_i64().unwrap())
+        // Dropped: SIGKILL, no graceful shutdown.
+    };
+    let d = Daemon::start(&db, "127.0.0.1:0", &[]);
+    let q = d.json("/api/queue");
+    assert_eq!(q["paused"], true, "an unclean stop leaves the queue paused");
+    assert_eq!(queue_ids(&d), before, "the order survives the kill");
+    let run = d.json(&format!("/api/runs/{running}"));
+    assert_eq!(run["status"], "interrupted", "{run}");
+    std::thread::sleep(Duration::from_millis(600));
+    assert_eq!(d.json("/api/bench")["busy"], false, "nothing starts by itself");
+}

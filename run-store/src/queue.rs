@@ -1,5 +1,6 @@
 //! `bench serve`'s persisted queue and schedule (migration 0003): plain rows the scheduler task
-//! reads at start and rewrites on every change. The scheduler owns their meaning.
+//! reads at start and keeps up to date at every change (a row per added or removed run; the
+//! whole queue only when it is reordered). The scheduler owns their meaning.
 
 use crate::Error;
 use serde::Serialize;
@@ -7,13 +8,15 @@ use sqlx::FromRow;
 
 use crate::Store;
 
-/// A queued run and its priority, in queue order.
+/// A queued run, its priority and its place.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, FromRow)]
 pub struct QueueRow {
     /// The run (status `queued`).
     pub run_id: i64,
     /// Higher runs first.
     pub priority: i64,
+    /// Sort key: lower runs first (any integers; gaps let a run be added without renumbering).
+    pub position: i64,
 }
 
 /// A schedule entry.
@@ -56,27 +59,39 @@ impl Store {
     /// The queue, in order.
     pub async fn queue_rows(&self) -> Result<Vec<QueueRow>, Error> {
         Ok(
-            sqlx::query_as("SELECT run_id, priority FROM queue_items ORDER BY position, run_id")
+            sqlx::query_as(
+                "SELECT run_id, priority, position FROM queue_items ORDER BY position, run_id",
+            )
                 .fetch_all(self.reader())
                 .await?,
         )
     }
 
-    /// Replaces the whole queue with `rows` (in order), in one transaction.
+    /// Replaces the whole queue with `rows`, in one transaction.
     pub async fn set_queue_rows(&self, rows: &[QueueRow]) -> Result<(), Error> {
         let mut tx = self.writer().begin().await?;
         sqlx::query("DELETE FROM queue_items")
             .execute(&mut *tx)
             .await?;
-        for (k, r) in rows.iter().enumerate() {
-            sqlx::query("INSERT INTO queue_items (run_id, priority, position) VALUES (?, ?, ?)")
-                .bind(r.run_id)
-                .bind(r.priority)
-                .bind(k as i64)
-                .execute(&mut *tx)
-                .await?;
-        }
+        insert_queue_rows(&mut tx, rows).await?;
         tx.commit().await?;
+        Ok(())
+    }
+
+    /// Adds `rows` to the queue (or moves them), in one transaction.
+    pub async fn add_queue_rows(&self, rows: &[QueueRow]) -> Result<(), Error> {
+        let mut tx = self.writer().begin().await?;
+        insert_queue_rows(&mut tx, rows).await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// Takes run `run_id` out of the queue.
+    pub async fn remove_queue_row(&self, run_id: i64) -> Result<(), Error> {
+        sqlx::query("DELETE FROM queue_items WHERE run_id = ?")
+            .bind(run_id)
+            .execute(self.writer())
+            .await?;
         Ok(())
     }
 
@@ -190,4 +205,23 @@ impl ScheduleRow {
             created_at: self.created_at,
         })
     }
+}
+
+async fn insert_queue_rows(
+    tx: &mut sqlx::Transaction<'_, sqlx::Sqlite>,
+    rows: &[QueueRow],
+) -> Result<(), Error> {
+    for r in rows {
+        sqlx::query(
+            "INSERT INTO queue_items (run_id, priority, position) VALUES (?, ?, ?)
+             ON CONFLICT (run_id) DO UPDATE
+             SET priority = excluded.priority, position = excluded.position",
+        )
+        .bind(r.run_id)
+        .bind(r.priority)
+        .bind(r.position)
+        .execute(&mut **tx)
+        .await?;
+    }
+    Ok(())
 }

@@ -242,23 +242,20 @@ impl Store {
 
     /// Creates a `queued` run; returns its id.
     pub async fn create_run(&self, run: &NewRun) -> Result<i64, Error> {
-        let id = sqlx::query_scalar(
-            "INSERT INTO runs (kind, name, spec, bench_config, device_profiles, software_version,
-                 operator_note, models, period_s)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
-        )
-        .bind(&run.kind)
-        .bind(&run.name)
-        .bind(serde_json::to_string(&run.spec)?)
-        .bind(serde_json::to_string(&run.bench_config)?)
-        .bind(serde_json::to_string(&run.device_profiles)?)
-        .bind(&run.software_version)
-        .bind(&run.operator_note)
-        .bind(serde_json::to_string(&run.models)?)
-        .bind(run.period_s)
-        .fetch_one(&self.write)
-        .await?;
-        Ok(id)
+        let mut conn = self.write.acquire().await?;
+        insert_run(&mut conn, run).await
+    }
+
+    /// Creates `queued` runs in one transaction (a sweep's thousand runs are one write, not a
+    /// thousand); returns their ids in order.
+    pub async fn create_runs(&self, runs: &[NewRun]) -> Result<Vec<i64>, Error> {
+        let mut tx = self.write.begin().await?;
+        let mut ids = Vec::with_capacity(runs.len());
+        for run in runs {
+            ids.push(insert_run(&mut tx, run).await?);
+        }
+        tx.commit().await?;
+        Ok(ids)
     }
 
     /// Sets a run's final status without a recorder (e.g. a run rejected or failed before it
@@ -757,4 +754,24 @@ mod tests {
         let err = store.parameter_set_by_name("nope").await.unwrap_err();
         assert_eq!(err.to_string(), "parameter set 'nope' not found");
     }
+}
+
+async fn insert_run(conn: &mut sqlx::SqliteConnection, run: &NewRun) -> Result<i64, Error> {
+    let id = sqlx::query_scalar(
+        "INSERT INTO runs (kind, name, spec, bench_config, device_profiles, software_version,
+             operator_note, models, period_s)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+    )
+    .bind(&run.kind)
+    .bind(&run.name)
+    .bind(serde_json::to_string(&run.spec)?)
+    .bind(serde_json::to_string(&run.bench_config)?)
+    .bind(serde_json::to_string(&run.device_profiles)?)
+    .bind(&run.software_version)
+    .bind(&run.operator_note)
+    .bind(serde_json::to_string(&run.models)?)
+    .bind(run.period_s)
+    .fetch_one(conn)
+    .await?;
+    Ok(id)
 }

@@ -91,6 +91,10 @@ export interface Queue {
   paused: boolean;
   on_failure: string;
   items: QueueItem[];
+  /** Every waiting run, whether listed or not. */
+  waiting?: number;
+  /** Only the first runs are listed (`?limit=`, and the live `queue` event). */
+  truncated?: boolean;
   eta_total_s: number | null;
   estop?: boolean;
   running?: { run_id: number; kind: string; name: string; estimate_s: number; remaining_s: number } | null;

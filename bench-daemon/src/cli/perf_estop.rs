@@ -4,8 +4,9 @@
 //!
 //! Two phases: e-stops of a running run (a loop at 1 kHz) on a quiet daemon, then the same
 //! while `--live-clients` SSE clients are connected and the scheduler expands a sweep of
-//! `--sweep-values` values. A phase-two e-stop finds a loop when the daemon could start one
-//! within 5 s, else none (the interlock then opens the drive link itself); both are reported.
+//! `--sweep-values` values. Each e-stop of a loop is followed by one with no loop running (the
+//! interlock then opens the drive link itself). A phase-two e-stop finds a loop when the daemon
+//! could start one within 5 s, else none; both cases are reported.
 
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Read, Write};
@@ -159,25 +160,45 @@ fn phase(addr: &str, spec: &Value, count: usize) -> anyhow::Result<Phase> {
     for _ in 0..count {
         let looped = try_loops && start_run(addr, spec).unwrap_or(false);
         try_loops = looped;
-        let t0 = Instant::now();
-        let (_, e) = request(
-            addr,
-            "POST",
-            "/api/estop",
-            Some(&json!({"reason": "bench perf estop"})),
-        )?;
-        let took = t0.elapsed().as_secs_f64() * 1e6;
         let case = if looped {
             &mut p.with_loop
         } else {
             &mut p.without_loop
         };
-        case.0.push(took);
-        case.1
-            .push(e["safe_state"]["after_us"].as_f64().unwrap_or(f64::NAN));
-        case.2 += usize::from(e["safe_state"]["confirmed"] == true);
+        estop(addr, case)?;
+        if looped && bench_free(addr)? {
+            estop(addr, &mut p.without_loop)?;
+        }
     }
     Ok(p)
+}
+
+/// Waits (at most 5 s) until the aborted run has left the bench: the next e-stop finds no loop.
+fn bench_free(addr: &str) -> anyhow::Result<bool> {
+    let t0 = Instant::now();
+    while t0.elapsed() < Duration::from_secs(5) {
+        if request(addr, "GET", "/api/bench", None)?.1["busy"] == false {
+            return Ok(true);
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    Ok(false)
+}
+
+/// One timed e-stop, added to `case`.
+fn estop(addr: &str, case: &mut (Vec<f64>, Vec<f64>, usize)) -> anyhow::Result<()> {
+    let t0 = Instant::now();
+    let (_, e) = request(
+        addr,
+        "POST",
+        "/api/estop",
+        Some(&json!({"reason": "bench perf estop"})),
+    )?;
+    case.0.push(t0.elapsed().as_secs_f64() * 1e6);
+    case.1
+        .push(e["safe_state"]["after_us"].as_f64().unwrap_or(f64::NAN));
+    case.2 += usize::from(e["safe_state"]["confirmed"] == true);
+    Ok(())
 }
 
 /// SSE clients that read and discard for as long as the daemon lives.

@@ -362,7 +362,9 @@ async fn health() -> ApiResult {
 
 /// `GET /api/bench` (also the live `status` event).
 pub fn bench_json(state: &AppState) -> Value {
-    let view = state.view.borrow().clone();
+    // Borrowed, not cloned: the view holds every waiting run, and every live client asks for
+    // this five times a second.
+    let view = state.view.borrow();
     let s: Status = state.hub.status.borrow().clone();
     let models = match &view.running {
         Some(r) => json!(r.models),
@@ -781,13 +783,19 @@ async fn estop_reset(State(state): State<AppState>) -> ApiResult {
     ok(ask(&state, |reply| Cmd::EStopReset { reply }).await?)
 }
 
-fn queue_json(state: &AppState) -> Value {
+fn queue_json(state: &AppState, limit: Option<usize>) -> Value {
     let t = state.hub.status.borrow().t;
-    state.view.borrow().to_json(t)
+    state.view.borrow().to_json(t, limit)
 }
 
-async fn get_queue(State(state): State<AppState>) -> ApiResult {
-    ok(queue_json(&state))
+async fn get_queue(
+    State(state): State<AppState>,
+    q: Result<Query<HashMap<String, String>>, QueryRejection>,
+) -> ApiResult {
+    let q = query(q)?;
+    known_keys(&q, &["limit"])?;
+    let limit = parse_q::<usize>(&q, "limit", "a whole number of runs ≥ 0")?;
+    ok(queue_json(&state, limit))
 }
 
 async fn put_queue(State(state): State<AppState>, Body(body): Body) -> ApiResult {
@@ -825,7 +833,7 @@ async fn put_queue(State(state): State<AppState>, Body(body): Body) -> ApiResult
         reply,
     })
     .await?;
-    ok(queue_json(&state))
+    ok(queue_json(&state, None))
 }
 
 async fn delete_queue_item(State(state): State<AppState>, Path(id): Path<String>) -> ApiResult {

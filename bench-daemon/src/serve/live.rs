@@ -12,6 +12,7 @@ use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use futures_util::Stream;
 use serde_json::{Value, json};
 use std::convert::Infallible;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::{broadcast, watch};
@@ -23,13 +24,22 @@ pub const MAX_SAMPLE_HZ: f64 = 100.0;
 /// Status events per second.
 const STATUS_HZ: u64 = 5;
 
-/// A run or queue change, sent to every live client.
+/// A run or queue change, sent to every live client: serialised once by the sender, not once
+/// per client.
 #[derive(Clone, Debug)]
 pub struct Event {
     /// `run` or `queue`.
     pub name: &'static str,
-    /// Its data.
-    pub data: Value,
+    /// Its data, as JSON text.
+    pub data: Arc<str>,
+}
+
+/// The last frame as JSON text, keyed by its sample index and time: the first client to send a
+/// frame serialises it, the others reuse the text.
+#[derive(Debug, Default)]
+struct FrameText {
+    key: Option<(u64, u64)>,
+    text: Option<Arc<str>>,
 }
 
 /// The channels the live stream reads; cloned into the scheduler (senders) and each run.
@@ -41,6 +51,8 @@ pub struct Hub {
     pub events: broadcast::Sender<Event>,
     /// Progress of the running run (the loop sends; the status endpoint and clients read).
     pub status: watch::Sender<Status>,
+    /// The latest frame's text, shared by the clients.
+    frame_text: Arc<Mutex<FrameText>>,
 }
 
 impl Hub {
@@ -50,12 +62,34 @@ impl Hub {
             frames: broadcast::channel(FRAME_RING).0,
             events: broadcast::channel(64).0,
             status: watch::channel(Status::default()).0,
+            frame_text: Arc::default(),
         }
     }
 
     /// Sends an event (nobody listening is fine).
     pub fn event(&self, name: &'static str, data: Value) {
+        let data = Arc::from(data.to_string());
         let _ = self.events.send(Event { name, data });
+    }
+
+    /// The `sample` event's text of `f`, serialised once for every client.
+    fn frame_text(&self, f: &Frame, models: impl FnOnce() -> Value) -> Arc<str> {
+        let key = Some((f.idx, f.sample.t.to_bits()));
+        let mut cache = self.frame_text.lock().unwrap_or_else(|e| e.into_inner());
+        if cache.key == key
+            && let Some(text) = &cache.text
+        {
+            return text.clone();
+        }
+        let text: Arc<str> = Arc::from(
+            json!({"idx": f.idx, "sample": f.sample, "outputs": f.outputs, "models": models()})
+                .to_string(),
+        );
+        *cache = FrameText {
+            key,
+            text: Some(text.clone()),
+        };
+        text
     }
 }
 
@@ -103,34 +137,32 @@ async fn next_event(c: &mut Client) -> Option<SseEvent> {
             _ = c.shutdown.changed() => return None,
             frame = c.frames.recv() => match frame {
                 Ok(f) => {
-                    let models = c
-                        .state
-                        .view
-                        .borrow()
-                        .running
-                        .as_ref()
-                        .map(|r| r.models.clone())
-                        .unwrap_or_default();
-                    let data = json!({
-                        "idx": f.idx, "sample": f.sample, "outputs": f.outputs, "models": models,
+                    let view = &c.state.view;
+                    let text = c.state.hub.frame_text(&f, || {
+                        let running = view.borrow();
+                        json!(running.running.as_ref().map(|r| r.models.clone()).unwrap_or_default())
                     });
-                    return Some(sse("sample", &data));
+                    return Some(sse_text("sample", &text));
                 }
-                Err(RecvError::Lagged(n)) => return Some(sse("dropped", &json!({"frames": n}))),
+                Err(RecvError::Lagged(n)) => {
+                    return Some(sse_text("dropped", &json!({"frames": n}).to_string()));
+                }
                 Err(RecvError::Closed) => return None,
             },
             ev = c.events.recv() => match ev {
-                Ok(e) => return Some(sse(e.name, &e.data)),
+                Ok(e) => return Some(sse_text(e.name, &e.data)),
                 Err(RecvError::Lagged(_)) => continue,
                 Err(RecvError::Closed) => return None,
             },
-            _ = c.status.tick() => return Some(sse("status", &bench_json(&c.state))),
+            _ = c.status.tick() => {
+                return Some(sse_text("status", &bench_json(&c.state).to_string()));
+            }
         }
     }
 }
 
-fn sse(name: &str, data: &Value) -> SseEvent {
-    SseEvent::default().event(name).data(data.to_string())
+fn sse_text(name: &str, data: &str) -> SseEvent {
+    SseEvent::default().event(name).data(data)
 }
 
 #[cfg(test)]

@@ -67,6 +67,8 @@ pub fn document() -> Value {
                     "estop": {"type": "boolean"},
                     "running": {"type": ["object", "null"], "description": "{run_id, kind, name, estimate_s, remaining_s}"},
                     "items": {"type": "array", "items": {"$ref": "#/components/schemas/QueueItem"}},
+                    "waiting": {"type": "integer", "description": "every waiting run, listed or not"},
+                    "truncated": {"type": "boolean", "description": "only the first runs are listed (`limit`; the live `queue` event lists 100)"},
                     "eta_total_s": {"type": "number", "description": "until the last item ends [s]"}}},
                 "ScheduleEntry": {"type": "object", "properties": {
                     "id": {"type": "integer"}, "run_at": {"type": "string", "format": "date-time"},
@@ -142,7 +144,7 @@ pub fn document() -> Value {
     paths.insert("/api/faults/reset".into(), json!({"post": {"summary": "Clear a latched drive fault (an operator's action: no run ever clears one); refused while a run is running", "responses": {"200": ok_json("reset", json!({"type": "object", "properties": {"was_faulted": {"type": "boolean"}, "fault_code": {"type": ["integer", "null"]}, "cleared": {"type": "boolean"}, "status": {"type": ["integer", "null"]}}})), "401": e401.clone(), "409": e409.clone(), "502": ok_json("the drive could not be reached", any_obj())}}}));
     paths.insert("/api/estop/reset".into(), json!({"post": {"summary": "Clear the e-stop latch (the queue stays paused: resume with PUT /api/queue {\"paused\": false})", "responses": {"200": ok_json("cleared", any_obj()), "401": e401.clone()}}}));
     paths.insert("/api/queue".into(), json!({
-                "get": {"summary": "The queue with ETAs", "responses": {"200": ok_json("queue", json!({"$ref": "#/components/schemas/Queue"}))}},
+                "get": {"summary": "The queue with ETAs", "parameters": [q("limit", "list only the first runs (the count and the ETA cover them all)", json!({"type": "integer", "minimum": 0}))], "responses": {"200": ok_json("queue", json!({"$ref": "#/components/schemas/Queue"}))}},
                 "put": {"summary": "Reorder (a permutation of the waiting run ids), pause/resume, failure policy; all checked before any is applied", "requestBody": body("edits", json!({"type": "object", "properties": {"order": {"type": "array", "items": {"type": "integer"}}, "paused": {"type": "boolean"}, "on_failure": {"enum": ["continue", "stop"]}}})),
                     "responses": {"200": ok_json("queue", json!({"$ref": "#/components/schemas/Queue"})), "400": e400.clone(), "401": e401.clone(), "409": err("Resuming while the e-stop is latched"), "422": e422.clone()}}
             }));

@@ -26,6 +26,9 @@ use std::time::Duration;
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinHandle;
 
+/// Waiting runs a `queue` event lists (the rest are counted: `GET /api/queue` lists them all).
+pub const EVENT_ITEMS: usize = 100;
+
 /// A reply to a command.
 pub type Reply<T> = oneshot::Sender<Result<T, ApiError>>;
 
@@ -191,14 +194,16 @@ pub struct QueueView {
 impl QueueView {
     /// The `GET /api/queue` answer; `t` is the running run's time \[s\]. `starts_in_s` is the
     /// estimated wait before an item starts (the running run's remaining estimate plus the
-    /// estimates of the items before it), `eta_s` the estimated time until it ends.
-    pub fn to_json(&self, t: f64) -> Value {
+    /// estimates of the items before it), `eta_s` the estimated time until it ends. `limit`
+    /// lists only the first items (`waiting` counts them all, `truncated` says some are left
+    /// out): a queue of 100 000 runs is not sent whole to every live client at every change.
+    pub fn to_json(&self, t: f64, limit: Option<usize>) -> Value {
         let mut at = self
             .running
             .as_ref()
             .map_or(0.0, |r| (r.estimate_s - t).max(0.0));
-        let items: Vec<Value> = self
-            .items
+        let shown = limit.unwrap_or(usize::MAX).min(self.items.len());
+        let items: Vec<Value> = self.items[..shown]
             .iter()
             .enumerate()
             .map(|(k, i)| {
@@ -211,7 +216,10 @@ impl QueueView {
                 })
             })
             .collect();
+        at += self.items[shown..].iter().map(|i| i.estimate_s).sum::<f64>();
         json!({
+            "waiting": self.items.len(),
+            "truncated": shown < self.items.len(),
             "paused": self.paused,
             "on_failure": self.on_failure,
             "estop": self.estop,
@@ -230,7 +238,44 @@ impl QueueView {
 struct Item {
     run_id: i64,
     priority: i64,
+    /// Its persisted sort key (strictly increasing along the queue).
+    key: i64,
     checked: Checked,
+}
+
+impl Item {
+    fn row(&self) -> QueueRow {
+        QueueRow {
+            run_id: self.run_id,
+            priority: self.priority,
+            position: self.key,
+        }
+    }
+}
+
+/// Spacing of the sort keys when the queue is numbered afresh: room for a million runs to be
+/// put between two neighbours before the queue has to be rewritten.
+const KEY_GAP: i64 = 1 << 20;
+
+/// Sort keys for `count` runs put between the keys `before` and `after` (`None`: the queue's
+/// end), or `None` when there is no room and the queue must be numbered afresh.
+fn keys_between(before: Option<i64>, after: Option<i64>, count: usize) -> Option<Vec<i64>> {
+    let n = i64::try_from(count).ok()?;
+    match (before, after) {
+        (None, None) => Some((0..n).map(|k| k * KEY_GAP).collect()),
+        (Some(a), None) => (1..=n).map(|k| a.checked_add(k.checked_mul(KEY_GAP)?)).collect(),
+        (None, Some(b)) => (0..n)
+            .map(|k| b.checked_sub((n - k).checked_mul(KEY_GAP)?))
+            .collect(),
+        (Some(a), Some(b)) => {
+            let room = i128::from(b) - i128::from(a);
+            (room > i128::from(n)).then(|| {
+                (1..=n)
+                    .map(|k| (i128::from(a) + room * i128::from(k) / i128::from(n + 1)) as i64)
+                    .collect()
+            })
+        }
+    }
 }
 
 /// The running run.
@@ -311,6 +356,7 @@ impl Scheduler {
         order.extend(rest.into_iter().map(|run_id| QueueRow {
             run_id,
             priority: 0,
+            position: 0,
         }));
         let mut items = Vec::new();
         for row in order {
@@ -324,6 +370,7 @@ impl Scheduler {
                 Ok(checked) => items.push(Item {
                     run_id: row.run_id,
                     priority: row.priority,
+                    key: 0,
                     checked,
                 }),
                 Err(e) => {
@@ -349,7 +396,7 @@ impl Scheduler {
             .unwrap_or_default();
         let schedule = store.schedules().await?;
         let (view, rx) = watch::channel(QueueView::default());
-        let s = Scheduler {
+        let mut s = Scheduler {
             store,
             loaded,
             hub,
@@ -364,7 +411,7 @@ impl Scheduler {
             pool,
             view,
         };
-        s.persist_queue().await?;
+        s.persist_whole_queue().await?;
         s.publish();
         Ok((s, rx))
     }
@@ -374,21 +421,26 @@ impl Scheduler {
     pub async fn run(mut self, mut cmds: mpsc::Receiver<Cmd>, mut shutdown: watch::Receiver<bool>) {
         let mut tick = tokio::time::interval(Duration::from_millis(250));
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+        let mut more_due = false;
         loop {
             if let Err(e) = self.start_next().await {
                 tracing::error!("could not start the next run: {e:#}");
             }
+            // In this order: the daemon stopping, a run ending and commands come before the
+            // schedule's next due entry.
             let wake = tokio::select! {
-                cmd = cmds.recv() => Wake::Cmd(cmd),
-                done = wait(&mut self.running) => Wake::Done(done),
-                _ = tick.tick() => Wake::Tick,
+                biased;
                 r = shutdown.wait_for(|s| *s) => { let _ = r; Wake::Shutdown }
+                done = wait(&mut self.running) => Wake::Done(done),
+                cmd = cmds.recv() => Wake::Cmd(cmd),
+                _ = tick.tick() => Wake::Tick,
+                () = std::future::ready(()), if more_due => Wake::Tick,
             };
             match wake {
                 Wake::Cmd(Some(cmd)) => self.handle(cmd).await,
                 Wake::Cmd(None) | Wake::Shutdown => break,
                 Wake::Done(done) => self.finished(done).await,
-                Wake::Tick => self.fire_due().await,
+                Wake::Tick => more_due = self.fire_due().await,
             }
         }
         if let Some(r) = &self.running {
@@ -524,6 +576,7 @@ impl Scheduler {
         let item = Item {
             run_id,
             priority,
+            key: 0,
             checked,
         };
         let estimate = item.checked.plan.estimate_duration();
@@ -545,17 +598,73 @@ impl Scheduler {
             );
         }
         let at = self
+            .insert_waiting(vec![item], priority)
+            .await
+            .map_err(ApiError::store)?;
+        self.changed();
+        let t = self.hub.status.borrow().t;
+        let ahead = self.items[..=at].iter();
+        let eta = self.running.as_ref().map_or(0.0, |r| {
+            (r.view.estimate_s - t).max(0.0)
+        }) + ahead.map(|i| i.checked.plan.estimate_duration()).sum::<f64>();
+        Ok(json!({"id": run_id, "status": "queued", "position": at + 1, "eta_s": eta}))
+    }
+
+    /// Creates a run for each of `specs` and queues them together (one queue write, one
+    /// event); returns the last run created and the errors met.
+    async fn enqueue_all(
+        &mut self,
+        specs: Vec<Checked>,
+        priority: i64,
+    ) -> (Option<i64>, Vec<String>) {
+        let ids = match session::create_all(&self.store, &self.loaded, &specs).await {
+            Ok(ids) => ids,
+            Err(e) => return (None, vec![format!("{e:#}")]),
+        };
+        let items: Vec<Item> = ids
+            .iter()
+            .zip(specs)
+            .map(|(&run_id, checked)| Item {
+                run_id,
+                priority,
+                key: 0,
+                checked,
+            })
+            .collect();
+        let mut errors = Vec::new();
+        if let Err(e) = self.insert_waiting(items, priority).await {
+            errors.push(format!("persisting the queue: {e}"));
+        }
+        self.changed();
+        (ids.last().copied(), errors)
+    }
+
+    /// Puts `items` (all of `priority`) after every waiting run of the same or higher
+    /// priority and persists just them (the whole queue only when it has to be numbered
+    /// afresh); returns where the first went.
+    async fn insert_waiting(
+        &mut self,
+        mut items: Vec<Item>,
+        priority: i64,
+    ) -> Result<usize, run_store::Error> {
+        let at = self
             .items
             .iter()
             .position(|i| i.priority < priority)
             .unwrap_or(self.items.len());
-        self.items.insert(at, item);
-        self.persist_queue().await.map_err(ApiError::store)?;
-        self.changed();
-        let t = self.hub.status.borrow().t;
-        let view = self.view.borrow().to_json(t);
-        let eta = view["items"][at]["eta_s"].clone();
-        Ok(json!({"id": run_id, "status": "queued", "position": at + 1, "eta_s": eta}))
+        let before = at.checked_sub(1).map(|k| self.items[k].key);
+        let after = self.items.get(at).map(|i| i.key);
+        let keys = keys_between(before, after, items.len());
+        for (item, key) in items.iter_mut().zip(keys.iter().flatten()) {
+            item.key = *key;
+        }
+        let rows: Vec<QueueRow> = items.iter().map(Item::row).collect();
+        self.items.splice(at..at, items);
+        match keys {
+            Some(_) => self.store.add_queue_rows(&rows).await?,
+            None => self.persist_whole_queue().await?,
+        }
+        Ok(at)
     }
 
     /// Stop (`abort` false) or abort the run `run_id`: running → ask the loop; waiting →
@@ -588,7 +697,10 @@ impl Scheduler {
 
     async fn remove(&mut self, run_id: i64) -> Result<(), ApiError> {
         self.items.retain(|i| i.run_id != run_id);
-        self.persist_queue().await.map_err(ApiError::store)?;
+        self.store
+            .remove_queue_row(run_id)
+            .await
+            .map_err(ApiError::store)?;
         self.store
             .finish_run(run_id, RunStatus::Aborted, Some("removed from the queue"))
             .await
@@ -625,13 +737,14 @@ impl Scheduler {
             ));
         }
         if let Some(order) = order {
-            let mut items = std::mem::take(&mut self.items);
-            for id in order {
-                if let Some(k) = items.iter().position(|i| i.run_id == id) {
-                    self.items.push(items.swap_remove(k));
-                }
-            }
-            self.persist_queue().await.map_err(ApiError::store)?;
+            let mut by_id: std::collections::HashMap<i64, Item> = std::mem::take(&mut self.items)
+                .into_iter()
+                .map(|i| (i.run_id, i))
+                .collect();
+            self.items = order.iter().filter_map(|id| by_id.remove(id)).collect();
+            self.persist_whole_queue()
+                .await
+                .map_err(ApiError::store)?;
         }
         if let Some(p) = paused {
             self.paused = p;
@@ -654,7 +767,7 @@ impl Scheduler {
             return Ok(());
         }
         let item = self.items.remove(0);
-        self.persist_queue().await?;
+        self.store.remove_queue_row(item.run_id).await?;
         let run_id = item.run_id;
         if let Err(e) = self.start(item).await {
             let _ = self
@@ -771,9 +884,12 @@ impl Scheduler {
     }
 
     /// Fires the schedule entries that are due.
-    async fn fire_due(&mut self) {
+    /// Fires the first schedule entry that is due; returns whether more are (they fire on the
+    /// next turns, after the commands waiting meanwhile: a hundred due sweeps of a thousand
+    /// runs each do not keep a start or an abort waiting).
+    async fn fire_due(&mut self) -> bool {
         let now = Utc::now();
-        let due: Vec<ScheduleEntry> = self
+        let mut due = self
             .schedule
             .iter()
             .filter(|e| e.state == "pending")
@@ -782,55 +898,57 @@ impl Scheduler {
                     .as_deref()
                     .and_then(parse_time)
                     .is_some_and(|t| t <= now)
-            })
-            .cloned()
-            .collect();
-        if due.is_empty() {
-            return;
-        }
-        for e in due {
-            let mut last = None;
-            let mut state = "pending";
-            let (body, loaded) = (e.body.clone(), self.loaded.clone());
-            match self.pool.run_waiting(move || expand(&body, &loaded)).await {
-                Ok(specs) => {
-                    for checked in specs {
-                        match self.enqueue(checked, e.priority, false).await {
-                            Ok(v) => last = v["id"].as_i64(),
-                            Err(err) => {
-                                tracing::warn!("schedule {}: {}", e.id, err.error);
-                                state = "failed";
-                            }
-                        }
-                    }
+            });
+        let Some(first) = due.next().cloned() else {
+            return false;
+        };
+        let more = due.next().is_some();
+        self.fire(first, now).await;
+        self.reload_schedule().await;
+        more
+    }
+
+    /// Enqueues the runs of schedule entry `e` and moves it on (or marks it done or failed).
+    async fn fire(&mut self, e: ScheduleEntry, now: DateTime<Utc>) {
+        let mut last = None;
+        let mut state = "pending";
+        let (body, loaded) = (e.body.clone(), self.loaded.clone());
+        match self.pool.run_waiting(move || expand(&body, &loaded)).await {
+            Ok(specs) => {
+                let (last_id, errors) = self.enqueue_all(specs, e.priority).await;
+                last = last_id;
+                for err in &errors {
+                    tracing::warn!("schedule {}: {err}", e.id);
                 }
-                Err(err) => {
-                    tracing::warn!("schedule {}: {}", e.id, err.error);
+                if !errors.is_empty() {
                     state = "failed";
                 }
             }
-            let next = match e.recurrence.as_deref() {
-                Some(rule) => {
-                    let due = e.next_run_at.as_deref().and_then(parse_time).unwrap_or(now);
-                    state = "pending";
-                    Some(format_time(next_occurrence(due, now, rule)))
-                }
-                None => {
-                    if state == "pending" {
-                        state = "done";
-                    }
-                    None
-                }
-            };
-            if let Err(err) = self
-                .store
-                .update_schedule(e.id, state, next.as_deref(), last)
-                .await
-            {
-                tracing::error!("schedule {}: {err}", e.id);
+            Err(err) => {
+                tracing::warn!("schedule {}: {}", e.id, err.error);
+                state = "failed";
             }
         }
-        self.reload_schedule().await;
+        let next = match e.recurrence.as_deref() {
+            Some(rule) => {
+                let due = e.next_run_at.as_deref().and_then(parse_time).unwrap_or(now);
+                state = "pending";
+                Some(format_time(next_occurrence(due, now, rule)))
+            }
+            None => {
+                if state == "pending" {
+                    state = "done";
+                }
+                None
+            }
+        };
+        if let Err(err) = self
+            .store
+            .update_schedule(e.id, state, next.as_deref(), last)
+            .await
+        {
+            tracing::error!("schedule {}: {err}", e.id);
+        }
     }
 
     async fn reload_schedule(&mut self) {
@@ -841,15 +959,12 @@ impl Scheduler {
         self.changed();
     }
 
-    async fn persist_queue(&self) -> Result<(), run_store::Error> {
-        let rows: Vec<QueueRow> = self
-            .items
-            .iter()
-            .map(|i| QueueRow {
-                run_id: i.run_id,
-                priority: i.priority,
-            })
-            .collect();
+    /// Numbers the queue afresh and rewrites all of it (at restore and after a reorder).
+    async fn persist_whole_queue(&mut self) -> Result<(), run_store::Error> {
+        for (k, item) in (0..).zip(self.items.iter_mut()) {
+            item.key = k * KEY_GAP;
+        }
+        let rows: Vec<QueueRow> = self.items.iter().map(Item::row).collect();
         self.store.set_queue_rows(&rows).await
     }
 
@@ -893,7 +1008,8 @@ impl Scheduler {
     fn changed(&self) {
         self.publish();
         let t = self.hub.status.borrow().t;
-        self.hub.event("queue", self.view.borrow().to_json(t));
+        let event = self.view.borrow().to_json(t, Some(EVENT_ITEMS));
+        self.hub.event("queue", event);
     }
 }
 
@@ -1151,9 +1267,40 @@ mod tests {
             }],
             ..QueueView::default()
         };
-        let j = view.to_json(4.0);
+        let j = view.to_json(4.0, None);
         assert_eq!(j["items"][0]["starts_in_s"], json!(6.0));
         assert_eq!(j["items"][0]["eta_s"], json!(11.0));
         assert_eq!(j["eta_total_s"], json!(11.0));
+    }
+
+    #[test]
+    fn keys_go_between_their_neighbours_or_ask_for_a_renumbering() {
+        use super::{KEY_GAP, keys_between};
+        assert_eq!(keys_between(None, None, 3), Some(vec![0, KEY_GAP, 2 * KEY_GAP]));
+        assert_eq!(keys_between(Some(5), None, 2), Some(vec![5 + KEY_GAP, 5 + 2 * KEY_GAP]));
+        assert_eq!(keys_between(None, Some(0), 2), Some(vec![-2 * KEY_GAP, -KEY_GAP]));
+        assert_eq!(keys_between(Some(0), Some(10), 4), Some(vec![2, 4, 6, 8]));
+        assert_eq!(keys_between(Some(0), Some(4), 4), None, "no room: renumber");
+        assert_eq!(keys_between(Some(i64::MAX - 1), None, 1), None, "overflow: renumber");
+    }
+
+    #[test]
+    fn a_limited_listing_counts_every_run() {
+        let item = |run_id| ItemView {
+            run_id,
+            kind: "k".into(),
+            name: "n".into(),
+            priority: 0,
+            estimate_s: 2.0,
+        };
+        let view = QueueView {
+            items: (1..=250).map(item).collect(),
+            ..QueueView::default()
+        };
+        let j = view.to_json(0.0, Some(super::EVENT_ITEMS));
+        assert_eq!(j["items"].as_array().unwrap().len(), 100);
+        assert_eq!((j["waiting"].clone(), j["truncated"].clone()), (json!(250), json!(true)));
+        assert_eq!(j["eta_total_s"], json!(500.0));
+        assert_eq!(j["items"][99]["eta_s"], json!(200.0));
     }
 }

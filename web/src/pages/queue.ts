@@ -4,6 +4,9 @@ import { h, clear, duration, notice, fmt } from '../dom';
 import { live } from '../live';
 import { normaliseKinds, specForm, SpecForm } from '../specform';
 
+/** Waiting runs the page lists (the count and the ETA cover them all). */
+const LISTED = 200;
+
 export function queuePage(root: HTMLElement): () => void {
   const msg = notice();
   const queueBox = h('section', { class: 'card', 'aria-labelledby': 'queue-h', id: 'queue' });
@@ -14,10 +17,14 @@ export function queuePage(root: HTMLElement): () => void {
   let q: Queue | null = null;
   const showQueue = (queue: Queue) => {
     q = queue;
-    const items = [...queue.items].sort((a, b) => a.position - b.position);
-    const order = items.map((i) => i.run_id);
+    const sorted = [...queue.items].sort((a, b) => a.position - b.position);
+    const items = sorted.slice(0, LISTED);
+    const waiting = queue.waiting ?? sorted.length;
+    const truncated = items.length < waiting;
     const move = async (from: number, to: number) => {
-      const o = order.slice();
+      // A long queue is listed in part; a new order names every waiting run.
+      const all: Queue = truncated ? await get('/api/queue') : queue;
+      const o = [...all.items].sort((a, b) => a.position - b.position).map((i) => i.run_id);
       const [x] = o.splice(from, 1);
       o.splice(to, 0, x);
       try {
@@ -53,7 +60,7 @@ export function queuePage(root: HTMLElement): () => void {
         h('label', null, paused, ' paused'),
         h('label', { for: onFail.id }, 'on failure '),
         onFail,
-        h('span', { id: 'queue-total' }, `${items.length} waiting, all done in about ${duration(queue.eta_total_s)}`),
+        h('span', { id: 'queue-total' }, `${waiting} waiting, all done in about ${duration(queue.eta_total_s)}`),
       ),
       queue.running
         ? h('p', { id: 'queue-running' }, 'Running: ', h('a', { href: `#/runs/${queue.running.run_id}` }, `#${queue.running.run_id}`), ` ${queue.running.kind} “${queue.running.name}”, about ${duration(queue.running.remaining_s)} left`)
@@ -84,7 +91,7 @@ export function queuePage(root: HTMLElement): () => void {
                     'td',
                     { class: 'actions' },
                     h('button', { type: 'button', id: `q-up-${it.run_id}`, disabled: i === 0, 'aria-label': `Move run ${it.run_id} up`, onclick: () => move(i, i - 1) }, '↑'),
-                    h('button', { type: 'button', id: `q-down-${it.run_id}`, disabled: i === items.length - 1, 'aria-label': `Move run ${it.run_id} down`, onclick: () => move(i, i + 1) }, '↓'),
+                    h('button', { type: 'button', id: `q-down-${it.run_id}`, disabled: i === waiting - 1, 'aria-label': `Move run ${it.run_id} down`, onclick: () => move(i, i + 1) }, '↓'),
                     h(
                       'button',
                       {
@@ -108,6 +115,7 @@ export function queuePage(root: HTMLElement): () => void {
             ),
           )
         : h('p', { class: 'muted', id: 'queue-empty' }, 'The queue is empty.'),
+      truncated ? h('p', { class: 'muted', id: 'queue-more' }, `The first ${items.length} of ${waiting} waiting runs are listed.`) : null,
     );
   };
 
@@ -164,7 +172,7 @@ export function queuePage(root: HTMLElement): () => void {
   };
 
   const refresh = () => {
-    get('/api/queue').then(showQueue, (e) => clear(queueBox, h('p', { class: 'bad' }, e.message)));
+    get(`/api/queue?limit=${LISTED}`).then(showQueue, (e) => clear(queueBox, h('p', { class: 'bad' }, e.message)));
     get('/api/schedule').then(
       (s) => showSchedule(Array.isArray(s) ? s : s.entries ?? []),
       (e) => clear(schedBox, h('p', { class: 'bad' }, e.message)),
