@@ -174,6 +174,17 @@ pub async fn create_all(
     Ok(store.create_runs(&runs).await?)
 }
 
+/// Stores the loop's log lines the dead recorder did not (the safe-state line above all).
+async fn keep_log(store: &Store, run_id: i64, log: &[(Option<f64>, String)]) -> anyhow::Result<()> {
+    let stored = store.run(run_id).await?.interruption_log;
+    for (t, line) in log {
+        if !stored.iter().any(|e| &e.reason == line) {
+            store.append_log(run_id, *t, line).await?;
+        }
+    }
+    Ok(())
+}
+
 /// Runs the `queued` run `run_id` (made by [`create`] from `checked`) on the bench.
 pub async fn execute_run(
     store: &Store,
@@ -246,6 +257,7 @@ pub async fn execute_run(
         store
             .finish_run(run_id, RunStatus::Failed, Some(&why))
             .await?;
+        keep_log(store, run_id, &report.log).await?;
         let mut report = report;
         report.outcome = Outcome::Failed(why);
         return Ok(Finished {

@@ -820,7 +820,10 @@ fn a_large_queue_is_listed_in_part_kept_in_order_and_comes_back_paused_after_a_k
         assert_eq!(r.status, 201, "{}", r.text());
         let t0 = Instant::now();
         while d.json("/api/queue?limit=5")["waiting"] != 300 {
-            assert!(t0.elapsed() < Duration::from_secs(20), "the sweep was not queued");
+            assert!(
+                t0.elapsed() < Duration::from_secs(20),
+                "the sweep was not queued"
+            );
             std::thread::sleep(Duration::from_millis(50));
         }
         let part = d.json("/api/queue?limit=5");
@@ -871,5 +874,9 @@ fn a_large_queue_is_listed_in_part_kept_in_order_and_comes_back_paused_after_a_k
     let run = d.json(&format!("/api/runs/{running}"));
     assert_eq!(run["status"], "interrupted", "{run}");
     std::thread::sleep(Duration::from_millis(600));
-    assert_eq!(d.json("/api/bench")["busy"], false, "nothing starts by itself");
+    assert_eq!(
+        d.json("/api/bench")["busy"],
+        false,
+        "nothing starts by itself"
+    );
 }

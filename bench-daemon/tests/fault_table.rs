@@ -425,6 +425,10 @@ fn a_recorder_that_cannot_write_stops_the_run() {
     assert_eq!(run["status"], "failed", "{run}");
     let reason = run["status_reason"].as_str().unwrap();
     assert!(reason.starts_with("recording failed"), "{reason}");
+    assert!(
+        safe_line(&run).starts_with("drive disabled, confirmed by its status"),
+        "the safe-state line is kept once the store takes writes again: {run}"
+    );
     assert!(run["sample_count"].as_i64().unwrap() >= before);
     let sw = b.sim.statusword();
     assert_eq!(sw & 0x6F, READY_TO_SWITCH_ON, "statusword {sw:#06x}");

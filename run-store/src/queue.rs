@@ -58,13 +58,11 @@ struct ScheduleRow {
 impl Store {
     /// The queue, in order.
     pub async fn queue_rows(&self) -> Result<Vec<QueueRow>, Error> {
-        Ok(
-            sqlx::query_as(
-                "SELECT run_id, priority, position FROM queue_items ORDER BY position, run_id",
-            )
-                .fetch_all(self.reader())
-                .await?,
+        Ok(sqlx::query_as(
+            "SELECT run_id, priority, position FROM queue_items ORDER BY position, run_id",
         )
+        .fetch_all(self.reader())
+        .await?)
     }
 
     /// Replaces the whole queue with `rows`, in one transaction.

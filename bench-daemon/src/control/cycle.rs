@@ -297,21 +297,38 @@ async fn connect(loaded: &Loaded, log: &mut Vec<(Option<f64>, String)>) -> Resul
     Ok(Bus { drive, sensor })
 }
 
-/// The drive mode a segment runs in.
-fn drive_mode(seg: DriveMode, choice: OuterLoopChoice, drive: &Drive) -> Mode {
-    let wanted = match seg {
-        DriveMode::Torque => Mode::Torque,
-        DriveMode::Velocity => Mode::Velocity,
-        DriveMode::Position => Mode::Position,
-    };
-    let has = |m: Mode| {
-        drive.profile().modes.contains_key(&m)
-            || drive.profile().sequence(&format!("mode_{m}")).is_some()
-    };
-    if wanted == Mode::Torque || choice == OuterLoopChoice::Daemon || !has(wanted) {
-        Mode::Torque
-    } else {
-        wanted
+/// The drive mode each segment mode runs in, resolved once per run (not at every tick).
+#[derive(Clone, Copy, Debug)]
+struct ModeMap {
+    velocity: Mode,
+    position: Mode,
+}
+
+impl ModeMap {
+    /// The daemon closes the outer loops itself (torque mode) when asked to, or when the
+    /// drive profile has no such mode.
+    fn new(choice: OuterLoopChoice, drive: &Drive) -> ModeMap {
+        let native = |m: Mode| {
+            let has = drive.profile().modes.contains_key(&m)
+                || drive.profile().sequence(&format!("mode_{m}")).is_some();
+            if choice == OuterLoopChoice::Daemon || !has {
+                Mode::Torque
+            } else {
+                m
+            }
+        };
+        ModeMap {
+            velocity: native(Mode::Velocity),
+            position: native(Mode::Position),
+        }
+    }
+
+    fn of(self, seg: DriveMode) -> Mode {
+        match seg {
+            DriveMode::Torque => Mode::Torque,
+            DriveMode::Velocity => self.velocity,
+            DriveMode::Position => self.position,
+        }
     }
 }
 
@@ -383,7 +400,7 @@ async fn run_async(setup: &LoopSetup) -> LoopReport {
         let first = plan
             .segments
             .first()
-            .map(|s| drive_mode(s.mode, cfg.outer_loop, &bus.drive))
+            .map(|s| ModeMap::new(cfg.outer_loop, &bus.drive).of(s.mode))
             .unwrap_or(Mode::Torque);
         let hold = if first == Mode::Position { x0 } else { 0.0 };
         switch_mode(&mut bus.drive, first, hold).await?;
@@ -403,6 +420,7 @@ async fn run_async(setup: &LoopSetup) -> LoopReport {
             return failed_early(e, log, safe.confirmed_s());
         }
     };
+    let modes = ModeMap::new(cfg.outer_loop, &bus.drive);
     let guard = Guard::new(plan.limits, cfg.safety.breach_margin);
     let mut judge = Judge::new(
         Rules {
@@ -452,7 +470,7 @@ async fn run_async(setup: &LoopSetup) -> LoopReport {
         }
 
         // Mode and command, clamped before it leaves.
-        let want = drive_mode(tick.mode, cfg.outer_loop, &bus.drive);
+        let want = modes.of(tick.mode);
         let raw = match want {
             Mode::Torque => outer.torque(&tick, &m, ts, plan.limits.torque_nm),
             Mode::Velocity | Mode::Position => tick.value,

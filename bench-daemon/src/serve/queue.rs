@@ -216,7 +216,10 @@ impl QueueView {
                 })
             })
             .collect();
-        at += self.items[shown..].iter().map(|i| i.estimate_s).sum::<f64>();
+        at += self.items[shown..]
+            .iter()
+            .map(|i| i.estimate_s)
+            .sum::<f64>();
         json!({
             "waiting": self.items.len(),
             "truncated": shown < self.items.len(),
@@ -263,7 +266,9 @@ fn keys_between(before: Option<i64>, after: Option<i64>, count: usize) -> Option
     let n = i64::try_from(count).ok()?;
     match (before, after) {
         (None, None) => Some((0..n).map(|k| k * KEY_GAP).collect()),
-        (Some(a), None) => (1..=n).map(|k| a.checked_add(k.checked_mul(KEY_GAP)?)).collect(),
+        (Some(a), None) => (1..=n)
+            .map(|k| a.checked_add(k.checked_mul(KEY_GAP)?))
+            .collect(),
         (None, Some(b)) => (0..n)
             .map(|k| b.checked_sub((n - k).checked_mul(KEY_GAP)?))
             .collect(),
@@ -604,9 +609,13 @@ impl Scheduler {
         self.changed();
         let t = self.hub.status.borrow().t;
         let ahead = self.items[..=at].iter();
-        let eta = self.running.as_ref().map_or(0.0, |r| {
-            (r.view.estimate_s - t).max(0.0)
-        }) + ahead.map(|i| i.checked.plan.estimate_duration()).sum::<f64>();
+        let eta = self
+            .running
+            .as_ref()
+            .map_or(0.0, |r| (r.view.estimate_s - t).max(0.0))
+            + ahead
+                .map(|i| i.checked.plan.estimate_duration())
+                .sum::<f64>();
         Ok(json!({"id": run_id, "status": "queued", "position": at + 1, "eta_s": eta}))
     }
 
@@ -742,9 +751,7 @@ impl Scheduler {
                 .map(|i| (i.run_id, i))
                 .collect();
             self.items = order.iter().filter_map(|id| by_id.remove(id)).collect();
-            self.persist_whole_queue()
-                .await
-                .map_err(ApiError::store)?;
+            self.persist_whole_queue().await.map_err(ApiError::store)?;
         }
         if let Some(p) = paused {
             self.paused = p;
@@ -1276,12 +1283,25 @@ mod tests {
     #[test]
     fn keys_go_between_their_neighbours_or_ask_for_a_renumbering() {
         use super::{KEY_GAP, keys_between};
-        assert_eq!(keys_between(None, None, 3), Some(vec![0, KEY_GAP, 2 * KEY_GAP]));
-        assert_eq!(keys_between(Some(5), None, 2), Some(vec![5 + KEY_GAP, 5 + 2 * KEY_GAP]));
-        assert_eq!(keys_between(None, Some(0), 2), Some(vec![-2 * KEY_GAP, -KEY_GAP]));
+        assert_eq!(
+            keys_between(None, None, 3),
+            Some(vec![0, KEY_GAP, 2 * KEY_GAP])
+        );
+        assert_eq!(
+            keys_between(Some(5), None, 2),
+            Some(vec![5 + KEY_GAP, 5 + 2 * KEY_GAP])
+        );
+        assert_eq!(
+            keys_between(None, Some(0), 2),
+            Some(vec![-2 * KEY_GAP, -KEY_GAP])
+        );
         assert_eq!(keys_between(Some(0), Some(10), 4), Some(vec![2, 4, 6, 8]));
         assert_eq!(keys_between(Some(0), Some(4), 4), None, "no room: renumber");
-        assert_eq!(keys_between(Some(i64::MAX - 1), None, 1), None, "overflow: renumber");
+        assert_eq!(
+            keys_between(Some(i64::MAX - 1), None, 1),
+            None,
+            "overflow: renumber"
+        );
     }
 
     #[test]
@@ -1299,7 +1319,10 @@ mod tests {
         };
         let j = view.to_json(0.0, Some(super::EVENT_ITEMS));
         assert_eq!(j["items"].as_array().unwrap().len(), 100);
-        assert_eq!((j["waiting"].clone(), j["truncated"].clone()), (json!(250), json!(true)));
+        assert_eq!(
+            (j["waiting"].clone(), j["truncated"].clone()),
+            (json!(250), json!(true))
+        );
         assert_eq!(j["eta_total_s"], json!(500.0));
         assert_eq!(j["items"][99]["eta_s"], json!(200.0));
     }
