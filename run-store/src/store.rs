@@ -721,6 +721,26 @@ pub(crate) async fn set_timing(
     Ok(())
 }
 
+async fn insert_run(conn: &mut sqlx::SqliteConnection, run: &NewRun) -> Result<i64, Error> {
+    let id = sqlx::query_scalar(
+        "INSERT INTO runs (kind, name, spec, bench_config, device_profiles, software_version,
+             operator_note, models, period_s)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+    )
+    .bind(&run.kind)
+    .bind(&run.name)
+    .bind(serde_json::to_string(&run.spec)?)
+    .bind(serde_json::to_string(&run.bench_config)?)
+    .bind(serde_json::to_string(&run.device_profiles)?)
+    .bind(&run.software_version)
+    .bind(&run.operator_note)
+    .bind(serde_json::to_string(&run.models)?)
+    .bind(run.period_s)
+    .fetch_one(conn)
+    .await?;
+    Ok(id)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -754,24 +774,4 @@ mod tests {
         let err = store.parameter_set_by_name("nope").await.unwrap_err();
         assert_eq!(err.to_string(), "parameter set 'nope' not found");
     }
-}
-
-async fn insert_run(conn: &mut sqlx::SqliteConnection, run: &NewRun) -> Result<i64, Error> {
-    let id = sqlx::query_scalar(
-        "INSERT INTO runs (kind, name, spec, bench_config, device_profiles, software_version,
-             operator_note, models, period_s)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
-    )
-    .bind(&run.kind)
-    .bind(&run.name)
-    .bind(serde_json::to_string(&run.spec)?)
-    .bind(serde_json::to_string(&run.bench_config)?)
-    .bind(serde_json::to_string(&run.device_profiles)?)
-    .bind(&run.software_version)
-    .bind(&run.operator_note)
-    .bind(serde_json::to_string(&run.models)?)
-    .bind(run.period_s)
-    .fetch_one(conn)
-    .await?;
-    Ok(id)
 }
