@@ -68,10 +68,26 @@ fn quick_loop_panics() {
             .is_some_and(|n| n.starts_with("control-loop"));
         if loop_thread {
             eprintln!("bench: {info} (caught: the drive's safe state follows)");
+        } else if closed_stdout(&info.to_string()) {
+            // `bench models | head`: the reader has all it wanted.
+            std::process::exit(0);
         } else {
             default(info);
         }
     }));
+}
+
+/// Whether a panic or error is a write to a standard output whose reader has gone.
+fn closed_stdout(message: &str) -> bool {
+    message.contains("failed printing to stdout") && message.contains("Broken pipe")
+}
+
+/// Whether `err` is, anywhere in its chain, a write into a closed pipe.
+fn broken_pipe(err: &anyhow::Error) -> bool {
+    err.chain().any(|e| {
+        e.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
 }
 
 fn main() -> ExitCode {
@@ -95,6 +111,7 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
+        Err(err) if broken_pipe(&err) => ExitCode::SUCCESS,
         Err(err) => {
             eprintln!("bench: {err:#}");
             if err.downcast_ref::<cli::InputError>().is_some() {

@@ -439,3 +439,55 @@ fn daemon_messages_follow_rust_log() {
     let quiet = serve_log(Some("warn"));
     assert!(!quiet.contains("shutting down"), "{quiet}");
 }
+
+/// Reads one HTTP/1.1 response with a Content-Length body off a kept-alive connection.
+fn read_one(s: &mut TcpStream) -> Resp {
+    let mut raw = Vec::new();
+    let mut byte = [0u8; 1];
+    while !raw.ends_with(b"\r\n\r\n") {
+        s.read_exact(&mut byte).expect("response head");
+        raw.push(byte[0]);
+    }
+    let head = String::from_utf8_lossy(&raw).to_ascii_lowercase();
+    let len: usize = head
+        .lines()
+        .find_map(|l| l.strip_prefix("content-length:"))
+        .map_or(0, |v| v.trim().parse().unwrap());
+    let mut body = vec![0u8; len];
+    s.read_exact(&mut body).unwrap();
+    raw.extend_from_slice(&body);
+    parse_response(&raw)
+}
+
+#[test]
+fn an_estop_is_answered_by_the_front_and_on_a_kept_alive_connection_too() {
+    let _bench = crate::util::one_bench_at_a_time();
+    let dir = tempfile::tempdir().unwrap();
+    let d = Daemon::start(&dir.path().join("runs.db"), "127.0.0.1:0", &[]);
+    let estop = format!(
+        "POST /api/estop HTTP/1.1\r\nHost: {}\r\nContent-Length: 0\r\n\r\n",
+        d.addr
+    );
+    // A fresh connection: the front answers it on its own thread and closes the connection.
+    let mut s = TcpStream::connect(&d.addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    s.write_all(estop.as_bytes()).unwrap();
+    let r = read_one(&mut s);
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.json()["safe_state"]["confirmed"], true, "{}", r.text());
+    assert_eq!(r.header("connection").as_deref(), Some("close"));
+    // A connection that carried a GET first (a browser's keep-alive): the daemon's runtime
+    // answers the e-stop on it, with the same result.
+    let mut s = TcpStream::connect(&d.addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let get = format!("GET /api/health HTTP/1.1\r\nHost: {}\r\n\r\n", d.addr);
+    s.write_all(get.as_bytes()).unwrap();
+    assert_eq!(read_one(&mut s).status, 200);
+    s.write_all(estop.as_bytes()).unwrap();
+    let r = read_one(&mut s);
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.json()["safe_state"]["confirmed"], true, "{}", r.text());
+    // `/api/estop/reset` is not an e-stop: it goes to the scheduler as before.
+    let r = d.req("POST", "/api/estop/reset", None);
+    assert_eq!((r.status, r.json()["estop"].clone()), (200, json!(false)));
+}

@@ -49,6 +49,7 @@ function header() {
   const conn = document.getElementById('conn')!;
   const dropping = document.getElementById('dropping')!;
   const estop = document.getElementById('estop') as HTMLButtonElement;
+  const queueState = document.getElementById('queue-state')!;
   const showConn = () => {
     conn.textContent = live.connected ? 'live: connected' : 'live: reconnecting…';
     conn.className = `conn ${live.connected ? 'ok' : 'bad'}`;
@@ -56,6 +57,8 @@ function header() {
   live.on((ev, d) => {
     if (ev === 'connection') showConn();
     if (ev === 'status') {
+      // A paused queue is said on every page: nothing will start until someone resumes it.
+      queueState.hidden = !d.paused;
       estop.classList.toggle('latched', !!d.estop);
       estop.textContent = d.estop ? 'E-STOP (latched)' : 'E-STOP';
     }

@@ -90,6 +90,22 @@ test('an out-of-limit value: the server message beside the field, nothing starte
   assert.deepEqual(after_.runs.map((r) => r.id), before.runs.map((r) => r.id));
 });
 
+test('a launch estimated over an hour asks first; declined, nothing starts', async () => {
+  const before = (await api('/api/runs?limit=1000')).json;
+  await fillSweep({ ...sweep, repeats: '1000' });
+  let asked = '';
+  page.once('dialog', async (d) => {
+    asked = d.message();
+    await d.dismiss();
+  });
+  await page.click('#launch-start');
+  await page.waitForFunction(() => document.querySelector('#launch-result')?.textContent?.startsWith('Not started'));
+  assert.match(asked, /estimated to take .*Start it\?/);
+  assert.match(await page.textContent('#launch-result'), /not confirmed/);
+  const after_ = (await api('/api/runs?limit=1000')).json;
+  assert.equal(after_.total, before.total, 'no run was created');
+});
+
 let runId;
 
 test('launch a constant-velocity sweep from the form and watch the live plot', async () => {
@@ -283,6 +299,25 @@ test('models & fits: the models listed; a static-curve fit on the run, drawn on 
   assert.match(await page.textContent('[data-testid="stribeck-plot"] .legend'), /fitted coulomb_viscous/);
   await page.locator('[data-testid="stribeck-plot"]').screenshot({ path: path.join(shots, 'stribeck-fit.png') });
   await shot('run-fit');
+});
+
+test('a comparison: a ranked table with a model column and a bar chart of validation errors', async () => {
+  const r = await api('/api/comparisons', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ estimate: [runId], validate: [runId], models: ['coulomb_viscous', 'stribeck_exp'] }),
+  });
+  assert.ok(r.status < 300, r.text);
+  await go('runs');
+  await go(`runs/${runId}`);
+  await page.waitForSelector('.comparison-table');
+  const models = await page.$$eval('.comparison-table tbody tr', (trs) => trs.map((tr) => tr.getAttribute('data-model')));
+  assert.deepEqual([...models].sort(), ['coulomb_viscous', 'stribeck_exp']);
+  const ranks = await page.$$eval('.comparison-table tbody tr td:first-child', (tds) => tds.map((td) => td.textContent));
+  assert.deepEqual(ranks, ['1', '2']);
+  assert.equal(await page.locator('.comparison .bars .bar-row').count(), 2);
+  assert.doesNotMatch(await page.textContent('.comparison'), /estimation\.n_gross_sliding|estimation runs \[\]/);
+  await page.locator('.comparison').first().screenshot({ path: path.join(shots, 'comparison.png') });
 });
 
 test('the live stream reconnects after a daemon restart', async () => {

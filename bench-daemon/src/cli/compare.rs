@@ -32,6 +32,9 @@ pub struct CompareArgs {
     /// Models: ID, ID=p1+p2 or ID=none, comma separated.
     #[arg(long, required = true, value_delimiter = ',')]
     models: Vec<String>,
+    /// Bench configuration whose `geometry` sets the residual's unit (default: rotary).
+    #[arg(long, value_name = "FILE")]
+    config: Option<std::path::PathBuf>,
     /// Replay: `velocity` (friction error) or `torque` (position error through the plant).
     #[arg(long, value_enum, default_value_t = ReplayKind::Velocity)]
     replay: ReplayKind,
@@ -210,6 +213,13 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<()> {
     let table = compare::compare(&estimate, &validate, &models, &opts)
         .map_err(|e| InputError(e.to_string()))?;
     let mut table_json = serde_json::to_value(&table)?;
+    // The residual in the bench's units (friction [N m] on a rotary bench).
+    let geometry = crate::config::geometry_of(args.config.as_deref())?;
+    let residual = match args.replay {
+        ReplayKind::Velocity => format!("friction [{}]", geometry.force()),
+        ReplayKind::Torque => format!("position [{}]", geometry.position()),
+    };
+    table_json["residual"] = serde_json::json!(residual);
     let stored = match &store {
         Some(store) => {
             let options = serde_json::json!({
@@ -247,7 +257,7 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<()> {
         serde_json::to_writer_pretty(&mut out, &table_json)?;
         writeln!(out)?;
     } else {
-        write_text(&mut out, &table)?;
+        write_text(&mut out, &table, &residual)?;
         if let Some(id) = stored {
             writeln!(out, "stored as comparison {id}")?;
         }
@@ -263,11 +273,10 @@ fn num(x: Option<f64>) -> String {
 }
 
 /// The table as text: one row per model, MSE per regime on estimation and validation data.
-fn write_text(w: &mut impl Write, t: &Table) -> std::io::Result<()> {
+fn write_text(w: &mut impl Write, t: &Table, residual: &str) -> std::io::Result<()> {
     writeln!(
         w,
-        "MSE of {} (presliding: |v| < {}{}), ranked by validation MSE",
-        t.residual,
+        "MSE of {residual} (presliding: |v| < {}{}), ranked by validation MSE",
         t.regimes.presliding_velocity,
         t.regimes
             .presliding_displacement

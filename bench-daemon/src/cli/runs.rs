@@ -174,6 +174,17 @@ pub async fn open(db: &DbArgs) -> anyhow::Result<Store> {
     })
 }
 
+/// A kind to filter runs by, checked: a mistyped kind is an error, not an empty list.
+pub fn kind_filter(kind: Option<&str>) -> Result<Option<String>, String> {
+    let names = experiments::Kind::NAMES;
+    match kind {
+        Some(k) if !names.contains(&k) => {
+            Err(format!("unknown kind '{k}' (known: {})", names.join(", ")))
+        }
+        k => Ok(k.map(str::to_string)),
+    }
+}
+
 async fn list(args: &ListArgs) -> anyhow::Result<()> {
     let status = match &args.status {
         Some(s) => Some(
@@ -183,7 +194,7 @@ async fn list(args: &ListArgs) -> anyhow::Result<()> {
         None => None,
     };
     let filter = RunFilter {
-        kind: args.kind.clone(),
+        kind: kind_filter(args.kind.as_deref()).map_err(|e| InputError(format!("--kind: {e}")))?,
         status,
         since: args.since.clone(),
         until: args.until.clone(),

@@ -67,6 +67,9 @@ pub struct Status {
     pub segments: usize,
     /// Label of the active segment.
     pub label: String,
+    /// What the latest sample's `u_cmd` is: `torque` \[N m\], `velocity` \[rad/s\] or
+    /// `position` \[rad\] (the drive mode in force).
+    pub command: &'static str,
     /// Latest sample.
     pub sample: Sample,
     /// Samples so far.
@@ -295,6 +298,15 @@ async fn connect(loaded: &Loaded, log: &mut Vec<(Option<f64>, String)>) -> Resul
         ));
     }
     Ok(Bus { drive, sensor })
+}
+
+/// The quantity a command of `mode` sets.
+fn mode_name(mode: Mode) -> &'static str {
+    match mode {
+        Mode::Torque => "torque",
+        Mode::Velocity => "velocity",
+        Mode::Position => "position",
+    }
 }
 
 /// The drive mode each segment mode runs in, resolved once per run (not at every tick).
@@ -572,6 +584,7 @@ async fn run_async(setup: &LoopSetup) -> LoopReport {
                 if s.label != *label {
                     s.label.clone_from(label);
                 }
+                s.command = mode_name(mode);
                 s.sample = sample;
                 s.samples = idx;
                 s.overruns = stats.overruns;

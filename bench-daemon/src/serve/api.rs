@@ -181,14 +181,29 @@ pub fn router(state: AppState, web: Option<&FsPath>) -> Router {
                 .fallback(api_not_found)
         }
     };
-    app.layer(axum::extract::DefaultBodyLimit::max(
-        super::body::MAX_BODY_BYTES,
-    ))
-    .layer(middleware::from_fn_with_state(
-        state.guard.clone(),
-        super::guard::guard,
-    ))
-    .with_state(state)
+    layered(app, state)
+}
+
+/// Just the e-stop, behind the same guard and body limit: what the HTTP front
+/// ([`super::front`]) answers on its own thread.
+pub fn estop_router(state: AppState) -> Router {
+    let estop = Router::new()
+        .route("/api/estop", post(estop))
+        .fallback(api_not_found);
+    layered(estop, state)
+}
+
+/// The body limit and the guard (Host, Origin, content type, token) around `routes`.
+fn layered(routes: Router<AppState>, state: AppState) -> Router {
+    routes
+        .layer(axum::extract::DefaultBodyLimit::max(
+            super::body::MAX_BODY_BYTES,
+        ))
+        .layer(middleware::from_fn_with_state(
+            state.guard.clone(),
+            super::guard::guard,
+        ))
+        .with_state(state)
 }
 
 fn not_built_page(web: Option<&FsPath>) -> String {
@@ -385,7 +400,7 @@ pub fn bench_json(state: &AppState) -> Value {
         },
         "live": {
             "phase": s.phase, "t": s.t, "segment": s.segment, "segments": s.segments,
-            "label": s.label, "sample": s.sample, "samples": s.samples,
+            "label": s.label, "command": s.command, "sample": s.sample, "samples": s.samples,
             "overruns": s.overruns, "dropped_batches": s.dropped_batches,
         },
         "models": models,
@@ -491,7 +506,8 @@ async fn list_runs(
     }
     let offset: u64 = parse_q(&q, "offset", "a non-negative integer")?.unwrap_or(0);
     let filter = RunFilter {
-        kind: q.get("kind").cloned(),
+        kind: crate::cli::runs::kind_filter(q.get("kind").map(String::as_str))
+            .map_err(|e| ApiError::bad_request(Some("kind"), format!("kind: {e}")))?,
         status,
         since: q.get("since").cloned(),
         until: q.get("until").cloned(),

@@ -3,6 +3,7 @@
 //! axum HTTP server, which owns nothing mutable (mini-redis's shape).
 //!
 //! ```text
+//!  TCP ── front thread (front.rs): POST /api/estop answered there, the rest handed on
 //!  POST /api/estop ── Interlock (atomic latch + the running loop's Control, or its own
 //!                    drive link) ── confirmed safe state, then Cmd::EStopLatched ──►
 //!  http handlers ── Cmd + oneshot reply ──► scheduler task (queue.rs): owns the queue, the
@@ -17,6 +18,7 @@
 
 pub mod api;
 pub mod body;
+pub mod front;
 pub mod guard;
 pub mod live;
 pub mod metrics;
@@ -106,8 +108,7 @@ pub async fn serve(opts: Options) -> anyhow::Result<()> {
             .map(|h| h.trim().to_ascii_lowercase())
             .collect(),
     });
-    let listener = tokio::net::TcpListener::bind(opts.listen)
-        .await
+    let listener = std::net::TcpListener::bind(opts.listen)
         .map_err(|e| InputError(format!("--listen {}: {e}", opts.listen)))?;
     let addr = listener.local_addr()?;
 
@@ -161,7 +162,12 @@ pub async fn serve(opts: Options) -> anyhow::Result<()> {
         db_path: db.clone(),
         pool,
     };
+    let estop = api::estop_router(state.clone());
     let app = api::router(state, opts.web.as_deref());
+    // The front desk runs just below the simulated bench's priority (which is just below the
+    // loop's): a flood of connections cannot take the loop's CPU.
+    let front_priority = loaded.config.realtime_priority.saturating_sub(2);
+    let listener = front::start(listener, estop, front_priority, shutdown_rx.clone())?;
 
     tokio::spawn(async move {
         let signal = crate::cli::stop_signal().await;

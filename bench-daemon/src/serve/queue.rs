@@ -1126,6 +1126,7 @@ fn expand_each(
             set_path(&mut doc, param, v.clone()).map_err(|e| {
                 ApiError::unprocessable("sweep.param", format!("sweep.param {param}: {e}"))
             })?;
+            name_by_value(&mut doc, param, v);
             let label = format!("sweep.values[{k}]");
             each(total.add(super::api::check_value(&doc, loaded, &label)?)?)?;
         }
@@ -1135,6 +1136,29 @@ fn expand_each(
         "spec",
         "a schedule entry needs one of \"spec\", \"batch\" or \"sweep\"".into(),
     ))
+}
+
+/// Names a sweep's run by its swept value, e.g. "quick sweep (velocities = [0.2])", so that
+/// the runs of one sweep can be told apart in every list.
+fn name_by_value(doc: &mut Value, param: &str, value: &Value) {
+    const SHOWN: usize = 60;
+    let Some(obj) = doc.as_object_mut() else {
+        return;
+    };
+    let base = match obj.get("name").and_then(Value::as_str) {
+        Some(name) => name.to_string(),
+        None => obj
+            .get("kind")
+            .and_then(Value::as_str)
+            .unwrap_or("run")
+            .to_string(),
+    };
+    let mut shown = value.to_string();
+    if shown.chars().count() > SHOWN {
+        shown = shown.chars().take(SHOWN).chain("…".chars()).collect();
+    }
+    let key = param.rsplit('.').next().unwrap_or(param);
+    obj.insert("name".into(), json!(format!("{base} ({key} = {shown})")));
 }
 
 /// Most specs a batch or sweep expands to.

@@ -115,17 +115,22 @@ export function benchPage(root: HTMLElement): () => void {
         ['lockstep models', (b.models ?? []).join(', ') || '—'],
       ]),
     );
+    // Values are live only while a run's loop is sampling; otherwise the last motion would
+    // sit on the page as if the bench were still moving.
+    const fresh = !!b.busy && lv.phase === 'running';
     const s = lv.sample && Object.keys(lv.sample).length ? lv.sample : latest();
+    const v = (x: unknown, unit: string) => (fresh ? `${fmt(x)} ${unit}` : '—');
     clear(
       values,
       h('h2', { id: 'bench-values-h' }, 'Live values'),
+      fresh ? null : h('p', { class: 'muted', id: 'bench-values-stale' }, 'No samples arriving: no run is moving the bench.'),
       kvTable([
-        ['position x', `${fmt(s.x)} rad`],
-        ['velocity v', `${fmt(s.v)} rad/s`],
-        ['commanded torque', `${fmt(s.u_cmd)} N m`],
-        ['drive torque', `${fmt(s.torque_motor)} N m`],
-        ['sensor torque', `${fmt(s.torque_sensor)} N m`],
-        ['flags', fmt(s.flags)],
+        ['position x', v(s.x, commandUnit('position', b.units))],
+        ['velocity v', v(s.v, commandUnit('velocity', b.units))],
+        [`commanded ${lv.command || 'torque'} (u_cmd)`, v(s.u_cmd, commandUnit(lv.command || 'torque', b.units))],
+        ['drive torque', v(s.torque_motor, commandUnit('torque', b.units))],
+        ['sensor torque', v(s.torque_sensor, commandUnit('torque', b.units))],
+        ['flags', fresh ? fmt(s.flags) : '—'],
       ]),
     );
     const l = b.limits ?? {};
@@ -217,4 +222,12 @@ export function benchPage(root: HTMLElement): () => void {
     clearInterval(poll);
     built?.charts.forEach((c) => c.destroy());
   };
+}
+
+/** The unit of `u_cmd` by the drive mode in force, in the bench's units. */
+function commandUnit(mode: string, units?: { force?: string; position?: string }): string {
+  const position = units?.position ?? 'rad';
+  if (mode === 'velocity') return `${position}/s`;
+  if (mode === 'position') return position;
+  return units?.force ?? 'N m';
 }

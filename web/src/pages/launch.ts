@@ -62,6 +62,12 @@ export function launchPage(root: HTMLElement): () => void {
           return;
         }
         try {
+          // Over an hour of bench time is asked for once more before it is committed.
+          const est = await post('/api/experiments/check', spec);
+          if (est.estimate_s > LONG_RUN_S && !window.confirm(`This run is estimated to take ${duration(est.estimate_s)}. ${now ? 'Start' : 'Queue'} it?`)) {
+            msg.show('Not started: the long run was not confirmed.', 'error');
+            return;
+          }
           const r = await post(`/api/runs${qs({ start: now ? 'now' : undefined, priority: priority.value || undefined })}`, spec);
           msg.replaceChildren(
             `Run #${r.id} ${r.status}`,
@@ -88,6 +94,9 @@ export function launchPage(root: HTMLElement): () => void {
     clearTimeout(timer);
   };
 }
+
+/** Launches estimated longer than this [s] ask for a confirmation first. */
+const LONG_RUN_S = 3600;
 
 /** Duration estimate through `POST /api/experiments/check`; errors go beside their field,
  * unless `stale()` says a newer check or a submit has superseded this one by then. */

@@ -60,7 +60,9 @@ export function queuePage(root: HTMLElement): () => void {
         h('label', null, paused, ' paused'),
         h('label', { for: onFail.id }, 'on failure '),
         onFail,
-        h('span', { id: 'queue-total' }, `${waiting} waiting, all done in about ${duration(queue.eta_total_s)}`),
+        h('span', { id: 'queue-total' }, queue.paused
+            ? `${waiting} waiting; paused: nothing starts until the queue is resumed`
+            : `${waiting} waiting, all done in about ${duration(queue.eta_total_s)}`),
       ),
       queue.running
         ? h('p', { id: 'queue-running' }, 'Running: ', h('a', { href: `#/runs/${queue.running.run_id}` }, `#${queue.running.run_id}`), ` ${queue.running.kind} “${queue.running.name}”, about ${duration(queue.running.remaining_s)} left`)
@@ -85,8 +87,8 @@ export function queuePage(root: HTMLElement): () => void {
                   h('td', null, it.name),
                   h('td', null, String(it.priority)),
                   h('td', null, duration(it.estimate_s ?? (it.eta_s != null && it.starts_in_s != null ? it.eta_s - it.starts_in_s : null))),
-                  h('td', null, duration(it.starts_in_s)),
-                  h('td', null, duration(it.eta_s)),
+                  h('td', null, queue.paused ? 'paused' : duration(it.starts_in_s)),
+                  h('td', null, queue.paused ? 'paused' : duration(it.eta_s)),
                   h(
                     'td',
                     { class: 'actions' },

@@ -240,23 +240,82 @@ async function renderBody(body: HTMLElement, run: any, charts: { destroy(): void
 
 export function comparisonTable(c: any): HTMLElement {
   const table = c.table ?? c;
-  const rows: any[] = Array.isArray(table) ? table : Array.isArray(table?.rows) ? table.rows : Array.isArray(table?.models) ? table.models : [];
+  const rows: any[] = Array.isArray(table?.rows) ? table.rows : Array.isArray(table) ? table : [];
+  const residual: string = table?.residual ?? 'residual';
+  const runs = (ids: any, data: any) =>
+    Array.isArray(ids) && ids.length ? `runs ${ids.map((i: any) => `#${i}`).join(', ')}` : Array.isArray(data) ? `${data.length} data set(s)` : '—';
+  const mse = (s: any, k: string) => fmt(s?.[k]);
+  const fitted = (r: any) => {
+    const p = r.params && typeof r.params === 'object' ? r.params : {};
+    const names = Object.keys(p).filter((k) => typeof p[k] === 'number');
+    return names.length ? names.map((k) => `${k} = ${fmt(p[k])}`).join(', ') : '—';
+  };
+  const ranked = [...rows].sort((a, b) => (a.rank ?? 1e9) - (b.rank ?? 1e9));
+  const id = c.id ?? c.comparison_id;
+  const head = ['rank', 'model', 'parameters', 'verdict', 'est. MSE', 'est. presliding', 'est. gross sliding', 'val. MSE', 'val. presliding', 'val. gross sliding'];
   return h(
     'div',
     { class: 'comparison' },
-    h('p', null, `Comparison ${c.id != null ? `#${c.id}` : ''} — estimation runs ${JSON.stringify(c.estimate_runs ?? [])}, validation runs ${JSON.stringify(c.validate_runs ?? [])}`),
-    rows.length ? dataTable(rows.map(flatten)) : h('pre', null, JSON.stringify(table, null, 2)),
+    h(
+      'p',
+      null,
+      `Comparison ${id != null ? `#${id}` : ''}: estimated on ${runs(c.estimate_runs, table?.estimation_data)}, validated on ${runs(c.validate_runs, table?.validation_data)}; mean squared ${residual}, ranked by validation.`,
+    ),
+    rows.length
+      ? h(
+          'div',
+          { class: 'table-wrap' },
+          h(
+            'table',
+            { class: 'data comparison-table' },
+            h('caption', { class: 'sr-only' }, 'Models ranked by validation error'),
+            h('thead', null, h('tr', null, head.map((t) => h('th', { scope: 'col' }, t)))),
+            h(
+              'tbody',
+              null,
+              ranked.map((r) =>
+                h(
+                  'tr',
+                  { 'data-model': r.model },
+                  h('td', null, String(r.rank ?? '—')),
+                  h('th', { scope: 'row' }, r.model),
+                  h('td', null, r.error ? h('span', { class: 'bad' }, r.error) : fitted(r)),
+                  h('td', null, r.fit?.quality?.verdict ?? (r.fit ? 'ok' : '—')),
+                  h('td', null, mse(r.estimation, 'all')),
+                  h('td', null, mse(r.estimation, 'presliding')),
+                  h('td', null, mse(r.estimation, 'gross_sliding')),
+                  h('td', null, mse(r.validation, 'all')),
+                  h('td', null, mse(r.validation, 'presliding')),
+                  h('td', null, mse(r.validation, 'gross_sliding')),
+                ),
+              ),
+            ),
+          ),
+        )
+      : h('pre', null, JSON.stringify(table, null, 2)),
+    rows.length ? mseBars(ranked, residual) : null,
   );
 }
 
-/** One level of nested objects flattened into `a.b` columns. */
-function flatten(r: any): any {
-  const out: any = {};
-  for (const [k, v] of Object.entries(r ?? {})) {
-    if (v && typeof v === 'object' && !Array.isArray(v)) for (const [k2, v2] of Object.entries(v)) out[`${k}.${k2}`] = v2;
-    else out[k] = v;
-  }
-  return out;
+/** Validation MSE per model as horizontal bars (shortest is best), labelled with the value. */
+function mseBars(rows: any[], residual: string): HTMLElement {
+  const val = (r: any) => (typeof r.validation?.all === 'number' && Number.isFinite(r.validation.all) ? r.validation.all : null);
+  const max = Math.max(1e-300, ...rows.map((r) => val(r) ?? 0));
+  return h(
+    'figure',
+    { class: 'bars', 'aria-label': `Validation mean squared ${residual} per model` },
+    h('figcaption', null, `Validation mean squared ${residual} (shorter is better)`),
+    rows.map((r) => {
+      const v = val(r);
+      return h(
+        'div',
+        { class: 'bar-row' },
+        h('span', { class: 'bar-label' }, r.model),
+        h('span', { class: 'bar', style: `width: ${v == null ? 0 : Math.max(0.5, (100 * v) / max)}%` }),
+        h('span', { class: 'bar-value' }, v == null ? 'failed' : fmt(v)),
+      );
+    }),
+  );
 }
 
 /** The steady-state curve of a static_curve fit (friction/src/identify/procedures/static_curve.rs). */

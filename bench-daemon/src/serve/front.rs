@@ -1,0 +1,187 @@
+//! The listener's front desk: a thread and runtime of their own that accept every connection
+//! and read its request line. `POST /api/estop` is answered right there; every other
+//! connection is handed to the daemon's runtime, which may be busy with a hundred live clients
+//! and a sweep of a hundred thousand runs: the e-stop never waits for it.
+//!
+//! ```text
+//!  TcpListener ── front thread (real-time priority, current-thread runtime)
+//!                   ├─ "POST /api/estop" ─► e-stop router (guard, handler) ─► Interlock
+//!                   └─ anything else ─── mpsc<TcpStream> ─► Handoff (axum::serve::Listener)
+//!                                                          on the daemon's runtime
+//! ```
+//!
+//! An e-stop answered here closes its connection (`Connection: close`), so the client's next
+//! request comes in through the front again. An e-stop sent on a connection that already
+//! carried other requests (a browser's keep-alive) is served by the daemon's runtime, with the
+//! same handler.
+
+use super::guard::LocalAddr;
+use axum::Router;
+use axum::extract::ConnectInfo;
+use axum::extract::connect_info::Connected;
+use axum::serve::IncomingStream;
+use std::net::SocketAddr;
+use std::time::Duration;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{mpsc, watch};
+
+/// How long the front waits for a request line before handing the connection on unread.
+const REQUEST_LINE_WAIT: Duration = Duration::from_secs(2);
+
+/// Connections waiting for the daemon's runtime to take them.
+const HANDOFF_QUEUE: usize = 1024;
+
+/// What identifies an e-stop from its first bytes (`/api/estop/reset` is not one).
+const ESTOP_LINES: [&[u8]; 2] = [b"POST /api/estop ", b"POST /api/estop?"];
+
+/// The connections the front passes on: the daemon's runtime accepts from here.
+#[derive(Debug)]
+pub struct Handoff {
+    connections: mpsc::Receiver<(std::net::TcpStream, SocketAddr)>,
+    local: SocketAddr,
+}
+
+impl axum::serve::Listener for Handoff {
+    type Io = TcpStream;
+    type Addr = SocketAddr;
+
+    async fn accept(&mut self) -> (TcpStream, SocketAddr) {
+        loop {
+            let Some((stream, peer)) = self.connections.recv().await else {
+                // The front has stopped: no more connections, ever.
+                return std::future::pending().await;
+            };
+            match TcpStream::from_std(stream) {
+                Ok(stream) => return (stream, peer),
+                Err(e) => tracing::warn!("a connection from {peer} was lost in handoff: {e}"),
+            }
+        }
+    }
+
+    fn local_addr(&self) -> std::io::Result<SocketAddr> {
+        Ok(self.local)
+    }
+}
+
+impl Connected<IncomingStream<'_, Handoff>> for LocalAddr {
+    fn connect_info(stream: IncomingStream<'_, Handoff>) -> Self {
+        let fallback = *stream.remote_addr();
+        LocalAddr(stream.io().local_addr().unwrap_or(fallback))
+    }
+}
+
+/// Starts the front on `listener` (taken out of its runtime): e-stops go to `estop`, the rest
+/// to the returned [`Handoff`]. The front stops when `shutdown` turns true.
+pub fn start(
+    listener: std::net::TcpListener,
+    estop: Router,
+    priority: u8,
+    shutdown: watch::Receiver<bool>,
+) -> std::io::Result<Handoff> {
+    let local = listener.local_addr()?;
+    listener.set_nonblocking(true)?;
+    let (tx, rx) = mpsc::channel(HANDOFF_QUEUE);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    std::thread::Builder::new()
+        .name("http-front".into())
+        .spawn(move || {
+            if let Some(note) = crate::control::realtime(priority) {
+                tracing::info!("http front at {note}");
+            }
+            runtime.block_on(serve(listener, estop, tx, shutdown));
+        })?;
+    Ok(Handoff {
+        connections: rx,
+        local,
+    })
+}
+
+async fn serve(
+    listener: std::net::TcpListener,
+    estop: Router,
+    handoff: mpsc::Sender<(std::net::TcpStream, SocketAddr)>,
+    mut shutdown: watch::Receiver<bool>,
+) {
+    let listener = match TcpListener::from_std(listener) {
+        Ok(l) => l,
+        Err(e) => {
+            tracing::error!("the HTTP front cannot listen: {e}");
+            return;
+        }
+    };
+    loop {
+        let (stream, peer) = tokio::select! {
+            _ = shutdown.wait_for(|stop| *stop) => return,
+            accepted = listener.accept() => match accepted {
+                Ok(a) => a,
+                Err(e) => {
+                    // Out of file descriptors and the like: pause rather than spin.
+                    tracing::warn!("accept: {e}");
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                    continue;
+                }
+            },
+        };
+        let (estop, handoff) = (estop.clone(), handoff.clone());
+        tokio::spawn(async move {
+            if is_estop(&stream).await {
+                serve_estop(stream, estop).await;
+            } else if let Ok(stream) = stream.into_std() {
+                let _ = handoff.send((stream, peer)).await;
+            }
+        });
+    }
+}
+
+/// Whether the connection's first bytes are an e-stop's request line (peeked, not read).
+async fn is_estop(stream: &TcpStream) -> bool {
+    let want = ESTOP_LINES[0].len();
+    let mut buf = [0u8; 16];
+    let peeked = tokio::time::timeout(REQUEST_LINE_WAIT, async {
+        loop {
+            match stream.peek(&mut buf).await {
+                Ok(n) if n >= want || n == 0 || buf[..n].contains(&b'\n') => return n,
+                Ok(n) if !ESTOP_LINES.iter().any(|l| l.starts_with(&buf[..n])) => return n,
+                Ok(_) => tokio::time::sleep(Duration::from_micros(200)).await,
+                Err(_) => return 0,
+            }
+        }
+    })
+    .await
+    .unwrap_or(0);
+    peeked >= want && ESTOP_LINES.contains(&&buf[..want])
+}
+
+/// Serves one e-stop connection on the front's own runtime, then closes it.
+async fn serve_estop(stream: TcpStream, estop: Router) {
+    let local = stream.local_addr().ok();
+    let app = match local {
+        Some(addr) => estop.layer(axum::Extension(ConnectInfo(LocalAddr(addr)))),
+        None => estop,
+    };
+    let service = hyper_util::service::TowerToHyperService::new(app);
+    let served = hyper::server::conn::http1::Builder::new()
+        .keep_alive(false)
+        .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+        .await;
+    if let Err(e) = served {
+        tracing::debug!("e-stop connection: {e}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ESTOP_LINES;
+
+    #[test]
+    fn only_the_estop_itself_takes_the_front_lane() {
+        let is = |line: &[u8]| ESTOP_LINES.iter().any(|l| line.starts_with(l));
+        assert!(is(b"POST /api/estop HTTP/1.1\r\n"));
+        assert!(is(b"POST /api/estop?x=1 HTTP/1.1\r\n"));
+        assert!(!is(b"POST /api/estop/reset HTTP/1.1\r\n"));
+        assert!(!is(b"GET /api/estop HTTP/1.1\r\n"));
+        assert!(!is(b"POST /api/estopx HTTP/1.1\r\n"));
+    }
+}
