@@ -280,7 +280,7 @@ export function comparisonTable(c: any): HTMLElement {
                   h('td', null, String(r.rank ?? '—')),
                   h('th', { scope: 'row' }, r.model),
                   h('td', null, r.error ? h('span', { class: 'bad' }, r.error) : fitted(r)),
-                  h('td', null, r.fit?.quality?.verdict ?? (r.fit ? 'ok' : '—')),
+                  h('td', null, verdict(r.fit?.verdict)),
                   h('td', null, mse(r.estimation, 'all')),
                   h('td', null, mse(r.estimation, 'presliding')),
                   h('td', null, mse(r.estimation, 'gross_sliding')),
@@ -295,6 +295,13 @@ export function comparisonTable(c: any): HTMLElement {
       : h('pre', null, JSON.stringify(table, null, 2)),
     rows.length ? mseBars(ranked, residual) : null,
   );
+}
+
+/** A fit's verdict: `ok`, or `warning` with its reasons. */
+function verdict(v: any): HTMLElement | string {
+  if (!v) return '—';
+  if (v.status === 'ok') return 'ok';
+  return h('span', { class: 'bad', title: (v.reasons ?? []).join('\n') }, `${v.status}: ${(v.reasons ?? []).join('; ')}`);
 }
 
 /** Validation MSE per model as horizontal bars (shortest is best), labelled with the value. */
