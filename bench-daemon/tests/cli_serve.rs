@@ -116,6 +116,11 @@ impl Daemon {
         }
     }
 
+    /// The daemon's process id.
+    pub(crate) fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     pub(crate) fn runs_total(&self) -> i64 {
         self.json("/api/runs")["total"].as_i64().unwrap()
     }

@@ -12,5 +12,6 @@ mod cli_sim;
 mod fault_table;
 mod fit_quality;
 mod serve_hardening;
+mod streamed_exports;
 mod truth;
 mod util;

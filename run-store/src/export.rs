@@ -10,7 +10,7 @@
 //! `"units"` array after `"columns"`. Without it both are byte-identical to earlier releases.
 
 use crate::store::Select;
-use crate::types::SampleSet;
+use crate::types::{SampleQuery, SampleSet};
 use crate::{Error, Store};
 use std::io::Write;
 
@@ -102,7 +102,165 @@ fn csv_escape(s: &str) -> String {
     }
 }
 
+/// A run's samples a page at a time (whole chunks whose first index falls in the page): what
+/// an export holds at once, however long the run.
+#[derive(Debug)]
+pub struct SamplePages {
+    store: Store,
+    run: i64,
+    models: Vec<String>,
+    select: Select,
+    every: u64,
+    next: i64,
+    last: Option<i64>,
+}
+
+impl SamplePages {
+    /// The model output columns every page carries (the run's models, then any other model
+    /// with stored outputs).
+    pub fn models(&self) -> &[String] {
+        &self.models
+    }
+
+    /// The next page with samples; `None` after the last.
+    pub async fn next_page(&mut self) -> Result<Option<SampleSet>, Error> {
+        while let Some(last) = self.last.filter(|&last| self.next <= last) {
+            let lo = self.next;
+            let hi = (lo + PAGE).min(last + 1);
+            self.next = hi;
+            let select = Select {
+                idx0: Some((lo, hi)),
+                ..self.select
+            };
+            let set = self
+                .store
+                .read_chunks(self.run, self.models.clone(), select, self.every)
+                .await?;
+            if !set.samples.is_empty() {
+                return Ok(Some(set));
+            }
+        }
+        Ok(None)
+    }
+}
+
+/// CSV or JSON text of an export, piece by piece: the header, each page, the end.
+#[derive(Debug)]
+pub struct Encoder {
+    format: Format,
+    opts: ExportOptions,
+    rows: u64,
+}
+
+impl Encoder {
+    /// An encoder of `format`.
+    pub fn new(format: Format, opts: ExportOptions) -> Encoder {
+        Encoder {
+            format,
+            opts,
+            rows: 0,
+        }
+    }
+
+    /// Rows encoded so far.
+    pub fn rows(&self) -> u64 {
+        self.rows
+    }
+
+    /// What comes before the rows: the CSV header (and units line), or the JSON document's
+    /// run record, columns (and units).
+    pub fn header(&self, record: &crate::Run, models: &[String]) -> Result<Vec<u8>, Error> {
+        let mut out = Vec::new();
+        let columns: Vec<&str> = SAMPLE_COLUMNS
+            .iter()
+            .copied()
+            .chain(models.iter().map(String::as_str))
+            .collect();
+        match self.format {
+            Format::Csv => {
+                if self.opts.units {
+                    let units: Vec<String> = column_units(models)
+                        .iter()
+                        .map(|(_, u)| csv_escape(u))
+                        .collect();
+                    writeln!(out, "# units: {}", units.join(","))?;
+                }
+                let header: Vec<String> = columns.iter().map(|c| csv_escape(c)).collect();
+                writeln!(out, "{}", header.join(","))?;
+            }
+            Format::Json => {
+                write!(out, "{{\"run\":")?;
+                serde_json::to_writer(&mut out, record)?;
+                write!(out, ",\"columns\":")?;
+                serde_json::to_writer(&mut out, &columns)?;
+                if self.opts.units {
+                    let units: Vec<&str> = column_units(models).iter().map(|c| c.1).collect();
+                    write!(out, ",\"units\":")?;
+                    serde_json::to_writer(&mut out, &units)?;
+                }
+                write!(out, ",\"rows\":[")?;
+            }
+        }
+        Ok(out)
+    }
+
+    /// The rows of one page.
+    pub fn page(&mut self, set: &SampleSet) -> Result<Vec<u8>, Error> {
+        let mut out = Vec::new();
+        match self.format {
+            Format::Csv => write_csv(&mut out, set)?,
+            Format::Json => write_json(&mut out, set, self.rows == 0)?,
+        }
+        self.rows += set.samples.len() as u64;
+        Ok(out)
+    }
+
+    /// What comes after the rows.
+    pub fn end(&self) -> Vec<u8> {
+        match self.format {
+            Format::Csv => Vec::new(),
+            Format::Json => b"]}\n".to_vec(),
+        }
+    }
+}
+
 impl Store {
+    /// Every sample of `run` that `q` selects, a page at a time.
+    pub async fn sample_pages(&self, run: i64, q: &SampleQuery) -> Result<SamplePages, Error> {
+        crate::store::check_query(q)?;
+        let mut models = self.run_models(run).await?;
+        // Outputs of models not in the run record (should not happen) still get a column.
+        let extra: Vec<String> = sqlx::query_scalar(
+            "SELECT DISTINCT model FROM model_outputs WHERE run_id = ? ORDER BY model",
+        )
+        .bind(run)
+        .fetch_all(self.reader())
+        .await?;
+        for id in extra {
+            if !models.contains(&id) {
+                models.push(id);
+            }
+        }
+        let last: Option<i64> =
+            sqlx::query_scalar("SELECT max(idx0) FROM samples WHERE run_id = ?")
+                .bind(run)
+                .fetch_one(self.reader())
+                .await?;
+        Ok(SamplePages {
+            store: self.clone(),
+            run,
+            models,
+            select: Select {
+                idx0: None,
+                from: q.from_t,
+                to: q.to_t,
+            },
+            every: q.every.max(1),
+            next: 0,
+            last,
+        })
+    }
+
     /// Writes every sample of `run` with its model outputs to `out`; returns the rows written.
     pub async fn export(
         &self,
@@ -123,73 +281,15 @@ impl Store {
         out: &mut impl Write,
     ) -> Result<u64, Error> {
         let record = self.run(run).await?;
-        let mut models = record.models.clone();
-        // Outputs of models not in the run record (should not happen) still get a column.
-        let extra: Vec<String> = sqlx::query_scalar(
-            "SELECT DISTINCT model FROM model_outputs WHERE run_id = ? ORDER BY model",
-        )
-        .bind(run)
-        .fetch_all(self.reader())
-        .await?;
-        for id in extra {
-            if !models.contains(&id) {
-                models.push(id);
-            }
+        let mut pages = self.sample_pages(run, &SampleQuery::default()).await?;
+        let mut encoder = Encoder::new(format, opts);
+        out.write_all(&encoder.header(&record, pages.models())?)?;
+        while let Some(set) = pages.next_page().await? {
+            out.write_all(&encoder.page(&set)?)?;
         }
-        let last: Option<i64> =
-            sqlx::query_scalar("SELECT max(idx0) FROM samples WHERE run_id = ?")
-                .bind(run)
-                .fetch_one(self.reader())
-                .await?;
-        let columns: Vec<&str> = SAMPLE_COLUMNS
-            .iter()
-            .copied()
-            .chain(models.iter().map(String::as_str))
-            .collect();
-        match format {
-            Format::Csv => {
-                if opts.units {
-                    let units: Vec<String> = column_units(&models)
-                        .iter()
-                        .map(|(_, u)| csv_escape(u))
-                        .collect();
-                    writeln!(out, "# units: {}", units.join(","))?;
-                }
-                let header: Vec<String> = columns.iter().map(|c| csv_escape(c)).collect();
-                writeln!(out, "{}", header.join(","))?;
-            }
-            Format::Json => {
-                write!(out, "{{\"run\":")?;
-                serde_json::to_writer(&mut *out, &record)?;
-                write!(out, ",\"columns\":")?;
-                serde_json::to_writer(&mut *out, &columns)?;
-                if opts.units {
-                    let units: Vec<&str> = column_units(&models).iter().map(|c| c.1).collect();
-                    write!(out, ",\"units\":")?;
-                    serde_json::to_writer(&mut *out, &units)?;
-                }
-                write!(out, ",\"rows\":[")?;
-            }
-        }
-        let mut rows = 0_u64;
-        let mut lo = 0_i64;
-        while let Some(last) = last.filter(|&last| lo <= last) {
-            let hi = (lo + PAGE).min(last + 1);
-            let set = self
-                .read_chunks(run, models.clone(), Select::Idx0 { lo, hi }, 1)
-                .await?;
-            match format {
-                Format::Csv => write_csv(out, &set)?,
-                Format::Json => write_json(out, &set, rows == 0)?,
-            }
-            rows += set.samples.len() as u64;
-            lo = hi;
-        }
-        if format == Format::Json {
-            writeln!(out, "]}}")?;
-        }
+        out.write_all(&encoder.end())?;
         out.flush()?;
-        Ok(rows)
+        Ok(encoder.rows())
     }
 }
 

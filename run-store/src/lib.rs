@@ -55,7 +55,8 @@ mod types;
 
 pub use error::Error;
 pub use export::{
-    COMMAND_UNIT, ExportOptions, Format, SAMPLE_COLUMNS, SAMPLE_UNITS, column_units, model_unit,
+    COMMAND_UNIT, Encoder, ExportOptions, Format, SAMPLE_COLUMNS, SAMPLE_UNITS, SamplePages,
+    column_units, model_unit,
 };
 pub use liveness::DEAD_RECORDER_REASON;
 pub use queue::{QueueRow, ScheduleEntry};

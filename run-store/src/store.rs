@@ -89,12 +89,14 @@ struct OutputChunkRow {
 }
 
 /// Which sample chunks to read.
-#[derive(Clone, Copy, Debug)]
-pub(crate) enum Select {
-    /// Chunks overlapping a time range; samples inside it.
-    Time { from: Option<f64>, to: Option<f64> },
-    /// Chunks whose first index is in `[lo, hi)`; all their samples.
-    Idx0 { lo: i64, hi: i64 },
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Select {
+    /// Chunks whose first index is in `[lo, hi)` (a page); `None`: every chunk.
+    pub idx0: Option<(i64, i64)>,
+    /// Samples at or after this run time \[s\].
+    pub from: Option<f64>,
+    /// Samples at or before this run time \[s\].
+    pub to: Option<f64>,
 }
 
 #[derive(FromRow)]
@@ -450,7 +452,8 @@ impl Store {
     pub async fn samples(&self, run: i64, q: &SampleQuery) -> Result<SampleSet, Error> {
         let models = self.run_models(run).await?;
         check_query(q)?;
-        let select = Select::Time {
+        let select = Select {
+            idx0: None,
             from: q.from_t,
             to: q.to_t,
         };
@@ -480,22 +483,17 @@ impl Store {
         let mut qb =
             QueryBuilder::<Sqlite>::new("SELECT idx0, n, data FROM samples WHERE run_id = ");
         qb.push_bind(run);
-        let (from, to) = match select {
-            Select::Time { from, to } => {
-                if let Some(from) = from {
-                    qb.push(" AND t1 >= ").push_bind(from);
-                }
-                if let Some(to) = to {
-                    qb.push(" AND t0 <= ").push_bind(to);
-                }
-                (from, to)
-            }
-            Select::Idx0 { lo, hi } => {
-                qb.push(" AND idx0 >= ").push_bind(lo);
-                qb.push(" AND idx0 < ").push_bind(hi);
-                (None, None)
-            }
-        };
+        let Select { idx0, from, to } = select;
+        if let Some(from) = from {
+            qb.push(" AND t1 >= ").push_bind(from);
+        }
+        if let Some(to) = to {
+            qb.push(" AND t0 <= ").push_bind(to);
+        }
+        if let Some((lo, hi)) = idx0 {
+            qb.push(" AND idx0 >= ").push_bind(lo);
+            qb.push(" AND idx0 < ").push_bind(hi);
+        }
         qb.push(" ORDER BY idx0");
         let chunks: Vec<ChunkRow> = qb.build_query_as().fetch_all(&self.read).await?;
         let mut set = SampleSet::default();
@@ -651,7 +649,7 @@ fn bad_chunk(what: String) -> Error {
     ))
 }
 
-fn check_query(q: &SampleQuery) -> Result<(), Error> {
+pub(crate) fn check_query(q: &SampleQuery) -> Result<(), Error> {
     if q.every == 0 {
         return Err(Error::InvalidInput {
             field: "every",

@@ -16,7 +16,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-/// Arguments of `bench perf estop`.
+/// Arguments of `bench perf estop` (the e-stops are sent from a thread at real-time priority
+/// when the process may have it; `client` in the output says which).
 #[derive(Debug, clap::Args)]
 pub struct PerfEstopArgs {
     /// E-stops per phase.
@@ -185,6 +186,19 @@ fn bench_free(addr: &str) -> anyhow::Result<bool> {
     Ok(false)
 }
 
+/// A phase run from a thread of its own at [`CLIENT_PRIORITY`] (the daemon and the reader
+/// threads, started elsewhere, keep normal scheduling); also says what priority it got.
+fn client_phase(addr: &str, spec: &Value, count: usize) -> anyhow::Result<(Phase, String)> {
+    let (addr, spec) = (addr.to_string(), spec.clone());
+    std::thread::spawn(move || {
+        let client = crate::control::realtime(CLIENT_PRIORITY)
+            .unwrap_or_else(|| format!("SCHED_FIFO {CLIENT_PRIORITY}"));
+        phase(&addr, &spec, count).map(|p| (p, client))
+    })
+    .join()
+    .map_err(|_| anyhow::anyhow!("the e-stop client thread panicked"))?
+}
+
 /// One timed e-stop, added to `case`.
 fn estop(addr: &str, case: &mut (Vec<f64>, Vec<f64>, usize)) -> anyhow::Result<()> {
     let t0 = Instant::now();
@@ -240,6 +254,10 @@ fn post_sweeps(addr: &str, values: usize, done: &AtomicBool) -> Vec<u16> {
         .collect()
 }
 
+/// Priority of the thread that sends the e-stops: the operator's side is not what is measured,
+/// so it is not left to wait behind the benchmark's own hundred reader threads.
+const CLIENT_PRIORITY: u8 = 47;
+
 /// Runs the benchmark.
 pub fn run(args: &PerfEstopArgs) -> anyhow::Result<()> {
     let daemon = start_daemon()?;
@@ -247,7 +265,7 @@ pub fn run(args: &PerfEstopArgs) -> anyhow::Result<()> {
     let spec: Value = serde_json::from_str(include_str!(
         "../../../experiments/specs/constant_velocity_sweep-full.json"
     ))?;
-    let mut quiet = phase(&addr, &spec, args.count)?;
+    let (mut quiet, client) = client_phase(&addr, &spec, args.count)?;
     eprintln!("bench perf estop: quiet phase {}", quiet.json());
     live_clients(&addr, args.live_clients)?;
     let done = Arc::new(AtomicBool::new(false));
@@ -257,11 +275,12 @@ pub fn run(args: &PerfEstopArgs) -> anyhow::Result<()> {
         move || post_sweeps(&addr, values, &done)
     });
     std::thread::sleep(Duration::from_millis(200));
-    let mut loaded = phase(&addr, &spec, args.count)?;
+    let (mut loaded, _) = client_phase(&addr, &spec, args.count)?;
     done.store(true, Ordering::Relaxed);
     let sweep_status = sweeps.join().unwrap_or_default();
     let out = json!({
         "count": args.count,
+        "client": client,
         "quiet": quiet.json(),
         "loaded": loaded.json(),
         "live_clients": args.live_clients,

@@ -368,11 +368,16 @@ async fn export(args: &ExportArgs) -> anyhow::Result<()> {
         ExportFormat::Csv => Format::Csv,
         ExportFormat::Json => Format::Json,
         ExportFormat::Parquet => {
-            let set = store
-                .samples(args.id, &run_store::SampleQuery::default())
+            // A page of samples at a time: an hour at 1 kHz is not held whole.
+            let mut pages = store
+                .sample_pages(args.id, &run_store::SampleQuery::default())
                 .await
                 .map_err(store_error)?;
-            crate::serve::parquet::write_to(&mut w, &run, &set)?;
+            let mut file = crate::serve::parquet::PageWriter::new(&mut w, &run, pages.models())?;
+            while let Some(set) = pages.next_page().await.map_err(store_error)? {
+                file.page(&set)?;
+            }
+            file.finish()?;
             std::io::Write::flush(&mut w)?;
             return Ok(());
         }

@@ -64,11 +64,11 @@ pub fn run(args: &SimulateArgs) -> anyhow::Result<()> {
         Some(text) => json_arg("--params", text)?,
         None => serde_json::json!({}),
     };
-    let mut model = registry::build_model(&ModelSpec {
+    let spec = ModelSpec {
         model: args.model.clone(),
         params,
-    })
-    .map_err(|e| InputError(e.to_string()))?;
+    };
+    let mut model = registry::build_model(&spec).map_err(|e| InputError(e.to_string()))?;
     let scenario: Scenario = serde_json::from_value(json_arg("--scenario", &args.scenario)?)
         .map_err(|e| InputError(format!("--scenario: {e}")))?;
     scenario
@@ -113,37 +113,63 @@ pub fn run(args: &SimulateArgs) -> anyhow::Result<()> {
             );
         }
         Format::Json => {
-            let mut cols: Vec<Vec<f64>> = vec![Vec::new(); 5 + names.len()];
-            scenario::simulate(
-                model.as_mut(),
-                &scenario,
-                args.dt,
-                args.duration,
-                args.every,
-                |r| {
-                    for (c, v) in cols
-                        .iter_mut()
-                        .zip([r.t, r.x, r.v, r.u, r.friction].iter().chain(&r.states))
-                    {
-                        c.push(*v);
-                    }
-                },
-            );
-            let mut data = serde_json::Map::new();
+            // A column at a time, each from a fresh run of the (deterministic) model: the
+            // output is never held whole, however many steps.
             let all: Vec<String> = ["t", "x", "v", "u", "friction"]
                 .iter()
                 .map(|s| s.to_string())
                 .chain(names)
                 .collect();
-            for (n, c) in all.iter().zip(cols) {
-                data.insert(n.clone(), serde_json::json!(c));
+            write!(out, "{{\"model\":")?;
+            serde_json::to_writer(&mut out, &args.model)?;
+            write!(out, ",\"params\":")?;
+            serde_json::to_writer(&mut out, &model.params_json())?;
+            write!(out, ",\"scenario\":")?;
+            serde_json::to_writer(&mut out, &scenario_json(&scenario))?;
+            write!(
+                out,
+                ",\"dt\":{},\"every\":{},\"columns\":",
+                args.dt, args.every
+            )?;
+            serde_json::to_writer(&mut out, &all)?;
+            write!(out, ",\"data\":{{")?;
+            for (c, name) in all.iter().enumerate() {
+                if c > 0 {
+                    out.write_all(b",")?;
+                }
+                serde_json::to_writer(&mut out, name)?;
+                out.write_all(b":[")?;
+                let mut fresh =
+                    registry::build_model(&spec).map_err(|e| InputError(e.to_string()))?;
+                let mut first = true;
+                scenario::simulate(
+                    fresh.as_mut(),
+                    &scenario,
+                    args.dt,
+                    args.duration,
+                    args.every,
+                    |r| {
+                        if err.is_some() {
+                            return;
+                        }
+                        let v = [r.t, r.x, r.v, r.u, r.friction]
+                            .get(c)
+                            .copied()
+                            .unwrap_or_else(|| r.states[c - 5]);
+                        let sep: &[u8] = if first { b"" } else { b"," };
+                        first = false;
+                        err = out
+                            .write_all(sep)
+                            .and_then(|()| {
+                                serde_json::to_writer(&mut out, &json_num(v))
+                                    .map_err(std::io::Error::from)
+                            })
+                            .err();
+                    },
+                );
+                out.write_all(b"]")?;
             }
-            let doc = serde_json::json!({
-                "model": args.model, "params": model.params_json(), "scenario": scenario_json(&scenario),
-                "dt": args.dt, "every": args.every, "columns": all, "data": data,
-            });
-            serde_json::to_writer(&mut out, &doc)?;
-            writeln!(out)?;
+            writeln!(out, "}}}}")?;
         }
     }
     if let Some(e) = err
@@ -155,6 +181,10 @@ pub fn run(args: &SimulateArgs) -> anyhow::Result<()> {
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
         _ => Ok(()),
     }
+}
+
+fn json_num(v: f64) -> serde_json::Value {
+    serde_json::Number::from_f64(v).map_or(serde_json::Value::Null, serde_json::Value::Number)
 }
 
 fn scenario_json(s: &Scenario) -> serde_json::Value {

@@ -7,6 +7,7 @@
 use super::body::Body;
 use super::live;
 use super::queue::{Cmd, OnFailure, QueueView, format_time, parse_time, validate};
+use super::stream::Shape;
 use crate::config::Loaded;
 use crate::control::{Interlock, Status};
 use crate::session::{self, Checked};
@@ -14,11 +15,11 @@ use axum::Router;
 use axum::body::Bytes;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
-use axum::http::{HeaderValue, Method, StatusCode, header};
+use axum::http::{Method, StatusCode, header};
 use axum::middleware;
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::{get, post};
-use run_store::{RunFilter, RunStatus, SampleQuery, SampleSet, Store};
+use run_store::{RunFilter, RunStatus, SampleQuery, Store};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::path::{Path as FsPath, PathBuf};
@@ -62,7 +63,7 @@ pub struct ApiError {
 }
 
 impl ApiError {
-    fn new(status: StatusCode, field: Option<&str>, error: String) -> ApiError {
+    pub(super) fn new(status: StatusCode, field: Option<&str>, error: String) -> ApiError {
         ApiError {
             status,
             error,
@@ -585,83 +586,19 @@ async fn run_samples(
             ));
         }
     };
-    let set = state
-        .store
-        .samples(
-            run.id,
-            &SampleQuery {
-                from_t,
-                to_t,
-                every,
-            },
-        )
-        .await
-        .map_err(ApiError::store)?;
-    if csv {
-        let mut r = samples_csv(&set).into_response();
-        r.headers_mut().insert(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("text/csv; charset=utf-8"),
-        );
-        return Ok(r);
-    }
-    ok(samples_json(&set))
-}
-
-/// The columnar JSON of a sample set.
-fn samples_json(set: &SampleSet) -> Value {
-    let col =
-        |f: fn(&run_store::Sample) -> f64| -> Vec<f64> { set.samples.iter().map(f).collect() };
-    let mut outputs = serde_json::Map::new();
-    for (m, id) in set.models.iter().enumerate() {
-        let v: Vec<f64> = (0..set.samples.len())
-            .map(|i| set.outputs_at(i)[m])
-            .collect();
-        outputs.insert(id.clone(), json!(v));
-    }
-    json!({
-        "models": set.models,
-        "idx": set.idx,
-        "t": col(|s| s.t),
-        "x": col(|s| s.x),
-        "v": col(|s| s.v),
-        "u_cmd": col(|s| s.u_cmd),
-        "torque_motor": col(|s| s.torque_motor),
-        "torque_sensor": col(|s| s.torque_sensor),
-        "segment": set.samples.iter().map(|s| s.segment).collect::<Vec<_>>(),
-        "flags": set.samples.iter().map(|s| s.flags).collect::<Vec<_>>(),
-        "outputs": outputs,
-    })
-}
-
-/// CSV as `bench runs export` writes it: `idx,t,x,v,u_cmd,torque_motor,torque_sensor,segment,
-/// flags,<model ids>`, empty fields for NaN.
-fn samples_csv(set: &SampleSet) -> String {
-    use std::fmt::Write;
-    let mut out = String::from("idx,t,x,v,u_cmd,torque_motor,torque_sensor,segment,flags");
-    for m in &set.models {
-        out.push(',');
-        out.push_str(m);
-    }
-    out.push('\n');
-    let num = |out: &mut String, v: f64| {
-        out.push(',');
-        if !v.is_nan() {
-            let _ = write!(out, "{v}");
-        }
+    let q = SampleQuery {
+        from_t,
+        to_t,
+        every,
     };
-    for (i, s) in set.samples.iter().enumerate() {
-        let _ = write!(out, "{}", set.idx[i]);
-        for v in [s.t, s.x, s.v, s.u_cmd, s.torque_motor, s.torque_sensor] {
-            num(&mut out, v);
-        }
-        let _ = write!(out, ",{},{}", s.segment, s.flags);
-        for &v in set.outputs_at(i) {
-            num(&mut out, v);
-        }
-        out.push('\n');
-    }
-    out
+    let (shape, ctype) = if csv {
+        let rows = Shape::Rows(run_store::Format::Csv, run_store::ExportOptions::default());
+        (rows, "text/csv; charset=utf-8")
+    } else {
+        (Shape::Columns, "application/json")
+    };
+    let body = super::stream::body(state.store.clone(), run, q, shape).await?;
+    Ok(([(header::CONTENT_TYPE, ctype)], body).into_response())
 }
 
 async fn run_export(
@@ -682,38 +619,29 @@ async fn run_export(
         }
     };
     let run = load_run(&state, &id).await?;
-    let (body, ctype, ext) = match q.get("format").map(String::as_str) {
-        None | Some("csv") => {
-            let mut buf = Vec::new();
-            let opts = run_store::ExportOptions { units };
-            state
-                .store
-                .export_with(run.id, run_store::Format::Csv, opts, &mut buf)
-                .await
-                .map_err(ApiError::store)?;
-            (buf, "text/csv; charset=utf-8", "csv")
-        }
-        Some("parquet") => {
-            let set = state
-                .store
-                .samples(run.id, &SampleQuery::default())
-                .await
-                .map_err(ApiError::store)?;
-            let record = run.clone();
-            let buf = tokio::task::spawn_blocking(move || super::parquet::write(&record, &set))
-                .await
-                .map_err(|e| ApiError::from_anyhow(e.into()))?
-                .map_err(ApiError::from_anyhow)?;
-            (buf, "application/vnd.apache.parquet", "parquet")
-        }
+    let opts = run_store::ExportOptions { units };
+    let (shape, ctype, ext) = match q.get("format").map(String::as_str) {
+        None | Some("csv") => (
+            Shape::Rows(run_store::Format::Csv, opts),
+            "text/csv; charset=utf-8",
+            "csv",
+        ),
+        Some("json") => (
+            Shape::Rows(run_store::Format::Json, opts),
+            "application/json",
+            "json",
+        ),
+        Some("parquet") => (Shape::Parquet, "application/vnd.apache.parquet", "parquet"),
         Some(f) => {
             return Err(ApiError::bad_request(
                 Some("format"),
-                format!("format ({f}) must be csv or parquet"),
+                format!("format ({f}) must be csv, json or parquet"),
             ));
         }
     };
-    let disposition = format!("attachment; filename=\"run-{}.{ext}\"", run.id);
+    let id = run.id;
+    let body = super::stream::body(state.store.clone(), run, SampleQuery::default(), shape).await?;
+    let disposition = format!("attachment; filename=\"run-{id}.{ext}\"");
     Ok((
         [
             (header::CONTENT_TYPE, ctype.to_string()),

@@ -20,8 +20,12 @@ use axum::Router;
 use axum::extract::ConnectInfo;
 use axum::extract::connect_info::Connected;
 use axum::serve::IncomingStream;
+use std::io;
 use std::net::SocketAddr;
+use std::pin::Pin;
+use std::task::{Context, Poll};
 use std::time::Duration;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{mpsc, watch};
 
@@ -34,25 +38,85 @@ const HANDOFF_QUEUE: usize = 1024;
 /// What identifies an e-stop from its first bytes (`/api/estop/reset` is not one).
 const ESTOP_LINES: [&[u8]; 2] = [b"POST /api/estop ", b"POST /api/estop?"];
 
+/// A connection whose first bytes the front has already read: they are read again first.
+#[derive(Debug)]
+pub struct Prefixed {
+    prefix: Vec<u8>,
+    at: usize,
+    stream: TcpStream,
+}
+
+impl Prefixed {
+    /// The server's side of the connection.
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.stream.local_addr()
+    }
+}
+
+impl AsyncRead for Prefixed {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        if self.at < self.prefix.len() {
+            let n = (self.prefix.len() - self.at).min(buf.remaining());
+            let at = self.at;
+            buf.put_slice(&self.prefix[at..at + n]);
+            self.at += n;
+            return Poll::Ready(Ok(()));
+        }
+        Pin::new(&mut self.stream).poll_read(cx, buf)
+    }
+}
+
+impl AsyncWrite for Prefixed {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.stream).poll_write(cx, buf)
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.stream).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.stream).poll_shutdown(cx)
+    }
+}
+
+/// A connection passed on: the socket (out of the front's runtime) and the bytes read from it.
+type Passed = (std::net::TcpStream, Vec<u8>, SocketAddr);
+
 /// The connections the front passes on: the daemon's runtime accepts from here.
 #[derive(Debug)]
 pub struct Handoff {
-    connections: mpsc::Receiver<(std::net::TcpStream, SocketAddr)>,
+    connections: mpsc::Receiver<Passed>,
     local: SocketAddr,
 }
 
 impl axum::serve::Listener for Handoff {
-    type Io = TcpStream;
+    type Io = Prefixed;
     type Addr = SocketAddr;
 
-    async fn accept(&mut self) -> (TcpStream, SocketAddr) {
+    async fn accept(&mut self) -> (Prefixed, SocketAddr) {
         loop {
-            let Some((stream, peer)) = self.connections.recv().await else {
+            let Some((stream, prefix, peer)) = self.connections.recv().await else {
                 // The front has stopped: no more connections, ever.
                 return std::future::pending().await;
             };
             match TcpStream::from_std(stream) {
-                Ok(stream) => return (stream, peer),
+                Ok(stream) => {
+                    let io = Prefixed {
+                        prefix,
+                        at: 0,
+                        stream,
+                    };
+                    return (io, peer);
+                }
                 Err(e) => tracing::warn!("a connection from {peer} was lost in handoff: {e}"),
             }
         }
@@ -101,7 +165,7 @@ pub fn start(
 async fn serve(
     listener: std::net::TcpListener,
     estop: Router,
-    handoff: mpsc::Sender<(std::net::TcpStream, SocketAddr)>,
+    handoff: mpsc::Sender<Passed>,
     mut shutdown: watch::Receiver<bool>,
 ) {
     let listener = match TcpListener::from_std(listener) {
@@ -126,36 +190,43 @@ async fn serve(
         };
         let (estop, handoff) = (estop.clone(), handoff.clone());
         tokio::spawn(async move {
-            if is_estop(&stream).await {
-                serve_estop(stream, estop).await;
-            } else if let Ok(stream) = stream.into_std() {
-                let _ = handoff.send((stream, peer)).await;
+            let (estop_line, io) = first_bytes(stream).await;
+            if estop_line {
+                serve_estop(io, estop).await;
+            } else if let Ok(stream) = io.stream.into_std() {
+                let _ = handoff.send((stream, io.prefix, peer)).await;
             }
         });
     }
 }
 
-/// Whether the connection's first bytes are an e-stop's request line (peeked, not read).
-async fn is_estop(stream: &TcpStream) -> bool {
+/// Reads the connection's first bytes, up to what tells an e-stop from anything else (or
+/// until the request line's wait runs out); returns whether it is one, and the connection
+/// with those bytes to be read again.
+async fn first_bytes(mut stream: TcpStream) -> (bool, Prefixed) {
     let want = ESTOP_LINES[0].len();
-    let mut buf = [0u8; 16];
-    let peeked = tokio::time::timeout(REQUEST_LINE_WAIT, async {
-        loop {
-            match stream.peek(&mut buf).await {
-                Ok(n) if n >= want || n == 0 || buf[..n].contains(&b'\n') => return n,
-                Ok(n) if !ESTOP_LINES.iter().any(|l| l.starts_with(&buf[..n])) => return n,
-                Ok(_) => tokio::time::sleep(Duration::from_micros(200)).await,
-                Err(_) => return 0,
+    let mut prefix = Vec::with_capacity(want);
+    let _ = tokio::time::timeout(REQUEST_LINE_WAIT, async {
+        let mut buf = [0u8; 16];
+        while prefix.len() < want && ESTOP_LINES.iter().any(|l| l.starts_with(&prefix)) {
+            match stream.read(&mut buf[..want - prefix.len()]).await {
+                Ok(0) | Err(_) => return,
+                Ok(n) => prefix.extend_from_slice(&buf[..n]),
             }
         }
     })
-    .await
-    .unwrap_or(0);
-    peeked >= want && ESTOP_LINES.contains(&&buf[..want])
+    .await;
+    let estop = ESTOP_LINES.contains(&prefix.as_slice());
+    let io = Prefixed {
+        prefix,
+        at: 0,
+        stream,
+    };
+    (estop, io)
 }
 
 /// Serves one e-stop connection on the front's own runtime, then closes it.
-async fn serve_estop(stream: TcpStream, estop: Router) {
+async fn serve_estop(stream: Prefixed, estop: Router) {
     let local = stream.local_addr().ok();
     let app = match local {
         Some(addr) => estop.layer(axum::Extension(ConnectInfo(LocalAddr(addr)))),

@@ -26,6 +26,7 @@ pub mod openapi;
 pub mod parquet;
 pub mod pool;
 pub mod queue;
+pub mod stream;
 pub mod web;
 
 use crate::bench_lock::BenchLock;

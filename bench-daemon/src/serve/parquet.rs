@@ -19,56 +19,77 @@ use std::collections::HashMap;
 use std::io::Write;
 use std::sync::Arc;
 
-/// Rows per row group: bounds the reader's memory on long runs.
-const ROW_GROUP: usize = 262_144;
-
-/// The Parquet file of a run's sample set.
-pub fn write(run: &Run, set: &SampleSet) -> anyhow::Result<Vec<u8>> {
-    let mut buf = Vec::new();
-    write_to(&mut buf, run, set)?;
-    Ok(buf)
-}
+/// Rows per row group: bounds the writer's and the reader's memory on long runs (65 536 rows
+/// of a dozen columns are a few MB).
+const ROW_GROUP: usize = 65_536;
 
 /// Writes the Parquet file of a run's sample set to `out`.
+#[cfg(test)]
 pub fn write_to<W: Write + Send>(out: W, run: &Run, set: &SampleSet) -> anyhow::Result<()> {
-    let units = run_store::column_units(&set.models);
-    let fields: Vec<Field> = units
-        .iter()
-        .enumerate()
-        .map(|(k, (name, unit))| {
-            let ty = match k {
-                0 => DataType::Int64,
-                7 | 8 => DataType::UInt32,
-                _ => DataType::Float64,
-            };
-            Field::new(name, ty, false)
-                .with_metadata(HashMap::from([("unit".to_string(), unit.to_string())]))
-        })
-        .collect();
-    let kv = file_metadata(run, &units)?;
-    // Also in the Arrow schema's metadata: Arrow readers (pyarrow) take the schema's metadata
-    // from there and do not merge the footer's key-value pairs into it.
-    let schema_meta: HashMap<String, String> = kv
-        .iter()
-        .map(|e| (e.key.clone(), e.value.clone().unwrap_or_default()))
-        .collect();
-    let schema = Arc::new(Schema::new(fields).with_metadata(schema_meta));
-    let props = WriterProperties::builder()
-        .set_max_row_group_row_count(Some(ROW_GROUP))
-        .set_key_value_metadata(Some(kv))
-        .build();
-    let mut w = ArrowWriter::try_new(out, schema.clone(), Some(props))?;
-    let mut start = 0;
-    while start < set.samples.len() || start == 0 {
-        let end = (start + ROW_GROUP).min(set.samples.len());
-        w.write(&batch(&schema, set, start..end)?)?;
-        if end == set.samples.len() {
-            break;
-        }
-        start = end;
+    let mut w = PageWriter::new(out, run, &set.models)?;
+    w.page(set)?;
+    w.finish()
+}
+
+/// A Parquet file written a page of samples at a time: the writer holds at most one row group.
+#[allow(missing_debug_implementations)] // ArrowWriter is not Debug
+pub struct PageWriter<W: Write + Send> {
+    w: ArrowWriter<W>,
+    schema: Arc<Schema>,
+}
+
+impl<W: Write + Send> PageWriter<W> {
+    /// A file for a run whose pages carry the outputs of `models`.
+    pub fn new(out: W, run: &Run, models: &[String]) -> anyhow::Result<PageWriter<W>> {
+        let units = run_store::column_units(models);
+        let fields: Vec<Field> = units
+            .iter()
+            .enumerate()
+            .map(|(k, (name, unit))| {
+                let ty = match k {
+                    0 => DataType::Int64,
+                    7 | 8 => DataType::UInt32,
+                    _ => DataType::Float64,
+                };
+                Field::new(name, ty, false)
+                    .with_metadata(HashMap::from([("unit".to_string(), unit.to_string())]))
+            })
+            .collect();
+        let kv = file_metadata(run, &units)?;
+        // Also in the Arrow schema's metadata: Arrow readers (pyarrow) take the schema's metadata
+        // from there and do not merge the footer's key-value pairs into it.
+        let schema_meta: HashMap<String, String> = kv
+            .iter()
+            .map(|e| (e.key.clone(), e.value.clone().unwrap_or_default()))
+            .collect();
+        let schema = Arc::new(Schema::new(fields).with_metadata(schema_meta));
+        let props = WriterProperties::builder()
+            .set_max_row_group_row_count(Some(ROW_GROUP))
+            .set_key_value_metadata(Some(kv))
+            .build();
+        let w = ArrowWriter::try_new(out, schema.clone(), Some(props))?;
+        Ok(PageWriter { w, schema })
     }
-    w.close()?;
-    Ok(())
+
+    /// Appends a page of samples (a row group is written out each [`ROW_GROUP`] rows).
+    pub fn page(&mut self, set: &SampleSet) -> anyhow::Result<()> {
+        let mut start = 0;
+        while start < set.samples.len() || start == 0 {
+            let end = (start + ROW_GROUP).min(set.samples.len());
+            self.w.write(&batch(&self.schema, set, start..end)?)?;
+            if end == set.samples.len() {
+                break;
+            }
+            start = end;
+        }
+        Ok(())
+    }
+
+    /// Writes the last row group and the footer.
+    pub fn finish(self) -> anyhow::Result<()> {
+        self.w.close()?;
+        Ok(())
+    }
 }
 
 /// The file's key-value metadata.
@@ -146,7 +167,8 @@ mod tests {
             samples: vec![run_store::Sample::default(); 3],
             outputs: vec![0.5; 9],
         };
-        let bytes = super::write(&run(&models), &set).unwrap();
+        let mut bytes = Vec::new();
+        super::write_to(&mut bytes, &run(&models), &set).unwrap();
         assert_eq!(&bytes[..4], b"PAR1");
         assert_eq!(&bytes[bytes.len() - 4..], b"PAR1");
         let reader = SerializedFileReader::new(axum::body::Bytes::from(bytes)).unwrap();
