@@ -487,7 +487,25 @@ fn an_estop_is_answered_by_the_front_and_on_a_kept_alive_connection_too() {
     let r = read_one(&mut s);
     assert_eq!(r.status, 200, "{}", r.text());
     assert_eq!(r.json()["safe_state"]["confirmed"], true, "{}", r.text());
+    // Health says the daemon lives but is not ready while the e-stop is latched.
+    let h = d.json("/api/health");
+    assert_eq!(
+        (h["status"].clone(), h["ready"].clone()),
+        (json!("ok"), json!(false)),
+        "{h}"
+    );
+    assert_eq!(h["bench"]["estop"], true, "{h}");
     // `/api/estop/reset` is not an e-stop: it goes to the scheduler as before.
     let r = d.req("POST", "/api/estop/reset", None);
     assert_eq!((r.status, r.json()["estop"].clone()), (200, json!(false)));
+    let h = d.json("/api/health");
+    assert_eq!(
+        (h["ready"].clone(), h["bench"]["connected"].clone()),
+        (json!(true), json!(true)),
+        "{h}"
+    );
+    assert_eq!(
+        h["queue"]["paused"], true,
+        "the e-stop paused the queue: {h}"
+    );
 }

@@ -372,8 +372,20 @@ async fn ask<T>(
     rx.await.map_err(|_| gone())?
 }
 
-async fn health() -> ApiResult {
-    ok(json!({"status": "ok", "version": env!("CARGO_PKG_VERSION")}))
+/// Liveness (the daemon answers) and readiness: the bench is connected, no e-stop is
+/// latched and the queue may start runs. Cheap: read from the published views.
+async fn health(State(state): State<AppState>) -> ApiResult {
+    let view = state.view.borrow();
+    let estop = view.estop || state.interlock.is_latched();
+    let ready = view.connected && !estop;
+    ok(json!({
+        "status": "ok",
+        "version": env!("CARGO_PKG_VERSION"),
+        "ready": ready,
+        "bench": {"connected": view.connected, "estop": estop},
+        "loop_running": view.running.is_some(),
+        "queue": {"paused": view.paused, "waiting": view.items.len()},
+    }))
 }
 
 /// `GET /api/bench` (also the live `status` event).

@@ -90,7 +90,7 @@ pub fn document() -> Value {
         }
     });
     let mut paths = serde_json::Map::new();
-    paths.insert("/api/health".into(), json!({"get": {"summary": "Liveness", "responses": {"200": ok_json("ok", json!({"type": "object", "properties": {"status": {"const": "ok"}, "version": {"type": "string"}}}))}}}));
+    paths.insert("/api/health".into(), json!({"get": {"summary": "Liveness (it answers) and readiness (`ready`: the bench is connected and no e-stop is latched); never needs the token", "responses": {"200": ok_json("ok", json!({"type": "object", "properties": {"status": {"const": "ok"}, "version": {"type": "string"}, "ready": {"type": "boolean"}, "bench": {"type": "object", "properties": {"connected": {"type": "boolean"}, "estop": {"type": "boolean"}}}, "loop_running": {"type": "boolean"}, "queue": {"type": "object", "properties": {"paused": {"type": "boolean"}, "waiting": {"type": "integer"}}}}}))}}}));
     paths.insert("/api/bench".into(), json!({"get": {"summary": "Bench status: source, connection, busy, run, e-stop, limits, live values, lockstep models", "responses": {"200": ok_json("status", json!({"type": "object", "properties": {
                 "source": {"type": "string"}, "connected": {"type": "boolean"}, "busy": {"type": "boolean"},
                 "run_id": {"type": ["integer", "null"]}, "estop": {"type": "boolean"}, "paused": {"type": "boolean"},
