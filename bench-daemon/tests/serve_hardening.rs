@@ -330,6 +330,23 @@ fn the_estop_answers_within_50_ms_while_heavy_checks_and_sweeps_are_in_flight() 
     }
     let samples = gauge(&m, "run_samples");
     assert!(samples >= 300.0, "{m}");
+    // The loop's lateness histogram and the links' counters of the running run.
+    let ticks = gauge(&m, "loop_period_error_seconds_count");
+    assert!(ticks >= 200.0, "{m}");
+    let inf = gauge(&m, "loop_period_error_seconds_bucket{le=\"+Inf\"}");
+    assert_eq!(inf, ticks, "{m}");
+    let within_10ms = gauge(&m, "loop_period_error_seconds_bucket{le=\"0.01\"}");
+    assert!(within_10ms <= inf, "{m}");
+    let requests = gauge(&m, "link_events_total{device=\"drive\",event=\"requests\"}");
+    let ok = gauge(&m, "link_events_total{device=\"drive\",event=\"ok\"}");
+    assert!(
+        requests >= ticks && ok >= ticks,
+        "a drive transaction per tick at least: {m}"
+    );
+    assert!(
+        gauge(&m, "link_events_total{device=\"sensor\",event=\"ok\"}") >= ticks,
+        "{m}"
+    );
     // Two 100-value sweeps of the shipped full Stribeck sweep (run_at far ahead) and four
     // 10 000-velocity plan checks, all at once.
     let full: Value = serde_json::from_str(

@@ -78,6 +78,12 @@ pub struct Status {
     pub overruns: u64,
     /// Batches the recorder refused so far.
     pub dropped_batches: u64,
+    /// Wake-up lateness so far, coarse (for `/metrics`).
+    pub lateness: super::timing::Histogram,
+    /// The drive's link counters so far.
+    pub drive_link: protocols::LinkStats,
+    /// The sensor's link counters so far (the drive's again when they share a line).
+    pub sensor_link: protocols::LinkStats,
 }
 
 /// One decimated live sample with every lockstep output.
@@ -187,6 +193,19 @@ async fn after_panic(setup: &LoopSetup, message: &str) -> LoopReport {
 struct Bus {
     drive: Drive,
     sensor: Option<TorqueSensor>,
+}
+
+impl Bus {
+    /// The drive's and the sensor's link counters (the sensor's are the drive's when it has
+    /// none of its own). The loop is the links' only user, so the locks are free.
+    async fn link_stats(&self) -> (protocols::LinkStats, protocols::LinkStats) {
+        let drive = self.drive.io().link().lock().await.stats();
+        let sensor = match &self.sensor {
+            Some(s) => s.io().link().lock().await.stats(),
+            None => drive,
+        };
+        (drive, sensor)
+    }
 }
 
 /// Opens the drive's link and client.
@@ -578,6 +597,8 @@ async fn run_async(setup: &LoopSetup) -> LoopReport {
         }
         if idx.is_multiple_of(status_every) {
             let label = &plan.segments[tick.segment].label;
+            let (drive_link, sensor_link) = bus.link_stats().await;
+            let lateness = stats.histogram();
             status.send_modify(|s| {
                 s.t = t;
                 s.segment = tick.segment;
@@ -589,6 +610,9 @@ async fn run_async(setup: &LoopSetup) -> LoopReport {
                 s.samples = idx;
                 s.overruns = stats.overruns;
                 s.dropped_batches = dropped;
+                s.lateness = lateness;
+                s.drive_link = drive_link;
+                s.sensor_link = sensor_link;
             });
         }
 

@@ -28,6 +28,7 @@ pub use cycle::{Frame, LoopReport, LoopSetup, Outcome, SafeState, Status, run};
 pub use interlock::Interlock;
 pub use lockstep::Lockstep;
 pub use realtime::{NoDeepIdle, realtime};
+pub use timing::{BUCKET_EDGES_US, Histogram};
 
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};

@@ -7,12 +7,20 @@ use run_store::TimingStats;
 /// kept exactly).
 const BINS: usize = 100_000;
 
+/// Upper edges \[µs\] of the coarse lateness buckets `/metrics` publishes as a histogram.
+pub const BUCKET_EDGES_US: [f64; 10] = [
+    10.0, 20.0, 50.0, 100.0, 200.0, 500.0, 1_000.0, 2_000.0, 5_000.0, 10_000.0,
+];
+
 /// Wake-up lateness histogram and overrun count. Constant memory, O(1) per tick.
 #[derive(Clone, Debug)]
 pub struct PeriodStats {
     bins: Vec<u32>,
     n: u64,
     max_us: f64,
+    sum_us: f64,
+    /// Ticks at or below each edge of [`BUCKET_EDGES_US`] (not cumulative), then above them.
+    coarse: [u64; BUCKET_EDGES_US.len() + 1],
     /// Ticks whose work ended after the next deadline (that deadline was skipped).
     pub overruns: u64,
 }
@@ -23,6 +31,8 @@ impl Default for PeriodStats {
             bins: vec![0; BINS],
             n: 0,
             max_us: 0.0,
+            sum_us: 0.0,
+            coarse: [0; BUCKET_EDGES_US.len() + 1],
             overruns: 0,
         }
     }
@@ -35,6 +45,24 @@ impl PeriodStats {
         self.bins[(e as usize).min(BINS - 1)] += 1;
         self.n += 1;
         self.max_us = self.max_us.max(e);
+        self.sum_us += e;
+        let k = BUCKET_EDGES_US.partition_point(|&edge| edge < e);
+        self.coarse[k] += 1;
+    }
+
+    /// The lateness histogram for `/metrics`: cumulative counts at each edge of
+    /// [`BUCKET_EDGES_US`] then in all, and the sum \[µs\].
+    pub fn histogram(&self) -> Histogram {
+        let mut cumulative = [0u64; BUCKET_EDGES_US.len() + 1];
+        let mut seen = 0;
+        for (c, n) in cumulative.iter_mut().zip(self.coarse) {
+            seen += n;
+            *c = seen;
+        }
+        Histogram {
+            cumulative,
+            sum_us: self.sum_us,
+        }
     }
 
     /// Ticks recorded.
@@ -69,6 +97,15 @@ impl PeriodStats {
     }
 }
 
+/// A snapshot of the coarse lateness histogram.
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
+pub struct Histogram {
+    /// Ticks at or below each edge of [`BUCKET_EDGES_US`], then all ticks.
+    pub cumulative: [u64; BUCKET_EDGES_US.len() + 1],
+    /// Sum of the lateness \[µs\].
+    pub sum_us: f64,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -86,5 +123,20 @@ mod tests {
         let st = s.stats();
         assert_eq!(st.period_error_max_us, Some(250_000.0));
         assert_eq!(st.overruns, 0);
+    }
+
+    #[test]
+    fn the_coarse_histogram_counts_each_tick_once_at_or_below_its_edge() {
+        let mut p = super::PeriodStats::default();
+        for e in [5.0, 10.0, 15.0, 700.0, 50_000.0] {
+            p.record(e);
+        }
+        let h = p.histogram();
+        assert_eq!(h.cumulative[0], 2, "5 and 10 µs at or below 10 µs");
+        assert_eq!(h.cumulative[1], 3, "15 µs at or below 20 µs");
+        assert_eq!(h.cumulative[6], 4, "700 µs at or below 1 ms");
+        assert_eq!(h.cumulative[9], 4);
+        assert_eq!(h.cumulative[10], 5, "every tick in the last");
+        assert!((h.sum_us - 50_730.0).abs() < 1e-9);
     }
 }

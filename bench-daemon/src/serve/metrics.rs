@@ -18,7 +18,8 @@ fn metric(out: &mut String, name: &str, kind: &str, help: &str, value: f64) {
 
 /// The exposition text.
 pub fn text(state: &AppState) -> String {
-    let view = state.view.borrow().clone();
+    // Borrowed: the view lists every waiting run.
+    let view = state.view.borrow();
     let status = state.hub.status.borrow().clone();
     let running = view.running.as_ref();
     let flag = |b: bool| if b { 1.0 } else { 0.0 };
@@ -95,7 +96,53 @@ pub fn text(state: &AppState) -> String {
         "Samples taken by the running (or last) run",
         status.samples as f64,
     );
+    lateness(&mut out, &status.lateness);
+    links(&mut out, &status);
     out
+}
+
+/// The loop's wake-up lateness as a Prometheus histogram \[s\].
+fn lateness(out: &mut String, h: &crate::control::Histogram) {
+    let name = "frictionbench_loop_period_error_seconds";
+    let _ = writeln!(
+        out,
+        "# HELP {name} How late the running (or last) run's ticks woke after their deadlines"
+    );
+    let _ = writeln!(out, "# TYPE {name} histogram");
+    for (edge, n) in crate::control::BUCKET_EDGES_US.iter().zip(h.cumulative) {
+        let _ = writeln!(out, "{name}_bucket{{le=\"{}\"}} {n}", edge * 1e-6);
+    }
+    let all = h.cumulative[h.cumulative.len() - 1];
+    let _ = writeln!(out, "{name}_bucket{{le=\"+Inf\"}} {all}");
+    let _ = writeln!(out, "{name}_sum {}", h.sum_us * 1e-6);
+    let _ = writeln!(out, "{name}_count {all}");
+}
+
+/// The devices' link counters of the running (or last) run, by device and counter.
+fn links(out: &mut String, status: &crate::control::Status) {
+    let name = "frictionbench_link_events_total";
+    let _ = writeln!(
+        out,
+        "# HELP {name} Modbus link events of the running (or last) run, by device and kind"
+    );
+    let _ = writeln!(out, "# TYPE {name} counter");
+    for (device, l) in [
+        ("drive", &status.drive_link),
+        ("sensor", &status.sensor_link),
+    ] {
+        for (event, n) in [
+            ("requests", l.requests),
+            ("ok", l.ok),
+            ("exceptions", l.exceptions),
+            ("timeouts", l.timeouts),
+            ("crc_errors", l.crc_errors),
+            ("framing_errors", l.framing_errors),
+            ("transport_errors", l.transport_errors),
+            ("resyncs", l.resyncs),
+        ] {
+            let _ = writeln!(out, "{name}{{device=\"{device}\",event=\"{event}\"}} {n}");
+        }
+    }
 }
 
 /// The handler.
