@@ -204,7 +204,7 @@ fn guarded(method: &str, op: &mut Value) {
             "415",
             "A request body that is not Content-Type: application/json",
         );
-    } else if op_summary != "Liveness" {
+    } else if !op_summary.starts_with("Liveness") {
         add(
             "401",
             "Missing or wrong bearer token (with --token-for-reads; not /api/health)",
