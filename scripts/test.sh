@@ -43,6 +43,9 @@ target_dir="${CARGO_TARGET_DIR:-target}"
 case "$target_dir" in /*) ;; *) target_dir="$PWD/$target_dir" ;; esac
 (cd web && BENCH_BIN="$target_dir/debug/bench" CHROMIUM="$(command -v chromium)" npm run test:e2e)
 
+# issue 13: schemathesis against the real server: the OpenAPI document exactly as strict as it.
+BENCH_BIN="$target_dir/debug/bench" scripts/test-schemathesis.sh
+
 # issue 16: the Python client (clients/python), installed into a fresh venv with pinned
 # dependencies from PyPI, against `bench serve --sim`; then the installed binary serves the
 # embedded dashboard from outside the source tree.

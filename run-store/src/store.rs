@@ -372,10 +372,14 @@ impl Store {
 
     /// Normalises a caller's date to the stored form; an unparsable date is an input error.
     async fn normalise_time(&self, field: &'static str, text: &str) -> Result<String, Error> {
-        let norm: Option<String> = sqlx::query_scalar("SELECT strftime('%Y-%m-%dT%H:%M:%fZ', ?)")
-            .bind(text)
-            .fetch_one(&self.read)
-            .await?;
+        let norm: Option<String> = if is_date_text(text) {
+            sqlx::query_scalar("SELECT strftime('%Y-%m-%dT%H:%M:%fZ', ?)")
+                .bind(text)
+                .fetch_one(&self.read)
+                .await?
+        } else {
+            None
+        };
         norm.ok_or_else(|| Error::InvalidInput {
             field,
             value: text.to_string(),
@@ -737,6 +741,29 @@ async fn insert_run(conn: &mut sqlx::SqliteConnection, run: &NewRun) -> Result<i
     .fetch_one(conn)
     .await?;
     Ok(id)
+}
+
+/// `YYYY-MM-DD` or `YYYY-MM-DDTHH:MM:SSZ`: the forms a date filter takes (SQLite would also
+/// read a bare number as a Julian day, which nobody filtering by date means).
+fn is_date_text(text: &str) -> bool {
+    const DAY: &[u8] = b"dddd-dd-dd";
+    const TIME: &[u8] = b"Tdd:dd:ddZ";
+    let b = text.as_bytes();
+    let fits = |shape: &[u8], part: &[u8]| {
+        shape.len() == part.len()
+            && shape.iter().zip(part).all(|(s, c)| {
+                if *s == b'd' {
+                    c.is_ascii_digit()
+                } else {
+                    s == c
+                }
+            })
+    };
+    match b.len() {
+        10 => fits(DAY, b),
+        20 => fits(DAY, &b[..10]) && fits(TIME, &b[10..]),
+        _ => false,
+    }
 }
 
 #[cfg(test)]

@@ -582,10 +582,10 @@ async fn run_samples(
             ));
         }
     }
-    if every == 0 {
+    if !(1..=MAX_EVERY).contains(&every) {
         return Err(ApiError::bad_request(
             Some("every"),
-            "every (0) must be >= 1".into(),
+            format!("every ({every}) must be from 1 to {MAX_EVERY}"),
         ));
     }
     let csv = match q.get("format").map(String::as_str) {
@@ -739,6 +739,12 @@ async fn estop_reset(State(state): State<AppState>) -> ApiResult {
     ok(ask(&state, |reply| Cmd::EStopReset { reply }).await?)
 }
 
+/// The sparsest decimation `GET /api/runs/{id}/samples?every=` takes.
+pub const MAX_EVERY: u64 = 1_000_000_000;
+
+/// Most waiting runs one `GET /api/queue?limit=` asks for.
+pub const MAX_QUEUE_LISTING: usize = 1_000_000;
+
 fn queue_json(state: &AppState, limit: Option<usize>) -> Value {
     let t = state.hub.status.borrow().t;
     state.view.borrow().to_json(t, limit)
@@ -751,6 +757,12 @@ async fn get_queue(
     let q = query(q)?;
     known_keys(&q, &["limit"])?;
     let limit = parse_q::<usize>(&q, "limit", "a whole number of runs ≥ 0")?;
+    if let Some(n) = limit.filter(|&n| n > MAX_QUEUE_LISTING) {
+        return Err(ApiError::bad_request(
+            Some("limit"),
+            format!("limit ({n}) must be at most {MAX_QUEUE_LISTING}"),
+        ));
+    }
     ok(queue_json(&state, limit))
 }
 

@@ -26,8 +26,12 @@ fn any_obj() -> Value {
     json!({"type": "object"})
 }
 
+/// The dates `since` and `until` take (days up to 28, so that every generated one exists).
+const DATE_PATTERN: &str = "^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])(T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]Z)?$";
+
 /// The document.
 pub fn document() -> Value {
+    let kinds: Value = experiments::Kind::NAMES.iter().copied().collect();
     let spec = json!({"$ref": "#/components/schemas/Spec"});
     let e400 = err("Malformed JSON or bad query parameter");
     let e401 = err("Missing or wrong bearer token (a token is configured)");
@@ -50,7 +54,7 @@ pub fn document() -> Value {
                     "error": {"type": "string", "description": "Message naming the field and the limit or rule"},
                     "field": {"type": ["string", "null"], "description": "e.g. params.velocities[1], batch[2].params.repeats"}}},
                 "Spec": {"type": "object", "required": ["kind"], "description": "The spec document of `bench run` (see GET /api/experiments/kinds)", "properties": {
-                    "kind": {"type": "string"}, "name": {"type": "string"}, "params": {"type": "object"}}},
+                    "kind": {"enum": kinds.clone()}, "name": {"type": ["string", "null"]}, "params": {"type": ["object", "null"], "description": "null: the kind's defaults"}}},
                 "Sample": {"type": "object", "properties": {
                     "t": {"type": "number", "description": "run time [s]"}, "x": {"type": "number", "description": "position [rad or m]"},
                     "v": {"type": "number"}, "u_cmd": {"type": "number", "description": "commanded torque [N m]"},
@@ -115,10 +119,10 @@ pub fn document() -> Value {
                 "responses": {"200": ok_json("valid", json!({"type": "object", "properties": {"ok": {"const": true}, "estimate_s": {"type": "number"}, "max_s": {"type": "number"}, "segments": {"type": "integer"}, "spec": spec.clone()}})), "400": e400, "401": e401, "422": e422}}}));
     paths.insert("/api/runs".into(), json!({
                 "get": {"summary": "Runs, newest first", "parameters": [
-                    q("kind", "experiment kind", json!({"type": "string"})),
-                    q("status", "queued, running, completed, aborted, failed, interrupted", json!({"type": "string"})),
-                    q("since", "created at or after (RFC 3339 or YYYY-MM-DD, UTC)", json!({"type": "string"})),
-                    q("until", "created before", json!({"type": "string"})),
+                    q("kind", "experiment kind", json!({"enum": kinds.clone()})),
+                    q("status", "queued, running, completed, aborted, failed, interrupted", json!({"enum": ["queued", "running", "completed", "aborted", "failed", "interrupted"]})),
+                    q("since", "created at or after (YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ, UTC)", json!({"type": "string", "pattern": DATE_PATTERN})),
+                    q("until", "created before (as since)", json!({"type": "string", "pattern": DATE_PATTERN})),
                     q("limit", "page size", json!({"type": "integer", "minimum": 1, "maximum": 1000, "default": 50})),
                     q("offset", "rows to skip", json!({"type": "integer", "minimum": 0, "default": 0}))],
                     "responses": {"200": ok_json("page", json!({"type": "object", "properties": {"runs": {"type": "array", "items": any_obj()}, "total": {"type": "integer"}}})), "400": e400.clone()}},
@@ -133,7 +137,7 @@ pub fn document() -> Value {
     paths.insert("/api/runs/{id}/results".into(), json!({"get": {"summary": "The run's analysis", "parameters": [id_param("id", "run id")], "responses": {"200": ok_json("analysis", any_obj()), "404": err("Unknown run or no results yet")}}}));
     paths.insert("/api/runs/{id}/samples".into(), json!({"get": {"summary": "Samples by run time range with decimation, with every lockstep model's output", "parameters": [id_param("id", "run id"),
                 q("from", "first run time [s]", json!({"type": "number"})), q("to", "last run time [s]", json!({"type": "number"})),
-                q("every", "keep samples whose index is a multiple of this", json!({"type": "integer", "minimum": 1, "default": 1})),
+                q("every", "keep samples whose index is a multiple of this", json!({"type": "integer", "minimum": 1, "maximum": 1_000_000_000_u64, "default": 1})),
                 q("format", "json (columnar) or csv (as bench runs export)", json!({"enum": ["json", "csv"], "default": "json"}))],
                 "responses": {"200": {"description": "columnar JSON {models, idx, t, x, v, u_cmd, torque_motor, torque_sensor, segment, flags, outputs: {model: [...]}} (NaN as null) or CSV", "content": {"application/json": {"schema": any_obj()}, "text/csv": {"schema": {"type": "string"}}}}, "400": e400.clone(), "404": e404.clone(), "503": err("Four sample downloads are already going")}}}));
     paths.insert("/api/runs/{id}/export".into(), json!({"get": {"summary": "The whole run as a file (Content-Disposition: attachment)", "parameters": [id_param("id", "run id"), q("format", "csv, json or parquet, streamed page by page (columns idx, t, x, v, u_cmd, torque_motor, torque_sensor, segment, flags, then one per model output named by its id; JSON is {run, columns, rows}; Parquet carries units as field metadata and run, spec, units and software version as file metadata)", json!({"enum": ["csv", "json", "parquet"], "default": "csv"})), q("units", "CSV: `true` adds a first line `# units: ...` with each column's unit; JSON: a `units` array after `columns`", json!({"type": "boolean", "default": false}))],
@@ -144,7 +148,7 @@ pub fn document() -> Value {
     paths.insert("/api/faults/reset".into(), json!({"post": {"summary": "Clear a latched drive fault (an operator's action: no run ever clears one); refused while a run is running", "responses": {"200": ok_json("reset", json!({"type": "object", "properties": {"was_faulted": {"type": "boolean"}, "fault_code": {"type": ["integer", "null"]}, "cleared": {"type": "boolean"}, "status": {"type": ["integer", "null"]}}})), "401": e401.clone(), "409": e409.clone(), "502": ok_json("the drive could not be reached", any_obj())}}}));
     paths.insert("/api/estop/reset".into(), json!({"post": {"summary": "Clear the e-stop latch (the queue stays paused: resume with PUT /api/queue {\"paused\": false})", "responses": {"200": ok_json("cleared", any_obj()), "401": e401.clone()}}}));
     paths.insert("/api/queue".into(), json!({
-                "get": {"summary": "The queue with ETAs", "parameters": [q("limit", "list only the first runs (the count and the ETA cover them all)", json!({"type": "integer", "minimum": 0}))], "responses": {"200": ok_json("queue", json!({"$ref": "#/components/schemas/Queue"}))}},
+                "get": {"summary": "The queue with ETAs", "parameters": [q("limit", "list only the first runs (the count and the ETA cover them all)", json!({"type": "integer", "minimum": 0, "maximum": 1_000_000}))], "responses": {"200": ok_json("queue", json!({"$ref": "#/components/schemas/Queue"})), "400": e400.clone()}},
                 "put": {"summary": "Reorder (a permutation of the waiting run ids), pause/resume, failure policy; all checked before any is applied", "requestBody": body("edits", json!({"type": "object", "properties": {"order": {"type": "array", "items": {"type": "integer"}}, "paused": {"type": "boolean"}, "on_failure": {"enum": ["continue", "stop"]}}})),
                     "responses": {"200": ok_json("queue", json!({"$ref": "#/components/schemas/Queue"})), "400": e400.clone(), "401": e401.clone(), "409": err("Resuming while the e-stop is latched"), "422": e422.clone()}}
             }));
@@ -164,7 +168,7 @@ pub fn document() -> Value {
     paths.insert("/api/comparisons".into(), json!({"post": {"summary": "Fit models on estimation runs and score them on validation runs (as bench compare --json); stored with the runs",
                 "requestBody": body("comparison", json!({"type": "object", "required": ["estimate", "validate", "models"], "properties": {"estimate": {"type": "array", "items": {"type": "integer"}}, "validate": {"type": "array", "items": {"type": "integer"}}, "models": {"type": "array", "items": {"type": "string"}}, "replay": {"enum": ["velocity", "torque"]}, "max_iters": {"type": "integer"}, "timeout_s": {"type": "number"}}})),
                 "responses": {"201": ok_json("table", any_obj()), "400": e400.clone(), "401": e401.clone(), "404": e404.clone(), "422": e422.clone()}}}));
-    paths.insert("/api/live".into(), json!({"get": {"summary": "Server-Sent Events: sample ({idx, sample, outputs, models}, <= 100 Hz), status (as GET /api/bench, 5 Hz), run ({run_id, status}), queue (as GET /api/queue), dropped ({frames}: frames this client lost by reading too slowly)", "responses": {"200": {"description": "event stream", "content": {"text/event-stream": {"schema": {"type": "string"}}}}}}}));
+    paths.insert("/api/live".into(), json!({"get": {"summary": "Server-Sent Events: sample ({idx, sample, outputs, models}, <= 100 Hz), status (as GET /api/bench, 5 Hz), run ({run_id, status}), queue (as GET /api/queue), dropped ({frames}: frames this client lost by reading too slowly)", "responses": {"200": {"description": "event stream", "content": {"text/event-stream": {"schema": {"type": "object", "required": ["data"], "properties": {"event": {"enum": ["sample", "status", "run", "queue", "dropped"]}, "data": {"type": "string", "description": "the event's JSON"}, "id": {"type": "string"}, "retry": {"type": "integer"}}}}}}}}}));
     paths.insert("/api/openapi.json".into(), json!({"get": {"summary": "This document", "responses": {"200": ok_json("OpenAPI 3.1", any_obj())}}}));
     paths.insert("/metrics".into(), json!({"get": {"summary": "Prometheus text format (0.0.4): gauges frictionbench_queue_length, queue_paused, estop_latched, bench_connected, schedule_entries, live_clients, check_workers_busy, run_active, run_id, run_time_seconds, run_overruns, run_dropped_batches, run_samples (the run ones of the running or last run)", "responses": {"200": {"description": "exposition text", "content": {"text/plain": {"schema": {"type": "string"}}}}}}}));
     for ops in paths.values_mut() {

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# schemathesis (PyPI, pinned) against the real `bench serve --sim`: the OpenAPI document at
+# /api/openapi.json drives generated requests (examples, coverage, fuzzing and stateful links),
+# bounded and seeded. It fails on any server error, response outside the document, rejection of
+# a request the document allows, or acceptance of one it forbids. Rules the document cannot
+# express (bench limits, run state) are listed in scripts/schemathesis.toml.
+# Usage: BENCH_BIN=target/debug/bench scripts/test-schemathesis.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+version=4.32.5
+if ! target/stenv/bin/schemathesis --version 2>/dev/null | grep -q "version $version"; then
+  rm -rf target/stenv
+  python3 -m venv target/stenv
+  target/stenv/bin/pip install --quiet --disable-pip-version-check "schemathesis==$version"
+fi
+work="$(mktemp -d)"
+"${BENCH_BIN:-target/debug/bench}" serve --sim --listen 127.0.0.1:0 --web /nonexistent \
+  --db "$work/runs.db" >"$work/serve.out" 2>"$work/serve.err" &
+serve=$!
+trap 'kill $serve 2>/dev/null; wait $serve 2>/dev/null; rm -rf "$work"' EXIT
+for _ in $(seq 100); do
+  grep -q 'http://' "$work/serve.out" && break
+  sleep 0.1
+done
+url="$(grep -o 'http://[^/]*' "$work/serve.out" | head -1)"
+for seed in 1 2; do
+  target/stenv/bin/schemathesis --config-file scripts/schemathesis.toml run \
+    "$url/api/openapi.json" --checks all --max-examples 30 --seed "$seed" \
+    --request-timeout 20 --generation-database none --no-color
+done
