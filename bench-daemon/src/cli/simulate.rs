@@ -85,32 +85,20 @@ pub fn run(args: &SimulateArgs) -> anyhow::Result<()> {
                 write!(out, ",{n}")?;
             }
             writeln!(out)?;
-            scenario::simulate(
-                model.as_mut(),
-                &scenario,
-                args.dt,
-                args.duration,
-                args.every,
-                |r| {
-                    if err.is_some() {
-                        return;
+            err = each_row(model.as_mut(), &scenario, args, |r| {
+                for (i, v) in [r.t, r.x, r.v, r.u, r.friction]
+                    .iter()
+                    .chain(&r.states)
+                    .enumerate()
+                {
+                    if i > 0 {
+                        out.write_all(b",")?;
                     }
-                    let mut line = || -> std::io::Result<()> {
-                        for (i, v) in [r.t, r.x, r.v, r.u, r.friction]
-                            .iter()
-                            .chain(&r.states)
-                            .enumerate()
-                        {
-                            if i > 0 {
-                                out.write_all(b",")?;
-                            }
-                            write_num(&mut out, *v)?;
-                        }
-                        writeln!(out)
-                    };
-                    err = line().err();
-                },
-            );
+                    write_num(&mut out, *v)?;
+                }
+                writeln!(out)
+            })
+            .err();
         }
         Format::Json => {
             // A column at a time, each from a fresh run of the (deterministic) model: the
@@ -142,31 +130,21 @@ pub fn run(args: &SimulateArgs) -> anyhow::Result<()> {
                 let mut fresh =
                     registry::build_model(&spec).map_err(|e| InputError(e.to_string()))?;
                 let mut first = true;
-                scenario::simulate(
-                    fresh.as_mut(),
-                    &scenario,
-                    args.dt,
-                    args.duration,
-                    args.every,
-                    |r| {
-                        if err.is_some() {
-                            return;
-                        }
-                        let v = [r.t, r.x, r.v, r.u, r.friction]
-                            .get(c)
-                            .copied()
-                            .unwrap_or_else(|| r.states[c - 5]);
-                        let sep: &[u8] = if first { b"" } else { b"," };
-                        first = false;
-                        err = out
-                            .write_all(sep)
-                            .and_then(|()| {
-                                serde_json::to_writer(&mut out, &json_num(v))
-                                    .map_err(std::io::Error::from)
-                            })
-                            .err();
-                    },
-                );
+                err = each_row(fresh.as_mut(), &scenario, args, |r| {
+                    let v = [r.t, r.x, r.v, r.u, r.friction]
+                        .get(c)
+                        .copied()
+                        .unwrap_or_else(|| r.states[c - 5]);
+                    if !first {
+                        out.write_all(b",")?;
+                    }
+                    first = false;
+                    serde_json::to_writer(&mut out, &json_num(v)).map_err(std::io::Error::from)
+                })
+                .err();
+                if err.is_some() {
+                    break;
+                }
                 out.write_all(b"]")?;
             }
             writeln!(out, "}}}}")?;
@@ -181,6 +159,23 @@ pub fn run(args: &SimulateArgs) -> anyhow::Result<()> {
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
         _ => Ok(()),
     }
+}
+
+/// Steps `model` through `scenario`, handing every kept row to `row`; the first write error
+/// stops the writing (the model runs on) and is returned.
+fn each_row(
+    model: &mut dyn friction::FrictionModel,
+    scenario: &Scenario,
+    args: &SimulateArgs,
+    mut row: impl FnMut(&scenario::Row) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    let mut err = None;
+    scenario::simulate(model, scenario, args.dt, args.duration, args.every, |r| {
+        if err.is_none() {
+            err = row(r).err();
+        }
+    });
+    err.map_or(Ok(()), Err)
 }
 
 fn json_num(v: f64) -> serde_json::Value {

@@ -9,10 +9,15 @@ use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use std::fmt::Write;
 
-/// One metric: `# HELP`, `# TYPE` and its value.
-fn metric(out: &mut String, name: &str, kind: &str, help: &str, value: f64) {
+/// A metric's `# HELP` and `# TYPE` lines (`name` without the `frictionbench_` prefix).
+fn head(out: &mut String, name: &str, kind: &str, help: &str) {
     let _ = writeln!(out, "# HELP frictionbench_{name} {help}");
     let _ = writeln!(out, "# TYPE frictionbench_{name} {kind}");
+}
+
+/// One metric: `# HELP`, `# TYPE` and its value.
+fn metric(out: &mut String, name: &str, kind: &str, help: &str, value: f64) {
+    head(out, name, kind, help);
     let _ = writeln!(out, "frictionbench_{name} {value}");
 }
 
@@ -103,12 +108,13 @@ pub fn text(state: &AppState) -> String {
 
 /// The loop's wake-up lateness as a Prometheus histogram \[s\].
 fn lateness(out: &mut String, h: &crate::control::Histogram) {
-    let name = "frictionbench_loop_period_error_seconds";
-    let _ = writeln!(
+    head(
         out,
-        "# HELP {name} How late the running (or last) run's ticks woke after their deadlines"
+        "loop_period_error_seconds",
+        "histogram",
+        "How late the running (or last) run's ticks woke after their deadlines",
     );
-    let _ = writeln!(out, "# TYPE {name} histogram");
+    let name = "frictionbench_loop_period_error_seconds";
     for (edge, n) in crate::control::BUCKET_EDGES_US.iter().zip(h.cumulative) {
         let _ = writeln!(out, "{name}_bucket{{le=\"{}\"}} {n}", edge * 1e-6);
     }
@@ -120,12 +126,13 @@ fn lateness(out: &mut String, h: &crate::control::Histogram) {
 
 /// The devices' link counters of the running (or last) run, by device and counter.
 fn links(out: &mut String, status: &crate::control::Status) {
-    let name = "frictionbench_link_events_total";
-    let _ = writeln!(
+    head(
         out,
-        "# HELP {name} Modbus link events of the running (or last) run, by device and kind"
+        "link_events_total",
+        "counter",
+        "Modbus link events of the running (or last) run, by device and kind",
     );
-    let _ = writeln!(out, "# TYPE {name} counter");
+    let name = "frictionbench_link_events_total";
     for (device, l) in [
         ("drive", &status.drive_link),
         ("sensor", &status.sensor_link),
