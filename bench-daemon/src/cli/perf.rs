@@ -23,6 +23,9 @@ pub enum PerfCommand {
     /// E-stop request to confirmed-disabled drive through `bench serve --sim`, quiet and under
     /// load (live clients, a large sweep being expanded).
     Estop(super::perf_estop::PerfEstopArgs),
+    /// A 1 kHz run's loop timing on a quiet daemon and under 100 live clients plus REST load;
+    /// the REST requests per second answered meanwhile.
+    Serve(super::perf_serve::PerfServeArgs),
 }
 
 /// Arguments of `bench perf fit`.
@@ -62,6 +65,7 @@ pub fn run(cmd: &PerfCommand) -> anyhow::Result<()> {
         PerfCommand::Fit(args) => fit(args),
         PerfCommand::Loop(args) => super::perf_loop::run(args),
         PerfCommand::Estop(args) => super::perf_estop::run(args),
+        PerfCommand::Serve(args) => super::perf_serve::run(args),
     }
 }
 

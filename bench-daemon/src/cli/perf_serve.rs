@@ -1,0 +1,130 @@
+//! `bench perf serve [--seconds S] [--live-clients N] [--rest-workers W] [--json]`: what heavy
+//! clients cost the control loop, against a `bench serve --sim` child. The same 1 kHz run twice:
+//! once on a quiet daemon, once while `--live-clients` SSE clients read the live stream and
+//! `--rest-workers` threads request `GET /api/runs` back to back. Reports each run's loop
+//! timing (overruns, period-error p99 and max) and dropped batches, and the REST requests per
+//! second the daemon answered meanwhile.
+
+use super::perf_http::{live_clients, request, start_daemon};
+use serde_json::{Value, json};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+/// Arguments of `bench perf serve`.
+#[derive(Debug, clap::Args)]
+pub struct PerfServeArgs {
+    /// Seconds of constant-velocity motion per run (at 1 kHz).
+    #[arg(long, default_value_t = 20.0)]
+    seconds: f64,
+    /// SSE clients on /api/live during the loaded run.
+    #[arg(long, default_value_t = 100)]
+    live_clients: usize,
+    /// Threads requesting `GET /api/runs` back to back during the loaded run.
+    #[arg(long, default_value_t = 4)]
+    rest_workers: usize,
+    /// Print JSON: `quiet` and `loaded` runs (`overruns`, `period_error_p99_us`,
+    /// `period_error_max_us`, `dropped_batches`, `samples`), `rest_requests_per_s`,
+    /// `rest_errors`, `overrun_ratio`.
+    #[arg(long)]
+    json: bool,
+}
+
+/// The run: one velocity, both settle and measure at 1 kHz.
+fn spec(seconds: f64) -> Value {
+    json!({"kind": "constant_velocity_sweep", "name": "perf serve", "params": {
+        "velocities": [0.5], "directions": "positive", "settle_s": 0.5,
+        "measure_s": seconds, "repeats": 1}})
+}
+
+/// Runs `spec` now and waits for it to end; returns its stored record.
+fn run_once(addr: &str, spec: &Value) -> anyhow::Result<Value> {
+    let (code, r) = request(addr, "POST", "/api/runs?start=now", Some(spec))?;
+    let id = r["id"]
+        .as_i64()
+        .filter(|_| code < 300)
+        .ok_or_else(|| anyhow::anyhow!("the run was refused ({code}): {r}"))?;
+    loop {
+        std::thread::sleep(Duration::from_millis(200));
+        let (_, run) = request(addr, "GET", &format!("/api/runs/{id}"), None)?;
+        if !["queued", "running"].contains(&run["status"].as_str().unwrap_or("")) {
+            return Ok(run);
+        }
+    }
+}
+
+/// The loop figures of a stored run.
+fn figures(run: &Value) -> Value {
+    json!({
+        "status": run["status"],
+        "samples": run["sample_count"],
+        "overruns": run["timing"]["overruns"],
+        "period_error_p99_us": run["timing"]["period_error_p99_us"],
+        "period_error_max_us": run["timing"]["period_error_max_us"],
+        "dropped_batches": run["dropped_batches"],
+    })
+}
+
+/// REST load: `workers` threads requesting `GET /api/runs` until `stop`; counts answers.
+fn rest_load(
+    addr: &str,
+    workers: usize,
+    stop: &Arc<AtomicBool>,
+) -> (
+    Vec<std::thread::JoinHandle<()>>,
+    Arc<AtomicU64>,
+    Arc<AtomicU64>,
+) {
+    let (ok, bad) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
+    let handles = (0..workers)
+        .map(|_| {
+            let (addr, stop, ok, bad) = (addr.to_string(), stop.clone(), ok.clone(), bad.clone());
+            std::thread::spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    match request(&addr, "GET", "/api/runs?limit=50", None) {
+                        Ok((200, _)) => ok.fetch_add(1, Ordering::Relaxed),
+                        _ => bad.fetch_add(1, Ordering::Relaxed),
+                    };
+                }
+            })
+        })
+        .collect();
+    (handles, ok, bad)
+}
+
+/// Runs the benchmark.
+pub fn run(args: &PerfServeArgs) -> anyhow::Result<()> {
+    let daemon = start_daemon()?;
+    let addr = daemon.addr.clone();
+    let spec = spec(args.seconds);
+    let quiet = run_once(&addr, &spec)?;
+    eprintln!("bench perf serve: quiet run {}", figures(&quiet));
+
+    live_clients(&addr, args.live_clients)?;
+    let stop = Arc::new(AtomicBool::new(false));
+    let (workers, ok, bad) = rest_load(&addr, args.rest_workers, &stop);
+    let t0 = Instant::now();
+    let loaded = run_once(&addr, &spec)?;
+    let took = t0.elapsed().as_secs_f64();
+    stop.store(true, Ordering::Relaxed);
+    for w in workers {
+        let _ = w.join();
+    }
+    let overruns = |r: &Value| r["timing"]["overruns"].as_f64().unwrap_or(f64::NAN);
+    let out = json!({
+        "seconds": args.seconds,
+        "live_clients": args.live_clients,
+        "rest_workers": args.rest_workers,
+        "quiet": figures(&quiet),
+        "loaded": figures(&loaded),
+        "rest_requests_per_s": ok.load(Ordering::Relaxed) as f64 / took,
+        "rest_errors": bad.load(Ordering::Relaxed),
+        "overrun_ratio": overruns(&loaded) / overruns(&quiet).max(1.0),
+    });
+    if args.json {
+        println!("{out}");
+    } else {
+        println!("{}", serde_json::to_string_pretty(&out)?);
+    }
+    Ok(())
+}
