@@ -384,7 +384,7 @@ test('live charts: 20 000 points per series for every model; a dropped event sho
   await page.waitForFunction(() => Number(document.getElementById('live-charts')?.dataset.points) === 20000);
   await page.waitForFunction(() => document.getElementById('live-charts')?.dataset.drawMs !== undefined);
   const drawMs = Number(await page.getAttribute('#live-charts', 'data-draw-ms'));
-  t.diagnostic(`redraw of 4 charts, ${models.length} lockstep columns, 20000 points per series: ${drawMs} ms`);
+  t.diagnostic(`redraw of 5 charts, ${models.length} lockstep columns, 20000 points per series: ${drawMs} ms`);
   const px = await countPixels(await page.locator('#chart-torque canvas').screenshot());
   assert.ok(px.data > 500, `torque chart drawn (${JSON.stringify(px)})`);
   await shot('bench-20k');

@@ -43,28 +43,39 @@ pub struct FaultReset {
     pub status: Option<u64>,
 }
 
-/// Opens a link of its own to the drive and runs the safe-state sequence on it (blocking: on
-/// the calling thread's own runtime).
-fn safe_state_on_own_link(loaded: &Loaded) -> SafeState {
+/// Opens a link of its own to the drive and runs the safe-state sequence on it.
+async fn safe_state_on_own_link(loaded: &Loaded) -> SafeState {
     let deadline = loaded.confirm_deadline(loaded.config.limits.period_s);
+    match connect_drive(loaded).await {
+        Ok(mut drive) => safe_state(&mut drive, None, deadline).await,
+        Err(e) => SafeState::Unconfirmed {
+            after_s: 0.0,
+            what: e,
+        },
+    }
+}
+
+/// A request to the e-stop worker: where to send the safe state it reached.
+type SafeStateRequest = tokio::sync::oneshot::Sender<SafeState>;
+
+/// Starts the e-stop worker: a thread and runtime of its own at the control loop's real-time
+/// priority, started once and waiting, so that an e-stop with no loop neither waits for the
+/// daemon's runtime, however busy its clients keep it, nor for a thread to be created. It ends
+/// when the interlock is dropped.
+fn start_worker(loaded: Arc<Loaded>) -> std::io::Result<std::sync::mpsc::Sender<SafeStateRequest>> {
+    let (tx, rx) = std::sync::mpsc::channel::<SafeStateRequest>();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
-        .build();
-    let Ok(runtime) = runtime else {
-        return SafeState::Unconfirmed {
-            after_s: 0.0,
-            what: "cannot build the e-stop's runtime".into(),
-        };
-    };
-    runtime.block_on(async {
-        match connect_drive(loaded).await {
-            Ok(mut drive) => safe_state(&mut drive, None, deadline).await,
-            Err(e) => SafeState::Unconfirmed {
-                after_s: 0.0,
-                what: e,
-            },
-        }
-    })
+        .build()?;
+    std::thread::Builder::new()
+        .name("estop".into())
+        .spawn(move || {
+            let _ = super::realtime(loaded.config.realtime_priority);
+            while let Ok(reply) = rx.recv() {
+                let _ = reply.send(runtime.block_on(safe_state_on_own_link(&loaded)));
+            }
+        })?;
+    Ok(tx)
 }
 
 /// The running loop the interlock can reach.
@@ -82,16 +93,23 @@ pub struct Interlock {
     running: Mutex<Option<Attached>>,
     /// Serialises the interlock's own use of the drive link.
     drive: tokio::sync::Mutex<()>,
+    /// The e-stop worker (`None` if its thread could not be started: the next e-stop tries
+    /// again).
+    worker: Mutex<Option<std::sync::mpsc::Sender<SafeStateRequest>>>,
 }
 
 impl Interlock {
     /// The interlock of the bench in `loaded`; `latched` restores a persisted e-stop.
     pub fn new(loaded: Arc<Loaded>, latched: bool) -> Interlock {
+        let worker = start_worker(loaded.clone())
+            .map_err(|e| tracing::warn!("the e-stop worker thread did not start: {e}"))
+            .ok();
         Interlock {
             loaded,
             latched: AtomicBool::new(latched),
             running: Mutex::new(None),
             drive: tokio::sync::Mutex::new(()),
+            worker: Mutex::new(worker),
         }
     }
 
@@ -154,29 +172,36 @@ impl Interlock {
         }
     }
 
-    /// Neutral-free safe state on the interlock's own link: disable, confirm.
+    /// Neutral-free safe state on the interlock's own link: disable, confirm (on the e-stop
+    /// worker).
     async fn drive_safe_state(&self) -> SafeState {
         let _one = self.drive.lock().await;
-        let loaded = self.loaded.clone();
         let (tx, rx) = tokio::sync::oneshot::channel();
-        // A thread and runtime of its own at the control loop's real-time priority: the e-stop
-        // must not wait for the daemon's runtime, however busy its clients keep it.
-        let spawned = std::thread::Builder::new()
-            .name("estop".into())
-            .spawn(move || {
-                let _ = super::realtime(loaded.config.realtime_priority);
-                let _ = tx.send(safe_state_on_own_link(&loaded));
-            });
-        if let Err(e) = spawned {
-            return SafeState::Unconfirmed {
-                after_s: 0.0,
-                what: format!("cannot start the e-stop thread: {e}"),
-            };
+        if let Err(what) = self.send_to_worker(tx) {
+            return SafeState::Unconfirmed { after_s: 0.0, what };
         }
         rx.await.unwrap_or(SafeState::Unconfirmed {
             after_s: 0.0,
-            what: "the e-stop thread ended without an answer".into(),
+            what: "the e-stop worker ended without an answer".into(),
         })
+    }
+
+    /// Hands `reply` to the e-stop worker, starting a new one if it is gone.
+    fn send_to_worker(&self, mut reply: SafeStateRequest) -> Result<(), String> {
+        let mut worker = self.worker.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(w) = worker.as_ref() {
+            match w.send(reply) {
+                Ok(()) => return Ok(()),
+                Err(std::sync::mpsc::SendError(back)) => reply = back,
+            }
+        }
+        let fresh = start_worker(self.loaded.clone())
+            .map_err(|e| format!("cannot start the e-stop thread: {e}"))?;
+        fresh
+            .send(reply)
+            .map_err(|_| "the e-stop thread ended at once".to_string())?;
+        *worker = Some(fresh);
+        Ok(())
     }
 
     /// Clears a latched drive fault (the profile's `fault_reset` sequence), never while a run

@@ -174,8 +174,10 @@ export function benchPage(root: HTMLElement): () => void {
         mk('chart-x', 'Position', 'x [rad]', ['x', ...pm.map((m) => `${m.replace(':x_plant', '')} (simulated plant)`)]),
         mk('chart-v', 'Velocity', 'v [rad/s]', ['v']),
         // The measured signals set the scale; model outputs beyond them are clipped and marked.
-        mk('chart-torque', 'Torque and predicted friction', '[N m]', ['u_cmd', 'torque_motor', 'torque_sensor', ...fm.map((m) => `${m} (predicted)`)], 3),
+        mk('chart-torque', 'Torque and predicted friction', '[N m]', ['torque_motor', 'torque_sensor', ...fm.map((m) => `${m} (predicted)`)], 2),
         mk('chart-residual', 'Residual (sensor − model)', '[N m]', fm.length ? fm.map((m) => `sensor − ${m}`) : ['(no lockstep model)'], symmetricScale(() => live.ring.ordered(live.ring.sig['torque_sensor']))),
+        // The drive command on its own axis: torque, velocity or position by the drive mode.
+        mk('chart-command', 'Drive command', `u_cmd [${COMMAND_AXIS}]`, ['u_cmd']),
       ],
     };
   };
@@ -187,10 +189,11 @@ export function benchPage(root: HTMLElement): () => void {
     const sensor = sig('torque_sensor');
     const { friction, position } = splitModels(r.models);
     const outs = friction.map((i) => r.ordered(r.out[i]));
-    const [cx, cv, ct, cr] = built!.charts;
+    const [cx, cv, ct, cr, cc] = built!.charts;
     cx.set([t, sig('x'), ...position.map((i) => r.ordered(r.out[i]))]);
     cv.set([t, sig('v')]);
-    ct.set([t, sig('u_cmd'), sig('torque_motor'), sensor, ...outs]);
+    ct.set([t, sig('torque_motor'), sensor, ...outs]);
+    cc.set([t, sig('u_cmd')]);
     cr.set([t, ...(outs.length ? outs.map((o) => o.map((y, i) => (y === null || sensor[i] === null ? null : (sensor[i] as number) - y))) : [t.map(() => null)])]);
     charts.dataset.points = String(r.len);
     charts.dataset.total = String(r.total);
@@ -231,3 +234,6 @@ function commandUnit(mode: string, units?: { force?: string; position?: string }
   if (mode === 'position') return position;
   return units?.force ?? 'N m';
 }
+
+/** The axis of `u_cmd`: its unit follows each segment's drive mode. */
+export const COMMAND_AXIS = 'N m, rad/s or rad by drive mode';

@@ -200,7 +200,9 @@ async function renderBody(body: HTMLElement, run: any, charts: { destroy(): void
       mk('Position', `x [${pos}]`, ['x', ...plants.map((m) => `${m.replace(':x_plant', '')} (simulated plant)`)], [s.x, ...plants.map((m) => s.outputs?.[m] ?? [])]);
       mk('Velocity', `v [${pos}/s]`, ['v'], [s.v]);
       // The measured signals set the scale; model outputs beyond them are clipped and marked.
-      mk('Torque and model outputs', `[${force}]`, ['u_cmd', 'torque_motor', 'torque_sensor', ...models], [s.u_cmd, s.torque_motor, s.torque_sensor, ...outs], 3);
+      mk('Torque and model outputs', `[${force}]`, ['torque_motor', 'torque_sensor', ...models], [s.torque_motor, s.torque_sensor, ...outs], 2);
+      // The drive command on its own axis: its unit follows each segment's drive mode.
+      mk('Drive command', `u_cmd [${force}, ${pos}/s or ${pos} by drive mode]`, ['u_cmd'], [s.u_cmd]);
       if (models.length) mk('Residual (sensor − model)', `[${force}]`, models.map((m) => `sensor − ${m}`), outs.map((o: any[]) => o.map((y, i) => (y == null || s.torque_sensor[i] == null ? null : s.torque_sensor[i] - y))), symmetricScale(() => s.torque_sensor));
       for (const el of Array.from(ts.querySelectorAll('.chart'))) grid.append(el);
     } catch (e) {
