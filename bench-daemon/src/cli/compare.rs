@@ -145,6 +145,37 @@ pub fn read_segment(path: &str) -> anyhow::Result<Segment> {
 
 /// Runs the comparison and prints the table.
 pub fn run(args: &CompareArgs) -> anyhow::Result<()> {
+    let done = compare_stored(args)?;
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        serde_json::to_writer_pretty(&mut out, &done.json)?;
+        writeln!(out)?;
+    } else {
+        write_text(&mut out, &done.table, &done.residual)?;
+        if let Some(id) = done.stored {
+            writeln!(out, "stored as comparison {id}")?;
+        }
+    }
+    Ok(())
+}
+
+/// The table as `bench compare --json` prints it (for `POST /api/comparisons`, which runs it
+/// in-process).
+pub fn compare_json(args: &CompareArgs) -> anyhow::Result<serde_json::Value> {
+    Ok(compare_stored(args)?.json)
+}
+
+/// A comparison done (and stored when it used runs).
+struct Done {
+    table: Table,
+    /// The table as JSON, with `comparison_id` once stored.
+    json: serde_json::Value,
+    stored: Option<i64>,
+    /// What the residual is, in the bench's units.
+    residual: String,
+}
+
+fn compare_stored(args: &CompareArgs) -> anyhow::Result<Done> {
     let pv = args.presliding_velocity;
     if !(pv.is_finite() && pv >= 0.0) {
         return Err(InputError(format!("--presliding-velocity ({pv}) must be >= 0")).into());
@@ -249,20 +280,15 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<()> {
         }
         None => None,
     };
-    let mut out = std::io::stdout().lock();
-    if args.json {
-        if let Some(id) = stored {
-            table_json["comparison_id"] = serde_json::json!(id);
-        }
-        serde_json::to_writer_pretty(&mut out, &table_json)?;
-        writeln!(out)?;
-    } else {
-        write_text(&mut out, &table, &residual)?;
-        if let Some(id) = stored {
-            writeln!(out, "stored as comparison {id}")?;
-        }
+    if let Some(id) = stored {
+        table_json["comparison_id"] = serde_json::json!(id);
     }
-    Ok(())
+    Ok(Done {
+        table,
+        json: table_json,
+        stored,
+        residual,
+    })
 }
 
 fn num(x: Option<f64>) -> String {

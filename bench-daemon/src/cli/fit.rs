@@ -78,13 +78,7 @@ const TIME_SERIES_KINDS: &[(&str, &[&str])] = &[
 
 /// Runs the fit and prints the report.
 pub fn run(args: &FitArgs) -> anyhow::Result<()> {
-    let given: Given = match &args.given {
-        Some(g) => match json_arg("--given", g)? {
-            Value::Object(m) => m,
-            _ => return Err(InputError("--given must be a JSON object".into()).into()),
-        },
-        None => Given::new(),
-    };
+    let given = given_of(args)?;
     let Some(id) = args.run else {
         if args.db.db.is_some() {
             return Err(InputError("--db is used with --run only".into()).into());
@@ -97,63 +91,103 @@ pub fn run(args: &FitArgs) -> anyhow::Result<()> {
         return print(args, &report, None);
     };
     let sel = Selection::parse(args.segments.as_deref(), args.t_range.as_deref())?;
-    if !PROCEDURES.iter().any(|p| p.name == args.procedure) {
-        let known: Vec<&str> = PROCEDURES.iter().map(|p| p.name).collect();
-        return Err(InputError(format!(
-            "--procedure: unknown procedure '{}' (known: {})",
-            args.procedure,
-            known.join(", ")
-        ))
-        .into());
+    check_procedure(&args.procedure)?;
+    let (report, set, name) = runtime()?.block_on(fit_stored(args, given, id, &sel))?;
+    print(args, &report, Some((set, &name)))
+}
+
+/// The fit of stored run `id` as `bench fit --run ID --json` prints it (for `POST /api/fits`,
+/// which runs it in-process).
+pub fn fit_json(args: &FitArgs) -> anyhow::Result<Value> {
+    let id = args
+        .run
+        .ok_or_else(|| InputError("--run: a stored run is required".into()))?;
+    let given = given_of(args)?;
+    let sel = Selection::parse(args.segments.as_deref(), args.t_range.as_deref())?;
+    check_procedure(&args.procedure)?;
+    let (report, set, name) = runtime()?.block_on(fit_stored(args, given, id, &sel))?;
+    report_json(&report, Some((set, &name)))
+}
+
+/// `--given` as an object (empty without it).
+fn given_of(args: &FitArgs) -> anyhow::Result<Given> {
+    match &args.given {
+        Some(g) => match json_arg("--given", g)? {
+            Value::Object(m) => Ok(m),
+            _ => Err(InputError("--given must be a JSON object".into()).into()),
+        },
+        None => Ok(Given::new()),
     }
-    runtime()?.block_on(async {
-        let store = super::runs::open(&args.db).await?;
-        let run = run_data::load_run(&store, id, "--run").await?;
-        let (table, notes) = run_table(&store, &run, &args.procedure, &sel).await?;
-        let mut given = given;
-        let start = static_start(&store, &args.model, &args.procedure, &mut given).await?;
-        let mut report = fit(args, &table, &given)?;
-        report.provenance.notes.extend(notes);
-        if let Some(note) = &start {
-            report
-                .provenance
-                .notes
-                .push(note["note"].as_str().unwrap_or_default().into());
-        }
-        let (doc, other) = parameter_document(&args.model, &report)?;
-        let mut provenance = serde_json::to_value(&report.provenance)?;
-        provenance["runs"] = json!([id]);
-        if let Some(mse) = report.mse {
-            provenance["mse"] = json!(mse);
-        }
-        provenance["std_errors"] = Value::Object(report.std_errors.clone());
-        provenance["fitted"] = Value::Object(report.params.clone());
-        provenance["at_bound"] = json!(report.at_bound);
-        provenance["relative_std_errors"] = Value::Object(report.relative_std_errors.clone());
-        provenance["condition"] = json!(report.condition);
-        provenance["verdict"] = serde_json::to_value(&report.verdict)?;
-        if let Some(s) = start {
-            provenance["start_from"] = s;
-        }
-        if !other.is_empty() {
-            provenance["other_values"] = Value::Object(other);
-        }
-        if sel != Selection::default() {
-            provenance["selection"] = sel.to_json();
-        }
-        let name = args
-            .name
-            .clone()
-            .unwrap_or_else(|| format!("{}-run{id}-{}", args.model, args.procedure));
-        if name.trim().is_empty() {
-            return Err(InputError("--name must not be empty".into()).into());
-        }
-        let set = store
-            .add_parameter_set(&name, &args.model, &doc, &provenance)
-            .await
-            .map_err(store_error)?;
-        print(args, &report, Some((set, &name)))
-    })
+}
+
+/// An unknown procedure is an input error naming the known ones.
+fn check_procedure(procedure: &str) -> anyhow::Result<()> {
+    if PROCEDURES.iter().any(|p| p.name == procedure) {
+        return Ok(());
+    }
+    let known: Vec<&str> = PROCEDURES.iter().map(|p| p.name).collect();
+    Err(InputError(format!(
+        "--procedure: unknown procedure '{procedure}' (known: {})",
+        known.join(", ")
+    ))
+    .into())
+}
+
+/// Fits stored run `id` and saves the result as a parameter set; returns the report, the
+/// set's id and its name.
+async fn fit_stored(
+    args: &FitArgs,
+    given: Given,
+    id: i64,
+    sel: &Selection,
+) -> anyhow::Result<(FitReport, i64, String)> {
+    let store = super::runs::open(&args.db).await?;
+    let run = run_data::load_run(&store, id, "--run").await?;
+    let (table, notes) = run_table(&store, &run, &args.procedure, sel).await?;
+    let mut given = given;
+    let start = static_start(&store, &args.model, &args.procedure, &mut given).await?;
+    let mut report = fit(args, &table, &given)?;
+    report.provenance.notes.extend(notes);
+    if let Some(note) = &start {
+        report
+            .provenance
+            .notes
+            .push(note["note"].as_str().unwrap_or_default().into());
+    }
+    let (doc, other) = parameter_document(&args.model, &report)?;
+    let mut provenance = serde_json::to_value(&report.provenance)?;
+    provenance["runs"] = json!([id]);
+    if let Some(mse) = report.mse {
+        provenance["mse"] = json!(mse);
+    }
+    provenance["std_errors"] = Value::Object(report.std_errors.clone());
+    provenance["fitted"] = Value::Object(report.params.clone());
+    provenance["at_bound"] = json!(report.at_bound);
+    provenance["relative_std_errors"] = Value::Object(report.relative_std_errors.clone());
+    provenance["condition"] = json!(report.condition);
+    provenance["verdict"] = serde_json::to_value(&report.verdict)?;
+    if let Some(s) = start {
+        provenance["start_from"] = s;
+    }
+    if !other.is_empty() {
+        provenance["other_values"] = Value::Object(other);
+    }
+    if *sel != Selection::default() {
+        provenance["selection"] = sel.to_json();
+    }
+    let name = args
+        .name
+        .clone()
+        .unwrap_or_else(|| format!("{}-run{id}-{}", args.model, args.procedure));
+    if name.trim().is_empty() {
+        return Err(InputError("--name must not be empty".into()).into());
+    }
+    let set = store
+        .add_parameter_set(&name, &args.model, &doc, &provenance)
+        .await
+        .map_err(store_error)?;
+    store.close().await;
+    Ok((report, set, name))
 }
 
 /// Runs the procedure; its input errors exit with code 2.
@@ -396,14 +430,22 @@ fn parameter_document(
 }
 
 /// Prints the report (and the saved parameter set, if any).
+/// The report as `--json` prints it.
+fn report_json(report: &FitReport, saved: Option<(i64, &str)>) -> anyhow::Result<Value> {
+    let mut v = serde_json::to_value(report)?;
+    if let Some((id, name)) = saved {
+        v["parameter_set_id"] = json!(id);
+        v["parameter_set_name"] = json!(name);
+    }
+    Ok(v)
+}
+
 fn print(args: &FitArgs, report: &FitReport, saved: Option<(i64, &str)>) -> anyhow::Result<()> {
     if args.json {
-        let mut v = serde_json::to_value(report)?;
-        if let Some((id, name)) = saved {
-            v["parameter_set_id"] = json!(id);
-            v["parameter_set_name"] = json!(name);
-        }
-        println!("{}", serde_json::to_string_pretty(&v)?);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&report_json(report, saved)?)?
+        );
         return Ok(());
     }
     let geometry = crate::config::geometry_of(args.config.as_deref())?;

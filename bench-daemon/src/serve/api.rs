@@ -947,46 +947,6 @@ async fn parameter_set(State(state): State<AppState>, Path(id): Path<String>) ->
 
 /// Runs `bench ARGS --db DB --json` (the CLI's own fit or comparison, which stores its result
 /// in the same database); exit 0 → its JSON, else 422 with its message.
-async fn bench_child(
-    state: &AppState,
-    mut args: Vec<String>,
-    keys: &[&str],
-) -> Result<Value, ApiError> {
-    args.extend([
-        "--db".into(),
-        state.db_path.display().to_string(),
-        "--json".into(),
-    ]);
-    let out = tokio::task::spawn_blocking(move || {
-        let exe = std::env::current_exe()?;
-        std::process::Command::new(exe).args(&args).output()
-    })
-    .await
-    .map_err(|e| ApiError::from_anyhow(e.into()))?
-    .map_err(|e| ApiError::from_anyhow(e.into()))?;
-    if out.status.success() {
-        return serde_json::from_slice(&out.stdout)
-            .map_err(|e| ApiError::from_anyhow(anyhow::anyhow!("reading the child's JSON: {e}")));
-    }
-    let msg = String::from_utf8_lossy(&out.stderr);
-    let msg = msg.trim().trim_start_matches("bench: ").to_string();
-    let field = flag_field(&msg, keys);
-    Err(ApiError::new(
-        StatusCode::UNPROCESSABLE_ENTITY,
-        Some(&field),
-        msg,
-    ))
-}
-
-/// The body key a CLI message is about: its leading `--flag` as a key of `keys`, else `body`.
-fn flag_field(msg: &str, keys: &[&str]) -> String {
-    msg.strip_prefix("--")
-        .and_then(|m| m.split([' ', ':', '=']).next())
-        .map(|flag| flag.replace('-', "_"))
-        .filter(|k| keys.contains(&k.as_str()))
-        .unwrap_or_else(|| "body".into())
-}
-
 fn str_field<'a>(obj: &'a serde_json::Map<String, Value>, key: &str) -> Result<&'a str, ApiError> {
     obj.get(key)
         .and_then(Value::as_str)
@@ -1070,7 +1030,7 @@ async fn fits(State(state): State<AppState>, Body(body): Body) -> ApiResult {
             args.extend([flag.into(), str_field(obj, k)?.into()]);
         }
     }
-    let report = bench_child(&state, args, FIT_KEYS).await?;
+    let report = super::fitting::run(&state, args, FIT_KEYS).await?;
     created(json!({"parameter_set_id": report["parameter_set_id"], "report": report}))
 }
 
@@ -1136,7 +1096,7 @@ async fn comparisons(State(state): State<AppState>, Body(body): Body) -> ApiResu
             })?;
         args.extend(["--timeout-s".into(), t.to_string()]);
     }
-    created(bench_child(&state, args, COMPARE_KEYS).await?)
+    created(super::fitting::run(&state, args, COMPARE_KEYS).await?)
 }
 
 async fn openapi() -> ApiResult {

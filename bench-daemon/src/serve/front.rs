@@ -188,6 +188,9 @@ async fn serve(
                 }
             },
         };
+        // Answers leave as soon as they are written (a request is a few small writes; Nagle
+        // would hold the last of them for the client's acknowledgement).
+        let _ = stream.set_nodelay(true);
         let (estop, handoff) = (estop.clone(), handoff.clone());
         tokio::spawn(async move {
             let (estop_line, io) = first_bytes(stream).await;

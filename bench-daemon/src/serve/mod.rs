@@ -18,6 +18,7 @@
 
 pub mod api;
 pub mod body;
+pub mod fitting;
 pub mod front;
 pub mod guard;
 pub mod live;
