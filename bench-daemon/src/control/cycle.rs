@@ -319,15 +319,6 @@ async fn connect(loaded: &Loaded, log: &mut Vec<(Option<f64>, String)>) -> Resul
     Ok(Bus { drive, sensor })
 }
 
-/// The quantity a command of `mode` sets.
-fn mode_name(mode: Mode) -> &'static str {
-    match mode {
-        Mode::Torque => "torque",
-        Mode::Velocity => "velocity",
-        Mode::Position => "position",
-    }
-}
-
 /// The drive mode each segment mode runs in, resolved once per run (not at every tick).
 #[derive(Clone, Copy, Debug)]
 struct ModeMap {
@@ -418,6 +409,7 @@ async fn run_async(setup: &LoopSetup) -> LoopReport {
     let mut outer = OuterLoop::new(cfg.controller);
     let mut seq = Sequencer::new();
 
+    let modes = ModeMap::new(cfg.outer_loop, &bus.drive);
     // Start position, first mode with its neutral command, power on.
     let prepared: Result<(f64, Mode), String> = async {
         let fb = bus
@@ -431,7 +423,7 @@ async fn run_async(setup: &LoopSetup) -> LoopReport {
         let first = plan
             .segments
             .first()
-            .map(|s| ModeMap::new(cfg.outer_loop, &bus.drive).of(s.mode))
+            .map(|s| modes.of(s.mode))
             .unwrap_or(Mode::Torque);
         let hold = if first == Mode::Position { x0 } else { 0.0 };
         switch_mode(&mut bus.drive, first, hold).await?;
@@ -451,7 +443,6 @@ async fn run_async(setup: &LoopSetup) -> LoopReport {
             return failed_early(e, log, safe.confirmed_s());
         }
     };
-    let modes = ModeMap::new(cfg.outer_loop, &bus.drive);
     let guard = Guard::new(plan.limits, cfg.safety.breach_margin);
     let mut judge = Judge::new(
         Rules {
@@ -605,7 +596,7 @@ async fn run_async(setup: &LoopSetup) -> LoopReport {
                 if s.label != *label {
                     s.label.clone_from(label);
                 }
-                s.command = mode_name(mode);
+                s.command = mode.name();
                 s.sample = sample;
                 s.samples = idx;
                 s.overruns = stats.overruns;

@@ -64,17 +64,12 @@ type SafeStateRequest = tokio::sync::oneshot::Sender<SafeState>;
 /// when the interlock is dropped.
 fn start_worker(loaded: Arc<Loaded>) -> std::io::Result<std::sync::mpsc::Sender<SafeStateRequest>> {
     let (tx, rx) = std::sync::mpsc::channel::<SafeStateRequest>();
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
-    std::thread::Builder::new()
-        .name("estop".into())
-        .spawn(move || {
-            let _ = super::realtime(loaded.config.realtime_priority);
-            while let Ok(reply) = rx.recv() {
-                let _ = reply.send(runtime.block_on(safe_state_on_own_link(&loaded)));
-            }
-        })?;
+    let priority = loaded.config.realtime_priority;
+    super::spawn_with_runtime("estop", priority, move |runtime| {
+        while let Ok(reply) = rx.recv() {
+            let _ = reply.send(runtime.block_on(safe_state_on_own_link(&loaded)));
+        }
+    })?;
     Ok(tx)
 }
 

@@ -27,7 +27,7 @@ mod timing;
 pub use cycle::{Frame, LoopReport, LoopSetup, Outcome, SafeState, Status, run};
 pub use interlock::Interlock;
 pub use lockstep::Lockstep;
-pub use realtime::{NoDeepIdle, realtime};
+pub use realtime::{NoDeepIdle, realtime, spawn_with_runtime};
 pub use timing::{BUCKET_EDGES_US, Histogram};
 
 use std::sync::{Condvar, Mutex};

@@ -50,3 +50,26 @@ impl NoDeepIdle {
         Ok(NoDeepIdle { _qos: f })
     }
 }
+
+/// Starts thread `name` under SCHED_FIFO at `priority` (normal scheduling if refused: the log
+/// says why) with a current-thread tokio runtime of its own, and runs `body` on it: for work
+/// that must not wait for the daemon's runtime, however busy its clients keep it.
+pub fn spawn_with_runtime(
+    name: &str,
+    priority: u8,
+    body: impl FnOnce(&tokio::runtime::Runtime) + Send + 'static,
+) -> std::io::Result<()> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let thread = name.to_string();
+    std::thread::Builder::new()
+        .name(thread.clone())
+        .spawn(move || {
+            if let Some(note) = realtime(priority) {
+                tracing::info!("{thread} thread at {note}");
+            }
+            body(&runtime);
+        })?;
+    Ok(())
+}

@@ -145,17 +145,9 @@ pub fn start(
     let local = listener.local_addr()?;
     listener.set_nonblocking(true)?;
     let (tx, rx) = mpsc::channel(HANDOFF_QUEUE);
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
-    std::thread::Builder::new()
-        .name("http-front".into())
-        .spawn(move || {
-            if let Some(note) = crate::control::realtime(priority) {
-                tracing::info!("http front at {note}");
-            }
-            runtime.block_on(serve(listener, estop, tx, shutdown));
-        })?;
+    crate::control::spawn_with_runtime("http-front", priority, move |runtime| {
+        runtime.block_on(serve(listener, estop, tx, shutdown));
+    })?;
     Ok(Handoff {
         connections: rx,
         local,
