@@ -488,53 +488,7 @@ impl Loaded {
         for id in ids {
             friction::registry::entry(&id)
                 .map_err(|e| InputError(format!("{where_}.models: {e}")))?;
-            let from_set = |set: FoundSet, source: &str| {
-                let note = serde_json::json!({
-                    "model": id, "source": source, "set_id": set.id, "set_name": set.name,
-                });
-                (set.params, note)
-            };
-            let (params, note) = match params.get(&id) {
-                None => match lookup(SetQuery::Latest(&id))? {
-                    Some(set) => from_set(set, "latest"),
-                    None => (
-                        serde_json::json!({}),
-                        serde_json::json!({"model": id, "source": "defaults"}),
-                    ),
-                },
-                Some(serde_json::Value::String(s)) if s == "latest" => {
-                    match lookup(SetQuery::Latest(&id))? {
-                        Some(set) => from_set(set, "latest"),
-                        None => {
-                            return Err(InputError(format!(
-                                "{where_}.params {id} = \"latest\": no parameter set of model '{id}' in the run database (fit one with `bench fit --run`)"
-                            ))
-                            .into());
-                        }
-                    }
-                }
-                Some(serde_json::Value::String(s)) => match s.strip_prefix("set:") {
-                    Some(name) => match lookup(SetQuery::Named(name))? {
-                        Some(set) => from_set(set, "set"),
-                        None => {
-                            return Err(InputError(format!(
-                                "{where_}.params {id} = \"{s}\": no parameter set named '{name}' in the run database"
-                            ))
-                            .into());
-                        }
-                    },
-                    None => {
-                        return Err(InputError(format!(
-                            "{where_}.params {id} = \"{s}\": a string must be \"set:NAME\" (a parameter set) or \"latest\""
-                        ))
-                        .into());
-                    }
-                },
-                Some(v) => (
-                    v.clone(),
-                    serde_json::json!({"model": id, "source": "table"}),
-                ),
-            };
+            let (params, note) = resolve_params(&where_, &id, params.get(&id), &mut lookup)?;
             let spec = ModelSpec { model: id, params };
             friction::registry::build_model(&spec)
                 .map_err(|e| InputError(format!("{where_}: {}: {e}", spec.model)))?;
@@ -553,6 +507,65 @@ impl Loaded {
         }
         serde_json::Value::Object(m)
     }
+}
+
+/// The parameters `given` names for model `id` (`where_` prefixes the messages): a table as
+/// is, `"set:NAME"` a stored set, `"latest"` the model's newest set; nothing given, the
+/// newest set or else the defaults. Returns them and where they came from
+/// (`{"model", "source", "set_id", "set_name"}`).
+pub fn resolve_params(
+    where_: &str,
+    id: &str,
+    given: Option<&serde_json::Value>,
+    mut lookup: impl FnMut(SetQuery<'_>) -> anyhow::Result<Option<FoundSet>>,
+) -> anyhow::Result<(serde_json::Value, serde_json::Value)> {
+    let from_set = |set: FoundSet, source: &str| {
+        let note = serde_json::json!({
+            "model": id, "source": source, "set_id": set.id, "set_name": set.name,
+        });
+        (set.params, note)
+    };
+    Ok(match given {
+        None => match lookup(SetQuery::Latest(id))? {
+            Some(set) => from_set(set, "latest"),
+            None => (
+                serde_json::json!({}),
+                serde_json::json!({"model": id, "source": "defaults"}),
+            ),
+        },
+        Some(serde_json::Value::String(s)) if s == "latest" => {
+            match lookup(SetQuery::Latest(id))? {
+                Some(set) => from_set(set, "latest"),
+                None => {
+                    return Err(InputError(format!(
+                    "{where_}.params {id} = \"latest\": no parameter set of model '{id}' in the run database (fit one with `bench fit --run`)"
+                ))
+                .into());
+                }
+            }
+        }
+        Some(serde_json::Value::String(s)) => match s.strip_prefix("set:") {
+            Some(name) => match lookup(SetQuery::Named(name))? {
+                Some(set) => from_set(set, "set"),
+                None => {
+                    return Err(InputError(format!(
+                        "{where_}.params {id} = \"{s}\": no parameter set named '{name}' in the run database"
+                    ))
+                    .into());
+                }
+            },
+            None => {
+                return Err(InputError(format!(
+                    "{where_}.params {id} = \"{s}\": a string must be \"set:NAME\" (a parameter set) or \"latest\""
+                ))
+                .into());
+            }
+        },
+        Some(v) => (
+            v.clone(),
+            serde_json::json!({"model": id, "source": "table"}),
+        ),
+    })
 }
 
 fn load_profile(

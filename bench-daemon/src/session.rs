@@ -6,6 +6,7 @@ use crate::cli::InputError;
 use crate::config::{FoundSet, Loaded, LockstepConfig, SetQuery};
 use crate::control::{self, Control, Frame, LoopReport, LoopSetup, Outcome, Status};
 use experiments::{Format, Plan, Spec};
+use friction::compensation::{Compensator, CompensatorSpec};
 use run_store::{Finish, NewRun, Recorder, RecorderConfig, RunStatus, SampleQuery, Store};
 use std::sync::Arc;
 use tokio::sync::{broadcast, oneshot, watch};
@@ -158,6 +159,11 @@ pub async fn create_all(
             let mut bench_config = config.clone();
             bench_config["lockstep_resolved"] = serde_json::to_value(&models)?;
             bench_config["lockstep_sets"] = serde_json::Value::Array(used);
+            let (compensators, sources) = trial_compensators(checked, &sets)?;
+            if !compensators.is_empty() {
+                bench_config["compensators_resolved"] = serde_json::to_value(&compensators)?;
+                bench_config["compensator_sets"] = serde_json::Value::Array(sources);
+            }
             Ok(NewRun {
                 kind: checked.plan.kind.clone(),
                 name: checked.plan.name.clone(),
@@ -172,6 +178,41 @@ pub async fn create_all(
         })
         .collect::<anyhow::Result<Vec<NewRun>>>()?;
     Ok(store.create_runs(&runs).await?)
+}
+
+/// The compensators of a compensation trial with their parameters resolved now (stored sets
+/// looked up at creation, so the run keeps what it was created with), and where each came
+/// from; empty for every other kind.
+fn trial_compensators(
+    checked: &Checked,
+    sets: &[run_store::ParameterSet],
+) -> anyhow::Result<(Vec<CompensatorSpec>, Vec<serde_json::Value>)> {
+    let experiments::Kind::CompensationTrial(trial) = &checked.spec.kind else {
+        return Ok((Vec::new(), Vec::new()));
+    };
+    let mut specs = Vec::with_capacity(trial.compensators.len());
+    let mut sources = Vec::with_capacity(trial.compensators.len());
+    for (i, c) in trial.compensators.iter().enumerate() {
+        let field = format!("params.compensators[{i}]");
+        let (spec, mut source) = match c.model_id() {
+            None => (
+                c.spec(serde_json::json!({})),
+                serde_json::json!({"source": "none"}),
+            ),
+            Some(id) => {
+                let (params, source) =
+                    crate::config::resolve_params(&field, id, Some(&c.params), |q| {
+                        Ok(find_set(sets, q))
+                    })?;
+                (c.spec(params), source)
+            }
+        };
+        Compensator::build(&spec).map_err(|e| InputError(format!("{field} ({}): {e}", c.name)))?;
+        source["compensator"] = c.name.clone().into();
+        specs.push(spec);
+        sources.push(source);
+    }
+    Ok((specs, sources))
 }
 
 /// Stores the loop's log lines the dead recorder did not (the safe-state line above all).
@@ -199,6 +240,12 @@ pub async fn execute_run(
         serde_json::from_value(run.bench_config["lockstep_resolved"].clone()).map_err(|e| {
             anyhow::anyhow!("run {run_id}: its stored lockstep models cannot be read: {e}")
         })?;
+    let compensators: Vec<CompensatorSpec> = match &run.bench_config["compensators_resolved"] {
+        serde_json::Value::Null => Vec::new(),
+        v => serde_json::from_value(v.clone()).map_err(|e| {
+            anyhow::anyhow!("run {run_id}: its stored compensators cannot be read: {e}")
+        })?,
+    };
     if let Some(tx) = watchers.created {
         let _ = tx.send(run_id);
     }
@@ -207,6 +254,7 @@ pub async fn execute_run(
         loaded: loaded.clone(),
         plan: checked.plan.clone(),
         models,
+        compensators,
         recorder: Some(recorder.sender()),
         control: watchers.control,
         status: watchers.status,

@@ -9,6 +9,7 @@ mod cli_runs;
 mod cli_serve;
 mod cli_shell;
 mod cli_sim;
+mod compensation;
 mod fault_table;
 mod fit_quality;
 mod serve_hardening;

@@ -101,6 +101,20 @@ impl OuterLoop {
     /// velocity segments use the PI, position segments the PID (error rate = setpoint rate -
     /// measured velocity). Integrators reset when the mode changes.
     pub fn torque(&mut self, tick: &Tick, m: &Measurement, dt: f64, torque_limit: f64) -> f64 {
+        self.torque_with(tick, m, dt, torque_limit, 0.0)
+    }
+
+    /// [`OuterLoop::torque`] with `feedforward` \[N m\] added to the PI or PID output inside
+    /// its clamp (a friction compensator's torque: the anti-windup sees the sum). Torque
+    /// segments pass through unchanged.
+    pub fn torque_with(
+        &mut self,
+        tick: &Tick,
+        m: &Measurement,
+        dt: f64,
+        torque_limit: f64,
+        feedforward: f64,
+    ) -> f64 {
         if self.mode != Some(tick.mode) {
             self.velocity = PidState::default();
             self.position = PidState::default();
@@ -118,7 +132,7 @@ impl OuterLoop {
                     &mut self.velocity,
                     tick.value - m.v,
                     0.0,
-                    0.0,
+                    feedforward,
                     dt,
                     torque_limit,
                 )
@@ -128,7 +142,7 @@ impl OuterLoop {
                 &mut self.position,
                 tick.value - m.x,
                 tick.rate - m.v,
-                0.0,
+                feedforward,
                 dt,
                 torque_limit,
             ),

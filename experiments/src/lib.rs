@@ -44,7 +44,8 @@
 //!
 //! Kinds (the names and parameters are interfaces; see each module): `constant_velocity_sweep`,
 //! `presliding`, `frictional_lag`, `torque_ramp`, `breakaway_staircase`, `dwell_time`, `prbs`,
-//! `validation_profile`. Example specs for each, a quick one (`KIND.json`, under a minute) and a
+//! `validation_profile`, `compensation_trial`. Example specs for each, a quick one (`KIND.json`,
+//! under a minute; the compensation trial's under two) and a
 //! paper-faithful one (`KIND-full.json`), are in `experiments/specs/`.
 //!
 //! # Example

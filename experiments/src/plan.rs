@@ -60,6 +60,12 @@ pub enum Stop {
         /// Level in the unit of the drive mode.
         level: f64,
     },
+    /// The position tracking error `|x - x_ref|` exceeds `bound_rad` (a compensator that
+    /// destabilises the loop; position segments only).
+    TrackingError {
+        /// Bound \[rad\].
+        bound_rad: f64,
+    },
 }
 
 /// Which stop ended a segment.
@@ -74,6 +80,8 @@ pub enum StopReason {
     Settled,
     /// [`Stop::Limit`].
     Limit,
+    /// [`Stop::TrackingError`].
+    TrackingError,
 }
 
 /// What a segment is for; the kind's analysis selects segments by role.
@@ -110,6 +118,8 @@ pub enum Role {
     Excite,
     /// One piece of a validation profile.
     Profile,
+    /// Tracking a reference with a friction compensator (compensation trial).
+    Track,
 }
 
 /// What identifies a segment inside its experiment.
@@ -143,6 +153,11 @@ pub struct Segment {
     pub stops: Vec<Stop>,
     /// Expected length \[s\] (ETA); at most the `Duration` stop.
     pub expected_s: f64,
+    /// The friction compensator the daemon's position loop adds (an index into the kind's
+    /// compensators; compensation trials only). Such a segment always runs in torque mode
+    /// under the daemon's own position PID.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compensator: Option<usize>,
 }
 
 impl Segment {

@@ -103,12 +103,24 @@ impl Sequencer {
                 Stop::Limit { level } => {
                     (seg.setpoint.value(t).abs() > *level).then_some(StopReason::Limit)
                 }
+                Stop::TrackingError { bound_rad } => {
+                    let reference = seg.setpoint.value(t) + self.offset(seg);
+                    ((m.x - reference).abs() > *bound_rad).then_some(StopReason::TrackingError)
+                }
             };
             if reason.is_none() {
                 reason = hit;
             }
         }
         reason
+    }
+
+    /// What a position setpoint of `seg` is measured from, in run coordinates.
+    fn offset(&self, seg: &crate::Segment) -> f64 {
+        match (seg.mode, seg.anchor) {
+            (DriveMode::Position, Anchor::SegmentStart) => self.x0,
+            _ => 0.0,
+        }
     }
 
     fn begin(&mut self, m: &Measurement) {
@@ -151,10 +163,7 @@ impl Sequencer {
         self.last_t = m.t;
         let seg = &plan.segments[self.index];
         let t = m.t - self.t0;
-        let offset = match (seg.mode, seg.anchor) {
-            (DriveMode::Position, Anchor::SegmentStart) => self.x0,
-            _ => 0.0,
-        };
+        let offset = self.offset(seg);
         Some(Tick {
             segment: self.index,
             mode: seg.mode,
@@ -187,6 +196,7 @@ mod tests {
             anchor,
             stops,
             expected_s: 1.0,
+            compensator: None,
         }
     }
 

@@ -24,6 +24,55 @@ fn oversized() -> Vec<(&'static str, Value, &'static str, String)> {
     let week = "over the cap of 604800 s (7 days)".to_string();
     let segments = "plan segments, over the cap of 1000000".to_string();
     vec![
+        // compensation_trial
+        (
+            "compensation_trial",
+            json!({"repeats": HUGE}),
+            "params.repeats",
+            cap(10_000),
+        ),
+        (
+            "compensation_trial",
+            json!({"repeats": 10_000}),
+            "params.repeats",
+            week.clone(),
+        ),
+        (
+            "compensation_trial",
+            json!({"references": list(17, json!({"sine": {"amplitude_rad": 0.1, "frequency_hz": 1.0, "cycles": 1}}))}),
+            "params.references",
+            entries(16),
+        ),
+        (
+            "compensation_trial",
+            json!({"compensators": (0..33).map(|i| json!({"name": format!("c{i}")})).collect::<Vec<_>>()}),
+            "params.compensators",
+            entries(32),
+        ),
+        (
+            "compensation_trial",
+            json!({"references": [{"sine": {"amplitude_rad": 0.1, "frequency_hz": 1.0, "cycles": HUGE}}]}),
+            "params.references[0].sine.cycles",
+            cap(10_000),
+        ),
+        (
+            "compensation_trial",
+            json!({"references": [{"sine": {"amplitude_rad": 0.1, "frequency_hz": 1e-300, "cycles": 1}}]}),
+            "params.references[0].sine.frequency_hz",
+            segment_day.clone(),
+        ),
+        (
+            "compensation_trial",
+            json!({"rest_s": 4e9}),
+            "params.rest_s",
+            day.clone(),
+        ),
+        (
+            "compensation_trial",
+            json!({"glitch_window_s": 4e9}),
+            "params.glitch_window_s",
+            day.clone(),
+        ),
         // constant_velocity_sweep
         (
             "constant_velocity_sweep",

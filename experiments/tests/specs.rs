@@ -38,9 +38,15 @@ fn every_spec_validates_and_quick_ones_take_under_a_minute() {
             "{file}: {est} vs {}",
             plan.max_duration()
         );
+        // A compensation trial runs every compensator on every reference: two minutes.
+        let quick_s = if plan.kind == "compensation_trial" {
+            120.0
+        } else {
+            60.0
+        };
         if !file.contains("-full") {
             assert!(
-                plan.max_duration() < 60.0,
+                plan.max_duration() < quick_s,
                 "{file}: up to {} s",
                 plan.max_duration()
             );
@@ -130,6 +136,13 @@ fn check_nonempty(file: &str, res: &Results) {
             o.v_max_rad_s
         ),
         Results::ValidationProfile(o) => assert_eq!(o.pieces.len(), 8, "{file}"),
+        Results::CompensationTrial(o) => {
+            assert_eq!(o.ranking.len(), 5, "{file}");
+            assert!(
+                o.ranking.iter().all(|r| r.reversal_glitch.is_some()),
+                "{file}"
+            );
+        }
     }
 }
 

@@ -34,6 +34,7 @@
 #![deny(missing_docs)]
 
 mod bank;
+pub mod compensation;
 pub mod curve;
 mod error;
 pub mod identify;

@@ -8,7 +8,10 @@ use super::safety::Guard;
 use super::timing::PeriodStats;
 use super::{Control, Request};
 use crate::config::{Loaded, OuterLoopChoice, WatchdogRule};
-use experiments::{DriveMode, Flags, Measurement, OuterLoop, Plan, Sample, Sequencer, Tick};
+use experiments::{
+    DriveMode, Flags, Measurement, OuterLoop, Plan, Sample, Sequencer, StopReason, Tick,
+};
+use friction::compensation::{CompensationInput, Compensator, CompensatorSpec};
 use friction::registry::ModelSpec;
 use protocols::{Drive, Link, Mode, SharedLink, TorqueSensor};
 use run_store::{Batch, BatchSender, Dropped, Event};
@@ -32,6 +35,9 @@ pub struct LoopSetup {
     pub plan: Plan,
     /// Lockstep models.
     pub models: Vec<ModelSpec>,
+    /// Friction compensators of a compensation trial (segments name them by index), their
+    /// parameters resolved when the run was created.
+    pub compensators: Vec<CompensatorSpec>,
     /// Where samples go (None: nowhere, e.g. a dry timing run).
     pub recorder: Option<BatchSender>,
     /// Requests from outside.
@@ -345,6 +351,16 @@ impl ModeMap {
         }
     }
 
+    /// A compensated segment always runs in torque mode: the compensation torque is added to
+    /// the daemon's own position loop.
+    fn of_segment(self, seg: &experiments::Segment) -> Mode {
+        if seg.compensator.is_some() {
+            Mode::Torque
+        } else {
+            self.of(seg.mode)
+        }
+    }
+
     fn of(self, seg: DriveMode) -> Mode {
         match seg {
             DriveMode::Torque => Mode::Torque,
@@ -352,6 +368,22 @@ impl ModeMap {
             DriveMode::Position => self.position,
         }
     }
+}
+
+/// The friction compensator's torque for this tick, within `±limit`; it starts from rest on a
+/// segment's first tick (each trial is independent of the one before).
+fn compensation(c: &mut Compensator, tick: &Tick, m: &Measurement, ts: f64, limit: f64) -> f64 {
+    if tick.started {
+        c.reset();
+    }
+    let input = CompensationInput {
+        t: m.t,
+        x: m.x,
+        v: m.v,
+        x_ref: tick.value,
+        v_ref: tick.rate,
+    };
+    c.step(&input, ts).clamp(-limit, limit)
 }
 
 /// Switches to `mode` with `wire` already in its command register: the new command first,
@@ -372,6 +404,7 @@ async fn run_async(setup: &LoopSetup) -> LoopReport {
         loaded,
         plan,
         models,
+        compensators,
         recorder,
         control,
         status,
@@ -403,6 +436,11 @@ async fn run_async(setup: &LoopSetup) -> LoopReport {
         Ok(l) => l,
         Err(e) => return failed_early(format!("lockstep models: {e}"), log, None),
     };
+    let built: Result<Vec<Compensator>, _> = compensators.iter().map(Compensator::build).collect();
+    let mut compensators = match built {
+        Ok(c) => c,
+        Err(e) => return failed_early(format!("friction compensator: {e}"), log, None),
+    };
     let width = lockstep.width();
     let ts = plan.period_s();
     let deadline = setup.loaded.confirm_deadline(setup.plan.period_s());
@@ -423,7 +461,7 @@ async fn run_async(setup: &LoopSetup) -> LoopReport {
         let first = plan
             .segments
             .first()
-            .map(|s| modes.of(s.mode))
+            .map(|s| modes.of_segment(s))
             .unwrap_or(Mode::Torque);
         let hold = if first == Mode::Position { x0 } else { 0.0 };
         switch_mode(&mut bus.drive, first, hold).await?;
@@ -492,9 +530,26 @@ async fn run_async(setup: &LoopSetup) -> LoopReport {
         }
 
         // Mode and command, clamped before it leaves.
-        let want = modes.of(tick.mode);
+        if let Some(e) = tick.ended.filter(|e| e.reason == StopReason::TrackingError) {
+            log.push((
+                Some(t),
+                format!(
+                    "'{}' stopped: tracking error beyond its bound (unstable compensator); the next segment takes the torque away",
+                    plan.segments[e.segment].label
+                ),
+            ));
+        }
+        let segment = &plan.segments[tick.segment];
+        let want = modes.of_segment(segment);
         let raw = match want {
-            Mode::Torque => outer.torque(&tick, &m, ts, plan.limits.torque_nm),
+            Mode::Torque => {
+                let limit = plan.limits.torque_nm;
+                let feedforward = segment
+                    .compensator
+                    .and_then(|c| compensators.get_mut(c))
+                    .map_or(0.0, |c| compensation(c, &tick, &m, ts, limit));
+                outer.torque_with(&tick, &m, ts, limit, feedforward)
+            }
             Mode::Velocity | Mode::Position => tick.value,
         };
         let (cmd, clamped) = guard.clamp(want, raw);

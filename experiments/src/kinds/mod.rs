@@ -6,6 +6,7 @@
 
 pub mod breakaway_staircase;
 mod catalogue;
+pub mod compensation_trial;
 pub mod constant_velocity_sweep;
 pub mod dwell_time;
 pub mod frictional_lag;
@@ -146,6 +147,7 @@ kinds! {
     DwellTime => dwell_time,
     Prbs => prbs,
     ValidationProfile => validation_profile,
+    CompensationTrial => compensation_trial,
 }
 
 /// The JSON type of `v`, for messages.
@@ -204,6 +206,7 @@ pub(crate) fn segment(
         anchor: Anchor::Run,
         stops,
         expected_s,
+        compensator: None,
     }
 }
 

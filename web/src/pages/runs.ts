@@ -5,7 +5,7 @@ import { live, splitModels } from '../live';
 import { timeChart, symmetricScale, Scale } from '../timeseries';
 import { xyPlot, XYSeries } from '../xyplot';
 
-const KINDS = ['constant_velocity_sweep', 'presliding', 'frictional_lag', 'torque_ramp', 'breakaway_staircase', 'dwell_time', 'prbs', 'validation_profile'];
+const KINDS = ['constant_velocity_sweep', 'presliding', 'frictional_lag', 'torque_ramp', 'breakaway_staircase', 'dwell_time', 'prbs', 'validation_profile', 'compensation_trial'];
 const STATUSES = ['queued', 'running', 'completed', 'aborted', 'failed', 'interrupted'];
 
 export function runsPage(root: HTMLElement): () => void {
@@ -299,6 +299,75 @@ export function comparisonTable(c: any): HTMLElement {
   );
 }
 
+/** A compensation trial: compensators ranked by RMS tracking error, their improvement over the
+ * baseline as bars, and every compensator's error around one reversal on one axis. */
+function compensationTrial(box: HTMLElement, r: any) {
+  const ranking: any[] = r.ranking ?? [];
+  const mrad = (x: any) => (typeof x === 'number' && Number.isFinite(x) ? fmt(x * 1e3) : '—');
+  box.append(
+    h(
+      'div',
+      { class: 'table-wrap' },
+      h(
+        'table',
+        { class: 'data trial-table' },
+        h('caption', null, `Compensators ranked by RMS tracking error (baseline: ${r.baseline ?? 'none'}); errors in mrad, effort in N m`),
+        h('thead', null, h('tr', null, ['rank', 'compensator', 'law', 'RMS error', 'max error', 'reversal glitch', 'effort RMS', 'improvement %', 'unstable', 'trials'].map((t) => h('th', { scope: 'col' }, t)))),
+        h(
+          'tbody',
+          null,
+          ranking.map((c) =>
+            h(
+              'tr',
+              { 'data-compensator': c.name },
+              h('td', null, String(c.rank)),
+              h('th', { scope: 'row' }, c.name),
+              h('td', null, c.law),
+              h('td', null, mrad(c.rms_error)),
+              h('td', null, mrad(c.max_error)),
+              h('td', null, mrad(c.reversal_glitch)),
+              h('td', null, fmt(c.effort_rms)),
+              h('td', null, c.improvement_pct == null ? '—' : fmt(c.improvement_pct, 3)),
+              h('td', null, c.unstable ? h('span', { class: 'bad' }, 'unstable') : 'no'),
+              h('td', null, String(c.trials)),
+            ),
+          ),
+        ),
+      ),
+    ),
+  );
+  const pct = ranking.map((c) => (typeof c.improvement_pct === 'number' ? c.improvement_pct : 0));
+  const span = Math.max(1e-9, ...pct.map((x) => Math.abs(x)));
+  box.append(
+    h(
+      'figure',
+      { class: 'bars', 'aria-label': 'Improvement of the RMS tracking error over the baseline per compensator', 'data-testid': 'improvement-bars' },
+      h('figcaption', null, 'Improvement of the RMS tracking error over the baseline, % (longer is better; red: worse than the baseline)'),
+      ranking.map((c, i) =>
+        h(
+          'div',
+          { class: 'bar-row' },
+          h('span', { class: 'bar-label' }, c.name),
+          h('span', { class: pct[i] < 0 || c.unstable ? 'bar bad-bar' : 'bar', style: `width: ${Math.max(0.5, (100 * Math.abs(pct[i])) / span)}%` }),
+          h('span', { class: 'bar-value' }, c.unstable ? 'unstable' : `${fmt(pct[i], 3)} %`),
+        ),
+      ),
+    ),
+  );
+  const traces: any[] = r.reversal_traces ?? [];
+  if (traces.length)
+    box.append(
+      xyPlot({
+        title: `Tracking error around the first reversal of ${r.trace_reference ?? 'the first reference'}`,
+        xLabel: 'time from the reversal [s]',
+        yLabel: 'tracking error [mrad]',
+        series: traces.map((t) => ({ label: t.name, x: t.t_s, y: t.error_rad.map((e: number) => e * 1e3), mode: 'line' as const })),
+        testId: 'reversal-plot',
+      }),
+    );
+  box.append(h('details', null, h('summary', null, 'Per reference'), dataTable(ranking.flatMap((c) => (c.per_reference ?? []).map((p: any) => ({ compensator: c.name, ...p }))))));
+}
+
 /** A fit's verdict: `ok`, or `warning` with its reasons. */
 function verdict(v: any): HTMLElement | string {
   if (!v) return '—';
@@ -410,6 +479,8 @@ function resultPlots(box: HTMLElement, run: any, r: any, sets: any[]) {
   } else if (kind === 'validation_profile') {
     add(kvTable([['rms error', fmt(r.rms_error)]]));
     add(dataTable(r.pieces ?? []));
+  } else if (kind === 'compensation_trial') {
+    compensationTrial(box, r);
   } else {
     add(h('pre', null, JSON.stringify(r, null, 2)));
   }

@@ -1,0 +1,164 @@
+//! The compensation trial on the simulated bench, whose true friction is known (an asymmetric
+//! GMS, `bench_sim::default_truth`): GMS feedforward with the true parameters must remove most
+//! of the tracking error, Coulomb + viscous (the true levels, no Stribeck, no presliding) less,
+//! and a deliberately wrong set (fs doubled) must not help. Prints the table
+//! (`cargo test -p bench-daemon --test integration compensation -- --nocapture`).
+
+use crate::util::{bench, db_in, show, stdout};
+use serde_json::{Value, json};
+
+/// The simulator's true friction as a `gms` parameter object, with `fs` scaled.
+fn gms(fs_scale: f64) -> Value {
+    let mut p = bench_sim::default_truth().params;
+    p["fs"] = json!(1.5 * fs_scale);
+    p["negative"]["fs"] = json!(1.35 * fs_scale);
+    p
+}
+
+/// The true Stribeck curve as `stribeck_exp`, with `fs` scaled.
+fn stribeck(fs_scale: f64) -> Value {
+    let side = |fc: f64, fs: f64| json!({"fc": fc, "fs": fs * fs_scale, "fv": 0.05, "vs": 0.1, "delta": 2.0});
+    let mut p = side(1.0, 1.5);
+    p["negative"] = side(0.9, 1.35);
+    p
+}
+
+#[test]
+fn gms_with_the_true_parameters_removes_most_of_the_error_and_a_wrong_set_does_not_help() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = db_in(&dir);
+    let spec = json!({
+        "kind": "compensation_trial",
+        "name": "truth trial",
+        "params": {
+            "references": [
+                {"sine": {"amplitude_rad": 0.25, "frequency_hz": 0.5, "cycles": 2}},
+                {"triangle": {"amplitude_rad": 0.05, "velocity_rad_s": 0.05, "cycles": 1}}
+            ],
+            "compensators": [
+                {"name": "none"},
+                {"name": "gms (truth)", "model": "gms", "params": gms(1.0)},
+                {"name": "coulomb_viscous (truth)", "model": "coulomb_viscous",
+                 "params": {"fc": 1.0, "fv": 0.05, "negative": {"fc": 0.9, "fv": 0.05}}},
+                {"name": "stribeck_exp (fs doubled)", "model": "stribeck_exp", "params": stribeck(2.0)},
+                {"name": "gms (fs doubled)", "model": "gms", "params": gms(2.0)}
+            ],
+            "repeats": 1, "seed": 1, "rest_s": 0.5, "glitch_window_s": 0.25
+        }
+    });
+    let path = dir.path().join("trial.json");
+    std::fs::write(&path, spec.to_string()).unwrap();
+    let out = bench(&[
+        "run",
+        path.to_str().unwrap(),
+        "--sim",
+        "--db",
+        &db,
+        "--json",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // `run ID` first (as soon as the run exists), then the report.
+    let text = stdout(&out);
+    let (_, json) = text.split_once('\n').unwrap();
+    let report: Value = serde_json::from_str(json).unwrap_or_else(|e| panic!("{e}: {text}"));
+    let ranking = report["results"]["ranking"].as_array().unwrap().clone();
+    let row = |name: &str| ranking.iter().find(|r| r["name"] == name).unwrap().clone();
+    let f = |r: &Value, k: &str| r[k].as_f64().unwrap_or(f64::NAN);
+    for r in &ranking {
+        eprintln!(
+            "TRIAL | {:<26} | rank {} | RMS {:.2} mrad | max {:.2} mrad | glitch {:.2} mrad | effort {:.3} N m | improvement {:+.1} % | unstable {}",
+            r["name"].as_str().unwrap(),
+            r["rank"],
+            1e3 * f(r, "rms_error"),
+            1e3 * f(r, "max_error"),
+            1e3 * f(r, "reversal_glitch"),
+            f(r, "effort_rms"),
+            f(r, "improvement_pct"),
+            r["unstable"]
+        );
+    }
+    let (none, gms_true) = (row("none"), row("gms (truth)"));
+    let cv = row("coulomb_viscous (truth)");
+    // The baseline's reversals show: its glitch is several times the true model's.
+    assert!(
+        f(&none, "reversal_glitch") > 3.0 * f(&gms_true, "reversal_glitch"),
+        "{none} {gms_true}"
+    );
+    assert!(f(&gms_true, "improvement_pct") >= 50.0, "{gms_true}");
+    assert_eq!(gms_true["rank"], 1, "{ranking:?}");
+    let cv_gain = f(&cv, "improvement_pct");
+    assert!(cv_gain < f(&gms_true, "improvement_pct"), "{cv}");
+    // fs doubled on the reference velocity kicks the bench at every reversal: worse than no
+    // compensation at all, or stopped as unstable.
+    let wrong = row("stribeck_exp (fs doubled)");
+    assert!(
+        f(&wrong, "improvement_pct") < 0.0 || wrong["unstable"] == true,
+        "{wrong}"
+    );
+    // The GMS with fs doubled over-compensates only below the Stribeck velocity: it loses to
+    // the baseline on the slow triangle (0.05 rad/s < vs = 0.1 rad/s) and to the true set
+    // everywhere.
+    let gms_wrong = row("gms (fs doubled)");
+    let slow = |r: &Value| f(&r["per_reference"][1], "rms_error");
+    assert!(slow(&gms_wrong) > 0.9 * slow(&none), "{gms_wrong} {none}");
+    assert!(f(&gms_wrong, "rms_error") > f(&gms_true, "rms_error"));
+    // One reversal trace per compensator, and the resolved compensators kept with the run.
+    assert_eq!(
+        report["results"]["reversal_traces"]
+            .as_array()
+            .unwrap()
+            .len(),
+        5
+    );
+    let id = report["run_id"].as_i64().unwrap();
+    let run = show(&db, id);
+    assert_eq!(run["results"]["ranking"][0]["name"], "gms (truth)");
+    let laws: Vec<&str> = run["bench_config"]["compensators_resolved"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["law"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        laws,
+        [
+            "none",
+            "feedforward",
+            "feedforward",
+            "feedforward",
+            "feedforward"
+        ]
+    );
+}
+
+#[test]
+fn a_trial_naming_a_set_that_does_not_exist_is_refused_before_anything_moves() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = db_in(&dir);
+    let path = dir.path().join("trial.json");
+    std::fs::write(
+        &path,
+        json!({"kind": "compensation_trial", "params": {
+            "compensators": [{"name": "none"}, {"name": "gms", "model": "gms", "params": "set:nope"}]}})
+        .to_string(),
+    )
+    .unwrap();
+    let out = bench(&["run", path.to_str().unwrap(), "--sim", "--db", &db]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("params.compensators[1]") && err.contains("no parameter set named 'nope'"),
+        "{err}"
+    );
+    let runs = stdout(&bench(&["runs", "list", "--db", &db, "--json"]));
+    let runs: Value = serde_json::from_str(&runs).unwrap();
+    assert_eq!(
+        (&runs["total"], &runs["runs"]),
+        (&json!(0), &json!([])),
+        "{runs}"
+    );
+}
