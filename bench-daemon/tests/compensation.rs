@@ -4,7 +4,7 @@
 //! and a deliberately wrong set (fs doubled) must not help. Prints the table
 //! (`cargo test -p bench-daemon --test integration compensation -- --nocapture`).
 
-use crate::util::{bench, db_in, show, stdout};
+use crate::util::{bench, db_in, one_bench_at_a_time, record_sim_run, show, stdout};
 use serde_json::{Value, json};
 
 /// The simulator's true friction as a `gms` parameter object, with `fs` scaled.
@@ -23,8 +23,41 @@ fn stribeck(fs_scale: f64) -> Value {
     p
 }
 
+fn f(r: &Value, k: &str) -> f64 {
+    r[k].as_f64().unwrap_or(f64::NAN)
+}
+
+/// `bench run SPEC --sim --db DB --json`: the report, its ranking printed as a table.
+fn run_trial(spec: &std::path::Path, db: &str) -> Value {
+    let out = bench(&["run", spec.to_str().unwrap(), "--sim", "--db", db, "--json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // `run ID` first (as soon as the run exists), then the report.
+    let text = stdout(&out);
+    let (_, json) = text.split_once('\n').unwrap();
+    let report: Value = serde_json::from_str(json).unwrap_or_else(|e| panic!("{e}: {text}"));
+    for r in report["results"]["ranking"].as_array().unwrap() {
+        eprintln!(
+            "TRIAL | {:<26} | rank {} | RMS {:.2} mrad | max {:.2} mrad | glitch {:.2} mrad | effort {:.3} N m | improvement {:+.1} % | unstable {}",
+            r["name"].as_str().unwrap(),
+            r["rank"],
+            1e3 * f(r, "rms_error"),
+            1e3 * f(r, "max_error"),
+            1e3 * f(r, "reversal_glitch"),
+            f(r, "effort_rms"),
+            f(r, "improvement_pct"),
+            r["unstable"]
+        );
+    }
+    report
+}
+
 #[test]
 fn gms_with_the_true_parameters_removes_most_of_the_error_and_a_wrong_set_does_not_help() {
+    let _bench = one_bench_at_a_time();
     let dir = tempfile::tempdir().unwrap();
     let db = db_in(&dir);
     let spec = json!({
@@ -160,5 +193,108 @@ fn a_trial_naming_a_set_that_does_not_exist_is_refused_before_anything_moves() {
         (&runs["total"], &runs["runs"]),
         (&json!(0), &json!([])),
         "{runs}"
+    );
+}
+
+/// The pipeline from characterisation to control: a sweep and a presliding run of the
+/// simulated bench, fits of coulomb_viscous, stribeck_exp, lugre and gms as the manual
+/// prescribes, then a trial of all four against no compensation, each with its newest set.
+#[test]
+fn sweep_presliding_fits_then_a_trial_of_the_fitted_models() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = db_in(&dir);
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let (sweep, presliding) = runtime.block_on(async {
+        let store = run_store::Store::open(std::path::Path::new(&db))
+            .await
+            .unwrap();
+        let truth = bench_sim::default_truth();
+        let (sweep, _) = record_sim_run(&store, "constant_velocity_sweep.json", &truth).await;
+        let (pre, _) = record_sim_run(&store, "presliding.json", &truth).await;
+        (sweep, pre)
+    });
+    let fit = |model: &str, procedure: &str, run: i64, given: &str| {
+        let run = run.to_string();
+        let mut args = vec![
+            "fit",
+            "--model",
+            model,
+            "--procedure",
+            procedure,
+            "--run",
+            &run,
+            "--db",
+            &db,
+            "--json",
+        ];
+        if !given.is_empty() {
+            args.extend(["--given", given]);
+        }
+        let o = bench(&args);
+        assert!(
+            o.status.success(),
+            "{model} {procedure}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+        v["parameter_set_id"].as_i64().unwrap()
+    };
+    let cv = fit("coulomb_viscous", "static_curve", sweep, "");
+    let se = fit("stribeck_exp", "static_curve", sweep, "");
+    // The dynamic fits start from the static ones (manual: identification).
+    fit("lugre", "static_curve", sweep, "");
+    let lugre = fit(
+        "lugre",
+        "output_error",
+        presliding,
+        r#"{"fit": ["sigma0", "sigma1", "sigma2", "fs"]}"#,
+    );
+    let gms = fit(
+        "gms",
+        "output_error",
+        presliding,
+        r#"{"fit": ["fs", "sigma1", "sigma2"]}"#,
+    );
+    let _bench = one_bench_at_a_time();
+    let spec = json!({
+        "kind": "compensation_trial",
+        "name": "the fitted models",
+        "params": {
+            "references": [{"sine": {"amplitude_rad": 0.25, "frequency_hz": 0.5, "cycles": 2}}],
+            "compensators": [
+                {"name": "none"},
+                {"name": "coulomb_viscous", "model": "coulomb_viscous"},
+                {"name": "stribeck_exp", "model": "stribeck_exp"},
+                {"name": "lugre", "model": "lugre"},
+                {"name": "gms", "model": "gms"}
+            ],
+            "repeats": 1, "rest_s": 0.5, "glitch_window_s": 0.25
+        }
+    });
+    let path = dir.path().join("trial.json");
+    std::fs::write(&path, spec.to_string()).unwrap();
+    let report = run_trial(&path, &db);
+    assert_eq!(report["status"], "completed", "{report}");
+    let ranking = report["results"]["ranking"].as_array().unwrap();
+    assert_eq!(ranking.len(), 5);
+    // Each compensator ran on its newest fitted set, recorded with the run.
+    let run = show(&db, report["run_id"].as_i64().unwrap());
+    let sets: Vec<Option<i64>> = run["bench_config"]["compensator_sets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["set_id"].as_i64())
+        .collect();
+    assert_eq!(sets, [None, Some(cv), Some(se), Some(lugre), Some(gms)]);
+    // The static levels a sweep identifies well (fc within 0.5 % of the truth) compensate
+    // the reversals: Coulomb + viscous beats no compensation.
+    let row = |name: &str| ranking.iter().find(|r| r["name"] == name).unwrap();
+    assert!(
+        f(row("coulomb_viscous"), "improvement_pct") > 10.0,
+        "{ranking:?}"
+    );
+    assert!(
+        f(row("coulomb_viscous"), "reversal_glitch") < f(row("none"), "reversal_glitch"),
+        "{ranking:?}"
     );
 }
