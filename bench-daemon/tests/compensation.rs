@@ -298,3 +298,49 @@ fn sweep_presliding_fits_then_a_trial_of_the_fitted_models() {
         "{ranking:?}"
     );
 }
+
+/// A trial whose tracking error passes the bound is stopped at once, the torque taken away by
+/// the rest that follows, marked unstable and ranked last; the trial goes on with the next.
+#[test]
+fn a_trial_past_its_error_bound_is_stopped_marked_unstable_and_the_trial_goes_on() {
+    let _bench = one_bench_at_a_time();
+    let dir = tempfile::tempdir().unwrap();
+    let db = db_in(&dir);
+    // 20 mrad: the baseline's reversal glitch (about 58 mrad) passes it, the true GMS's (under
+    // 10 mrad) does not.
+    let spec = json!({
+        "kind": "compensation_trial",
+        "params": {
+            "references": [{"sine": {"amplitude_rad": 0.25, "frequency_hz": 0.5, "cycles": 2}}],
+            "compensators": [{"name": "none"}, {"name": "gms (truth)", "model": "gms", "params": gms(1.0)}],
+            "repeats": 1, "seed": 3, "rest_s": 0.5, "error_bound_rad": 0.02
+        }
+    });
+    let path = dir.path().join("trial.json");
+    std::fs::write(&path, spec.to_string()).unwrap();
+    let report = run_trial(&path, &db);
+    assert_eq!(report["status"], "completed", "{report}");
+    let ranking = report["results"]["ranking"].as_array().unwrap();
+    assert_eq!(
+        (&ranking[0]["name"], &ranking[0]["unstable"]),
+        (&json!("gms (truth)"), &json!(false))
+    );
+    assert_eq!(
+        (&ranking[1]["name"], &ranking[1]["unstable"]),
+        (&json!("none"), &json!(true))
+    );
+    // Stopped right past the bound: one period of motion beyond it at most.
+    assert!(f(&ranking[1], "max_error") < 0.03, "{}", ranking[1]);
+    let run = show(&db, report["run_id"].as_i64().unwrap());
+    let log: Vec<&str> = run["interruption_log"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|e| e["reason"].as_str())
+        .collect();
+    assert!(
+        log.iter()
+            .any(|l| l.contains("with none #0' stopped: tracking error beyond its bound")),
+        "{log:?}"
+    );
+}

@@ -298,4 +298,40 @@ mod tests {
         assert!(t < 0.82, "{t}");
         assert!(s.tick(&p, &m(t + dt, x, 0.0)).is_none());
     }
+
+    #[test]
+    fn a_tracking_error_past_its_bound_ends_the_segment_at_once() {
+        let mut track = seg(
+            DriveMode::Position,
+            Setpoint::Ramp {
+                start: 0.0,
+                rate: 1.0,
+            },
+            vec![
+                Stop::TrackingError { bound_rad: 0.1 },
+                Stop::Duration { s: 10.0 },
+            ],
+            Anchor::SegmentStart,
+        );
+        track.compensator = Some(0);
+        let p = plan(vec![track.clone(), track]);
+        let mut s = Sequencer::new();
+        // Anchored at 2 rad; the bench stays there while the reference moves on at 1 rad/s.
+        let at = |t: f64| Measurement { t, x: 2.0, v: 0.0 };
+        let first = s.tick(&p, &at(0.0)).unwrap();
+        assert_eq!(first.value, 2.0);
+        let mut t = 0.0;
+        let ended = loop {
+            t += 1e-3;
+            let tick = s.tick(&p, &at(t)).unwrap();
+            if let Some(e) = tick.ended {
+                break e;
+            }
+        };
+        assert_eq!(
+            (ended.segment, ended.reason),
+            (0, StopReason::TrackingError)
+        );
+        assert!((t - 0.101).abs() < 1.5e-3, "{t}");
+    }
 }

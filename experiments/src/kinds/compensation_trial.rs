@@ -668,8 +668,15 @@ impl Params {
         Ok(out)
     }
 
-    /// A trial's tally and its tracked error.
-    fn tally(&self, seg: &Segment, xs: &[Sample], anchor: f64) -> (Tally, Tracked) {
+    /// A trial's tally and its tracked error. `cut_short`: the trial ended before its
+    /// duration while the run went on, which only its tracking-error stop does.
+    fn tally(
+        &self,
+        seg: &Segment,
+        xs: &[Sample],
+        anchor: f64,
+        cut_short: bool,
+    ) -> (Tally, Tracked) {
         let tr = tracked(seg, xs, anchor);
         let w = self.glitch_window_s;
         let glitches: Vec<f64> = tr
@@ -690,7 +697,7 @@ impl Params {
             glitch_sum: glitches.iter().sum(),
             reversals: glitches.len(),
             effort_ss: xs.iter().map(|s| s.u_cmd * s.u_cmd).sum(),
-            unstable: max > self.error_bound_rad,
+            unstable: cut_short || max > self.error_bound_rad,
             trials: 1,
         };
         (tally, tr)
@@ -717,7 +724,11 @@ impl Params {
                 .rev()
                 .find_map(|p| p.last())
                 .map_or(xs[0].x, |s| s.x);
-            let (tally, tr) = self.tally(seg, xs, anchor);
+            let period = plan.limits.period_s;
+            let lasted = xs[xs.len() - 1].t - xs[0].t + period;
+            let run_went_on = parts[i + 1..].iter().any(|p| !p.is_empty());
+            let cut_short = run_went_on && lasted < seg.max_s() - 1.5 * period;
+            let (tally, tr) = self.tally(seg, xs, anchor, cut_short);
             cells[c * nr + j].add(&tally);
             if j == 0 && traces[c].is_none() {
                 traces[c] =
