@@ -265,6 +265,9 @@ fn compare_stored(args: &CompareArgs) -> anyhow::Result<Done> {
                 "timeout_s": args.timeout_s,
                 "csv": {"estimate": files(&est_src), "validate": files(&val_src)},
             });
+            if friction::identify::control::cancelled() {
+                anyhow::bail!(super::fit::Cancelled);
+            }
             let new = NewComparison {
                 estimate_runs: est_runs,
                 validate_runs: val_runs,

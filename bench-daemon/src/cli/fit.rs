@@ -147,6 +147,9 @@ async fn fit_stored(
     let mut given = given;
     let start = static_start(&store, &args.model, &args.procedure, &mut given).await?;
     let mut report = fit(args, &table, &given)?;
+    if friction::identify::control::cancelled() {
+        anyhow::bail!(Cancelled);
+    }
     report.provenance.notes.extend(notes);
     if let Some(note) = &start {
         report
@@ -189,6 +192,11 @@ async fn fit_stored(
     store.close().await;
     Ok((report, set, name))
 }
+
+/// A fit or comparison cancelled from outside (`DELETE /api/fits/{id}`): nothing was stored.
+#[derive(Debug, thiserror::Error)]
+#[error("cancelled: nothing was stored")]
+pub struct Cancelled;
 
 /// Runs the procedure; its input errors exit with code 2.
 fn fit(args: &FitArgs, table: &Table, given: &Given) -> anyhow::Result<FitReport> {

@@ -18,7 +18,7 @@ use axum::extract::{Path, Query, State};
 use axum::http::{Method, StatusCode, header};
 use axum::middleware;
 use axum::response::{Html, IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::routing::{delete, get, post};
 use run_store::{RunFilter, RunStatus, SampleQuery, Store};
 use serde_json::{Value, json};
 use std::collections::HashMap;
@@ -49,6 +49,8 @@ pub struct AppState {
     pub db_path: PathBuf,
     /// Where plan checks and sweep expansion run (never on the request threads).
     pub pool: super::pool::Pool,
+    /// Fits and comparisons in progress.
+    pub fits: Arc<super::fitting::Registry>,
 }
 
 /// An error answer: `{"error": ..., "field": ...}` with its status code.
@@ -167,7 +169,8 @@ pub fn router(state: AppState, web: Option<&FsPath>) -> Router {
         .route("/api/models", get(models))
         .route("/api/parameter-sets", get(parameter_sets))
         .route("/api/parameter-sets/{id}", get(parameter_set))
-        .route("/api/fits", post(fits))
+        .route("/api/fits", post(fits).get(fits_running))
+        .route("/api/fits/{id}", delete(cancel_fit))
         .route("/api/comparisons", post(comparisons))
         .route("/api/live", get(live::live))
         .route("/api/openapi.json", get(openapi))
@@ -980,6 +983,7 @@ const FIT_KEYS: &[&str] = &[
     "name",
     "segments",
     "t_range",
+    "timeout_s",
 ];
 
 /// The keys of a `POST /api/comparisons` body.
@@ -1030,8 +1034,48 @@ async fn fits(State(state): State<AppState>, Body(body): Body) -> ApiResult {
             args.extend([flag.into(), str_field(obj, k)?.into()]);
         }
     }
-    let report = super::fitting::run(&state, args, FIT_KEYS).await?;
-    created(json!({"parameter_set_id": report["parameter_set_id"], "report": report}))
+    let timeout = timeout_s(obj)?;
+    let (report, id) = super::fitting::run(&state, args, FIT_KEYS, timeout).await?;
+    created(json!({"parameter_set_id": report["parameter_set_id"], "fit_id": id, "report": report}))
+}
+
+/// A body's `timeout_s`: seconds > 0 up to a day; the default when absent.
+fn timeout_s(obj: &serde_json::Map<String, Value>) -> Result<f64, ApiError> {
+    use super::fitting::{DEFAULT_TIMEOUT_S, MAX_TIMEOUT_S};
+    match obj.get("timeout_s") {
+        None | Some(Value::Null) => Ok(DEFAULT_TIMEOUT_S),
+        Some(t) => t
+            .as_f64()
+            .filter(|t| t.is_finite() && *t > 0.0 && *t <= MAX_TIMEOUT_S)
+            .ok_or_else(|| {
+                ApiError::unprocessable(
+                    "timeout_s",
+                    format!("timeout_s must be a number of seconds > 0 and <= {MAX_TIMEOUT_S}"),
+                )
+            }),
+    }
+}
+
+/// `GET /api/fits`: the fits and comparisons in progress.
+async fn fits_running(State(state): State<AppState>) -> ApiResult {
+    ok(json!({"fits": state.fits.list()}))
+}
+
+/// `DELETE /api/fits/{id}`: stops a fit or comparison at its next iteration; it stores
+/// nothing and its request answers 409.
+async fn cancel_fit(State(state): State<AppState>, Path(id): Path<String>) -> ApiResult {
+    let id: u64 = id
+        .parse()
+        .map_err(|_| ApiError::unprocessable("id", format!("id '{id}' must be a fit id")))?;
+    if state.fits.cancel(id) {
+        ok(json!({"cancelled": id}))
+    } else {
+        Err(ApiError::new(
+            StatusCode::NOT_FOUND,
+            None,
+            format!("no fit or comparison {id} in progress (GET /api/fits lists them)"),
+        ))
+    }
 }
 
 async fn comparisons(State(state): State<AppState>, Body(body): Body) -> ApiResult {
@@ -1087,16 +1131,16 @@ async fn comparisons(State(state): State<AppState>, Body(body): Body) -> ApiResu
         })?;
         args.extend(["--max-iters".into(), n.to_string()]);
     }
-    if let Some(t) = obj.get("timeout_s") {
-        let t = t
-            .as_f64()
-            .filter(|t| t.is_finite() && *t > 0.0)
-            .ok_or_else(|| {
-                ApiError::unprocessable("timeout_s", "timeout_s must be a number > 0".into())
-            })?;
-        args.extend(["--timeout-s".into(), t.to_string()]);
+    // `timeout_s` limits each model's fit, as `bench compare --timeout-s`; the comparison
+    // as a whole gets that much per model.
+    let per_fit = timeout_s(obj)?;
+    if obj.get("timeout_s").is_some_and(|t| !t.is_null()) {
+        args.extend(["--timeout-s".into(), per_fit.to_string()]);
     }
-    created(super::fitting::run(&state, args, COMPARE_KEYS).await?)
+    let whole = (per_fit * models.len() as f64).min(super::fitting::MAX_TIMEOUT_S);
+    let (mut table, id) = super::fitting::run(&state, args, COMPARE_KEYS, whole).await?;
+    table["fit_id"] = json!(id);
+    created(table)
 }
 
 async fn openapi() -> ApiResult {

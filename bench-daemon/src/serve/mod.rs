@@ -163,6 +163,7 @@ pub async fn serve(opts: Options) -> anyhow::Result<()> {
         shutdown: shutdown_rx.clone(),
         db_path: db.clone(),
         pool,
+        fits: Default::default(),
     };
     let estop = api::estop_router(state.clone());
     let app = api::router(state, opts.web.as_deref());

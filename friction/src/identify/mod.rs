@@ -9,6 +9,7 @@
 //! procedures, output-error fitting of any registry model and the model comparison table.
 
 pub mod aep;
+pub mod control;
 mod fitter;
 pub mod lm;
 pub mod lsq;

@@ -118,9 +118,13 @@ impl<'a, P: Residuals + ?Sized, F: Fitter<P>> Runner<'a, P, F> {
         for (o, _) in &mut self.observers {
             o.observe_init(F::NAME, &state);
         }
+        super::control::fit_started();
         let reason = loop {
             if self.cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
                 break TerminationReason::Cancelled;
+            }
+            if let Some(r) = super::control::stop_now() {
+                break r;
             }
             if self.target_cost.is_some_and(|c| state.best_cost <= c) {
                 break TerminationReason::TargetCost;
@@ -134,6 +138,10 @@ impl<'a, P: Residuals + ?Sized, F: Fitter<P>> Runner<'a, P, F> {
             let best_before = state.best_cost;
             let stop = self.fitter.next_iter(self.problem, &mut state)?;
             state.iter += 1;
+            super::control::report(
+                state.iter,
+                state.best_cost / self.problem.len().max(1) as f64,
+            );
             for (o, mode) in &mut self.observers {
                 let due = match *mode {
                     ObserverMode::Every(n) => n > 0 && state.iter.is_multiple_of(n),

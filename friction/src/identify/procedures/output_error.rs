@@ -339,6 +339,8 @@ impl<'a> OutputError<'a> {
         } else {
             opts.threads
         };
+        let threads =
+            crate::identify::control::max_threads().map_or(threads, |cap| threads.min(cap.max(1)));
         Ok(OutputError {
             entry,
             base,
