@@ -3,14 +3,7 @@
 //! Parses the command line and hands each subcommand to its module in `cli/`. Errors are printed
 //! as one line (`bench: ...`, the whole cause chain); bad input exits with code 2.
 
-mod bench_lock;
-mod cli;
-mod config;
-mod control;
-mod serve;
-mod session;
-mod simulated;
-
+use bench_daemon::cli;
 use clap::{CommandFactory, Parser, Subcommand};
 use std::process::ExitCode;
 

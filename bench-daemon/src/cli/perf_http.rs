@@ -8,6 +8,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 /// The `bench serve --sim` child, killed on drop.
+#[derive(Debug)]
 pub struct Daemon {
     child: Child,
     /// host:port.

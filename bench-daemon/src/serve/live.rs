@@ -55,6 +55,12 @@ pub struct Hub {
     frame_text: Arc<Mutex<FrameText>>,
 }
 
+impl Default for Hub {
+    fn default() -> Hub {
+        Hub::new()
+    }
+}
+
 impl Hub {
     /// Channels with nobody listening yet.
     pub fn new() -> Hub {

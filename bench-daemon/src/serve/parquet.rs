@@ -71,7 +71,7 @@ impl<W: Write + Send> PageWriter<W> {
         Ok(PageWriter { w, schema })
     }
 
-    /// Appends a page of samples (a row group is written out each [`ROW_GROUP`] rows).
+    /// Appends a page of samples (a row group is written out each `ROW_GROUP` rows).
     pub fn page(&mut self, set: &SampleSet) -> anyhow::Result<()> {
         let mut start = 0;
         while start < set.samples.len() || start == 0 {
