@@ -6,11 +6,12 @@
 
 use super::body::Body;
 use super::live;
-use super::queue::{Cmd, OnFailure, QueueView, format_time, parse_time, validate};
+use super::queue::{
+    Cmd, OnFailure, QueueView, SchedulerError, check_value, format_time, parse_time, validate,
+};
 use super::stream::Shape;
 use crate::config::Loaded;
 use crate::control::{Interlock, Status};
-use crate::session::{self, Checked};
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::rejection::QueryRejection;
@@ -287,81 +288,10 @@ fn id_of(text: &str, field: &str, what: &str) -> Result<i64, ApiError> {
     })
 }
 
-/// Checks a spec document against the bench limits; `prefix` (e.g. `batch[2]`) is put before
-/// the field in errors. 422 naming the field for a value beyond a limit or breaking a rule.
-pub fn check_value(v: &Value, loaded: &Loaded, prefix: &str) -> Result<Checked, ApiError> {
-    let join = |field: &str| {
-        if prefix.is_empty() || prefix == "spec" {
-            field.to_string()
-        } else {
-            format!("{prefix}.{field}")
-        }
-    };
-    let label = |msg: String| {
-        if prefix.is_empty() || prefix == "spec" {
-            msg
-        } else {
-            format!("{prefix}: {msg}")
-        }
-    };
-    if !v.is_object() {
-        return Err(ApiError::unprocessable(
-            if prefix.is_empty() { "spec" } else { prefix },
-            label("a spec document must be a JSON object {\"kind\", \"name\", \"params\"}".into()),
-        ));
-    }
-    let spec_err = |e: experiments::Error| {
-        let field = match &e {
-            experiments::Error::Limit { field, .. } | experiments::Error::Invalid { field, .. } => {
-                join(field)
-            }
-            experiments::Error::Parse(msg) => join(&parse_field(msg)),
-            _ => join("spec"),
-        };
-        let field = Some(field);
-        ApiError {
-            status: StatusCode::UNPROCESSABLE_ENTITY,
-            error: label(e.to_string()),
-            field,
-        }
-    };
-    let spec = experiments::Spec::from_value(v.clone()).map_err(spec_err)?;
-    spec.plan(&loaded.config.limits).map_err(spec_err)?;
-    session::check_spec(spec, loaded).map_err(|e| ApiError {
-        status: StatusCode::UNPROCESSABLE_ENTITY,
-        error: label(e.0),
-        field: Some(join("spec")),
-    })
-}
-
-/// The field a spec parse error is about: `kind` for an unknown kind, `params.X` for an
-/// unknown parameter, the named field for serde's unknown/missing-field messages, else
-/// `params` or `spec`.
-fn parse_field(msg: &str) -> String {
-    let msg = msg.strip_prefix("spec: ").unwrap_or(msg);
-    if msg.starts_with("unknown kind") {
-        return "kind".into();
-    }
-    let (prefix, rest) = match msg.strip_prefix("params: ") {
-        Some(rest) => ("params.", rest),
-        None => ("", msg),
-    };
-    let quoted = ["unknown field `", "missing field `"]
-        .iter()
-        .find_map(|p| rest.split_once(p))
-        .and_then(|(_, after)| after.split_once('`'))
-        .map(|(name, _)| name);
-    match (quoted, prefix) {
-        (Some(name), _) => format!("{prefix}{name}"),
-        (None, "params.") => "params".into(),
-        (None, _) => "spec".into(),
-    }
-}
-
 /// Sends a command and waits for the reply.
 async fn ask<T>(
     state: &AppState,
-    make: impl FnOnce(oneshot::Sender<Result<T, ApiError>>) -> Cmd,
+    make: impl FnOnce(super::queue::Reply<T>) -> Cmd,
 ) -> Result<T, ApiError> {
     let (tx, rx) = oneshot::channel();
     let gone = || {
@@ -372,7 +302,28 @@ async fn ask<T>(
         )
     };
     state.cmd.send(make(tx)).await.map_err(|_| gone())?;
-    rx.await.map_err(|_| gone())?
+    Ok(rx.await.map_err(|_| gone())??)
+}
+
+impl From<SchedulerError> for ApiError {
+    fn from(e: SchedulerError) -> ApiError {
+        match e {
+            SchedulerError::Conflict(m) => ApiError::conflict(m),
+            SchedulerError::NotFound { field, message } => ApiError::not_found(field, message),
+            SchedulerError::Invalid { field, message } => ApiError::unprocessable(&field, message),
+            SchedulerError::Store(e) => ApiError::store(e),
+            SchedulerError::Run(e) => ApiError::from_anyhow(e),
+            SchedulerError::Unavailable(m) => {
+                ApiError::new(StatusCode::SERVICE_UNAVAILABLE, None, m)
+            }
+        }
+    }
+}
+
+impl From<super::pool::PoolError> for ApiError {
+    fn from(e: super::pool::PoolError) -> ApiError {
+        SchedulerError::from(e).into()
+    }
 }
 
 /// Liveness (the daemon answers) and readiness: the bench is connected, no e-stop is
@@ -446,7 +397,7 @@ async fn check(State(state): State<AppState>, Body(body): Body) -> ApiResult {
     let loaded = state.loaded.clone();
     let answer = state
         .pool
-        .run(move || {
+        .run(move || -> Result<Value, ApiError> {
             let c = check_value(&json_body(&body)?, &loaded, "")?;
             let plan = &c.plan;
             Ok(json!({
@@ -488,7 +439,7 @@ async fn create_run(
     let loaded = state.loaded.clone();
     let checked = state
         .pool
-        .run(move || check_value(&json_body(&body)?, &loaded, ""))
+        .run(move || -> Result<_, ApiError> { Ok(check_value(&json_body(&body)?, &loaded, "")?) })
         .await?;
     let answer = ask(&state, |reply| Cmd::Enqueue {
         checked: Box::new(checked),
@@ -497,7 +448,7 @@ async fn create_run(
         reply,
     })
     .await?;
-    created(answer)
+    created(serde_json::to_value(answer).unwrap_or_default())
 }
 
 async fn list_runs(
@@ -739,7 +690,8 @@ async fn faults_reset(State(state): State<AppState>) -> ApiResult {
 }
 
 async fn estop_reset(State(state): State<AppState>) -> ApiResult {
-    ok(ask(&state, |reply| Cmd::EStopReset { reply }).await?)
+    let latch = ask(&state, |reply| Cmd::EStopReset { reply }).await?;
+    ok(serde_json::to_value(latch).unwrap_or_default())
 }
 
 /// The sparsest decimation `GET /api/runs/{id}/samples?every=` takes.
@@ -902,7 +854,10 @@ async fn post_schedule(State(state): State<AppState>, Body(body): Body) -> ApiRe
     }
     let entry_body = Value::Object(entry_body);
     let (doc, loaded) = (entry_body.clone(), state.loaded.clone());
-    state.pool.run(move || validate(&doc, &loaded)).await?;
+    state
+        .pool
+        .run(move || validate(&doc, &loaded).map_err(ApiError::from))
+        .await?;
     let entry = ask(&state, |reply| Cmd::AddSchedule {
         body: entry_body,
         run_at,

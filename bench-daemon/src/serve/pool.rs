@@ -4,8 +4,6 @@
 //! planning a 10 000-segment sweep. A request that finds no worker free within a short wait is
 //! told so (503) rather than queued without bound.
 
-use super::api::ApiError;
-use axum::http::StatusCode;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::Semaphore;
@@ -46,10 +44,10 @@ impl Pool {
     }
 
     /// Runs `job` on a blocking thread for a request: 503 if no worker frees within the wait.
-    pub async fn run<T: Send + 'static>(
+    pub async fn run<T: Send + 'static, E: From<PoolError> + Send + 'static>(
         &self,
-        job: impl FnOnce() -> Result<T, ApiError> + Send + 'static,
-    ) -> Result<T, ApiError> {
+        job: impl FnOnce() -> Result<T, E> + Send + 'static,
+    ) -> Result<T, E> {
         let permit = tokio::time::timeout(self.wait, self.permits.clone().acquire_owned())
             .await
             .map_err(|_| busy(self.wait))?
@@ -62,10 +60,10 @@ impl Pool {
     }
 
     /// Runs `job` on a blocking thread for the scheduler, waiting for a worker however long.
-    pub async fn run_waiting<T: Send + 'static>(
+    pub async fn run_waiting<T: Send + 'static, E: From<PoolError> + Send + 'static>(
         &self,
-        job: impl FnOnce() -> Result<T, ApiError> + Send + 'static,
-    ) -> Result<T, ApiError> {
+        job: impl FnOnce() -> Result<T, E> + Send + 'static,
+    ) -> Result<T, E> {
         let permit = self
             .permits
             .clone()
@@ -80,24 +78,31 @@ impl Pool {
     }
 }
 
-async fn finish<T>(handle: tokio::task::JoinHandle<Result<T, ApiError>>) -> Result<T, ApiError> {
-    handle.await.map_err(|e| ApiError {
-        status: StatusCode::INTERNAL_SERVER_ERROR,
-        error: format!("the check ended abnormally: {e}"),
-        field: None,
-    })?
+/// Why the pool did not run a job to its end.
+#[derive(Debug, thiserror::Error)]
+pub enum PoolError {
+    /// No worker free within the wait.
+    #[error("{0}")]
+    Busy(String),
+    /// The job panicked or was cancelled.
+    #[error("{0}")]
+    Aborted(String),
 }
 
-fn busy(wait: Duration) -> ApiError {
-    ApiError {
-        status: StatusCode::SERVICE_UNAVAILABLE,
-        error: format!(
-            "the server is busy checking other plans ({WORKERS} at a time, none free within {} \
-             ms): try again shortly",
-            wait.as_millis()
-        ),
-        field: None,
-    }
+async fn finish<T, E: From<PoolError>>(
+    handle: tokio::task::JoinHandle<Result<T, E>>,
+) -> Result<T, E> {
+    handle
+        .await
+        .map_err(|e| PoolError::Aborted(format!("the check ended abnormally: {e}")))?
+}
+
+fn busy(wait: Duration) -> PoolError {
+    PoolError::Busy(format!(
+        "the server is busy checking other plans ({WORKERS} at a time, none free within {} \
+         ms): try again shortly",
+        wait.as_millis()
+    ))
 }
 
 #[cfg(test)]
@@ -112,7 +117,7 @@ mod tests {
         let held = {
             let pool = pool.clone();
             tokio::spawn(async move {
-                pool.run(move || {
+                pool.run::<i32, PoolError>(move || {
                     let _ = started_tx.send(());
                     let _ = rx.recv();
                     Ok(1)
@@ -121,10 +126,10 @@ mod tests {
             })
         };
         started.await.unwrap();
-        let e = pool.run(|| Ok(2)).await.unwrap_err();
-        assert_eq!(e.status, StatusCode::SERVICE_UNAVAILABLE);
+        let e = pool.run::<i32, PoolError>(|| Ok(2)).await.unwrap_err();
+        assert!(matches!(e, PoolError::Busy(_)), "{e:?}");
         tx.send(()).unwrap();
         assert_eq!(held.await.unwrap().unwrap(), 1);
-        assert_eq!(pool.run(|| Ok(3)).await.unwrap(), 3);
+        assert_eq!(pool.run::<i32, PoolError>(|| Ok(3)).await.unwrap(), 3);
     }
 }

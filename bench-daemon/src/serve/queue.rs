@@ -11,7 +11,6 @@
 //! against the limits and enqueued with the entry's priority; a `nightly` entry then moves
 //! one day on, a `weekly` one seven, a one-off one becomes `done`.
 
-use super::api::ApiError;
 use super::live::{Hub, decimation};
 use super::pool::Pool;
 use crate::config::Loaded;
@@ -30,7 +29,81 @@ use tokio::task::JoinHandle;
 pub const EVENT_ITEMS: usize = 100;
 
 /// A reply to a command.
-pub type Reply<T> = oneshot::Sender<Result<T, ApiError>>;
+pub type Reply<T> = oneshot::Sender<Result<T, SchedulerError>>;
+
+/// Why the scheduler refused a command, in its own terms (the HTTP layer gives each its
+/// status code).
+#[derive(Debug, thiserror::Error)]
+pub enum SchedulerError {
+    /// The command conflicts with the bench's or the queue's state.
+    #[error("{0}")]
+    Conflict(String),
+    /// No such run or schedule entry.
+    #[error("{message}")]
+    NotFound {
+        /// The field naming it.
+        field: &'static str,
+        /// What was not found.
+        message: String,
+    },
+    /// A field of the command breaks a rule.
+    #[error("{message}")]
+    Invalid {
+        /// The field, dotted.
+        field: String,
+        /// The rule broken, naming the field and the limit.
+        message: String,
+    },
+    /// The run store failed.
+    #[error(transparent)]
+    Store(#[from] run_store::Error),
+    /// Creating or starting a run failed (input errors among them).
+    #[error(transparent)]
+    Run(#[from] anyhow::Error),
+    /// No worker is free for the work now (try again shortly).
+    #[error("{0}")]
+    Unavailable(String),
+}
+
+impl From<super::pool::PoolError> for SchedulerError {
+    fn from(e: super::pool::PoolError) -> SchedulerError {
+        match e {
+            super::pool::PoolError::Busy(m) => SchedulerError::Unavailable(m),
+            super::pool::PoolError::Aborted(m) => SchedulerError::Run(anyhow::anyhow!(m)),
+        }
+    }
+}
+
+impl SchedulerError {
+    fn invalid(field: &str, message: String) -> SchedulerError {
+        SchedulerError::Invalid {
+            field: field.into(),
+            message,
+        }
+    }
+}
+
+/// A run created by [`Cmd::Enqueue`].
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct Enqueued {
+    /// The run.
+    pub id: i64,
+    /// `queued` or `running`.
+    pub status: &'static str,
+    /// 0 = running, 1 = next.
+    pub position: usize,
+    /// Estimated time until it ends \[s\].
+    pub eta_s: f64,
+}
+
+/// The e-stop latch and the queue after [`Cmd::EStopReset`].
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+pub struct Latch {
+    /// Latched.
+    pub estop: bool,
+    /// The queue is paused.
+    pub paused: bool,
+}
 
 /// What the queue does when a run fails.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
@@ -73,8 +146,8 @@ pub enum Cmd {
         priority: i64,
         /// Start now.
         now: bool,
-        /// `{"id","status","position","eta_s"}`.
-        reply: Reply<Value>,
+        /// The run created.
+        reply: Reply<Enqueued>,
     },
     /// Finish the current segment, then end (a queued run is removed).
     Stop {
@@ -105,8 +178,8 @@ pub enum Cmd {
     },
     /// Clear the e-stop latch (the queue stays paused).
     EStopReset {
-        /// Done.
-        reply: Reply<Value>,
+        /// The latch and the queue after.
+        reply: Reply<Latch>,
     },
     /// Edit the queue: all checked first, then applied together.
     Edit {
@@ -317,6 +390,46 @@ pub struct Scheduler {
     pool: Pool,
     /// Where the view goes.
     view: watch::Sender<QueueView>,
+    /// What "now" is for the schedule.
+    clock: Clock,
+}
+
+/// The scheduler's time of day: the wall clock, or the wall clock moved on by an offset
+/// that tests advance by days (tokio's paused time cannot stand in: the run store's pool
+/// timeouts run on tokio's clock and would expire at the first jump).
+#[derive(Clone, Debug, Default)]
+pub enum Clock {
+    /// `Utc::now()`: schedules follow the bench PC's clock.
+    #[default]
+    Wall,
+    /// `Utc::now()` plus an offset in milliseconds, moved by [`Clock::advance`].
+    Shifted(Arc<std::sync::atomic::AtomicI64>),
+}
+
+impl Clock {
+    /// A clock that starts at the wall clock and moves on when told.
+    pub fn shifted() -> Clock {
+        Clock::Shifted(Arc::default())
+    }
+
+    /// Moves a shifted clock on by `d` (the wall clock cannot be moved).
+    pub fn advance(&self, d: std::time::Duration) {
+        if let Clock::Shifted(ms) = self {
+            let d = i64::try_from(d.as_millis()).unwrap_or(i64::MAX);
+            ms.fetch_add(d, std::sync::atomic::Ordering::SeqCst);
+        }
+    }
+
+    /// The time now.
+    pub fn now(&self) -> DateTime<Utc> {
+        match self {
+            Clock::Wall => Utc::now(),
+            Clock::Shifted(ms) => {
+                Utc::now()
+                    + chrono::Duration::milliseconds(ms.load(std::sync::atomic::Ordering::SeqCst))
+            }
+        }
+    }
 }
 
 enum Wake {
@@ -415,6 +528,7 @@ impl Scheduler {
             interlock,
             pool,
             view,
+            clock: Clock::Wall,
         };
         s.persist_whole_queue().await?;
         s.publish();
@@ -423,6 +537,12 @@ impl Scheduler {
 
     /// Serves commands until `shutdown` turns true; then aborts the running run and waits for
     /// it to reach its safe state and be closed.
+    /// The same scheduler on another clock.
+    pub fn with_clock(mut self, clock: Clock) -> Scheduler {
+        self.clock = clock;
+        self
+    }
+
     pub async fn run(mut self, mut cmds: mpsc::Receiver<Cmd>, mut shutdown: watch::Receiver<bool>) {
         let mut tick = tokio::time::interval(Duration::from_millis(250));
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
@@ -479,7 +599,7 @@ impl Scheduler {
                     .as_ref()
                     .is_some_and(|r| r.view.run_id == run_id)
                 {
-                    Err(ApiError::conflict(format!(
+                    Err(SchedulerError::Conflict(format!(
                         "run {run_id} is running, not waiting: use POST /api/runs/{run_id}/abort"
                     )))
                 } else if self.items.iter().any(|i| i.run_id == run_id) {
@@ -497,7 +617,7 @@ impl Scheduler {
                     r.requested = true;
                 }
                 if let Err(e) = self.persist_settings().await {
-                    tracing::error!("persisting the e-stop: {}", e.error);
+                    tracing::error!("persisting the e-stop: {e}");
                 }
                 if let Err(e) = self.store.set_queue_setting("estop_reason", &reason).await {
                     tracing::error!("persisting the e-stop reason: {e}");
@@ -507,10 +627,10 @@ impl Scheduler {
             Cmd::EStopReset { reply } => {
                 self.estop = false;
                 self.interlock.reset();
-                let r = self
-                    .persist_settings()
-                    .await
-                    .map(|()| json!({"estop": false, "paused": self.paused}));
+                let r = self.persist_settings().await.map(|()| Latch {
+                    estop: false,
+                    paused: self.paused,
+                });
                 self.changed();
                 let _ = reply.send(r);
             }
@@ -533,7 +653,7 @@ impl Scheduler {
                     .store
                     .add_schedule(&body, &run_at, recurrence.as_deref(), priority)
                     .await
-                    .map_err(ApiError::store);
+                    .map_err(SchedulerError::Store);
                 if r.is_ok() {
                     self.reload_schedule().await;
                 }
@@ -542,11 +662,11 @@ impl Scheduler {
             Cmd::DeleteSchedule { id, reply } => {
                 let r = match self.store.delete_schedule(id).await {
                     Ok(true) => Ok(()),
-                    Ok(false) => Err(ApiError::not_found(
-                        "id",
-                        format!("schedule entry {id} not found"),
-                    )),
-                    Err(e) => Err(ApiError::store(e)),
+                    Ok(false) => Err(SchedulerError::NotFound {
+                        field: "id",
+                        message: format!("schedule entry {id} not found"),
+                    }),
+                    Err(e) => Err(SchedulerError::Store(e)),
                 };
                 if r.is_ok() {
                     self.reload_schedule().await;
@@ -561,15 +681,15 @@ impl Scheduler {
         checked: Checked,
         priority: i64,
         now: bool,
-    ) -> Result<Value, ApiError> {
+    ) -> Result<Enqueued, SchedulerError> {
         if now {
             if self.estop {
-                return Err(ApiError::conflict(
+                return Err(SchedulerError::Conflict(
                     "the e-stop is latched: POST /api/estop/reset first".into(),
                 ));
             }
             if let Some(r) = &self.running {
-                return Err(ApiError::conflict(format!(
+                return Err(SchedulerError::Conflict(format!(
                     "the bench is busy: run {} is running (enqueue without start=now)",
                     r.view.run_id
                 )));
@@ -577,7 +697,7 @@ impl Scheduler {
         }
         let run_id = session::create(&self.store, &self.loaded, &checked)
             .await
-            .map_err(ApiError::from_anyhow)?;
+            .map_err(SchedulerError::Run)?;
         let item = Item {
             run_id,
             priority,
@@ -595,17 +715,20 @@ impl Scheduler {
                 self.hub
                     .event("run", json!({"run_id": run_id, "status": "failed"}));
                 self.changed();
-                return Err(ApiError::from_anyhow(e));
+                return Err(SchedulerError::Run(e));
             }
             self.changed();
-            return Ok(
-                json!({"id": run_id, "status": "running", "position": 0, "eta_s": estimate}),
-            );
+            return Ok(Enqueued {
+                id: run_id,
+                status: "running",
+                position: 0,
+                eta_s: estimate,
+            });
         }
         let at = self
             .insert_waiting(vec![item], priority)
             .await
-            .map_err(ApiError::store)?;
+            .map_err(SchedulerError::Store)?;
         self.changed();
         let t = self.hub.status.borrow().t;
         let ahead = self.items[..=at].iter();
@@ -616,7 +739,12 @@ impl Scheduler {
             + ahead
                 .map(|i| i.checked.plan.estimate_duration())
                 .sum::<f64>();
-        Ok(json!({"id": run_id, "status": "queued", "position": at + 1, "eta_s": eta}))
+        Ok(Enqueued {
+            id: run_id,
+            status: "queued",
+            position: at + 1,
+            eta_s: eta,
+        })
     }
 
     /// Creates a run for each of `specs` and queues them together (one queue write, one
@@ -678,7 +806,7 @@ impl Scheduler {
 
     /// Stop (`abort` false) or abort the run `run_id`: running → ask the loop; waiting →
     /// removed from the queue.
-    async fn end(&mut self, run_id: i64, abort: bool) -> Result<(), ApiError> {
+    async fn end(&mut self, run_id: i64, abort: bool) -> Result<(), SchedulerError> {
         if let Some(r) = self.running.as_mut().filter(|r| r.view.run_id == run_id) {
             if abort {
                 r.control.abort("abort requested");
@@ -694,26 +822,26 @@ impl Scheduler {
         Err(self.not_in_queue(run_id).await)
     }
 
-    async fn not_in_queue(&self, run_id: i64) -> ApiError {
+    async fn not_in_queue(&self, run_id: i64) -> SchedulerError {
         match self.store.run(run_id).await {
-            Ok(run) => ApiError::conflict(format!(
+            Ok(run) => SchedulerError::Conflict(format!(
                 "run {run_id} is neither running nor waiting (status {})",
                 run.status
             )),
-            Err(e) => ApiError::store(e),
+            Err(e) => SchedulerError::Store(e),
         }
     }
 
-    async fn remove(&mut self, run_id: i64) -> Result<(), ApiError> {
+    async fn remove(&mut self, run_id: i64) -> Result<(), SchedulerError> {
         self.items.retain(|i| i.run_id != run_id);
         self.store
             .remove_queue_row(run_id)
             .await
-            .map_err(ApiError::store)?;
+            .map_err(SchedulerError::Store)?;
         self.store
             .finish_run(run_id, RunStatus::Aborted, Some("removed from the queue"))
             .await
-            .map_err(ApiError::store)?;
+            .map_err(SchedulerError::Store)?;
         self.hub
             .event("run", json!({"run_id": run_id, "status": "aborted"}));
         self.changed();
@@ -725,14 +853,14 @@ impl Scheduler {
         order: Option<Vec<i64>>,
         paused: Option<bool>,
         on_failure: Option<OnFailure>,
-    ) -> Result<(), ApiError> {
+    ) -> Result<(), SchedulerError> {
         if let Some(order) = &order {
             let mut want: Vec<i64> = self.items.iter().map(|i| i.run_id).collect();
             let mut got = order.clone();
             want.sort_unstable();
             got.sort_unstable();
             if want != got {
-                return Err(ApiError::unprocessable(
+                return Err(SchedulerError::invalid(
                     "order",
                     format!(
                         "order must list every waiting run exactly once: {want:?} (got {order:?})"
@@ -741,7 +869,7 @@ impl Scheduler {
             }
         }
         if paused == Some(false) && self.estop {
-            return Err(ApiError::conflict(
+            return Err(SchedulerError::Conflict(
                 "the e-stop is latched: POST /api/estop/reset before resuming the queue".into(),
             ));
         }
@@ -751,7 +879,9 @@ impl Scheduler {
                 .map(|i| (i.run_id, i))
                 .collect();
             self.items = order.iter().filter_map(|id| by_id.remove(id)).collect();
-            self.persist_whole_queue().await.map_err(ApiError::store)?;
+            self.persist_whole_queue()
+                .await
+                .map_err(SchedulerError::Store)?;
         }
         if let Some(p) = paused {
             self.paused = p;
@@ -859,7 +989,7 @@ impl Scheduler {
         {
             self.paused = true;
             if let Err(e) = self.persist_settings().await {
-                tracing::error!("{}", e.error);
+                tracing::error!("{e}");
             }
         }
         self.hub
@@ -895,7 +1025,7 @@ impl Scheduler {
     /// next turns, after the commands waiting meanwhile: a hundred due sweeps of a thousand
     /// runs each do not keep a start or an abort waiting).
     async fn fire_due(&mut self) -> bool {
-        let now = Utc::now();
+        let now = self.clock.now();
         let mut due = self
             .schedule
             .iter()
@@ -932,7 +1062,7 @@ impl Scheduler {
                 }
             }
             Err(err) => {
-                tracing::warn!("schedule {}: {}", e.id, err.error);
+                tracing::warn!("schedule {}: {}", e.id, err);
                 state = "failed";
             }
         }
@@ -975,7 +1105,7 @@ impl Scheduler {
         self.store.set_queue_rows(&rows).await
     }
 
-    async fn persist_settings(&self) -> Result<(), ApiError> {
+    async fn persist_settings(&self) -> Result<(), SchedulerError> {
         for (k, v) in [
             ("paused", self.paused.to_string()),
             ("estop", self.estop.to_string()),
@@ -984,7 +1114,7 @@ impl Scheduler {
             self.store
                 .set_queue_setting(k, &v)
                 .await
-                .map_err(ApiError::store)?;
+                .map_err(SchedulerError::Store)?;
         }
         Ok(())
     }
@@ -1058,7 +1188,7 @@ pub fn format_time(t: DateTime<Utc>) -> String {
 /// dotted with optional indices into the spec document, e.g. `params.velocities`,
 /// `params.settle_s` or `params.velocities.to`; each value replaces what is there (missing
 /// object keys are created). Errors name the batch index or sweep value and the field.
-pub fn expand(body: &Value, loaded: &Loaded) -> Result<Vec<Checked>, ApiError> {
+pub fn expand(body: &Value, loaded: &Loaded) -> Result<Vec<Checked>, SchedulerError> {
     let mut out = Vec::new();
     expand_each(body, loaded, |c| {
         out.push(c);
@@ -1068,7 +1198,7 @@ pub fn expand(body: &Value, loaded: &Loaded) -> Result<Vec<Checked>, ApiError> {
 }
 
 /// Checks every spec of a schedule body as [`expand`] does, holding one plan at a time.
-pub fn validate(body: &Value, loaded: &Loaded) -> Result<(), ApiError> {
+pub fn validate(body: &Value, loaded: &Loaded) -> Result<(), SchedulerError> {
     expand_each(body, loaded, |c| {
         drop(c);
         Ok(())
@@ -1079,33 +1209,33 @@ pub fn validate(body: &Value, loaded: &Loaded) -> Result<(), ApiError> {
 fn expand_each(
     body: &Value,
     loaded: &Loaded,
-    mut each: impl FnMut(Checked) -> Result<(), ApiError>,
-) -> Result<(), ApiError> {
+    mut each: impl FnMut(Checked) -> Result<(), SchedulerError>,
+) -> Result<(), SchedulerError> {
     if let Some(spec) = body.get("spec") {
-        return each(super::api::check_value(spec, loaded, "spec")?);
+        return each(check_value(spec, loaded, "spec")?);
     }
     if let Some(batch) = body.get("batch") {
         let Some(list) = batch
             .as_array()
             .filter(|l| !l.is_empty() && l.len() <= MAX_EXPANDED)
         else {
-            return Err(ApiError::unprocessable(
+            return Err(SchedulerError::invalid(
                 "batch",
                 format!("batch must be a list of 1 to {MAX_EXPANDED} spec documents"),
             ));
         };
         let mut total = Total::new(loaded, "batch");
         for (k, s) in list.iter().enumerate() {
-            each(total.add(super::api::check_value(s, loaded, &format!("batch[{k}]"))?)?)?;
+            each(total.add(check_value(s, loaded, &format!("batch[{k}]"))?)?)?;
         }
         return Ok(());
     }
     if let Some(sweep) = body.get("sweep") {
         let spec = sweep
             .get("spec")
-            .ok_or_else(|| ApiError::unprocessable("sweep.spec", "sweep needs a spec".into()))?;
+            .ok_or_else(|| SchedulerError::invalid("sweep.spec", "sweep needs a spec".into()))?;
         let param = sweep.get("param").and_then(Value::as_str).ok_or_else(|| {
-            ApiError::unprocessable(
+            SchedulerError::invalid(
                 "sweep.param",
                 "sweep.param must be a path such as \"params.velocities\"".into(),
             )
@@ -1115,7 +1245,7 @@ fn expand_each(
             .and_then(Value::as_array)
             .filter(|l| !l.is_empty() && l.len() <= MAX_EXPANDED)
         else {
-            return Err(ApiError::unprocessable(
+            return Err(SchedulerError::invalid(
                 "sweep.values",
                 format!("sweep.values must be a list of 1 to {MAX_EXPANDED} values"),
             ));
@@ -1124,15 +1254,15 @@ fn expand_each(
         for (k, v) in values.iter().enumerate() {
             let mut doc = spec.clone();
             set_path(&mut doc, param, v.clone()).map_err(|e| {
-                ApiError::unprocessable("sweep.param", format!("sweep.param {param}: {e}"))
+                SchedulerError::invalid("sweep.param", format!("sweep.param {param}: {e}"))
             })?;
             name_by_value(&mut doc, param, v);
             let label = format!("sweep.values[{k}]");
-            each(total.add(super::api::check_value(&doc, loaded, &label)?)?)?;
+            each(total.add(check_value(&doc, loaded, &label)?)?)?;
         }
         return Ok(());
     }
-    Err(ApiError::unprocessable(
+    Err(SchedulerError::invalid(
         "spec",
         "a schedule entry needs one of \"spec\", \"batch\" or \"sweep\"".into(),
     ))
@@ -1185,10 +1315,10 @@ impl Total {
         }
     }
 
-    fn add(&mut self, checked: Checked) -> Result<Checked, ApiError> {
+    fn add(&mut self, checked: Checked) -> Result<Checked, SchedulerError> {
         self.segments += checked.plan.segments.len();
         if self.segments > self.cap {
-            return Err(ApiError::unprocessable(
+            return Err(SchedulerError::invalid(
                 self.field,
                 format!(
                     "{}: the plans together have over {} segments, the cap ({EXPANDED_PLANS} \
@@ -1240,6 +1370,74 @@ pub fn set_path(doc: &mut Value, path: &str, value: Value) -> Result<(), String>
     }
     *at = value;
     Ok(())
+}
+
+/// Checks a spec document against the bench limits; `prefix` (e.g. `batch[2]`) is put before
+/// the field in errors. 422 naming the field for a value beyond a limit or breaking a rule.
+pub fn check_value(v: &Value, loaded: &Loaded, prefix: &str) -> Result<Checked, SchedulerError> {
+    let join = |field: &str| {
+        if prefix.is_empty() || prefix == "spec" {
+            field.to_string()
+        } else {
+            format!("{prefix}.{field}")
+        }
+    };
+    let label = |msg: String| {
+        if prefix.is_empty() || prefix == "spec" {
+            msg
+        } else {
+            format!("{prefix}: {msg}")
+        }
+    };
+    if !v.is_object() {
+        return Err(SchedulerError::invalid(
+            if prefix.is_empty() { "spec" } else { prefix },
+            label("a spec document must be a JSON object {\"kind\", \"name\", \"params\"}".into()),
+        ));
+    }
+    let spec_err = |e: experiments::Error| {
+        let field = match &e {
+            experiments::Error::Limit { field, .. } | experiments::Error::Invalid { field, .. } => {
+                join(field)
+            }
+            experiments::Error::Parse(msg) => join(&parse_field(msg)),
+            _ => join("spec"),
+        };
+        SchedulerError::Invalid {
+            field,
+            message: label(e.to_string()),
+        }
+    };
+    let spec = experiments::Spec::from_value(v.clone()).map_err(spec_err)?;
+    spec.plan(&loaded.config.limits).map_err(spec_err)?;
+    session::check_spec(spec, loaded).map_err(|e| SchedulerError::Invalid {
+        field: join("spec"),
+        message: label(e.0),
+    })
+}
+
+/// The field a spec parse error is about: `kind` for an unknown kind, `params.X` for an
+/// unknown parameter, the named field for serde's unknown/missing-field messages, else
+/// `params` or `spec`.
+fn parse_field(msg: &str) -> String {
+    let msg = msg.strip_prefix("spec: ").unwrap_or(msg);
+    if msg.starts_with("unknown kind") {
+        return "kind".into();
+    }
+    let (prefix, rest) = match msg.strip_prefix("params: ") {
+        Some(rest) => ("params.", rest),
+        None => ("", msg),
+    };
+    let quoted = ["unknown field `", "missing field `"]
+        .iter()
+        .find_map(|p| rest.split_once(p))
+        .and_then(|(_, after)| after.split_once('`'))
+        .map(|(name, _)| name);
+    match (quoted, prefix) {
+        (Some(name), _) => format!("{prefix}{name}"),
+        (None, "params.") => "params".into(),
+        (None, _) => "spec".into(),
+    }
 }
 
 #[cfg(test)]
@@ -1349,5 +1547,228 @@ mod tests {
         );
         assert_eq!(j["eta_total_s"], json!(500.0));
         assert_eq!(j["items"][99]["eta_s"], json!(200.0));
+    }
+
+    /// The scheduler in-process on a clock the test moves on by days (the scheduler looks at
+    /// it every 250 ms).
+    mod days {
+        use super::*;
+        use std::time::Duration;
+
+        const HOUR: Duration = Duration::from_secs(3600);
+
+        struct Fixture {
+            _dir: tempfile::TempDir,
+            store: Store,
+            cmd: mpsc::Sender<Cmd>,
+            view: watch::Receiver<QueueView>,
+            stop: watch::Sender<bool>,
+            task: tokio::task::JoinHandle<()>,
+            clock: Clock,
+        }
+
+        /// A scheduler over `store` (a new one if none) with no bench connected, its queue
+        /// paused: nothing runs, everything is queued.
+        async fn start(store: Option<(tempfile::TempDir, Store)>) -> Fixture {
+            let (dir, store) = match store {
+                Some(s) => s,
+                None => {
+                    let dir = tempfile::tempdir().unwrap();
+                    let store = Store::open(dir.path().join("runs.db")).await.unwrap();
+                    (dir, store)
+                }
+            };
+            let loaded = Arc::new(Loaded::sim("127.0.0.1:1"));
+            let interlock = Arc::new(Interlock::new(loaded.clone(), false));
+            let (s, view) = Scheduler::restore(
+                store.clone(),
+                loaded,
+                Hub::new(),
+                false,
+                interlock,
+                Pool::default(),
+            )
+            .await
+            .unwrap();
+            let clock = Clock::shifted();
+            let (cmd, rx) = mpsc::channel(16);
+            let (stop, stopped) = watch::channel(false);
+            let task = tokio::spawn(s.with_clock(clock.clone()).run(rx, stopped));
+            let f = Fixture {
+                _dir: dir,
+                store,
+                cmd,
+                view,
+                stop,
+                task,
+                clock,
+            };
+            f.ask(|reply| Cmd::Edit {
+                order: None,
+                paused: Some(true),
+                on_failure: None,
+                reply,
+            })
+            .await
+            .unwrap();
+            f
+        }
+
+        impl Fixture {
+            async fn ask<T>(
+                &self,
+                make: impl FnOnce(Reply<T>) -> Cmd,
+            ) -> Result<T, SchedulerError> {
+                let (tx, rx) = oneshot::channel();
+                self.cmd.send(make(tx)).await.unwrap();
+                rx.await.unwrap()
+            }
+
+            async fn runs(&self) -> Vec<i64> {
+                let page = self
+                    .store
+                    .list_runs(&run_store::RunFilter {
+                        limit: 1000,
+                        ..run_store::RunFilter::default()
+                    })
+                    .await
+                    .unwrap();
+                let mut ids: Vec<i64> = page.runs.iter().map(|r| r.id).collect();
+                ids.sort_unstable();
+                ids
+            }
+
+            /// Moves the scheduler's clock on by `d`, then waits (a few ticks) for `n` runs.
+            async fn after(&self, d: Duration, n: usize) -> Vec<i64> {
+                self.clock.advance(d);
+                tokio::time::sleep(Duration::from_millis(600)).await;
+                for _ in 0..40 {
+                    let runs = self.runs().await;
+                    if runs.len() >= n {
+                        return runs;
+                    }
+                    tokio::time::sleep(Duration::from_millis(250)).await;
+                }
+                self.runs().await
+            }
+
+            async fn stop(self) -> (tempfile::TempDir, Store) {
+                self.stop.send_replace(true);
+                self.task.await.unwrap();
+                (self._dir, self.store)
+            }
+        }
+
+        fn sweep() -> Value {
+            serde_json::from_str(include_str!(
+                "../../../experiments/specs/constant_velocity_sweep.json"
+            ))
+            .unwrap()
+        }
+
+        #[tokio::test]
+        async fn a_nightly_entry_queues_its_run_each_night_and_not_before() {
+            let f = start(None).await;
+            let run_at = format_time(f.clock.now() + chrono::Duration::days(1));
+            let entry = f
+                .ask(|reply| Cmd::AddSchedule {
+                    body: json!({"spec": sweep()}),
+                    run_at: run_at.clone(),
+                    recurrence: Some("nightly".into()),
+                    priority: 5,
+                    reply,
+                })
+                .await
+                .unwrap();
+            assert_eq!(entry.state, "pending");
+            assert_eq!(
+                f.after(23 * HOUR, 0).await,
+                Vec::<i64>::new(),
+                "not before its time"
+            );
+            let first = f.after(2 * HOUR, 1).await;
+            assert_eq!(first.len(), 1, "one run the first night");
+            let second = f.after(24 * HOUR, 2).await;
+            assert_eq!(second.len(), 2, "one more the next night");
+            let view = f.view.borrow().clone();
+            assert!(view.paused && view.running.is_none());
+            let queued: Vec<(i64, i64)> =
+                view.items.iter().map(|i| (i.run_id, i.priority)).collect();
+            assert_eq!(queued, [(second[0], 5), (second[1], 5)]);
+            let entry = &view.schedule[0];
+            assert_eq!(entry.state, "pending");
+            assert_eq!(entry.last_run_id, Some(second[1]));
+            f.stop().await;
+        }
+
+        #[tokio::test]
+        async fn a_restart_brings_the_queue_back_in_order_and_paused() {
+            let f = start(None).await;
+            for priority in [1, 9, 5] {
+                f.ask(|reply| Cmd::Enqueue {
+                    checked: Box::new(
+                        crate::session::check_spec(
+                            experiments::Spec::from_value(sweep()).unwrap(),
+                            &Loaded::sim("127.0.0.1:1"),
+                        )
+                        .unwrap(),
+                    ),
+                    priority,
+                    now: false,
+                    reply,
+                })
+                .await
+                .unwrap();
+            }
+            let before: Vec<(i64, i64)> = f
+                .view
+                .borrow()
+                .items
+                .iter()
+                .map(|i| (i.run_id, i.priority))
+                .collect();
+            assert_eq!(before.iter().map(|x| x.1).collect::<Vec<_>>(), [9, 5, 1]);
+            let store = f.stop().await;
+            let g = start(Some(store)).await;
+            let after: Vec<(i64, i64)> = g
+                .view
+                .borrow()
+                .items
+                .iter()
+                .map(|i| (i.run_id, i.priority))
+                .collect();
+            assert_eq!(after, before);
+            assert!(g.view.borrow().paused);
+            g.stop().await;
+        }
+
+        #[tokio::test]
+        async fn an_entry_whose_spec_no_longer_plans_fails_and_queues_nothing() {
+            let f = start(None).await;
+            let mut bad = sweep();
+            bad["params"]["velocities"] = json!([1.0, 25.0]);
+            let entry = f
+                .ask(|reply| Cmd::AddSchedule {
+                    body: json!({"spec": bad}),
+                    run_at: format_time(f.clock.now() + chrono::Duration::hours(1)),
+                    recurrence: None,
+                    priority: 0,
+                    reply,
+                })
+                .await
+                .unwrap();
+            f.clock.advance(2 * HOUR);
+            let mut state = String::new();
+            for _ in 0..40 {
+                state = f.store.schedules().await.unwrap()[0].state.clone();
+                if state != "pending" {
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(250)).await;
+            }
+            assert_eq!((entry.id, state.as_str()), (entry.id, "failed"));
+            assert!(f.runs().await.is_empty());
+            f.stop().await;
+        }
     }
 }
