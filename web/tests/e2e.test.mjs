@@ -219,6 +219,36 @@ test('run pages of the other kinds: breakaway vs torque rate, lag loops, preslid
   await shot('run-presliding');
 });
 
+test('a compensation trial: the ranking table, the improvement bars and the errors around a reversal', async () => {
+  // Two compensators on one sine (about 9 s): none, and Coulomb + viscous at the truth's levels.
+  const spec = { kind: 'compensation_trial', name: 'e2e trial', params: {
+    references: [{ sine: { amplitude_rad: 0.25, frequency_hz: 0.5, cycles: 2 } }],
+    compensators: [{ name: 'none' }, { name: 'cv', model: 'coulomb_viscous', params: { fc: 1.0, fv: 0.05, negative: { fc: 0.9, fv: 0.05 } } }],
+    repeats: 1, rest_s: 0.5, glitch_window_s: 0.25 } };
+  const r = await api('/api/runs', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(spec) });
+  assert.equal(r.status, 201, r.text);
+  const id = r.json.id;
+  const deadline = Date.now() + 60000;
+  for (;;) {
+    const run = (await api(`/api/runs/${id}`)).json;
+    if (run.status === 'completed' && run.results) break;
+    assert.ok(!['aborted', 'failed', 'interrupted'].includes(run.status), `run ${id} ended ${run.status}: ${run.status_reason}`);
+    assert.ok(Date.now() < deadline, 'the trial completes in time');
+    await new Promise((res) => setTimeout(res, 500));
+  }
+  const res = (await api(`/api/runs/${id}/results`)).json;
+  await go(`runs/${id}`);
+  const rows = page.locator('.trial-table tbody tr');
+  await rows.first().waitFor();
+  assert.equal(await rows.count(), 2, 'one row per compensator');
+  assert.equal(await rows.first().getAttribute('data-compensator'), res.ranking[0].name, 'ranked as the results');
+  const bars = page.locator('[data-testid="improvement-bars"] .bar-row');
+  assert.equal(await bars.count(), 2, 'one bar per compensator');
+  const plot = page.locator('[data-testid="reversal-plot"]');
+  assert.equal(Number(await plot.getAttribute('data-lines')), res.reversal_traces.length, 'one error trace per compensator');
+  await shot('run-compensation-trial');
+});
+
 test('schedule an item and see it in the queue; plan a nightly parameter sweep', async () => {
   await go('queue');
   await page.waitForSelector('#queue-paused');
