@@ -235,7 +235,8 @@ pub struct Params {
     /// Longest rest at zero torque after each trial \[s\]; default 1.
     #[schemars(range(max = caps::MAX_SEGMENT_S))]
     pub rest_s: f64,
-    /// Half-width of the window around each reversal for the glitch \[s\]; default 0.1.
+    /// Half-width of the window around each reversal for the glitch \[s\]; default 0.25 (a
+    /// position PID's error peaks a few tenths of a second after the reversal).
     #[schemars(range(max = caps::MAX_SEGMENT_S))]
     pub glitch_window_s: f64,
 }
@@ -287,7 +288,7 @@ impl Default for Params {
             seed: 1,
             error_bound_rad: 0.5,
             rest_s: 1.0,
-            glitch_window_s: 0.1,
+            glitch_window_s: 0.25,
         }
     }
 }
