@@ -510,10 +510,11 @@ async fn run_results(State(state): State<AppState>, Path(id): Path<String>) -> A
     let run = load_run(&state, &id).await?;
     match run.results {
         Some(r) => ok(r),
-        None => Err(ApiError::not_found(
-            "id",
-            format!("run {} has no results (status {})", run.id, run.status),
-        )),
+        // The run exists (so not 404): its state has no results, yet or ever.
+        None => Err(ApiError::conflict(format!(
+            "run {} has no results (status {})",
+            run.id, run.status
+        ))),
     }
 }
 
