@@ -133,12 +133,13 @@ fn gms_with_the_true_parameters_removes_most_of_the_error_and_a_wrong_set_does_n
         "{wrong}"
     );
     // The GMS with fs doubled over-compensates only below the Stribeck velocity: it loses to
-    // the baseline on the slow triangle (0.05 rad/s < vs = 0.1 rad/s) and to the true set
-    // everywhere.
+    // the true set. (On the slow triangle, in stick-slip, it lands anywhere between 0.8 and 1.3
+    // times the baseline's error from run to run, so that is printed, not asserted.)
     let gms_wrong = row("gms (fs doubled)");
-    let slow = |r: &Value| f(&r["per_reference"][1], "rms_error");
-    assert!(slow(&gms_wrong) > 0.9 * slow(&none), "{gms_wrong} {none}");
-    assert!(f(&gms_wrong, "rms_error") > f(&gms_true, "rms_error"));
+    assert!(
+        f(&gms_wrong, "rms_error") > 2.0 * f(&gms_true, "rms_error"),
+        "{gms_wrong} {gms_true}"
+    );
     // One reversal trace per compensator, and the resolved compensators kept with the run.
     assert_eq!(
         report["results"]["reversal_traces"]
