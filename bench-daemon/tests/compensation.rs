@@ -81,39 +81,9 @@ fn gms_with_the_true_parameters_removes_most_of_the_error_and_a_wrong_set_does_n
     });
     let path = dir.path().join("trial.json");
     std::fs::write(&path, spec.to_string()).unwrap();
-    let out = bench(&[
-        "run",
-        path.to_str().unwrap(),
-        "--sim",
-        "--db",
-        &db,
-        "--json",
-    ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    // `run ID` first (as soon as the run exists), then the report.
-    let text = stdout(&out);
-    let (_, json) = text.split_once('\n').unwrap();
-    let report: Value = serde_json::from_str(json).unwrap_or_else(|e| panic!("{e}: {text}"));
+    let report = run_trial(&path, &db);
     let ranking = report["results"]["ranking"].as_array().unwrap().clone();
     let row = |name: &str| ranking.iter().find(|r| r["name"] == name).unwrap().clone();
-    let f = |r: &Value, k: &str| r[k].as_f64().unwrap_or(f64::NAN);
-    for r in &ranking {
-        eprintln!(
-            "TRIAL | {:<26} | rank {} | RMS {:.2} mrad | max {:.2} mrad | glitch {:.2} mrad | effort {:.3} N m | improvement {:+.1} % | unstable {}",
-            r["name"].as_str().unwrap(),
-            r["rank"],
-            1e3 * f(r, "rms_error"),
-            1e3 * f(r, "max_error"),
-            1e3 * f(r, "reversal_glitch"),
-            f(r, "effort_rms"),
-            f(r, "improvement_pct"),
-            r["unstable"]
-        );
-    }
     let (none, gms_true) = (row("none"), row("gms (truth)"));
     let cv = row("coulomb_viscous (truth)");
     // The baseline's reversals show: its glitch is several times the true model's.

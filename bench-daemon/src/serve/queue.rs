@@ -1624,6 +1624,12 @@ mod tests {
                 rx.await.unwrap()
             }
 
+            /// The waiting runs as (run id, priority), in queue order.
+            fn queued(&self) -> Vec<(i64, i64)> {
+                let view = self.view.borrow();
+                view.items.iter().map(|i| (i.run_id, i.priority)).collect()
+            }
+
             async fn runs(&self) -> Vec<i64> {
                 let page = self
                     .store
@@ -1692,9 +1698,7 @@ mod tests {
             assert_eq!(second.len(), 2, "one more the next night");
             let view = f.view.borrow().clone();
             assert!(view.paused && view.running.is_none());
-            let queued: Vec<(i64, i64)> =
-                view.items.iter().map(|i| (i.run_id, i.priority)).collect();
-            assert_eq!(queued, [(second[0], 5), (second[1], 5)]);
+            assert_eq!(f.queued(), [(second[0], 5), (second[1], 5)]);
             let entry = &view.schedule[0];
             assert_eq!(entry.state, "pending");
             assert_eq!(entry.last_run_id, Some(second[1]));
@@ -1720,23 +1724,11 @@ mod tests {
                 .await
                 .unwrap();
             }
-            let before: Vec<(i64, i64)> = f
-                .view
-                .borrow()
-                .items
-                .iter()
-                .map(|i| (i.run_id, i.priority))
-                .collect();
+            let before = f.queued();
             assert_eq!(before.iter().map(|x| x.1).collect::<Vec<_>>(), [9, 5, 1]);
             let store = f.stop().await;
             let g = start(Some(store)).await;
-            let after: Vec<(i64, i64)> = g
-                .view
-                .borrow()
-                .items
-                .iter()
-                .map(|i| (i.run_id, i.priority))
-                .collect();
+            let after = g.queued();
             assert_eq!(after, before);
             assert!(g.view.borrow().paused);
             g.stop().await;
