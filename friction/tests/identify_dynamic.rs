@@ -156,7 +156,7 @@ fn torque_replay_recovers_coulomb_viscous_and_mass() {
         "{:?}",
         r.params
     );
-    assert_eq!(r.details["residual"], "position [m]");
+    assert_eq!(r.details["residual"], "position [m or rad]");
 }
 
 /// Must show: the comparison ranks the generating model first on its own validation data.

@@ -43,7 +43,8 @@ export function symmetricScale(series: () => (number | null)[] | ArrayLike<numbe
  * later series (a model output) outside that range is clipped to its edge and the clipped
  * samples are marked with dots, so a model that runs away cannot flatten the measurement. The
  * `measured` may instead be a [`Scale`]: every series is then clipped to its range. The
- * element carries `data-clipped` (clipped samples in all) and a note names the clipped series.
+ * element carries `data-clipped` (clipped samples in all) and `data-y-range` (`lo,hi` of that
+ * scale), and a note names the clipped series.
  */
 export function timeChart(el: HTMLElement, title: string, yLabel: string, labels: string[], width = 620, height = 220, measured?: number | Scale): TSChart {
   let range: [number, number] | null = null;
@@ -107,6 +108,7 @@ export function timeChart(el: HTMLElement, title: string, yLabel: string, labels
       const names = clipped.map((c, i) => (c.length ? `${labels[i]} (${c.length})` : '')).filter((x) => x);
       const total = clipped.reduce((a, c) => a + c.length, 0);
       el.dataset.clipped = String(total);
+      if (range) el.dataset.yRange = `${range[0]},${range[1]}`;
       note.textContent = total ? `Scaled to the measured signals; model output beyond them clipped at the edge and marked with dots: ${names.join(', ')}.` : '';
       plot.setData(d as unknown as uPlot.AlignedData);
     },

@@ -350,6 +350,47 @@ test('a comparison: a ranked table with a model column and a bar chart of valida
   await page.locator('.comparison').first().screenshot({ path: path.join(shots, 'comparison.png') });
 });
 
+test('a run on the fitted set: lockstep "latest", the measured torque fills the plot, a runaway model clipped and marked', async () => {
+  // The static fit above saved a coulomb_viscous set of this bench; LuGre has none and runs on
+  // the papers' defaults (sigma0 = 1e5 on a 1000 N m/rad bench), whose spikes are clipped.
+  const spec = { kind: 'constant_velocity_sweep', name: 'e2e lockstep on the fitted set',
+    params: { velocities: [0.5, 1.0], directions: 'both', settle_s: 0.5, measure_s: 0.5, repeats: 1 },
+    lockstep: { models: ['coulomb_viscous', 'lugre'], params: { coulomb_viscous: 'latest' } } };
+  const r = await api('/api/runs', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(spec) });
+  assert.equal(r.status, 201, r.text);
+  const id = r.json.id;
+  const deadline = Date.now() + 60000;
+  let run;
+  for (;;) {
+    run = (await api(`/api/runs/${id}`)).json;
+    if (run.status === 'completed') break;
+    assert.ok(!['aborted', 'failed', 'interrupted'].includes(run.status), `run ${id} ended ${run.status}: ${run.status_reason}`);
+    assert.ok(Date.now() < deadline, 'the run completes in time');
+    await new Promise((res) => setTimeout(res, 500));
+  }
+  const sets = (await api('/api/parameter-sets?model=coulomb_viscous')).json;
+  const newest = Math.max(...sets.map((s) => s.id));
+  const used = run.bench_config.lockstep_sets;
+  assert.deepEqual(used.find((u) => u.model === 'coulomb_viscous'), { model: 'coulomb_viscous', source: 'latest', set_id: newest, set_name: sets.find((s) => s.id === newest).name });
+  await go(`runs/${id}`);
+  const chart = page.locator('.chart', { hasText: 'Torque and model outputs' });
+  await chart.waitFor();
+  await page.waitForFunction(() => [...document.querySelectorAll('.chart')].some((c) => c.dataset.yRange));
+  // The scale is the measured torque's own range (both signals), not the model's spikes.
+  const samples = (await api(`/api/runs/${id}/samples?every=${Math.max(1, Math.ceil(run.sample_count / 20000))}&format=json`)).json;
+  const measured = [...samples.torque_motor, ...samples.torque_sensor].filter((y) => y != null && Number.isFinite(y));
+  const [mlo, mhi] = [Math.min(...measured), Math.max(...measured)];
+  const pad = (mhi - mlo) * 0.08; // the chart's margin
+  const [lo, hi] = (await chart.getAttribute('data-y-range')).split(',').map(Number);
+  assert.ok(Math.abs(lo - (mlo - pad)) < 1e-9 && Math.abs(hi - (mhi + pad)) < 1e-9, `y range ${lo}..${hi}, measured ${mlo}..${mhi}`);
+  const lugre = samples.outputs.lugre.filter((y) => y != null);
+  assert.ok(Math.max(...lugre.map(Math.abs)) > 2 * Math.max(Math.abs(lo), Math.abs(hi)), 'the default LuGre runs away on this bench');
+  assert.ok(Number(await chart.getAttribute('data-clipped')) > 0, 'its samples beyond the measured range are clipped');
+  assert.match(await chart.locator('.clip-note').textContent(), /clipped at the edge and marked with dots: .*lugre/);
+  await chart.screenshot({ path: path.join(shots, 'run-lockstep-fitted.png') });
+  await shot('run-lockstep-fitted-page');
+});
+
 test('the live stream reconnects after a daemon restart', async () => {
   await go('bench');
   await page.waitForFunction(() => document.getElementById('conn')?.textContent === 'live: connected');

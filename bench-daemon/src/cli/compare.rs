@@ -196,7 +196,7 @@ fn compare_stored(args: &CompareArgs) -> anyhow::Result<Done> {
         Some(t) => Some(Duration::from_secs_f64(t)),
         None => None,
     };
-    let models = args
+    let mut models = args
         .models
         .iter()
         .map(|m| ModelChoice::parse(m).map_err(|e| InputError(format!("--models: {e}"))))
@@ -227,6 +227,19 @@ fn compare_stored(args: &CompareArgs) -> anyhow::Result<Done> {
     } else {
         None
     };
+    // On the bench's runs, each model starts from the bench's own fits of it.
+    let mut starts = serde_json::Map::new();
+    if let Some(store) = &store {
+        for m in &mut models {
+            let start = rt.block_on(super::start::start_for(store, &m.model, "output_error"))?;
+            if let serde_json::Value::Object(p) = &mut m.params {
+                start.under(p);
+            }
+            if !start.sources.is_empty() {
+                starts.insert(m.model.clone(), serde_json::json!(start.sources));
+            }
+        }
+    }
     let estimate = rt.block_on(read_sources("--estimate", &est_src, store.as_ref()))?;
     let validate = rt.block_on(read_sources("--validate", &val_src, store.as_ref()))?;
     let opts = CompareOptions {
@@ -264,6 +277,7 @@ fn compare_stored(args: &CompareArgs) -> anyhow::Result<Done> {
                 "max_iters": args.max_iters,
                 "timeout_s": args.timeout_s,
                 "csv": {"estimate": files(&est_src), "validate": files(&val_src)},
+                "start_from": starts,
             });
             if friction::identify::control::cancelled() {
                 anyhow::bail!(super::fit::Cancelled);

@@ -16,9 +16,9 @@
 
 use super::run_data::{self, Selection};
 use super::runs::{DbArgs, runtime, store_error};
-use super::{InputError, json_arg};
+use super::{InputError, json_arg, start};
 use crate::config::Geometry;
-use experiments::{Kind, Results};
+use experiments::{Kind, Results, Role};
 use friction::identify::procedures::quality::Status;
 use friction::identify::procedures::{self, FitReport, Given, PROCEDURES, Table};
 use run_store::{Run, Store};
@@ -32,7 +32,7 @@ pub struct FitArgs {
     #[arg(long)]
     model: String,
     /// Procedure: static_curve, phi_s, power_rls, staircase, presliding_sine, step_damping,
-    /// nnaji, lugre_regression, ruina_step, aep, output_error.
+    /// nnaji, lugre_regression, maxwell_slip, ruina_step, aep, output_error.
     #[arg(long)]
     procedure: String,
     /// Stored run to fit (see `bench runs list`); the result is saved as a parameter set.
@@ -71,6 +71,7 @@ const TIME_SERIES_KINDS: &[(&str, &[&str])] = &[
     ("step_damping", &["presliding"]),
     ("nnaji", &["presliding", "frictional_lag"]),
     ("lugre_regression", &["presliding"]),
+    ("maxwell_slip", &["presliding"]),
     ("ruina_step", &["constant_velocity_sweep", "frictional_lag"]),
     ("aep", Kind::NAMES),
     ("output_error", Kind::NAMES),
@@ -145,19 +146,17 @@ async fn fit_stored(
     let run = run_data::load_run(&store, id, "--run").await?;
     let (table, notes) = run_table(&store, &run, &args.procedure, sel).await?;
     let mut given = given;
-    let start = static_start(&store, &args.model, &args.procedure, &mut given).await?;
+    let start = start::start_for(&store, &args.model, &args.procedure).await?;
+    if ITERATIVE.contains(&args.procedure.as_str()) {
+        start_under_params(&start, &mut given);
+    }
     let mut report = fit(args, &table, &given)?;
     if friction::identify::control::cancelled() {
         anyhow::bail!(Cancelled);
     }
     report.provenance.notes.extend(notes);
-    if let Some(note) = &start {
-        report
-            .provenance
-            .notes
-            .push(note["note"].as_str().unwrap_or_default().into());
-    }
-    let (doc, other) = parameter_document(&args.model, &report)?;
+    report.provenance.notes.extend(start.notes());
+    let (doc, other) = parameter_document(&args.model, &start.values, &report)?;
     let mut provenance = serde_json::to_value(&report.provenance)?;
     provenance["runs"] = json!([id]);
     if let Some(mse) = report.mse {
@@ -169,8 +168,10 @@ async fn fit_stored(
     provenance["relative_std_errors"] = Value::Object(report.relative_std_errors.clone());
     provenance["condition"] = json!(report.condition);
     provenance["verdict"] = serde_json::to_value(&report.verdict)?;
-    if let Some(s) = start {
-        provenance["start_from"] = s;
+    if let Some(first) = start.sources.first() {
+        // The static source first, as before; every source under `start_sources`.
+        provenance["start_from"] = first.clone();
+        provenance["start_sources"] = json!(start.sources);
     }
     if !other.is_empty() {
         provenance["other_values"] = Value::Object(other);
@@ -207,93 +208,6 @@ fn fit(args: &FitArgs, table: &Table, given: &Given) -> anyhow::Result<FitReport
             anyhow::Error::new(e).context("fit failed")
         }
     })
-}
-
-/// Models whose static fit may start a dynamic fit of any model with `fc`, `fs`, `vs`.
-const STATIC_SOURCES: &[&str] = &["stribeck_exp", "static_armstrong"];
-
-/// A dynamic fit (`output_error`, `aep`) starts from the static fit of the same bench: the newest
-/// `static_curve` parameter set of `model` itself, else of `stribeck_exp` / `static_armstrong`,
-/// supplies the start values of `fc`, `fs`, `vs` (and the negative set's) under
-/// `given.params`, unless the user gave them. Returns `{"set_id", "set_name", "model",
-/// "values", "note"}` when it did.
-async fn static_start(
-    store: &Store,
-    model: &str,
-    procedure: &str,
-    given: &mut Given,
-) -> anyhow::Result<Option<Value>> {
-    if !matches!(procedure, "output_error" | "aep") {
-        return Ok(None);
-    }
-    let Ok(entry) = friction::registry::entry(model) else {
-        return Ok(None);
-    };
-    let names: Vec<&str> = ["fc", "fs", "vs"]
-        .into_iter()
-        .filter(|n| entry.params.iter().any(|p| p.name == *n))
-        .collect();
-    if names.is_empty() {
-        return Ok(None);
-    }
-    let sets = store.parameter_sets(None).await.map_err(store_error)?;
-    let is_static = |s: &&run_store::ParameterSet| {
-        s.provenance.get("procedure").and_then(Value::as_str) == Some("static_curve")
-            && ["fc", "fs", "vs"]
-                .iter()
-                .all(|n| s.params.get(n).is_some_and(Value::is_number))
-    };
-    let found = std::iter::once(model)
-        .chain(STATIC_SOURCES.iter().copied())
-        .find_map(|m| {
-            sets.iter()
-                .filter(|s| s.model_id == m)
-                .filter(is_static)
-                .max_by_key(|s| s.id)
-        });
-    let Some(set) = found else {
-        return Ok(None);
-    };
-    let mut params = match given.get("params") {
-        None | Some(Value::Null) => Map::new(),
-        Some(Value::Object(p)) => p.clone(),
-        Some(_) => return Ok(None), // the procedure reports the bad value
-    };
-    let mut values = Map::new();
-    for n in &names {
-        if !params.contains_key(*n)
-            && let Some(v) = set.params.get(*n)
-        {
-            params.insert(n.to_string(), v.clone());
-            values.insert(n.to_string(), v.clone());
-        }
-    }
-    if entry.asymmetric
-        && let Some(Value::Object(neg)) = set.params.get("negative")
-        && !params.contains_key("negative")
-    {
-        let n: Map<String, Value> = names
-            .iter()
-            .filter_map(|k| neg.get(*k).map(|v| (k.to_string(), v.clone())))
-            .collect();
-        values.insert("negative".into(), Value::Object(n.clone()));
-        params.insert("negative".into(), Value::Object(n));
-    }
-    if values.is_empty() {
-        return Ok(None);
-    }
-    given.insert("params".into(), Value::Object(params));
-    let note = format!(
-        "start values {} from static fit parameter set {} '{}' ({})",
-        Value::Object(values.clone()),
-        set.id,
-        set.name,
-        set.model_id
-    );
-    Ok(Some(json!({
-        "set_id": set.id, "set_name": set.name, "model": set.model_id,
-        "values": values, "note": note,
-    })))
 }
 
 /// The procedure's table from what run `run` recorded, and notes on the data used.
@@ -391,23 +305,96 @@ async fn run_table(
             if !works.contains(&run.kind.as_str()) {
                 return Err(wrong_kind(works).into());
             }
-            let ts = run_data::time_series(store, run, sel).await?;
-            Ok((table(ts.named())?, ts.notes))
+            let (sel, part) = match part_of(run, procedure, sel)? {
+                Some((part, note)) => (part, Some(note)),
+                None => (*sel, None),
+            };
+            let ts = run_data::time_series(store, run, &sel).await?;
+            Ok((
+                table(ts.named())?,
+                part.into_iter().chain(ts.notes).collect(),
+            ))
         }
     }
 }
 
-/// The model's full parameter document: its defaults overlaid with the fitted values (a fitted
-/// `negative` set overlaid on the full positive one), checked by building the model. Fitted
-/// values that are not parameters of the model (an inertia, a plant mass) are returned apart.
+/// The part of a presliding run each presliding procedure reads.
+const PRESLIDING_PARTS: &[(&str, Role, &str)] = &[
+    ("presliding_sine", Role::TorqueSine, "sine"),
+    ("step_damping", Role::TorqueStep, "step"),
+    ("maxwell_slip", Role::DisplacementRamp, "ramp"),
+    ("lugre_regression", Role::Reversals, "reversals"),
+];
+
+/// Without `--segments`/`--t-range`, a presliding procedure reads its own part of a
+/// `presliding` run: the selection of that part's segments and a note saying so.
+fn part_of(
+    run: &Run,
+    procedure: &str,
+    sel: &Selection,
+) -> anyhow::Result<Option<(Selection, String)>> {
+    let Some((_, role, part)) = PRESLIDING_PARTS.iter().find(|p| p.0 == procedure) else {
+        return Ok(None);
+    };
+    if run.kind != "presliding" || *sel != Selection::default() {
+        return Ok(None);
+    }
+    let plan = run_data::plan(run)?;
+    let of_part: Vec<u32> = (0..plan.segments.len() as u32)
+        .filter(|&i| plan.segments[i as usize].tag.role == *role)
+        .collect();
+    let (Some(&a), Some(&b)) = (of_part.first(), of_part.last()) else {
+        return Err(InputError(format!(
+            "--run {}: procedure {procedure} reads the '{part}' part of a presliding run, and this run has none (its spec's params.parts)",
+            run.id
+        ))
+        .into());
+    };
+    let sel = Selection {
+        segments: Some((Some(a), Some(b + 1))),
+        t_range: None,
+    };
+    let note = format!(
+        "the run's '{part}' part: segments {a}..{} (--segments chooses others)",
+        b + 1
+    );
+    Ok(Some((sel, note)))
+}
+
+/// Procedures that iterate from start values (`given.params`).
+const ITERATIVE: &[&str] = &["output_error", "aep"];
+
+/// The start values under `given.params`, below the user's.
+fn start_under_params(start: &start::Start, given: &mut Given) {
+    let mut params = match given.get("params") {
+        None | Some(Value::Null) => Map::new(),
+        Some(Value::Object(p)) => p.clone(),
+        Some(_) => return, // the procedure reports the bad value
+    };
+    start.under(&mut params);
+    if !params.is_empty() {
+        given.insert("params".into(), Value::Object(params));
+    }
+}
+
+/// The model's full parameter document: its defaults overlaid with the start values from the
+/// bench's earlier fits, then with the fitted values (a `negative` set overlaid on the full
+/// positive one), checked by building the model. Fitted values that are not parameters of the
+/// model (an inertia, a plant mass) are returned apart.
 fn parameter_document(
     model: &str,
+    start: &Map<String, Value>,
     report: &FitReport,
 ) -> anyhow::Result<(Value, Map<String, Value>)> {
     let entry = friction::registry::entry(model).map_err(|e| InputError(e.to_string()))?;
     let Value::Object(mut doc) = entry.defaults() else {
         anyhow::bail!("BUG: the defaults of {model} are not a JSON object");
     };
+    for (k, v) in start {
+        if k != "negative" && doc.contains_key(k) {
+            doc.insert(k.clone(), v.clone());
+        }
+    }
     let mut other = Map::new();
     for (k, v) in &report.params {
         if k == "negative" {
@@ -419,9 +406,17 @@ fn parameter_document(
             other.insert(k.clone(), v.clone());
         }
     }
-    if let Some(Value::Object(neg)) = report.params.get("negative") {
+    let start_neg = start.get("negative").and_then(Value::as_object);
+    let fitted_neg = report.params.get("negative").and_then(Value::as_object);
+    if entry.asymmetric && (start_neg.is_some() || fitted_neg.is_some()) {
         let mut n = doc.clone();
-        for (k, v) in neg {
+        for (k, v) in start_neg.into_iter().flatten() {
+            // A value fitted for both sides at once (no fitted negative set) wins over it.
+            if n.contains_key(k) && (fitted_neg.is_some() || !report.params.contains_key(k)) {
+                n.insert(k.clone(), v.clone());
+            }
+        }
+        for (k, v) in fitted_neg.into_iter().flatten() {
             if n.contains_key(k) {
                 n.insert(k.clone(), v.clone());
             } else {

@@ -21,6 +21,7 @@ pub mod serve;
 pub mod shell;
 pub mod sim;
 pub mod simulate;
+pub mod start;
 
 /// Bad input from the user (unknown model, bad parameter, bad scenario): exit code 2.
 #[derive(Debug, thiserror::Error)]

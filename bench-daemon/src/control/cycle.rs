@@ -565,6 +565,11 @@ async fn run_async(setup: &LoopSetup) -> LoopReport {
             mode = want;
         }
 
+        // The sample is stamped when the drive latched it (between request and reply), not
+        // when its tick was due: a tick that starts or waits late would otherwise put a later
+        // position at the scheduled time (a false 10 % speed spread at 2 rad/s from one 9 ms
+        // stall).
+        let sent = start.elapsed().as_secs_f64();
         let drive = match bus.drive.command_and_read(wire).await {
             // A value the profile refuses never left: not a comms fault, a command to stop on.
             Err(e) if e.is_limit() => {
@@ -572,11 +577,16 @@ async fn run_async(setup: &LoopSetup) -> LoopReport {
             }
             other => other.map_err(|e| e.to_string()),
         };
+        let t_read = 0.5 * (sent + start.elapsed().as_secs_f64());
         let sensor = match &mut bus.sensor {
             None => None,
             Some(s) => Some(s.read().await.map_err(|e| e.to_string())),
         };
-        let judged = match judge.tick(TickInput { t, drive, sensor }) {
+        let judged = match judge.tick(TickInput {
+            t: t_read,
+            drive,
+            sensor,
+        }) {
             Ok(j) => j,
             Err(stop) => break stop,
         };
@@ -598,7 +608,7 @@ async fn run_async(setup: &LoopSetup) -> LoopReport {
             flags = flags.with(Flags::OVERRUN);
         }
         let sample = Sample {
-            t,
+            t: t_read,
             x: judged.x,
             v: judged.v,
             u_cmd: cmd,

@@ -207,7 +207,7 @@ pub struct Row {
 /// The comparison table.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Table {
-    /// What the residual is (`friction [N]` or `position [m]`).
+    /// What the residual is (`friction [N or N m]` or `position [m or rad]`).
     pub residual: String,
     /// The regime split.
     pub regimes: Regimes,

@@ -23,6 +23,7 @@ use serde_json::{Map, Value};
 
 pub mod compare;
 pub mod lugre_regression;
+pub mod maxwell_slip;
 pub mod nnaji;
 pub mod output_error;
 pub mod phi_s;
@@ -59,6 +60,7 @@ pub static PROCEDURES: &[Procedure] = &[
     presliding_sine::PROCEDURE,
     step_damping::PROCEDURE,
     lugre_regression::PROCEDURE,
+    maxwell_slip::PROCEDURE,
     ruina_step::PROCEDURE,
     nnaji::PROCEDURE,
     seven_parameter::PROCEDURE,
@@ -112,6 +114,7 @@ pub fn run(name: &str, model: &str, table: &Table, given: &Given) -> Result<FitR
         "presliding_sine" => presliding_sine::fit(model, table, given),
         "step_damping" => step_damping::fit(model, table, given),
         "lugre_regression" => lugre_regression::fit(model, table, given),
+        "maxwell_slip" => maxwell_slip::fit(model, table, given),
         "ruina_step" => ruina_step::fit(model, table, given),
         "nnaji" => nnaji::fit_table(model, table, given),
         "aep" => seven_parameter::fit_table(model, table, given),

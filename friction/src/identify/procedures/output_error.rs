@@ -52,8 +52,8 @@ impl Replay {
     /// What the residual is.
     pub fn residual_name(&self) -> &'static str {
         match self {
-            Replay::Velocity => "friction [N]",
-            Replay::Torque { .. } => "position [m]",
+            Replay::Velocity => "friction [N or N m]",
+            Replay::Torque { .. } => "position [m or rad]",
         }
     }
 }

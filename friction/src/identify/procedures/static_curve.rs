@@ -45,6 +45,7 @@ pub const PROCEDURE: Procedure = Procedure {
         "tustin",
         "coulomb_viscous",
         "lugre",
+        "gms",
         "hybrid",
         "improved_armstrong",
         "improved_lugre",
@@ -85,7 +86,7 @@ fn layout(model: &str) -> Layout {
         fixed_delta: None,
     };
     match model {
-        "lugre" => exp("sigma2", "delta"),
+        "lugre" | "gms" => exp("sigma2", "delta"),
         "improved_armstrong" | "improved_lugre" => exp("fv", "delta_v"),
         "hybrid" => Layout {
             shape: Shape::Exp,

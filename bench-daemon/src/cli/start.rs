@@ -1,0 +1,190 @@
+//! Start values from the bench's own earlier fits (docs/src/identification.md#order).
+//!
+//! A dynamic model shares its steady-state curve with the static fits of the same bench, and
+//! its presliding part with the presliding fits. So a fit (`bench fit --run`) or a comparison
+//! (`bench compare` on run ids) of a model starts from:
+//!
+//! - the **Stribeck curve** (`fc`, `fs`, `vs`, `delta` and the viscous coefficient, per
+//!   direction) of the newest `static_curve` set of the model itself, else of `stribeck_exp`
+//!   or `static_armstrong`;
+//! - its **presliding part** (the values a presliding procedure fitted: `sigma0`, the GMS
+//!   elements `k` and `alpha`, ...) from the newest set of the model itself fitted by one.
+//!
+//! Iterative fits iterate from these values; every fit stores its set completed with them,
+//! so the bench's parameter set of a model is whole, not its defaults where one run could not
+//! tell. Values the user gives win.
+
+use super::runs::store_error;
+use run_store::{ParameterSet, Store};
+use serde_json::{Map, Value, json};
+
+/// Models whose static fit may start a fit of any model with `fc`, `fs`, `vs`.
+const STATIC_SOURCES: &[&str] = &["stribeck_exp", "static_armstrong"];
+
+/// Procedures that fit a model's presliding part.
+const PRESLIDING: &[&str] = &[
+    "presliding_sine",
+    "lugre_regression",
+    "maxwell_slip",
+    "step_damping",
+];
+
+/// Names of the viscous coefficient across models.
+const VISCOUS: &[&str] = &["fv", "sigma2"];
+
+/// Start values and where they came from.
+#[derive(Debug, Default)]
+pub struct Start {
+    /// Parameter values (with a `negative` object for an asymmetric model).
+    pub values: Map<String, Value>,
+    /// One `{"set_id", "set_name", "model", "values", "note"}` per source set.
+    pub sources: Vec<Value>,
+}
+
+impl Start {
+    /// The notes of every source.
+    pub fn notes(&self) -> impl Iterator<Item = String> + '_ {
+        self.sources
+            .iter()
+            .map(|s| s["note"].as_str().unwrap_or_default().to_string())
+    }
+
+    /// Puts the values under `params` (of `fit`'s or a comparison's options), below what the
+    /// user put there.
+    pub fn under(&self, params: &mut Map<String, Value>) {
+        for (k, v) in &self.values {
+            match (params.get_mut(k), v) {
+                (Some(Value::Object(user)), Value::Object(ours)) => {
+                    for (n, x) in ours {
+                        user.entry(n.clone()).or_insert_with(|| x.clone());
+                    }
+                }
+                (Some(_), _) => {}
+                (None, v) => {
+                    params.insert(k.clone(), v.clone());
+                }
+            }
+        }
+    }
+}
+
+/// The start of a fit of `model` by `procedure` from the sets in `store`.
+pub async fn start_for(store: &Store, model: &str, procedure: &str) -> anyhow::Result<Start> {
+    let Ok(entry) = friction::registry::entry(model) else {
+        return Ok(Start::default());
+    };
+    let sets = store.parameter_sets(None).await.map_err(store_error)?;
+    let has = |n: &str| entry.params.iter().any(|p| p.name == n);
+    let mut start = Start::default();
+    if procedure != "static_curve"
+        && let Some(set) = newest_static(&sets, model)
+    {
+        let names = stribeck_names(&set.model_id, has);
+        add(&mut start, set, &names, entry.asymmetric, "static fit");
+    }
+    if !PRESLIDING.contains(&procedure)
+        && let Some(set) = sets
+            .iter()
+            .filter(|s| s.model_id == model && PRESLIDING.contains(&procedure_of(s)))
+            .max_by_key(|s| s.id)
+    {
+        let names: Vec<(String, String)> = set
+            .provenance
+            .get("fitted")
+            .and_then(Value::as_object)
+            .into_iter()
+            .flat_map(|f| f.keys())
+            .filter(|n| has(n))
+            .map(|n| (n.clone(), n.clone()))
+            .collect();
+        add(&mut start, set, &names, false, "presliding fit");
+    }
+    Ok(start)
+}
+
+fn procedure_of(set: &ParameterSet) -> &str {
+    set.provenance
+        .get("procedure")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+}
+
+/// The newest `static_curve` set of `model`, else of a static source model.
+fn newest_static<'a>(sets: &'a [ParameterSet], model: &str) -> Option<&'a ParameterSet> {
+    let is_static = |s: &&ParameterSet| {
+        procedure_of(s) == "static_curve"
+            && ["fc", "fs", "vs"]
+                .iter()
+                .all(|n| s.params.get(n).is_some_and(Value::is_number))
+    };
+    std::iter::once(model)
+        .chain(STATIC_SOURCES.iter().copied())
+        .find_map(|m| {
+            sets.iter()
+                .filter(|s| s.model_id == m)
+                .filter(is_static)
+                .max_by_key(|s| s.id)
+        })
+}
+
+/// `(source name, target name)` of the Stribeck-curve values a model (with the parameters
+/// `has` accepts) takes from a static set of `source`: `fc`, `fs`, `vs`, `delta`, and the viscous coefficient by either name.
+fn stribeck_names(source: &str, has: impl Fn(&str) -> bool) -> Vec<(String, String)> {
+    let mut names: Vec<(String, String)> = ["fc", "fs", "vs", "delta"]
+        .into_iter()
+        .filter(|n| has(n))
+        .map(|n| (n.to_string(), n.to_string()))
+        .collect();
+    let from = friction::registry::entry(source).ok();
+    let viscous_of =
+        |has: &dyn Fn(&str) -> bool| VISCOUS.iter().copied().find(|n| has(n)).map(str::to_string);
+    let source_has = |n: &str| from.is_some_and(|e| e.params.iter().any(|p| p.name == n));
+    if let (Some(s), Some(t)) = (viscous_of(&source_has), viscous_of(&has)) {
+        names.push((s, t));
+    }
+    names
+}
+
+/// Adds `set`'s values of `names` (and of its negative set when `per_side`) not yet taken.
+fn add(
+    start: &mut Start,
+    set: &ParameterSet,
+    names: &[(String, String)],
+    per_side: bool,
+    what: &str,
+) {
+    let mut values = Map::new();
+    let pick = |from: &Map<String, Value>, out: &mut Map<String, Value>| {
+        for (s, t) in names {
+            if let Some(v) = from.get(s) {
+                out.insert(t.clone(), v.clone());
+            }
+        }
+    };
+    if let Value::Object(p) = &set.params {
+        pick(p, &mut values);
+    }
+    if per_side && let Some(Value::Object(neg)) = set.params.get("negative") {
+        let mut n = Map::new();
+        pick(neg, &mut n);
+        if !n.is_empty() {
+            values.insert("negative".into(), Value::Object(n));
+        }
+    }
+    values.retain(|k, _| !start.values.contains_key(k));
+    if values.is_empty() {
+        return;
+    }
+    let note = format!(
+        "start values {} from {what} parameter set {} '{}' ({})",
+        Value::Object(values.clone()),
+        set.id,
+        set.name,
+        set.model_id
+    );
+    start.sources.push(json!({
+        "set_id": set.id, "set_name": set.name, "model": set.model_id,
+        "values": values, "note": note,
+    }));
+    start.values.extend(values);
+}

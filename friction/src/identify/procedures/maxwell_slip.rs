@@ -1,0 +1,368 @@
+//! GMS elements from presliding reversal curves (Al-Bender, Lampaert & Swevers 2005, the
+//! Maxwell-slip structure and Masing's rule; docs/src/identification.md#maxwell_slip):
+//! procedure `maxwell_slip`.
+//!
+//! Once every element slips (gross sliding), a reversal starts all elements from their limits
+//! `-alpha_i s⁻` together, and each reloads linearly until it slips again at `+alpha_i s⁺`. The
+//! force change after the reversal is therefore the piecewise-linear curve
+//!
+//! $$\Delta F(\Delta x) = \sum_i k_i \min(\Delta x, d_i),\qquad d_i = \alpha_i (s^+ + s^-)/k_i$$
+//!
+//! (Masing's rule: the virgin curve scaled by two), the same for both directions. Its initial
+//! slope is the total stiffness `Σ k_i`, its plateau the swing `s⁺ + s⁻`. For breakpoints `d_j`
+//! fixed on a geometric grid the curve is linear in the `k_j >= 0`, so the fit is a
+//! non-negative least-squares problem (Lawson & Hanson) with no start values and one optimum;
+//! the grid points that carry stiffness become the elements, with
+//! `alpha_j = k_j d_j / Σ k d` (so `Σ alpha = 1`). Each branch gets its own force offset (the
+//! force at the reversal sample is one noisy reading).
+//!
+//! The branches are cut at the reversals of the measured position (a hysteresis of three
+//! encoder counts, the smallest position step in the data, unless `given.hysteresis` says
+//! otherwise). A branch is used when the one before it reached gross sliding (its force
+//! change levels off: it went on for at least twice the displacement at which it reached 95 %
+//! of its largest change), so its start is a full reversal; its points up to three times that
+//! displacement are fitted.
+//!
+//! **Requirements on the data.** Columns `t` \[s\], `x` \[rad or m\], `friction` \[N m or N\]:
+//! slow back-and-forth displacement ramps well into gross sliding (the `presliding` kind's
+//! ramps), slow enough that inertia and the Stribeck effect are negligible (`s(v) ≈ f_s`), with
+//! at least two reversals. The Stribeck curve and the attraction `c` come from other runs
+//! (`static_curve` on a sweep); `bench fit --run` takes them from the bench's static fit.
+
+use super::quality::scaled_condition;
+use super::{FitReport, Given, Procedure, Table, given_positive, need_rows, num};
+use crate::identify::FitError;
+use nalgebra::{DMatrix, DVector};
+use serde_json::{Value, json};
+
+/// `maxwell_slip`: the GMS elements.
+pub const PROCEDURE: Procedure = Procedure {
+    name: "maxwell_slip",
+    models: &["gms"],
+    columns: &["t", "x", "friction"],
+};
+
+/// Candidate breakpoints on the geometric grid.
+const GRID: usize = 24;
+
+/// A monotonic stretch of motion between two reversals: sample indices `[start, end]`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Branch {
+    start: usize,
+    end: usize,
+    direction: f64,
+}
+
+/// The smallest nonzero position step: the encoder count when the data are unfiltered.
+fn position_step(x: &[f64]) -> Option<f64> {
+    x.windows(2)
+        .map(|w| (w[1] - w[0]).abs())
+        .filter(|d| *d > 0.0)
+        .min_by(f64::total_cmp)
+}
+
+/// Cuts the motion at its reversals: a branch ends at its extreme once the position has come
+/// back from it by more than `h`.
+fn branches(x: &[f64], h: f64) -> Vec<Branch> {
+    let mut out = Vec::new();
+    let Some(&x0) = x.first() else {
+        return out;
+    };
+    let Some(first) = x.iter().position(|xi| (xi - x0).abs() > h) else {
+        return out;
+    };
+    let mut b = Branch {
+        start: 0,
+        end: 0,
+        direction: (x[first] - x0).signum(),
+    };
+    for (k, xi) in x.iter().enumerate() {
+        if (xi - x[b.end]) * b.direction > 0.0 {
+            b.end = k;
+        } else if (x[b.end] - xi) * b.direction > h {
+            out.push(b);
+            b = Branch {
+                start: b.end,
+                end: k,
+                direction: -b.direction,
+            };
+        }
+    }
+    out.push(b);
+    out
+}
+
+/// Displacement and force change along a branch, in its direction.
+fn curve(b: &Branch, x: &[f64], f: &[f64]) -> Vec<(f64, f64)> {
+    (b.start..=b.end)
+        .map(|k| {
+            (
+                b.direction * (x[k] - x[b.start]),
+                b.direction * (f[k] - f[b.start]),
+            )
+        })
+        .collect()
+}
+
+/// The displacement at which a branch's force change first reaches 95 % of its largest, and
+/// whether the branch went on for at least twice that (it reached gross sliding).
+fn saturation(c: &[(f64, f64)]) -> (f64, bool) {
+    let top = c.iter().map(|p| p.1).fold(f64::NEG_INFINITY, f64::max);
+    let reach = c
+        .iter()
+        .find(|p| p.1 >= 0.95 * top)
+        .map_or(f64::INFINITY, |p| p.0);
+    let span = c.iter().map(|p| p.0).fold(0.0, f64::max);
+    (reach, top > 0.0 && span >= 2.0 * reach)
+}
+
+/// Non-negative least squares `min |A z - b|, z_j >= 0` for the columns `j` with `nonneg[j]`
+/// (the others free), by the active-set method of Lawson & Hanson (1974, ch. 23).
+fn nnls(a: &DMatrix<f64>, b: &DVector<f64>, nonneg: &[bool]) -> DVector<f64> {
+    let n = a.ncols();
+    let mut passive: Vec<bool> = nonneg.iter().map(|nn| !nn).collect();
+    let mut z = DVector::zeros(n);
+    let solve = |passive: &[bool]| -> DVector<f64> {
+        let cols: Vec<usize> = (0..n).filter(|&j| passive[j]).collect();
+        let mut full = DVector::zeros(n);
+        if cols.is_empty() {
+            return full;
+        }
+        let sub = a.select_columns(&cols);
+        if let Ok(s) = sub.clone().svd(true, true).solve(b, 1e-12) {
+            for (i, &j) in cols.iter().enumerate() {
+                full[j] = s[i];
+            }
+        }
+        full
+    };
+    z = if passive.iter().any(|p| *p) {
+        solve(&passive)
+    } else {
+        z
+    };
+    let tol = 1e-10 * a.norm() * b.norm().max(1e-300);
+    for _ in 0..3 * n {
+        let w = a.transpose() * (b - a * &z);
+        let Some(j) = (0..n)
+            .filter(|&j| !passive[j] && w[j] > tol)
+            .max_by(|&i, &j| w[i].total_cmp(&w[j]))
+        else {
+            break;
+        };
+        passive[j] = true;
+        loop {
+            let s = solve(&passive);
+            let bad: Vec<usize> = (0..n)
+                .filter(|&i| passive[i] && nonneg[i] && s[i] <= 0.0)
+                .collect();
+            if bad.is_empty() {
+                z = s;
+                break;
+            }
+            let step = bad
+                .iter()
+                .map(|&i| z[i] / (z[i] - s[i]))
+                .fold(f64::INFINITY, f64::min);
+            z = &z + (s - &z) * step;
+            for i in 0..n {
+                if passive[i] && nonneg[i] && z[i] <= 1e-15 {
+                    passive[i] = false;
+                    z[i] = 0.0;
+                }
+            }
+        }
+    }
+    z
+}
+
+/// The GMS elements `k`, `alpha` from the `t, x, friction` columns.
+pub fn fit(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitError> {
+    let t = table.column("t", PROCEDURE.name)?;
+    let x = table.column("x", PROCEDURE.name)?;
+    let f = table.column("friction", PROCEDURE.name)?;
+    need_rows(t.len(), 20, PROCEDURE.name)?;
+    let count = position_step(x)
+        .ok_or_else(|| FitError::Data("maxwell_slip: the position never changes".into()))?;
+    let h = given_positive(given, "hysteresis")?.unwrap_or(3.0 * count);
+    let all = branches(x, h);
+    let curves: Vec<Vec<(f64, f64)>> = all.iter().map(|b| curve(b, x, f)).collect();
+    let sat: Vec<(f64, bool)> = curves.iter().map(|c| saturation(c)).collect();
+    let used: Vec<usize> = (1..all.len()).filter(|&i| sat[i - 1].1).collect();
+    if used.is_empty() {
+        return Err(FitError::Data(format!(
+            "maxwell_slip: {} branches of motion, none after one that reached gross sliding (ramps past the breakaway displacement, with reversals, are needed)",
+            all.len()
+        )));
+    }
+    let reach = used
+        .iter()
+        .map(|&i| sat[i].0)
+        .filter(|r| r.is_finite())
+        .fold(0.0, f64::max);
+    let reach = if reach > 0.0 { reach } else { 100.0 * count };
+    let grid: Vec<f64> = (0..GRID)
+        .map(|j| {
+            let (lo, hi) = (count, 1.5 * reach);
+            lo * (hi / lo).powf(j as f64 / (GRID - 1) as f64)
+        })
+        .collect();
+    let points: Vec<(usize, f64, f64)> = used
+        .iter()
+        .enumerate()
+        .flat_map(|(b, &i)| {
+            curves[i]
+                .iter()
+                .filter(|p| p.0 >= 0.0 && p.0 <= 3.0 * reach)
+                .map(move |p| (b, p.0, p.1))
+        })
+        .collect();
+    let cols = GRID + used.len();
+    need_rows(points.len(), cols + 1, PROCEDURE.name)?;
+    let a = DMatrix::from_fn(points.len(), cols, |r, c| {
+        let (b, dx, _) = points[r];
+        match c.checked_sub(GRID) {
+            None => dx.min(grid[c]),
+            Some(o) => f64::from(u8::from(o == b)),
+        }
+    });
+    let y = DVector::from_iterator(points.len(), points.iter().map(|p| p.2));
+    let nonneg: Vec<bool> = (0..cols).map(|c| c < GRID).collect();
+    let z = nnls(&a, &y, &nonneg);
+    let sum_k: f64 = z.rows(0, GRID).sum();
+    let elements: Vec<usize> = (0..GRID).filter(|&j| z[j] > 1e-6 * sum_k).collect();
+    if elements.is_empty() {
+        return Err(FitError::Data(
+            "maxwell_slip: no stiffness found (the force does not rise after the reversals)".into(),
+        ));
+    }
+    let swing: f64 = elements.iter().map(|&j| z[j] * grid[j]).sum();
+    let k: Vec<f64> = elements.iter().map(|&j| z[j]).collect();
+    let alpha: Vec<f64> = elements.iter().map(|&j| z[j] * grid[j] / swing).collect();
+
+    // Standard errors from the least-squares problem on the columns that carry a value.
+    let active: Vec<usize> = (0..cols)
+        .filter(|&c| c >= GRID || elements.contains(&c))
+        .collect();
+    let sub = a.select_columns(&active);
+    let resid = &y - &a * &z;
+    let dof = (points.len() - active.len()).max(1) as f64;
+    let sigma2 = resid.norm_squared() / dof;
+    let cov = (sub.transpose() * &sub).try_inverse().map(|m| m * sigma2);
+    let (k_se, sum_se) = match &cov {
+        Some(c) => {
+            let ne = elements.len();
+            let se: Vec<f64> = (0..ne).map(|i| c[(i, i)].max(0.0).sqrt()).collect();
+            let sum = c.view((0, 0), (ne, ne)).sum().max(0.0).sqrt();
+            (se, sum)
+        }
+        None => (vec![f64::NAN; elements.len()], f64::NAN),
+    };
+
+    let mut rep = FitReport::new(
+        PROCEDURE.name,
+        model,
+        "non-negative least squares (Lawson-Hanson) on a breakpoint grid",
+        PROCEDURE.columns,
+        points.len(),
+        given,
+    );
+    rep.params.insert("k".into(), json!(k));
+    rep.params.insert("alpha".into(), json!(alpha));
+    rep.std_errors.insert(
+        "k".into(),
+        Value::Array(k_se.iter().map(|s| num(*s)).collect()),
+    );
+    rep.mse = Some(resid.norm_squared() / points.len() as f64);
+    rep.condition = scaled_condition(&sub);
+    let first = used.first().map_or(0, |&i| all[i].start);
+    let last = used.last().map_or(0, |&i| all[i].end);
+    rep.time_range(&t[first..=last]);
+    rep.provenance.notes.push(format!(
+        "{} of {} branches used (each after one that reached gross sliding); reversals cut at {h:.3e} (3 position steps of {count:.3e})",
+        used.len(),
+        all.len()
+    ));
+    rep.provenance.notes.push(format!(
+        "total stiffness {sum_k:.4} ± {sum_se:.2e}, swing s+ + s- = {swing:.4} (the plateau of the reversal curves), {} elements",
+        k.len()
+    ));
+    rep.details = json!({
+        "sum_k": num(sum_k),
+        "sum_k_std_error": num(sum_se),
+        "swing": num(swing),
+        "breakpoints": elements.iter().map(|&j| grid[j]).collect::<Vec<_>>(),
+        "branches": all.len(),
+        "branches_used": used.len(),
+        "hysteresis": h,
+        "fit_range": 3.0 * reach,
+    });
+    Ok(rep)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::registry;
+
+    /// A slow triangle of displacement through the true GMS (velocity replay), sampled at
+    /// 1 kHz with a 1e-5 rad encoder: the fit finds Σk and the swing of the truth.
+    #[test]
+    fn elements_of_a_known_gms_from_its_reversal_curves() {
+        let truth = json!({
+            "k": [500.0, 250.0, 150.0, 100.0], "alpha": [0.1, 0.2, 0.3, 0.4],
+            "fc": 1.0, "fs": 1.5, "vs": 0.1, "delta": 2.0, "sigma1": 0.0, "sigma2": 0.0, "c": 50.0,
+            "negative": {"fc": 0.9, "fs": 1.35, "c": 50.0}
+        });
+        let mut m = registry::entry("gms").unwrap().build(truth).unwrap();
+        let (dt, rate, amp) = (1e-3, 0.005, 0.02);
+        let (mut t, mut x, mut fr) = (Vec::new(), Vec::new(), Vec::new());
+        let mut pos = 0.0_f64;
+        for k in 0..((8.0 * amp / rate / dt) as usize) {
+            let tk = k as f64 * dt;
+            let phase = (tk * rate / amp) % 4.0;
+            let v = if (1.0..3.0).contains(&phase) {
+                -rate
+            } else {
+                rate
+            };
+            pos += v * dt;
+            let q = (pos / 1e-5).round() * 1e-5;
+            let input = crate::Input {
+                t: tk,
+                x: pos,
+                v,
+                u: 0.0,
+                du_dt: 0.0,
+            };
+            let out = m.step(&input, dt);
+            t.push(tk);
+            x.push(q);
+            fr.push(out);
+        }
+        let table = Table::new(vec![
+            ("t".into(), t),
+            ("x".into(), x),
+            ("friction".into(), fr),
+        ])
+        .unwrap();
+        let r = fit("gms", &table, &Given::new()).unwrap();
+        let sum_k = r.details["sum_k"].as_f64().unwrap();
+        let swing = r.details["swing"].as_f64().unwrap();
+        assert!((sum_k - 1000.0).abs() < 50.0, "{r:#?}");
+        // s at 5 mrad/s is f_s to 0.25 %: the swing is 1.5 + 1.35.
+        assert!((swing - 2.85).abs() < 0.03, "{r:#?}");
+        let alpha: Vec<f64> = serde_json::from_value(r.params["alpha"].clone()).unwrap();
+        assert!((alpha.iter().sum::<f64>() - 1.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn nnls_keeps_coefficients_non_negative() {
+        // b = 2 a1 - a2 exactly: the unconstrained fit needs a negative coefficient.
+        let a = DMatrix::from_row_slice(3, 2, &[1.0, 1.0, 2.0, 1.0, 3.0, 2.0]);
+        let b = DVector::from_row_slice(&[1.0, 3.0, 4.0]);
+        let z = nnls(&a, &b, &[true, true]);
+        assert!(z.iter().all(|v| *v >= 0.0), "{z}");
+        assert!((z[0] - 19.0 / 14.0).abs() < 1e-9 && z[1] == 0.0, "{z}");
+    }
+}
