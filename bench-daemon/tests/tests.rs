@@ -10,6 +10,7 @@ mod cli_serve;
 mod cli_shell;
 mod cli_sim;
 mod compensation;
+mod devices;
 mod fault_table;
 mod fit_quality;
 mod serve_hardening;

@@ -124,6 +124,50 @@ enum PowerState {
 /// Sensor range for the overload bit [N m].
 const SENSOR_RANGE_NM: f64 = 10.0;
 
+/// One `[status]` pattern of the profile: the bits under `mask` read `value` in that state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Bits {
+    /// Bits that matter.
+    pub mask: u16,
+    /// Their value in the state.
+    pub value: u16,
+}
+
+impl Bits {
+    fn set(self, word: u16) -> u16 {
+        (word & !self.mask) | (self.value & self.mask)
+    }
+
+    /// The word outside the state: a bit of the mask flipped from the state's value.
+    fn clear(self, word: u16) -> u16 {
+        let bit = self.mask & self.mask.wrapping_neg();
+        (word & !bit) | (!self.value & bit)
+    }
+}
+
+/// How a drive shows its state and reads its commands.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub enum Behaviour {
+    /// CiA 402 (IEC 61800-7-201): the controlword state machine and the statusword bits (the
+    /// shipped simulated drive).
+    #[default]
+    Cia402,
+    /// A drive described by its profile's own sequences and `[status]` patterns (Delta,
+    /// Oriental, ...): a write equal to a write step of its `enable`, `disable` or
+    /// `fault_reset` sequence does what that sequence is for, and the status register reads
+    /// its `ready`, `enabled` and `fault` patterns.
+    Profile {
+        /// `(slot, value, action)` per write step.
+        writes: Vec<(usize, f64, Action)>,
+        /// The `ready` pattern.
+        ready: Option<Bits>,
+        /// The `enabled` pattern.
+        enabled: Option<Bits>,
+        /// The `fault` pattern.
+        fault: Option<Bits>,
+    },
+}
+
 /// One device: its image and the roles of its signals.
 #[derive(Debug)]
 pub struct DeviceMap {
@@ -132,6 +176,7 @@ pub struct DeviceMap {
     roles: Vec<(usize, Role)>,
     modes: ModeValues,
     sensor: bool,
+    behaviour: Behaviour,
     power: PowerState,
     last_controlword: u16,
     heartbeat: u16,
@@ -152,11 +197,18 @@ impl DeviceMap {
             roles,
             modes,
             sensor,
+            behaviour: Behaviour::default(),
             power: PowerState::default(),
             last_controlword: 0,
             heartbeat: 0,
             tare_nm: 0.0,
         }
+    }
+
+    /// The same device with `behaviour` (CiA 402 by default).
+    pub fn with_behaviour(mut self, behaviour: Behaviour) -> DeviceMap {
+        self.behaviour = behaviour;
+        self
     }
 
     fn role_of(&self, slot: usize) -> Option<Role> {
@@ -196,6 +248,35 @@ impl DeviceMap {
     }
 
     fn statusword(&self, fb: &Feedback) -> u16 {
+        if let Behaviour::Profile {
+            ready,
+            enabled,
+            fault,
+            ..
+        } = &self.behaviour
+        {
+            let mut word = 0;
+            if fb.fault.is_none()
+                && let Some(b) = ready
+            {
+                word = b.set(word);
+            }
+            if let Some(b) = enabled {
+                word = if fb.enabled {
+                    b.set(word)
+                } else {
+                    b.clear(word)
+                };
+            }
+            if let Some(b) = fault {
+                word = if fb.fault.is_some() {
+                    b.set(word)
+                } else {
+                    b.clear(word)
+                };
+            }
+            return word;
+        }
         use statusword::*;
         if fb.fault.is_some() {
             return FAULT | REMOTE;
@@ -273,13 +354,23 @@ impl DeviceMap {
             let Some(value) = self.image.value(i) else {
                 continue;
             };
+            if let Behaviour::Profile { writes, .. } = &self.behaviour
+                && let Some((_, _, a)) = writes
+                    .iter()
+                    .find(|(slot, v, _)| *slot == i && (v - value).abs() < 0.5)
+            {
+                sim.apply(*a);
+                continue;
+            }
             let action = match self.role_of(i) {
                 Some(Role::Enable) => Some(if value != 0.0 {
                     Action::Enable
                 } else {
                     Action::Disable
                 }),
-                Some(Role::ControlWord) => self.controlword(value as u16, sim),
+                Some(Role::ControlWord) if self.behaviour == Behaviour::Cia402 => {
+                    self.controlword(value as u16, sim)
+                }
                 Some(Role::Mode) => match self.modes.decode(value) {
                     Some(m) => Some(Action::SetMode(m)),
                     None => return Err(Refusal::Value),

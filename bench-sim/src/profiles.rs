@@ -1,10 +1,11 @@
 //! Device profiles → register images: the simulator serves exactly the map in the profile
 //! files the clients use (one source of truth; no address appears in this crate).
 
-use crate::device::{DeviceMap, ModeValues, Role};
+use crate::device::{Behaviour, Bits, DeviceMap, ModeValues, Role};
 use crate::image::{Image, Slot, Table};
+use crate::physics::Action;
 use crate::physics::SimError;
-use protocols::profile::Mode as PMode;
+use protocols::profile::{Mode as PMode, Step};
 use protocols::{Profile, Role as PRole, Signal};
 use std::path::Path;
 use std::sync::Arc;
@@ -123,11 +124,58 @@ pub(crate) fn device(profile: &Profile, sensor: bool) -> Result<DeviceSetup, Sim
         velocity: mode(PMode::Velocity, 9.0),
         position: mode(PMode::Position, 8.0),
     };
+    let behaviour = if sensor {
+        Behaviour::Cia402
+    } else {
+        behaviour(profile, &slots)
+    };
     Ok(DeviceSetup {
-        map: DeviceMap::new(Image::new(slots), roles, modes, sensor),
+        map: DeviceMap::new(Image::new(slots), roles, modes, sensor).with_behaviour(behaviour),
         unit: profile.transport.unit_id,
         turnaround_s: profile.timing.turnaround.as_secs_f64(),
     })
+}
+
+/// How the drive of `profile` behaves: CiA 402 when its status patterns name CiA 402's own
+/// `switch_on_disabled` state, else what its sequences and `[status]` patterns say (see
+/// [`Behaviour::Profile`]). The first sequence to claim a write keeps it: `enable`, `disable`,
+/// then `fault_reset` (whose closing write of 0 on some drives is the enable write too).
+fn behaviour(profile: &Profile, slots: &[Slot]) -> Behaviour {
+    if profile.status_pattern("switch_on_disabled").is_some() {
+        return Behaviour::Cia402;
+    }
+    let bits = |name: &str| {
+        profile.status_pattern(name).map(|p| Bits {
+            mask: p.mask as u16,
+            value: p.value as u16,
+        })
+    };
+    let mut writes: Vec<(usize, f64, Action)> = Vec::new();
+    for (name, action) in [
+        ("enable", Action::Enable),
+        ("disable", Action::Disable),
+        ("fault_reset", Action::ClearFault),
+    ] {
+        let Some(seq) = profile.sequences.iter().find(|q| q.name == name) else {
+            continue;
+        };
+        for step in &seq.steps {
+            if let Step::Write { signal, value, .. } = step
+                && let Some(slot) = slots.iter().position(|s| s.name == *signal)
+                && !writes
+                    .iter()
+                    .any(|(i, v, _)| *i == slot && (v - value).abs() < 0.5)
+            {
+                writes.push((slot, *value, action));
+            }
+        }
+    }
+    Behaviour::Profile {
+        writes,
+        ready: bits("ready"),
+        enabled: bits("enabled"),
+        fault: bits("fault"),
+    }
 }
 
 /// Encodes `v`, clamped to the signal's limits and its type's range (feedback saturates like a
@@ -150,4 +198,74 @@ fn encode_clamped(s: &Signal, v: f64) -> Option<Vec<u16>> {
     let a = (lo * s.scale + s.offset) * s.unit.factor;
     let b = (hi * s.scale + s.offset) * s.unit.factor;
     s.encode(v.clamp(a.min(b), a.max(b))).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::physics::{Sim, SimParams, default_truth};
+    use tokio_modbus::{Request, Response};
+
+    fn delta() -> DeviceSetup {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../profiles/delta-asda-a2.toml"
+        );
+        load(Some(Path::new(path)), false).unwrap()
+    }
+
+    /// P0-46 (0x005C, two words, low word first) as the client reads it.
+    fn status(d: &mut DeviceSetup, sim: &mut Sim) -> u16 {
+        d.map.publish(&sim.feedback(), 1.0);
+        match d
+            .map
+            .serve(&Request::ReadHoldingRegisters(0x005C, 2), sim)
+            .unwrap()
+        {
+            Response::ReadHoldingRegisters(words) => words[0],
+            other => panic!("{other:?}"),
+        }
+    }
+
+    /// The Delta's emulation reads its own status bits (SRDY, SON, ALRM), enables on P2-30 and
+    /// clears a trip on `P0-01 = 0`, its fault_reset write, not on CiA 402's controlword.
+    #[test]
+    fn the_delta_shows_its_own_status_bits_and_resets_by_its_own_sequence() {
+        let mut d = delta();
+        let mut sim = Sim::new(SimParams::default(), &default_truth()).unwrap();
+        assert_eq!(status(&mut d, &mut sim), 0x0001, "ready, not on, no alarm");
+        // P2-30 = 1 (0x023C, low word first): servo on.
+        d.map
+            .serve(
+                &Request::WriteMultipleRegisters(0x023C, vec![1, 0].into()),
+                &mut sim,
+            )
+            .unwrap();
+        assert_eq!(status(&mut d, &mut sim), 0x0003);
+        sim.apply(Action::Trip);
+        assert_eq!(status(&mut d, &mut sim), 0x0040, "alarm: not ready, not on");
+        // P0-01 = 0 (0x0002): the alarm clears, the servo stays off.
+        d.map
+            .serve(
+                &Request::WriteMultipleRegisters(0x0002, vec![0, 0].into()),
+                &mut sim,
+            )
+            .unwrap();
+        assert_eq!(status(&mut d, &mut sim), 0x0001);
+    }
+
+    #[test]
+    fn the_shipped_simulated_drive_keeps_cia_402() {
+        let mut d = load(None, false).unwrap();
+        let mut sim = Sim::new(SimParams::default(), &default_truth()).unwrap();
+        d.map.publish(&sim.feedback(), 0.25);
+        let sw = match d
+            .map
+            .serve(&Request::ReadHoldingRegisters(0x0020, 1), &mut sim)
+        {
+            Ok(Response::ReadHoldingRegisters(w)) => w[0],
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(sw & 0x006F, 0x0040, "switch on disabled: {sw:#06x}");
+    }
 }

@@ -107,6 +107,8 @@ test('a launch estimated over an hour asks first; declined, nothing starts', asy
 });
 
 let runId;
+// The presliding run of the run-pages test, fitted on the Models & fits page.
+let presRunId;
 
 test('launch a constant-velocity sweep from the form and watch the live plot', async () => {
   await fillSweep(sweep);
@@ -193,6 +195,7 @@ test('run pages of the other kinds: breakaway vs torque rate, lag loops, preslid
     }
   }
   const [ramp, lag, pre] = ids;
+  presRunId = pre;
   const figure = async (id, testId) => {
     await go(`runs/${id}`);
     const f = page.locator(`[data-testid="${testId}"]`);
@@ -329,6 +332,21 @@ test('models & fits: the models listed; a static-curve fit on the run, drawn on 
   assert.match(await page.textContent('[data-testid="stribeck-plot"] .legend'), /fitted coulomb_viscous/);
   await page.locator('[data-testid="stribeck-plot"]').screenshot({ path: path.join(shots, 'stribeck-fit.png') });
   await shot('run-fit');
+  // A time-series fit shows the fitted set's output against the data it was fitted to: the
+  // GMS elements from the presliding run's ramps (maxwell_slip), the model replayed on them.
+  await go('models');
+  await page.waitForSelector('#fit-form');
+  await page.selectOption('#fit-run', String(presRunId));
+  await page.selectOption('#fit-model', 'gms');
+  await page.selectOption('#fit-procedure', 'maxwell_slip');
+  await page.click('#fit-form button[type=submit]');
+  await page.waitForSelector('[data-testid="fit-replay"] canvas', { timeout: 30000 });
+  assert.match(await page.textContent('#fit-result'), /\bk\b[\s\S]*\balpha\b|\balpha\b[\s\S]*\bk\b/);
+  const replay = page.locator('[data-testid="fit-replay"]');
+  assert.match(await replay.textContent(), /measured[\s\S]*model/);
+  const px = await countPixels(await replay.locator('canvas').screenshot());
+  assert.ok(px.data > 500, `the replay is drawn (${px.data} pixels in the series colours)`);
+  await replay.screenshot({ path: path.join(shots, 'fit-replay.png') });
 });
 
 test('a comparison: a ranked table with a model column and a bar chart of validation errors', async () => {

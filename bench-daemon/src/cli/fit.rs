@@ -157,6 +157,9 @@ async fn fit_stored(
     report.provenance.notes.extend(notes);
     report.provenance.notes.extend(start.notes());
     let (doc, other) = parameter_document(&args.model, &start.values, &report)?;
+    if let Some(replay) = replay(&args.model, &doc, &table) {
+        report.details["replay"] = replay;
+    }
     let mut provenance = serde_json::to_value(&report.provenance)?;
     provenance["runs"] = json!([id]);
     if let Some(mse) = report.mse {
@@ -359,6 +362,37 @@ fn part_of(
         b + 1
     );
     Ok(Some((sel, note)))
+}
+
+/// Points of the replay a report carries (the dashboard draws them).
+const REPLAY_POINTS: usize = 2000;
+
+/// The stored set replayed on the fitted time series, velocity-driven: `{"t", "measured",
+/// "model"}` (friction, decimated to about [`REPLAY_POINTS`]), so that the model's output can
+/// be seen against the measurement it was fitted to. `None` for tables that are not time
+/// series (sweep points, breakaway tables).
+fn replay(model: &str, doc: &Value, table: &Table) -> Option<Value> {
+    use friction::identify::procedures::output_error::{self, Replay, Segment};
+    let names = run_data::TimeSeries::NAMES;
+    if !names.iter().all(|n| table.get(n).is_some()) {
+        return None;
+    }
+    let seg = Segment::from_table("fit", table).ok()?;
+    let residual = output_error::residuals_of(model, doc, &[seg], Replay::Velocity).ok()?;
+    let (t, measured) = (table.get("t")?, table.get("friction")?);
+    let every = t.len().div_ceil(REPLAY_POINTS).max(1);
+    let pick = |c: &[f64]| c.iter().step_by(every).copied().collect::<Vec<f64>>();
+    let model_out: Vec<f64> = residual[0]
+        .iter()
+        .zip(measured)
+        .map(|(r, m)| r + m)
+        .collect();
+    Some(json!({
+        "t": pick(t),
+        "measured": pick(measured),
+        "model": pick(&model_out),
+        "every": every,
+    }))
 }
 
 /// Procedures that iterate from start values (`given.params`).

@@ -9,7 +9,7 @@
 //! Analysis: per direction and velocity, the mean measured velocity and the mean, standard
 //! deviation and count of the measured torque over all `measure` samples of every repeat. At
 //! steady state the torque equals the friction: the points lie on `F_ss(v)`. A point where the
-//! velocity loop did not hold the set point (the encoder's speed over windows of 20 counts
+//! velocity loop did not hold the set point (the encoder's speed over windows of 20 counts, at least 10 ms and two samples,
 //! misses it by more than 5 % on average or spreads over 10 % of it: stick-slip on the falling
 //! part of the Stribeck curve) is flagged `stick_slip` and left out of fits.
 //!
@@ -226,6 +226,9 @@ pub struct StribeckPoint {
     pub stick_slip: bool,
 }
 
+/// Shortest window of the encoder speed \[s\].
+const WINDOW_MIN_S: f64 = 0.01;
+
 /// Largest relative miss of the windowed mean velocity before a point is flagged.
 const MEAN_MISS: f64 = 0.05;
 /// Largest relative spread (std) of the windowed velocity before a point is flagged.
@@ -371,7 +374,9 @@ fn window_velocities(xs: &[Sample], setpoint: f64, rad_per_count: f64) -> Vec<f6
     if !(dt > 0.0 && setpoint != 0.0) {
         return Vec::new();
     }
-    let w = ((20.0 * rad_per_count / (setpoint.abs() * dt)).ceil() as usize).max(10);
+    // 20 encoder counts, at least 10 ms (timing jitter) and two samples (a slow link).
+    let counts = (20.0 * rad_per_count / (setpoint.abs() * dt)).ceil() as usize;
+    let w = counts.max((WINDOW_MIN_S / dt).ceil() as usize).max(2);
     if xs.len() < 2 * w + 1 {
         return Vec::new();
     }

@@ -2,8 +2,9 @@
 import { get, post, qs, ApiError, RunSummary } from '../api';
 import { h, clear, fmt, kvTable, dataTable, notice } from '../dom';
 import { comparisonTable } from './runs';
+import { timeChart } from '../timeseries';
 
-const PROCEDURES = ['static_curve', 'phi_s', 'power_rls', 'staircase', 'presliding_sine', 'step_damping', 'lugre_regression', 'ruina_step', 'nnaji', 'aep', 'output_error'];
+const PROCEDURES = ['static_curve', 'phi_s', 'power_rls', 'staircase', 'presliding_sine', 'step_damping', 'lugre_regression', 'maxwell_slip', 'ruina_step', 'nnaji', 'aep', 'output_error'];
 
 export function modelsPage(root: HTMLElement): () => void {
   const modelsBox = h('section', { class: 'card', 'aria-labelledby': 'models-h' });
@@ -125,12 +126,27 @@ async function fitForm(box: HTMLElement, models: any[], after: () => void) {
       msg.show(`saved as parameter set #${r.parameter_set_id}`);
       const rep = r.report ?? {};
       clear(result, fitReport(rep, models));
+      const replay = rep.details?.replay;
+      // The force unit of this bench, as the registry's bench units give it.
+      if (replay?.t?.length) result.append(replayChart(replay, unitOf(models, 'coulomb_viscous', 'fc') || 'N m'));
       after();
     } catch (e) {
       const x = e as ApiError;
       msg.show(`${x.field ? x.field + ': ' : ''}${x.message}`, 'error');
     }
   });
+}
+
+/**
+ * The stored set replayed on the time series it was fitted to (velocity-driven): its friction
+ * against the measured torque, on the measurement's scale.
+ */
+function replayChart(replay: any, force: string): HTMLElement {
+  const el = h('div', { class: 'chart', 'data-testid': 'fit-replay' });
+  const wrap = h('div', null, h('h3', null, 'The fitted set on the fitted data'), el);
+  const c = timeChart(el, 'Measured friction and the fitted model', `friction [${force}]`, ['measured', 'model'], 620, 220, 1);
+  c.set([replay.t, replay.measured, replay.model]);
+  return wrap;
 }
 
 /** A parameter's unit on this bench (`bench_unit` from /api/models, else the SI unit). */
@@ -150,10 +166,11 @@ export function fitReport(rep: any, models: any[]): HTMLElement {
   const num = (x: any) => (typeof x === 'number' ? x : null);
   const rows = (p: any, e: any, r: any, prefix: string) =>
     Object.entries(p ?? {})
-      .filter(([, v]) => typeof v === 'number')
+      .filter(([, v]) => typeof v === 'number' || (Array.isArray(v) && v.every((x) => typeof x === 'number')))
       .map(([k, v]) => ({
         parameter: `${prefix}${k}`,
-        value: v,
+        // Element arrays (GMS k, alpha) as a list.
+        value: Array.isArray(v) ? v.map((x: number) => Number(x.toPrecision(4))).join(', ') : v,
         unit: unitOf(models, model, k),
         std_error: num(e?.[k]),
         'std error %': num(r?.[k]) != null ? Number((100 * r[k]).toPrecision(3)) : null,

@@ -23,6 +23,10 @@
 //! of its largest change), so its start is a full reversal; its points up to three times that
 //! displacement are fitted.
 //!
+//! The ramps do not determine the micro-damping `sigma1` of stuck elements: the report sets it
+//! to 0 (the registry's default is sized for 1e5 N/m on 1 kg and would swamp another bench's
+//! presliding); fit it afterwards by output error.
+//!
 //! **Requirements on the data.** Columns `t` \[s\], `x` \[rad or m\], `friction` \[N m or N\]:
 //! slow back-and-forth displacement ramps well into gross sliding (the `presliding` kind's
 //! ramps), slow enough that inertia and the Stribeck effect are negligible (`s(v) ≈ f_s`), with
@@ -269,6 +273,10 @@ pub fn fit(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitEr
     );
     rep.params.insert("k".into(), json!(k));
     rep.params.insert("alpha".into(), json!(alpha));
+    // The quasi-static ramps do not determine the micro-damping, and the registry's default
+    // (sized for 1e5 N/m on 1 kg) would swamp a bench of another scale: none until a dynamic
+    // fit (output_error with "fit": ["sigma1", "c"]) says otherwise.
+    rep.params.insert("sigma1".into(), json!(0.0));
     rep.std_errors.insert(
         "k".into(),
         Value::Array(k_se.iter().map(|s| num(*s)).collect()),

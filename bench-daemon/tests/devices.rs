@@ -1,0 +1,203 @@
+//! Real drives out of the box (issue 18), end to end over Modbus RTU on a pty: each shipped real
+//! drive profile emulated by `bench sim --drive-profile FILE` with the device's own behaviour
+//! (its status bits, its enable, disable and fault-reset sequences, its mode values, units,
+//! scaling and word order), and the quick sweep run against it with a bench.toml whose
+//! `[drive]` points at the profile, checked against the simulated truth; then a drive trip
+//! mid-run, the refusal to run on the latched fault, and the operator's reset through the
+//! profile's own `fault_reset` sequence.
+
+use crate::util::{
+    SimProcess, bench, db_in, one_bench_at_a_time, show, spawn_run, spec, stderr, stdout,
+    wait_for_samples,
+};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+/// The RTU line the emulated drives are reached on (both profiles' own rate).
+const BAUD: &str = "115200";
+
+/// A shipped drive profile and what its bench.toml must add (a drive without a mapped
+/// watchdog needs the operator's consent).
+struct Device {
+    file: &'static str,
+    extra_safety: &'static str,
+}
+
+const DELTA: Device = Device {
+    file: "delta-asda-a2.toml",
+    extra_safety: "",
+};
+
+const ORIENTAL: Device = Device {
+    file: "oriental-az.toml",
+    extra_safety: "allow_no_drive_watchdog = true\n",
+};
+
+impl Device {
+    fn profile(&self) -> String {
+        format!("{}/../profiles/{}", env!("CARGO_MANIFEST_DIR"), self.file)
+    }
+
+    /// bench.toml for this drive and the simulated torque sensor, both on `pty`. The period is
+    /// what the line carries: the Delta wants 10 ms of silence around every frame, so a tick
+    /// of three transactions takes about 70 ms; 100 ms (10 Hz) leaves room. The watchdog is
+    /// the Delta's shortest (whole seconds); unverified signals are allowed and logged.
+    fn config(&self, dir: &Path, pty: &str) -> PathBuf {
+        let sim =
+            std::fs::read_to_string(format!("{}/config/sim.toml", env!("CARGO_MANIFEST_DIR")))
+                .unwrap();
+        let text = sim
+            .replace(
+                "profile = \"builtin:sim-drive\"",
+                &format!("profile = \"{}\"", self.profile()),
+            )
+            .replace(
+                "tcp = \"127.0.0.1:5020\"",
+                &format!("serial = \"{pty}\"\nbaud = {BAUD}"),
+            )
+            .replace("period_s = 0.001", "period_s = 0.1")
+            .replace("watchdog_s = 0.25", "watchdog_s = 1.0")
+            .replace(
+                "sensor_stall_s = 0.05",
+                "sensor_stall_s = 0.3\ndrive_stall_s = 0.3",
+            )
+            .replace(
+                "[safety]\n",
+                &format!("[safety]\nallow_unverified = true\n{}", self.extra_safety),
+            );
+        let path = dir.join("bench.toml");
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    /// The drive's state as `bench probe` reads it through the profile: `{"enabled", "fault",
+    /// "ready"}`.
+    fn status(&self, pty: &str) -> Value {
+        let o = bench(&[
+            "probe",
+            "--profile",
+            &self.profile(),
+            "--serial",
+            pty,
+            "--baud",
+            BAUD,
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let line: Value = serde_json::from_str(stdout(&o).lines().next().unwrap()).unwrap();
+        assert_eq!(line["errors"], serde_json::json!([]), "{line}");
+        line["status"].clone()
+    }
+}
+
+/// The truth's steady-state friction at `v` (signed).
+fn truth_at(v: f64) -> f64 {
+    friction::registry::build_model(&bench_sim::default_truth())
+        .unwrap()
+        .steady_state(v)
+        .unwrap()
+}
+
+fn quick_sweep_and_a_trip(device: &Device) {
+    let _bench = one_bench_at_a_time();
+    let dir = tempfile::tempdir().unwrap();
+    let db = db_in(&dir);
+    let mut sim = SimProcess::start_with(&[
+        "--rtu",
+        "--baud",
+        BAUD,
+        "--drive-profile",
+        &device.profile(),
+    ]);
+    let pty = sim.rtu.clone().expect("bench sim --rtu prints its pty");
+    let cfg = device.config(dir.path(), &pty);
+    let cfg = cfg.to_str().unwrap();
+    let status = device.status(&pty);
+    assert_eq!(
+        (&status["enabled"], &status["fault"]),
+        (&Value::Bool(false), &Value::Bool(false)),
+        "{}: a fresh drive reads disabled and healthy: {status}",
+        device.file
+    );
+
+    // The quick sweep: every point the drive held lies on the truth's curve.
+    let sweep = spec("constant_velocity_sweep.json");
+    let args = ["run", &sweep, "--config", cfg, "--db", &db, "--json"];
+    let o = bench(&args);
+    assert!(o.status.success(), "{}: {}", device.file, stderr(&o));
+    let id: i64 = stdout(&o).lines().next().unwrap()[4..].parse().unwrap();
+    let run = show(&db, id);
+    assert_eq!(run["status"], "completed", "{run}");
+    for side in ["positive", "negative"] {
+        let points = run["results"][side].as_array().unwrap();
+        let held: Vec<&Value> = points.iter().filter(|p| p["stick_slip"] == false).collect();
+        assert!(held.len() >= 5, "{}: {side}: {points:?}", device.file);
+        for p in held {
+            let v = p["velocity_rad_s"].as_f64().unwrap();
+            let f = p["mean_torque_nm"].as_f64().unwrap();
+            let t = truth_at(v);
+            let err = (f - t) / t;
+            eprintln!(
+                "{} {side} v {v:+.4} rad/s: {f:.4} N m, truth {t:.4} ({:+.2} %)",
+                device.file,
+                100.0 * err
+            );
+            assert!(err.abs() < 0.03, "{}: {p}", device.file);
+        }
+    }
+    let log = run["interruption_log"].to_string();
+    assert!(
+        log.contains("ran with unverified drive profile signals"),
+        "{log}"
+    );
+    assert_eq!(
+        device.status(&pty)["enabled"],
+        false,
+        "disabled after the run"
+    );
+
+    // A trip mid-run: the run fails, the drive reads faulted; no run moves it until the
+    // operator's reset, which goes through the profile's own fault_reset sequence.
+    // The reader stays open: a closed pipe would end the CLI quietly (exit 0).
+    let (mut child, _out, id) = spawn_run(&args);
+    wait_for_samples(&db, id, 10);
+    sim.fault(r#"{"trip": true}"#);
+    let code = child.wait().unwrap().code();
+    assert_eq!(code, Some(1), "{}", device.file);
+    let run = show(&db, id);
+    assert_eq!(run["status"], "failed", "{run}");
+    assert!(
+        run["status_reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("drive fault"),
+        "{run}"
+    );
+    let status = device.status(&pty);
+    assert_eq!(
+        (&status["enabled"], &status["fault"]),
+        (&Value::Bool(false), &Value::Bool(true)),
+        "{status}"
+    );
+    let o = bench(&args);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("latched fault"), "{}", stderr(&o));
+    let o = bench(&["fault-reset", "--config", cfg]);
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    let status = device.status(&pty);
+    assert_eq!(
+        (&status["enabled"], &status["fault"]),
+        (&Value::Bool(false), &Value::Bool(false)),
+        "{}: the reset cleared the fault and left the power stage off: {status}",
+        device.file
+    );
+}
+
+#[test]
+fn the_quick_sweep_and_a_trip_on_the_emulated_delta_asda_a2() {
+    quick_sweep_and_a_trip(&DELTA);
+}
+
+#[test]
+fn the_quick_sweep_and_a_trip_on_the_emulated_oriental_az() {
+    quick_sweep_and_a_trip(&ORIENTAL);
+}
