@@ -27,6 +27,11 @@ const BUILTIN: &str = "builtin:";
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BenchConfig {
+    /// This bench's name in a lab of several, stored with every run (`bench runs list --bench
+    /// ID`): letters, digits, `.`, `_`, `-`, at most 64. Default: the host name; `sim` for the
+    /// simulated bench (`--sim`).
+    #[serde(default = "default_bench_id")]
+    pub bench_id: String,
     /// Run database; `--db` overrides it. Relative paths are relative to the config file.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub database: Option<PathBuf>,
@@ -230,6 +235,9 @@ impl BenchConfig {
     pub fn parse(text: &str, source: &str) -> anyhow::Result<BenchConfig> {
         let config: BenchConfig =
             toml::from_str(text).map_err(|e| InputError(format!("{source}: {e}")))?;
+        check_bench_id(&config.bench_id).map_err(|rule| {
+            InputError(format!("{source}: bench_id = {:?} {rule}", config.bench_id))
+        })?;
         config
             .limits
             .validate()
@@ -291,7 +299,45 @@ impl BenchConfig {
 
     /// The shipped simulated-bench configuration.
     pub fn sim() -> BenchConfig {
-        BenchConfig::parse(SIM_TOML, "builtin:sim").expect("BUG: the shipped sim.toml is invalid")
+        let mut config = BenchConfig::parse(SIM_TOML, "builtin:sim")
+            .expect("BUG: the shipped sim.toml is invalid");
+        config.bench_id = SIM_BENCH_ID.into();
+        config
+    }
+}
+
+/// The simulated bench's `bench_id`.
+pub const SIM_BENCH_ID: &str = "sim";
+
+/// The host name (`/proc/sys/kernel/hostname`), as a valid bench id; `bench` if it has none.
+fn default_bench_id() -> String {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+    let id: String = host
+        .trim()
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || ".-_".contains(c) {
+                c
+            } else {
+                '-'
+            }
+        })
+        .take(64)
+        .collect();
+    if id.is_empty() { "bench".into() } else { id }
+}
+
+/// A bench id's rule, or `Ok`.
+pub fn check_bench_id(id: &str) -> Result<(), &'static str> {
+    let ok = !id.is_empty()
+        && id.len() <= 64
+        && id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || ".-_".contains(c));
+    if ok {
+        Ok(())
+    } else {
+        Err("must be 1 to 64 letters, digits, '.', '_' or '-'")
     }
 }
 
@@ -400,7 +446,7 @@ impl Loaded {
         Loaded::with_profiles(config, source, dir)
     }
 
-    /// The shipped configuration for the simulated bench at `tcp`.
+    /// The shipped configuration for the simulated bench at `tcp` (bench id `sim`).
     pub fn sim(tcp: &str) -> Loaded {
         let mut config = BenchConfig::sim();
         config.drive.tcp = Some(tcp.to_string());
@@ -416,6 +462,7 @@ impl Loaded {
     pub fn retarget(self, tcp: &str) -> Loaded {
         let sim = Loaded::sim(tcp);
         let mut config = self.config;
+        config.bench_id = SIM_BENCH_ID.into();
         config.drive = sim.config.drive;
         config.sensor = sim.config.sensor;
         Loaded {

@@ -157,6 +157,13 @@ fn unknown_runs_missing_databases_and_bad_filters_exit_2_with_a_clear_message() 
     let o = bench(&["runs", "list", "--db", db, "--since", "last week"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("since (last week)"), "{}", stderr(&o));
+    let o = bench(&["runs", "list", "--db", db, "--bench", "bench 2"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("--bench: 'bench 2' must be 1 to 64 letters, digits"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 #[test]

@@ -201,3 +201,69 @@ fn the_quick_sweep_and_a_trip_on_the_emulated_delta_asda_a2() {
 fn the_quick_sweep_and_a_trip_on_the_emulated_oriental_az() {
     quick_sweep_and_a_trip(&ORIENTAL);
 }
+
+/// `bench probe --check` before the first run: every item of the Delta's profile on its
+/// emulation passes or is only to be looked at (its unverified signals, the EEPROM write-rate
+/// limit, the setting written at connect); the Oriental's profile on the same device fails
+/// on an address the Delta does not have and sees the Delta's low-word-first values as
+/// swapped; a tripped drive fails the check until it is reset. Nothing is written.
+#[test]
+fn probe_check_passes_the_right_profile_and_names_what_to_fix_in_a_wrong_one() {
+    let mut sim =
+        SimProcess::start_with(&["--rtu", "--baud", BAUD, "--drive-profile", &DELTA.profile()]);
+    let pty = sim.rtu.clone().expect("bench sim --rtu prints its pty");
+    let check = |device: &Device| {
+        bench(&[
+            "probe",
+            "--check",
+            "--profile",
+            &device.profile(),
+            "--serial",
+            &pty,
+            "--baud",
+            BAUD,
+        ])
+    };
+    let o = check(&DELTA);
+    let text = stdout(&o);
+    eprintln!("{text}");
+    assert!(o.status.success(), "{text}{}", stderr(&o));
+    assert!(text.contains("PASS  'Delta ASDA-A2' answers"), "{text}");
+    assert!(text.contains("PASS  no fault reported"), "{text}");
+    assert!(
+        text.contains("WARN  signals not verified against the manual: alarm_code"),
+        "{text}"
+    );
+    assert!(text.contains("WARN  writes are limited to 50 Hz"), "{text}");
+    assert!(text.ends_with(" 0 failed\n"), "{text}");
+
+    let o = check(&ORIENTAL);
+    let text = stdout(&o);
+    eprintln!("{text}");
+    assert_eq!(o.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains(
+            "FAIL  holding register 0x1802..0x1803: device exception: illegal data address"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "WARN  dd_position: raw 65536 with the profile's word order, 1 with the other"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("WARN  the profile maps no communication watchdog"),
+        "{text}"
+    );
+
+    sim.fault(r#"{"trip": true}"#);
+    let o = check(&DELTA);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains("FAIL  the drive reports a fault"),
+        "{}",
+        stdout(&o)
+    );
+}

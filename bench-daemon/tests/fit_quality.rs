@@ -418,6 +418,8 @@ fn lockstep_latest_uses_and_records_the_newest_parameter_set() {
         None,
     );
     let run = show(&db, out["run_id"].as_i64().unwrap());
+    // `--sim` runs are the simulated bench's.
+    assert_eq!(run["bench_id"], "sim", "{run:#}");
     let cfg = &run["bench_config"];
     assert_eq!(
         cfg["lockstep_resolved"][0]["params"]["fc"],

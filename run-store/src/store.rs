@@ -37,6 +37,7 @@ pub struct Store {
 #[derive(FromRow)]
 struct RunRow {
     id: i64,
+    bench_id: String,
     kind: String,
     name: String,
     spec: String,
@@ -64,6 +65,7 @@ struct RunRow {
 #[derive(FromRow)]
 struct SummaryRow {
     id: i64,
+    bench_id: String,
     kind: String,
     name: String,
     status: String,
@@ -342,6 +344,7 @@ impl Store {
         };
         Ok(Run {
             id: row.id,
+            bench_id: row.bench_id,
             kind: row.kind,
             name: row.name,
             status,
@@ -409,6 +412,9 @@ impl Store {
             if let Some(kind) = &filter.kind {
                 qb.push(" AND kind = ").push_bind(kind.clone());
             }
+            if let Some(bench) = &filter.bench {
+                qb.push(" AND bench_id = ").push_bind(bench.clone());
+            }
             if let Some(status) = filter.status {
                 qb.push(" AND status = ").push_bind(status.as_str());
             }
@@ -423,7 +429,7 @@ impl Store {
         push_where(&mut count);
         let total: i64 = count.build_query_scalar().fetch_one(&self.read).await?;
         let mut page = QueryBuilder::<Sqlite>::new(
-            "SELECT id, kind, name, status, created_at, started_at, finished_at, sample_count
+            "SELECT id, bench_id, kind, name, status, created_at, started_at, finished_at, sample_count
              FROM runs",
         );
         push_where(&mut page);
@@ -437,6 +443,7 @@ impl Store {
             let status = self.live_status(r.id, status_of(&r.status)?).await?;
             runs.push(RunSummary {
                 id: r.id,
+                bench_id: r.bench_id,
                 kind: r.kind,
                 name: r.name,
                 status,

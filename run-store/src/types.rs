@@ -144,6 +144,10 @@ pub struct LogEntry {
 pub struct Run {
     /// Run id.
     pub id: i64,
+    /// The bench it was recorded on (`bench_id` of its configuration snapshot; '' before
+    /// benches had one).
+    #[serde(default)]
+    pub bench_id: String,
     /// Experiment kind.
     pub kind: String,
     /// The spec's name.
@@ -191,6 +195,9 @@ pub struct Run {
 pub struct RunSummary {
     /// Run id.
     pub id: i64,
+    /// The bench it was recorded on ('' before benches had one).
+    #[serde(default)]
+    pub bench_id: String,
     /// Experiment kind.
     pub kind: String,
     /// The spec's name.
@@ -212,6 +219,9 @@ pub struct RunSummary {
 pub struct RunFilter {
     /// Only this experiment kind.
     pub kind: Option<String>,
+    /// Only runs of this bench (`bench_id`).
+    #[serde(default)]
+    pub bench: Option<String>,
     /// Only this status.
     pub status: Option<RunStatus>,
     /// Created at or after this time (any SQLite date, e.g. `2026-11-22` or
@@ -229,6 +239,7 @@ impl Default for RunFilter {
     fn default() -> Self {
         RunFilter {
             kind: None,
+            bench: None,
             status: None,
             since: None,
             until: None,

@@ -146,3 +146,36 @@ async fn a_run_record_keeps_its_snapshots_and_results() {
     );
     assert_eq!(store.parameter_sets(None).await.unwrap().len(), 2);
 }
+
+/// Each run carries the `bench_id` of its configuration snapshot (none before benches had
+/// one), and runs filter by it.
+#[tokio::test]
+async fn runs_carry_the_bench_id_of_their_snapshot_and_filter_by_it() {
+    let (_dir, store) = temp_store().await;
+    let on = |bench: Option<&str>| {
+        let mut r = new_run("prbs", &[]);
+        if let Some(b) = bench {
+            r.bench_config["bench_id"] = serde_json::json!(b);
+        }
+        r
+    };
+    let a = store.create_run(&on(Some("bench-a"))).await.unwrap();
+    let b = store.create_run(&on(Some("bench-b"))).await.unwrap();
+    let old = store.create_run(&on(None)).await.unwrap();
+    assert_eq!(store.run(a).await.unwrap().bench_id, "bench-a");
+    assert_eq!(store.run(old).await.unwrap().bench_id, "");
+    let of = |bench: &str| {
+        let filter = RunFilter {
+            bench: Some(bench.into()),
+            ..RunFilter::default()
+        };
+        let store = &store;
+        async move { store.list_runs(&filter).await.unwrap() }
+    };
+    let page = of("bench-b").await;
+    assert_eq!((page.total, page.runs[0].id), (1, b));
+    assert_eq!(page.runs[0].bench_id, "bench-b");
+    assert_eq!(of("bench-c").await.total, 0);
+    let all = store.list_runs(&RunFilter::default()).await.unwrap();
+    assert_eq!(all.total, 3);
+}

@@ -47,7 +47,7 @@ async fn migrations_apply_on_a_fresh_file_in_wal_mode() {
             .fetch_all(&mut conn)
             .await
             .unwrap();
-    assert_eq!(applied, [(1, true), (2, true), (3, true)]);
+    assert_eq!(applied, [(1, true), (2, true), (3, true), (4, true)]);
     let mode: String = sqlx::query_scalar("PRAGMA journal_mode")
         .fetch_one(&mut conn)
         .await

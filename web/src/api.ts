@@ -65,6 +65,8 @@ export const del = <T = any>(path: string) => api<T>('DELETE', path);
 
 export interface RunSummary {
   id: number;
+  /** The bench it was recorded on ('' for runs before benches had ids). */
+  bench_id: string;
   kind: string;
   name: string;
   status: string;

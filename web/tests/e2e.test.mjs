@@ -145,7 +145,17 @@ test('launch a constant-velocity sweep from the form and watch the live plot', a
 test('the run completes and shows in the runs list', async () => {
   await go('runs');
   await page.waitForSelector(`#runs-table tr[data-run-id="${runId}"][data-status="completed"]`, { timeout: 90000 });
+  // The bench it was recorded on: `bench serve --sim` is the bench `sim`.
+  assert.equal(await page.textContent(`#runs-table tr[data-run-id="${runId}"] td.bench`), 'sim');
   await shot('runs');
+  // Filtered by another bench, nothing; by `sim`, the run again.
+  await page.fill('#runs-bench', 'bench-2');
+  await page.click('form.filters button[type=submit]');
+  await page.waitForFunction(() => /^0 runs match/.test(document.getElementById('runs-total')?.textContent ?? ''));
+  await page.fill('#runs-bench', 'sim');
+  await page.click('form.filters button[type=submit]');
+  await page.waitForSelector(`#runs-table tr[data-run-id="${runId}"]`);
+  await page.fill('#runs-bench', '');
 });
 
 test('run page: Stribeck plot with the expected points, CSV and Parquet export', async () => {

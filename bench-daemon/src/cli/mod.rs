@@ -14,6 +14,7 @@ pub mod perf_modbus;
 pub mod perf_serve;
 pub mod perf_storage;
 pub mod probe;
+pub mod probe_check;
 pub mod run;
 pub mod run_data;
 pub mod runs;

@@ -4,7 +4,10 @@
 //! ```text
 //! bench probe --profile profiles/sim-drive.toml --tcp 127.0.0.1:5020
 //! bench probe --profile profiles/delta-asda-a2.toml --serial /dev/ttyUSB0 --baud 115200 --watch 10
+//! bench probe --check --profile profiles/delta-asda-a2.toml --serial /dev/ttyUSB0 --baud 115200
 //! ```
+//!
+//! `--check` prints a first-connection checklist instead ([`super::probe_check`]).
 //!
 //! Each line: `{"t_s", "device", "unit", "signals": {name: {"value", "unit", "raw", "role"?}},
 //! "status": {pattern: bool}, "errors": [{"registers", "error"}], "link": {counters}}`. A read
@@ -44,6 +47,10 @@ pub struct ProbeArgs {
     /// With --watch, stop after this many lines.
     #[arg(long)]
     pub count: Option<u64>,
+    /// Check the profile against the device instead (one reading, nothing written): print a
+    /// pass/warn/fail checklist with what to fix; exit 1 when an item fails.
+    #[arg(long, conflicts_with_all = ["watch", "count"])]
+    pub check: bool,
 }
 
 /// Runs `bench probe`, printing to standard output.
@@ -101,6 +108,7 @@ pub async fn run_to(args: ProbeArgs, out: &mut impl Write) -> anyhow::Result<()>
         let mut signals = Map::new();
         let mut status = Map::new();
         let mut errors = Vec::new();
+        let mut raws = Vec::new();
         for b in &blocks {
             let values = match io.read_block(b).await {
                 Ok(data) => io.decode_blocks(std::slice::from_ref(b), &[data]),
@@ -109,6 +117,7 @@ pub async fn run_to(args: ProbeArgs, out: &mut impl Write) -> anyhow::Result<()>
             match values {
                 Ok(values) => {
                     for v in values {
+                        raws.push((v.name.clone(), v.raw));
                         let raw = match v.raw {
                             protocols::profile::RawValue::Float(x) => json!(x),
                             r => json!(r.as_bits()),
@@ -137,6 +146,23 @@ pub async fn run_to(args: ProbeArgs, out: &mut impl Write) -> anyhow::Result<()>
                     errors.push(json!({"registers": reg.to_string(), "error": e.to_string()}));
                 }
             }
+        }
+        if args.check {
+            let reading = super::probe_check::Reading {
+                endpoint: &endpoint,
+                signals: &signals,
+                raw: &raws,
+                status: &status,
+                errors: &errors,
+            };
+            let (text, fails) =
+                super::probe_check::render(&super::probe_check::checklist(&profile, &reading));
+            write!(out, "{text}")?;
+            out.flush()?;
+            if fails > 0 {
+                bail!("{fails} check(s) of '{}' failed", profile.device.name);
+            }
+            return Ok(());
         }
         let stats = link.lock().await.stats();
         let line = json!({
@@ -234,6 +260,7 @@ mod tests {
             unit: None,
             watch: Some(200.0),
             count: Some(2),
+            check: false,
         };
         let mut out = Vec::new();
         run_to(args, &mut out).await.unwrap();
@@ -285,6 +312,7 @@ mod tests {
             unit: Some(1),
             watch: None,
             count: None,
+            check: false,
         };
         let mut out = Vec::new();
         let err = run_to(args, &mut out).await.unwrap_err();

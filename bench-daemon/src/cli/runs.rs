@@ -75,6 +75,9 @@ pub struct ListArgs {
     /// Only runs of this experiment kind.
     #[arg(long)]
     kind: Option<String>,
+    /// Only runs of this bench (its `bench_id`; `sim` for the simulated bench).
+    #[arg(long)]
+    bench: Option<String>,
     /// Only runs with this status (queued, running, completed, aborted, failed, interrupted).
     #[arg(long)]
     status: Option<String>,
@@ -185,6 +188,16 @@ pub fn kind_filter(kind: Option<&str>) -> Result<Option<String>, String> {
     }
 }
 
+/// A bench id to filter runs by, checked against the bench id rule.
+pub fn bench_filter(bench: Option<&str>) -> Result<Option<String>, String> {
+    match bench {
+        Some(b) => crate::config::check_bench_id(b)
+            .map(|()| Some(b.to_string()))
+            .map_err(|rule| format!("'{b}' {rule}")),
+        None => Ok(None),
+    }
+}
+
 async fn list(args: &ListArgs) -> anyhow::Result<()> {
     let status = match &args.status {
         Some(s) => Some(
@@ -195,6 +208,8 @@ async fn list(args: &ListArgs) -> anyhow::Result<()> {
     };
     let filter = RunFilter {
         kind: kind_filter(args.kind.as_deref()).map_err(|e| InputError(format!("--kind: {e}")))?,
+        bench: bench_filter(args.bench.as_deref())
+            .map_err(|e| InputError(format!("--bench: {e}")))?,
         status,
         since: args.since.clone(),
         until: args.until.clone(),
@@ -211,14 +226,14 @@ async fn list(args: &ListArgs) -> anyhow::Result<()> {
     }
     writeln!(
         w,
-        "{:>6}  {:<24}  {:<11}  {:<24}  {:>9}  name",
-        "id", "kind", "status", "created", "samples"
+        "{:>6}  {:<12}  {:<24}  {:<11}  {:<24}  {:>9}  name",
+        "id", "bench", "kind", "status", "created", "samples"
     )?;
     for r in &page.runs {
         writeln!(
             w,
-            "{:>6}  {:<24}  {:<11}  {:<24}  {:>9}  {}",
-            r.id, r.kind, r.status, r.created_at, r.sample_count, r.name
+            "{:>6}  {:<12}  {:<24}  {:<11}  {:<24}  {:>9}  {}",
+            r.id, r.bench_id, r.kind, r.status, r.created_at, r.sample_count, r.name
         )?;
     }
     let shown = page.runs.len() as u64;

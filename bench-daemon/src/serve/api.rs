@@ -456,7 +456,12 @@ async fn list_runs(
     q: Result<Query<HashMap<String, String>>, QueryRejection>,
 ) -> ApiResult {
     let q = query(q)?;
-    known_keys(&q, &["kind", "status", "since", "until", "limit", "offset"])?;
+    known_keys(
+        &q,
+        &[
+            "kind", "bench", "status", "since", "until", "limit", "offset",
+        ],
+    )?;
     let status = match q.get("status") {
         Some(s) => Some(
             s.parse::<RunStatus>()
@@ -475,6 +480,8 @@ async fn list_runs(
     let filter = RunFilter {
         kind: crate::cli::runs::kind_filter(q.get("kind").map(String::as_str))
             .map_err(|e| ApiError::bad_request(Some("kind"), format!("kind: {e}")))?,
+        bench: crate::cli::runs::bench_filter(q.get("bench").map(String::as_str))
+            .map_err(|e| ApiError::bad_request(Some("bench"), format!("bench: {e}")))?,
         status,
         since: q.get("since").cloned(),
         until: q.get("until").cloned(),

@@ -120,6 +120,7 @@ pub fn document() -> Value {
     paths.insert("/api/runs".into(), json!({
                 "get": {"summary": "Runs, newest first", "parameters": [
                     q("kind", "experiment kind", json!({"enum": kinds.clone()})),
+                    q("bench", "bench id (bench.toml `bench_id`; `sim` for the simulated bench)", json!({"type": "string", "pattern": "^[A-Za-z0-9._-]{1,64}$"})),
                     q("status", "queued, running, completed, aborted, failed, interrupted", json!({"enum": ["queued", "running", "completed", "aborted", "failed", "interrupted"]})),
                     q("since", "created at or after (YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ, UTC)", json!({"type": "string", "pattern": DATE_PATTERN})),
                     q("until", "created before (as since)", json!({"type": "string", "pattern": DATE_PATTERN})),

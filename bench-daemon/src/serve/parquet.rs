@@ -148,7 +148,7 @@ mod tests {
 
     fn run(models: &[&str]) -> run_store::Run {
         serde_json::from_value(serde_json::json!({
-            "id": 7, "kind": "prbs", "name": "n", "status": "completed", "status_reason": null,
+            "id": 7, "bench_id": "sim", "kind": "prbs", "name": "n", "status": "completed", "status_reason": null,
             "created_at": "2026-11-23T00:00:00Z", "started_at": null, "finished_at": null,
             "spec": {"kind": "prbs", "params": {"amplitude": 0.5}}, "bench_config": {},
             "device_profiles": {}, "software_version": "0.1.0", "operator_note": null,

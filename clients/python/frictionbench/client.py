@@ -82,8 +82,9 @@ class Client:
         limit: int = 1000,
     ) -> List[Dict[str, Any]]:
         """Run summaries, newest first, filtered by experiment kind and status (on the server)
-        and by ``bench``: a value of the run's bench snapshot (drive profile, address or port,
-        e.g. ``"127.0.0.1:5020"``; fetches each run's record)."""
+        and by ``bench``: the run's ``bench_id`` (bench.toml ``bench_id``, ``"sim"`` for the
+        simulated bench), or any value of its bench snapshot (drive profile, address or port,
+        e.g. ``"127.0.0.1:5020"``; fetches the record of each run whose id differs)."""
         out: List[Dict[str, Any]] = []
         offset = 0
         while True:
@@ -93,7 +94,12 @@ class Client:
             if not page["runs"] or offset >= page["total"]:
                 break
         if bench is not None:
-            out = [r for r in out if bench in _strings(self._get(f"/api/runs/{r['id']}")["bench_config"])]
+            out = [
+                r
+                for r in out
+                if r.get("bench_id") == bench
+                or bench in _strings(self._get(f"/api/runs/{r['id']}")["bench_config"])
+            ]
         return out
 
     def run(self, run_id: int) -> "Run":

@@ -10,6 +10,7 @@ const STATUSES = ['queued', 'running', 'completed', 'aborted', 'failed', 'interr
 
 export function runsPage(root: HTMLElement): () => void {
   const kind = h('select', { id: 'runs-kind' }, h('option', { value: '' }, 'any'), KINDS.map((k) => h('option', { value: k }, k)));
+  const bench = h('input', { id: 'runs-bench', type: 'text', placeholder: 'any', pattern: '[A-Za-z0-9._\\-]{1,64}', size: 10 });
   const status = h('select', { id: 'runs-status' }, h('option', { value: '' }, 'any'), STATUSES.map((k) => h('option', { value: k }, k)));
   const since = h('input', { id: 'runs-since', type: 'date' });
   const until = h('input', { id: 'runs-until', type: 'date' });
@@ -21,6 +22,7 @@ export function runsPage(root: HTMLElement): () => void {
     'form',
     { class: 'row filters', role: 'search', 'aria-label': 'Filter runs' },
     h('div', { class: 'field' }, h('label', { for: kind.id }, 'Kind'), kind),
+    h('div', { class: 'field' }, h('label', { for: bench.id }, 'Bench'), bench),
     h('div', { class: 'field' }, h('label', { for: status.id }, 'Status'), status),
     h('div', { class: 'field' }, h('label', { for: since.id }, 'Since'), since),
     h('div', { class: 'field' }, h('label', { for: until.id }, 'Until'), until),
@@ -32,7 +34,7 @@ export function runsPage(root: HTMLElement): () => void {
   const load = async () => {
     try {
       const page = await get<{ runs: RunSummary[]; total: number }>(
-        `/api/runs${qs({ kind: kind.value, status: status.value, since: since.value, until: until.value ? `${until.value}T23:59:59Z` : '', limit, offset })}`,
+        `/api/runs${qs({ kind: kind.value, bench: bench.value.trim(), status: status.value, since: since.value, until: until.value ? `${until.value}T23:59:59Z` : '', limit, offset })}`,
       );
       const needle = text.value.trim().toLowerCase();
       const runs = page.runs.filter((r) => !needle || r.name.toLowerCase().includes(needle) || String(r.id) === needle.replace('#', ''));
@@ -43,7 +45,7 @@ export function runsPage(root: HTMLElement): () => void {
           ? h(
               'table',
               { class: 'data', id: 'runs-table' },
-              h('thead', null, h('tr', null, ['id', 'kind', 'name', 'status', 'created', 'started', 'finished', 'samples'].map((c) => h('th', { scope: 'col' }, c)))),
+              h('thead', null, h('tr', null, ['id', 'bench', 'kind', 'name', 'status', 'created', 'started', 'finished', 'samples'].map((c) => h('th', { scope: 'col' }, c)))),
               h(
                 'tbody',
                 null,
@@ -52,6 +54,7 @@ export function runsPage(root: HTMLElement): () => void {
                     'tr',
                     { 'data-run-id': String(r.id), 'data-status': r.status },
                     h('td', null, h('a', { href: `#/runs/${r.id}` }, `#${r.id}`)),
+                    h('td', { class: 'bench' }, r.bench_id || '—'),
                     h('td', null, r.kind),
                     h('td', null, r.name),
                     h('td', { class: `status ${r.status}` }, r.status),
@@ -145,7 +148,7 @@ function renderHead(head: HTMLElement, run: any) {
   clear(
     head,
     h('h1', null, `Run #${run.id}: ${run.name} `, h('span', { class: `status ${run.status}`, id: 'run-status' }, run.status)),
-    h('p', null, `${run.kind} · created ${run.created_at} · ${run.started_at ? `started ${run.started_at}` : 'not started'}${run.finished_at ? ` · finished ${run.finished_at}` : ''}${run.status_reason ? ` · ${run.status_reason}` : ''}`),
+    h('p', null, `${run.kind} · bench ${run.bench_id || '—'} · created ${run.created_at} · ${run.started_at ? `started ${run.started_at}` : 'not started'}${run.finished_at ? ` · finished ${run.finished_at}` : ''}${run.status_reason ? ` · ${run.status_reason}` : ''}`),
     h(
       'div',
       { class: 'row' },
