@@ -4,7 +4,7 @@
 //! and a deliberately wrong set (fs doubled) must not help. Prints the table
 //! (`cargo test -p bench-daemon --test integration compensation -- --nocapture`).
 
-use crate::util::{bench, db_in, one_bench_at_a_time, record_sim_run, show, stdout};
+use crate::util::{bench, db_in, fit_run, one_bench_at_a_time, record_sim_run, show, stdout};
 use serde_json::{Value, json};
 
 /// The simulator's true friction as a `gms` parameter object, with `fs` scaled.
@@ -185,30 +185,10 @@ fn sweep_presliding_fits_then_a_trial_of_the_fitted_models() {
         (sweep, pre)
     });
     let fit = |model: &str, procedure: &str, run: i64, given: &str| {
-        let run = run.to_string();
-        let mut args = vec![
-            "fit",
-            "--model",
-            model,
-            "--procedure",
-            procedure,
-            "--run",
-            &run,
-            "--db",
-            &db,
-            "--json",
-        ];
-        if !given.is_empty() {
-            args.extend(["--given", given]);
-        }
-        let o = bench(&args);
-        assert!(
-            o.status.success(),
-            "{model} {procedure}: {}",
-            String::from_utf8_lossy(&o.stderr)
-        );
-        let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
-        v["parameter_set_id"].as_i64().unwrap()
+        let given = (!given.is_empty()).then_some(given);
+        fit_run(&db, model, procedure, run, given)["parameter_set_id"]
+            .as_i64()
+            .unwrap()
     };
     let cv = fit("coulomb_viscous", "static_curve", sweep, "");
     let se = fit("stribeck_exp", "static_curve", sweep, "");

@@ -8,7 +8,7 @@
 
 use crate::util::{
     SimProcess, bench, db_in, one_bench_at_a_time, show, spawn_run, spec, stderr, stdout,
-    wait_for_samples,
+    truth_model, wait_for_samples,
 };
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -72,29 +72,22 @@ impl Device {
 
     /// The drive's state as `bench probe` reads it through the profile: `{"enabled", "fault",
     /// "ready"}`.
+    /// `bench probe [EXTRA] --profile FILE --serial PTY --baud BAUD`.
+    fn probe(&self, pty: &str, extra: &[&str]) -> std::process::Output {
+        let profile = self.profile();
+        let mut args = vec!["probe"];
+        args.extend(extra);
+        args.extend(["--profile", &profile, "--serial", pty, "--baud", BAUD]);
+        bench(&args)
+    }
+
     fn status(&self, pty: &str) -> Value {
-        let o = bench(&[
-            "probe",
-            "--profile",
-            &self.profile(),
-            "--serial",
-            pty,
-            "--baud",
-            BAUD,
-        ]);
+        let o = self.probe(pty, &[]);
         assert!(o.status.success(), "{}", stderr(&o));
         let line: Value = serde_json::from_str(stdout(&o).lines().next().unwrap()).unwrap();
         assert_eq!(line["errors"], serde_json::json!([]), "{line}");
         line["status"].clone()
     }
-}
-
-/// The truth's steady-state friction at `v` (signed).
-fn truth_at(v: f64) -> f64 {
-    friction::registry::build_model(&bench_sim::default_truth())
-        .unwrap()
-        .steady_state(v)
-        .unwrap()
 }
 
 fn quick_sweep_and_a_trip(device: &Device) {
@@ -134,7 +127,7 @@ fn quick_sweep_and_a_trip(device: &Device) {
         for p in held {
             let v = p["velocity_rad_s"].as_f64().unwrap();
             let f = p["mean_torque_nm"].as_f64().unwrap();
-            let t = truth_at(v);
+            let t = truth_model().steady_state(v).unwrap();
             let err = (f - t) / t;
             eprintln!(
                 "{} {side} v {v:+.4} rad/s: {f:.4} N m, truth {t:.4} ({:+.2} %)",
@@ -212,18 +205,7 @@ fn probe_check_passes_the_right_profile_and_names_what_to_fix_in_a_wrong_one() {
     let mut sim =
         SimProcess::start_with(&["--rtu", "--baud", BAUD, "--drive-profile", &DELTA.profile()]);
     let pty = sim.rtu.clone().expect("bench sim --rtu prints its pty");
-    let check = |device: &Device| {
-        bench(&[
-            "probe",
-            "--check",
-            "--profile",
-            &device.profile(),
-            "--serial",
-            &pty,
-            "--baud",
-            BAUD,
-        ])
-    };
+    let check = |device: &Device| device.probe(&pty, &["--check"]);
     let o = check(&DELTA);
     let text = stdout(&o);
     eprintln!("{text}");

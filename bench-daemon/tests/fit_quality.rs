@@ -3,7 +3,7 @@
 //! --sim`, `bench fit` on it against the simulator's known truth, and runs whose lockstep models
 //! take the newest fitted parameter set.
 
-use crate::util::{SimProcess, bench, config_for, db_in, show, stderr, stdout};
+use crate::util::{SimProcess, bench, config_for, db_in, fit_run, show, stderr, stdout};
 use serde_json::{Value, json};
 use std::path::Path;
 
@@ -232,22 +232,6 @@ fn a_static_fit_of_a_sim_sweep_recovers_the_truth_and_says_it_is_ok() {
     assert!(!text.contains("rad/s"), "{text}");
 }
 
-/// `bench fit --model MODEL --procedure PROCEDURE --run RUN --db DB --json`.
-fn fit(db: &str, model: &str, procedure: &str, run: i64) -> Value {
-    json_out(&bench(&[
-        "fit",
-        "--model",
-        model,
-        "--procedure",
-        procedure,
-        "--run",
-        &run.to_string(),
-        "--db",
-        db,
-        "--json",
-    ]))
-}
-
 /// The stored parameter set of a fit report.
 fn stored_set(db: &str, report: &Value) -> Value {
     let id = report["parameter_set_id"].as_i64().unwrap().to_string();
@@ -289,8 +273,8 @@ fn gms_and_lugre_identified_in_the_manuals_order_match_the_truth() {
     let db = runs.copy_into(&dir);
     let sides = |p: &Value| [p.clone(), p["negative"].clone()];
 
-    fit(&db, "gms", "static_curve", runs.sweep);
-    let rep = fit(&db, "gms", "maxwell_slip", runs.presliding);
+    fit_run(&db, "gms", "static_curve", runs.sweep, None);
+    let rep = fit_run(&db, "gms", "maxwell_slip", runs.presliding, None);
     assert_eq!(rep["verdict"]["status"], "ok", "{rep:#}");
     let sum_k = rep["details"]["sum_k"].as_f64().unwrap();
     assert!(
@@ -313,8 +297,8 @@ fn gms_and_lugre_identified_in_the_manuals_order_match_the_truth() {
         }
     }
 
-    fit(&db, "lugre", "static_curve", runs.sweep);
-    let rep = fit(&db, "lugre", "presliding_sine", runs.presliding);
+    fit_run(&db, "lugre", "static_curve", runs.sweep, None);
+    let rep = fit_run(&db, "lugre", "presliding_sine", runs.presliding, None);
     let sigma0 = rep["params"]["sigma0"].as_f64().unwrap();
     assert!(
         compared("presliding_sine sigma0", sigma0, true_sum_k()).abs() < 0.10,

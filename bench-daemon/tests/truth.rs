@@ -6,11 +6,11 @@
 //! tolerances. Each test prints its rows of the table kind → result → truth → error
 //! (`cargo test -p bench-daemon --test integration truth -- --nocapture`).
 
+use crate::util::truth_model;
 use bench_sim::{Action, Mode, Sim, SimParams};
 use experiments::{
     BenchLimits, Flags, LoopGains, Measurement, OuterLoop, Results, Sequencer, Spec,
 };
-use friction::FrictionModel;
 
 /// One simulated tick's ground truth: true velocity and true friction.
 #[derive(Clone, Copy, Debug)]
@@ -81,11 +81,6 @@ fn run_quick(kind: &str) -> SimRun {
         truth,
         results,
     }
-}
-
-/// The simulator's true friction model.
-fn truth_model() -> Box<dyn FrictionModel> {
-    friction::registry::build_model(&bench_sim::default_truth()).unwrap()
 }
 
 /// The truth's breakaway level per direction: its steady-state curve at the limit of zero
@@ -480,7 +475,7 @@ fn validation_profile_ramps_ride_the_truth_curve() {
 /// per direction) with breakaways at the truth's f_s level, not the creep onset.
 #[test]
 fn fits_from_quick_runs_leave_out_stick_slip_and_see_the_true_breakaway() {
-    use crate::util::{bench, record_sim_run, stderr, stdout};
+    use crate::util::{fit_run, record_sim_run};
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("runs.db");
     let (sweep, ramp) = tokio::runtime::Runtime::new().unwrap().block_on(async {
@@ -490,23 +485,9 @@ fn fits_from_quick_runs_leave_out_stick_slip_and_see_the_true_breakaway() {
         let (ramp, _) = record_sim_run(&store, "torque_ramp.json", &truth).await;
         (sweep, ramp)
     });
+    let db = db.to_str().unwrap();
     let fit = |model: &str, procedure: &str, id: i64, given: &str| {
-        let o = bench(&[
-            "fit",
-            "--model",
-            model,
-            "--procedure",
-            procedure,
-            "--run",
-            &id.to_string(),
-            "--db",
-            db.to_str().unwrap(),
-            "--given",
-            given,
-            "--json",
-        ]);
-        assert!(o.status.success(), "{}", stderr(&o));
-        serde_json::from_str::<serde_json::Value>(&stdout(&o)).unwrap()
+        fit_run(db, model, procedure, id, Some(given))
     };
     let out = fit("static_armstrong", "static_curve", sweep, "{}");
     let notes = out["provenance"]["notes"].to_string();

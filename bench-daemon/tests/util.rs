@@ -262,3 +262,38 @@ pub fn config_for(dir: &Path, tcp: &str) -> PathBuf {
     std::fs::write(&path, text).unwrap();
     path
 }
+
+/// `bench fit --model MODEL --procedure PROCEDURE --run RUN --db DB [--given GIVEN] --json`:
+/// the report, after asserting the fit succeeded.
+pub fn fit_run(
+    db: &str,
+    model: &str,
+    procedure: &str,
+    run: i64,
+    given: Option<&str>,
+) -> serde_json::Value {
+    let run = run.to_string();
+    let mut args = vec![
+        "fit",
+        "--model",
+        model,
+        "--procedure",
+        procedure,
+        "--run",
+        &run,
+        "--db",
+        db,
+        "--json",
+    ];
+    if let Some(g) = given {
+        args.extend(["--given", g]);
+    }
+    let o = bench(&args);
+    assert!(o.status.success(), "{model} {procedure}: {}", stderr(&o));
+    serde_json::from_str(&stdout(&o)).unwrap()
+}
+
+/// The simulator's true friction model.
+pub fn truth_model() -> Box<dyn friction::FrictionModel> {
+    friction::registry::build_model(&bench_sim::default_truth()).unwrap()
+}

@@ -214,17 +214,18 @@ mod tests {
         load(Some(Path::new(path)), false).unwrap()
     }
 
-    /// P0-46 (0x005C, two words, low word first) as the client reads it.
-    fn status(d: &mut DeviceSetup, sim: &mut Sim) -> u16 {
+    /// The first word at `address` as a client reads it, after a publication.
+    fn word(d: &mut DeviceSetup, sim: &mut Sim, address: u16) -> u16 {
         d.map.publish(&sim.feedback(), 1.0);
-        match d
-            .map
-            .serve(&Request::ReadHoldingRegisters(0x005C, 2), sim)
-            .unwrap()
-        {
-            Response::ReadHoldingRegisters(words) => words[0],
+        match d.map.serve(&Request::ReadHoldingRegisters(address, 1), sim) {
+            Ok(Response::ReadHoldingRegisters(words)) => words[0],
             other => panic!("{other:?}"),
         }
+    }
+
+    /// The Delta's P0-46 (0x005C; low word first, so its bits are in the first word).
+    fn status(d: &mut DeviceSetup, sim: &mut Sim) -> u16 {
+        word(d, sim, 0x005C)
     }
 
     /// The Delta's emulation reads its own status bits (SRDY, SON, ALRM), enables on P2-30 and
@@ -258,14 +259,7 @@ mod tests {
     fn the_shipped_simulated_drive_keeps_cia_402() {
         let mut d = load(None, false).unwrap();
         let mut sim = Sim::new(SimParams::default(), &default_truth()).unwrap();
-        d.map.publish(&sim.feedback(), 0.25);
-        let sw = match d
-            .map
-            .serve(&Request::ReadHoldingRegisters(0x0020, 1), &mut sim)
-        {
-            Ok(Response::ReadHoldingRegisters(w)) => w[0],
-            other => panic!("{other:?}"),
-        };
+        let sw = word(&mut d, &mut sim, 0x0020);
         assert_eq!(sw & 0x006F, 0x0040, "switch on disabled: {sw:#06x}");
     }
 }

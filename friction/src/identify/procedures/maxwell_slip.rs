@@ -125,7 +125,6 @@ fn saturation(c: &[(f64, f64)]) -> (f64, bool) {
 fn nnls(a: &DMatrix<f64>, b: &DVector<f64>, nonneg: &[bool]) -> DVector<f64> {
     let n = a.ncols();
     let mut passive: Vec<bool> = nonneg.iter().map(|nn| !nn).collect();
-    let mut z = DVector::zeros(n);
     let solve = |passive: &[bool]| -> DVector<f64> {
         let cols: Vec<usize> = (0..n).filter(|&j| passive[j]).collect();
         let mut full = DVector::zeros(n);
@@ -140,11 +139,8 @@ fn nnls(a: &DMatrix<f64>, b: &DVector<f64>, nonneg: &[bool]) -> DVector<f64> {
         }
         full
     };
-    z = if passive.iter().any(|p| *p) {
-        solve(&passive)
-    } else {
-        z
-    };
+    // The free columns start in the passive set (zeros if there are none).
+    let mut z = solve(&passive);
     let tol = 1e-10 * a.norm() * b.norm().max(1e-300);
     for _ in 0..3 * n {
         let w = a.transpose() * (b - a * &z);
