@@ -25,6 +25,17 @@ if [ ! -x target/pyenv/bin/python ] || ! target/pyenv/bin/python -c 'import pymo
 fi
 export FRICTIONBENCH_PYTHON="$PWD/target/pyenv/bin/python"
 
+# issue 14: a throwaway PostgreSQL cluster (Debian's postgresql) under target/, on a free port
+# with its unix socket in the cluster directory; the run-store suite and the lab tests run on it
+# as well as on SQLite. Stopped and removed when this script ends.
+if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql
+fi
+trap 'scripts/pg-cluster.sh stop target/pg-test' EXIT
+eval "$(scripts/pg-cluster.sh start target/pg-test)"
+export FRICTIONBENCH_REQUIRE_PG=1
+
 cargo test --workspace --locked
 
 # issue 7: the dashboard end to end, in a real headless Chromium (Debian's chromium driven by

@@ -32,7 +32,8 @@ pub struct BenchConfig {
     /// simulated bench (`--sim`).
     #[serde(default = "default_bench_id")]
     pub bench_id: String,
-    /// Run database; `--db` overrides it. Relative paths are relative to the config file.
+    /// Run database: a SQLite file (relative paths are relative to the config file) or a
+    /// `postgres://` URL; `--db` overrides it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub database: Option<PathBuf>,
     /// Bearer token `bench serve` requires of every mutating call (POST/PUT/DELETE) but the
@@ -440,6 +441,7 @@ impl Loaded {
         let dir = path.parent().unwrap_or(Path::new("."));
         if let Some(db) = &config.database
             && db.is_relative()
+            && run_store::Location::from(db).file().is_some()
         {
             config.database = Some(dir.join(db));
         }
@@ -455,6 +457,15 @@ impl Loaded {
         }
         Loaded::with_profiles(config, "builtin:sim".into(), Path::new("."))
             .expect("BUG: the shipped sim profiles are invalid")
+    }
+
+    /// What a lab view (`bench serve --lab`) describes itself with: no bench attached; the
+    /// shipped simulated bench's units and limits (for the dashboard's plan previews only).
+    pub fn lab() -> Loaded {
+        let mut loaded = Loaded::sim("127.0.0.1:0");
+        loaded.config.bench_id = "lab".into();
+        loaded.source = "lab view (read-only, no bench attached)".into();
+        loaded
     }
 
     /// The same configuration with its devices replaced by the simulated bench at `tcp`

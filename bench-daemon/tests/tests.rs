@@ -13,6 +13,7 @@ mod compensation;
 mod devices;
 mod fault_table;
 mod fit_quality;
+mod lab;
 mod serve_hardening;
 mod streamed_exports;
 mod truth;

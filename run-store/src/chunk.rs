@@ -1,4 +1,4 @@
-//! The chunk encoding of samples and model outputs (see `migrations/0001_run_store.sql`).
+//! The chunk encoding of samples and model outputs (see `migrations/sqlite/0001_run_store.sql`).
 //!
 //! A sample chunk is columnar little-endian: `t, x, v, u_cmd, torque_motor, torque_sensor` as
 //! `f64[n]` each, then `segment, flags` as `u32[n]` each (56 bytes per sample). A model-output

@@ -1,5 +1,6 @@
 //! Model comparison tables stored with the runs they used (`bench compare` on run ids).
 
+use crate::backend::{now_text, on};
 use crate::types::{Comparison, NewComparison};
 use crate::{Error, Store};
 use sqlx::FromRow;
@@ -7,6 +8,7 @@ use sqlx::FromRow;
 #[derive(FromRow)]
 struct ComparisonRow {
     id: i64,
+    uuid: String,
     created_at: String,
     estimate_runs: String,
     validate_runs: String,
@@ -19,6 +21,7 @@ impl ComparisonRow {
     fn decode(self) -> Result<Comparison, Error> {
         Ok(Comparison {
             id: self.id,
+            uuid: self.uuid,
             created_at: self.created_at,
             estimate_runs: serde_json::from_str(&self.estimate_runs)?,
             validate_runs: serde_json::from_str(&self.validate_runs)?,
@@ -36,47 +39,63 @@ impl Store {
         for id in c.estimate_runs.iter().chain(&c.validate_runs) {
             self.require_run(*id).await?;
         }
-        let mut tx = self.writer().begin().await?;
-        let id: i64 = sqlx::query_scalar(
-            "INSERT INTO comparisons (estimate_runs, validate_runs, models, options, result)
-             VALUES (?, ?, ?, ?, ?) RETURNING id",
-        )
-        .bind(serde_json::to_string(&c.estimate_runs)?)
-        .bind(serde_json::to_string(&c.validate_runs)?)
-        .bind(serde_json::to_string(&c.models)?)
-        .bind(serde_json::to_string(&c.options)?)
-        .bind(serde_json::to_string(&c.table)?)
-        .fetch_one(&mut *tx)
-        .await?;
-        let roles = c
+        let text = [
+            serde_json::to_string(&c.estimate_runs)?,
+            serde_json::to_string(&c.validate_runs)?,
+            serde_json::to_string(&c.models)?,
+            serde_json::to_string(&c.options)?,
+            serde_json::to_string(&c.table)?,
+        ];
+        let roles: Vec<(i64, &str)> = c
             .estimate_runs
             .iter()
-            .map(|r| (r, "estimate"))
-            .chain(c.validate_runs.iter().map(|r| (r, "validate")));
-        for (run, role) in roles {
-            sqlx::query(
-                "INSERT OR IGNORE INTO comparison_runs (comparison_id, run_id, role)
-                 VALUES (?, ?, ?)",
+            .map(|r| (*r, "estimate"))
+            .chain(c.validate_runs.iter().map(|r| (*r, "validate")))
+            .collect();
+        Ok(on!(self.writer(), |p, DB| {
+            let mut tx = p.begin().await?;
+            let id: i64 = sqlx::query_scalar(
+                "INSERT INTO comparisons (uuid, created_at, estimate_runs, validate_runs, models,
+                     options, result)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id",
             )
-            .bind(id)
-            .bind(run)
-            .bind(role)
-            .execute(&mut *tx)
+            .bind(crate::backend::new_uuid())
+            .bind(now_text())
+            .bind(&text[0])
+            .bind(&text[1])
+            .bind(&text[2])
+            .bind(&text[3])
+            .bind(&text[4])
+            .fetch_one(&mut *tx)
             .await?;
-        }
-        tx.commit().await?;
-        Ok(id)
+            for (run, role) in &roles {
+                sqlx::query(
+                    "INSERT INTO comparison_runs (comparison_id, run_id, role)
+                     VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
+                )
+                .bind(id)
+                .bind(*run)
+                .bind(*role)
+                .execute(&mut *tx)
+                .await?;
+            }
+            tx.commit().await?;
+            id
+        }))
     }
 
     /// The comparison with this id.
     pub async fn comparison(&self, id: i64) -> Result<Comparison, Error> {
-        let row: Option<ComparisonRow> = sqlx::query_as(
-            "SELECT id, created_at, estimate_runs, validate_runs, models, options, result
-             FROM comparisons WHERE id = ?",
-        )
-        .bind(id)
-        .fetch_optional(self.reader())
-        .await?;
+        let row: Option<ComparisonRow> = on!(self.reader(), |p, DB| {
+            sqlx::query_as(
+                "SELECT id, uuid, created_at, estimate_runs, validate_runs, models, options,
+                     result
+                 FROM comparisons WHERE id = $1",
+            )
+            .bind(id)
+            .fetch_optional(p)
+            .await?
+        });
         row.ok_or_else(|| Error::NotFound {
             what: "comparison",
             key: id.to_string(),
@@ -87,15 +106,18 @@ impl Store {
     /// The comparisons that used run `run` (to estimate or to validate), oldest first.
     pub async fn comparisons_for_run(&self, run: i64) -> Result<Vec<Comparison>, Error> {
         self.require_run(run).await?;
-        let rows: Vec<ComparisonRow> = sqlx::query_as(
-            "SELECT id, created_at, estimate_runs, validate_runs, models, options, result
-             FROM comparisons WHERE id IN
-                 (SELECT comparison_id FROM comparison_runs WHERE run_id = ?)
-             ORDER BY created_at, id",
-        )
-        .bind(run)
-        .fetch_all(self.reader())
-        .await?;
+        let rows: Vec<ComparisonRow> = on!(self.reader(), |p, DB| {
+            sqlx::query_as(
+                "SELECT id, uuid, created_at, estimate_runs, validate_runs, models, options,
+                     result
+                 FROM comparisons WHERE id IN
+                     (SELECT comparison_id FROM comparison_runs WHERE run_id = $1)
+                 ORDER BY created_at, id",
+            )
+            .bind(run)
+            .fetch_all(p)
+            .await?
+        });
         rows.into_iter().map(ComparisonRow::decode).collect()
     }
 }
@@ -170,10 +192,12 @@ mod tests {
         };
         let err = store.add_comparison(&new).await.unwrap_err();
         assert!(matches!(err, Error::RunNotFound { id: 41 }), "{err}");
-        let n: i64 = sqlx::query_scalar("SELECT count(*) FROM comparisons")
-            .fetch_one(store.reader())
-            .await
-            .unwrap();
+        let n: i64 = crate::backend::on!(store.reader(), |p, DB| {
+            sqlx::query_scalar("SELECT count(*) FROM comparisons")
+                .fetch_one(p)
+                .await
+                .unwrap()
+        });
         assert_eq!(n, 0);
     }
 }

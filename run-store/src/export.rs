@@ -9,6 +9,7 @@
 //! of every column in column order (`1` for dimensionless counters), and the JSON document gets a
 //! `"units"` array after `"columns"`. Without it both are byte-identical to earlier releases.
 
+use crate::backend::on;
 use crate::store::Select;
 use crate::types::{SampleQuery, SampleSet};
 use crate::{Error, Store};
@@ -230,22 +231,24 @@ impl Store {
         crate::store::check_query(q)?;
         let mut models = self.run_models(run).await?;
         // Outputs of models not in the run record (should not happen) still get a column.
-        let extra: Vec<String> = sqlx::query_scalar(
-            "SELECT DISTINCT model FROM model_outputs WHERE run_id = ? ORDER BY model",
-        )
-        .bind(run)
-        .fetch_all(self.reader())
-        .await?;
+        let (extra, last): (Vec<String>, Option<i64>) = on!(self.reader(), |p, DB| {
+            let extra = sqlx::query_scalar(
+                "SELECT DISTINCT model FROM model_outputs WHERE run_id = $1 ORDER BY model",
+            )
+            .bind(run)
+            .fetch_all(p)
+            .await?;
+            let last = sqlx::query_scalar("SELECT max(idx0) FROM samples WHERE run_id = $1")
+                .bind(run)
+                .fetch_one(p)
+                .await?;
+            (extra, last)
+        });
         for id in extra {
             if !models.contains(&id) {
                 models.push(id);
             }
         }
-        let last: Option<i64> =
-            sqlx::query_scalar("SELECT max(idx0) FROM samples WHERE run_id = ?")
-                .bind(run)
-                .fetch_one(self.reader())
-                .await?;
         Ok(SamplePages {
             store: self.clone(),
             run,

@@ -1,10 +1,11 @@
 //! The frictionbench run store: every run, its samples and model outputs, results and parameter
-//! sets in one SQLite file (WAL), written by one recorder task per run that the control loop
-//! never waits on.
+//! sets in one SQLite file (WAL) on a bench or one PostgreSQL database for a lab
+//! ([`Location`]), written by one recorder task per run that the control loop never waits on.
 //!
 //! # Brief overview
 //!
-//! [`Store::open`] creates or migrates the database (`migrations/` at the workspace root) and
+//! [`Store::open`] creates or migrates the database (`migrations/sqlite` or
+//! `migrations/postgres` at the workspace root) and
 //! marks runs left `running` by a dead daemon as `interrupted`. A run is created `queued`
 //! ([`NewRun`] → id); [`Recorder::start`] marks it `running` and spawns its writer task. The
 //! control loop pushes [`Sample`]s and model outputs into a [`Batch`] and hands it to
@@ -16,6 +17,9 @@
 //! [`Store::schedules`] ([`ScheduleEntry`]).
 //! Fits and comparisons: [`Store::add_parameter_set`] → [`ParameterSet`] (by id or name),
 //! [`Store::add_comparison`] ([`NewComparison`] → [`Comparison`], listed per run).
+//! A lab: [`Store::push`] copies finished runs, sets and comparisons into another store
+//! ([`PushReport`]), verified by [`Store::sample_checksum`]; [`Store::for_bench`] scopes the
+//! queue, its settings and the schedule to one bench of a shared store.
 //!
 //! # Example
 //!
@@ -43,22 +47,26 @@
 
 #![deny(missing_docs)]
 
+mod backend;
 mod chunk;
 mod comparisons;
 mod error;
 mod export;
 mod liveness;
+mod push;
 mod queue;
 mod recorder;
 mod store;
 mod types;
 
+pub use backend::{Location, is_postgres_url};
 pub use error::Error;
 pub use export::{
     COMMAND_UNIT, Encoder, ExportOptions, Format, SAMPLE_COLUMNS, SAMPLE_UNITS, SamplePages,
     column_units, model_unit,
 };
 pub use liveness::DEAD_RECORDER_REASON;
+pub use push::{Copied, PushOptions, PushReport, PushedRun};
 pub use queue::{QueueRow, ScheduleEntry};
 pub use recorder::{
     Batch, BatchSender, Dropped, Event, Finish, Recorder, RecorderConfig, RecorderSummary,

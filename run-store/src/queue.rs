@@ -1,8 +1,12 @@
-//! `bench serve`'s persisted queue and schedule (migration 0003): plain rows the scheduler task
-//! reads at start and keeps up to date at every change (a row per added or removed run; the
-//! whole queue only when it is reordered). The scheduler owns their meaning.
+//! `bench serve`'s persisted queue and schedule (migrations 0003 and 0006): plain rows the
+//! scheduler task reads at start and keeps up to date at every change (a row per added or
+//! removed run; the whole queue only when it is reordered). The scheduler owns their meaning.
+//! Everything here is scoped to the bench of the handle ([`Store::for_bench`]): the queue holds
+//! that bench's runs, settings and schedule entries are its own (or, made before benches had
+//! them, nobody's: '' applies to every bench until it sets its own).
 
 use crate::Error;
+use crate::backend::on;
 use serde::Serialize;
 use sqlx::FromRow;
 
@@ -58,61 +62,86 @@ struct ScheduleRow {
 impl Store {
     /// The queue, in order.
     pub async fn queue_rows(&self) -> Result<Vec<QueueRow>, Error> {
-        Ok(sqlx::query_as(
-            "SELECT run_id, priority, position FROM queue_items ORDER BY position, run_id",
-        )
-        .fetch_all(self.reader())
-        .await?)
+        Ok(on!(self.reader(), |p, DB| {
+            sqlx::query_as(
+                "SELECT q.run_id, q.priority, q.position FROM queue_items q
+                 JOIN runs r ON r.id = q.run_id WHERE r.bench_id = $1
+                 ORDER BY q.position, q.run_id",
+            )
+            .bind(self.bench_scope())
+            .fetch_all(p)
+            .await?
+        }))
     }
 
     /// Replaces the whole queue with `rows`, in one transaction.
     pub async fn set_queue_rows(&self, rows: &[QueueRow]) -> Result<(), Error> {
-        let mut tx = self.writer().begin().await?;
-        sqlx::query("DELETE FROM queue_items")
+        on!(self.writer(), |p, DB| {
+            let mut tx = p.begin().await?;
+            sqlx::query(
+                "DELETE FROM queue_items WHERE run_id IN (SELECT id FROM runs WHERE bench_id = $1)",
+            )
+            .bind(self.bench_scope())
             .execute(&mut *tx)
             .await?;
-        insert_queue_rows(&mut tx, rows).await?;
-        tx.commit().await?;
+            for r in rows {
+                upsert_queue_row(r).execute(&mut *tx).await?;
+            }
+            tx.commit().await?;
+        });
         Ok(())
     }
 
     /// Adds `rows` to the queue (or moves them), in one transaction.
     pub async fn add_queue_rows(&self, rows: &[QueueRow]) -> Result<(), Error> {
-        let mut tx = self.writer().begin().await?;
-        insert_queue_rows(&mut tx, rows).await?;
-        tx.commit().await?;
+        on!(self.writer(), |p, DB| {
+            let mut tx = p.begin().await?;
+            for r in rows {
+                upsert_queue_row(r).execute(&mut *tx).await?;
+            }
+            tx.commit().await?;
+        });
         Ok(())
     }
 
     /// Takes run `run_id` out of the queue.
     pub async fn remove_queue_row(&self, run_id: i64) -> Result<(), Error> {
-        sqlx::query("DELETE FROM queue_items WHERE run_id = ?")
-            .bind(run_id)
-            .execute(self.writer())
-            .await?;
+        on!(self.writer(), |p, DB| {
+            sqlx::query("DELETE FROM queue_items WHERE run_id = $1")
+                .bind(run_id)
+                .execute(p)
+                .await?;
+        });
         Ok(())
     }
 
     /// A queue setting.
     pub async fn queue_setting(&self, key: &str) -> Result<Option<String>, Error> {
-        Ok(
-            sqlx::query_scalar("SELECT value FROM queue_settings WHERE key = ?")
-                .bind(key)
-                .fetch_optional(self.reader())
-                .await?,
-        )
+        Ok(on!(self.reader(), |p, DB| {
+            sqlx::query_scalar(
+                "SELECT value FROM bench_settings WHERE key = $1 AND bench_id IN ($2, '')
+                 ORDER BY bench_id DESC LIMIT 1",
+            )
+            .bind(key)
+            .bind(self.bench_scope())
+            .fetch_optional(p)
+            .await?
+        }))
     }
 
     /// Sets a queue setting.
     pub async fn set_queue_setting(&self, key: &str, value: &str) -> Result<(), Error> {
-        sqlx::query(
-            "INSERT INTO queue_settings (key, value) VALUES (?, ?)
-             ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-        )
-        .bind(key)
-        .bind(value)
-        .execute(self.writer())
-        .await?;
+        on!(self.writer(), |p, DB| {
+            sqlx::query(
+                "INSERT INTO bench_settings (bench_id, key, value) VALUES ($3, $1, $2)
+                 ON CONFLICT (bench_id, key) DO UPDATE SET value = excluded.value",
+            )
+            .bind(key)
+            .bind(value)
+            .bind(self.bench_scope())
+            .execute(p)
+            .await?;
+        });
         Ok(())
     }
 
@@ -124,25 +153,34 @@ impl Store {
         recurrence: Option<&str>,
         priority: i64,
     ) -> Result<ScheduleEntry, Error> {
-        let id: i64 = sqlx::query_scalar(
-            "INSERT INTO schedules (spec, run_at, recurrence, priority, next_run_at)
-             VALUES (?1, ?2, ?3, ?4, ?2) RETURNING id",
-        )
-        .bind(serde_json::to_string(body)?)
-        .bind(run_at)
-        .bind(recurrence)
-        .bind(priority)
-        .fetch_one(self.writer())
-        .await?;
+        let body = serde_json::to_string(body)?;
+        let id: i64 = on!(self.writer(), |p, DB| {
+            sqlx::query_scalar(
+                "INSERT INTO schedules (spec, run_at, recurrence, priority, next_run_at, created_at,
+                     bench_id)
+                 VALUES ($1, $2, $3, $4, $2, $5, $6) RETURNING id",
+            )
+            .bind(&body)
+            .bind(run_at)
+            .bind(recurrence)
+            .bind(priority)
+            .bind(crate::backend::now_text())
+            .bind(self.bench_scope())
+            .fetch_one(p)
+            .await?
+        });
         self.schedule(id).await
     }
 
     /// One schedule entry.
     pub async fn schedule(&self, id: i64) -> Result<ScheduleEntry, Error> {
-        let row: Option<ScheduleRow> = sqlx::query_as("SELECT * FROM schedules WHERE id = ?")
-            .bind(id)
-            .fetch_optional(self.writer())
-            .await?;
+        let row: Option<ScheduleRow> = on!(self.writer(), |p, DB| {
+            sqlx::query_as("SELECT * FROM schedules WHERE id = $1 AND bench_id IN ($2, '')")
+                .bind(id)
+                .bind(self.bench_scope())
+                .fetch_optional(p)
+                .await?
+        });
         row.ok_or_else(|| Error::NotFound {
             what: "schedule entry",
             key: id.to_string(),
@@ -152,9 +190,12 @@ impl Store {
 
     /// Every schedule entry, oldest first.
     pub async fn schedules(&self) -> Result<Vec<ScheduleEntry>, Error> {
-        let rows: Vec<ScheduleRow> = sqlx::query_as("SELECT * FROM schedules ORDER BY id")
-            .fetch_all(self.reader())
-            .await?;
+        let rows: Vec<ScheduleRow> = on!(self.reader(), |p, DB| {
+            sqlx::query_as("SELECT * FROM schedules WHERE bench_id IN ($1, '') ORDER BY id")
+                .bind(self.bench_scope())
+                .fetch_all(p)
+                .await?
+        });
         rows.into_iter().map(ScheduleRow::decode).collect()
     }
 
@@ -166,26 +207,32 @@ impl Store {
         next_run_at: Option<&str>,
         last_run_id: Option<i64>,
     ) -> Result<(), Error> {
-        sqlx::query(
-            "UPDATE schedules SET state = ?2, next_run_at = ?3,
-                 last_run_id = coalesce(?4, last_run_id) WHERE id = ?1",
-        )
-        .bind(id)
-        .bind(state)
-        .bind(next_run_at)
-        .bind(last_run_id)
-        .execute(self.writer())
-        .await?;
+        on!(self.writer(), |p, DB| {
+            sqlx::query(
+                "UPDATE schedules SET state = $2, next_run_at = $3,
+                     last_run_id = coalesce($4, last_run_id) WHERE id = $1",
+            )
+            .bind(id)
+            .bind(state)
+            .bind(next_run_at)
+            .bind(last_run_id)
+            .execute(p)
+            .await?;
+        });
         Ok(())
     }
 
     /// Deletes a schedule entry; false if there was none.
     pub async fn delete_schedule(&self, id: i64) -> Result<bool, Error> {
-        let done = sqlx::query("DELETE FROM schedules WHERE id = ?")
-            .bind(id)
-            .execute(self.writer())
-            .await?;
-        Ok(done.rows_affected() > 0)
+        let done = on!(self.writer(), |p, DB| {
+            sqlx::query("DELETE FROM schedules WHERE id = $1 AND bench_id IN ($2, '')")
+                .bind(id)
+                .bind(self.bench_scope())
+                .execute(p)
+                .await?
+                .rows_affected()
+        });
+        Ok(done > 0)
     }
 }
 
@@ -205,21 +252,19 @@ impl ScheduleRow {
     }
 }
 
-async fn insert_queue_rows(
-    tx: &mut sqlx::Transaction<'_, sqlx::Sqlite>,
-    rows: &[QueueRow],
-) -> Result<(), Error> {
-    for r in rows {
-        sqlx::query(
-            "INSERT INTO queue_items (run_id, priority, position) VALUES (?, ?, ?)
-             ON CONFLICT (run_id) DO UPDATE
-             SET priority = excluded.priority, position = excluded.position",
-        )
-        .bind(r.run_id)
-        .bind(r.priority)
-        .bind(r.position)
-        .execute(&mut **tx)
-        .await?;
-    }
-    Ok(())
+/// The statement that puts one row into the queue (or moves it).
+fn upsert_queue_row<DB: sqlx::Database>(
+    r: &QueueRow,
+) -> sqlx::query::Query<'static, DB, <DB as sqlx::Database>::Arguments>
+where
+    i64: for<'q> sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+{
+    sqlx::query(
+        "INSERT INTO queue_items (run_id, priority, position) VALUES ($1, $2, $3)
+         ON CONFLICT (run_id) DO UPDATE
+         SET priority = excluded.priority, position = excluded.position",
+    )
+    .bind(r.run_id)
+    .bind(r.priority)
+    .bind(r.position)
 }

@@ -1,17 +1,20 @@
 //! The store: opening (migrations, recovery of interrupted runs), run records and queries.
 
 use crate::Error;
+use crate::backend::{AsConn, ConnRef, Dialect, Either, Location, PoolRef, now_text, on};
 use crate::chunk::{SampleChunk, output_at};
 use crate::liveness;
 use crate::types::{
     LogEntry, NewRun, ParameterSet, Run, RunFilter, RunPage, RunStatus, RunSummary, SampleQuery,
     SampleSet, TimingStats,
 };
+use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
 };
-use sqlx::{FromRow, QueryBuilder, Sqlite};
-use std::path::{Path, PathBuf};
+use sqlx::{AssertSqlSafe, FromRow, QueryBuilder};
+use std::path::Path;
+use std::str::FromStr;
 use std::time::Duration;
 
 /// The reason logged into runs found `running` when a store opens.
@@ -21,22 +24,36 @@ pub const INTERRUPTED_REASON: &str =
 /// Most rows any page or listing returns.
 const MAX_LIMIT: u32 = 10_000;
 
-/// A SQLite run store (WAL, synchronous NORMAL, busy timeout 5 s).
+/// Connections a process opens to a PostgreSQL store (a lab serves many readers; each
+/// recording run holds one more, for its lock).
+const PG_CONNECTIONS: u32 = 8;
+
+/// A run store: a SQLite file (WAL, synchronous NORMAL, busy timeout 5 s) or a PostgreSQL
+/// database.
 ///
-/// Reads go through a small pool; every write goes through a second pool of exactly one
-/// connection, so writes never contend for SQLite's lock inside the process. Cloning is cheap and
-/// shares both pools.
+/// On SQLite, reads go through a small pool and every write through a second pool of exactly
+/// one connection, so writes never contend for SQLite's lock inside the process. PostgreSQL
+/// takes both through one pool. Cloning is cheap and shares the pools.
 #[derive(Clone, Debug)]
 pub struct Store {
-    path: PathBuf,
-    read: SqlitePool,
-    write: SqlitePool,
+    location: Location,
+    pools: Pools,
     interrupted: Vec<i64>,
+    /// The bench whose queue settings and schedule this handle reads and writes
+    /// ([`Store::for_bench`]); '' for none in particular.
+    bench: std::sync::Arc<str>,
+}
+
+#[derive(Clone, Debug)]
+enum Pools {
+    Sqlite { read: SqlitePool, write: SqlitePool },
+    Postgres(PgPool),
 }
 
 #[derive(FromRow)]
 struct RunRow {
     id: i64,
+    uuid: String,
     bench_id: String,
     kind: String,
     name: String,
@@ -104,6 +121,7 @@ pub(crate) struct Select {
 #[derive(FromRow)]
 struct ParameterSetRow {
     id: i64,
+    uuid: String,
     name: String,
     model_id: String,
     params: String,
@@ -120,82 +138,82 @@ fn status_of(text: &str) -> Result<RunStatus, Error> {
 }
 
 impl Store {
-    /// Opens (creating it and its directory if missing) the store at `path` for the daemon: applies the migrations,
-    /// then marks every run left `running` as `interrupted` (their committed samples stay).
-    /// [`Store::interrupted_at_open`] lists them. Only the process that records runs (the daemon)
-    /// may call this: a second process opening the file this way would mark the first one's
-    /// live runs interrupted. Readers use [`Store::open_existing`].
-    pub async fn open(path: impl AsRef<Path>) -> Result<Store, Error> {
-        if let Some(dir) = path.as_ref().parent().filter(|d| !d.as_os_str().is_empty()) {
+    /// Opens the store at `location` for the process that records runs (the daemon, `bench
+    /// run`): creates a missing SQLite file (and its directory), applies the migrations of its
+    /// engine, then marks `interrupted` every run left `running` that no live process records
+    /// (their committed samples stay). [`Store::interrupted_at_open`] lists them. Runs another
+    /// live process records (it holds their lock) are left alone. Readers use
+    /// [`Store::open_existing`].
+    pub async fn open(location: impl Into<Location>) -> Result<Store, Error> {
+        let location = location.into();
+        if let Some(dir) = location
+            .file()
+            .and_then(Path::parent)
+            .filter(|d| !d.as_os_str().is_empty())
+        {
             std::fs::create_dir_all(dir)?;
         }
-        let mut store = Store::connect(path.as_ref(), true).await?;
+        let mut store = Store::connect(location, true).await?;
         store.interrupted = store.mark_interrupted().await?;
         Ok(store)
     }
 
     /// Opens an existing store to query it (the `bench runs` commands): applies pending
     /// migrations but leaves `running` runs alone, since a daemon may be recording them.
-    pub async fn open_existing(path: impl AsRef<Path>) -> Result<Store, Error> {
-        let path = path.as_ref();
-        if !path.is_file() {
+    pub async fn open_existing(location: impl Into<Location>) -> Result<Store, Error> {
+        let location = location.into();
+        if let Some(path) = location.file().filter(|p| !p.is_file()) {
             return Err(Error::NoDatabase {
                 path: path.to_path_buf(),
             });
         }
-        Store::connect(path, false).await
+        Store::connect(location, false).await
     }
 
-    async fn connect(path: &Path, create: bool) -> Result<Store, Error> {
-        // sqlx applies busy_timeout before switching the journal mode to WAL, on every
-        // connection of the pool.
-        let options = SqliteConnectOptions::new()
-            .filename(path)
-            .create_if_missing(create)
-            .busy_timeout(Duration::from_secs(5))
-            .journal_mode(SqliteJournalMode::Wal)
-            .synchronous(SqliteSynchronous::Normal)
-            .foreign_keys(true);
-        let write = SqlitePoolOptions::new()
-            .max_connections(1)
-            .connect_with(options.clone())
-            .await?;
-        sqlx::migrate!("../migrations").run(&write).await?;
-        let read = SqlitePoolOptions::new()
-            .max_connections(4)
-            .connect_with(options)
-            .await?;
+    async fn connect(location: Location, create: bool) -> Result<Store, Error> {
+        let pools = match &location {
+            Location::Sqlite(path) => connect_sqlite(path, create).await?,
+            Location::Postgres(url) => connect_postgres(url).await?,
+        };
         Ok(Store {
-            path: path.to_path_buf(),
-            read,
-            write,
+            location,
+            pools,
             interrupted: Vec::new(),
+            bench: "".into(),
         })
     }
 
     /// Marks `interrupted` the `running` runs no live process records (another recorder's
     /// runs are left alone: it holds their locks).
     async fn mark_interrupted(&self) -> Result<Vec<i64>, Error> {
-        let running: Vec<i64> = sqlx::query_scalar("SELECT id FROM runs WHERE status = 'running'")
-            .fetch_all(&self.write)
-            .await?;
+        let running: Vec<i64> = on!(self.writer(), |p, DB| {
+            sqlx::query_scalar("SELECT id FROM runs WHERE status = 'running'")
+                .fetch_all(p)
+                .await?
+        });
         let mut ids = Vec::new();
         for id in running {
-            if liveness::is_recorded(&self.path, id) {
+            if liveness::is_recorded(self, id).await? {
                 continue;
             }
-            let done = sqlx::query(
-                "UPDATE runs SET status = 'interrupted', status_reason = ?1,
-                     finished_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now'),
-                     interruption_log = json_insert(interruption_log, '$[#]', json_object(
-                         'at', strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), 't', NULL, 'reason', ?1))
-                 WHERE id = ?2 AND status = 'running'",
-            )
-            .bind(INTERRUPTED_REASON)
-            .bind(id)
-            .execute(&self.write)
-            .await?;
-            if done.rows_affected() == 1 {
+            let at = now_text();
+            let done = on!(self.writer(), |p, DB| {
+                let sql = format!(
+                    "UPDATE runs SET status = 'interrupted', status_reason = $3, finished_at = $1,
+                         interruption_log = {}
+                     WHERE id = $4 AND status = 'running'",
+                    DB::log_append(1, 2, 3)
+                );
+                sqlx::query(AssertSqlSafe(sql))
+                    .bind(&at)
+                    .bind(None::<f64>)
+                    .bind(INTERRUPTED_REASON)
+                    .bind(id)
+                    .execute(p)
+                    .await?
+                    .rows_affected()
+            });
+            if done == 1 {
                 ids.push(id);
             }
         }
@@ -205,17 +223,33 @@ impl Store {
     /// A stored `running` status as readers should see it: `interrupted` when no live process
     /// records the run any more (re-read, since the recorder may just have closed it).
     async fn live_status(&self, id: i64, stored: RunStatus) -> Result<RunStatus, Error> {
-        if stored != RunStatus::Running || liveness::is_recorded(&self.path, id) {
+        if stored != RunStatus::Running || liveness::is_recorded(self, id).await? {
             return Ok(stored);
         }
-        let now: Option<String> = sqlx::query_scalar("SELECT status FROM runs WHERE id = ?")
-            .bind(id)
-            .fetch_optional(&self.read)
-            .await?;
+        let now: Option<String> = on!(self.reader(), |p, DB| {
+            sqlx::query_scalar("SELECT status FROM runs WHERE id = $1")
+                .bind(id)
+                .fetch_optional(p)
+                .await?
+        });
         match now.as_deref().map(status_of).transpose()? {
             Some(RunStatus::Running) | None => Ok(RunStatus::Interrupted),
             Some(s) => Ok(s),
         }
+    }
+
+    /// The same store, with its queue, queue settings and schedule scoped to bench `bench_id`
+    /// (several benches may record into one store; each `bench serve` keeps its own queue).
+    pub fn for_bench(&self, bench_id: &str) -> Store {
+        Store {
+            bench: bench_id.into(),
+            ..self.clone()
+        }
+    }
+
+    /// The bench [`Store::for_bench`] scoped this handle to ('' for none).
+    pub fn bench_scope(&self) -> &str {
+        &self.bench
     }
 
     /// The runs [`Store::open`] found `running` and marked `interrupted`.
@@ -223,43 +257,58 @@ impl Store {
         &self.interrupted
     }
 
-    /// The database file.
-    pub fn path(&self) -> &Path {
-        &self.path
+    /// Where the store lives.
+    pub fn location(&self) -> &Location {
+        &self.location
     }
 
-    /// The single-connection pool every write goes through (the recorder's).
-    pub(crate) fn writer(&self) -> &SqlitePool {
-        &self.write
+    /// The pool every write goes through (on SQLite, the single write connection).
+    pub(crate) fn writer(&self) -> PoolRef<'_> {
+        match &self.pools {
+            Pools::Sqlite { write, .. } => Either::Sqlite(write),
+            Pools::Postgres(pool) => Either::Postgres(pool),
+        }
     }
 
     /// The read pool.
-    pub(crate) fn reader(&self) -> &SqlitePool {
-        &self.read
+    pub(crate) fn reader(&self) -> PoolRef<'_> {
+        match &self.pools {
+            Pools::Sqlite { read, .. } => Either::Sqlite(read),
+            Pools::Postgres(pool) => Either::Postgres(pool),
+        }
     }
 
-    /// Closes both pools (waits for connections to finish; checkpoints the WAL).
+    /// Closes the pools (waits for connections to finish; on SQLite, checkpoints the WAL).
     pub async fn close(&self) {
-        self.read.close().await;
-        self.write.close().await;
+        match &self.pools {
+            Pools::Sqlite { read, write } => {
+                read.close().await;
+                write.close().await;
+            }
+            Pools::Postgres(pool) => pool.close().await,
+        }
     }
 
     /// Creates a `queued` run; returns its id.
     pub async fn create_run(&self, run: &NewRun) -> Result<i64, Error> {
-        let mut conn = self.write.acquire().await?;
-        insert_run(&mut conn, run).await
+        on!(self.writer(), |p, DB| {
+            let mut conn = p.acquire().await?;
+            insert_run(conn.conn(), run).await
+        })
     }
 
     /// Creates `queued` runs in one transaction (a sweep's thousand runs are one write, not a
     /// thousand); returns their ids in order.
     pub async fn create_runs(&self, runs: &[NewRun]) -> Result<Vec<i64>, Error> {
-        let mut tx = self.write.begin().await?;
-        let mut ids = Vec::with_capacity(runs.len());
-        for run in runs {
-            ids.push(insert_run(&mut tx, run).await?);
-        }
-        tx.commit().await?;
-        Ok(ids)
+        on!(self.writer(), |p, DB| {
+            let mut tx = p.begin().await?;
+            let mut ids = Vec::with_capacity(runs.len());
+            for run in runs {
+                ids.push(insert_run(tx.conn(), run).await?);
+            }
+            tx.commit().await?;
+            Ok(ids)
+        })
     }
 
     /// Sets a run's final status without a recorder (e.g. a run rejected or failed before it
@@ -277,24 +326,30 @@ impl Store {
                 rule: "must be a final status (completed, aborted, failed, interrupted)".into(),
             });
         }
-        let mut conn = self.write.acquire().await?;
-        finish(&mut conn, id, status, reason, None).await
+        on!(self.writer(), |p, DB| {
+            let mut conn = p.acquire().await?;
+            finish(conn.conn(), id, status, reason, None).await
+        })
     }
 
     /// Appends a line to a run's log: for what could not travel with its samples (the
     /// recorder that carries them died).
     pub async fn append_log(&self, id: i64, t: Option<f64>, reason: &str) -> Result<(), Error> {
-        let done = sqlx::query(
-            "UPDATE runs SET interruption_log = json_insert(interruption_log, '$[#]', json_object(
-                 'at', strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), 't', ?2, 'reason', ?3))
-             WHERE id = ?1",
-        )
-        .bind(id)
-        .bind(t)
-        .bind(reason)
-        .execute(&self.write)
-        .await?;
-        if done.rows_affected() == 0 {
+        let done = on!(self.writer(), |p, DB| {
+            let sql = format!(
+                "UPDATE runs SET interruption_log = {} WHERE id = $4",
+                DB::log_append(1, 2, 3)
+            );
+            sqlx::query(AssertSqlSafe(sql))
+                .bind(now_text())
+                .bind(t)
+                .bind(reason)
+                .bind(id)
+                .execute(p)
+                .await?
+                .rows_affected()
+        });
+        if done == 0 {
             return Err(Error::RunNotFound { id });
         }
         Ok(())
@@ -303,38 +358,46 @@ impl Store {
     /// Stores (or replaces) the analysis results of a run.
     pub async fn save_results(&self, id: i64, analysis: &serde_json::Value) -> Result<(), Error> {
         self.require_run(id).await?;
-        sqlx::query(
-            "INSERT INTO results (run_id, analysis) VALUES (?, ?)
-             ON CONFLICT (run_id) DO UPDATE SET analysis = excluded.analysis,
-                 created_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')",
-        )
-        .bind(id)
-        .bind(serde_json::to_string(analysis)?)
-        .execute(&self.write)
-        .await?;
+        let analysis = serde_json::to_string(analysis)?;
+        on!(self.writer(), |p, DB| {
+            sqlx::query(
+                "INSERT INTO results (run_id, analysis, created_at) VALUES ($1, $2, $3)
+                 ON CONFLICT (run_id) DO UPDATE SET analysis = excluded.analysis,
+                     created_at = excluded.created_at",
+            )
+            .bind(id)
+            .bind(&analysis)
+            .bind(now_text())
+            .execute(p)
+            .await?;
+        });
         Ok(())
     }
 
     pub(crate) async fn require_run(&self, id: i64) -> Result<(), Error> {
-        let found: Option<i64> = sqlx::query_scalar("SELECT id FROM runs WHERE id = ?")
-            .bind(id)
-            .fetch_optional(&self.read)
-            .await?;
+        let found: Option<i64> = on!(self.reader(), |p, DB| {
+            sqlx::query_scalar("SELECT id FROM runs WHERE id = $1")
+                .bind(id)
+                .fetch_optional(p)
+                .await?
+        });
         found.map(|_| ()).ok_or(Error::RunNotFound { id })
     }
 
     /// One run with its timing, log and results.
     pub async fn run(&self, id: i64) -> Result<Run, Error> {
-        let row: RunRow = sqlx::query_as("SELECT * FROM runs WHERE id = ?")
-            .bind(id)
-            .fetch_optional(&self.read)
-            .await?
-            .ok_or(Error::RunNotFound { id })?;
-        let results: Option<String> =
-            sqlx::query_scalar("SELECT analysis FROM results WHERE run_id = ?")
+        let (row, results): (Option<RunRow>, Option<String>) = on!(self.reader(), |p, DB| {
+            let row = sqlx::query_as("SELECT * FROM runs WHERE id = $1")
                 .bind(id)
-                .fetch_optional(&self.read)
+                .fetch_optional(p)
                 .await?;
+            let results = sqlx::query_scalar("SELECT analysis FROM results WHERE run_id = $1")
+                .bind(id)
+                .fetch_optional(p)
+                .await?;
+            (row, results)
+        });
+        let row = row.ok_or(Error::RunNotFound { id })?;
         let stored = status_of(&row.status)?;
         let status = self.live_status(row.id, stored).await?;
         let status_reason = if status == RunStatus::Interrupted && stored == RunStatus::Running {
@@ -344,6 +407,7 @@ impl Store {
         };
         Ok(Run {
             id: row.id,
+            uuid: row.uuid,
             bench_id: row.bench_id,
             kind: row.kind,
             name: row.name,
@@ -373,23 +437,6 @@ impl Store {
         })
     }
 
-    /// Normalises a caller's date to the stored form; an unparsable date is an input error.
-    async fn normalise_time(&self, field: &'static str, text: &str) -> Result<String, Error> {
-        let norm: Option<String> = if is_date_text(text) {
-            sqlx::query_scalar("SELECT strftime('%Y-%m-%dT%H:%M:%fZ', ?)")
-                .bind(text)
-                .fetch_one(&self.read)
-                .await?
-        } else {
-            None
-        };
-        norm.ok_or_else(|| Error::InvalidInput {
-            field,
-            value: text.to_string(),
-            rule: "is not a date (use YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ, UTC)".into(),
-        })
-    }
-
     /// Runs matching `filter`, newest first, one page.
     pub async fn list_runs(&self, filter: &RunFilter) -> Result<RunPage, Error> {
         if filter.limit == 0 || filter.limit > MAX_LIMIT {
@@ -399,45 +446,50 @@ impl Store {
                 rule: format!("must be between 1 and {MAX_LIMIT}"),
             });
         }
-        let since = match &filter.since {
-            Some(s) => Some(self.normalise_time("since", s).await?),
-            None => None,
-        };
-        let until = match &filter.until {
-            Some(s) => Some(self.normalise_time("until", s).await?),
-            None => None,
-        };
-        let push_where = |qb: &mut QueryBuilder<Sqlite>| {
-            qb.push(" WHERE 1 = 1");
-            if let Some(kind) = &filter.kind {
-                qb.push(" AND kind = ").push_bind(kind.clone());
-            }
-            if let Some(bench) = &filter.bench {
-                qb.push(" AND bench_id = ").push_bind(bench.clone());
-            }
-            if let Some(status) = filter.status {
-                qb.push(" AND status = ").push_bind(status.as_str());
-            }
-            if let Some(since) = &since {
-                qb.push(" AND created_at >= ").push_bind(since.clone());
-            }
-            if let Some(until) = &until {
-                qb.push(" AND created_at < ").push_bind(until.clone());
-            }
-        };
-        let mut count = QueryBuilder::<Sqlite>::new("SELECT count(*) FROM runs");
-        push_where(&mut count);
-        let total: i64 = count.build_query_scalar().fetch_one(&self.read).await?;
-        let mut page = QueryBuilder::<Sqlite>::new(
-            "SELECT id, bench_id, kind, name, status, created_at, started_at, finished_at, sample_count
-             FROM runs",
-        );
-        push_where(&mut page);
-        page.push(" ORDER BY created_at DESC, id DESC LIMIT ")
-            .push_bind(i64::from(filter.limit))
-            .push(" OFFSET ")
-            .push_bind(i64::try_from(filter.offset).unwrap_or(i64::MAX));
-        let rows: Vec<SummaryRow> = page.build_query_as().fetch_all(&self.read).await?;
+        let since = filter
+            .since
+            .as_deref()
+            .map(|s| normalise_time("since", s))
+            .transpose()?;
+        let until = filter
+            .until
+            .as_deref()
+            .map(|s| normalise_time("until", s))
+            .transpose()?;
+        let (total, rows): (i64, Vec<SummaryRow>) = on!(self.reader(), |p, DB| {
+            let push_where = |qb: &mut QueryBuilder<DB>| {
+                qb.push(" WHERE 1 = 1");
+                if let Some(kind) = &filter.kind {
+                    qb.push(" AND kind = ").push_bind(kind.clone());
+                }
+                if let Some(bench) = &filter.bench {
+                    qb.push(" AND bench_id = ").push_bind(bench.clone());
+                }
+                if let Some(status) = filter.status {
+                    qb.push(" AND status = ").push_bind(status.as_str());
+                }
+                if let Some(since) = &since {
+                    qb.push(" AND created_at >= ").push_bind(since.clone());
+                }
+                if let Some(until) = &until {
+                    qb.push(" AND created_at < ").push_bind(until.clone());
+                }
+            };
+            let mut count = QueryBuilder::<DB>::new("SELECT count(*) FROM runs");
+            push_where(&mut count);
+            let total = count.build_query_scalar().fetch_one(p).await?;
+            let mut page = QueryBuilder::<DB>::new(
+                "SELECT id, bench_id, kind, name, status, created_at, started_at, finished_at,
+                     sample_count
+                 FROM runs",
+            );
+            push_where(&mut page);
+            page.push(" ORDER BY created_at DESC, id DESC LIMIT ")
+                .push_bind(i64::from(filter.limit))
+                .push(" OFFSET ")
+                .push_bind(i64::try_from(filter.offset).unwrap_or(i64::MAX));
+            (total, page.build_query_as().fetch_all(p).await?)
+        });
         let mut runs = Vec::with_capacity(rows.len());
         for r in rows {
             let status = self.live_status(r.id, status_of(&r.status)?).await?;
@@ -473,11 +525,13 @@ impl Store {
 
     /// The lockstep model ids of a run (an error if there is no such run).
     pub(crate) async fn run_models(&self, run: i64) -> Result<Vec<String>, Error> {
-        let models: String = sqlx::query_scalar("SELECT models FROM runs WHERE id = ?")
-            .bind(run)
-            .fetch_optional(&self.read)
-            .await?
-            .ok_or(Error::RunNotFound { id: run })?;
+        let models: Option<String> = on!(self.reader(), |p, DB| {
+            sqlx::query_scalar("SELECT models FROM runs WHERE id = $1")
+                .bind(run)
+                .fetch_optional(p)
+                .await?
+        });
+        let models = models.ok_or(Error::RunNotFound { id: run })?;
         Ok(serde_json::from_str(&models)?)
     }
 
@@ -491,22 +545,24 @@ impl Store {
         every: u64,
     ) -> Result<SampleSet, Error> {
         let every = every.max(1);
-        let mut qb =
-            QueryBuilder::<Sqlite>::new("SELECT idx0, n, data FROM samples WHERE run_id = ");
-        qb.push_bind(run);
         let Select { idx0, from, to } = select;
-        if let Some(from) = from {
-            qb.push(" AND t1 >= ").push_bind(from);
-        }
-        if let Some(to) = to {
-            qb.push(" AND t0 <= ").push_bind(to);
-        }
-        if let Some((lo, hi)) = idx0 {
-            qb.push(" AND idx0 >= ").push_bind(lo);
-            qb.push(" AND idx0 < ").push_bind(hi);
-        }
-        qb.push(" ORDER BY idx0");
-        let chunks: Vec<ChunkRow> = qb.build_query_as().fetch_all(&self.read).await?;
+        let chunks: Vec<ChunkRow> = on!(self.reader(), |p, DB| {
+            let mut qb =
+                QueryBuilder::<DB>::new("SELECT idx0, n, data FROM samples WHERE run_id = ");
+            qb.push_bind(run);
+            if let Some(from) = from {
+                qb.push(" AND t1 >= ").push_bind(from);
+            }
+            if let Some(to) = to {
+                qb.push(" AND t0 <= ").push_bind(to);
+            }
+            if let Some((lo, hi)) = idx0 {
+                qb.push(" AND idx0 >= ").push_bind(lo);
+                qb.push(" AND idx0 < ").push_bind(hi);
+            }
+            qb.push(" ORDER BY idx0");
+            qb.build_query_as().fetch_all(p).await?
+        });
         let mut set = SampleSet::default();
         for c in &chunks {
             let n = usize::try_from(c.n).unwrap_or(0);
@@ -537,15 +593,17 @@ impl Store {
             set.models = models;
             return Ok(set);
         };
-        let outs: Vec<OutputChunkRow> = sqlx::query_as(
-            "SELECT idx0, model, n, force FROM model_outputs
-             WHERE run_id = ? AND idx0 >= ? AND idx0 <= ? ORDER BY idx0",
-        )
-        .bind(run)
-        .bind(first.idx0)
-        .bind(last.idx0)
-        .fetch_all(&self.read)
-        .await?;
+        let outs: Vec<OutputChunkRow> = on!(self.reader(), |p, DB| {
+            sqlx::query_as(
+                "SELECT idx0, model, n, force FROM model_outputs
+                 WHERE run_id = $1 AND idx0 >= $2 AND idx0 <= $3 ORDER BY idx0",
+            )
+            .bind(run)
+            .bind(first.idx0)
+            .bind(last.idx0)
+            .fetch_all(p)
+            .await?
+        });
         for o in &outs {
             if !models.contains(&o.model) {
                 models.push(o.model.clone());
@@ -583,40 +641,52 @@ impl Store {
         params: &serde_json::Value,
         provenance: &serde_json::Value,
     ) -> Result<i64, Error> {
-        let id = sqlx::query_scalar(
-            "INSERT INTO parameter_sets (name, model_id, params, provenance)
-             VALUES (?, ?, ?, ?) RETURNING id",
-        )
-        .bind(name)
-        .bind(model_id)
-        .bind(serde_json::to_string(params)?)
-        .bind(serde_json::to_string(provenance)?)
-        .fetch_one(&self.write)
-        .await?;
-        Ok(id)
+        let (params, provenance) = (
+            serde_json::to_string(params)?,
+            serde_json::to_string(provenance)?,
+        );
+        Ok(on!(self.writer(), |p, DB| {
+            sqlx::query_scalar(
+                "INSERT INTO parameter_sets (uuid, name, model_id, params, provenance, created_at)
+                 VALUES ($1, $2, $3, $4, $5, $6) RETURNING id",
+            )
+            .bind(crate::backend::new_uuid())
+            .bind(name)
+            .bind(model_id)
+            .bind(&params)
+            .bind(&provenance)
+            .bind(now_text())
+            .fetch_one(p)
+            .await?
+        }))
     }
 
     /// Parameter sets, newest first, optionally of one model only.
     pub async fn parameter_sets(&self, model_id: Option<&str>) -> Result<Vec<ParameterSet>, Error> {
-        let rows: Vec<ParameterSetRow> = sqlx::query_as(
-            "SELECT id, name, model_id, params, provenance, created_at FROM parameter_sets
-             WHERE ?1 IS NULL OR model_id = ?1 ORDER BY created_at DESC, id DESC",
-        )
-        .bind(model_id)
-        .fetch_all(&self.read)
-        .await?;
+        let rows: Vec<ParameterSetRow> = on!(self.reader(), |p, DB| {
+            sqlx::query_as(
+                "SELECT id, uuid, name, model_id, params, provenance, created_at
+                 FROM parameter_sets
+                 WHERE $1 IS NULL OR model_id = $1 ORDER BY created_at DESC, id DESC",
+            )
+            .bind(model_id)
+            .fetch_all(p)
+            .await?
+        });
         rows.into_iter().map(ParameterSetRow::decode).collect()
     }
 
     /// The parameter set with this id.
     pub async fn parameter_set(&self, id: i64) -> Result<ParameterSet, Error> {
-        let row: Option<ParameterSetRow> = sqlx::query_as(
-            "SELECT id, name, model_id, params, provenance, created_at FROM parameter_sets
-             WHERE id = ?",
-        )
-        .bind(id)
-        .fetch_optional(&self.read)
-        .await?;
+        let row: Option<ParameterSetRow> = on!(self.reader(), |p, DB| {
+            sqlx::query_as(
+                "SELECT id, uuid, name, model_id, params, provenance, created_at
+                 FROM parameter_sets WHERE id = $1",
+            )
+            .bind(id)
+            .fetch_optional(p)
+            .await?
+        });
         row.ok_or_else(|| Error::NotFound {
             what: "parameter set",
             key: id.to_string(),
@@ -626,13 +696,15 @@ impl Store {
 
     /// The newest parameter set named `name` (names need not be unique; the latest wins).
     pub async fn parameter_set_by_name(&self, name: &str) -> Result<ParameterSet, Error> {
-        let row: Option<ParameterSetRow> = sqlx::query_as(
-            "SELECT id, name, model_id, params, provenance, created_at FROM parameter_sets
-             WHERE name = ? ORDER BY created_at DESC, id DESC LIMIT 1",
-        )
-        .bind(name)
-        .fetch_optional(&self.read)
-        .await?;
+        let row: Option<ParameterSetRow> = on!(self.reader(), |p, DB| {
+            sqlx::query_as(
+                "SELECT id, uuid, name, model_id, params, provenance, created_at
+                 FROM parameter_sets WHERE name = $1 ORDER BY created_at DESC, id DESC LIMIT 1",
+            )
+            .bind(name)
+            .fetch_optional(p)
+            .await?
+        });
         row.ok_or_else(|| Error::NotFound {
             what: "parameter set",
             key: format!("'{name}'"),
@@ -645,6 +717,7 @@ impl ParameterSetRow {
     fn decode(self) -> Result<ParameterSet, Error> {
         Ok(ParameterSet {
             id: self.id,
+            uuid: self.uuid,
             name: self.name,
             model_id: self.model_id,
             params: serde_json::from_str(&self.params)?,
@@ -682,26 +755,30 @@ pub(crate) fn check_query(q: &SampleQuery) -> Result<(), Error> {
 
 /// Sets the final status of `id` (with `reason` logged) and, if given, its timing statistics.
 pub(crate) async fn finish(
-    conn: &mut sqlx::SqliteConnection,
+    mut conn: ConnRef<'_>,
     id: i64,
     status: RunStatus,
     reason: Option<&str>,
     timing: Option<&TimingStats>,
 ) -> Result<(), Error> {
-    let done = sqlx::query(
-        "UPDATE runs SET status = ?2, status_reason = ?3,
-             finished_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now'),
-             interruption_log = CASE WHEN ?3 IS NULL THEN interruption_log
-                 ELSE json_insert(interruption_log, '$[#]', json_object(
-                     'at', strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), 't', NULL, 'reason', ?3)) END
-         WHERE id = ?1",
-    )
-    .bind(id)
-    .bind(status.as_str())
-    .bind(reason)
-    .execute(&mut *conn)
-    .await?;
-    if done.rows_affected() == 0 {
+    let done = on!(&mut conn, |c, DB| {
+        let sql = format!(
+            "UPDATE runs SET status = $4, status_reason = $3, finished_at = $1,
+                 interruption_log = CASE WHEN $3 IS NULL THEN interruption_log ELSE {} END
+             WHERE id = $5",
+            DB::log_append(1, 2, 3)
+        );
+        sqlx::query(AssertSqlSafe(sql))
+            .bind(now_text())
+            .bind(None::<f64>)
+            .bind(reason)
+            .bind(status.as_str())
+            .bind(id)
+            .execute(&mut **c)
+            .await?
+            .rows_affected()
+    });
+    if done == 0 {
         return Err(Error::RunNotFound { id });
     }
     if let Some(timing) = timing {
@@ -712,65 +789,107 @@ pub(crate) async fn finish(
 
 /// Stores the timing statistics of a run.
 pub(crate) async fn set_timing(
-    conn: &mut sqlx::SqliteConnection,
+    conn: ConnRef<'_>,
     id: i64,
     timing: &TimingStats,
 ) -> Result<(), Error> {
-    sqlx::query(
-        "UPDATE runs SET period_error_p50_us = ?, period_error_p99_us = ?,
-             period_error_max_us = ?, overruns = ? WHERE id = ?",
-    )
-    .bind(timing.period_error_p50_us)
-    .bind(timing.period_error_p99_us)
-    .bind(timing.period_error_max_us)
-    .bind(i64::try_from(timing.overruns).unwrap_or(i64::MAX))
-    .bind(id)
-    .execute(conn)
-    .await?;
+    on!(conn, |c, DB| {
+        sqlx::query(
+            "UPDATE runs SET period_error_p50_us = $1, period_error_p99_us = $2,
+                 period_error_max_us = $3, overruns = $4 WHERE id = $5",
+        )
+        .bind(timing.period_error_p50_us)
+        .bind(timing.period_error_p99_us)
+        .bind(timing.period_error_max_us)
+        .bind(i64::try_from(timing.overruns).unwrap_or(i64::MAX))
+        .bind(id)
+        .execute(c)
+        .await?;
+    });
     Ok(())
 }
 
-async fn insert_run(conn: &mut sqlx::SqliteConnection, run: &NewRun) -> Result<i64, Error> {
-    let id = sqlx::query_scalar(
-        "INSERT INTO runs (kind, name, spec, bench_config, device_profiles, software_version,
-             operator_note, models, period_s)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
-    )
-    .bind(&run.kind)
-    .bind(&run.name)
-    .bind(serde_json::to_string(&run.spec)?)
-    .bind(serde_json::to_string(&run.bench_config)?)
-    .bind(serde_json::to_string(&run.device_profiles)?)
-    .bind(&run.software_version)
-    .bind(&run.operator_note)
-    .bind(serde_json::to_string(&run.models)?)
-    .bind(run.period_s)
-    .fetch_one(conn)
-    .await?;
-    Ok(id)
+async fn insert_run(conn: ConnRef<'_>, run: &NewRun) -> Result<i64, Error> {
+    let text = (
+        serde_json::to_string(&run.spec)?,
+        serde_json::to_string(&run.bench_config)?,
+        serde_json::to_string(&run.device_profiles)?,
+        serde_json::to_string(&run.models)?,
+    );
+    Ok(on!(conn, |c, DB| {
+        sqlx::query_scalar(
+            "INSERT INTO runs (uuid, kind, name, spec, bench_config, device_profiles,
+                 software_version, operator_note, models, period_s, created_at)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id",
+        )
+        .bind(crate::backend::new_uuid())
+        .bind(&run.kind)
+        .bind(&run.name)
+        .bind(&text.0)
+        .bind(&text.1)
+        .bind(&text.2)
+        .bind(&run.software_version)
+        .bind(&run.operator_note)
+        .bind(&text.3)
+        .bind(run.period_s)
+        .bind(now_text())
+        .fetch_one(c)
+        .await?
+    }))
 }
 
-/// `YYYY-MM-DD` or `YYYY-MM-DDTHH:MM:SSZ`: the forms a date filter takes (SQLite would also
-/// read a bare number as a Julian day, which nobody filtering by date means).
-fn is_date_text(text: &str) -> bool {
-    const DAY: &[u8] = b"dddd-dd-dd";
-    const TIME: &[u8] = b"Tdd:dd:ddZ";
-    let b = text.as_bytes();
-    let fits = |shape: &[u8], part: &[u8]| {
-        shape.len() == part.len()
-            && shape.iter().zip(part).all(|(s, c)| {
-                if *s == b'd' {
-                    c.is_ascii_digit()
-                } else {
-                    s == c
-                }
-            })
-    };
-    match b.len() {
-        10 => fits(DAY, b),
-        20 => fits(DAY, &b[..10]) && fits(TIME, &b[10..]),
-        _ => false,
-    }
+/// A caller's date (`YYYY-MM-DD` or `YYYY-MM-DDTHH:MM:SSZ`, UTC) in the stored form; anything
+/// else (SQLite would also read a bare number as a Julian day) is an input error.
+pub(crate) fn normalise_time(field: &'static str, text: &str) -> Result<String, Error> {
+    let day = chrono::NaiveDate::parse_from_str(text, "%Y-%m-%d")
+        .ok()
+        .filter(|_| text.len() == 10)
+        .and_then(|d| d.and_hms_opt(0, 0, 0));
+    let time = chrono::NaiveDateTime::parse_from_str(text, "%Y-%m-%dT%H:%M:%SZ")
+        .ok()
+        .filter(|_| text.len() == 20);
+    day.or(time)
+        .map(|t| t.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string())
+        .ok_or_else(|| Error::InvalidInput {
+            field,
+            value: text.to_string(),
+            rule: "is not a date (use YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ, UTC)".into(),
+        })
+}
+
+async fn connect_sqlite(path: &Path, create: bool) -> Result<Pools, Error> {
+    // sqlx applies busy_timeout before switching the journal mode to WAL, on every
+    // connection of the pool.
+    let options = SqliteConnectOptions::new()
+        .filename(path)
+        .create_if_missing(create)
+        .busy_timeout(Duration::from_secs(5))
+        .journal_mode(SqliteJournalMode::Wal)
+        .synchronous(SqliteSynchronous::Normal)
+        .foreign_keys(true);
+    let write = SqlitePoolOptions::new()
+        .max_connections(1)
+        .connect_with(options.clone())
+        .await?;
+    sqlx::migrate!("../migrations/sqlite").run(&write).await?;
+    let read = SqlitePoolOptions::new()
+        .max_connections(4)
+        .connect_with(options)
+        .await?;
+    Ok(Pools::Sqlite { read, write })
+}
+
+async fn connect_postgres(url: &str) -> Result<Pools, Error> {
+    // The server's notices (`relation ... already exists, skipping`) are not the user's news.
+    let options = PgConnectOptions::from_str(url)?.options([("client_min_messages", "warning")]);
+    let pool = PgPoolOptions::new()
+        .max_connections(PG_CONNECTIONS)
+        .acquire_timeout(Duration::from_secs(10))
+        .connect_with(options)
+        .await?;
+    // sqlx serialises concurrent migrators on PostgreSQL with an advisory lock.
+    sqlx::migrate!("../migrations/postgres").run(&pool).await?;
+    Ok(Pools::Postgres(pool))
 }
 
 #[cfg(test)]

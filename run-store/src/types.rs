@@ -142,8 +142,11 @@ pub struct LogEntry {
 /// A stored run with everything but its samples.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Run {
-    /// Run id.
+    /// Run id (this store's own; a lab store numbers pushed runs anew).
     pub id: i64,
+    /// The run's UUID, assigned when it was created and kept by every store it is pushed to.
+    #[serde(default)]
+    pub uuid: String,
     /// The bench it was recorded on (`bench_id` of its configuration snapshot; '' before
     /// benches had one).
     #[serde(default)]
@@ -307,6 +310,9 @@ impl SampleSet {
 pub struct ParameterSet {
     /// Id.
     pub id: i64,
+    /// UUID, kept by every store the set is pushed to.
+    #[serde(default)]
+    pub uuid: String,
     /// Name.
     pub name: String,
     /// Model id.
@@ -339,6 +345,9 @@ pub struct NewComparison {
 pub struct Comparison {
     /// Id.
     pub id: i64,
+    /// UUID, kept by every store the comparison is pushed to.
+    #[serde(default)]
+    pub uuid: String,
     /// Creation time.
     pub created_at: String,
     /// Runs the models were fitted on.

@@ -1,11 +1,10 @@
 //! CSV and JSON export of a whole run.
 
-use crate::util::{new_run, temp_store};
+use crate::util::{Engine, new_run, temp_store};
 use run_store::{Batch, ExportOptions, Finish, Format, Recorder, RecorderConfig, Sample};
 
-#[tokio::test]
-async fn csv_and_json_exports_hold_every_sample_and_one_column_per_model() {
-    let (_dir, store) = temp_store().await;
+async fn csv_and_json_exports_hold_every_sample_and_one_column_per_model(engine: Engine) {
+    let (_dir, store) = temp_store(engine).await;
     let id = store
         .create_run(&new_run("prbs", &["lugre", "dahl"]))
         .await
@@ -96,9 +95,8 @@ async fn csv_and_json_exports_hold_every_sample_and_one_column_per_model() {
     assert_eq!(doc["rows"], serde_json::json!([]));
 }
 
-#[tokio::test]
-async fn a_units_export_adds_one_comment_line_and_leaves_the_rest_identical() {
-    let (_dir, store) = temp_store().await;
+async fn a_units_export_adds_one_comment_line_and_leaves_the_rest_identical(engine: Engine) {
+    let (_dir, store) = temp_store(engine).await;
     let id = store
         .create_run(&new_run("prbs", &["lugre", "gms:x_plant"]))
         .await
@@ -130,3 +128,8 @@ async fn a_units_export_adds_one_comment_line_and_leaves_the_rest_identical() {
         doc["columns"].as_array().unwrap().len()
     );
 }
+
+crate::on_both_engines!(
+    csv_and_json_exports_hold_every_sample_and_one_column_per_model,
+    a_units_export_adds_one_comment_line_and_leaves_the_rest_identical,
+);

@@ -1,11 +1,10 @@
 //! Listing runs with filters and paging; a run's record and results; parameter sets.
 
-use crate::util::{new_run, temp_store};
+use crate::util::{Engine, new_run, temp_store};
 use run_store::{Error, RunFilter, RunStatus};
 
-#[tokio::test]
-async fn list_runs_filters_by_kind_status_and_date_and_pages_newest_first() {
-    let (_dir, store) = temp_store().await;
+async fn list_runs_filters_by_kind_status_and_date_and_pages_newest_first(engine: Engine) {
+    let (_dir, store) = temp_store(engine).await;
     let mut ids = Vec::new();
     for (i, kind) in [
         "torque_ramp",
@@ -90,9 +89,8 @@ async fn list_runs_filters_by_kind_status_and_date_and_pages_newest_first() {
     );
 }
 
-#[tokio::test]
-async fn a_run_record_keeps_its_snapshots_and_results() {
-    let (_dir, store) = temp_store().await;
+async fn a_run_record_keeps_its_snapshots_and_results(engine: Engine) {
+    let (_dir, store) = temp_store(engine).await;
     let new = new_run("constant_velocity_sweep", &["lugre"]);
     let id = store.create_run(&new).await.unwrap();
     let run = store.run(id).await.unwrap();
@@ -149,9 +147,8 @@ async fn a_run_record_keeps_its_snapshots_and_results() {
 
 /// Each run carries the `bench_id` of its configuration snapshot (none before benches had
 /// one), and runs filter by it.
-#[tokio::test]
-async fn runs_carry_the_bench_id_of_their_snapshot_and_filter_by_it() {
-    let (_dir, store) = temp_store().await;
+async fn runs_carry_the_bench_id_of_their_snapshot_and_filter_by_it(engine: Engine) {
+    let (_dir, store) = temp_store(engine).await;
     let on = |bench: Option<&str>| {
         let mut r = new_run("prbs", &[]);
         if let Some(b) = bench {
@@ -179,3 +176,9 @@ async fn runs_carry_the_bench_id_of_their_snapshot_and_filter_by_it() {
     let all = store.list_runs(&RunFilter::default()).await.unwrap();
     assert_eq!(all.total, 3);
 }
+
+crate::on_both_engines!(
+    list_runs_filters_by_kind_status_and_date_and_pages_newest_first,
+    a_run_record_keeps_its_snapshots_and_results,
+    runs_carry_the_bench_id_of_their_snapshot_and_filter_by_it,
+);

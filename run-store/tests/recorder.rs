@@ -1,13 +1,14 @@
 //! The recorder: round trip through SQLite, range and decimation, channel back-pressure.
 
-use crate::util::{batch, new_run, output, same, sample, temp_store};
+use crate::util::{Engine, batch, new_run, output, same, sample, temp_store};
 use run_store::{
     Dropped, Event, Finish, Recorder, RecorderConfig, RunStatus, SampleQuery, TimingStats,
 };
 
-#[tokio::test]
-async fn samples_written_through_the_recorder_come_back_identical_by_range_and_decimation() {
-    let (_dir, store) = temp_store().await;
+async fn samples_written_through_the_recorder_come_back_identical_by_range_and_decimation(
+    engine: Engine,
+) {
+    let (_dir, store) = temp_store(engine).await;
     let models = ["lugre", "gms"];
     let id = store
         .create_run(&new_run("torque_ramp", &models))
@@ -126,9 +127,8 @@ async fn samples_written_through_the_recorder_come_back_identical_by_range_and_d
     );
 }
 
-#[tokio::test]
-async fn try_send_on_a_full_channel_drops_and_counts_instead_of_blocking() {
-    let (_dir, store) = temp_store().await;
+async fn try_send_on_a_full_channel_drops_and_counts_instead_of_blocking(engine: Engine) {
+    let (_dir, store) = temp_store(engine).await;
     let id = store
         .create_run(&new_run("prbs", &["lugre"]))
         .await
@@ -174,9 +174,8 @@ async fn try_send_on_a_full_channel_drops_and_counts_instead_of_blocking() {
     assert_eq!(set.idx, want);
 }
 
-#[tokio::test]
-async fn a_closed_recorder_sets_the_final_status_and_reason() {
-    let (_dir, store) = temp_store().await;
+async fn a_closed_recorder_sets_the_final_status_and_reason(engine: Engine) {
+    let (_dir, store) = temp_store(engine).await;
     let id = store
         .create_run(&new_run("torque_ramp", &[]))
         .await
@@ -210,10 +209,9 @@ async fn a_closed_recorder_sets_the_final_status_and_reason() {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_plain_thread_without_a_runtime_can_feed_the_recorder() {
+async fn a_plain_thread_without_a_runtime_can_feed_the_recorder(engine: Engine) {
     // The control loop runs on its own OS thread, outside tokio.
-    let (_dir, store) = temp_store().await;
+    let (_dir, store) = temp_store(engine).await;
     let id = store
         .create_run(&new_run("prbs", &["lugre"]))
         .await
@@ -234,3 +232,10 @@ async fn a_plain_thread_without_a_runtime_can_feed_the_recorder() {
     assert_eq!(summary.dropped_batches, 20 - sent);
     assert_eq!(store.run(id).await.unwrap().sample_count, sent * 50);
 }
+
+crate::on_both_engines!(
+    samples_written_through_the_recorder_come_back_identical_by_range_and_decimation,
+    try_send_on_a_full_channel_drops_and_counts_instead_of_blocking,
+    a_closed_recorder_sets_the_final_status_and_reason,
+    a_plain_thread_without_a_runtime_can_feed_the_recorder,
+);

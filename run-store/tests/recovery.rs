@@ -1,9 +1,23 @@
 //! Opening: migrations on a fresh file; runs left `running` become `interrupted` with their
 //! committed samples intact.
 
-use crate::util::{batch, new_run, same, sample, temp_store};
+use crate::util::{Engine, batch, new_run, same, sample, temp_location, temp_store};
 use run_store::{INTERRUPTED_REASON, Recorder, RecorderConfig, RunStatus, SampleQuery, Store};
 use std::time::Duration;
+
+/// The tables of a store, on either engine.
+const TABLES: [&str; 10] = [
+    "bench_settings",
+    "comparison_runs",
+    "comparisons",
+    "model_outputs",
+    "parameter_sets",
+    "queue_items",
+    "results",
+    "runs",
+    "samples",
+    "schedules",
+];
 
 #[tokio::test]
 async fn migrations_apply_on_a_fresh_file_in_wal_mode() {
@@ -27,27 +41,23 @@ async fn migrations_apply_on_a_fresh_file_in_wal_mode() {
     .fetch_all(&mut conn)
     .await
     .unwrap();
-    assert_eq!(
-        tables,
-        [
-            "comparison_runs",
-            "comparisons",
-            "model_outputs",
-            "parameter_sets",
-            "queue_items",
-            "queue_settings",
-            "results",
-            "runs",
-            "samples",
-            "schedules"
-        ]
-    );
+    assert_eq!(tables, TABLES);
     let applied: Vec<(i64, bool)> =
         sqlx::query_as("SELECT version, success FROM _sqlx_migrations ORDER BY version")
             .fetch_all(&mut conn)
             .await
             .unwrap();
-    assert_eq!(applied, [(1, true), (2, true), (3, true), (4, true)]);
+    assert_eq!(
+        applied,
+        [
+            (1, true),
+            (2, true),
+            (3, true),
+            (4, true),
+            (5, true),
+            (6, true)
+        ]
+    );
     let mode: String = sqlx::query_scalar("PRAGMA journal_mode")
         .fetch_one(&mut conn)
         .await
@@ -63,9 +73,10 @@ async fn migrations_apply_on_a_fresh_file_in_wal_mode() {
     assert_eq!(store.run(id).await.unwrap().kind, "prbs");
 }
 
-#[tokio::test]
-async fn a_recorder_dropped_without_close_leaves_an_interrupted_run_with_its_samples() {
-    let (_dir, store) = temp_store().await;
+async fn a_recorder_dropped_without_close_leaves_an_interrupted_run_with_its_samples(
+    engine: Engine,
+) {
+    let (_dir, store) = temp_store(engine).await;
     let id = store
         .create_run(&new_run("presliding", &["lugre"]))
         .await
@@ -91,10 +102,13 @@ async fn a_recorder_dropped_without_close_leaves_an_interrupted_run_with_its_sam
     assert_eq!(set.samples.len(), 300);
 }
 
-#[test]
-fn a_crashed_writer_leaves_a_run_that_the_next_open_marks_interrupted_with_committed_samples() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("crash.db");
+fn a_crashed_writer_leaves_a_run_that_the_next_open_marks_interrupted_with_committed_samples(
+    engine: Engine,
+) {
+    let place = tokio::runtime::Runtime::new()
+        .unwrap()
+        .block_on(temp_location(engine));
+    let path = &place.location;
     // First "daemon": its own runtime, killed (dropped) mid-run after two committed batches and
     // with more batches in flight.
     let (id, committed) = {
@@ -104,7 +118,7 @@ fn a_crashed_writer_leaves_a_run_that_the_next_open_marks_interrupted_with_commi
             .build()
             .unwrap();
         let out = rt.block_on(async {
-            let store = Store::open(&path).await.unwrap();
+            let store = Store::open(path).await.unwrap();
             let id = store
                 .create_run(&new_run("torque_ramp", &["lugre", "dahl"]))
                 .await
@@ -128,10 +142,14 @@ fn a_crashed_writer_leaves_a_run_that_the_next_open_marks_interrupted_with_commi
         out
     };
     assert_eq!(committed, 800);
+    if engine == Engine::Postgres {
+        // The server ends the dead sessions (and their advisory locks) as it reads their EOF.
+        std::thread::sleep(Duration::from_millis(500));
+    }
 
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async {
-        let store = Store::open(&path).await.unwrap();
+        let store = Store::open(path).await.unwrap();
         assert_eq!(store.interrupted_at_open(), [id]);
         let run = store.run(id).await.unwrap();
         assert_eq!(run.status, RunStatus::Interrupted);
@@ -150,7 +168,64 @@ fn a_crashed_writer_leaves_a_run_that_the_next_open_marks_interrupted_with_commi
         }
         // A second open finds nothing left running.
         store.close().await;
-        let store = Store::open(&path).await.unwrap();
+        let store = Store::open(path).await.unwrap();
         assert!(store.interrupted_at_open().is_empty());
     });
 }
+
+#[test]
+fn a_crashed_writer_leaves_a_run_that_the_next_open_marks_interrupted_with_committed_samples_on_sqlite()
+ {
+    a_crashed_writer_leaves_a_run_that_the_next_open_marks_interrupted_with_committed_samples(
+        Engine::Sqlite,
+    );
+}
+
+#[test]
+fn a_crashed_writer_leaves_a_run_that_the_next_open_marks_interrupted_with_committed_samples_on_postgres()
+ {
+    if crate::util::postgres_available() {
+        a_crashed_writer_leaves_a_run_that_the_next_open_marks_interrupted_with_committed_samples(
+            Engine::Postgres,
+        );
+    }
+}
+
+#[tokio::test]
+async fn migrations_apply_on_a_fresh_postgres_database() {
+    if !crate::util::postgres_available() {
+        return;
+    }
+    let place = temp_location(Engine::Postgres).await;
+    let store = Store::open(&place.location).await.unwrap();
+    assert!(store.interrupted_at_open().is_empty());
+    let id = store.create_run(&new_run("prbs", &[])).await.unwrap();
+    store.close().await;
+    let run_store::Location::Postgres(url) = &place.location else {
+        unreachable!()
+    };
+    use sqlx::Connection;
+    let mut conn = sqlx::PgConnection::connect(url).await.unwrap();
+    let tables: Vec<String> = sqlx::query_scalar(
+        "SELECT table_name::text FROM information_schema.tables
+         WHERE table_schema = 'public' AND table_name NOT LIKE '\\_%' ORDER BY table_name",
+    )
+    .fetch_all(&mut conn)
+    .await
+    .unwrap();
+    assert_eq!(tables, TABLES);
+    let applied: Vec<(i64, bool)> =
+        sqlx::query_as("SELECT version, success FROM _sqlx_migrations ORDER BY version")
+            .fetch_all(&mut conn)
+            .await
+            .unwrap();
+    assert_eq!(applied, [(1, true)]);
+    conn.close().await.unwrap();
+    // Opening again applies nothing new and keeps the data.
+    let store = Store::open_existing(&place.location).await.unwrap();
+    assert_eq!(store.run(id).await.unwrap().kind, "prbs");
+}
+
+crate::on_both_engines!(
+    a_recorder_dropped_without_close_leaves_an_interrupted_run_with_its_samples,
+);

@@ -1,6 +1,7 @@
 //! Integration tests of the run store, by theme, on real SQLite files in temp dirs.
 
 mod export;
+mod push;
 mod queries;
 mod recorder;
 mod recovery;

@@ -1,13 +1,120 @@
-//! Test helpers: a temp store, a run, and deterministic samples.
+//! Test helpers: a temp store on either engine, a run, and deterministic samples.
 
-use run_store::{Batch, NewRun, Sample, Store};
+use run_store::{Batch, Location, NewRun, Sample, Store};
 use tempfile::TempDir;
 
-/// A fresh store in its own temp dir (kept alive by the returned `TempDir`).
-pub async fn temp_store() -> (TempDir, Store) {
-    let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(dir.path().join("runs.db")).await.unwrap();
-    (dir, store)
+/// The engine a test runs against.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Engine {
+    /// A SQLite file in a temp dir.
+    Sqlite,
+    /// A fresh database in the PostgreSQL cluster of `$FRICTIONBENCH_TEST_PG`
+    /// (`scripts/pg-cluster.sh`; `scripts/test.sh` starts one).
+    Postgres,
+}
+
+/// Runs each named `async fn(Engine)` as two tests, `NAME::sqlite` and `NAME::postgres`, on a
+/// current-thread runtime (the recorder's writer runs only when the test awaits).
+/// Without `$FRICTIONBENCH_TEST_PG` the PostgreSQL half says so and passes, unless
+/// `$FRICTIONBENCH_REQUIRE_PG` is set (as `scripts/test.sh` does).
+#[macro_export]
+macro_rules! on_both_engines {
+    ($($name:ident),* $(,)?) => { $(
+        mod $name {
+            #[tokio::test]
+            async fn sqlite() {
+                super::$name($crate::util::Engine::Sqlite).await
+            }
+            #[tokio::test]
+            async fn postgres() {
+                if $crate::util::postgres_available() {
+                    super::$name($crate::util::Engine::Postgres).await
+                }
+            }
+        }
+    )* };
+}
+
+/// Whether the PostgreSQL cluster is configured (panics if it must be and is not).
+pub fn postgres_available() -> bool {
+    if std::env::var_os("FRICTIONBENCH_TEST_PG").is_some() {
+        return true;
+    }
+    assert!(
+        std::env::var_os("FRICTIONBENCH_REQUIRE_PG").is_none(),
+        "FRICTIONBENCH_TEST_PG is not set (scripts/pg-cluster.sh start DIR prints it)"
+    );
+    eprintln!("skipped: FRICTIONBENCH_TEST_PG is not set (scripts/pg-cluster.sh)");
+    false
+}
+
+/// Where a temp store lives; the SQLite temp dir is removed on drop (each PostgreSQL database
+/// goes with the throwaway cluster).
+#[derive(Debug)]
+pub struct TempLocation {
+    _dir: Option<TempDir>,
+    pub location: Location,
+}
+
+/// A fresh, empty location on `engine`.
+pub async fn temp_location(engine: Engine) -> TempLocation {
+    match engine {
+        Engine::Sqlite => {
+            let dir = tempfile::tempdir().unwrap();
+            let location = Location::Sqlite(dir.path().join("runs.db"));
+            TempLocation {
+                _dir: Some(dir),
+                location,
+            }
+        }
+        Engine::Postgres => TempLocation {
+            _dir: None,
+            location: Location::Postgres(fresh_pg_database().await),
+        },
+    }
+}
+
+/// Creates a new database in the test cluster; returns its URL.
+pub async fn fresh_pg_database() -> String {
+    use sqlx::Connection;
+    let admin = std::env::var("FRICTIONBENCH_TEST_PG").expect("FRICTIONBENCH_TEST_PG");
+    let name = format!("t_{}", uuid_simple());
+    let mut conn = sqlx::PgConnection::connect(&admin).await.unwrap();
+    sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
+        .execute(&mut conn)
+        .await
+        .unwrap();
+    conn.close().await.unwrap();
+    with_database(&admin, &name)
+}
+
+/// `admin` with its database name replaced by `name`.
+pub fn with_database(admin: &str, name: &str) -> String {
+    let (base, query) = admin.split_once('?').unwrap_or((admin, ""));
+    let (server, _) = base.rsplit_once('/').expect("URL with a database");
+    if query.is_empty() {
+        format!("{server}/{name}")
+    } else {
+        format!("{server}/{name}?{query}")
+    }
+}
+
+fn uuid_simple() -> String {
+    use std::time::{SystemTime, UNIX_EPOCH};
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    format!("{}_{nanos}_{n}", std::process::id())
+}
+
+/// A fresh store on `engine` (kept alive by the returned [`TempLocation`]).
+pub async fn temp_store(engine: Engine) -> (TempLocation, Store) {
+    let place = temp_location(engine).await;
+    let store = Store::open(&place.location).await.unwrap();
+    (place, store)
 }
 
 /// A run description with the given kind and lockstep models.
@@ -24,7 +131,6 @@ pub fn new_run(kind: &str, models: &[&str]) -> NewRun {
         period_s: Some(0.001),
     }
 }
-
 /// Sample `k` of a 1 kHz run: every channel distinct and not round in binary.
 pub fn sample(k: u64) -> Sample {
     let t = k as f64 * 1e-3;

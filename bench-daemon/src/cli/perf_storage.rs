@@ -1,10 +1,11 @@
-//! `bench perf storage`: samples per second into SQLite through the real recorder path
+//! `bench perf storage`: samples per second into the run store (a SQLite file, or PostgreSQL
+//! with `--db postgres://...`) through the real recorder path
 //! (`Store::open` → `Recorder::start` → batches over the bounded channel → the writer task's
 //! multi-row INSERTs and commits → `Recorder::close`).
 
 use super::InputError;
 use super::runs::store_error;
-use run_store::{Batch, Finish, NewRun, Recorder, RecorderConfig, Sample, Store};
+use run_store::{Batch, Finish, Location, NewRun, Recorder, RecorderConfig, Sample, Store};
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -25,8 +26,9 @@ pub struct PerfStorageArgs {
     /// Samples per batch sent to the recorder.
     #[arg(long, default_value_t = 1_000)]
     batch: usize,
-    /// Database file to write (must not exist; kept). Default: a temporary file, removed.
-    #[arg(long, value_name = "PATH")]
+    /// Database file to write (must not exist; kept), or a postgres:// URL (the run is added
+    /// to that database). Default: a temporary file, removed.
+    #[arg(long, value_name = "PATH|URL")]
     db: Option<PathBuf>,
 }
 
@@ -52,7 +54,7 @@ pub fn run(args: &PerfStorageArgs) -> anyhow::Result<()> {
         return Err(InputError("--samples and --batch must be >= 1".into()).into());
     }
     let (path, _tmp) = match &args.db {
-        Some(p) if p.exists() => {
+        Some(p) if p.exists() && Location::from(p).file().is_some() => {
             return Err(InputError(format!("--db: {} already exists", p.display())).into());
         }
         Some(p) => (p.clone(), None),
@@ -122,6 +124,7 @@ pub fn run(args: &PerfStorageArgs) -> anyhow::Result<()> {
             "samples_per_s": samples_per_s, "outputs_per_s": outputs_per_s,
             "samples": summary.samples, "models": args.models, "batch": args.batch,
             "seconds": seconds, "commits": summary.commits, "db_bytes": db_bytes,
+            "database": Location::from(&path).to_string(),
         });
         serde_json::to_writer_pretty(&mut w, &doc)?;
         writeln!(w)?;
@@ -133,8 +136,9 @@ pub fn run(args: &PerfStorageArgs) -> anyhow::Result<()> {
         )?;
         writeln!(
             w,
-            "{samples_per_s:.0} samples/s (goal 1000000), {outputs_per_s:.0} model outputs/s, {:.1} MB on disk",
-            db_bytes as f64 / 1e6
+            "{samples_per_s:.0} samples/s (goal 1000000), {outputs_per_s:.0} model outputs/s, {:.1} MB on disk ({})",
+            db_bytes as f64 / 1e6,
+            Location::from(&path)
         )?;
     }
     Ok(())

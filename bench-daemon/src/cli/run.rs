@@ -70,6 +70,9 @@ pub fn read_spec(path: &Path) -> Result<String, InputError> {
 /// `database`, or $FRICTIONBENCH_DB) must not silently start a new, empty store elsewhere.
 /// The per-user default directory is always created.
 pub fn check_db_dir(db: &Path, create: bool) -> Result<(), InputError> {
+    if run_store::Location::from(db).file().is_none() {
+        return Ok(());
+    }
     let dir = match db.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => return Ok(()),

@@ -30,7 +30,7 @@ pub async fn load_run(store: &Store, id: i64, flag: &str) -> anyhow::Result<Run>
     store.run(id).await.map_err(|e| match e {
         run_store::Error::RunNotFound { id } => InputError(format!(
             "{flag}: run {id} not found in {}",
-            store.path().display()
+            store.location()
         ))
         .into(),
         e => super::runs::store_error(e),

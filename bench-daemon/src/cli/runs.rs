@@ -11,10 +11,11 @@ pub const DB_FILE: &str = "frictionbench.db";
 /// `--db PATH`, shared by every command that opens the run database.
 #[derive(Debug, Clone, clap::Args)]
 pub struct DbArgs {
-    /// Run database (SQLite). Default: $FRICTIONBENCH_DB if set, else
+    /// Run database: a SQLite file, or a PostgreSQL database as a postgres:// URL (a lab's
+    /// store). Default: $FRICTIONBENCH_DB if set, else
     /// $XDG_DATA_HOME/frictionbench/frictionbench.db, else
     /// ~/.local/share/frictionbench/frictionbench.db, else ./frictionbench.db.
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH|URL")]
     pub db: Option<PathBuf>,
 }
 
@@ -62,6 +63,10 @@ pub enum RunsCommand {
     Show(ShowArgs),
     /// Export a run's samples and model outputs (one column per model) as CSV or JSON.
     Export(ExportArgs),
+    /// Copy finished runs (samples, model outputs, results), parameter sets and comparisons
+    /// into the lab's store; runs already there (same UUID) are skipped, each copy is verified
+    /// by the checksum of its samples.
+    Push(super::runs_push::PushArgs),
 }
 
 /// Arguments of `bench runs list`.
@@ -105,6 +110,10 @@ pub struct ShowArgs {
     /// Print the whole run record as JSON (with `comparisons`: those that used the run).
     #[arg(long)]
     json: bool,
+    /// Also compute the checksum of the run's samples (`sample_checksum`: SHA-256 as `bench runs
+    /// push` verifies copies with; equal in every store holding the run). Reads every sample.
+    #[arg(long)]
+    checksum: bool,
 }
 
 /// Export format.
@@ -157,11 +166,20 @@ pub fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
 
 /// Runs a `bench runs` subcommand.
 pub fn run(cmd: &RunsCommand) -> anyhow::Result<()> {
+    if let RunsCommand::Push(args) = cmd {
+        // Two workers: reading and checking one run overlaps sending another.
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()?;
+        return rt.block_on(super::runs_push::push(args));
+    }
     runtime()?.block_on(async {
         match cmd {
             RunsCommand::List(args) => list(args).await,
             RunsCommand::Show(args) => show(args).await,
             RunsCommand::Export(args) => export(args).await,
+            RunsCommand::Push(_) => unreachable!("push runs on its own runtime"),
         }
     })
 }
@@ -172,6 +190,9 @@ pub async fn open(db: &DbArgs) -> anyhow::Result<Store> {
     Store::open_existing(&path).await.map_err(|e| match e {
         run_store::Error::NoDatabase { .. } => {
             InputError(format!("--db: no run database at {}", path.display())).into()
+        }
+        run_store::Error::Database(e) if run_store::Location::from(&path).file().is_none() => {
+            InputError(format!("--db: {}: {e}", run_store::Location::from(&path))).into()
         }
         e => store_error(e),
     })
@@ -254,6 +275,8 @@ fn opt<T: std::fmt::Display>(v: &Option<T>) -> String {
 
 fn write_run(w: &mut impl Write, r: &Run) -> std::io::Result<()> {
     writeln!(w, "run {}: {} ({})", r.id, r.name, r.kind)?;
+    writeln!(w, "  uuid:             {}", r.uuid)?;
+    writeln!(w, "  bench:            {}", r.bench_id)?;
     writeln!(w, "  status:           {}", r.status)?;
     if let Some(reason) = &r.status_reason {
         writeln!(w, "  reason:           {reason}")?;
@@ -313,14 +336,24 @@ async fn show(args: &ShowArgs) -> anyhow::Result<()> {
         .comparisons_for_run(args.id)
         .await
         .map_err(store_error)?;
+    let checksum = match args.checksum {
+        true => Some(store.sample_checksum(args.id).await.map_err(store_error)?),
+        false => None,
+    };
     let mut w = std::io::stdout().lock();
     if args.json {
         let mut v = serde_json::to_value(&run)?;
         v["comparisons"] = serde_json::to_value(&comparisons)?;
+        if let Some(sum) = &checksum {
+            v["sample_checksum"] = sum.as_str().into();
+        }
         serde_json::to_writer_pretty(&mut w, &v)?;
         writeln!(w)?;
     } else {
         write_run(&mut w, &run)?;
+        if let Some(sum) = &checksum {
+            writeln!(w, "  sample checksum:  sha256 {sum}")?;
+        }
         write_comparisons(&mut w, &comparisons)?;
     }
     Ok(())

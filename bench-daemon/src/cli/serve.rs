@@ -1,7 +1,8 @@
 //! `bench serve (--sim | --config bench.toml) [--listen ADDR] [--db PATH] [--create] [--web DIR]
 //! [--token T] [--token-for-reads]`:
 //! the control loop, the run queue and schedule, and the REST API with its live stream in one
-//! process (see `crate::serve`).
+//! process (see `crate::serve`). `bench serve --lab --db postgres://...`: the API and dashboard
+//! read-only over every bench's runs, no bench attached.
 
 use super::InputError;
 use super::runs::DbArgs;
@@ -11,7 +12,7 @@ use std::path::PathBuf;
 
 /// Arguments of `bench serve`.
 #[derive(Debug, clap::Args)]
-#[command(group(clap::ArgGroup::new("bench").required(true).multiple(true).args(["sim", "config"])))]
+#[command(group(clap::ArgGroup::new("bench").required(true).multiple(true).args(["sim", "config", "lab"])))]
 pub struct ServeArgs {
     /// Serve the simulated bench, started in-process (with --config: that file's limits,
     /// gains and models, the simulated devices in place of its own).
@@ -20,6 +21,11 @@ pub struct ServeArgs {
     /// Bench configuration file (bench.toml).
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
+    /// A lab view: serve the runs, fits and comparisons of the --db store (typically the lab's
+    /// postgres:// URL, every bench's runs) read-only, with no bench attached: every POST, PUT
+    /// and DELETE answers 409.
+    #[arg(long, conflicts_with_all = ["sim", "config", "create"])]
+    lab: bool,
     /// Address to listen on. Beyond loopback a token is required.
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8080")]
     listen: String,
@@ -69,6 +75,7 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<()> {
     };
     let options = Options {
         sim: args.sim,
+        lab: args.lab,
         config: args.config.clone(),
         listen,
         db: args.db.clone(),

@@ -52,6 +52,8 @@ pub struct AppState {
     pub pool: super::pool::Pool,
     /// Fits and comparisons in progress.
     pub fits: Arc<super::fitting::Registry>,
+    /// A lab view (`bench serve --lab`): read-only, no bench attached.
+    pub lab: bool,
 }
 
 /// An error answer: `{"error": ..., "field": ...}` with its status code.
@@ -201,6 +203,7 @@ pub fn estop_router(state: AppState) -> Router {
 /// The body limit and the guard (Host, Origin, content type, token) around `routes`.
 fn layered(routes: Router<AppState>, state: AppState) -> Router {
     routes
+        .layer(middleware::from_fn_with_state(state.lab, read_only_lab))
         .layer(axum::extract::DefaultBodyLimit::max(
             super::body::MAX_BODY_BYTES,
         ))
@@ -209,6 +212,26 @@ fn layered(routes: Router<AppState>, state: AppState) -> Router {
             super::guard::guard,
         ))
         .with_state(state)
+}
+
+/// In a lab view (`bench serve --lab`), every call but GET, HEAD and OPTIONS is answered 409
+/// before it reaches its handler: nothing there can change the store or move a bench.
+async fn read_only_lab(
+    State(lab): State<bool>,
+    req: axum::extract::Request,
+    next: middleware::Next,
+) -> Response {
+    let reads = [Method::GET, Method::HEAD, Method::OPTIONS];
+    if lab && !reads.contains(req.method()) {
+        return ApiError::conflict(format!(
+            "{} {}: this is a lab view (bench serve --lab), read-only with no bench attached; \
+             run, queue, fit and compare on a bench's own daemon, then bench runs push",
+            req.method(),
+            req.uri().path()
+        ))
+        .into_response();
+    }
+    next.run(req).await
 }
 
 fn not_built_page(web: Option<&FsPath>) -> String {
@@ -353,6 +376,7 @@ pub fn bench_json(state: &AppState) -> Value {
         None => json!(state.loaded.config.lockstep.models),
     };
     json!({
+        "lab": state.lab,
         "source": state.loaded.source,
         "connected": view.connected,
         "busy": view.running.is_some(),

@@ -34,6 +34,7 @@ use crate::bench_lock::BenchLock;
 use crate::cli::InputError;
 use crate::cli::run::{db_path, load_config};
 use crate::cli::runs::DbArgs;
+use crate::config::Loaded;
 use crate::control::Interlock;
 use crate::simulated::InProcessSim;
 use run_store::Store;
@@ -47,6 +48,8 @@ use tokio::sync::{mpsc, watch};
 pub struct Options {
     /// Start the simulated bench in-process.
     pub sim: bool,
+    /// A read-only lab view: no bench, no queue, every mutating call 409.
+    pub lab: bool,
     /// bench.toml.
     pub config: Option<PathBuf>,
     /// Listen address.
@@ -96,7 +99,11 @@ fn token_of(
 /// Runs the service until Ctrl-C or SIGTERM.
 pub async fn serve(opts: Options) -> anyhow::Result<()> {
     // Check the configuration (and the token rule) before starting anything.
-    let probe = load_config(opts.config.as_deref(), opts.sim.then_some("127.0.0.1:0"))?;
+    let probe = if opts.lab {
+        Loaded::lab()
+    } else {
+        load_config(opts.config.as_deref(), opts.sim.then_some("127.0.0.1:0"))?
+    };
     let token = token_of(&opts, &probe.config)?;
     crate::cli::run::check_db_dir(&db_path(&opts.db, &probe), opts.create)?;
     let guard = Arc::new(guard::Guard {
@@ -125,10 +132,14 @@ pub async fn serve(opts: Options) -> anyhow::Result<()> {
         None
     };
     let tcp = sim.as_ref().map(|s| s.tcp().to_string());
+    if opts.lab {
+        return serve_lab(opts, probe, guard, listener).await;
+    }
     let loaded = Arc::new(load_config(opts.config.as_deref(), tcp.as_deref())?);
     let _bench = BenchLock::acquire(&loaded, &crate::bench_lock::this_command())?;
     let db = db_path(&opts.db, &loaded);
-    let store = Store::open(&db).await?;
+    // Its queue, settings and schedule are this bench's own, whoever else records here.
+    let store = Store::open(&db).await?.for_bench(&loaded.config.bench_id);
     for id in store.interrupted_at_open() {
         tracing::warn!(
             "run {id} was running when the daemon stopped: marked interrupted; \
@@ -164,6 +175,7 @@ pub async fn serve(opts: Options) -> anyhow::Result<()> {
         db_path: db.clone(),
         pool,
         fits: Default::default(),
+        lab: false,
     };
     let estop = api::estop_router(state.clone());
     let app = api::router(state, opts.web.as_deref());
@@ -177,7 +189,10 @@ pub async fn serve(opts: Options) -> anyhow::Result<()> {
         tracing::info!("{signal}: shutting down (aborting the running run, if any)");
         let _ = shutdown_tx.send(true);
     });
-    println!("bench serve: http://{addr}/ (database {})", db.display());
+    println!(
+        "bench serve: http://{addr}/ (database {})",
+        store.location()
+    );
     use std::io::Write;
     let _ = std::io::stdout().flush();
     let mut until = shutdown_rx.clone();
@@ -192,5 +207,60 @@ pub async fn serve(opts: Options) -> anyhow::Result<()> {
     if let Some(sim) = sim {
         sim.shutdown().await;
     }
+    Ok(())
+}
+
+/// `bench serve --lab`: the API and the dashboard over an existing store, read-only (the
+/// guard layer answers 409 to every mutating call), with no bench, queue or scheduler.
+async fn serve_lab(
+    opts: Options,
+    loaded: Loaded,
+    guard: Arc<guard::Guard>,
+    listener: std::net::TcpListener,
+) -> anyhow::Result<()> {
+    let addr = listener.local_addr()?;
+    let db = db_path(&opts.db, &loaded);
+    let store = crate::cli::runs::open(&opts.db).await?;
+    let loaded = Arc::new(loaded);
+    let (shutdown_tx, shutdown_rx) = watch::channel(false);
+    // Nobody receives commands: a mutating call never gets this far.
+    let (cmd_tx, _) = mpsc::channel(1);
+    let (_, view) = watch::channel(queue::QueueView::default());
+    let state = api::AppState {
+        store: store.clone(),
+        loaded: loaded.clone(),
+        cmd: cmd_tx,
+        interlock: Arc::new(Interlock::new(loaded, false)),
+        view,
+        hub: live::Hub::new(),
+        guard,
+        shutdown: shutdown_rx.clone(),
+        db_path: db,
+        pool: pool::Pool::default(),
+        fits: Default::default(),
+        lab: true,
+    };
+    let estop = api::estop_router(state.clone());
+    let app = api::router(state, opts.web.as_deref());
+    let listener = front::start(listener, estop, 0, shutdown_rx.clone())?;
+    tokio::spawn(async move {
+        let signal = crate::cli::stop_signal().await;
+        tracing::info!("{signal}: shutting down");
+        let _ = shutdown_tx.send(true);
+    });
+    println!(
+        "bench serve: http://{addr}/ (lab view, read-only, database {})",
+        store.location()
+    );
+    use std::io::Write;
+    let _ = std::io::stdout().flush();
+    let mut until = shutdown_rx.clone();
+    let app = app.into_make_service_with_connect_info::<guard::LocalAddr>();
+    axum::serve(listener, app)
+        .with_graceful_shutdown(async move {
+            let _ = until.wait_for(|stop| *stop).await;
+        })
+        .await?;
+    store.close().await;
     Ok(())
 }

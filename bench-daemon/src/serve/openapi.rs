@@ -96,6 +96,7 @@ pub fn document() -> Value {
     let mut paths = serde_json::Map::new();
     paths.insert("/api/health".into(), json!({"get": {"summary": "Liveness (it answers) and readiness (`ready`: the bench is connected and no e-stop is latched); never needs the token", "responses": {"200": ok_json("ok", json!({"type": "object", "properties": {"status": {"const": "ok"}, "version": {"type": "string"}, "ready": {"type": "boolean"}, "bench": {"type": "object", "properties": {"connected": {"type": "boolean"}, "estop": {"type": "boolean"}}}, "loop_running": {"type": "boolean"}, "queue": {"type": "object", "properties": {"paused": {"type": "boolean"}, "waiting": {"type": "integer"}}}}}))}}}));
     paths.insert("/api/bench".into(), json!({"get": {"summary": "Bench status: source, connection, busy, run, e-stop, limits, live values, lockstep models", "responses": {"200": ok_json("status", json!({"type": "object", "properties": {
+                "lab": {"type": "boolean", "description": "a lab view (bench serve --lab): read-only, no bench attached, every POST/PUT/DELETE 409"},
                 "source": {"type": "string"}, "connected": {"type": "boolean"}, "busy": {"type": "boolean"},
                 "run_id": {"type": ["integer", "null"]}, "estop": {"type": "boolean"}, "paused": {"type": "boolean"},
                 "limits": any_obj(), "live": {"type": "object", "description": "{phase, t, segment, segments, label, sample, samples, overruns, dropped_batches}"},
@@ -211,6 +212,10 @@ fn guarded(method: &str, op: &mut Value) {
         add(
             "403",
             "Origin is a different host:port than Host (a cross-site request)",
+        );
+        add(
+            "409",
+            "A lab view (bench serve --lab): read-only, no bench attached",
         );
         add(
             "415",

@@ -454,6 +454,7 @@ impl Scheduler {
         let queued = store
             .list_runs(&run_store::RunFilter {
                 status: Some(RunStatus::Queued),
+                bench: Some(store.bench_scope().to_string()),
                 limit: 10_000,
                 ..run_store::RunFilter::default()
             })
@@ -1579,6 +1580,7 @@ mod tests {
                 }
             };
             let loaded = Arc::new(Loaded::sim("127.0.0.1:1"));
+            let store = store.for_bench(&loaded.config.bench_id);
             let interlock = Arc::new(Interlock::new(loaded.clone(), false));
             let (s, view) = Scheduler::restore(
                 store.clone(),

@@ -1,0 +1,586 @@
+//! Push: copies finished runs, parameter sets and comparisons from one store to another (a
+//! bench's SQLite file to the lab's PostgreSQL, `bench runs push`).
+//!
+//! Records are recognised by their UUID, never by id (each store numbers its own). A run is
+//! copied in one transaction on the target (its record, samples, model outputs and results), so
+//! a push killed midway leaves either the whole run or nothing, and the next push copies what is
+//! missing. Every copied run is verified: the checksum of its samples read back from the target
+//! must equal the source's, or the copy is deleted and the run reported failed.
+
+use crate::backend::{AsConn, ConnRef, Location, on};
+use crate::recorder::{BYTES_PER_STMT, OutputRow, SampleRow, insert_chunks};
+use crate::{Error, Store};
+use futures_util::{StreamExt, TryStreamExt};
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+use sqlx::FromRow;
+use std::collections::BTreeMap;
+
+/// Runs copied at the same time (10 M samples SQLite → PostgreSQL on 2 cores: 4.9 M samples/s
+/// with 2, 5.2 M/s with 3).
+const PUSH_PARALLEL: usize = 3;
+
+/// What to push.
+#[derive(Clone, Debug, Default)]
+pub struct PushOptions {
+    /// Only runs created at or after this date (`YYYY-MM-DD` or `YYYY-MM-DDTHH:MM:SSZ`, UTC).
+    pub since: Option<String>,
+}
+
+/// One run a push copied, found already there, or failed to copy.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PushedRun {
+    /// The run's UUID.
+    pub uuid: String,
+    /// Its id in the source store.
+    pub id: i64,
+    /// Its id in the target store (none when it failed).
+    pub target_id: Option<i64>,
+    /// The bench it was recorded on.
+    pub bench_id: String,
+    /// Samples it holds.
+    pub samples: u64,
+    /// SHA-256 of its samples ([`Store::sample_checksum`]), equal in both stores.
+    pub checksum: Option<String>,
+    /// Why it was skipped or failed.
+    pub reason: Option<String>,
+}
+
+/// Counts of the records a push copied and found already there.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Copied {
+    /// Copied by this push.
+    pub pushed: u64,
+    /// Already in the target.
+    pub skipped: u64,
+}
+
+/// What a push did.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct PushReport {
+    /// Runs copied (and verified) by this push.
+    pub pushed: Vec<PushedRun>,
+    /// Runs already in the target (same UUID).
+    pub skipped: Vec<PushedRun>,
+    /// Runs whose copy failed (nothing of them is left in the target).
+    pub failed: Vec<PushedRun>,
+    /// Parameter sets.
+    pub parameter_sets: Copied,
+    /// Comparisons (one whose runs are not all in the target waits for a later push).
+    pub comparisons: Copied,
+    /// Samples copied.
+    pub samples: u64,
+}
+
+/// A run's record, as copied.
+#[derive(FromRow)]
+struct RunRecord {
+    uuid: String,
+    kind: String,
+    name: String,
+    spec: String,
+    status: String,
+    status_reason: Option<String>,
+    created_at: String,
+    started_at: Option<String>,
+    finished_at: Option<String>,
+    bench_config: String,
+    device_profiles: String,
+    software_version: String,
+    operator_note: Option<String>,
+    models: String,
+    period_s: Option<f64>,
+    period_error_p50_us: Option<f64>,
+    period_error_p99_us: Option<f64>,
+    period_error_max_us: Option<f64>,
+    overruns: i64,
+    dropped_batches: i64,
+    dropped_samples: i64,
+    sample_count: i64,
+    interruption_log: String,
+}
+
+#[derive(FromRow)]
+struct SetRecord {
+    id: i64,
+    uuid: String,
+    name: String,
+    model_id: String,
+    params: String,
+    provenance: String,
+    created_at: String,
+}
+
+#[derive(FromRow)]
+struct ComparisonRecord {
+    uuid: String,
+    created_at: String,
+    estimate_runs: String,
+    validate_runs: String,
+    models: String,
+    options: String,
+    result: String,
+}
+
+/// Incremental SHA-256 over a run's sample chunks: each chunk's first index and the digest of
+/// its bytes, in index order. The same definition on both engines; PostgreSQL computes the
+/// chunk digests itself, so verifying a copy reads 32 bytes per chunk, not the samples.
+#[derive(Default)]
+struct Checksum(Sha256);
+
+impl Checksum {
+    fn chunk(&mut self, idx0: i64, digest: &[u8]) {
+        self.0.update(idx0.to_le_bytes());
+        self.0.update(digest);
+    }
+
+    fn data(&mut self, idx0: i64, data: &[u8]) {
+        self.chunk(idx0, &Sha256::digest(data));
+    }
+
+    fn hex(self) -> String {
+        self.0
+            .finalize()
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect()
+    }
+}
+
+impl Store {
+    /// The checksum of run `run`'s samples (hex SHA-256; see `docs/src/lab.md`).
+    pub async fn sample_checksum(&self, run: i64) -> Result<String, Error> {
+        self.require_run(run).await?;
+        let mut sum = Checksum::default();
+        match self.reader() {
+            crate::backend::Either::Postgres(p) => {
+                let mut rows = sqlx::query_as::<_, (i64, Vec<u8>)>(
+                    "SELECT idx0, sha256(data) FROM samples WHERE run_id = $1 ORDER BY idx0",
+                )
+                .bind(run)
+                .fetch(p);
+                while let Some((idx0, digest)) = rows.try_next().await? {
+                    sum.chunk(idx0, &digest);
+                }
+            }
+            crate::backend::Either::Sqlite(p) => {
+                let mut rows = sqlx::query_as::<_, (i64, Vec<u8>)>(
+                    "SELECT idx0, data FROM samples WHERE run_id = $1 ORDER BY idx0",
+                )
+                .bind(run)
+                .fetch(p);
+                while let Some((idx0, data)) = rows.try_next().await? {
+                    sum.data(idx0, &data);
+                }
+            }
+        }
+        Ok(sum.hex())
+    }
+
+    /// Copies into `target` every finished run of this store it lacks (with samples, model
+    /// outputs and results), then parameter sets and comparisons.
+    pub async fn push(&self, target: &Store, options: &PushOptions) -> Result<PushReport, Error> {
+        let since = options
+            .since
+            .as_deref()
+            .map(|s| crate::store::normalise_time("since", s))
+            .transpose()?;
+        let runs: Vec<(i64, String, String, i64)> = on!(self.reader(), |p, DB| {
+            sqlx::query_as(
+                "SELECT id, uuid, bench_id, sample_count FROM runs
+                 WHERE status NOT IN ('queued', 'running') AND ($1 IS NULL OR created_at >= $1)
+                 ORDER BY id",
+            )
+            .bind(since)
+            .fetch_all(p)
+            .await?
+        });
+        let mut report = PushReport::default();
+        let mut to_copy = Vec::new();
+        for (id, uuid, bench_id, samples) in runs {
+            let entry = PushedRun {
+                uuid,
+                id,
+                target_id: None,
+                bench_id,
+                samples: samples as u64,
+                checksum: None,
+                reason: None,
+            };
+            match target.run_by_uuid(&entry.uuid).await? {
+                Some(target_id) => report.skipped.push(PushedRun {
+                    target_id: Some(target_id),
+                    reason: Some("already in the target".into()),
+                    ..entry
+                }),
+                None => to_copy.push(entry),
+            }
+        }
+        // Runs are copied PUSH_PARALLEL at a time: the target engine's work (compression, WAL)
+        // for one run overlaps reading and checking the next.
+        let mut copies = futures_util::stream::iter(to_copy)
+            .map(|entry| async move {
+                let result = self.push_run(target, entry.id).await;
+                (entry, result)
+            })
+            .buffer_unordered(PUSH_PARALLEL);
+        while let Some((entry, result)) = copies.next().await {
+            match result {
+                Ok((target_id, checksum)) => {
+                    report.samples += entry.samples;
+                    report.pushed.push(PushedRun {
+                        target_id: Some(target_id),
+                        checksum: Some(checksum),
+                        ..entry
+                    });
+                }
+                Err(e) => report.failed.push(PushedRun {
+                    reason: Some(e.to_string()),
+                    ..entry
+                }),
+            }
+        }
+        drop(copies);
+        report.pushed.sort_by_key(|r| r.id);
+        report.failed.sort_by_key(|r| r.id);
+        report.parameter_sets = self.push_parameter_sets(target).await?;
+        report.comparisons = self.push_comparisons(target).await?;
+        Ok(report)
+    }
+
+    /// The id of the run with this UUID, if the store has it.
+    pub async fn run_by_uuid(&self, uuid: &str) -> Result<Option<i64>, Error> {
+        Ok(on!(self.reader(), |p, DB| {
+            sqlx::query_scalar("SELECT id FROM runs WHERE uuid = $1")
+                .bind(uuid)
+                .fetch_optional(p)
+                .await?
+        }))
+    }
+
+    /// Copies run `id` into `target` in one transaction and verifies its samples there;
+    /// returns its id in the target and the checksum.
+    async fn push_run(&self, target: &Store, id: i64) -> Result<(i64, String), Error> {
+        let (record, results) = self.run_record(id).await?;
+        let uuid = record.uuid.clone();
+        let Some((target_id, ours)) = self.copy_run(target, id, &record, results).await? else {
+            // Another push copied it in the meantime.
+            let there = target.run_by_uuid(&uuid).await?.unwrap_or_default();
+            return Ok((there, target.sample_checksum(there).await?));
+        };
+        let there = target.sample_checksum(target_id).await?;
+        if there != ours {
+            target.delete_run(target_id).await?;
+            return Err(Error::InvalidInput {
+                field: "checksum",
+                value: there,
+                rule: format!("differs from the source's {ours} (the copy was removed)"),
+            });
+        }
+        Ok((target_id, there))
+    }
+
+    /// Run `id`'s record and its results (analysis, time).
+    async fn run_record(&self, id: i64) -> Result<(RunRecord, Option<(String, String)>), Error> {
+        on!(self.reader(), |p, DB| {
+            let record = sqlx::query_as("SELECT * FROM runs WHERE id = $1")
+                .bind(id)
+                .fetch_one(p)
+                .await?;
+            let results =
+                sqlx::query_as("SELECT analysis, created_at FROM results WHERE run_id = $1")
+                    .bind(id)
+                    .fetch_optional(p)
+                    .await?;
+            Ok((record, results))
+        })
+    }
+
+    /// Writes the record, the chunks of run `id` (streamed from this store, about 1 MiB at a
+    /// time) and its results into `target` in one transaction; `None` if a run with its UUID
+    /// is already there. Returns the new id and the checksum of the samples read.
+    async fn copy_run(
+        &self,
+        target: &Store,
+        id: i64,
+        r: &RunRecord,
+        results: Option<(String, String)>,
+    ) -> Result<Option<(i64, String)>, Error> {
+        on!(target.writer(), |q, Target| {
+            let mut tx = q.begin().await?;
+            let new_id: Option<i64> = sqlx::query_scalar(
+                "INSERT INTO runs (uuid, kind, name, spec, status, status_reason, created_at,
+                     started_at, finished_at, bench_config, device_profiles, software_version,
+                     operator_note, models, period_s, period_error_p50_us, period_error_p99_us,
+                     period_error_max_us, overruns, dropped_batches, dropped_samples,
+                     sample_count, interruption_log)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16,
+                     $17, $18, $19, $20, $21, $22, $23)
+                 ON CONFLICT (uuid) DO NOTHING RETURNING id",
+            )
+            .bind(&r.uuid)
+            .bind(&r.kind)
+            .bind(&r.name)
+            .bind(&r.spec)
+            .bind(&r.status)
+            .bind(&r.status_reason)
+            .bind(&r.created_at)
+            .bind(&r.started_at)
+            .bind(&r.finished_at)
+            .bind(&r.bench_config)
+            .bind(&r.device_profiles)
+            .bind(&r.software_version)
+            .bind(&r.operator_note)
+            .bind(&r.models)
+            .bind(r.period_s)
+            .bind(r.period_error_p50_us)
+            .bind(r.period_error_p99_us)
+            .bind(r.period_error_max_us)
+            .bind(r.overruns)
+            .bind(r.dropped_batches)
+            .bind(r.dropped_samples)
+            .bind(r.sample_count)
+            .bind(&r.interruption_log)
+            .fetch_optional(&mut *tx)
+            .await?;
+            let Some(new_id) = new_id else {
+                return Ok(None);
+            };
+            let checksum = self.copy_chunks(id, new_id, tx.conn()).await?;
+            if let Some((analysis, created_at)) = results {
+                sqlx::query(
+                    "INSERT INTO results (run_id, analysis, created_at) VALUES ($1, $2, $3)",
+                )
+                .bind(new_id)
+                .bind(analysis)
+                .bind(created_at)
+                .execute(&mut *tx)
+                .await?;
+            }
+            tx.commit().await?;
+            Ok(Some((new_id, checksum)))
+        })
+    }
+
+    /// Streams the sample and output chunks of run `id` into `conn` as run `new_id`; returns
+    /// the checksum of the samples.
+    async fn copy_chunks(
+        &self,
+        id: i64,
+        new_id: i64,
+        mut conn: ConnRef<'_>,
+    ) -> Result<String, Error> {
+        let mut sum = Checksum::default();
+        on!(self.reader(), |p, DB| {
+            let mut rows = sqlx::query_as::<_, SampleRow>(
+                "SELECT idx0, n, t0, t1, data FROM samples WHERE run_id = $1 ORDER BY idx0",
+            )
+            .bind(id)
+            .fetch(p);
+            let (mut batch, mut bytes) = (Vec::new(), 0);
+            while let Some(row) = rows.try_next().await? {
+                sum.data(row.0, &row.4);
+                bytes += row.4.len();
+                batch.push(row);
+                if bytes >= BYTES_PER_STMT {
+                    insert_chunks(conn.reborrow(), new_id, std::mem::take(&mut batch), vec![])
+                        .await?;
+                    bytes = 0;
+                }
+            }
+            drop(rows);
+            insert_chunks(conn.reborrow(), new_id, batch, vec![]).await?;
+            let mut rows = sqlx::query_as::<_, OutputRow>(
+                "SELECT idx0, model, n, force FROM model_outputs WHERE run_id = $1
+                 ORDER BY idx0, model",
+            )
+            .bind(id)
+            .fetch(p);
+            let (mut batch, mut bytes) = (Vec::new(), 0);
+            while let Some(row) = rows.try_next().await? {
+                bytes += row.3.len();
+                batch.push(row);
+                if bytes >= BYTES_PER_STMT {
+                    insert_chunks(conn.reborrow(), new_id, vec![], std::mem::take(&mut batch))
+                        .await?;
+                    bytes = 0;
+                }
+            }
+            drop(rows);
+            insert_chunks(conn.reborrow(), new_id, vec![], batch).await?;
+        });
+        Ok(sum.hex())
+    }
+
+    async fn delete_run(&self, id: i64) -> Result<(), Error> {
+        on!(self.writer(), |p, DB| {
+            sqlx::query("DELETE FROM runs WHERE id = $1")
+                .bind(id)
+                .execute(p)
+                .await?;
+        });
+        Ok(())
+    }
+
+    /// This store's run ids mapped to the target's, by UUID, for the runs both have.
+    async fn id_map(&self, target: &Store) -> Result<BTreeMap<i64, i64>, Error> {
+        let ours: Vec<(i64, String)> = on!(self.reader(), |p, DB| {
+            sqlx::query_as("SELECT id, uuid FROM runs")
+                .fetch_all(p)
+                .await?
+        });
+        let mut map = BTreeMap::new();
+        for (id, uuid) in ours {
+            if let Some(theirs) = target.run_by_uuid(&uuid).await? {
+                map.insert(id, theirs);
+            }
+        }
+        Ok(map)
+    }
+
+    async fn push_parameter_sets(&self, target: &Store) -> Result<Copied, Error> {
+        let sets: Vec<SetRecord> = on!(self.reader(), |p, DB| {
+            sqlx::query_as(
+                "SELECT id, uuid, name, model_id, params, provenance, created_at
+                 FROM parameter_sets ORDER BY id",
+            )
+            .fetch_all(p)
+            .await?
+        });
+        let ids = self.id_map(target).await?;
+        let mut copied = Copied::default();
+        for set in sets {
+            let provenance = translate_provenance(&set.provenance, set.id, &ids, self.location())?;
+            let done = on!(target.writer(), |p, DB| {
+                sqlx::query(
+                    "INSERT INTO parameter_sets (uuid, name, model_id, params, provenance,
+                         created_at)
+                     VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (uuid) DO NOTHING",
+                )
+                .bind(&set.uuid)
+                .bind(&set.name)
+                .bind(&set.model_id)
+                .bind(&set.params)
+                .bind(&provenance)
+                .bind(&set.created_at)
+                .execute(p)
+                .await?
+                .rows_affected()
+            });
+            if done == 1 {
+                copied.pushed += 1;
+            } else {
+                copied.skipped += 1;
+            }
+        }
+        Ok(copied)
+    }
+
+    async fn push_comparisons(&self, target: &Store) -> Result<Copied, Error> {
+        let rows: Vec<ComparisonRecord> = on!(self.reader(), |p, DB| {
+            sqlx::query_as(
+                "SELECT uuid, created_at, estimate_runs, validate_runs, models, options, result
+                 FROM comparisons ORDER BY id",
+            )
+            .fetch_all(p)
+            .await?
+        });
+        let ids = self.id_map(target).await?;
+        let mut copied = Copied::default();
+        for c in rows {
+            let estimate: Vec<i64> = serde_json::from_str(&c.estimate_runs)?;
+            let validate: Vec<i64> = serde_json::from_str(&c.validate_runs)?;
+            let map = |runs: &[i64]| {
+                runs.iter()
+                    .map(|r| ids.get(r).copied())
+                    .collect::<Option<Vec<i64>>>()
+            };
+            let (Some(estimate), Some(validate)) = (map(&estimate), map(&validate)) else {
+                continue;
+            };
+            let roles: Vec<(i64, &str)> = estimate
+                .iter()
+                .map(|r| (*r, "estimate"))
+                .chain(validate.iter().map(|r| (*r, "validate")))
+                .collect();
+            let (estimate, validate) = (
+                serde_json::to_string(&estimate)?,
+                serde_json::to_string(&validate)?,
+            );
+            let inserted = on!(target.writer(), |p, DB| {
+                let mut tx = p.begin().await?;
+                let id: Option<i64> = sqlx::query_scalar(
+                    "INSERT INTO comparisons (uuid, created_at, estimate_runs, validate_runs,
+                         models, options, result)
+                     VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (uuid) DO NOTHING
+                     RETURNING id",
+                )
+                .bind(&c.uuid)
+                .bind(&c.created_at)
+                .bind(&estimate)
+                .bind(&validate)
+                .bind(&c.models)
+                .bind(&c.options)
+                .bind(&c.result)
+                .fetch_optional(&mut *tx)
+                .await?;
+                if let Some(id) = id {
+                    for (run, role) in &roles {
+                        sqlx::query(
+                            "INSERT INTO comparison_runs (comparison_id, run_id, role)
+                             VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
+                        )
+                        .bind(id)
+                        .bind(*run)
+                        .bind(*role)
+                        .execute(&mut *tx)
+                        .await?;
+                    }
+                }
+                tx.commit().await?;
+                id.is_some()
+            });
+            if inserted {
+                copied.pushed += 1;
+            } else {
+                copied.skipped += 1;
+            }
+        }
+        Ok(copied)
+    }
+}
+
+/// A parameter set's provenance as the target keeps it: its `runs` ids translated to the
+/// target's where all are known, and `pushed_from` saying where it came from.
+fn translate_provenance(
+    text: &str,
+    id: i64,
+    ids: &BTreeMap<i64, i64>,
+    source: &Location,
+) -> Result<String, Error> {
+    let mut doc: serde_json::Value = serde_json::from_str(text)?;
+    let Some(obj) = doc.as_object_mut() else {
+        return Ok(text.to_string());
+    };
+    if obj.contains_key("pushed_from") {
+        return Ok(text.to_string());
+    }
+    let runs = obj.get("runs").cloned();
+    let translated = runs.as_ref().and_then(|r| r.as_array()).and_then(|r| {
+        r.iter()
+            .map(|v| v.as_i64().and_then(|id| ids.get(&id).copied()))
+            .collect::<Option<Vec<i64>>>()
+    });
+    if let Some(t) = translated {
+        obj.insert("runs".into(), serde_json::json!(t));
+    }
+    let origin = match source {
+        Location::Sqlite(path) => path.display().to_string(),
+        Location::Postgres(_) => source.to_string(),
+    };
+    obj.insert(
+        "pushed_from".into(),
+        serde_json::json!({"store": origin, "id": id, "runs": runs}),
+    );
+    Ok(serde_json::to_string(&doc)?)
+}
