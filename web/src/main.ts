@@ -50,6 +50,7 @@ function header() {
   const dropping = document.getElementById('dropping')!;
   const estop = document.getElementById('estop') as HTMLButtonElement;
   const queueState = document.getElementById('queue-state')!;
+  const labView = document.getElementById('lab-view')!;
   const showConn = () => {
     conn.textContent = live.connected ? 'live: connected' : 'live: reconnecting…';
     conn.className = `conn ${live.connected ? 'ok' : 'bad'}`;
@@ -57,8 +58,11 @@ function header() {
   live.on((ev, d) => {
     if (ev === 'connection') showConn();
     if (ev === 'status') {
+      // A lab view has no bench: nothing to stop, nothing queued; said on every page.
+      labView.hidden = !d.lab;
+      estop.hidden = !!d.lab;
       // A paused queue is said on every page: nothing will start until someone resumes it.
-      queueState.hidden = !d.paused;
+      queueState.hidden = !d.paused || !!d.lab;
       estop.classList.toggle('latched', !!d.estop);
       estop.textContent = d.estop ? 'E-STOP (latched)' : 'E-STOP';
     }

@@ -22,12 +22,12 @@ export function tempDb() {
 }
 
 /**
- * Spawns `bench serve --sim --listen LISTEN --db DB --web web/dist` and resolves with
- * `{url, proc, stop()}` once it printed its URL.
+ * Spawns `bench serve --sim --listen LISTEN --db DB --web web/dist` (`mode`: `['--lab']` for a
+ * lab view) and resolves with `{url, proc, stop()}` once it printed its URL.
  */
-export function startBench({ db, listen = '127.0.0.1:0', timeoutMs = 30000 } = {}) {
+export function startBench({ db, listen = '127.0.0.1:0', timeoutMs = 30000, mode = ['--sim'] } = {}) {
   const web = path.join(repo, 'web', 'dist');
-  const args = ['serve', '--sim', '--listen', listen, '--db', db, '--web', web];
+  const args = ['serve', ...mode, '--listen', listen, '--db', db, '--web', web];
   return new Promise((resolve, reject) => {
     const proc = spawn(benchBin(), args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, RUST_LOG: process.env.RUST_LOG ?? 'warn' } });
     let out = '';

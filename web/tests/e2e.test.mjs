@@ -5,7 +5,8 @@ import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { chromium } from 'playwright-core';
-import { startBench, tempDb, repo } from './bench.mjs';
+import { execFileSync } from 'node:child_process';
+import { startBench, tempDb, repo, benchBin } from './bench.mjs';
 
 const shots = path.join(repo, 'target', 'e2e-screenshots');
 const chromiumPath = process.env.CHROMIUM ?? '/usr/bin/chromium';
@@ -513,6 +514,40 @@ test('the e-stop is reached from the keyboard, latches, and resets', async () =>
   await page.waitForFunction(async () => (await (await fetch('/api/bench')).json()).estop === false);
   await page.waitForSelector('#estop-reset', { state: 'hidden' });
   await page.waitForSelector('#estop:not(.latched)');
+});
+
+test('a lab view: every run of the store pushed to PostgreSQL, read-only, no e-stop', async () => {
+  // The lab's store: this daemon's runs pushed into a fresh PostgreSQL database of the test
+  // cluster ($FRICTIONBENCH_TEST_PG, scripts/test.sh); without one, the SQLite file itself.
+  let labDb = db;
+  const admin = process.env.FRICTIONBENCH_TEST_PG;
+  if (admin) {
+    const name = `e2e_lab_${process.pid}`;
+    execFileSync('psql', [admin, '-qc', `CREATE DATABASE ${name}`]);
+    const [base, query] = admin.split('?');
+    labDb = `${base.replace(/\/[^/]*$/, `/${name}`)}${query ? `?${query}` : ''}`;
+    execFileSync(benchBin(), ['runs', 'push', '--db', db, '--to', labDb]);
+  }
+  const lab = await startBench({ db: labDb, mode: ['--lab'] });
+  const ctx = await browser.newContext({ viewport: { width: 1440, height: 900 } });
+  const labPage = await ctx.newPage();
+  try {
+    const ours = (await api('/api/runs?limit=1000')).json;
+    const finished = ours.runs.filter((r) => !['queued', 'running'].includes(r.status));
+    await labPage.goto(`${lab.url}/#/runs`);
+    await labPage.waitForSelector('#lab-view:not([hidden])');
+    assert.equal(await labPage.isVisible('#estop'), false, 'no bench: no e-stop');
+    await labPage.waitForFunction((n) => document.querySelectorAll('td.bench').length >= n, Math.min(finished.length, 50));
+    const benches = await labPage.$$eval('td.bench', (tds) => [...new Set(tds.map((td) => td.textContent))]);
+    assert.deepEqual(benches, ['sim']);
+    await labPage.screenshot({ path: path.join(shots, 'lab-view.png'), fullPage: true, style: 'header.top { position: static !important; }' });
+    const refused = await fetch(`${lab.url}/api/runs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"spec": {"kind": "prbs"}}' });
+    assert.equal(refused.status, 409);
+    assert.match((await refused.json()).error, /lab view/);
+  } finally {
+    await ctx.close();
+    await lab.stop();
+  }
 });
 
 test('the page made no request beyond the daemon', () => {
