@@ -1,20 +1,21 @@
 //! Model comparison tables stored with the runs they used (`bench compare` on run ids).
 
-use crate::backend::{now_text, on};
+use crate::backend::{AsConn, ConnRef, now_text, on};
 use crate::types::{Comparison, NewComparison};
 use crate::{Error, Store};
 use sqlx::FromRow;
 
+/// A `comparisons` row as stored.
 #[derive(FromRow)]
-struct ComparisonRow {
-    id: i64,
-    uuid: String,
-    created_at: String,
-    estimate_runs: String,
-    validate_runs: String,
-    models: String,
-    options: String,
-    result: String,
+pub(crate) struct ComparisonRow {
+    pub(crate) id: i64,
+    pub(crate) uuid: String,
+    pub(crate) created_at: String,
+    pub(crate) estimate_runs: String,
+    pub(crate) validate_runs: String,
+    pub(crate) models: String,
+    pub(crate) options: String,
+    pub(crate) result: String,
 }
 
 impl ComparisonRow {
@@ -39,49 +40,26 @@ impl Store {
         for id in c.estimate_runs.iter().chain(&c.validate_runs) {
             self.require_run(*id).await?;
         }
-        let text = [
-            serde_json::to_string(&c.estimate_runs)?,
-            serde_json::to_string(&c.validate_runs)?,
-            serde_json::to_string(&c.models)?,
-            serde_json::to_string(&c.options)?,
-            serde_json::to_string(&c.table)?,
-        ];
-        let roles: Vec<(i64, &str)> = c
-            .estimate_runs
-            .iter()
-            .map(|r| (*r, "estimate"))
-            .chain(c.validate_runs.iter().map(|r| (*r, "validate")))
-            .collect();
-        Ok(on!(self.writer(), |p, DB| {
+        let row = ComparisonRow {
+            id: 0,
+            uuid: crate::backend::new_uuid(),
+            created_at: now_text(),
+            estimate_runs: serde_json::to_string(&c.estimate_runs)?,
+            validate_runs: serde_json::to_string(&c.validate_runs)?,
+            models: serde_json::to_string(&c.models)?,
+            options: serde_json::to_string(&c.options)?,
+            result: serde_json::to_string(&c.table)?,
+        };
+        on!(self.writer(), |p, DB| {
             let mut tx = p.begin().await?;
-            let id: i64 = sqlx::query_scalar(
-                "INSERT INTO comparisons (uuid, created_at, estimate_runs, validate_runs, models,
-                     options, result)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id",
-            )
-            .bind(crate::backend::new_uuid())
-            .bind(now_text())
-            .bind(&text[0])
-            .bind(&text[1])
-            .bind(&text[2])
-            .bind(&text[3])
-            .bind(&text[4])
-            .fetch_one(&mut *tx)
-            .await?;
-            for (run, role) in &roles {
-                sqlx::query(
-                    "INSERT INTO comparison_runs (comparison_id, run_id, role)
-                     VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
-                )
-                .bind(id)
-                .bind(*run)
-                .bind(*role)
-                .execute(&mut *tx)
-                .await?;
-            }
+            let id = insert_comparison(tx.conn(), &row, &c.estimate_runs, &c.validate_runs).await?;
             tx.commit().await?;
-            id
-        }))
+            id.ok_or_else(|| Error::InvalidInput {
+                field: "uuid",
+                value: row.uuid.clone(),
+                rule: "is already taken".into(),
+            })
+        })
     }
 
     /// The comparison with this id.
@@ -120,6 +98,54 @@ impl Store {
         });
         rows.into_iter().map(ComparisonRow::decode).collect()
     }
+}
+
+/// Inserts comparison `c` (its `id` ignored; nothing if its UUID is there) and links it to the
+/// runs it estimated on and validated on, on `conn` (the caller's transaction); returns the new
+/// id, or `None` if the comparison was there.
+pub(crate) async fn insert_comparison(
+    mut conn: ConnRef<'_>,
+    c: &ComparisonRow,
+    estimate: &[i64],
+    validate: &[i64],
+) -> Result<Option<i64>, Error> {
+    let id: Option<i64> = on!(conn.reborrow(), |tx, DB| {
+        sqlx::query_scalar(
+            "INSERT INTO comparisons (uuid, created_at, estimate_runs, validate_runs, models,
+                 options, result)
+             VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (uuid) DO NOTHING RETURNING id",
+        )
+        .bind(&c.uuid)
+        .bind(&c.created_at)
+        .bind(&c.estimate_runs)
+        .bind(&c.validate_runs)
+        .bind(&c.models)
+        .bind(&c.options)
+        .bind(&c.result)
+        .fetch_optional(&mut *tx)
+        .await?
+    });
+    let Some(id) = id else {
+        return Ok(None);
+    };
+    let roles = estimate
+        .iter()
+        .map(|r| (*r, "estimate"))
+        .chain(validate.iter().map(|r| (*r, "validate")));
+    for (run, role) in roles {
+        on!(conn.reborrow(), |tx, DB| {
+            sqlx::query(
+                "INSERT INTO comparison_runs (comparison_id, run_id, role)
+                 VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
+            )
+            .bind(id)
+            .bind(run)
+            .bind(role)
+            .execute(&mut *tx)
+            .await?;
+        });
+    }
+    Ok(Some(id))
 }
 
 #[cfg(test)]

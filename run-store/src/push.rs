@@ -8,12 +8,13 @@
 //! must equal the source's, or the copy is deleted and the run reported failed.
 
 use crate::backend::{AsConn, ConnRef, Location, on};
+use crate::comparisons::{ComparisonRow, insert_comparison};
 use crate::recorder::{BYTES_PER_STMT, OutputRow, SampleRow, insert_chunks};
+use crate::store::{ParameterSetRow, RunRow};
 use crate::{Error, Store};
 use futures_util::{StreamExt, TryStreamExt};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
-use sqlx::FromRow;
 use std::collections::BTreeMap;
 
 /// Runs copied at the same time (10 M samples SQLite → PostgreSQL on 2 cores: 4.9 M samples/s
@@ -70,56 +71,6 @@ pub struct PushReport {
     pub comparisons: Copied,
     /// Samples copied.
     pub samples: u64,
-}
-
-/// A run's record, as copied.
-#[derive(FromRow)]
-struct RunRecord {
-    uuid: String,
-    kind: String,
-    name: String,
-    spec: String,
-    status: String,
-    status_reason: Option<String>,
-    created_at: String,
-    started_at: Option<String>,
-    finished_at: Option<String>,
-    bench_config: String,
-    device_profiles: String,
-    software_version: String,
-    operator_note: Option<String>,
-    models: String,
-    period_s: Option<f64>,
-    period_error_p50_us: Option<f64>,
-    period_error_p99_us: Option<f64>,
-    period_error_max_us: Option<f64>,
-    overruns: i64,
-    dropped_batches: i64,
-    dropped_samples: i64,
-    sample_count: i64,
-    interruption_log: String,
-}
-
-#[derive(FromRow)]
-struct SetRecord {
-    id: i64,
-    uuid: String,
-    name: String,
-    model_id: String,
-    params: String,
-    provenance: String,
-    created_at: String,
-}
-
-#[derive(FromRow)]
-struct ComparisonRecord {
-    uuid: String,
-    created_at: String,
-    estimate_runs: String,
-    validate_runs: String,
-    models: String,
-    options: String,
-    result: String,
 }
 
 /// Incremental SHA-256 over a run's sample chunks: each chunk's first index and the digest of
@@ -281,7 +232,7 @@ impl Store {
     }
 
     /// Run `id`'s record and its results (analysis, time).
-    async fn run_record(&self, id: i64) -> Result<(RunRecord, Option<(String, String)>), Error> {
+    async fn run_record(&self, id: i64) -> Result<(RunRow, Option<(String, String)>), Error> {
         on!(self.reader(), |p, DB| {
             let record = sqlx::query_as("SELECT * FROM runs WHERE id = $1")
                 .bind(id)
@@ -303,7 +254,7 @@ impl Store {
         &self,
         target: &Store,
         id: i64,
-        r: &RunRecord,
+        r: &RunRow,
         results: Option<(String, String)>,
     ) -> Result<Option<(i64, String)>, Error> {
         on!(target.writer(), |q, Target| {
@@ -372,42 +323,30 @@ impl Store {
     ) -> Result<String, Error> {
         let mut sum = Checksum::default();
         on!(self.reader(), |p, DB| {
-            let mut rows = sqlx::query_as::<_, SampleRow>(
+            let samples = sqlx::query_as::<_, SampleRow>(
                 "SELECT idx0, n, t0, t1, data FROM samples WHERE run_id = $1 ORDER BY idx0",
             )
             .bind(id)
-            .fetch(p);
-            let (mut batch, mut bytes) = (Vec::new(), 0);
-            while let Some(row) = rows.try_next().await? {
-                sum.data(row.0, &row.4);
-                bytes += row.4.len();
-                batch.push(row);
-                if bytes >= BYTES_PER_STMT {
-                    insert_chunks(conn.reborrow(), new_id, std::mem::take(&mut batch), vec![])
-                        .await?;
-                    bytes = 0;
-                }
-            }
-            drop(rows);
-            insert_chunks(conn.reborrow(), new_id, batch, vec![]).await?;
-            let mut rows = sqlx::query_as::<_, OutputRow>(
+            .fetch(p)
+            .inspect_ok(|row| sum.data(row.0, &row.4));
+            in_statements(
+                samples,
+                |row| row.4.len(),
+                async |rows| insert_chunks(conn.reborrow(), new_id, rows, Vec::new()).await,
+            )
+            .await?;
+            let outputs = sqlx::query_as::<_, OutputRow>(
                 "SELECT idx0, model, n, force FROM model_outputs WHERE run_id = $1
                  ORDER BY idx0, model",
             )
             .bind(id)
             .fetch(p);
-            let (mut batch, mut bytes) = (Vec::new(), 0);
-            while let Some(row) = rows.try_next().await? {
-                bytes += row.3.len();
-                batch.push(row);
-                if bytes >= BYTES_PER_STMT {
-                    insert_chunks(conn.reborrow(), new_id, vec![], std::mem::take(&mut batch))
-                        .await?;
-                    bytes = 0;
-                }
-            }
-            drop(rows);
-            insert_chunks(conn.reborrow(), new_id, vec![], batch).await?;
+            in_statements(
+                outputs,
+                |row| row.3.len(),
+                async |rows| insert_chunks(conn.reborrow(), new_id, Vec::new(), rows).await,
+            )
+            .await?;
         });
         Ok(sum.hex())
     }
@@ -439,7 +378,7 @@ impl Store {
     }
 
     async fn push_parameter_sets(&self, target: &Store) -> Result<Copied, Error> {
-        let sets: Vec<SetRecord> = on!(self.reader(), |p, DB| {
+        let sets: Vec<ParameterSetRow> = on!(self.reader(), |p, DB| {
             sqlx::query_as(
                 "SELECT id, uuid, name, model_id, params, provenance, created_at
                  FROM parameter_sets ORDER BY id",
@@ -477,9 +416,10 @@ impl Store {
     }
 
     async fn push_comparisons(&self, target: &Store) -> Result<Copied, Error> {
-        let rows: Vec<ComparisonRecord> = on!(self.reader(), |p, DB| {
+        let rows: Vec<ComparisonRow> = on!(self.reader(), |p, DB| {
             sqlx::query_as(
-                "SELECT uuid, created_at, estimate_runs, validate_runs, models, options, result
+                "SELECT id, uuid, created_at, estimate_runs, validate_runs, models, options,
+                     result
                  FROM comparisons ORDER BY id",
             )
             .fetch_all(p)
@@ -498,45 +438,14 @@ impl Store {
             let (Some(estimate), Some(validate)) = (map(&estimate), map(&validate)) else {
                 continue;
             };
-            let roles: Vec<(i64, &str)> = estimate
-                .iter()
-                .map(|r| (*r, "estimate"))
-                .chain(validate.iter().map(|r| (*r, "validate")))
-                .collect();
-            let (estimate, validate) = (
-                serde_json::to_string(&estimate)?,
-                serde_json::to_string(&validate)?,
-            );
+            let translated = ComparisonRow {
+                estimate_runs: serde_json::to_string(&estimate)?,
+                validate_runs: serde_json::to_string(&validate)?,
+                ..c
+            };
             let inserted = on!(target.writer(), |p, DB| {
                 let mut tx = p.begin().await?;
-                let id: Option<i64> = sqlx::query_scalar(
-                    "INSERT INTO comparisons (uuid, created_at, estimate_runs, validate_runs,
-                         models, options, result)
-                     VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (uuid) DO NOTHING
-                     RETURNING id",
-                )
-                .bind(&c.uuid)
-                .bind(&c.created_at)
-                .bind(&estimate)
-                .bind(&validate)
-                .bind(&c.models)
-                .bind(&c.options)
-                .bind(&c.result)
-                .fetch_optional(&mut *tx)
-                .await?;
-                if let Some(id) = id {
-                    for (run, role) in &roles {
-                        sqlx::query(
-                            "INSERT INTO comparison_runs (comparison_id, run_id, role)
-                             VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
-                        )
-                        .bind(id)
-                        .bind(*run)
-                        .bind(*role)
-                        .execute(&mut *tx)
-                        .await?;
-                    }
-                }
+                let id = insert_comparison(tx.conn(), &translated, &estimate, &validate).await?;
                 tx.commit().await?;
                 id.is_some()
             });
@@ -548,6 +457,25 @@ impl Store {
         }
         Ok(copied)
     }
+}
+
+/// Hands the rows of `rows` to `write` in batches of about [`BYTES_PER_STMT`] (`bytes` of each
+/// row), so a run of any length is copied in bounded memory.
+async fn in_statements<R>(
+    mut rows: impl futures_util::Stream<Item = Result<R, sqlx::Error>> + Unpin,
+    bytes: impl Fn(&R) -> usize,
+    mut write: impl AsyncFnMut(Vec<R>) -> Result<(), Error>,
+) -> Result<(), Error> {
+    let (mut batch, mut size) = (Vec::new(), 0);
+    while let Some(row) = rows.try_next().await? {
+        size += bytes(&row);
+        batch.push(row);
+        if size >= BYTES_PER_STMT {
+            write(std::mem::take(&mut batch)).await?;
+            size = 0;
+        }
+    }
+    write(batch).await
 }
 
 /// A parameter set's provenance as the target keeps it: its `runs` ids translated to the

@@ -50,33 +50,34 @@ enum Pools {
     Postgres(PgPool),
 }
 
+/// A `runs` row as stored.
 #[derive(FromRow)]
-struct RunRow {
-    id: i64,
-    uuid: String,
-    bench_id: String,
-    kind: String,
-    name: String,
-    spec: String,
-    status: String,
-    status_reason: Option<String>,
-    created_at: String,
-    started_at: Option<String>,
-    finished_at: Option<String>,
-    bench_config: String,
-    device_profiles: String,
-    software_version: String,
-    operator_note: Option<String>,
-    models: String,
-    period_s: Option<f64>,
-    period_error_p50_us: Option<f64>,
-    period_error_p99_us: Option<f64>,
-    period_error_max_us: Option<f64>,
-    overruns: i64,
-    dropped_batches: i64,
-    dropped_samples: i64,
-    sample_count: i64,
-    interruption_log: String,
+pub(crate) struct RunRow {
+    pub(crate) id: i64,
+    pub(crate) uuid: String,
+    pub(crate) bench_id: String,
+    pub(crate) kind: String,
+    pub(crate) name: String,
+    pub(crate) spec: String,
+    pub(crate) status: String,
+    pub(crate) status_reason: Option<String>,
+    pub(crate) created_at: String,
+    pub(crate) started_at: Option<String>,
+    pub(crate) finished_at: Option<String>,
+    pub(crate) bench_config: String,
+    pub(crate) device_profiles: String,
+    pub(crate) software_version: String,
+    pub(crate) operator_note: Option<String>,
+    pub(crate) models: String,
+    pub(crate) period_s: Option<f64>,
+    pub(crate) period_error_p50_us: Option<f64>,
+    pub(crate) period_error_p99_us: Option<f64>,
+    pub(crate) period_error_max_us: Option<f64>,
+    pub(crate) overruns: i64,
+    pub(crate) dropped_batches: i64,
+    pub(crate) dropped_samples: i64,
+    pub(crate) sample_count: i64,
+    pub(crate) interruption_log: String,
 }
 
 #[derive(FromRow)]
@@ -118,15 +119,16 @@ pub(crate) struct Select {
     pub to: Option<f64>,
 }
 
+/// A `parameter_sets` row as stored.
 #[derive(FromRow)]
-struct ParameterSetRow {
-    id: i64,
-    uuid: String,
-    name: String,
-    model_id: String,
-    params: String,
-    provenance: String,
-    created_at: String,
+pub(crate) struct ParameterSetRow {
+    pub(crate) id: i64,
+    pub(crate) uuid: String,
+    pub(crate) name: String,
+    pub(crate) model_id: String,
+    pub(crate) params: String,
+    pub(crate) provenance: String,
+    pub(crate) created_at: String,
 }
 
 fn status_of(text: &str) -> Result<RunStatus, Error> {

@@ -183,25 +183,12 @@ pub async fn serve(opts: Options) -> anyhow::Result<()> {
     // loop's): a flood of connections cannot take the loop's CPU.
     let front_priority = loaded.config.realtime_priority.saturating_sub(2);
     let listener = front::start(listener, estop, front_priority, shutdown_rx.clone())?;
-
-    tokio::spawn(async move {
-        let signal = crate::cli::stop_signal().await;
-        tracing::info!("{signal}: shutting down (aborting the running run, if any)");
-        let _ = shutdown_tx.send(true);
-    });
-    println!(
+    let banner = format!(
         "bench serve: http://{addr}/ (database {})",
         store.location()
     );
-    use std::io::Write;
-    let _ = std::io::stdout().flush();
-    let mut until = shutdown_rx.clone();
-    let app = app.into_make_service_with_connect_info::<guard::LocalAddr>();
-    axum::serve(listener, app)
-        .with_graceful_shutdown(async move {
-            let _ = until.wait_for(|stop| *stop).await;
-        })
-        .await?;
+    let stopping = "shutting down (aborting the running run, if any)";
+    serve_until_stopped(listener, app, banner, stopping, (shutdown_tx, shutdown_rx)).await?;
     let _ = scheduler.await;
     store.close().await;
     if let Some(sim) = sim {
@@ -243,24 +230,45 @@ async fn serve_lab(
     let estop = api::estop_router(state.clone());
     let app = api::router(state, opts.web.as_deref());
     let listener = front::start(listener, estop, 0, shutdown_rx.clone())?;
-    tokio::spawn(async move {
-        let signal = crate::cli::stop_signal().await;
-        tracing::info!("{signal}: shutting down");
-        let _ = shutdown_tx.send(true);
-    });
-    println!(
+    let banner = format!(
         "bench serve: http://{addr}/ (lab view, read-only, database {})",
         store.location()
     );
+    serve_until_stopped(
+        listener,
+        app,
+        banner,
+        "shutting down",
+        (shutdown_tx, shutdown_rx),
+    )
+    .await?;
+    store.close().await;
+    Ok(())
+}
+
+/// Prints `banner` (the URL line clients wait for) and serves `app` until Ctrl-C, SIGTERM or
+/// another reason sends `true` on the shutdown channel.
+async fn serve_until_stopped(
+    listener: front::Handoff,
+    app: axum::Router,
+    banner: String,
+    stopping: &'static str,
+    (shutdown_tx, shutdown_rx): (watch::Sender<bool>, watch::Receiver<bool>),
+) -> anyhow::Result<()> {
+    tokio::spawn(async move {
+        let signal = crate::cli::stop_signal().await;
+        tracing::info!("{signal}: {stopping}");
+        let _ = shutdown_tx.send(true);
+    });
+    println!("{banner}");
     use std::io::Write;
     let _ = std::io::stdout().flush();
-    let mut until = shutdown_rx.clone();
+    let mut until = shutdown_rx;
     let app = app.into_make_service_with_connect_info::<guard::LocalAddr>();
     axum::serve(listener, app)
         .with_graceful_shutdown(async move {
             let _ = until.wait_for(|stop| *stop).await;
         })
         .await?;
-    store.close().await;
     Ok(())
 }
