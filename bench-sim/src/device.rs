@@ -56,7 +56,13 @@ pub enum Role {
     MeasuredTorque,
     /// Writing non-zero tares the sensor.
     Tare,
+    /// The number of decimal places of the sensor's scaled readings (a transmitter's
+    /// `scale_exp_from` source), fixed at [`EMULATED_DECIMALS`]. Published.
+    Decimals,
 }
+
+/// The decimal places an emulated transmitter is set to: 0.001 N m per count.
+pub const EMULATED_DECIMALS: i32 = 3;
 
 /// Mode numbers as the device encodes them.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -231,6 +237,7 @@ impl DeviceMap {
                 Role::Heartbeat => f64::from(self.heartbeat),
                 Role::WatchdogTimeout => watchdog_s,
                 Role::MaxTorque => fb.max_torque_nm,
+                Role::Decimals => f64::from(EMULATED_DECIMALS),
                 Role::Status if self.sensor => {
                     let overload = (fb.sensor_torque_nm - self.tare_nm).abs() > SENSOR_RANGE_NM;
                     f64::from(1 | (u16::from(overload) << 1))

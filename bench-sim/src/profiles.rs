@@ -1,7 +1,7 @@
 //! Device profiles → register images: the simulator serves exactly the map in the profile
 //! files the clients use (one source of truth; no address appears in this crate).
 
-use crate::device::{Behaviour, Bits, DeviceMap, ModeValues, Role};
+use crate::device::{Behaviour, Bits, DeviceMap, EMULATED_DECIMALS, ModeValues, Role};
 use crate::image::{Image, Slot, Table};
 use crate::physics::Action;
 use crate::physics::SimError;
@@ -72,6 +72,20 @@ pub(crate) fn device(profile: &Profile, sensor: bool) -> Result<DeviceSetup, Sim
     };
     let mut slots = Vec::new();
     let mut roles = Vec::new();
+    // A transmitter whose readings take their decimal places from another register: that
+    // register reads EMULATED_DECIMALS, the readings are scaled to match, and the register's
+    // other meaning (a status word sharing it) is not published over it.
+    let decimals_from: Vec<&str> = profile
+        .signals
+        .iter()
+        .filter_map(|s| s.scale_exp_from.as_deref())
+        .collect();
+    let decimals_at: Vec<u16> = profile
+        .signals
+        .iter()
+        .filter(|s| decimals_from.contains(&s.name.as_str()))
+        .map(|s| s.address)
+        .collect();
     for s in &profile.signals {
         let table = match s.table {
             protocols::Table::Holding => Table::Holding,
@@ -87,6 +101,11 @@ pub(crate) fn device(profile: &Profile, sensor: bool) -> Result<DeviceSetup, Sim
             }
         };
         let mut role = role_of(s);
+        if decimals_from.contains(&s.name.as_str()) {
+            role = Some(Role::Decimals);
+        } else if role == Some(Role::Status) && decimals_at.contains(&s.address) {
+            role = None;
+        }
         if role.is_none() && sensor {
             // The sensor's tare command and its f32 mirror of the torque carry no role.
             if s.name == "zero" && s.access.writable() {
@@ -95,7 +114,7 @@ pub(crate) fn device(profile: &Profile, sensor: bool) -> Result<DeviceSetup, Sim
                 role = Some(Role::MeasuredTorque);
             }
         }
-        let enc: Arc<Signal> = Arc::new(s.clone());
+        let enc: Arc<Signal> = Arc::new(with_emulated_decimals(s));
         let dec = enc.clone();
         if let Some(r) = role {
             roles.push((slots.len(), r));
@@ -180,6 +199,16 @@ fn behaviour(profile: &Profile, slots: &[Slot]) -> Behaviour {
 
 /// Encodes `v`, clamped to the signal's limits and its type's range (feedback saturates like a
 /// real device's register rather than vanishing).
+/// `s` as the emulator encodes it: a reading scaled by another register's decimal places gets
+/// them folded into its scale.
+fn with_emulated_decimals(s: &Signal) -> Signal {
+    let mut s = s.clone();
+    if s.scale_exp_from.take().is_some() {
+        s.scale *= 10f64.powi(-EMULATED_DECIMALS);
+    }
+    s
+}
+
 fn encode_clamped(s: &Signal, v: f64) -> Option<Vec<u16>> {
     if let Ok(r) = s.encode(v) {
         return Some(r);

@@ -53,6 +53,11 @@ pub struct SimConfig {
     pub drive_profile: Option<PathBuf>,
     /// Torque-sensor profile file; `None` = the shipped `profiles/sim-torque-sensor.toml`.
     pub sensor_profile: Option<PathBuf>,
+    /// The drive's unit id; `None` = its profile's.
+    pub drive_unit: Option<u8>,
+    /// The sensor's unit id; `None` = its profile's (real devices at their factory address 1
+    /// need one of the two moved, as on a shared RS-485 line).
+    pub sensor_unit: Option<u8>,
 }
 
 impl Default for SimConfig {
@@ -65,6 +70,8 @@ impl Default for SimConfig {
             rtu: None,
             drive_profile: None,
             sensor_profile: None,
+            drive_unit: None,
+            sensor_unit: None,
         }
     }
 }
@@ -104,7 +111,14 @@ impl SimBench {
         let sensor: DeviceSetup = profiles::load(config.sensor_profile.as_deref(), true)?;
         // The watchdog's power-on value is `params.watchdog_s` (100 ms, as the profile states).
         let sim = Sim::new(config.params.clone(), &config.truth)?;
-        let (drive_unit, sensor_unit) = (drive.unit, sensor.unit);
+        let drive_unit = config.drive_unit.unwrap_or(drive.unit);
+        let sensor_unit = config.sensor_unit.unwrap_or(sensor.unit);
+        if drive_unit == sensor_unit {
+            return Err(SimError::Profile(format!(
+                "the drive and the sensor both answer unit {drive_unit}: give one another unit id \
+                 (--drive-unit or --sensor-unit)"
+            )));
+        }
         let turnaround = drive.turnaround_s;
         let bench = Bench::new(sim, drive.map, sensor.map, config.clock);
         let faults = Faults::new();

@@ -46,6 +46,13 @@ pub struct SimArgs {
     /// Torque-sensor profile (default: the shipped profiles/sim-torque-sensor.toml).
     #[arg(long, value_name = "FILE")]
     pub sensor_profile: Option<PathBuf>,
+    /// The drive's Modbus unit id (default: its profile's).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u8).range(1..=247))]
+    pub drive_unit: Option<u8>,
+    /// The sensor's Modbus unit id (default: its profile's; real sensors and drives often both
+    /// ship at 1).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u8).range(1..=247))]
+    pub sensor_unit: Option<u8>,
 }
 
 /// Builds the simulator configuration from the arguments.
@@ -87,6 +94,8 @@ pub fn config(args: &SimArgs) -> anyhow::Result<SimConfig> {
         }),
         drive_profile: args.drive_profile.clone(),
         sensor_profile: args.sensor_profile.clone(),
+        drive_unit: args.drive_unit,
+        sensor_unit: args.sensor_unit,
     })
 }
 
