@@ -21,16 +21,22 @@ const BAUD: &str = "115200";
 struct Device {
     file: &'static str,
     extra_safety: &'static str,
+    /// The torque-ramp directions its torque command can take.
+    ramp_directions: &'static str,
 }
 
 const DELTA: Device = Device {
     file: "delta-asda-a2.toml",
     extra_safety: "",
+    ramp_directions: "both",
 };
 
 const ORIENTAL: Device = Device {
     file: "oriental-az.toml",
     extra_safety: "allow_no_drive_watchdog = true\n",
+    // Its direct-data operating current is a magnitude (min 0): a negative torque command is
+    // refused before the write, so the ramp runs forwards only.
+    ramp_directions: "positive",
 };
 
 impl Device {
@@ -112,6 +118,50 @@ fn assert_sweep_on_the_truth(run: &Value, label: &str) {
     }
 }
 
+/// A slow torque ramp (0.2 N m/s) in the drive's own torque mode: the breakaway lies within
+/// 3 % of the truth's static friction in each direction the drive's command can take. Slow,
+/// because a tick of 0.1 s raises the command by rate × 0.1 s, the resolution of the breakaway.
+fn slow_ramp_on_the_truth(dir: &tempfile::TempDir, cfg: &str, db: &str, device: &Device) {
+    let label = device.file;
+    let spec = dir.path().join("ramp.json");
+    let directions = device.ramp_directions;
+    std::fs::write(
+        &spec,
+        format!(
+            r#"{{"kind": "torque_ramp", "name": "device ramp", "params": {{"rates_nm_s": [0.2],
+            "directions": "{directions}", "repeats": 1, "motion_counts": 400, "rest_s": 0.5}}}}"#
+        ),
+    )
+    .unwrap();
+    let o = bench(&[
+        "run",
+        spec.to_str().unwrap(),
+        "--config",
+        cfg,
+        "--db",
+        db,
+        "--json",
+    ]);
+    assert!(o.status.success(), "{label}: {}", stderr(&o));
+    let id: i64 = stdout(&o).lines().next().unwrap()[4..].parse().unwrap();
+    let run = show(db, id);
+    assert_eq!(run["status"], "completed", "{run}");
+    for (side, d) in [("positive", 1.0), ("negative", -1.0)] {
+        if directions != "both" && directions != side {
+            continue;
+        }
+        let found = run["results"][side][0]["breakaway_torque_nm"].as_f64();
+        let fs = truth_model().steady_state(d * 1e-9).unwrap();
+        let found = found.unwrap_or_else(|| panic!("{label}: no {side} breakaway: {run}"));
+        let err = (found - fs) / fs.abs();
+        eprintln!(
+            "{label} {side} breakaway {found:.4} N m, truth f_s {fs:.4} ({:+.2} %)",
+            100.0 * err
+        );
+        assert!(err.abs() < 0.03, "{label}: {side}: {found} vs {fs}");
+    }
+}
+
 fn quick_sweep_and_a_trip(device: &Device) {
     let _bench = one_bench_at_a_time();
     let dir = tempfile::tempdir().unwrap();
@@ -142,6 +192,7 @@ fn quick_sweep_and_a_trip(device: &Device) {
     let id: i64 = stdout(&o).lines().next().unwrap()[4..].parse().unwrap();
     let run = show(&db, id);
     assert_sweep_on_the_truth(&run, device.file);
+    slow_ramp_on_the_truth(&dir, cfg, &db, device);
     let log = run["interruption_log"].to_string();
     assert!(
         log.contains("ran with unverified drive profile signals"),
