@@ -115,6 +115,16 @@ impl Device {
     }
 }
 
+/// `bench run` of the shipped quick sweep with bench.toml `cfg` into `db`; the run record.
+fn quick_sweep(cfg: &Path, db: &str, label: &str) -> Value {
+    let sweep = spec("constant_velocity_sweep.json");
+    let cfg = cfg.to_str().unwrap();
+    let o = bench(&["run", &sweep, "--config", cfg, "--db", db, "--json"]);
+    assert!(o.status.success(), "{label}: {}", stderr(&o));
+    let id: i64 = stdout(&o).lines().next().unwrap()[4..].parse().unwrap();
+    show(db, id)
+}
+
 /// A completed quick sweep: at least `min_held` points per direction held their speed, and
 /// each of them lies within 3 % of the truth's steady-state curve.
 fn assert_sweep_on_the_truth(run: &Value, label: &str, min_held: usize) {
@@ -276,20 +286,9 @@ fn the_quick_sweep_on_each_emulated_drive_over_tcp() {
         let sim = SimProcess::start_with(&["--drive-profile", &device.profile()]);
         let link = format!("tcp = \"{}\"", sim.tcp);
         let cfg = device.config_on(dir.path(), &link, "0.02");
-        let sweep = spec("constant_velocity_sweep.json");
-        let o = bench(&[
-            "run",
-            &sweep,
-            "--config",
-            cfg.to_str().unwrap(),
-            "--db",
-            &db,
-            "--json",
-        ]);
-        assert!(o.status.success(), "{}: {}", device.file, stderr(&o));
-        let id: i64 = stdout(&o).lines().next().unwrap()[4..].parse().unwrap();
         let label = format!("{} over TCP", device.file);
-        assert_sweep_on_the_truth(&show(&db, id), &label, device.min_held);
+        let run = quick_sweep(&cfg, &db, &label);
+        assert_sweep_on_the_truth(&run, &label, device.min_held);
     }
 }
 
@@ -403,20 +402,7 @@ fn quick_sweep_through_a_sensor(file: &str, baud: &str, stall_s: &str) {
     assert!(text.contains(&format!("serial = \"{pty}\"")), "{text}");
     let cfg = dir.path().join("bench.toml");
     std::fs::write(&cfg, text).unwrap();
-    let sweep = spec("constant_velocity_sweep.json");
-    let args = [
-        "run",
-        &sweep,
-        "--config",
-        cfg.to_str().unwrap(),
-        "--db",
-        &db,
-        "--json",
-    ];
-    let o = bench(&args);
-    assert!(o.status.success(), "{file}: {}", stderr(&o));
-    let id: i64 = stdout(&o).lines().next().unwrap()[4..].parse().unwrap();
-    assert_sweep_on_the_truth(&show(&db, id), file, 5);
+    assert_sweep_on_the_truth(&quick_sweep(&cfg, &db, file), file, 5);
 }
 
 #[test]
