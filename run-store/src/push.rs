@@ -102,29 +102,27 @@ impl Store {
     /// The checksum of run `run`'s samples (hex SHA-256; see `docs/src/lab.md`).
     pub async fn sample_checksum(&self, run: i64) -> Result<String, Error> {
         self.require_run(run).await?;
+        // PostgreSQL hashes each chunk itself; SQLite hands over the bytes.
+        let (on_server, sql) = match self.reader() {
+            crate::backend::Either::Postgres(_) => (
+                true,
+                "SELECT idx0, sha256(data) FROM samples WHERE run_id = $1 ORDER BY idx0",
+            ),
+            crate::backend::Either::Sqlite(_) => (
+                false,
+                "SELECT idx0, data FROM samples WHERE run_id = $1 ORDER BY idx0",
+            ),
+        };
         let mut sum = Checksum::default();
-        match self.reader() {
-            crate::backend::Either::Postgres(p) => {
-                let mut rows = sqlx::query_as::<_, (i64, Vec<u8>)>(
-                    "SELECT idx0, sha256(data) FROM samples WHERE run_id = $1 ORDER BY idx0",
-                )
-                .bind(run)
-                .fetch(p);
-                while let Some((idx0, digest)) = rows.try_next().await? {
-                    sum.chunk(idx0, &digest);
+        on!(self.reader(), |p, DB| {
+            let mut rows = sqlx::query_as::<_, (i64, Vec<u8>)>(sql).bind(run).fetch(p);
+            while let Some((idx0, bytes)) = rows.try_next().await? {
+                match on_server {
+                    true => sum.chunk(idx0, &bytes),
+                    false => sum.data(idx0, &bytes),
                 }
             }
-            crate::backend::Either::Sqlite(p) => {
-                let mut rows = sqlx::query_as::<_, (i64, Vec<u8>)>(
-                    "SELECT idx0, data FROM samples WHERE run_id = $1 ORDER BY idx0",
-                )
-                .bind(run)
-                .fetch(p);
-                while let Some((idx0, data)) = rows.try_next().await? {
-                    sum.data(idx0, &data);
-                }
-            }
-        }
+        });
         Ok(sum.hex())
     }
 
@@ -194,8 +192,9 @@ impl Store {
         drop(copies);
         report.pushed.sort_by_key(|r| r.id);
         report.failed.sort_by_key(|r| r.id);
-        report.parameter_sets = self.push_parameter_sets(target).await?;
-        report.comparisons = self.push_comparisons(target).await?;
+        let ids = self.id_map(target).await?;
+        report.parameter_sets = self.push_parameter_sets(target, &ids).await?;
+        report.comparisons = self.push_comparisons(target, &ids).await?;
         Ok(report)
     }
 
@@ -377,7 +376,11 @@ impl Store {
         Ok(map)
     }
 
-    async fn push_parameter_sets(&self, target: &Store) -> Result<Copied, Error> {
+    async fn push_parameter_sets(
+        &self,
+        target: &Store,
+        ids: &BTreeMap<i64, i64>,
+    ) -> Result<Copied, Error> {
         let sets: Vec<ParameterSetRow> = on!(self.reader(), |p, DB| {
             sqlx::query_as(
                 "SELECT id, uuid, name, model_id, params, provenance, created_at
@@ -386,10 +389,9 @@ impl Store {
             .fetch_all(p)
             .await?
         });
-        let ids = self.id_map(target).await?;
         let mut copied = Copied::default();
         for set in sets {
-            let provenance = translate_provenance(&set.provenance, set.id, &ids, self.location())?;
+            let provenance = translate_provenance(&set.provenance, set.id, ids, self.location())?;
             let done = on!(target.writer(), |p, DB| {
                 sqlx::query(
                     "INSERT INTO parameter_sets (uuid, name, model_id, params, provenance,
@@ -415,7 +417,11 @@ impl Store {
         Ok(copied)
     }
 
-    async fn push_comparisons(&self, target: &Store) -> Result<Copied, Error> {
+    async fn push_comparisons(
+        &self,
+        target: &Store,
+        ids: &BTreeMap<i64, i64>,
+    ) -> Result<Copied, Error> {
         let rows: Vec<ComparisonRow> = on!(self.reader(), |p, DB| {
             sqlx::query_as(
                 "SELECT id, uuid, created_at, estimate_runs, validate_runs, models, options,
@@ -425,7 +431,6 @@ impl Store {
             .fetch_all(p)
             .await?
         });
-        let ids = self.id_map(target).await?;
         let mut copied = Copied::default();
         for c in rows {
             let estimate: Vec<i64> = serde_json::from_str(&c.estimate_runs)?;
