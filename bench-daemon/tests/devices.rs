@@ -6,11 +6,12 @@
 //! mid-run, the refusal to run on the latched fault, and the operator's reset through the
 //! profile's own `fault_reset` sequence.
 
+use crate::cli_serve::Daemon;
 use crate::util::{
     SimProcess, bench, db_in, one_bench_at_a_time, show, spawn_run, spec, stderr, stdout,
     truth_model, wait_for_samples,
 };
-use serde_json::Value;
+use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 
 /// The RTU line the emulated drives are reached on (both profiles' own rate).
@@ -21,6 +22,8 @@ const BAUD: &str = "115200";
 struct Device {
     file: &'static str,
     extra_safety: &'static str,
+    /// Its profile maps a communication watchdog (set at connect from bench.toml).
+    watchdog: bool,
     /// The torque-ramp directions its torque command can take.
     ramp_directions: &'static str,
     /// Its position feedback's counts per revolution (bench.toml `encoder_counts_per_rev`).
@@ -33,6 +36,7 @@ struct Device {
 const DELTA: Device = Device {
     file: "delta-asda-a2.toml",
     extra_safety: "",
+    watchdog: true,
     ramp_directions: "both",
     counts_per_rev: "100000",
     min_held: 5,
@@ -41,6 +45,7 @@ const DELTA: Device = Device {
 const ORIENTAL: Device = Device {
     file: "oriental-az.toml",
     extra_safety: "allow_no_drive_watchdog = true\n",
+    watchdog: false,
     // Its direct-data operating current is a magnitude (min 0): a negative torque command is
     // refused before the write, so the ramp runs forwards only.
     ramp_directions: "positive",
@@ -275,6 +280,122 @@ fn quick_sweep_and_a_trip(device: &Device) {
     );
 }
 
+/// `{"enabled", "fault"}` as `bench probe` reads them, against what is expected.
+fn assert_drive(device: &Device, pty: &str, enabled: bool, fault: bool, what: &str) {
+    let status = device.status(pty);
+    assert_eq!(
+        (&status["enabled"], &status["fault"]),
+        (&Value::Bool(enabled), &Value::Bool(fault)),
+        "{}: {what}: {status}",
+        device.file
+    );
+}
+
+/// The rows of the fault table that apply to each emulated drive, over RTU: a dead line
+/// mid-run, the daemon killed mid-run, and the e-stop of `bench serve` with and without a run.
+/// A drive with a communication watchdog (the Delta's P3-04, armed at connect) removes torque
+/// itself once its master is gone; one without (the Oriental as profiled) keeps its last
+/// command until the e-stop disables it: what `allow_no_drive_watchdog = true` accepts.
+fn the_fault_subset(device: &Device) {
+    let _bench = one_bench_at_a_time();
+    let dir = tempfile::tempdir().unwrap();
+    let db = db_in(&dir);
+    let mut sim = SimProcess::start_with(&[
+        "--rtu",
+        "--baud",
+        BAUD,
+        "--drive-profile",
+        &device.profile(),
+    ]);
+    let pty = sim.rtu.clone().expect("bench sim --rtu prints its pty");
+    let cfg = device.config(dir.path(), &pty);
+    let cfg = cfg.to_str().unwrap();
+    let sweep = spec("constant_velocity_sweep.json");
+    let args = ["run", &sweep, "--config", cfg, "--db", &db];
+    let reset = || {
+        let o = bench(&["fault-reset", "--config", cfg]);
+        assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    };
+    // Past the watchdog's 1 s, with room for the line's own timeouts.
+    let past_the_watchdog = || std::thread::sleep(std::time::Duration::from_millis(1600));
+
+    // A dead line: the run fails on it; the daemon cannot confirm the safe state.
+    let (mut child, _out, id) = spawn_run(&args);
+    wait_for_samples(&db, id, 10);
+    sim.fault(r#"{"disconnect": true}"#);
+    assert_eq!(child.wait().unwrap().code(), Some(1), "{}", device.file);
+    let run = show(&db, id);
+    assert_eq!(run["status"], "failed", "{run}");
+    let reason = run["status_reason"].as_str().unwrap();
+    assert!(reason.starts_with("comms fault: drive"), "{reason}");
+    assert!(
+        run["interruption_log"].to_string().contains("UNCONFIRMED"),
+        "{run}"
+    );
+    past_the_watchdog();
+    sim.fault("{}");
+    if device.watchdog {
+        assert_drive(device, &pty, false, true, "its watchdog tripped");
+        reset();
+        // The daemon killed mid-run: nothing of it runs; the drive's watchdog removes torque.
+        let (mut child, _out, id) = spawn_run(&args);
+        wait_for_samples(&db, id, 10);
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert_eq!(show(&db, id)["status"], "interrupted");
+        past_the_watchdog();
+        assert_drive(device, &pty, false, true, "its watchdog tripped");
+        reset();
+    } else {
+        assert_drive(
+            device,
+            &pty,
+            true,
+            false,
+            "no watchdog: still on its last command",
+        );
+    }
+
+    // The e-stop without a run opens the link itself and disables whatever is enabled; then,
+    // cleared, the e-stop of a running run.
+    let daemon = Daemon::start_on(&["--config", cfg], Path::new(&db), "127.0.0.1:0", &[]);
+    let e = daemon.req("POST", "/api/estop", None).json();
+    assert_eq!(
+        (&e["aborted_run"], &e["safe_state"]["confirmed"]),
+        (&Value::Null, &Value::Bool(true)),
+        "{e}"
+    );
+    assert_eq!(daemon.req("POST", "/api/estop/reset", None).status, 200);
+    let r = daemon.req("PUT", "/api/queue", Some(&json!({"paused": false})));
+    assert_eq!(r.status, 200, "{}", r.text());
+    let plan: Value = serde_json::from_str(&std::fs::read_to_string(&sweep).unwrap()).unwrap();
+    let r = daemon.req("POST", "/api/runs", Some(&plan));
+    assert!(r.status < 300, "{}: {}", r.status, r.text());
+    let id = r.json()["id"].as_i64().unwrap();
+    wait_for_samples(&db, id, 10);
+    let reason = json!({"reason": "device fault subset"});
+    let e = daemon.req("POST", "/api/estop", Some(&reason)).json();
+    assert_eq!(
+        (&e["aborted_run"], &e["safe_state"]["confirmed"]),
+        (&json!(id), &Value::Bool(true)),
+        "{e}"
+    );
+    let run = daemon.wait_final(id, std::time::Duration::from_secs(10));
+    assert_eq!(run["status_reason"], "e-stop: device fault subset", "{run}");
+    drop(daemon);
+    assert_drive(device, &pty, false, false, "disabled by the e-stop");
+}
+
+#[test]
+fn the_fault_subset_on_the_emulated_delta_asda_a2() {
+    the_fault_subset(&DELTA);
+}
+
+#[test]
+fn the_fault_subset_on_the_emulated_oriental_az() {
+    the_fault_subset(&ORIENTAL);
+}
+
 /// The quick sweep on each drive's emulation over Modbus TCP (as through an RS-485 gateway),
 /// where no 10 ms silences bound the rate: a 20 ms control period.
 #[test]
@@ -319,6 +440,14 @@ fn probe_check_passes_the_right_profile_and_names_what_to_fix_in_a_wrong_one() {
     assert!(o.status.success(), "{text}{}", stderr(&o));
     assert!(text.contains("PASS  'Delta ASDA-A2' answers"), "{text}");
     assert!(text.contains("PASS  no fault reported"), "{text}");
+    assert!(
+        text.contains("PASS  communication watchdog comm_watchdog is off now"),
+        "{text}"
+    );
+    assert!(
+        text.contains("WARN  aux_function = 0; a run writes 5 at connect and reads it back"),
+        "{text}"
+    );
     assert!(
         text.contains("WARN  signals not verified against the manual: alarm_code"),
         "{text}"

@@ -31,6 +31,11 @@ pub(crate) struct DeviceSetup {
     pub(crate) map: DeviceMap,
     pub(crate) unit: u8,
     pub(crate) turnaround_s: f64,
+    /// The comms watchdog at power-on \[s\], when the device fixes it: a drive emulated from its
+    /// own profile starts with its watchdog off (the Delta's P3-04 factory setting; a drive
+    /// whose profile maps none has none), so only the client's write at connect arms it. `None`:
+    /// the plant's `watchdog_s` (the simulated CiA 402 drive's 100 ms).
+    pub(crate) watchdog_at_power_on_s: Option<f64>,
 }
 
 /// Loads a profile file (or the shipped one) and builds the device.
@@ -114,7 +119,12 @@ pub(crate) fn device(profile: &Profile, sensor: bool) -> Result<DeviceSetup, Sim
                 role = Some(Role::MeasuredTorque);
             }
         }
-        let enc: Arc<Signal> = Arc::new(with_emulated_decimals(s));
+        let mut emulated = with_emulated_decimals(s);
+        if role == Some(Role::WatchdogTimeout) {
+            // The drive holds "off" too (0); the profile's limits bound what a client writes.
+            (emulated.min, emulated.max) = (None, None);
+        }
+        let enc: Arc<Signal> = Arc::new(emulated);
         let dec = enc.clone();
         if let Some(r) = role {
             roles.push((slots.len(), r));
@@ -148,10 +158,12 @@ pub(crate) fn device(profile: &Profile, sensor: bool) -> Result<DeviceSetup, Sim
     } else {
         behaviour(profile, &slots)
     };
+    let watchdog_at_power_on_s = matches!(behaviour, Behaviour::Profile { .. }).then_some(0.0);
     Ok(DeviceSetup {
         map: DeviceMap::new(Image::new(slots), roles, modes, sensor).with_behaviour(behaviour),
         unit: profile.transport.unit_id,
         turnaround_s: profile.timing.turnaround.as_secs_f64(),
+        watchdog_at_power_on_s,
     })
 }
 
@@ -245,7 +257,7 @@ mod tests {
 
     /// The first word at `address` as a client reads it, after a publication.
     fn word(d: &mut DeviceSetup, sim: &mut Sim, address: u16) -> u16 {
-        d.map.publish(&sim.feedback(), 1.0);
+        d.map.publish(&sim.feedback(), sim.params.watchdog_s);
         match d.map.serve(&Request::ReadHoldingRegisters(address, 1), sim) {
             Ok(Response::ReadHoldingRegisters(words)) => words[0],
             other => panic!("{other:?}"),
@@ -257,17 +269,27 @@ mod tests {
         word(d, sim, 0x005C)
     }
 
-    /// The Delta's emulation reads its own status bits (SRDY, SON, ALRM), enables on P2-30 and
-    /// clears a trip on `P0-01 = 0`, its fault_reset write, not on CiA 402's controlword.
+    /// The Delta's emulation reads its own status bits (SRDY, SON, ALRM), enables on its
+    /// software DI1 (P4-07 bit 0), keeps P2-30 = 5 as a plain setting, and clears a trip on
+    /// `P0-01 = 0`, its fault_reset write, not on CiA 402's controlword.
     #[test]
     fn the_delta_shows_its_own_status_bits_and_resets_by_its_own_sequence() {
         let mut d = delta();
         let mut sim = Sim::new(SimParams::default(), &default_truth()).unwrap();
         assert_eq!(status(&mut d, &mut sim), 0x0001, "ready, not on, no alarm");
-        // P2-30 = 1 (0x023C, low word first): servo on.
+        // P2-30 = 5 (0x023C, low word first): no EEPROM writes; the servo stays off.
         d.map
             .serve(
-                &Request::WriteMultipleRegisters(0x023C, vec![1, 0].into()),
+                &Request::WriteMultipleRegisters(0x023C, vec![5, 0].into()),
+                &mut sim,
+            )
+            .unwrap();
+        assert_eq!(word(&mut d, &mut sim, 0x023C), 5);
+        assert_eq!(status(&mut d, &mut sim), 0x0001);
+        // P4-07 = 1 (0x040E): SDI1, servo on.
+        d.map
+            .serve(
+                &Request::WriteMultipleRegisters(0x040E, vec![1, 0].into()),
                 &mut sim,
             )
             .unwrap();
@@ -282,6 +304,29 @@ mod tests {
             )
             .unwrap();
         assert_eq!(status(&mut d, &mut sim), 0x0001);
+    }
+
+    /// The Delta's watchdog (P3-04, 0x0308) is off at power-on, as its factory setting, and
+    /// reads 0 though a client may only write 1..20 s; the client's write arms it.
+    #[test]
+    fn the_delta_starts_with_its_watchdog_off_until_a_client_arms_it() {
+        let mut d = delta();
+        assert_eq!(d.watchdog_at_power_on_s, Some(0.0));
+        let params = SimParams {
+            watchdog_s: 0.0,
+            ..SimParams::default()
+        };
+        let mut sim = Sim::new(params, &default_truth()).unwrap();
+        assert_eq!(word(&mut d, &mut sim, 0x0308), 0);
+        d.map
+            .serve(
+                &Request::WriteMultipleRegisters(0x0308, vec![1, 0].into()),
+                &mut sim,
+            )
+            .unwrap();
+        assert_eq!(sim.params.watchdog_s, 1.0);
+        assert_eq!(word(&mut d, &mut sim, 0x0308), 1);
+        assert_eq!(load(None, false).unwrap().watchdog_at_power_on_s, None);
     }
 
     #[test]

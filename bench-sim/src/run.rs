@@ -109,8 +109,13 @@ impl SimBench {
     pub async fn start(config: SimConfig) -> Result<SimBench, SimError> {
         let drive: DeviceSetup = profiles::load(config.drive_profile.as_deref(), false)?;
         let sensor: DeviceSetup = profiles::load(config.sensor_profile.as_deref(), true)?;
-        // The watchdog's power-on value is `params.watchdog_s` (100 ms, as the profile states).
-        let sim = Sim::new(config.params.clone(), &config.truth)?;
+        // The watchdog's power-on value is `params.watchdog_s` (100 ms, as the simulated drive's
+        // profile states), or the emulated drive's own.
+        let mut params = config.params.clone();
+        if let Some(w) = drive.watchdog_at_power_on_s {
+            params.watchdog_s = w;
+        }
+        let sim = Sim::new(params, &config.truth)?;
         let drive_unit = config.drive_unit.unwrap_or(drive.unit);
         let sensor_unit = config.sensor_unit.unwrap_or(sensor.unit);
         if drive_unit == sensor_unit {

@@ -123,7 +123,10 @@ async fn delta_connect_writes_and_reads_back_then_the_watchdog_takes_whole_secon
     let io = protocols::DeviceIo::new(delta.clone(), link.clone());
     assert!(delta.connect_sequence().is_some());
     io.run_sequence("connect").await.unwrap();
-    // P3-03 = 1 (stop on a communication fault), low word first at 0306H.
+    // P2-30 = 5 (no EEPROM writes), P3-06 = 1 (DI1, SON, from the bus) and P3-03 = 1 (stop on
+    // a communication fault), each low word first.
+    assert_eq!(delta_image(&bench, 0x023C), [5, 0]);
+    assert_eq!(delta_image(&bench, 0x030C), [1, 0]);
     assert_eq!(delta_image(&bench, 0x0306), [1, 0]);
     assert_eq!(io.read_signal("comm_protocol").await.unwrap().value, 7.0);
 
@@ -162,7 +165,8 @@ async fn a_drive_that_drops_a_connect_setting_fails_the_connect(kind: crate::Kin
             step,
             reason,
         } => {
-            assert_eq!((sequence.as_str(), *step), ("connect", 1));
+            // The read-back of P3-03, after those of P2-30 and P3-06.
+            assert_eq!((sequence.as_str(), *step), ("connect", 5));
             assert!(reason.contains("expected 0x0001"), "{reason}");
         }
         other => panic!("{other:?}"),

@@ -144,6 +144,10 @@ fn ranges(profile: &Profile, r: &Reading<'_>, out: &mut Vec<Item>) {
         let Some(v) = r.signals.get(&s.name).and_then(|e| e["value"].as_f64()) else {
             continue;
         };
+        // A watchdog reads 0 while off (until a run arms it); its own item says so.
+        if s.role == Some(Role::WatchdogTimeout) && v == 0.0 {
+            continue;
+        }
         let tol = 1e-9 * v.abs().max(1.0);
         let low = s.min.is_some_and(|m| v < m - tol);
         let high = s.max.is_some_and(|m| v > m + tol);
