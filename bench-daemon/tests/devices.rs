@@ -42,6 +42,13 @@ const DELTA: Device = Device {
     min_held: 5,
 };
 
+/// The Delta ASDA-B2: the A2's parameters and behaviour, its own P3-02, no internal position
+/// mode (the daemon closes the position loop in torque mode).
+const DELTA_B2: Device = Device {
+    file: "delta-asda-b2.toml",
+    ..DELTA
+};
+
 const ORIENTAL: Device = Device {
     file: "oriental-az.toml",
     extra_safety: "allow_no_drive_watchdog = true\n",
@@ -152,12 +159,13 @@ fn assert_sweep_on_the_truth(run: &Value, label: &str, min_held: usize) {
     }
 }
 
-/// A slow torque ramp (0.2 N m/s) in the drive's own torque mode: the breakaway lies within
-/// 3 % of the truth's static friction in each direction the drive's command can take. Slow,
-/// because a tick of 0.1 s raises the command by rate × 0.1 s, the resolution of the breakaway.
-fn slow_ramp_on_the_truth(dir: &tempfile::TempDir, cfg: &str, db: &str, device: &Device) {
+/// A torque ramp at `rate` N m/s in the drive's own torque mode: the breakaway lies within 3 %
+/// of the truth's static friction in each direction the drive's command can take. A tick
+/// raises the command by rate × period, the resolution of the breakaway: 0.2 N m/s at 0.1 s
+/// on RTU (0.02 N m a tick), 0.5 N m/s at 20 ms over TCP (0.01 N m).
+fn ramp_on_the_truth(dir: &Path, cfg: &str, db: &str, device: &Device, rate: f64) {
     let label = device.file;
-    let spec = dir.path().join("ramp.json");
+    let spec = dir.join("ramp.json");
     let directions = device.ramp_directions;
     // Breakaway is declared after about 0.02 rad of motion, in this encoder's counts.
     let counts = (device.counts_per_rev.parse::<f64>().unwrap() / 320.0)
@@ -166,7 +174,7 @@ fn slow_ramp_on_the_truth(dir: &tempfile::TempDir, cfg: &str, db: &str, device: 
     std::fs::write(
         &spec,
         format!(
-            r#"{{"kind": "torque_ramp", "name": "device ramp", "params": {{"rates_nm_s": [0.2],
+            r#"{{"kind": "torque_ramp", "name": "device ramp", "params": {{"rates_nm_s": [{rate}],
             "directions": "{directions}", "repeats": 1, "motion_counts": {counts},
             "rest_s": 0.5}}}}"#
         ),
@@ -231,7 +239,7 @@ fn quick_sweep_and_a_trip(device: &Device) {
     let id: i64 = stdout(&o).lines().next().unwrap()[4..].parse().unwrap();
     let run = show(&db, id);
     assert_sweep_on_the_truth(&run, device.file, device.min_held);
-    slow_ramp_on_the_truth(&dir, cfg, &db, device);
+    ramp_on_the_truth(dir.path(), cfg, &db, device, 0.2);
     let log = run["interruption_log"].to_string();
     assert!(
         log.contains("ran with unverified drive profile signals"),
@@ -392,15 +400,20 @@ fn the_fault_subset_on_the_emulated_delta_asda_a2() {
 }
 
 #[test]
+fn the_fault_subset_on_the_emulated_delta_asda_b2() {
+    the_fault_subset(&DELTA_B2);
+}
+
+#[test]
 fn the_fault_subset_on_the_emulated_oriental_az() {
     the_fault_subset(&ORIENTAL);
 }
 
-/// The quick sweep on each drive's emulation over Modbus TCP (as through an RS-485 gateway),
-/// where no 10 ms silences bound the rate: a 20 ms control period.
+/// The quick sweep and a torque ramp on each drive's emulation over Modbus TCP (as through an
+/// RS-485 gateway), where no 10 ms silences bound the rate: a 20 ms control period.
 #[test]
-fn the_quick_sweep_on_each_emulated_drive_over_tcp() {
-    for device in [&DELTA, &ORIENTAL] {
+fn the_quick_sweep_and_a_ramp_on_each_emulated_drive_over_tcp() {
+    for device in [&DELTA, &DELTA_B2, &ORIENTAL] {
         let _bench = one_bench_at_a_time();
         let dir = tempfile::tempdir().unwrap();
         let db = db_in(&dir);
@@ -410,12 +423,18 @@ fn the_quick_sweep_on_each_emulated_drive_over_tcp() {
         let label = format!("{} over TCP", device.file);
         let run = quick_sweep(&cfg, &db, &label);
         assert_sweep_on_the_truth(&run, &label, device.min_held);
+        ramp_on_the_truth(dir.path(), cfg.to_str().unwrap(), &db, device, 0.5);
     }
 }
 
 #[test]
 fn the_quick_sweep_and_a_trip_on_the_emulated_delta_asda_a2() {
     quick_sweep_and_a_trip(&DELTA);
+}
+
+#[test]
+fn the_quick_sweep_and_a_trip_on_the_emulated_delta_asda_b2() {
+    quick_sweep_and_a_trip(&DELTA_B2);
 }
 
 #[test]

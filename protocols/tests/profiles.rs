@@ -15,6 +15,7 @@ fn every_shipped_profile_validates_and_its_test_vectors_decode() {
         "simulated drive",
         "simulated torque sensor",
         "ASDA-A2",
+        "ASDA-B2",
         "AZ",
         "weighing",
     ] {
@@ -42,6 +43,18 @@ fn manual_vectors_decode_to_the_documented_values() {
     assert_eq!(
         v.encode(300.0 * std::f64::consts::PI / 30.0).unwrap(),
         [0x0BB8, 0x0000]
+    );
+    // Delta ASDA-B2: P3-02 = 0x0077 (RTU 8E1 on both ports), low word first; servo on is
+    // P4-07 at 040EH.
+    let b2 = Profile::load(profile_path("delta-asda-b2.toml")).unwrap();
+    assert_eq!(b2.signal("comm_protocol").unwrap().address, 0x0304);
+    assert_eq!(b2.role(Role::Enable).unwrap().address, 0x040E);
+    assert_eq!(
+        b2.role(Role::VelocityCommand)
+            .unwrap()
+            .decode(&[0x0BB8, 0])
+            .unwrap(),
+        300.0 * std::f64::consts::PI / 30.0
     );
     // Weighing transmitter: reply FF FF C1 EF = -15889, scaled by 10^-decimals.
     let w = Profile::load(profile_path("generic-weighing-transmitter.toml")).unwrap();
