@@ -444,9 +444,11 @@ fn the_quick_sweep_and_a_trip_on_the_emulated_oriental_az() {
 
 /// `bench probe --check` before the first run: every item of the Delta's profile on its
 /// emulation passes or is only to be looked at (its unverified signals, the EEPROM write-rate
-/// limit, the setting written at connect); the Oriental's profile on the same device fails
-/// on an address the Delta does not have and sees the Delta's low-word-first values as
-/// swapped; a tripped drive fails the check until it is reset. Nothing is written.
+/// limit, the settings written at connect); the Oriental's profile on the same device gets no
+/// reply over RTU (it keeps only t3.5 between frames, the Delta needs 10 ms) and, through a
+/// TCP gateway, fails on an address the Delta does not have and sees the Delta's
+/// low-word-first values as swapped; a tripped drive fails the check until it is reset.
+/// Nothing is written.
 #[test]
 fn probe_check_passes_the_right_profile_and_names_what_to_fix_in_a_wrong_one() {
     let mut sim =
@@ -475,6 +477,23 @@ fn probe_check_passes_the_right_profile_and_names_what_to_fix_in_a_wrong_one() {
     assert!(text.ends_with(" 0 failed\n"), "{text}");
 
     let o = check(&ORIENTAL);
+    let text = stdout(&o);
+    eprintln!("{text}");
+    assert_eq!(o.status.code(), Some(1), "{text}");
+    assert!(text.contains("no reply within 100 ms"), "{text}");
+    assert!(
+        text.contains("no reply: check the unit id, the line (baud, parity, stop bits) and the silence the device needs between frames ([timing] inter_frame_gap_ms"),
+        "{text}"
+    );
+
+    let gateway = ["--check", "--tcp", &sim.tcp];
+    let o = bench(
+        &[
+            &["probe", "--profile", &ORIENTAL.profile()][..],
+            &gateway[..],
+        ]
+        .concat(),
+    );
     let text = stdout(&o);
     eprintln!("{text}");
     assert_eq!(o.status.code(), Some(1), "{text}");

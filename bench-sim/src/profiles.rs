@@ -36,6 +36,9 @@ pub(crate) struct DeviceSetup {
     /// whose profile maps none has none), so only the client's write at connect arms it. `None`:
     /// the plant's `watchdog_s` (the simulated CiA 402 drive's 100 ms).
     pub(crate) watchdog_at_power_on_s: Option<f64>,
+    /// The silence the device needs on an RTU line before a frame, where its profile sets one
+    /// (`timing.inter_frame_gap_ms`, the Delta's 10 ms); `None`: t3.5.
+    pub(crate) silence: Option<std::time::Duration>,
 }
 
 /// Loads a profile file (or the shipped one) and builds the device.
@@ -164,6 +167,7 @@ pub(crate) fn device(profile: &Profile, sensor: bool) -> Result<DeviceSetup, Sim
         unit: profile.transport.unit_id,
         turnaround_s: profile.timing.turnaround.as_secs_f64(),
         watchdog_at_power_on_s,
+        silence: profile.timing.inter_frame_gap,
     })
 }
 

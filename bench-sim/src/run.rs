@@ -4,7 +4,7 @@ use crate::bench::{Bench, BusDevices, Clock};
 use crate::faults::{Faults, Faulty};
 use crate::physics::{Action, Sim, SimError, SimParams, default_truth};
 use crate::profiles::{self, DeviceSetup};
-use crate::server::{self, LineStats, RtuPort};
+use crate::server::{self, LineStats, RtuPort, Silences};
 use crate::timing::LineTiming;
 use friction::registry::ModelSpec;
 use std::future::Future;
@@ -125,6 +125,7 @@ impl SimBench {
             )));
         }
         let turnaround = drive.turnaround_s;
+        let (drive_silence, sensor_silence) = (drive.silence, sensor.silence);
         let bench = Bench::new(sim, drive.map, sensor.map, config.clock);
         let faults = Faults::new();
         let devices = BusDevices::new(bench.clone(), drive_unit, sensor_unit);
@@ -163,13 +164,19 @@ impl SimBench {
             endpoints.rtu = Some(port.path().to_string());
             endpoints.baud = Some(rtu.baud);
             let timing = LineTiming::new(rtu.baud, rtu.turnaround_s.unwrap_or(turnaround));
+            let silences = Silences(
+                [(drive_unit, drive_silence), (sensor_unit, sensor_silence)]
+                    .into_iter()
+                    .filter_map(|(unit, d)| Some((unit, d?)))
+                    .collect(),
+            );
             let stats = Arc::new(LineStats::default());
             let faulty = Faulty::new(devices.clone(), faults.clone());
             tasks.push(tokio::spawn(server::serve_rtu(
                 port,
                 faulty,
                 faults.clone(),
-                rtu.wire_timing.then_some(timing),
+                rtu.wire_timing.then_some((timing, silences)),
                 stats.clone(),
                 stop_rx.clone(),
             )));

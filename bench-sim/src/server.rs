@@ -55,6 +55,8 @@ pub struct LineStats {
     transactions: AtomicU64,
     /// Sum of the ideal transaction times [ns].
     ideal_ns: AtomicU64,
+    /// Requests their device did not hear: too little silence on the line before them.
+    unheard: AtomicU64,
 }
 
 impl LineStats {
@@ -66,6 +68,29 @@ impl LineStats {
     /// Sum of the line-limited times of those transactions, both t3.5 included \[s\].
     pub fn ideal_s(&self) -> f64 {
         self.ideal_ns.load(Ordering::Relaxed) as f64 * 1e-9
+    }
+
+    /// Requests left unanswered because their device needs a longer silence before a frame
+    /// than the line gave it (see [`Silences`]).
+    pub fn unheard(&self) -> u64 {
+        self.unheard.load(Ordering::Relaxed)
+    }
+}
+
+/// The silence a device needs on the line before a frame addressed to it, where its profile
+/// asks for more than t3.5 (the Delta's "10 ms of silent interval before and after the
+/// transmission"). A request that follows the line's last traffic sooner is not heard: to that
+/// device the two frames run together and fail their CRC, so it stays silent and the master
+/// times out, as on a real line.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Silences(pub Vec<(u8, Duration)>);
+
+impl Silences {
+    fn needed_by(&self, unit: u8) -> Duration {
+        self.0
+            .iter()
+            .find(|(u, _)| *u == unit)
+            .map_or(Duration::ZERO, |(_, d)| *d)
     }
 }
 
@@ -96,17 +121,36 @@ struct Pending {
     out: usize,
     /// Reply bytes from the device, not yet forwarded.
     reply: Vec<u8>,
+    /// When the last reply had finished arriving at the master (no later than it had it).
+    reply_end: Option<Instant>,
+    /// The current request frame goes unheard (too little silence before it).
+    unheard: bool,
 }
 
 impl Pending {
-    /// Bytes from the master: a silence longer than t3.5 starts a new request frame.
-    fn request_bytes(&mut self, n: usize, t35: Duration, now: Instant) {
+    /// Bytes from the master (`first`, the first of them): a silence longer than t3.5 starts a
+    /// new request frame, which its device hears only after the silence it needs. Returns
+    /// whether the bytes reach the devices.
+    fn request_bytes(
+        &mut self,
+        (n, first): (usize, u8),
+        t35: Duration,
+        (silences, stats): (&Silences, &LineStats),
+        now: Instant,
+    ) -> bool {
         if self.last_rx.is_none_or(|t| now - t > t35) || self.request_start.is_none() {
+            let line_busy_until = self.last_rx.max(self.reply_end);
+            let silence = line_busy_until.map_or(Duration::MAX, |t| now - t);
+            self.unheard = silence < silences.needed_by(first);
+            if self.unheard {
+                stats.unheard.fetch_add(1, Ordering::Relaxed);
+            }
             self.request_start = Some(now);
             self.out = 0;
         }
         self.last_rx = Some(now);
         self.out += n;
+        !self.unheard
     }
 
     /// When the reply, complete at the device at `ready`, has finished arriving on an
@@ -229,12 +273,13 @@ impl RtuPort {
 /// finished arriving on a real line of that baud rate (a pty has no wire time), counted from
 /// when the master's request reached the relay (see `Pending::reply_due`). Holding the reply
 /// in the relay rather than in the device service keeps the simulator's own pty hop out of the
-/// emulated time: the reply is already here when its time comes.
+/// emulated time: the reply is already here when its time comes. A device that needs a longer
+/// silence before its frames (`silences`) does not hear a request sent sooner.
 pub async fn serve_rtu<S: BusService>(
     port: RtuPort,
     svc: S,
     faults: Faults,
-    timing: Option<LineTiming>,
+    timing: Option<(LineTiming, Silences)>,
     stats: Arc<LineStats>,
     stop: watch::Receiver<bool>,
 ) -> io::Result<()> {
@@ -243,6 +288,8 @@ pub async fn serve_rtu<S: BusService>(
         _slave: keep,
         ..
     } = port;
+    let (timing, silences) = timing.unzip();
+    let silences = silences.unwrap_or_default();
     let t35 = Duration::from_secs_f64(timing.map_or(0.0, |t| t.t35_s));
     let mut buf_line = vec![0u8; 512];
     let mut buf_dev = vec![0u8; 512];
@@ -259,7 +306,13 @@ pub async fn serve_rtu<S: BusService>(
                 _ = &mut server_task => break,
                 n = line.read(&mut buf_line) => {
                     let n = n?;
-                    pending.request_bytes(n, t35, Instant::now());
+                    if n == 0 {
+                        continue;
+                    }
+                    let now = Instant::now();
+                    if !pending.request_bytes((n, buf_line[0]), t35, (&silences, &stats), now) {
+                        continue;
+                    }
                     if faults.disconnected() {
                         faults.count_disconnect();
                         continue;
@@ -288,9 +341,12 @@ pub async fn serve_rtu<S: BusService>(
                     }
                     let ready = Instant::now();
                     let mut frame = std::mem::take(&mut pending.reply);
+                    // The reply's end on the emulated line; the master has it no earlier.
+                    pending.reply_end = Some(ready);
                     if let Some(timing) = &timing {
                         let back = frame.len();
                         let due = pending.reply_due(timing, back, ready);
+                        pending.reply_end = Some(due);
                         stats.transactions.fetch_add(1, Ordering::Relaxed);
                         stats.ideal_ns.fetch_add(
                             (timing.transaction_s(pending.out, back) * 1e9) as u64,

@@ -308,3 +308,53 @@ async fn rtu_wire_timing_at_19200_baud() {
     );
     assert!(ideal > 0.0);
 }
+
+/// The Delta's emulation needs its 10 ms of silence before every frame, as the drive does
+/// ("before and after the transmission in RTU mode, 10 ms of silent interval is needed"): a
+/// client keeping the profile's gap is answered every time; one keeping only t3.5 sends its
+/// next request into the Delta's silence, which the drive does not hear, and times out.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_emulated_delta_hears_only_after_its_silent_interval() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../profiles/delta-asda-a2.toml"
+    );
+    let delta = Arc::new(protocols::Profile::load(path).unwrap());
+    let sim = bench_sim::SimBench::start(bench_sim::SimConfig {
+        clock: bench_sim::Clock::Virtual {
+            per_request_s: TICK_S,
+        },
+        rtu: Some(bench_sim::RtuConfig::default()),
+        drive_profile: Some(path.into()),
+        ..bench_sim::SimConfig::default()
+    })
+    .await
+    .unwrap();
+    let ep = sim.endpoints();
+    let (_, stats) = sim.line().unwrap();
+    let kpp = delta.signal("kpp").unwrap();
+    let reads = |gap_ms: f64| {
+        let mut cfg = LinkConfig::serial(ep.rtu.as_deref().unwrap(), ep.baud, &delta);
+        cfg.gap = std::time::Duration::from_secs_f64(gap_ms * 1e-3);
+        async move {
+            let mut link = Link::open(cfg).await.unwrap();
+            let mut answered = 0;
+            for _ in 0..5 {
+                let r = link.read(ep.drive_unit, kpp.table, kpp.address, 2).await;
+                answered += usize::from(r.is_ok());
+            }
+            answered
+        }
+    };
+    assert_eq!(delta.inter_frame_gap().as_secs_f64(), 0.010);
+    assert_eq!(
+        reads(10.0).await,
+        5,
+        "the profile's gap: every read answered"
+    );
+    assert_eq!(stats.unheard(), 0);
+    let answered = reads(1.75).await;
+    assert!(answered < 5, "t3.5 only: {answered} of 5 answered");
+    assert!(stats.unheard() >= 1, "{}", stats.unheard());
+    sim.shutdown().await;
+}

@@ -11,7 +11,8 @@
 //!   reply therefore lands in a closed socket or a flushed buffer and is never taken as the
 //!   answer to a later request (RTU frames carry no transaction id).
 //! - **Inter-frame silence**: no request leaves earlier than [`LinkConfig::gap`] after the last
-//!   reply (t3.5, or the device's longer gap).
+//!   reply (t3.5, or the device's longer gap), nor earlier than one gap after a serial port is
+//!   opened (the line's last traffic may be another master's).
 //! - **Echo and byte-count checks**: write replies must echo address and value/count, read
 //!   replies must carry exactly the registers asked for.
 //! - **CRC errors are detected and counted**: on serial links a tap checks the CRC as soon as a
@@ -317,6 +318,10 @@ impl Link {
                     source: e,
                 }),
                 Ok(port) => {
+                    // Another master may have used the line a moment ago (the process before
+                    // this one): a device that needs a long silence before a frame (the
+                    // Delta's 10 ms) hears the first request only after a full gap.
+                    self.quiet_until = self.quiet_until.max(Instant::now() + self.cfg.gap);
                     let state = Arc::new(StdMutex::new(TapState::default()));
                     self.tap = Some(state.clone());
                     Ok(tokio_modbus::client::rtu::attach_slave(

@@ -10,7 +10,7 @@
 //! `--check` prints a first-connection checklist instead ([`super::probe_check`]).
 //!
 //! Each line: `{"t_s", "device", "unit", "signals": {name: {"value", "unit", "raw", "role"?}},
-//! "status": {pattern: bool}, "errors": [{"registers", "error"}], "link": {counters}}`. A read
+//! "status": {pattern: bool}, "errors": [{"registers", "error", "kind"}], "link": {counters}}`. A read
 //! block that fails is listed under `errors` and its signals are left out; the other blocks
 //! are still read.
 
@@ -143,7 +143,7 @@ pub async fn run_to(args: ProbeArgs, out: &mut impl Write) -> anyhow::Result<()>
                         count: b.count,
                         signal: None,
                     };
-                    errors.push(json!({"registers": reg.to_string(), "error": e.to_string()}));
+                    errors.push(json!({"registers": reg.to_string(), "error": e.to_string(), "kind": e.kind().name()}));
                 }
             }
         }

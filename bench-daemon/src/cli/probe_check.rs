@@ -130,10 +130,20 @@ fn link(profile: &Profile, r: &Reading<'_>, out: &mut Vec<Item>) {
         )
     });
     for e in r.errors {
+        // A refused address is the map's fault; no reply at all is the line's or the timing's.
+        let fix = if e["kind"] == "link" {
+            "no reply: check the unit id, the line (baud, parity, stop bits) and the silence the device needs between frames ([timing] inter_frame_gap_ms; the Delta's is 10 ms)"
+        } else {
+            "check these addresses against the manual (is it counted from 1? [encoding] address_base) and the register table"
+        };
         out.push(item(
             Outcome::Fail,
-            format!("{}: {}", e["registers"].as_str().unwrap_or("?"), e["error"].as_str().unwrap_or("?")),
-            "check these addresses against the manual (is it counted from 1? [encoding] address_base) and the register table",
+            format!(
+                "{}: {}",
+                e["registers"].as_str().unwrap_or("?"),
+                e["error"].as_str().unwrap_or("?")
+            ),
+            fix,
         ));
     }
 }
