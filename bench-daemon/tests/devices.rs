@@ -530,13 +530,13 @@ fn probe_check_passes_the_right_profile_and_names_what_to_fix_in_a_wrong_one() {
 /// ATO's 0.01 N m counts; the transmitter's counts with the decimal places its status register
 /// reports, 3 on the emulation). The points lie on the truth as with the simulated sensor.
 /// `stall_s`: the bench's `sensor_stall_s` for this sensor (it has no heartbeat, so a stall is
-/// an unchanged reading).
+/// an unchanged reading). Then the sensor falls silent mid-run.
 fn quick_sweep_through_a_sensor(file: &str, baud: &str, stall_s: &str) {
     let _bench = one_bench_at_a_time();
     let dir = tempfile::tempdir().unwrap();
     let db = db_in(&dir);
     let profile = format!("{}/../profiles/{file}", env!("CARGO_MANIFEST_DIR"));
-    let sim = SimProcess::start_with(&[
+    let mut sim = SimProcess::start_with(&[
         "--rtu",
         "--baud",
         baud,
@@ -570,6 +570,34 @@ fn quick_sweep_through_a_sensor(file: &str, baud: &str, stall_s: &str) {
     let cfg = dir.path().join("bench.toml");
     std::fs::write(&cfg, text).unwrap();
     assert_sweep_on_the_truth(&quick_sweep(&cfg, &db, file), file, 5);
+
+    // The sensor falls silent mid-run: its comms-error budget fails the run and torque is off:
+    // the daemon disables the drive, or, on the slow transmitter line (each silent read costs
+    // a timeout, and the loop writes no command meanwhile), the drive's 0.25 s watchdog does.
+    let sweep = spec("constant_velocity_sweep.json");
+    let args = [
+        "run",
+        &sweep,
+        "--config",
+        cfg.to_str().unwrap(),
+        "--db",
+        &db,
+    ];
+    let (mut child, _out, id) = spawn_run(&args);
+    wait_for_samples(&db, id, 10);
+    sim.fault(r#"{"unit": 2, "silence": true}"#);
+    assert_eq!(child.wait().unwrap().code(), Some(1), "{file}");
+    let run = show(&db, id);
+    let reason = run["status_reason"].as_str().unwrap();
+    assert!(reason.starts_with("comms fault: torque sensor"), "{reason}");
+    sim.fault("{}");
+    let sw = sim.statusword();
+    assert_eq!(
+        sw & 0x04,
+        0,
+        "{file}: operation enabled: statusword {sw:#06x}"
+    );
+    eprintln!("{file}: silent mid-run: {reason}; drive statusword {sw:#06x}");
 }
 
 #[test]

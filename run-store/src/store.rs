@@ -388,6 +388,20 @@ impl Store {
 
     /// One run with its timing, log and results.
     pub async fn run(&self, id: i64) -> Result<Run, Error> {
+        loop {
+            let (row, results) = self.run_row(id).await?;
+            let stored = status_of(&row.status)?;
+            let status = self.live_status(row.id, stored).await?;
+            if status != stored && status != RunStatus::Interrupted {
+                // It ended between the read and the liveness check: read it again, whole (its
+                // reason, end time and results came with that status).
+                continue;
+            }
+            return run_of(row, status, stored, results);
+        }
+    }
+
+    async fn run_row(&self, id: i64) -> Result<(RunRow, Option<String>), Error> {
         let (row, results): (Option<RunRow>, Option<String>) = on!(self.reader(), |p, DB| {
             let row = sqlx::query_as("SELECT * FROM runs WHERE id = $1")
                 .bind(id)
@@ -399,44 +413,7 @@ impl Store {
                 .await?;
             (row, results)
         });
-        let row = row.ok_or(Error::RunNotFound { id })?;
-        let stored = status_of(&row.status)?;
-        let status = self.live_status(row.id, stored).await?;
-        let status_reason = if status == RunStatus::Interrupted && stored == RunStatus::Running {
-            Some(liveness::DEAD_RECORDER_REASON.to_string())
-        } else {
-            row.status_reason
-        };
-        Ok(Run {
-            id: row.id,
-            uuid: row.uuid,
-            bench_id: row.bench_id,
-            kind: row.kind,
-            name: row.name,
-            status,
-            status_reason,
-            created_at: row.created_at,
-            started_at: row.started_at,
-            finished_at: row.finished_at,
-            spec: serde_json::from_str(&row.spec)?,
-            bench_config: serde_json::from_str(&row.bench_config)?,
-            device_profiles: serde_json::from_str(&row.device_profiles)?,
-            software_version: row.software_version,
-            operator_note: row.operator_note,
-            models: serde_json::from_str(&row.models)?,
-            period_s: row.period_s,
-            timing: TimingStats {
-                period_error_p50_us: row.period_error_p50_us,
-                period_error_p99_us: row.period_error_p99_us,
-                period_error_max_us: row.period_error_max_us,
-                overruns: row.overruns as u64,
-            },
-            dropped_batches: row.dropped_batches as u64,
-            dropped_samples: row.dropped_samples as u64,
-            sample_count: row.sample_count as u64,
-            interruption_log: serde_json::from_str::<Vec<LogEntry>>(&row.interruption_log)?,
-            results: results.map(|r| serde_json::from_str(&r)).transpose()?,
-        })
+        Ok((row.ok_or(Error::RunNotFound { id })?, results))
     }
 
     /// Runs matching `filter`, newest first, one page.
@@ -892,6 +869,50 @@ async fn connect_postgres(url: &str) -> Result<Pools, Error> {
     // sqlx serialises concurrent migrators on PostgreSQL with an advisory lock.
     sqlx::migrate!("../migrations/postgres").run(&pool).await?;
     Ok(Pools::Postgres(pool))
+}
+
+/// A run from its row, with the status its liveness says (`stored` is the row's).
+fn run_of(
+    row: RunRow,
+    status: RunStatus,
+    stored: RunStatus,
+    results: Option<String>,
+) -> Result<Run, Error> {
+    let status_reason = if status == RunStatus::Interrupted && stored == RunStatus::Running {
+        Some(liveness::DEAD_RECORDER_REASON.to_string())
+    } else {
+        row.status_reason
+    };
+    Ok(Run {
+        id: row.id,
+        uuid: row.uuid,
+        bench_id: row.bench_id,
+        kind: row.kind,
+        name: row.name,
+        status,
+        status_reason,
+        created_at: row.created_at,
+        started_at: row.started_at,
+        finished_at: row.finished_at,
+        spec: serde_json::from_str(&row.spec)?,
+        bench_config: serde_json::from_str(&row.bench_config)?,
+        device_profiles: serde_json::from_str(&row.device_profiles)?,
+        software_version: row.software_version,
+        operator_note: row.operator_note,
+        models: serde_json::from_str(&row.models)?,
+        period_s: row.period_s,
+        timing: TimingStats {
+            period_error_p50_us: row.period_error_p50_us,
+            period_error_p99_us: row.period_error_p99_us,
+            period_error_max_us: row.period_error_max_us,
+            overruns: row.overruns as u64,
+        },
+        dropped_batches: row.dropped_batches as u64,
+        dropped_samples: row.dropped_samples as u64,
+        sample_count: row.sample_count as u64,
+        interruption_log: serde_json::from_str::<Vec<LogEntry>>(&row.interruption_log)?,
+        results: results.map(|r| serde_json::from_str(&r)).transpose()?,
+    })
 }
 
 #[cfg(test)]
