@@ -107,6 +107,18 @@ impl Device {
         path
     }
 
+    /// Its emulation on an RTU pty at the profile's rate, a run database and a bench.toml for
+    /// both: `(dir, db, sim, pty, bench.toml)`.
+    fn emulated(&self) -> (tempfile::TempDir, String, SimProcess, String, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let db = db_in(&dir);
+        let sim =
+            SimProcess::start_with(&["--rtu", "--baud", BAUD, "--drive-profile", &self.profile()]);
+        let pty = sim.rtu.clone().expect("bench sim --rtu prints its pty");
+        let cfg = self.config(dir.path(), &pty);
+        (dir, db, sim, pty, cfg)
+    }
+
     /// The drive's state as `bench probe` reads it through the profile: `{"enabled", "fault",
     /// "ready"}`.
     /// `bench probe [EXTRA] --profile FILE --serial PTY --baud BAUD`.
@@ -211,17 +223,7 @@ fn ramp_on_the_truth(dir: &Path, cfg: &str, db: &str, device: &Device, rate: f64
 
 fn quick_sweep_and_a_trip(device: &Device) {
     let _bench = one_bench_at_a_time();
-    let dir = tempfile::tempdir().unwrap();
-    let db = db_in(&dir);
-    let mut sim = SimProcess::start_with(&[
-        "--rtu",
-        "--baud",
-        BAUD,
-        "--drive-profile",
-        &device.profile(),
-    ]);
-    let pty = sim.rtu.clone().expect("bench sim --rtu prints its pty");
-    let cfg = device.config(dir.path(), &pty);
+    let (dir, db, mut sim, pty, cfg) = device.emulated();
     let cfg = cfg.to_str().unwrap();
     let status = device.status(&pty);
     assert_eq!(
@@ -306,17 +308,7 @@ fn assert_drive(device: &Device, pty: &str, enabled: bool, fault: bool, what: &s
 /// command until the e-stop disables it: what `allow_no_drive_watchdog = true` accepts.
 fn the_fault_subset(device: &Device) {
     let _bench = one_bench_at_a_time();
-    let dir = tempfile::tempdir().unwrap();
-    let db = db_in(&dir);
-    let mut sim = SimProcess::start_with(&[
-        "--rtu",
-        "--baud",
-        BAUD,
-        "--drive-profile",
-        &device.profile(),
-    ]);
-    let pty = sim.rtu.clone().expect("bench sim --rtu prints its pty");
-    let cfg = device.config(dir.path(), &pty);
+    let (_dir, db, mut sim, pty, cfg) = device.emulated();
     let cfg = cfg.to_str().unwrap();
     let sweep = spec("constant_velocity_sweep.json");
     let args = ["run", &sweep, "--config", cfg, "--db", &db];
