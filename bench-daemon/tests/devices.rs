@@ -225,12 +225,12 @@ fn quick_sweep_and_a_trip(device: &Device) {
     let _bench = one_bench_at_a_time();
     let (dir, db, mut sim, pty, cfg) = device.emulated();
     let cfg = cfg.to_str().unwrap();
-    let status = device.status(&pty);
-    assert_eq!(
-        (&status["enabled"], &status["fault"]),
-        (&Value::Bool(false), &Value::Bool(false)),
-        "{}: a fresh drive reads disabled and healthy: {status}",
-        device.file
+    assert_drive(
+        device,
+        &pty,
+        false,
+        false,
+        "a fresh drive reads disabled and healthy",
     );
 
     // The quick sweep: every point the drive held lies on the truth's curve.
@@ -270,23 +270,18 @@ fn quick_sweep_and_a_trip(device: &Device) {
             .starts_with("drive fault"),
         "{run}"
     );
-    let status = device.status(&pty);
-    assert_eq!(
-        (&status["enabled"], &status["fault"]),
-        (&Value::Bool(false), &Value::Bool(true)),
-        "{status}"
-    );
+    assert_drive(device, &pty, false, true, "tripped");
     let o = bench(&args);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(stderr(&o).contains("latched fault"), "{}", stderr(&o));
     let o = bench(&["fault-reset", "--config", cfg]);
     assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
-    let status = device.status(&pty);
-    assert_eq!(
-        (&status["enabled"], &status["fault"]),
-        (&Value::Bool(false), &Value::Bool(false)),
-        "{}: the reset cleared the fault and left the power stage off: {status}",
-        device.file
+    assert_drive(
+        device,
+        &pty,
+        false,
+        false,
+        "the reset cleared the fault and left the power stage off",
     );
 }
 

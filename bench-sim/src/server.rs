@@ -121,27 +121,29 @@ struct Pending {
     out: usize,
     /// Reply bytes from the device, not yet forwarded.
     reply: Vec<u8>,
-    /// When the last reply had finished arriving at the master (no later than it had it).
+    /// When the last reply had finished arriving at the master on the emulated line (no later
+    /// than it had it).
     reply_end: Option<Instant>,
     /// The current request frame goes unheard (too little silence before it).
     unheard: bool,
+    /// The line's t3.5 (0 without wire timing).
+    t35: Duration,
+    /// The silences its devices need (none without wire timing).
+    silences: Silences,
 }
 
 impl Pending {
-    /// Bytes from the master (`first`, the first of them): a silence longer than t3.5 starts a
-    /// new request frame, which its device hears only after the silence it needs. Returns
-    /// whether the bytes reach the devices.
-    fn request_bytes(
-        &mut self,
-        (n, first): (usize, u8),
-        t35: Duration,
-        (silences, stats): (&Silences, &LineStats),
-        now: Instant,
-    ) -> bool {
-        if self.last_rx.is_none_or(|t| now - t > t35) || self.request_start.is_none() {
+    /// Bytes from the master: a silence longer than t3.5 starts a new request frame, which its
+    /// device (the frame's first byte) hears only after the silence it needs. Returns whether
+    /// the bytes reach the devices.
+    fn request_bytes(&mut self, bytes: &[u8], now: Instant, stats: &LineStats) -> bool {
+        let Some(&unit) = bytes.first() else {
+            return true;
+        };
+        if self.last_rx.is_none_or(|t| now - t > self.t35) || self.request_start.is_none() {
             let line_busy_until = self.last_rx.max(self.reply_end);
             let silence = line_busy_until.map_or(Duration::MAX, |t| now - t);
-            self.unheard = silence < silences.needed_by(first);
+            self.unheard = silence < self.silences.needed_by(unit);
             if self.unheard {
                 stats.unheard.fetch_add(1, Ordering::Relaxed);
             }
@@ -149,7 +151,7 @@ impl Pending {
             self.out = 0;
         }
         self.last_rx = Some(now);
-        self.out += n;
+        self.out += bytes.len();
         !self.unheard
     }
 
@@ -289,11 +291,13 @@ pub async fn serve_rtu<S: BusService>(
         ..
     } = port;
     let (timing, silences) = timing.unzip();
-    let silences = silences.unwrap_or_default();
-    let t35 = Duration::from_secs_f64(timing.map_or(0.0, |t| t.t35_s));
     let mut buf_line = vec![0u8; 512];
     let mut buf_dev = vec![0u8; 512];
-    let mut pending = Pending::default();
+    let mut pending = Pending {
+        t35: Duration::from_secs_f64(timing.map_or(0.0, |t| t.t35_s)),
+        silences: silences.unwrap_or_default(),
+        ..Pending::default()
+    };
     while !*stop.borrow() {
         let (dev_master, mut dev) = SerialStream::pair().map_err(io::Error::other)?;
         let server = tokio_modbus::server::rtu::Server::new(dev_master);
@@ -306,11 +310,7 @@ pub async fn serve_rtu<S: BusService>(
                 _ = &mut server_task => break,
                 n = line.read(&mut buf_line) => {
                     let n = n?;
-                    if n == 0 {
-                        continue;
-                    }
-                    let now = Instant::now();
-                    if !pending.request_bytes((n, buf_line[0]), t35, (&silences, &stats), now) {
+                    if !pending.request_bytes(&buf_line[..n], Instant::now(), &stats) {
                         continue;
                     }
                     if faults.disconnected() {
@@ -341,8 +341,6 @@ pub async fn serve_rtu<S: BusService>(
                     }
                     let ready = Instant::now();
                     let mut frame = std::mem::take(&mut pending.reply);
-                    // The reply's end on the emulated line; the master has it no earlier.
-                    pending.reply_end = Some(ready);
                     if let Some(timing) = &timing {
                         let back = frame.len();
                         let due = pending.reply_due(timing, back, ready);

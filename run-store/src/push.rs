@@ -56,6 +56,17 @@ pub struct Copied {
     pub skipped: u64,
 }
 
+impl Copied {
+    /// Counts one row: `inserted` by this push, or already there.
+    fn count(&mut self, inserted: bool) {
+        if inserted {
+            self.pushed += 1;
+        } else {
+            self.skipped += 1;
+        }
+    }
+}
+
 /// What a push did.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct PushReport {
@@ -408,11 +419,7 @@ impl Store {
                 .await?
                 .rows_affected()
             });
-            if done == 1 {
-                copied.pushed += 1;
-            } else {
-                copied.skipped += 1;
-            }
+            copied.count(done == 1);
         }
         Ok(copied)
     }
@@ -454,11 +461,7 @@ impl Store {
                 tx.commit().await?;
                 id.is_some()
             });
-            if inserted {
-                copied.pushed += 1;
-            } else {
-                copied.skipped += 1;
-            }
+            copied.count(inserted);
         }
         Ok(copied)
     }
