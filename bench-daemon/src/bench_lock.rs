@@ -8,7 +8,7 @@
 //! directory), one per endpoint: `tcp-127.0.0.1-5020.lock`, `serial-dev-ttyUSB0.lock`. A
 //! TCP host name is resolved first, so `localhost:502` and `127.0.0.1:502` are the same bench.
 
-use crate::cli::InputError;
+use crate::InputError;
 use crate::config::Loaded;
 use protocols::Endpoint;
 use std::fs::{File, OpenOptions, TryLockError};

@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::cli::InputError;
+use crate::InputError;
 
 /// The shipped configuration of the simulated bench.
 pub const SIM_TOML: &str = include_str!("../config/sim.toml");
@@ -430,6 +430,18 @@ impl Loaded {
         Ok(vec![format!(
             "ran with unverified drive profile signals ({list}; allow_unverified = true)"
         )])
+    }
+
+    /// The configuration a command names: `config` (`--config bench.toml`), the shipped
+    /// simulated bench at `sim_tcp` (`--sim`), or that file's limits, gains and models on the
+    /// simulated devices (both).
+    pub fn for_command(config: Option<&Path>, sim_tcp: Option<&str>) -> anyhow::Result<Loaded> {
+        match (config, sim_tcp) {
+            (Some(path), None) => Loaded::from_file(path),
+            (Some(path), Some(tcp)) => Ok(Loaded::from_file(path)?.retarget(tcp)),
+            (None, Some(tcp)) => Ok(Loaded::sim(tcp)),
+            (None, None) => Err(InputError("give --sim or --config bench.toml".into()).into()),
+        }
     }
 
     /// Reads `bench.toml` and its profiles.

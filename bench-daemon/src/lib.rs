@@ -4,12 +4,21 @@
 //! - [`control`]: the real-time loop, its safety judge and the interlock;
 //! - [`session`]: one run from a checked spec to its stored record;
 //! - [`serve`]: `bench serve` (scheduler, REST, live stream, dashboard);
-//! - [`cli`]: every subcommand; [`config`]: bench.toml; [`bench_lock`]: one controller per bench.
+//! - [`cli`]: every subcommand; [`config`]: bench.toml; [`bench_lock`]: one controller per bench;
+//!   [`db`]: where the run database is; [`signals`]: what stops a command; [`InputError`]: the
+//!   user's mistakes.
+//!
+//! Everything but [`cli`] is the core: the command line uses it, it never uses the command line.
 
 pub mod bench_lock;
 pub mod cli;
 pub mod config;
 pub mod control;
+pub mod db;
+mod input;
 pub mod serve;
 pub mod session;
+pub mod signals;
 pub mod simulated;
+
+pub use input::InputError;

@@ -107,7 +107,7 @@ fn main() -> ExitCode {
         Err(err) if broken_pipe(&err) => ExitCode::SUCCESS,
         Err(err) => {
             eprintln!("bench: {err:#}");
-            if err.downcast_ref::<cli::InputError>().is_some() {
+            if err.downcast_ref::<bench_daemon::InputError>().is_some() {
                 ExitCode::from(2)
             } else if err
                 .downcast_ref::<cli::run::RunNotCompleted>()

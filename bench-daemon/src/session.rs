@@ -2,7 +2,7 @@
 //! limits (nothing is created or moved if it fails), create the run, record it while the
 //! control loop runs on its own thread, close it with its final status, analyse it.
 
-use crate::cli::InputError;
+use crate::InputError;
 use crate::config::{FoundSet, Loaded, LockstepConfig, SetQuery};
 use crate::control::{self, Control, Frame, LoopReport, LoopSetup, Outcome, Status};
 use experiments::{Format, Plan, Spec};
@@ -347,11 +347,7 @@ async fn analyse(
         .samples(run_id, &SampleQuery::default())
         .await
         .map_err(|e| format!("reading the samples: {e}"))?;
-    let samples: Vec<experiments::Sample> = set
-        .samples
-        .iter()
-        .map(crate::cli::run_data::to_experiment_sample)
-        .collect();
+    let samples: Vec<experiments::Sample> = set.samples.iter().map(to_experiment_sample).collect();
     let results = checked
         .spec
         .kind
@@ -408,6 +404,20 @@ pub fn spec_lockstep(spec: &Spec, loaded: &Loaded) -> Result<Option<LockstepConf
         params,
         plant_inertia_kg_m2: loaded.config.lockstep.plant_inertia_kg_m2,
     }))
+}
+
+/// A stored sample as the experiments crate's analyses and the control loop see it.
+pub fn to_experiment_sample(s: &run_store::Sample) -> experiments::Sample {
+    experiments::Sample {
+        t: s.t,
+        x: s.x,
+        v: s.v,
+        u_cmd: s.u_cmd,
+        torque_motor: s.torque_motor,
+        torque_sensor: s.torque_sensor,
+        segment: s.segment,
+        flags: experiments::Flags(s.flags),
+    }
 }
 
 #[cfg(test)]

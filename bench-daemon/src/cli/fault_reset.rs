@@ -2,8 +2,8 @@
 //! drive fault after checking the bench. No run ever clears one by itself. Refused while
 //! another process controls the bench (use that daemon's `POST /api/faults/reset`).
 
-use super::run::load_config;
 use crate::bench_lock::{BenchLock, this_command};
+use crate::config::Loaded;
 use crate::control::Interlock;
 use crate::simulated::InProcessSim;
 use std::path::PathBuf;
@@ -33,7 +33,7 @@ pub fn run(args: &FaultResetArgs) -> anyhow::Result<()> {
             None
         };
         let tcp = sim.as_ref().map(|s| s.tcp().to_string());
-        let loaded = Arc::new(load_config(args.config.as_deref(), tcp.as_deref())?);
+        let loaded = Arc::new(Loaded::for_command(args.config.as_deref(), tcp.as_deref())?);
         let _bench = BenchLock::acquire(&loaded, &this_command())?;
         let result = Interlock::new(loaded, false).fault_reset().await;
         if let Some(sim) = sim {

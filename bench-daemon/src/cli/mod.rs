@@ -25,10 +25,7 @@ pub mod sim;
 pub mod simulate;
 pub mod start;
 
-/// Bad input from the user (unknown model, bad parameter, bad scenario): exit code 2.
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct InputError(pub String);
+pub use crate::InputError;
 
 /// Reads a JSON argument given inline or as `@file`.
 pub fn json_arg(flag: &str, text: &str) -> anyhow::Result<serde_json::Value> {
@@ -47,23 +44,4 @@ pub fn json_arg(flag: &str, text: &str) -> anyhow::Result<serde_json::Value> {
 /// Runs an async subcommand on a multi-threaded tokio runtime.
 pub fn block_on(f: impl std::future::Future<Output = anyhow::Result<()>>) -> anyhow::Result<()> {
     tokio::runtime::Runtime::new()?.block_on(f)
-}
-
-/// Waits for SIGINT, SIGTERM or SIGHUP (the ways a terminal, systemd or a closed SSH session
-/// end a process) and names it: every command that can move a drive aborts its run into the
-/// safe state on any of them.
-pub async fn stop_signal() -> &'static str {
-    use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut term), Ok(mut hup)) = (
-        signal(SignalKind::terminate()),
-        signal(SignalKind::hangup()),
-    ) else {
-        let _ = tokio::signal::ctrl_c().await;
-        return "SIGINT";
-    };
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => "SIGINT",
-        _ = term.recv() => "SIGTERM",
-        _ = hup.recv() => "SIGHUP",
-    }
 }

@@ -6,7 +6,7 @@
 //! achieved rate, wake-up error against the absolute deadlines (p50, p99, max) and overruns.
 
 use super::InputError;
-use super::run::load_config;
+use crate::config::Loaded;
 use crate::control::{Control, Status};
 use crate::session::{self, Watchers};
 use crate::simulated::InProcessSim;
@@ -67,7 +67,7 @@ pub fn run(args: &PerfLoopArgs) -> anyhow::Result<()> {
             "seed": 1,
         }
     });
-    let probe = load_config(args.config.as_deref(), args.sim.then_some("127.0.0.1:0"))?;
+    let probe = Loaded::for_command(args.config.as_deref(), args.sim.then_some("127.0.0.1:0"))?;
     let dir = tempfile::tempdir()?;
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -83,7 +83,7 @@ pub fn run(args: &PerfLoopArgs) -> anyhow::Result<()> {
             eprintln!("bench: simulated bench at {note}");
         }
         let tcp = sim.as_ref().map(|s| s.tcp().to_string());
-        let mut loaded = load_config(args.config.as_deref(), tcp.as_deref())?;
+        let mut loaded = Loaded::for_command(args.config.as_deref(), tcp.as_deref())?;
         loaded.config.limits.period_s = 1.0 / args.rate;
         loaded.config.lockstep.models = args.models.clone();
         loaded.config.lockstep.params.clear();
@@ -101,7 +101,7 @@ pub fn run(args: &PerfLoopArgs) -> anyhow::Result<()> {
             created: None,
         };
         let signals = tokio::spawn(async move {
-            let signal = super::stop_signal().await;
+            let signal = crate::signals::stop_signal().await;
             control.abort(signal);
         });
         let f = session::execute(&store, &loaded, &checked, watchers).await;

@@ -66,28 +66,6 @@ pub fn read_spec(path: &Path) -> Result<String, InputError> {
     Ok(text)
 }
 
-/// Refuses a database whose directory does not exist unless `create`: a mistyped `--db` (or
-/// `database`, or $FRICTIONBENCH_DB) must not silently start a new, empty store elsewhere.
-/// The per-user default directory is always created.
-pub fn check_db_dir(db: &Path, create: bool) -> Result<(), InputError> {
-    if run_store::Location::from(db).file().is_none() {
-        return Ok(());
-    }
-    let dir = match db.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => return Ok(()),
-    };
-    if create || dir.is_dir() || db == super::runs::per_user_db_path() {
-        return Ok(());
-    }
-    Err(InputError(format!(
-        "database {}: the directory {} does not exist: check the path, or give --create to \
-         create it",
-        db.display(),
-        dir.display()
-    )))
-}
-
 /// A run that ended, but not completed.
 #[derive(Debug, thiserror::Error)]
 #[error("run {run_id} {status}: {reason}")]
@@ -100,23 +78,9 @@ pub struct RunNotCompleted {
     pub reason: String,
 }
 
-/// Loads the bench configuration named by `--sim`/`--config`; `sim_tcp` is the in-process
-/// simulated bench's address when `--sim` is given.
-pub fn load_config(config: Option<&Path>, sim_tcp: Option<&str>) -> anyhow::Result<Loaded> {
-    match (config, sim_tcp) {
-        (Some(path), None) => Loaded::from_file(path),
-        (Some(path), Some(tcp)) => Ok(Loaded::from_file(path)?.retarget(tcp)),
-        (None, Some(tcp)) => Ok(Loaded::sim(tcp)),
-        (None, None) => Err(InputError("give --sim or --config bench.toml".into()).into()),
-    }
-}
-
 /// The database path: `--db`, else the configuration's `database`, else the default.
 pub fn db_path(db: &DbArgs, loaded: &Loaded) -> PathBuf {
-    db.db
-        .clone()
-        .or_else(|| loaded.config.database.clone())
-        .unwrap_or_else(super::runs::default_db_path)
+    crate::db::for_bench(db.db.as_deref(), loaded)
 }
 
 /// Runs the experiment.
@@ -125,10 +89,10 @@ pub fn run(args: &RunArgs) -> anyhow::Result<()> {
     let format = Format::from_path(&args.spec);
     // Check the spec against the limits before anything starts (the sim's limits are the
     // shipped ones; the address does not matter for the check).
-    let probe = load_config(args.config.as_deref(), args.sim.then_some("127.0.0.1:0"))?;
+    let probe = Loaded::for_command(args.config.as_deref(), args.sim.then_some("127.0.0.1:0"))?;
     let checked = session::check(&text, format, &probe)
         .map_err(|e| InputError(format!("{}: {e}", args.spec.display())))?;
-    check_db_dir(&db_path(&args.db, &probe), args.create)?;
+    crate::db::check_dir(&db_path(&args.db, &probe), args.create)?;
 
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -144,7 +108,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<()> {
             eprintln!("bench: simulated bench at {note}");
         }
         let tcp = sim.as_ref().map(|s| s.tcp().to_string());
-        let loaded = load_config(args.config.as_deref(), tcp.as_deref())?;
+        let loaded = Loaded::for_command(args.config.as_deref(), tcp.as_deref())?;
         let _bench = BenchLock::acquire(&loaded, &crate::bench_lock::this_command())?;
         let store = Store::open(db_path(&args.db, &loaded)).await?;
         let control = Arc::new(Control::new());
@@ -161,7 +125,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<()> {
         let ctrl_c = {
             let control = control.clone();
             tokio::spawn(async move {
-                let signal = super::stop_signal().await;
+                let signal = crate::signals::stop_signal().await;
                 control.abort(signal);
             })
         };

@@ -11,19 +11,7 @@ use super::InputError;
 use experiments::{BenchLimits, Flags, Plan, Results, Spec};
 use run_store::{Run, SampleQuery, Store};
 
-/// A stored sample as the experiments crate's analyses and the control loop see it.
-pub fn to_experiment_sample(s: &run_store::Sample) -> experiments::Sample {
-    experiments::Sample {
-        t: s.t,
-        x: s.x,
-        v: s.v,
-        u_cmd: s.u_cmd,
-        torque_motor: s.torque_motor,
-        torque_sensor: s.torque_sensor,
-        segment: s.segment,
-        flags: Flags(s.flags),
-    }
-}
+pub use crate::session::to_experiment_sample;
 
 /// Reads run `id`; a missing run is an input error naming `flag` and the id.
 pub async fn load_run(store: &Store, id: i64, flag: &str) -> anyhow::Result<Run> {

@@ -5,9 +5,6 @@ use run_store::{Comparison, Format, Run, RunFilter, RunStatus, Store};
 use std::io::Write;
 use std::path::PathBuf;
 
-/// File name of the run database.
-pub const DB_FILE: &str = "frictionbench.db";
-
 /// `--db PATH`, shared by every command that opens the run database.
 #[derive(Debug, Clone, clap::Args)]
 pub struct DbArgs {
@@ -20,37 +17,9 @@ pub struct DbArgs {
 }
 
 impl DbArgs {
-    /// The database path: `--db`, or [`default_db_path`].
+    /// The database path: `--db`, or [`crate::db::default_path`].
     pub fn path(&self) -> PathBuf {
-        self.db.clone().unwrap_or_else(default_db_path)
-    }
-}
-
-/// The per-user default database path (see [`DbArgs`]).
-pub fn default_db_path() -> PathBuf {
-    let env = |k: &str| {
-        std::env::var_os(k)
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-    };
-    if let Some(p) = env("FRICTIONBENCH_DB") {
-        return p;
-    }
-    per_user_db_path()
-}
-
-/// The per-user database path, ignoring $FRICTIONBENCH_DB (its directory is created on first
-/// use).
-pub fn per_user_db_path() -> PathBuf {
-    let env = |k: &str| {
-        std::env::var_os(k)
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-    };
-    let data = env("XDG_DATA_HOME").or_else(|| env("HOME").map(|h| h.join(".local/share")));
-    match data {
-        Some(dir) => dir.join("frictionbench").join(DB_FILE),
-        None => PathBuf::from(DB_FILE),
+        self.db.clone().unwrap_or_else(crate::db::default_path)
     }
 }
 
@@ -146,16 +115,7 @@ pub struct ExportArgs {
     db: DbArgs,
 }
 
-/// A store error as the CLI reports it: the user's mistakes exit with code 2.
-pub fn store_error(err: run_store::Error) -> anyhow::Error {
-    match err {
-        e @ (run_store::Error::RunNotFound { .. }
-        | run_store::Error::NotFound { .. }
-        | run_store::Error::NoDatabase { .. }
-        | run_store::Error::InvalidInput { .. }) => InputError(e.to_string()).into(),
-        e => anyhow::Error::new(e),
-    }
-}
+pub use crate::db::store_error;
 
 /// A single-threaded tokio runtime for a command.
 pub fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
@@ -186,37 +146,7 @@ pub fn run(cmd: &RunsCommand) -> anyhow::Result<()> {
 
 /// Opens the existing run database of `--db`; a missing file is an input error naming the flag.
 pub async fn open(db: &DbArgs) -> anyhow::Result<Store> {
-    let path = db.path();
-    Store::open_existing(&path).await.map_err(|e| match e {
-        run_store::Error::NoDatabase { .. } => {
-            InputError(format!("--db: no run database at {}", path.display())).into()
-        }
-        run_store::Error::Database(e) if run_store::Location::from(&path).file().is_none() => {
-            InputError(format!("--db: {}: {e}", run_store::Location::from(&path))).into()
-        }
-        e => store_error(e),
-    })
-}
-
-/// A kind to filter runs by, checked: a mistyped kind is an error, not an empty list.
-pub fn kind_filter(kind: Option<&str>) -> Result<Option<String>, String> {
-    let names = experiments::Kind::NAMES;
-    match kind {
-        Some(k) if !names.contains(&k) => {
-            Err(format!("unknown kind '{k}' (known: {})", names.join(", ")))
-        }
-        k => Ok(k.map(str::to_string)),
-    }
-}
-
-/// A bench id to filter runs by, checked against the bench id rule.
-pub fn bench_filter(bench: Option<&str>) -> Result<Option<String>, String> {
-    match bench {
-        Some(b) => crate::config::check_bench_id(b)
-            .map(|()| Some(b.to_string()))
-            .map_err(|rule| format!("'{b}' {rule}")),
-        None => Ok(None),
-    }
+    crate::db::open_existing(&db.path()).await
 }
 
 async fn list(args: &ListArgs) -> anyhow::Result<()> {
@@ -228,8 +158,9 @@ async fn list(args: &ListArgs) -> anyhow::Result<()> {
         None => None,
     };
     let filter = RunFilter {
-        kind: kind_filter(args.kind.as_deref()).map_err(|e| InputError(format!("--kind: {e}")))?,
-        bench: bench_filter(args.bench.as_deref())
+        kind: crate::db::kind_filter(args.kind.as_deref())
+            .map_err(|e| InputError(format!("--kind: {e}")))?,
+        bench: crate::db::bench_filter(args.bench.as_deref())
             .map_err(|e| InputError(format!("--bench: {e}")))?,
         status,
         since: args.since.clone(),

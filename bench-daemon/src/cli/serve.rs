@@ -78,7 +78,7 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<()> {
         lab: args.lab,
         config: args.config.clone(),
         listen,
-        db: args.db.clone(),
+        db: args.db.db.clone(),
         web: args.web.clone(),
         token,
         token_for_reads: args.token_for_reads,

@@ -109,9 +109,9 @@ impl ApiError {
         }
     }
 
-    /// Input errors (`cli::InputError`) are 422, the rest 500.
+    /// Input errors ([`crate::InputError`]) are 422, the rest 500.
     pub fn from_anyhow(e: anyhow::Error) -> ApiError {
-        if let Some(input) = e.downcast_ref::<crate::cli::InputError>() {
+        if let Some(input) = e.downcast_ref::<crate::InputError>() {
             return ApiError::new(
                 StatusCode::UNPROCESSABLE_ENTITY,
                 Some("spec"),
@@ -502,9 +502,9 @@ async fn list_runs(
     }
     let offset: u64 = parse_q(&q, "offset", "a non-negative integer")?.unwrap_or(0);
     let filter = RunFilter {
-        kind: crate::cli::runs::kind_filter(q.get("kind").map(String::as_str))
+        kind: crate::db::kind_filter(q.get("kind").map(String::as_str))
             .map_err(|e| ApiError::bad_request(Some("kind"), format!("kind: {e}")))?,
-        bench: crate::cli::runs::bench_filter(q.get("bench").map(String::as_str))
+        bench: crate::db::bench_filter(q.get("bench").map(String::as_str))
             .map_err(|e| ApiError::bad_request(Some("bench"), format!("bench: {e}")))?,
         status,
         since: q.get("since").cloned(),

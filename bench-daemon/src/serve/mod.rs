@@ -30,10 +30,8 @@ pub mod queue;
 pub mod stream;
 pub mod web;
 
+use crate::InputError;
 use crate::bench_lock::BenchLock;
-use crate::cli::InputError;
-use crate::cli::run::{db_path, load_config};
-use crate::cli::runs::DbArgs;
 use crate::config::Loaded;
 use crate::control::Interlock;
 use crate::simulated::InProcessSim;
@@ -54,8 +52,8 @@ pub struct Options {
     pub config: Option<PathBuf>,
     /// Listen address.
     pub listen: SocketAddr,
-    /// The run database.
-    pub db: DbArgs,
+    /// The run database (`--db`; else bench.toml's `database`, else the default).
+    pub db: Option<PathBuf>,
     /// Dashboard directory (`--web`); `None`: the dashboard embedded at build time.
     pub web: Option<PathBuf>,
     /// Token from --token or the environment, with where it came from.
@@ -102,10 +100,13 @@ pub async fn serve(opts: Options) -> anyhow::Result<()> {
     let probe = if opts.lab {
         Loaded::lab()
     } else {
-        load_config(opts.config.as_deref(), opts.sim.then_some("127.0.0.1:0"))?
+        Loaded::for_command(opts.config.as_deref(), opts.sim.then_some("127.0.0.1:0"))?
     };
     let token = token_of(&opts, &probe.config)?;
-    crate::cli::run::check_db_dir(&db_path(&opts.db, &probe), opts.create)?;
+    crate::db::check_dir(
+        &crate::db::for_bench(opts.db.as_deref(), &probe),
+        opts.create,
+    )?;
     let guard = Arc::new(guard::Guard {
         token,
         token_for_reads: opts.token_for_reads,
@@ -135,9 +136,9 @@ pub async fn serve(opts: Options) -> anyhow::Result<()> {
     if opts.lab {
         return serve_lab(opts, probe, guard, listener).await;
     }
-    let loaded = Arc::new(load_config(opts.config.as_deref(), tcp.as_deref())?);
+    let loaded = Arc::new(Loaded::for_command(opts.config.as_deref(), tcp.as_deref())?);
     let _bench = BenchLock::acquire(&loaded, &crate::bench_lock::this_command())?;
-    let db = db_path(&opts.db, &loaded);
+    let db = crate::db::for_bench(opts.db.as_deref(), &loaded);
     // Its queue, settings and schedule are this bench's own, whoever else records here.
     let store = Store::open(&db).await?.for_bench(&loaded.config.bench_id);
     for id in store.interrupted_at_open() {
@@ -206,8 +207,8 @@ async fn serve_lab(
     listener: std::net::TcpListener,
 ) -> anyhow::Result<()> {
     let addr = listener.local_addr()?;
-    let db = db_path(&opts.db, &loaded);
-    let store = crate::cli::runs::open(&opts.db).await?;
+    let db = crate::db::for_bench(opts.db.as_deref(), &loaded);
+    let store = crate::db::open_existing(&db).await?;
     let loaded = Arc::new(loaded);
     let (shutdown_tx, shutdown_rx) = watch::channel(false);
     // Nobody receives commands: a mutating call never gets this far.
@@ -256,7 +257,7 @@ async fn serve_until_stopped(
     (shutdown_tx, shutdown_rx): (watch::Sender<bool>, watch::Receiver<bool>),
 ) -> anyhow::Result<()> {
     tokio::spawn(async move {
-        let signal = crate::cli::stop_signal().await;
+        let signal = crate::signals::stop_signal().await;
         tracing::info!("{signal}: {stopping}");
         let _ = shutdown_tx.send(true);
     });
