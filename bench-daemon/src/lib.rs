@@ -3,10 +3,11 @@
 //!
 //! - [`control`]: the real-time loop, its safety judge and the interlock;
 //! - [`session`]: one run from a checked spec to its stored record;
+//! - [`fitting`]: fits and comparisons on stored runs, saved with them;
 //! - [`serve`]: `bench serve` (scheduler, REST, live stream, dashboard);
-//! - [`cli`]: every subcommand; [`config`]: bench.toml; [`bench_lock`]: one controller per bench;
-//!   [`db`]: where the run database is; [`signals`]: what stops a command; [`InputError`]: the
-//!   user's mistakes.
+//! - [`config`]: bench.toml; [`bench_lock`]: one controller per bench; [`db`]: where the run
+//!   database is; [`signals`]: what stops a command; [`InputError`]: the user's mistakes;
+//! - [`cli`]: every subcommand.
 //!
 //! Everything but [`cli`] is the core: the command line uses it, it never uses the command line.
 
@@ -15,6 +16,7 @@ pub mod cli;
 pub mod config;
 pub mod control;
 pub mod db;
+pub mod fitting;
 mod input;
 pub mod serve;
 pub mod session;

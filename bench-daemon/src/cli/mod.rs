@@ -16,14 +16,12 @@ pub mod perf_storage;
 pub mod probe;
 pub mod probe_check;
 pub mod run;
-pub mod run_data;
 pub mod runs;
 pub mod runs_push;
 pub mod serve;
 pub mod shell;
 pub mod sim;
 pub mod simulate;
-pub mod start;
 
 pub use crate::InputError;
 

@@ -4,7 +4,7 @@
 //! queue or the bench. Bodies are parsed here (400 for malformed JSON, 422 for a rule broken),
 //! and checked completely before anything is sent, so a rejected request changes nothing.
 
-use super::body::Body;
+use super::body::{Body, Json};
 use super::live;
 use super::queue::{
     Cmd, OnFailure, QueueView, SchedulerError, check_value, format_time, parse_time, validate,
@@ -935,15 +935,6 @@ async fn parameter_set(State(state): State<AppState>, Path(id): Path<String>) ->
     ok(serde_json::to_value(set).map_err(|e| ApiError::from_anyhow(e.into()))?)
 }
 
-/// Runs `bench ARGS --db DB --json` (the CLI's own fit or comparison, which stores its result
-/// in the same database); exit 0 → its JSON, else 422 with its message.
-fn str_field<'a>(obj: &'a serde_json::Map<String, Value>, key: &str) -> Result<&'a str, ApiError> {
-    obj.get(key)
-        .and_then(Value::as_str)
-        .filter(|s| !s.is_empty() && !s.starts_with('-'))
-        .ok_or_else(|| ApiError::unprocessable(key, format!("{key} must be a non-empty string")))
-}
-
 /// The body as a JSON object whose keys are all in `known` (422 naming the first unknown one).
 fn object_with<'a>(
     v: &'a Value,
@@ -961,85 +952,56 @@ fn object_with<'a>(
     Ok(obj)
 }
 
-/// The keys of a `POST /api/fits` body.
-const FIT_KEYS: &[&str] = &[
-    "model",
-    "procedure",
-    "run",
-    "given",
-    "name",
-    "segments",
-    "t_range",
-    "timeout_s",
-];
+/// The body of `POST /api/comparisons`: models fitted on the estimation runs and scored on the
+/// validation runs (as `bench compare` on run ids).
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CompareRequest {
+    /// Estimation runs.
+    #[schemars(length(min = 1))]
+    pub estimate: Vec<i64>,
+    /// Validation runs.
+    #[schemars(length(min = 1))]
+    pub validate: Vec<i64>,
+    /// Models: `ID` (every parameter it can fit), `ID=p1+p2` or `ID=none` (its defaults).
+    #[schemars(length(min = 1))]
+    pub models: Vec<String>,
+    /// `velocity` (friction error) or `torque` (position error through the plant).
+    #[serde(default)]
+    pub replay: Option<crate::fitting::ReplayKind>,
+    /// Levenberg–Marquardt iteration cap per model.
+    #[serde(default)]
+    #[schemars(range(min = 1))]
+    pub max_iters: Option<u64>,
+    /// Time limit per model's fit [s] (> 0, at most a day; default 600 s).
+    #[serde(default)]
+    #[schemars(extend("exclusiveMinimum" = 0, "maximum" = 86_400))]
+    pub timeout_s: Option<f64>,
+}
 
-/// The keys of a `POST /api/comparisons` body.
-const COMPARE_KEYS: &[&str] = &[
-    "estimate",
-    "validate",
-    "models",
-    "replay",
-    "max_iters",
-    "timeout_s",
-];
-
-async fn fits(State(state): State<AppState>, Body(body): Body) -> ApiResult {
-    let v = json_body(&body)?;
-    let obj = object_with(&v, FIT_KEYS)?;
-    let model = str_field(obj, "model")?;
-    let procedure = str_field(obj, "procedure")?;
-    let run = obj
-        .get("run")
-        .and_then(Value::as_i64)
-        .ok_or_else(|| ApiError::unprocessable("run", "run must be a run id".into()))?;
-    state.store.run(run).await.map_err(ApiError::store)?;
-    let mut args: Vec<String> = vec![
-        "fit".into(),
-        "--model".into(),
-        model.into(),
-        "--procedure".into(),
-        procedure.into(),
-        "--run".into(),
-        run.to_string(),
-    ];
-    match obj.get("given") {
-        None | Some(Value::Null) => {}
-        Some(g @ Value::Object(_)) => args.extend(["--given".into(), g.to_string()]),
-        Some(_) => {
-            return Err(ApiError::unprocessable(
-                "given",
-                "given must be an object".into(),
-            ));
-        }
-    }
-    for (k, flag) in [
-        ("name", "--name"),
-        ("segments", "--segments"),
-        ("t_range", "--t-range"),
-    ] {
-        if obj.get(k).is_some_and(|v| !v.is_null()) {
-            args.extend([flag.into(), str_field(obj, k)?.into()]);
-        }
-    }
-    let timeout = timeout_s(obj)?;
-    let (report, id) = super::fitting::run(&state, args, FIT_KEYS, timeout).await?;
+async fn fits(
+    State(state): State<AppState>,
+    Json(req): Json<crate::fitting::FitRequest>,
+) -> ApiResult {
+    state.store.run(req.run).await.map_err(ApiError::store)?;
+    let timeout = timeout_s(req.timeout_s)?;
+    let db = state.db_path.clone();
+    let what = req.command_line();
+    let job = move || crate::fitting::fit_stored(&req, &db)?.to_json();
+    let (report, id) = super::fitting::run(&state, what, timeout, job).await?;
     created(json!({"parameter_set_id": report["parameter_set_id"], "fit_id": id, "report": report}))
 }
 
 /// A body's `timeout_s`: seconds > 0 up to a day; the default when absent.
-fn timeout_s(obj: &serde_json::Map<String, Value>) -> Result<f64, ApiError> {
+fn timeout_s(t: Option<f64>) -> Result<f64, ApiError> {
     use super::fitting::{DEFAULT_TIMEOUT_S, MAX_TIMEOUT_S};
-    match obj.get("timeout_s") {
-        None | Some(Value::Null) => Ok(DEFAULT_TIMEOUT_S),
-        Some(t) => t
-            .as_f64()
-            .filter(|t| t.is_finite() && *t > 0.0 && *t <= MAX_TIMEOUT_S)
-            .ok_or_else(|| {
-                ApiError::unprocessable(
-                    "timeout_s",
-                    format!("timeout_s must be a number of seconds > 0 and <= {MAX_TIMEOUT_S}"),
-                )
-            }),
+    match t {
+        None => Ok(DEFAULT_TIMEOUT_S),
+        Some(t) if t.is_finite() && t > 0.0 && t <= MAX_TIMEOUT_S => Ok(t),
+        Some(_) => Err(ApiError::unprocessable(
+            "timeout_s",
+            format!("timeout_s must be a number of seconds > 0 and <= {MAX_TIMEOUT_S}"),
+        )),
     }
 }
 
@@ -1065,67 +1027,64 @@ async fn cancel_fit(State(state): State<AppState>, Path(id): Path<String>) -> Ap
     }
 }
 
-async fn comparisons(State(state): State<AppState>, Body(body): Body) -> ApiResult {
-    let v = json_body(&body)?;
-    let obj = object_with(&v, COMPARE_KEYS)?;
-    let mut args: Vec<String> = vec!["compare".into()];
-    for key in ["estimate", "validate"] {
-        let ids = obj
-            .get(key)
-            .and_then(Value::as_array)
-            .filter(|a| !a.is_empty())
-            .and_then(|a| a.iter().map(Value::as_i64).collect::<Option<Vec<i64>>>())
-            .ok_or_else(|| {
-                ApiError::unprocessable(key, format!("{key} must be a list of run ids"))
-            })?;
-        for id in &ids {
+async fn comparisons(State(state): State<AppState>, Json(req): Json<CompareRequest>) -> ApiResult {
+    for (key, ids) in [("estimate", &req.estimate), ("validate", &req.validate)] {
+        if ids.is_empty() {
+            return Err(ApiError::unprocessable(
+                key,
+                format!("{key} must be a list of run ids"),
+            ));
+        }
+        for id in ids {
             state.store.run(*id).await.map_err(ApiError::store)?;
         }
-        let list: Vec<String> = ids.iter().map(i64::to_string).collect();
-        args.extend([format!("--{key}"), list.join(",")]);
     }
-    let models = obj
-        .get("models")
-        .and_then(Value::as_array)
-        .filter(|a| !a.is_empty())
-        .and_then(|a| a.iter().map(Value::as_str).collect::<Option<Vec<&str>>>())
-        .filter(|m| {
-            m.iter()
-                .all(|s| !s.is_empty() && !s.contains(',') && !s.starts_with('-'))
-        })
-        .ok_or_else(|| {
-            ApiError::unprocessable(
-                "models",
-                "models must be a list of model ids (ID, ID=p1+p2 or ID=none)".into(),
-            )
-        })?;
-    args.extend(["--models".into(), models.join(",")]);
-    if let Some(r) = obj.get("replay") {
-        let r = r
-            .as_str()
-            .filter(|r| *r == "velocity" || *r == "torque")
-            .ok_or_else(|| {
-                ApiError::unprocessable(
-                    "replay",
-                    "replay must be \"velocity\" or \"torque\"".into(),
-                )
-            })?;
-        args.extend(["--replay".into(), r.into()]);
+    if req.models.is_empty() || req.models.iter().any(|m| m.trim().is_empty()) {
+        return Err(ApiError::unprocessable(
+            "models",
+            "models must be a list of model ids (ID, ID=p1+p2 or ID=none)".into(),
+        ));
     }
-    if let Some(n) = obj.get("max_iters") {
-        let n = n.as_u64().filter(|n| *n >= 1).ok_or_else(|| {
-            ApiError::unprocessable("max_iters", "max_iters must be an integer >= 1".into())
-        })?;
-        args.extend(["--max-iters".into(), n.to_string()]);
+    if req.max_iters == Some(0) {
+        return Err(ApiError::unprocessable(
+            "max_iters",
+            "max_iters must be an integer >= 1".into(),
+        ));
     }
     // `timeout_s` limits each model's fit, as `bench compare --timeout-s`; the comparison
     // as a whole gets that much per model.
-    let per_fit = timeout_s(obj)?;
-    if obj.get("timeout_s").is_some_and(|t| !t.is_null()) {
-        args.extend(["--timeout-s".into(), per_fit.to_string()]);
-    }
-    let whole = (per_fit * models.len() as f64).min(super::fitting::MAX_TIMEOUT_S);
-    let (mut table, id) = super::fitting::run(&state, args, COMPARE_KEYS, whole).await?;
+    let per_fit = timeout_s(req.timeout_s)?;
+    let whole = (per_fit * req.models.len() as f64).min(super::fitting::MAX_TIMEOUT_S);
+    let list = |ids: &[i64]| ids.iter().map(i64::to_string).collect::<Vec<_>>().join(",");
+    let what = format!(
+        "compare --estimate {} --validate {} --models {}",
+        list(&req.estimate),
+        list(&req.validate),
+        req.models.join(",")
+    );
+    let job = crate::fitting::CompareJob {
+        estimate: req
+            .estimate
+            .iter()
+            .map(|&id| crate::fitting::Source::Run(id))
+            .collect(),
+        validate: req
+            .validate
+            .iter()
+            .map(|&id| crate::fitting::Source::Run(id))
+            .collect(),
+        models: req.models,
+        replay: req.replay.unwrap_or(crate::fitting::ReplayKind::Velocity),
+        mass: 1.0,
+        presliding_velocity: 1e-3,
+        presliding_displacement: None,
+        max_iters: req.max_iters.unwrap_or(100),
+        timeout_s: req.timeout_s,
+        db: state.db_path.clone(),
+        geometry: state.loaded.config.geometry,
+    };
+    let (mut table, id) =
+        super::fitting::run(&state, what, whole, move || Ok(job.run()?.json)).await?;
     table["fit_id"] = json!(id);
     created(table)
 }

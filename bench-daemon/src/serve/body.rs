@@ -1,6 +1,8 @@
 //! Request bodies: capped in size (413 with a JSON error, not axum's plain text) and parsed as
 //! strict JSON — a key given twice in one object is refused (400 naming it) rather than the
-//! last one silently winning, so what a client meant and what runs cannot differ.
+//! last one silently winning, so what a client meant and what runs cannot differ. [`Json`]
+//! then reads the body into its serde type: a value of the wrong type, an unknown or a missing
+//! field is 422 naming the field by its dotted path (`order[2]`, `sweep.values`).
 
 use super::api::ApiError;
 use axum::body::Bytes;
@@ -38,6 +40,56 @@ impl<S: Send + Sync> FromRequest<S> for Body {
                     field: Some("body".into()),
                 }
             })
+    }
+}
+
+/// A body read into `T` (strict JSON, then serde): 400 for what is not JSON, 422 naming the
+/// field for what `T` does not take.
+#[derive(Debug)]
+pub struct Json<T>(pub T);
+
+impl<T: serde::de::DeserializeOwned, S: Send + Sync> FromRequest<S> for Json<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, ApiError> {
+        let Body(bytes) = Body::from_request(req, state).await?;
+        typed(&parse(&bytes)?).map(Json)
+    }
+}
+
+/// Reads a parsed body (a JSON object) into `T`: 422 naming the field (its dotted path) it
+/// breaks.
+pub fn typed<T: serde::de::DeserializeOwned>(v: &Value) -> Result<T, ApiError> {
+    if !v.is_object() {
+        // serde would take a list for a struct, field by field.
+        return Err(ApiError::unprocessable(
+            "body",
+            "the body must be a JSON object".into(),
+        ));
+    }
+    serde_path_to_error::deserialize(v).map_err(|e| {
+        let (path, inner) = (e.path().to_string(), e.into_inner().to_string());
+        let field = field_of(&path, &inner);
+        ApiError::unprocessable(&field, format!("{field}: {inner}"))
+    })
+}
+
+/// The field a serde error is about: its path, with the field an `unknown field` or
+/// `missing field` message names (serde reports those at the enclosing object); `body` for
+/// the body as a whole.
+fn field_of(path: &str, message: &str) -> String {
+    let named = ["unknown field `", "missing field `"]
+        .iter()
+        .find_map(|p| message.strip_prefix(p))
+        .and_then(|rest| rest.split_once('`'))
+        .map(|(name, _)| name);
+    let path = (path != ".").then_some(path);
+    match (path, named) {
+        (Some(p), Some(n)) if p == n || p.ends_with(&format!(".{n}")) => p.to_string(),
+        (Some(p), Some(n)) => format!("{p}.{n}"),
+        (None, Some(n)) => n.to_string(),
+        (Some(p), None) => p.to_string(),
+        (None, None) => "body".into(),
     }
 }
 
@@ -167,6 +219,40 @@ mod tests {
         assert_eq!(e.field.as_deref(), Some("[1].b"));
         let e = parse(br#"{"a": 1} x"#).unwrap_err();
         assert_eq!(e.field.as_deref(), Some("body"));
+    }
+
+    #[derive(Debug, serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
+    struct Edit {
+        order: Option<Vec<i64>>,
+        paused: Option<bool>,
+        inner: Option<Inner>,
+    }
+
+    #[derive(Debug, serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
+    struct Inner {
+        values: Vec<f64>,
+    }
+
+    #[test]
+    fn typed_bodies_name_the_field_they_break() {
+        let field = |text: &str| {
+            let e = typed::<Edit>(&parse(text.as_bytes()).unwrap()).unwrap_err();
+            assert_eq!(e.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", e.error);
+            let field = e.field.as_deref().unwrap();
+            assert!(e.error.contains(field), "{}", e.error);
+            e.field.unwrap()
+        };
+        assert_eq!(field(r#"{"order": [1, "x"]}"#), "order[1]");
+        assert_eq!(field(r#"{"paused": "yes"}"#), "paused");
+        assert_eq!(field(r#"{"extra": 1}"#), "extra");
+        assert_eq!(field(r#"{"inner": {}}"#), "inner.values");
+        assert_eq!(field(r#"{"inner": {"values": [1], "x": 2}}"#), "inner.x");
+        assert_eq!(field("[1, 2]"), "body");
+        assert!(typed::<Edit>(&parse(br#"{"paused": true}"#).unwrap()).is_ok());
     }
 
     #[test]

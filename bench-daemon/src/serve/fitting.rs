@@ -7,10 +7,8 @@
 //! `DELETE /api/fits/{id}`: a cancelled fit stores nothing.
 
 use super::api::{ApiError, AppState};
-use crate::cli::compare::{CompareArgs, compare_json};
-use crate::cli::fit::{Cancelled, FitArgs, fit_json};
+use crate::fitting::FitError;
 use axum::http::StatusCode;
-use clap::Parser;
 use friction::identify::control::{Control, Progress};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -21,22 +19,6 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 pub const WORKERS: usize = 2;
 
 static IN_FLIGHT: AtomicUsize = AtomicUsize::new(0);
-
-/// `bench fit ...` as the service parses it.
-#[derive(Debug, Parser)]
-#[command(name = "fit")]
-struct FitCommand {
-    #[command(flatten)]
-    args: FitArgs,
-}
-
-/// `bench compare ...` as the service parses it.
-#[derive(Debug, Parser)]
-#[command(name = "compare")]
-struct CompareCommand {
-    #[command(flatten)]
-    args: CompareArgs,
-}
 
 /// A worker slot, given back on drop.
 struct Slot;
@@ -162,14 +144,13 @@ fn control_of(state: &AppState, id: u64, timeout_s: f64, busy: bool) -> Control 
     }
 }
 
-/// Runs `argv` (`fit ...` or `compare ...`, the command line `bench` would take, without
-/// `--db`) on the daemon's database within `timeout_s`; its input errors are 422 naming the
-/// body key of `keys` their flag belongs to. Returns the command's JSON and the fit's id.
+/// Runs `job` (a fit or comparison on the daemon's database, described by `what`) on a
+/// blocking thread within `timeout_s`. Returns its JSON and the fit's id.
 pub async fn run(
     state: &AppState,
-    mut argv: Vec<String>,
-    keys: &[&str],
+    what: String,
     timeout_s: f64,
+    job: impl FnOnce() -> Result<Value, FitError> + Send + 'static,
 ) -> Result<(Value, u64), ApiError> {
     let busy = state.view.borrow().running.is_some();
     let limit = if busy { 1 } else { WORKERS };
@@ -194,7 +175,7 @@ pub async fn run(
         Entry {
             running: Running {
                 id,
-                what: argv.join(" "),
+                what,
                 started: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
                 elapsed_s: 0.0,
                 timeout_s,
@@ -206,38 +187,30 @@ pub async fn run(
             control: control.clone(),
         },
     );
-    argv.extend(["--db".into(), state.db_path.display().to_string()]);
     let fits = state.fits.clone();
     let done = tokio::task::spawn_blocking(move || {
         let _slot = slot;
         let _registered = Registered(&fits, id);
-        friction::identify::control::with(&control, || match argv.first().map(String::as_str) {
-            Some("fit") => fit_json(&FitCommand::try_parse_from(&argv)?.args),
-            Some("compare") => compare_json(&CompareCommand::try_parse_from(&argv)?.args),
-            other => anyhow::bail!("BUG: no such fitting command {other:?}"),
-        })
+        friction::identify::control::with(&control, job)
     })
     .await
     .map_err(|e| ApiError::from_anyhow(e.into()))?;
-    done.map(|v| (v, id)).map_err(|e| {
-        if e.downcast_ref::<Cancelled>().is_some() {
-            return ApiError::new(
-                StatusCode::CONFLICT,
-                None,
-                format!("fit {id} was cancelled (DELETE /api/fits/{id}): nothing was stored"),
-            );
-        }
-        let msg = format!("{e:#}");
-        let field = flag_field(&msg, keys);
-        ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, Some(&field), msg)
-    })
+    done.map(|v| (v, id)).map_err(|e| fit_error(e, id))
 }
 
-/// The body key a CLI message is about: its leading `--flag` as a key of `keys`, else `body`.
-fn flag_field(msg: &str, keys: &[&str]) -> String {
-    msg.strip_prefix("--")
-        .and_then(|m| m.split([' ', ':', '=']).next())
-        .map(|flag| flag.replace('-', "_"))
-        .filter(|k| keys.contains(&k.as_str()))
-        .unwrap_or_else(|| "body".into())
+/// A fit's error as the API answers it: 409 when cancelled, else 422 naming the body key
+/// (`body` when no one field is to blame).
+fn fit_error(e: FitError, id: u64) -> ApiError {
+    match e {
+        FitError::Cancelled => ApiError::new(
+            StatusCode::CONFLICT,
+            None,
+            format!("fit {id} was cancelled (DELETE /api/fits/{id}): nothing was stored"),
+        ),
+        FitError::Field { field, detail } => {
+            ApiError::unprocessable(field.key(), format!("{}{detail}", field.key()))
+        }
+        FitError::Input(e) => ApiError::unprocessable("body", e.0),
+        FitError::Failed(e) => ApiError::unprocessable("body", format!("{e:#}")),
+    }
 }

@@ -14,7 +14,7 @@
 //! so the bench's parameter set of a model is whole, not its defaults where one run could not
 //! tell. Values the user gives win.
 
-use super::runs::store_error;
+use crate::db::store_error;
 use run_store::{ParameterSet, Store};
 use serde_json::{Map, Value, json};
 

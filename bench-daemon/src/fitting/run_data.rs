@@ -7,21 +7,21 @@
 //! ([`experiments::Sample::measured_torque`]: the torque sensor sits in the shaft between the
 //! rotor and the friction element, so it reads the friction).
 
-use super::InputError;
+use super::{Field, FitError};
+use crate::InputError;
 use experiments::{BenchLimits, Flags, Plan, Results, Spec};
 use run_store::{Run, SampleQuery, Store};
 
-pub use crate::session::to_experiment_sample;
+use crate::session::to_experiment_sample;
 
-/// Reads run `id`; a missing run is an input error naming `flag` and the id.
-pub async fn load_run(store: &Store, id: i64, flag: &str) -> anyhow::Result<Run> {
+/// Reads run `id`; a missing run is an input error naming `field` and the id.
+pub async fn load_run(store: &Store, id: i64, field: Field) -> Result<Run, FitError> {
     store.run(id).await.map_err(|e| match e {
-        run_store::Error::RunNotFound { id } => InputError(format!(
-            "{flag}: run {id} not found in {}",
-            store.location()
-        ))
-        .into(),
-        e => super::runs::store_error(e),
+        run_store::Error::RunNotFound { id } => FitError::field(
+            field,
+            format!(": run {id} not found in {}", store.location()),
+        ),
+        e => e.into(),
     })
 }
 
@@ -66,25 +66,27 @@ pub struct Selection {
 }
 
 impl Selection {
-    /// Parses the two flags.
-    pub fn parse(segments: Option<&str>, t_range: Option<&str>) -> Result<Selection, InputError> {
+    /// Parses the two ranges (`segments`, `t_range`).
+    pub fn parse(segments: Option<&str>, t_range: Option<&str>) -> Result<Selection, FitError> {
         let segments = match segments {
             Some(text) => {
-                let (a, b) = split_range("--segments", text)?;
+                let (a, b) = split_range(Field::Segments, text)?;
                 let int = |s: &str| {
                     s.parse::<u32>().map_err(|_| {
-                        InputError(format!(
-                            "--segments ({text}): '{s}' is not a segment index (0, 1, ...)"
-                        ))
+                        FitError::field(
+                            Field::Segments,
+                            format!(" ({text}): '{s}' is not a segment index (0, 1, ...)"),
+                        )
                     })
                 };
                 let (a, b) = (a.map(int).transpose()?, b.map(int).transpose()?);
                 if let (Some(a), Some(b)) = (a, b)
                     && b <= a
                 {
-                    return Err(InputError(format!(
-                        "--segments ({text}) must be A..B with B > A (B is excluded)"
-                    )));
+                    return Err(FitError::field(
+                        Field::Segments,
+                        format!(" ({text}) must be A..B with B > A (B is excluded)"),
+                    ));
                 }
                 Some((a, b))
             }
@@ -92,24 +94,26 @@ impl Selection {
         };
         let t_range = match t_range {
             Some(text) => {
-                let (a, b) = split_range("--t-range", text)?;
+                let (a, b) = split_range(Field::TRange, text)?;
                 let num = |s: &str| {
                     s.parse::<f64>()
                         .ok()
                         .filter(|x| x.is_finite())
                         .ok_or_else(|| {
-                            InputError(format!(
-                                "--t-range ({text}): '{s}' is not a time in seconds"
-                            ))
+                            FitError::field(
+                                Field::TRange,
+                                format!(" ({text}): '{s}' is not a time in seconds"),
+                            )
                         })
                 };
                 let (a, b) = (a.map(num).transpose()?, b.map(num).transpose()?);
                 if let (Some(a), Some(b)) = (a, b)
                     && b < a
                 {
-                    return Err(InputError(format!(
-                        "--t-range ({text}) must be A..B with B >= A"
-                    )));
+                    return Err(FitError::field(
+                        Field::TRange,
+                        format!(" ({text}) must be A..B with B >= A"),
+                    ));
                 }
                 Some((a, b))
             }
@@ -148,12 +152,12 @@ impl Selection {
 }
 
 fn split_range<'a>(
-    flag: &str,
+    field: Field,
     text: &'a str,
-) -> Result<(Option<&'a str>, Option<&'a str>), InputError> {
+) -> Result<(Option<&'a str>, Option<&'a str>), FitError> {
     let (a, b) = text
         .split_once("..")
-        .ok_or_else(|| InputError(format!("{flag} ({text}) must be A..B, A.. or ..B")))?;
+        .ok_or_else(|| FitError::field(field, format!(" ({text}) must be A..B, A.. or ..B")))?;
     let part = |s: &'a str| Some(s.trim()).filter(|s| !s.is_empty());
     Ok((part(a), part(b)))
 }
@@ -183,16 +187,17 @@ impl TimeSeries {
 
 /// Reads the selected samples of `run` as time-series columns. Rows with a non-finite value are
 /// left out and counted in the notes; an empty selection is an input error.
-pub async fn time_series(store: &Store, run: &Run, sel: &Selection) -> anyhow::Result<TimeSeries> {
+pub async fn time_series(
+    store: &Store,
+    run: &Run,
+    sel: &Selection,
+) -> Result<TimeSeries, FitError> {
     let query = SampleQuery {
         from_t: sel.t_range.and_then(|r| r.0),
         to_t: sel.t_range.and_then(|r| r.1),
         every: 1,
     };
-    let set = store
-        .samples(run.id, &query)
-        .await
-        .map_err(super::runs::store_error)?;
+    let set = store.samples(run.id, &query).await?;
     let mut ts = TimeSeries {
         cols: (0..5)
             .map(|_| Vec::with_capacity(set.samples.len()))
@@ -260,11 +265,10 @@ pub async fn time_series(store: &Store, run: &Run, sel: &Selection) -> anyhow::R
             Ok(plan) => {
                 let n = plan.segments.len() as u32;
                 if a.is_some_and(|a| a >= n) || b.is_some_and(|b| b > n) {
-                    return Err(InputError(format!(
-                        "--segments: run {} has {n} plan segments (0..{n})",
-                        run.id
-                    ))
-                    .into());
+                    return Err(FitError::field(
+                        Field::Segments,
+                        format!(": run {} has {n} plan segments (0..{n})", run.id),
+                    ));
                 }
                 let (a, b) = (a.unwrap_or(0) as usize, b.unwrap_or(n) as usize);
                 let labels: Vec<&str> = plan.segments[a..b]
@@ -361,7 +365,8 @@ mod tests {
                 "--t-range (2..1) must be A..B with B >= A",
             ),
         ] {
-            assert_eq!(Selection::parse(seg, t).unwrap_err().0, msg);
+            let e = Selection::parse(seg, t).unwrap_err().into_cli();
+            assert_eq!(e.to_string(), msg);
         }
     }
 }
