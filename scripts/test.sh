@@ -66,3 +66,16 @@ target/clientenv/bin/pip install --quiet --disable-pip-version-check 'httpx==0.2
   'pandas==3.1.1' 'pyarrow==26.0.1' 'numpy==2.4.6' 'xarray==2026.9.0' 'pytest==9.2.0' ./clients/python
 BENCH_BIN="$target_dir/debug/bench" target/clientenv/bin/python -m pytest -q -p no:cacheprovider clients/python/tests
 scripts/test-installed-binary.sh
+
+# issue 31: every example of README.md and docs/ runs as written (scripts/test-docs.py; the
+# self-test first shows that a wrong example fails).
+BENCH_BIN="$target_dir/debug/bench" python3 scripts/test-docs.py --self-test
+BENCH_BIN="$target_dir/debug/bench" CLIENT_PYTHON=target/clientenv/bin/python DOCTEST_JOBS=4 \
+  python3 scripts/test-docs.py
+
+# issue 31: the test command leaves the clone as it found it.
+if [ -n "$(git status --porcelain 2>/dev/null)" ]; then
+  echo "the tests changed or left files in the clone:" >&2
+  git status --porcelain >&2
+  exit 1
+fi
