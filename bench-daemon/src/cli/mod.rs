@@ -1,6 +1,7 @@
 //! One module per subcommand.
 
 pub mod compare;
+pub mod estop;
 pub mod fault_reset;
 pub mod fit;
 pub mod models;

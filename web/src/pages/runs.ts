@@ -3,7 +3,7 @@ import { get, qs, post, RunSummary, ApiError, withToken } from '../api';
 import { h, clear, fmt, kvTable, dataTable, notice } from '../dom';
 import { live, splitModels } from '../live';
 import { timeChart, symmetricScale, Scale } from '../timeseries';
-import { xyPlot, XYSeries } from '../xyplot';
+import { xyPlot, XYSeries, PALETTE } from '../xyplot';
 
 const KINDS = ['constant_velocity_sweep', 'presliding', 'frictional_lag', 'torque_ramp', 'breakaway_staircase', 'dwell_time', 'prbs', 'validation_profile', 'compensation_trial'];
 const STATUSES = ['queued', 'running', 'completed', 'aborted', 'failed', 'interrupted'];
@@ -205,7 +205,7 @@ async function renderBody(body: HTMLElement, run: any, charts: { destroy(): void
       // The measured signals set the scale; model outputs beyond them are clipped and marked.
       mk('Torque and model outputs', `[${force}]`, ['torque_motor', 'torque_sensor', ...models], [s.torque_motor, s.torque_sensor, ...outs], 2);
       // The drive command on its own axis: its unit follows each segment's drive mode.
-      mk('Drive command', `u_cmd [${force}, ${pos}/s or ${pos} by drive mode]`, ['u_cmd'], [s.u_cmd]);
+      mk(`Drive command (${force}, ${pos}/s or ${pos} by drive mode)`, 'u_cmd', ['u_cmd'], [s.u_cmd]);
       if (models.length) mk('Residual (sensor − model)', `[${force}]`, models.map((m) => `sensor − ${m}`), outs.map((o: any[]) => o.map((y, i) => (y == null || s.torque_sensor[i] == null ? null : s.torque_sensor[i] - y))), symmetricScale(() => s.torque_sensor));
       for (const el of Array.from(ts.querySelectorAll('.chart'))) grid.append(el);
     } catch (e) {
@@ -427,10 +427,26 @@ function resultPlots(box: HTMLElement, run: any, r: any, sets: any[]) {
   const add = (el: HTMLElement) => box.append(el);
   if (kind === 'constant_velocity_sweep') {
     const pts = [...(r.positive ?? []), ...(r.negative ?? [])];
+    // Points flagged stick_slip (the velocity loop did not hold the set point) are left out of
+    // every fit: drawn as rings with their own legend entry.
+    const dir = (name: string, ps: any[], color: string, slip: boolean): XYSeries => {
+      const sel = ps.filter((p: any) => !!p.stick_slip === slip);
+      return {
+        label: slip ? `${name} direction, stick-slip: left out of fits` : `${name} direction (mean ± std)`,
+        x: sel.map((p: any) => p.velocity_rad_s),
+        y: sel.map((p: any) => p.mean_torque_nm),
+        err: sel.map((p: any) => p.std_torque_nm),
+        mode: 'points',
+        color,
+        hollow: slip,
+      };
+    };
     const series: XYSeries[] = [
-      { label: 'positive direction (mean ± std)', x: (r.positive ?? []).map((p: any) => p.velocity_rad_s), y: (r.positive ?? []).map((p: any) => p.mean_torque_nm), err: (r.positive ?? []).map((p: any) => p.std_torque_nm), mode: 'points' },
-      { label: 'negative direction (mean ± std)', x: (r.negative ?? []).map((p: any) => p.velocity_rad_s), y: (r.negative ?? []).map((p: any) => p.mean_torque_nm), err: (r.negative ?? []).map((p: any) => p.std_torque_nm), mode: 'points' },
+      dir('positive', r.positive ?? [], PALETTE[0], false),
+      dir('negative', r.negative ?? [], PALETTE[1], false),
     ];
+    for (const [name, ps, color] of [['positive', r.positive ?? [], PALETTE[0]], ['negative', r.negative ?? [], PALETTE[1]]] as const)
+      if (ps.some((p: any) => p.stick_slip)) series.push(dir(name, ps, color, true));
     const vmax = Math.max(1e-9, ...pts.map((p: any) => Math.abs(p.velocity_rad_s)));
     for (const fit of fitsOfRun(sets, run.id, 'static_curve')) {
       // The stored document: the model's parameters, `negative` the full set for v < 0.
