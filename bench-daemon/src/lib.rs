@@ -1,5 +1,5 @@
 //! The `bench` daemon and command line as a library: the binary (`src/main.rs`) parses the
-//! command line and calls [`cli`]; tests drive the scheduler ([`serve::queue`]) in-process.
+//! command line and calls [`cli`]; tests drive the scheduler ([`serve::scheduler`]) in-process.
 //!
 //! - [`control`]: the real-time loop, its safety judge and the interlock;
 //! - [`session`]: one run from a checked spec to its stored record;

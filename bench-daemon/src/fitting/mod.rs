@@ -167,10 +167,10 @@ pub struct FitRequest {
     /// Time-series procedures: plan segment indices `A..B` (B excluded; `A..` or `..B`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub segments: Option<String>,
-    /// Time-series procedures: run time `A..B` [s] (both included; `A..` or `..B`).
+    /// Time-series procedures: run time `A..B` \[s\] (both included; `A..` or `..B`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub t_range: Option<String>,
-    /// Time limit [s] (> 0, at most a day): the fit stops there with termination `timeout`.
+    /// Time limit \[s\] (> 0, at most a day): the fit stops there with termination `timeout`.
     /// The service's default is 600 s; the command line has none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(extend("exclusiveMinimum" = 0, "maximum" = 86_400))]

@@ -4,10 +4,15 @@
 //! then reads the body into its serde type: a value of the wrong type, an unknown or a missing
 //! field is 422 naming the field by its dotted path (`order[2]`, `sweep.values`).
 
-use super::api::ApiError;
+use super::error::{ApiError, error_doc};
+use super::schema::media;
+use aide::OperationInput;
+use aide::generate::GenContext;
+use aide::openapi::{Operation, RequestBody, Response as DocResponse, StatusCode as DocStatus};
 use axum::body::Bytes;
 use axum::extract::{FromRequest, Request};
 use axum::http::StatusCode;
+use schemars::JsonSchema;
 use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Number, Value};
 use std::cell::RefCell;
@@ -57,6 +62,81 @@ impl<T: serde::de::DeserializeOwned, S: Send + Sync> FromRequest<S> for Json<T> 
     }
 }
 
+impl<T: JsonSchema> OperationInput for Json<T> {
+    fn operation_input(ctx: &mut GenContext, op: &mut Operation) {
+        json_body_doc::<T>(ctx, op, true);
+    }
+
+    fn inferred_early_responses(
+        ctx: &mut GenContext,
+        _: &mut Operation,
+    ) -> Vec<(Option<DocStatus>, DocResponse)> {
+        body_errors(ctx)
+    }
+}
+
+/// A spec document as sent (strict JSON, any shape): [`super::scheduler::check_value`] checks
+/// it and names what it breaks (422 `spec` for what is not an object).
+#[derive(Debug)]
+pub struct SpecJson(pub Value);
+
+impl<S: Send + Sync> FromRequest<S> for SpecJson {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, ApiError> {
+        let Body(bytes) = Body::from_request(req, state).await?;
+        parse(&bytes).map(SpecJson)
+    }
+}
+
+impl OperationInput for SpecJson {
+    fn operation_input(ctx: &mut GenContext, op: &mut Operation) {
+        json_body_doc::<super::scheduler::SpecDoc>(ctx, op, true);
+    }
+
+    fn inferred_early_responses(
+        ctx: &mut GenContext,
+        _: &mut Operation,
+    ) -> Vec<(Option<DocStatus>, DocResponse)> {
+        body_errors(ctx)
+    }
+}
+
+/// Documents a JSON request body of schema `T`.
+pub fn json_body_doc<T: JsonSchema>(ctx: &mut GenContext, op: &mut Operation, required: bool) {
+    let schema = ctx.schema.subschema_for::<T>();
+    let description = ctx
+        .resolve_schema(&schema)
+        .get("description")
+        .and_then(|d| d.as_str())
+        .map(String::from);
+    op.request_body = Some(aide::openapi::ReferenceOr::Item(RequestBody {
+        description,
+        content: [("application/json".to_string(), media(schema))]
+            .into_iter()
+            .collect(),
+        required,
+        extensions: Default::default(),
+    }));
+}
+
+/// What a JSON body can be refused for before the handler sees it.
+fn body_errors(ctx: &mut GenContext) -> Vec<(Option<DocStatus>, DocResponse)> {
+    vec![
+        (
+            Some(DocStatus::Code(400)),
+            error_doc(ctx, "Malformed JSON, or a key given twice"),
+        ),
+        (
+            Some(DocStatus::Code(422)),
+            error_doc(
+                ctx,
+                "Valid JSON that breaks a rule (an unknown or missing field, a value of the wrong type or beyond a bench limit); `field` names it",
+            ),
+        ),
+    ]
+}
+
 /// Reads a parsed body (a JSON object) into `T`: 422 naming the field (its dotted path) it
 /// breaks.
 pub fn typed<T: serde::de::DeserializeOwned>(v: &Value) -> Result<T, ApiError> {
@@ -77,7 +157,7 @@ pub fn typed<T: serde::de::DeserializeOwned>(v: &Value) -> Result<T, ApiError> {
 /// The field a serde error is about: its path, with the field an `unknown field` or
 /// `missing field` message names (serde reports those at the enclosing object); `body` for
 /// the body as a whole.
-fn field_of(path: &str, message: &str) -> String {
+pub fn field_of(path: &str, message: &str) -> String {
     let named = ["unknown field `", "missing field `"]
         .iter()
         .find_map(|p| message.strip_prefix(p))

@@ -1,4 +1,5 @@
-//! `POST /api/estop`: stops the bench whatever the request looks like.
+//! `POST /api/estop`: stops the bench whatever the request looks like; its reset
+//! (`POST /api/estop/reset`) and the operator's drive fault reset (`POST /api/faults/reset`).
 //!
 //! Nothing about the request may refuse an e-stop: JSON, a form, plain text or no body at all,
 //! from any origin and any host name the daemon answers to (the guard lets it through; a
@@ -6,17 +7,65 @@
 //! who sent it (remote address, `Origin`, `Host`) is recorded beside it. The reset
 //! (`POST /api/estop/reset`) keeps every guard and the token.
 
-use super::api::{ApiError, AppState};
+use super::error::{ApiError, ApiResult, errors};
 use super::guard::ConnAddrs;
-use super::queue::Cmd;
+use super::scheduler::{Cmd, Latch};
+use super::schema::{media, opaque};
+use super::state::{AppState, ask};
+use aide::axum::ApiRouter;
+use aide::axum::routing::post_with;
+use aide::openapi::{ReferenceOr, RequestBody};
+use aide::transform::TransformOperation;
+use axum::Json;
 use axum::body::Body;
 use axum::extract::{ConnectInfo, Request, State};
-use axum::http::{HeaderMap, header};
-use axum::response::{IntoResponse, Response};
+use axum::http::{HeaderMap, StatusCode, header};
 use futures_util::StreamExt;
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::Value;
 use std::time::Duration;
 use tokio::sync::mpsc;
+
+/// The e-stop's routes. [`estop`] alone is also what the front answers on its own thread.
+pub fn routes() -> ApiRouter<AppState> {
+    ApiRouter::new()
+        .api_route("/api/estop", post_with(estop, estop_doc))
+        .api_route(
+            "/api/estop/reset",
+            post_with(estop_reset, |op| {
+                op.summary("Clear the e-stop latch (the queue stays paused: resume with PUT /api/queue {\"paused\": false})")
+            }),
+        )
+        .api_route(
+            "/api/faults/reset",
+            post_with(faults_reset, |op| {
+                let op = op.summary("Clear a latched drive fault (an operator's action: no run ever clears one); refused while a run is running");
+                errors(op, &[(409, "A run is running"), (502, "The drive could not be reached")])
+            }),
+        )
+}
+
+/// The e-stop's documentation: any body, none needed.
+fn estop_doc(mut op: TransformOperation<'_>) -> TransformOperation<'_> {
+    op = op.summary("E-stop, latched: needs no token, waits in no queue and is refused for nothing (any content type, body, Origin or host name); aborts the running run (or, with none, opens the drive link itself), answers once the drive reads back disabled (`safe_state.confirmed`), pauses the queue; the reason ({\"reason\"} in JSON, reason= in a form, else the body as text, at most 500 bytes) is persisted with the latch and the sender (`from`) logged");
+    let form =
+        schemars::json_schema!({"type": "object", "properties": {"reason": {"type": "string"}}});
+    let content = [
+        ("application/json", schemars::json_schema!({})),
+        ("application/x-www-form-urlencoded", form),
+        ("text/plain", schemars::json_schema!({"type": "string"})),
+    ];
+    op.inner_mut().request_body = Some(ReferenceOr::Item(RequestBody {
+        description: Some("why (optional; at most 500 bytes are kept)".into()),
+        content: content
+            .into_iter()
+            .map(|(k, s)| (k.to_string(), media(s)))
+            .collect(),
+        required: false,
+        extensions: Default::default(),
+    }));
+    op
+}
 
 /// Longest reason kept \[bytes\]; a longer one is cut at a character boundary.
 pub const MAX_REASON_BYTES: usize = 500;
@@ -29,10 +78,10 @@ const MAX_BODY_READ: usize = 4096;
 const BODY_WAIT: Duration = Duration::from_millis(200);
 
 /// The reason recorded when the request gives none.
-const NO_REASON: &str = "POST /api/estop";
+pub const NO_REASON: &str = "POST /api/estop";
 
 /// Who sent an e-stop, recorded with it.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Sender {
     /// The client's address, when the connection has one.
     pub remote: Option<String>,
@@ -73,9 +122,32 @@ impl Sender {
     }
 }
 
+/// The e-stop's answer.
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+pub struct Stopped {
+    /// Latched: always true.
+    pub estop: bool,
+    /// The queue is paused: always true.
+    pub paused: bool,
+    /// The run aborted, if one was running.
+    pub aborted_run: Option<i64>,
+    /// The drive's safe state.
+    pub safe_state: SafeState,
+    /// Who sent it.
+    pub from: Sender,
+}
+
+opaque!(
+    /// The drive's safe state after an e-stop.
+    SafeState,
+    {"type": "object", "properties": {
+        "aborted_run": {"type": ["integer", "null"]}, "confirmed": {"type": "boolean"},
+        "after_us": {"type": "number"}, "detail": {"type": "string"}}}
+);
+
 /// E-stop: no token, no queue to wait in, no check of its shape; answers once the drive is
 /// confirmed disabled (or says it could not be).
-pub async fn estop(State(state): State<AppState>, req: Request) -> Response {
+pub async fn estop(State(state): State<AppState>, req: Request) -> Json<Stopped> {
     let (parts, body) = req.into_parts();
     let conn = parts.extensions.get::<ConnectInfo<ConnAddrs>>();
     let headers = parts.headers;
@@ -96,20 +168,37 @@ pub async fn estop(State(state): State<AppState>, req: Request) -> Response {
         let tx = state.cmd.clone();
         tokio::spawn(async move { tx.send(cmd).await });
     }
-    axum::Json(json!({
-        "estop": true,
-        "paused": true,
-        "aborted_run": report.aborted_run,
-        "safe_state": report,
-        "from": sender,
-    }))
-    .into_response()
+    Json(Stopped {
+        estop: true,
+        paused: true,
+        aborted_run: report.aborted_run,
+        safe_state: SafeState(serde_json::to_value(&report).unwrap_or(Value::Null)),
+        from: sender,
+    })
 }
 
 /// Clears the e-stop latch (every guard and the token apply; the queue stays paused).
-pub async fn estop_reset(State(state): State<AppState>) -> Result<Response, ApiError> {
-    let latch = super::api::ask(&state, |reply| Cmd::EStopReset { reply }).await?;
-    Ok(axum::Json(serde_json::to_value(latch).unwrap_or_default()).into_response())
+async fn estop_reset(State(state): State<AppState>) -> ApiResult<Json<Latch>> {
+    Ok(Json(ask(&state, |reply| Cmd::EStopReset { reply }).await?))
+}
+
+opaque!(
+    /// A drive fault reset.
+    FaultReset,
+    {"type": "object", "properties": {
+        "was_faulted": {"type": "boolean"}, "fault_code": {"type": ["integer", "null"]},
+        "cleared": {"type": "boolean"}, "status": {"type": ["integer", "null"]}}}
+);
+
+/// Clears a latched drive fault (token needed; never while a run is running).
+async fn faults_reset(State(state): State<AppState>) -> ApiResult<Json<FaultReset>> {
+    match state.interlock.fault_reset().await {
+        Ok(r) => Ok(Json(FaultReset(
+            serde_json::to_value(r).unwrap_or(Value::Null),
+        ))),
+        Err(e) if state.interlock.running().is_some() => Err(ApiError::conflict(e)),
+        Err(e) => Err(ApiError::new(StatusCode::BAD_GATEWAY, None, e)),
+    }
 }
 
 /// The first [`MAX_BODY_READ`] bytes of the body that arrive within [`BODY_WAIT`]; a broken

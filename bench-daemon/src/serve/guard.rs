@@ -16,7 +16,7 @@
 //!   carry it as `?access_token=` (RFC 6750 §2.3) since a browser's `EventSource` and download
 //!   links cannot set headers; the parameter is removed before the handler sees the query.
 
-use super::api::ApiError;
+use super::error::ApiError;
 use axum::body::HttpBody;
 use axum::extract::connect_info::Connected;
 use axum::extract::{ConnectInfo, Request, State};

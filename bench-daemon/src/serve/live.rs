@@ -5,103 +5,69 @@
 //! `dropped` event with the count instead of the frames. No task is spawned per client: the
 //! stream is polled only when the connection can take more.
 
-use super::api::{AppState, bench_json};
-use crate::control::{Frame, Status};
+use super::hub::{Event, STATUS_HZ};
+use super::schema::{only, response};
+use super::state::AppState;
+use crate::control::Frame;
+use aide::OperationOutput;
+use aide::axum::ApiRouter;
+use aide::axum::routing::get_with;
+use aide::generate::GenContext;
+use aide::openapi::{Operation, Response as DocResponse, StatusCode as DocStatus};
 use axum::extract::State;
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
-use futures_util::Stream;
-use serde_json::{Value, json};
+use axum::response::{IntoResponse, Response};
+use serde_json::json;
 use std::convert::Infallible;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::{broadcast, watch};
 
-/// Frames the ring holds per client before the slowest one starts losing them (2.5 s at 100 Hz).
-const FRAME_RING: usize = 256;
-/// Live samples per second at most.
-pub const MAX_SAMPLE_HZ: f64 = 100.0;
-/// Status events per second.
-const STATUS_HZ: u64 = 5;
-
-/// A run or queue change, sent to every live client: serialised once by the sender, not once
-/// per client.
-#[derive(Clone, Debug)]
-pub struct Event {
-    /// `run` or `queue`.
-    pub name: &'static str,
-    /// Its data, as JSON text.
-    pub data: Arc<str>,
+/// The route.
+pub fn routes() -> ApiRouter<AppState> {
+    ApiRouter::new().api_route(
+        "/api/live",
+        get_with(live, |op| {
+            op.summary("Server-Sent Events: sample ({idx, sample, outputs, models}, <= 100 Hz), status (as GET /api/bench, 5 Hz), run ({run_id, status}), queue (as GET /api/queue), fit ({fit_id, progress: {fit, iter, best_mse}}, <= 4 Hz per fit), dropped ({frames}: frames this client lost by reading too slowly)")
+        }),
+    )
 }
 
-/// The last frame as JSON text, keyed by its sample index and time: the first client to send a
-/// frame serialises it, the others reuse the text.
-#[derive(Debug, Default)]
-struct FrameText {
-    key: Option<(u64, u64)>,
-    text: Option<Arc<str>>,
-}
+/// The event stream.
+pub struct LiveStream(Response);
 
-/// The channels the live stream reads; cloned into the scheduler (senders) and each run.
-#[derive(Clone, Debug)]
-pub struct Hub {
-    /// Decimated samples of the running run (the loop sends, clients subscribe).
-    pub frames: broadcast::Sender<Frame>,
-    /// Run and queue changes (the scheduler sends).
-    pub events: broadcast::Sender<Event>,
-    /// Progress of the running run (the loop sends; the status endpoint and clients read).
-    pub status: watch::Sender<Status>,
-    /// The latest frame's text, shared by the clients.
-    frame_text: Arc<Mutex<FrameText>>,
-}
-
-impl Default for Hub {
-    fn default() -> Hub {
-        Hub::new()
+impl std::fmt::Debug for LiveStream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("LiveStream")
     }
 }
 
-impl Hub {
-    /// Channels with nobody listening yet.
-    pub fn new() -> Hub {
-        Hub {
-            frames: broadcast::channel(FRAME_RING).0,
-            events: broadcast::channel(64).0,
-            status: watch::channel(Status::default()).0,
-            frame_text: Arc::default(),
-        }
-    }
-
-    /// Sends an event (nobody listening is fine).
-    pub fn event(&self, name: &'static str, data: Value) {
-        let data = Arc::from(data.to_string());
-        let _ = self.events.send(Event { name, data });
-    }
-
-    /// The `sample` event's text of `f`, serialised once for every client.
-    fn frame_text(&self, f: &Frame, models: impl FnOnce() -> Value) -> Arc<str> {
-        let key = Some((f.idx, f.sample.t.to_bits()));
-        let mut cache = self.frame_text.lock().unwrap_or_else(|e| e.into_inner());
-        if cache.key == key
-            && let Some(text) = &cache.text
-        {
-            return text.clone();
-        }
-        let text: Arc<str> = Arc::from(
-            json!({"idx": f.idx, "sample": f.sample, "outputs": f.outputs, "models": models()})
-                .to_string(),
-        );
-        *cache = FrameText {
-            key,
-            text: Some(text.clone()),
-        };
-        text
+impl IntoResponse for LiveStream {
+    fn into_response(self) -> Response {
+        self.0
     }
 }
 
-/// Every n-th sample goes live so that at most [`MAX_SAMPLE_HZ`] frames a second do.
-pub fn decimation(period_s: f64) -> u32 {
-    ((1.0 / (period_s * MAX_SAMPLE_HZ)).ceil()).clamp(1.0, 1e6) as u32
+impl OperationOutput for LiveStream {
+    type Inner = ();
+
+    fn operation_response(_: &mut GenContext, _: &mut Operation) -> Option<DocResponse> {
+        let schema = schemars::json_schema!({"type": "object", "required": ["data"], "properties": {
+            "event": {"enum": ["sample", "status", "run", "queue", "fit", "dropped"]},
+            "data": {"type": "string", "description": "the event's JSON"},
+            "id": {"type": "string"}, "retry": {"type": "integer"}}});
+        Some(response(
+            "event stream",
+            vec![("text/event-stream", schema)],
+        ))
+    }
+
+    fn inferred_responses(
+        ctx: &mut GenContext,
+        op: &mut Operation,
+    ) -> Vec<(Option<DocStatus>, DocResponse)> {
+        only(200, Self::operation_response(ctx, op))
+    }
 }
 
 struct Client {
@@ -113,9 +79,7 @@ struct Client {
 }
 
 /// The SSE handler.
-pub async fn live(
-    State(state): State<AppState>,
-) -> Sse<impl Stream<Item = Result<SseEvent, Infallible>>> {
+async fn live(State(state): State<AppState>) -> LiveStream {
     let mut status = tokio::time::interval(Duration::from_millis(1000 / STATUS_HZ));
     status.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     let client = Client {
@@ -127,9 +91,13 @@ pub async fn live(
     };
     let stream = futures_util::stream::unfold(client, |mut c| async move {
         let ev = next_event(&mut c).await?;
-        Some((Ok(ev), c))
+        Some((Ok::<_, Infallible>(ev), c))
     });
-    Sse::new(stream).keep_alive(KeepAlive::default())
+    LiveStream(
+        Sse::new(stream)
+            .keep_alive(KeepAlive::default())
+            .into_response(),
+    )
 }
 
 /// The client's next event; `None` ends the stream (shutdown).
@@ -161,7 +129,8 @@ async fn next_event(c: &mut Client) -> Option<SseEvent> {
                 Err(RecvError::Closed) => return None,
             },
             _ = c.status.tick() => {
-                return Some(sse_text("status", &bench_json(&c.state).to_string()));
+                let status = serde_json::to_string(&super::status::status(&c.state));
+                return Some(sse_text("status", &status.unwrap_or_default()));
             }
         }
     }
@@ -169,15 +138,4 @@ async fn next_event(c: &mut Client) -> Option<SseEvent> {
 
 fn sse_text(name: &str, data: &str) -> SseEvent {
     SseEvent::default().event(name).data(data)
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn decimation_keeps_at_most_100_hz() {
-        assert_eq!(super::decimation(1e-3), 10);
-        assert_eq!(super::decimation(0.01), 1);
-        assert_eq!(super::decimation(0.02), 1);
-        assert_eq!(super::decimation(2.5e-4), 40);
-    }
 }

@@ -3,11 +3,54 @@
 //! hub and the check pool — so scraping it costs a few string writes and takes no lock the
 //! control loop holds.
 
-use super::api::AppState;
+use super::schema::{only, response};
+use super::state::AppState;
+use aide::OperationOutput;
+use aide::axum::ApiRouter;
+use aide::axum::routing::get_with;
+use aide::generate::GenContext;
+use aide::openapi::{Operation, Response as DocResponse, StatusCode as DocStatus};
 use axum::extract::State;
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use std::fmt::Write;
+
+/// The route.
+pub fn routes() -> ApiRouter<AppState> {
+    ApiRouter::new().api_route(
+        "/metrics",
+        get_with(metrics, |op| {
+            op.summary("Prometheus text format (0.0.4): gauges frictionbench_queue_length, queue_paused, estop_latched, bench_connected, schedule_entries, live_clients, check_workers_busy, run_active, run_id, run_time_seconds, run_overruns, run_dropped_batches, run_samples (the run ones of the running or last run)")
+        }),
+    )
+}
+
+/// The exposition text.
+#[derive(Debug)]
+pub struct Exposition(String);
+
+impl IntoResponse for Exposition {
+    fn into_response(self) -> Response {
+        let ctype = "text/plain; version=0.0.4; charset=utf-8";
+        ([(header::CONTENT_TYPE, ctype)], self.0).into_response()
+    }
+}
+
+impl OperationOutput for Exposition {
+    type Inner = String;
+
+    fn operation_response(_: &mut GenContext, _: &mut Operation) -> Option<DocResponse> {
+        let text = schemars::json_schema!({"type": "string"});
+        Some(response("exposition text", vec![("text/plain", text)]))
+    }
+
+    fn inferred_responses(
+        ctx: &mut GenContext,
+        op: &mut Operation,
+    ) -> Vec<(Option<DocStatus>, DocResponse)> {
+        only(200, Self::operation_response(ctx, op))
+    }
+}
 
 /// A metric's `# HELP` and `# TYPE` lines (`name` without the `frictionbench_` prefix).
 fn head(out: &mut String, name: &str, kind: &str, help: &str) {
@@ -153,13 +196,6 @@ fn links(out: &mut String, status: &crate::control::Status) {
 }
 
 /// The handler.
-pub async fn metrics(State(state): State<AppState>) -> Response {
-    (
-        [(
-            header::CONTENT_TYPE,
-            "text/plain; version=0.0.4; charset=utf-8",
-        )],
-        text(&state),
-    )
-        .into_response()
+async fn metrics(State(state): State<AppState>) -> Exposition {
+    Exposition(text(&state))
 }

@@ -6,7 +6,7 @@
 //!  TCP ── front thread (front.rs): POST /api/estop answered there, the rest handed on
 //!  POST /api/estop ── Interlock (atomic latch + the running loop's Control, or its own
 //!                    drive link) ── confirmed safe state, then Cmd::EStopLatched ──►
-//!  http handlers ── Cmd + oneshot reply ──► scheduler task (queue.rs): owns the queue, the
+//!  http handlers ── Cmd + oneshot reply ──► scheduler task (scheduler/): owns the queue, the
 //!       ▲                                   schedule, the e-stop latch; persists them; starts
 //!       │ watch<QueueView>  ◄────────────── session::execute_run one run at a time
 //!       │ watch<Status>     ◄── control loop (per run thread) ── broadcast<Frame> ──► SSE
@@ -15,21 +15,42 @@
 //!
 //! SIGINT, SIGTERM or SIGHUP: the running run is aborted (the drive goes to its safe state and the
 //! run is closed `aborted`), open live streams end, the store is closed.
+//!
+//! The HTTP side is cut by resource (`runs`, `queue`, `schedule`, `fits`, `params`, `bench`,
+//! `estop`, `live`, `metrics`): each adds its own routes, documented by the types of their
+//! handlers; they import only the modules below them (`state`, `error`, `hub`, `body`,
+//! `extract`, the scheduler, ...), and `router` alone imports them all. A new endpoint is a
+//! handler and a route in its resource's module; the OpenAPI document follows.
 
-pub mod api;
+// Below: what every handler shares.
 pub mod body;
-pub mod estop;
-pub mod fitting;
+pub mod error;
+pub mod extract;
 pub mod front;
 pub mod guard;
-pub mod live;
+pub mod hub;
+pub mod jobs;
 pub mod metrics;
 pub mod openapi;
 pub mod parquet;
 pub mod pool;
-pub mod queue;
+pub mod scheduler;
+pub mod schema;
+pub mod state;
+pub mod status;
 pub mod stream;
 pub mod web;
+// One module per resource, each adding its own routes.
+pub mod bench;
+pub mod estop;
+pub mod fits;
+pub mod live;
+pub mod params;
+pub mod queue;
+pub mod runs;
+pub mod schedule;
+// The routes together.
+pub mod router;
 
 use crate::InputError;
 use crate::bench_lock::BenchLock;
@@ -151,11 +172,11 @@ pub async fn serve(opts: Options) -> anyhow::Result<()> {
     let latched = store.queue_setting("estop").await?.as_deref() == Some("true");
     let interlock = Arc::new(Interlock::new(loaded.clone(), latched));
 
-    let hub = live::Hub::new();
+    let hub = hub::Hub::new();
     let (shutdown_tx, shutdown_rx) = watch::channel(false);
     let (cmd_tx, cmd_rx) = mpsc::channel(64);
     let pool = pool::Pool::default();
-    let (scheduler, view) = queue::Scheduler::restore(
+    let (scheduler, view) = scheduler::Scheduler::restore(
         store.clone(),
         loaded.clone(),
         hub.clone(),
@@ -165,7 +186,7 @@ pub async fn serve(opts: Options) -> anyhow::Result<()> {
     )
     .await?;
     let scheduler = tokio::spawn(scheduler.run(cmd_rx, shutdown_rx.clone()));
-    let state = api::AppState {
+    let state = state::AppState {
         store: store.clone(),
         loaded: loaded.clone(),
         cmd: cmd_tx,
@@ -179,8 +200,8 @@ pub async fn serve(opts: Options) -> anyhow::Result<()> {
         fits: Default::default(),
         lab: false,
     };
-    let estop = api::estop_router(state.clone());
-    let app = api::router(state, opts.web.as_deref());
+    let estop = router::estop_router(state.clone());
+    let app = router::router(state, opts.web.as_deref());
     // The front desk runs just below the simulated bench's priority (which is just below the
     // loop's): a flood of connections cannot take the loop's CPU.
     let front_priority = loaded.config.realtime_priority.saturating_sub(2);
@@ -214,14 +235,14 @@ async fn serve_lab(
     let (shutdown_tx, shutdown_rx) = watch::channel(false);
     // Nobody receives commands: a mutating call never gets this far.
     let (cmd_tx, _) = mpsc::channel(1);
-    let (_, view) = watch::channel(queue::QueueView::default());
-    let state = api::AppState {
+    let (_, view) = watch::channel(scheduler::QueueView::default());
+    let state = state::AppState {
         store: store.clone(),
         loaded: loaded.clone(),
         cmd: cmd_tx,
         interlock: Arc::new(Interlock::new(loaded, false)),
         view,
-        hub: live::Hub::new(),
+        hub: hub::Hub::new(),
         guard,
         shutdown: shutdown_rx.clone(),
         db_path: db,
@@ -229,8 +250,8 @@ async fn serve_lab(
         fits: Default::default(),
         lab: true,
     };
-    let estop = api::estop_router(state.clone());
-    let app = api::router(state, opts.web.as_deref());
+    let estop = router::estop_router(state.clone());
+    let app = router::router(state, opts.web.as_deref());
     let listener = front::start(listener, estop, 0, shutdown_rx.clone())?;
     let banner = format!(
         "bench serve: http://{addr}/ (lab view, read-only, database {})",
@@ -273,4 +294,123 @@ async fn serve_until_stopped(
         })
         .await?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::{BTreeMap, BTreeSet};
+    use std::path::Path;
+
+    /// The first path segments after each `prefix` in `text`: `super::a::x`, `super::{b, c::y}`.
+    fn named_after(text: &str, prefix: &str) -> BTreeSet<String> {
+        let ident = |s: &str| -> String {
+            s.trim_start()
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect()
+        };
+        let mut out = BTreeSet::new();
+        for (at, _) in text.match_indices(prefix) {
+            let rest = &text[at + prefix.len()..];
+            match rest.strip_prefix('{') {
+                Some(group) => {
+                    let group = &group[..group.find('}').unwrap_or(group.len())];
+                    out.extend(group.split(',').map(ident));
+                }
+                None => {
+                    out.insert(ident(rest));
+                }
+            }
+        }
+        out
+    }
+
+    /// The modules of `dir` (a file or a directory each) and, for each, the siblings it names
+    /// (`super::x` or `{crate_path}::x`).
+    fn imports(dir: &Path, crate_path: &str) -> BTreeMap<String, BTreeSet<String>> {
+        let read = |p: &Path| std::fs::read_to_string(p).unwrap_or_default();
+        let mut texts = BTreeMap::new();
+        for entry in std::fs::read_dir(dir).unwrap().flatten() {
+            let path = entry.path();
+            let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+            if name == "mod" || name == "tests" {
+                continue;
+            }
+            let text = match path.is_dir() {
+                // Below its mod.rs, `super::` is the directory itself: not a sibling of it.
+                true => std::fs::read_dir(&path)
+                    .unwrap()
+                    .flatten()
+                    .map(|e| match e.file_name() == "mod.rs" {
+                        true => read(&e.path()),
+                        false => read(&e.path()).replace("super::", "own::"),
+                    })
+                    .collect(),
+                false => read(&path),
+            };
+            texts.insert(name, text);
+        }
+        let names: BTreeSet<String> = texts.keys().cloned().collect();
+        texts
+            .iter()
+            .map(|(name, text)| {
+                let mut named = named_after(text, "super::");
+                named.extend(named_after(text, &format!("{crate_path}::")));
+                named.retain(|n| n != name && names.contains(n));
+                (name.clone(), named)
+            })
+            .collect()
+    }
+
+    /// A module that reaches itself through its imports, if any.
+    fn circle(graph: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>> {
+        fn visit(
+            g: &BTreeMap<String, BTreeSet<String>>,
+            at: &str,
+            path: &mut Vec<String>,
+            done: &mut BTreeSet<String>,
+        ) -> Option<Vec<String>> {
+            if let Some(k) = path.iter().position(|p| p == at) {
+                return Some(path[k..].to_vec());
+            }
+            if !done.insert(at.to_string()) {
+                return None;
+            }
+            path.push(at.to_string());
+            for next in g.get(at).into_iter().flatten() {
+                if let Some(c) = visit(g, next, path, done) {
+                    return Some(c);
+                }
+            }
+            path.pop();
+            None
+        }
+        let mut done = BTreeSet::new();
+        let mut found = None;
+        for m in graph.keys() {
+            found = found.or_else(|| visit(graph, m, &mut Vec::new(), &mut done));
+        }
+        found
+    }
+
+    #[test]
+    fn no_module_of_serve_imports_its_way_back_to_itself() {
+        let serve = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/serve");
+        let top = imports(&serve, "crate::serve");
+        assert_eq!(circle(&top), None, "serve/: {top:?}");
+        let scheduler = imports(&serve.join("scheduler"), "crate::serve::scheduler");
+        assert_eq!(circle(&scheduler), None, "serve/scheduler/: {scheduler:?}");
+        // Resources import only downward: none names another but `router`, which names all.
+        let resources = [
+            "bench", "estop", "fits", "live", "params", "queue", "runs", "schedule",
+        ];
+        for r in resources {
+            let named: Vec<&String> = top[r]
+                .iter()
+                .filter(|m| resources.contains(&m.as_str()))
+                .collect();
+            assert!(named.is_empty(), "{r} imports the resource(s) {named:?}");
+        }
+        assert!(resources.iter().all(|r| top["router"].contains(*r)));
+    }
 }

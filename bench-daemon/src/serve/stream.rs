@@ -4,9 +4,15 @@
 //! drains as the client reads. The first bytes leave before the second page is read, and the
 //! server holds at most a few pages of one export, however long the run.
 
-use super::api::ApiError;
+use super::error::ApiError;
+use super::schema::{only, response};
+use aide::OperationOutput;
+use aide::generate::GenContext;
+use aide::openapi::{Operation, Response as DocResponse, StatusCode as DocStatus};
 use axum::body::{Body, Bytes};
 use axum::http::StatusCode;
+use axum::http::header;
+use axum::response::{IntoResponse, Response};
 use run_store::{Encoder, ExportOptions, Format, Run, SamplePages, SampleQuery, SampleSet, Store};
 use std::io::Write;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -37,6 +43,92 @@ fn downloads() -> Arc<Semaphore> {
     PERMITS
         .get_or_init(|| Arc::new(Semaphore::new(DOWNLOADS)))
         .clone()
+}
+
+/// Samples or a whole run sent as they are read: `GET /api/runs/{id}/samples` (columnar JSON or
+/// CSV) and `GET /api/runs/{id}/export` (a CSV, JSON or Parquet file).
+#[derive(Debug)]
+pub enum Download {
+    /// Samples, in `content_type`.
+    Samples {
+        /// `application/json` or `text/csv`.
+        content_type: &'static str,
+        /// The stream.
+        body: Body,
+    },
+    /// A file to save.
+    File {
+        /// Its type.
+        content_type: &'static str,
+        /// Its name.
+        name: String,
+        /// The stream.
+        body: Body,
+    },
+}
+
+impl Download {
+    /// Samples.
+    pub fn samples(content_type: &'static str, body: Body) -> Download {
+        Download::Samples { content_type, body }
+    }
+
+    /// A file called `name`.
+    pub fn file(content_type: &'static str, name: String, body: Body) -> Download {
+        Download::File {
+            content_type,
+            name,
+            body,
+        }
+    }
+}
+
+impl IntoResponse for Download {
+    fn into_response(self) -> Response {
+        match self {
+            Download::Samples { content_type, body } => {
+                ([(header::CONTENT_TYPE, content_type)], body).into_response()
+            }
+            Download::File {
+                content_type,
+                name,
+                body,
+            } => {
+                let disposition = format!("attachment; filename=\"{name}\"");
+                let headers = [
+                    (header::CONTENT_TYPE, content_type.to_string()),
+                    (header::CONTENT_DISPOSITION, disposition),
+                ];
+                (headers, body).into_response()
+            }
+        }
+    }
+}
+
+impl OperationOutput for Download {
+    type Inner = ();
+
+    fn operation_response(_: &mut GenContext, _: &mut Operation) -> Option<DocResponse> {
+        let binary = schemars::json_schema!({"type": "string", "contentEncoding": "binary"});
+        let content = vec![
+            (
+                "application/json",
+                schemars::json_schema!({"type": "object"}),
+            ),
+            ("text/csv", schemars::json_schema!({"type": "string"})),
+            ("application/vnd.apache.parquet", binary),
+        ];
+        let what = "columnar JSON {models, idx, t, x, v, u_cmd, torque_motor, torque_sensor, \
+            segment, flags, outputs: {model: [...]}} (NaN as null), CSV, or the export file";
+        Some(response(what, content))
+    }
+
+    fn inferred_responses(
+        ctx: &mut GenContext,
+        op: &mut Operation,
+    ) -> Vec<(Option<DocStatus>, DocResponse)> {
+        only(200, Self::operation_response(ctx, op))
+    }
 }
 
 /// The body of a download of `run`'s samples that `q` selects, streamed; errors before the

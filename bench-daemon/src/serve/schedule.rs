@@ -1,0 +1,195 @@
+//! The schedule: `GET /api/schedule`, `POST /api/schedule` (a spec, a batch or a sweep, at a
+//! time and every night or week; every spec checked before the entry is kept) and
+//! `DELETE /api/schedule/{id}`.
+
+use super::body::Json;
+use super::error::{ApiError, ApiResult, Created, errors};
+use super::extract::EntryId;
+use super::scheduler::clock::{format_time, parse_time};
+use super::scheduler::{Cmd, Recurrence, ScheduleBody, SpecDoc, Sweep};
+use super::state::{AppState, ask};
+use aide::axum::ApiRouter;
+use aide::axum::routing::{delete_with, get_with};
+use axum::extract::State;
+use axum::response::NoContent;
+use serde::{Deserialize, Serialize};
+
+/// The routes.
+pub fn routes() -> ApiRouter<AppState> {
+    ApiRouter::new()
+        .api_route(
+            "/api/schedule",
+            get_with(list, |op| op.summary("Schedule entries")).post_with(add, |op| {
+                let op = op.summary("Add an entry: at run_at (and every night or week) its specs are enqueued with its priority");
+                errors(op, &[(503, "No plan-check worker free within 0.5 s")])
+            }),
+        )
+        .api_route(
+            "/api/schedule/{id}",
+            delete_with(delete, |op| op.summary("Delete an entry")),
+        )
+}
+
+/// A new entry: exactly one of `spec`, `batch`, `sweep`. Every spec is checked first (422
+/// names the batch index or sweep value and the field).
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct NewEntry {
+    /// First time (RFC 3339; default: now).
+    #[schemars(extend("format" = "date-time"))]
+    run_at: Option<String>,
+    /// Every night or week after, or once (null).
+    recurrence: Option<Recurrence>,
+    /// Priority of its runs, higher first (default 0).
+    #[schemars(range(min = -1000, max = 1000))]
+    priority: Option<i64>,
+    /// One run.
+    spec: Option<SpecDoc>,
+    /// One run per spec.
+    #[schemars(length(min = 1, max = 1000))]
+    batch: Option<Vec<SpecDoc>>,
+    /// One run per value of a parameter.
+    sweep: Option<Sweep>,
+}
+
+impl NewEntry {
+    /// The one body it gives.
+    fn body(self) -> Result<ScheduleBody, ApiError> {
+        match (self.spec, self.batch, self.sweep) {
+            (Some(s), None, None) => Ok(ScheduleBody::Spec(s)),
+            (None, Some(b), None) => Ok(ScheduleBody::Batch(b)),
+            (None, None, Some(s)) => Ok(ScheduleBody::Sweep(s)),
+            _ => Err(ApiError::unprocessable(
+                "spec",
+                "give exactly one of \"spec\", \"batch\" or \"sweep\"".into(),
+            )),
+        }
+    }
+}
+
+/// A schedule entry.
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+pub struct Entry {
+    /// Its id.
+    id: i64,
+    /// Its first time (RFC 3339 UTC).
+    #[schemars(extend("format" = "date-time"))]
+    run_at: Option<String>,
+    /// `nightly`, `weekly` or once.
+    recurrence: Option<Recurrence>,
+    /// Priority of its runs.
+    priority: i64,
+    /// When it fires next (none once done or failed).
+    #[schemars(extend("format" = "date-time"))]
+    next_run_at: Option<String>,
+    /// `pending`, `done` or `failed`.
+    state: EntryState,
+    /// The last run it enqueued.
+    last_run_id: Option<i64>,
+    /// When it was added.
+    created_at: String,
+    /// Its spec, if one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    spec: Option<SpecDoc>,
+    /// Its batch, if one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    batch: Option<Vec<SpecDoc>>,
+    /// Its sweep, if one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    sweep: Option<Sweep>,
+}
+
+/// Where an entry stands.
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+enum EntryState {
+    /// Waits for `next_run_at`.
+    Pending,
+    /// A one-off that fired.
+    Done,
+    /// Its specs no longer passed, or its runs could not be queued.
+    Failed,
+}
+
+impl Entry {
+    fn of(e: &run_store::ScheduleEntry) -> Entry {
+        let body = ScheduleBody::from_stored(&e.body).ok();
+        let (mut spec, mut batch, mut sweep) = (None, None, None);
+        match body {
+            Some(ScheduleBody::Spec(s)) => spec = Some(s),
+            Some(ScheduleBody::Batch(b)) => batch = Some(b),
+            Some(ScheduleBody::Sweep(s)) => sweep = Some(s),
+            None => {}
+        }
+        let recurrence = match e.recurrence.as_deref() {
+            Some("nightly") => Some(Recurrence::Nightly),
+            Some("weekly") => Some(Recurrence::Weekly),
+            _ => None,
+        };
+        let state = match e.state.as_str() {
+            "done" => EntryState::Done,
+            "failed" => EntryState::Failed,
+            _ => EntryState::Pending,
+        };
+        Entry {
+            id: e.id,
+            run_at: e.run_at.clone(),
+            recurrence,
+            priority: e.priority,
+            next_run_at: e.next_run_at.clone(),
+            state,
+            last_run_id: e.last_run_id,
+            created_at: e.created_at.clone(),
+            spec,
+            batch,
+            sweep,
+        }
+    }
+}
+
+async fn list(State(state): State<AppState>) -> axum::Json<Vec<Entry>> {
+    axum::Json(state.view.borrow().schedule.iter().map(Entry::of).collect())
+}
+
+async fn add(
+    State(state): State<AppState>,
+    Json(new): Json<NewEntry>,
+) -> ApiResult<Created<Entry>> {
+    let (run_at, recurrence, priority) = (new.run_at.clone(), new.recurrence, new.priority);
+    let body = new.body()?;
+    let run_at = match run_at {
+        None => format_time(chrono::Utc::now()),
+        Some(text) => format_time(parse_time(&text).ok_or_else(|| {
+            ApiError::unprocessable(
+                "run_at",
+                format!("run_at ({text:?}) must be an RFC 3339 time, e.g. 2026-11-23T02:00:00Z"),
+            )
+        })?),
+    };
+    let priority = priority.unwrap_or(0);
+    if !(-1000..=1000).contains(&priority) {
+        return Err(ApiError::unprocessable(
+            "priority",
+            format!("priority ({priority}) must be an integer within -1000..=1000"),
+        ));
+    }
+    let (checked, loaded) = (body.clone(), state.loaded.clone());
+    state
+        .pool
+        .run(move || checked.validate(&loaded).map_err(ApiError::from))
+        .await?;
+    let entry = ask(&state, |reply| Cmd::AddSchedule {
+        body,
+        run_at,
+        recurrence,
+        priority,
+        reply,
+    })
+    .await?;
+    Ok(Created(Entry::of(&entry)))
+}
+
+async fn delete(State(state): State<AppState>, EntryId(id): EntryId) -> ApiResult<NoContent> {
+    ask(&state, |reply| Cmd::DeleteSchedule { id, reply }).await?;
+    Ok(NoContent)
+}

@@ -1,0 +1,126 @@
+//! The schedule: entries added and deleted, and each due entry fired in turn — its specs
+//! checked again off this task and enqueued with its priority, the entry moved on (nightly,
+//! weekly) or closed (done, failed).
+
+use super::clock::{format_time, next_occurrence, parse_time};
+use super::cmd::Recurrence;
+use super::plans::ScheduleBody;
+use super::{Scheduler, SchedulerError};
+use chrono::{DateTime, Utc};
+use run_store::ScheduleEntry;
+
+impl Scheduler {
+    /// Adds an entry (its specs checked by the caller).
+    pub(super) async fn add_schedule(
+        &mut self,
+        body: &ScheduleBody,
+        run_at: &str,
+        recurrence: Option<Recurrence>,
+        priority: i64,
+    ) -> Result<ScheduleEntry, SchedulerError> {
+        let rule = recurrence.map(Recurrence::as_str);
+        let entry = self
+            .store
+            .add_schedule(&body.stored(), run_at, rule, priority)
+            .await?;
+        self.reload_schedule().await;
+        Ok(entry)
+    }
+
+    /// Deletes entry `id`.
+    pub(super) async fn delete_schedule(&mut self, id: i64) -> Result<(), SchedulerError> {
+        if !self.store.delete_schedule(id).await? {
+            return Err(SchedulerError::NotFound {
+                field: "id",
+                message: format!("schedule entry {id} not found"),
+            });
+        }
+        self.reload_schedule().await;
+        Ok(())
+    }
+
+    /// Fires the first schedule entry that is due; returns whether more are (they fire on the
+    /// next turns, after the commands waiting meanwhile: a hundred due sweeps of a thousand
+    /// runs each do not keep a start or an abort waiting).
+    pub(super) async fn fire_due(&mut self) -> bool {
+        let now = self.clock.now();
+        let mut due = self
+            .schedule
+            .iter()
+            .filter(|e| e.state == "pending")
+            .filter(|e| {
+                e.next_run_at
+                    .as_deref()
+                    .and_then(parse_time)
+                    .is_some_and(|t| t <= now)
+            });
+        let Some(first) = due.next().cloned() else {
+            return false;
+        };
+        let more = due.next().is_some();
+        self.fire(first, now).await;
+        self.reload_schedule().await;
+        more
+    }
+
+    /// Enqueues the runs of schedule entry `e` and moves it on (or marks it done or failed).
+    async fn fire(&mut self, e: ScheduleEntry, now: DateTime<Utc>) {
+        let mut last = None;
+        let mut state = "pending";
+        let (body, loaded) = (e.body.clone(), self.loaded.clone());
+        let expand = move || {
+            let body =
+                ScheduleBody::from_stored(&body).map_err(|m| SchedulerError::invalid("body", m))?;
+            body.expand(&loaded)
+        };
+        match self.pool.run_waiting(expand).await {
+            Ok(specs) => {
+                let (last_id, errors) = self.enqueue_all(specs, e.priority).await;
+                last = last_id;
+                for err in &errors {
+                    tracing::warn!("schedule {}: {err}", e.id);
+                }
+                if !errors.is_empty() {
+                    state = "failed";
+                }
+            }
+            Err(err) => {
+                tracing::warn!("schedule {}: {}", e.id, err);
+                state = "failed";
+            }
+        }
+        let rule = match e.recurrence.as_deref() {
+            Some("nightly") => Some(Recurrence::Nightly),
+            Some("weekly") => Some(Recurrence::Weekly),
+            _ => None,
+        };
+        let next = match rule {
+            Some(rule) => {
+                let due = e.next_run_at.as_deref().and_then(parse_time).unwrap_or(now);
+                state = "pending";
+                Some(format_time(next_occurrence(due, now, rule)))
+            }
+            None => {
+                if state == "pending" {
+                    state = "done";
+                }
+                None
+            }
+        };
+        if let Err(err) = self
+            .store
+            .update_schedule(e.id, state, next.as_deref(), last)
+            .await
+        {
+            tracing::error!("schedule {}: {err}", e.id);
+        }
+    }
+
+    async fn reload_schedule(&mut self) {
+        match self.store.schedules().await {
+            Ok(s) => self.schedule = s,
+            Err(e) => tracing::error!("reading the schedule: {e}"),
+        }
+        self.changed();
+    }
+}
