@@ -483,7 +483,7 @@ async fn list_runs(
     known_keys(
         &q,
         &[
-            "kind", "bench", "status", "since", "until", "limit", "offset",
+            "kind", "bench", "status", "since", "until", "tag", "limit", "offset",
         ],
     )?;
     let status = match q.get("status") {
@@ -509,6 +509,7 @@ async fn list_runs(
         status,
         since: q.get("since").cloned(),
         until: q.get("until").cloned(),
+        tag: q.get("tag").cloned(),
         limit,
         offset,
     };
