@@ -125,6 +125,7 @@ pub fn document() -> Value {
                     q("status", "queued, running, completed, aborted, failed, interrupted", json!({"enum": ["queued", "running", "completed", "aborted", "failed", "interrupted"]})),
                     q("since", "created at or after (YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ, UTC)", json!({"type": "string", "pattern": DATE_PATTERN})),
                     q("until", "created before (as since)", json!({"type": "string", "pattern": DATE_PATTERN})),
+                    q("tag", "only runs with this tag (`bench runs tag`)", json!({"type": "string"})),
                     q("limit", "page size", json!({"type": "integer", "minimum": 1, "maximum": 1000, "default": 50})),
                     q("offset", "rows to skip", json!({"type": "integer", "minimum": 0, "default": 0}))],
                     "responses": {"200": ok_json("page", json!({"type": "object", "properties": {"runs": {"type": "array", "items": any_obj()}, "total": {"type": "integer"}}})), "400": e400.clone()}},
