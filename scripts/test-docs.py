@@ -157,11 +157,25 @@ class Sandbox:
     def rewrite(self, command):
         if ADDRESS.search(command):
             command = ADDRESS.sub(self.serve(), command)
-        if re.search(r"\bID\b", command):
+        code, comment = split_comment(command)
+        if re.search(r"\bID\b", code):
             if self.last_run is None:
                 raise RuntimeError(f"'{command}' names ID, but no earlier command printed a run id")
-            command = re.sub(r"\bID\b", self.last_run, command)
-        return command
+            code = re.sub(r"\bID\b", self.last_run, code)
+        return code + comment
+
+
+def split_comment(command):
+    """(code, `# comment`) of a shell line: a `#` after a blank, outside quotes."""
+    quote = None
+    for i, c in enumerate(command):
+        if quote:
+            quote = None if c == quote else quote
+        elif c in "'\"":
+            quote = c
+        elif c == "#" and (i == 0 or command[i - 1].isspace()):
+            return command[:i], command[i:]
+    return command, ""
 
 
 def expect_output(expected, output):

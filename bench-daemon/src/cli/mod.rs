@@ -1,5 +1,6 @@
 //! One module per subcommand.
 
+pub mod audit;
 pub mod compare;
 pub mod estop;
 pub mod fault_reset;
@@ -18,6 +19,8 @@ pub mod probe;
 pub mod probe_check;
 pub mod run;
 pub mod runs;
+pub mod runs_annotate;
+pub mod runs_diff;
 pub mod runs_push;
 pub mod serve;
 pub mod shell;

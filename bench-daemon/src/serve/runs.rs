@@ -104,6 +104,8 @@ struct RunsQuery {
     /// Created before (as since).
     #[schemars(pattern(DATE_PATTERN))]
     until: Option<String>,
+    /// Only runs with this tag (`bench runs tag`).
+    tag: Option<String>,
     /// Page size (default 50).
     #[schemars(range(min = 1, max = 1000))]
     limit: Option<u32>,
@@ -136,6 +138,7 @@ async fn list(
         status,
         since: q.since,
         until: q.until,
+        tag: q.tag,
         limit,
         offset: q.offset.unwrap_or(0),
     };

@@ -12,6 +12,7 @@ export function runsPage(root: HTMLElement): () => void {
   const kind = h('select', { id: 'runs-kind' }, h('option', { value: '' }, 'any'), KINDS.map((k) => h('option', { value: k }, k)));
   const bench = h('input', { id: 'runs-bench', type: 'text', placeholder: 'any', pattern: '[A-Za-z0-9._\\-]{1,64}', size: 10 });
   const status = h('select', { id: 'runs-status' }, h('option', { value: '' }, 'any'), STATUSES.map((k) => h('option', { value: k }, k)));
+  const tag = h('input', { id: 'runs-tag', type: 'text', placeholder: 'any', pattern: '[\\p{L}\\p{N}._:\\-]{1,64}', size: 10 });
   const since = h('input', { id: 'runs-since', type: 'date' });
   const until = h('input', { id: 'runs-until', type: 'date' });
   const text = h('input', { id: 'runs-text', type: 'search', placeholder: 'name or id' });
@@ -24,6 +25,7 @@ export function runsPage(root: HTMLElement): () => void {
     h('div', { class: 'field' }, h('label', { for: kind.id }, 'Kind'), kind),
     h('div', { class: 'field' }, h('label', { for: bench.id }, 'Bench'), bench),
     h('div', { class: 'field' }, h('label', { for: status.id }, 'Status'), status),
+    h('div', { class: 'field' }, h('label', { for: tag.id }, 'Tag'), tag),
     h('div', { class: 'field' }, h('label', { for: since.id }, 'Since'), since),
     h('div', { class: 'field' }, h('label', { for: until.id }, 'Until'), until),
     h('div', { class: 'field' }, h('label', { for: text.id }, 'Search'), text),
@@ -34,7 +36,7 @@ export function runsPage(root: HTMLElement): () => void {
   const load = async () => {
     try {
       const page = await get<{ runs: RunSummary[]; total: number }>(
-        `/api/runs${qs({ kind: kind.value, bench: bench.value.trim(), status: status.value, since: since.value, until: until.value ? `${until.value}T23:59:59Z` : '', limit, offset })}`,
+        `/api/runs${qs({ kind: kind.value, bench: bench.value.trim(), status: status.value, tag: tag.value.trim(), since: since.value, until: until.value ? `${until.value}T23:59:59Z` : '', limit, offset })}`,
       );
       const needle = text.value.trim().toLowerCase();
       const runs = page.runs.filter((r) => !needle || r.name.toLowerCase().includes(needle) || String(r.id) === needle.replace('#', ''));
@@ -235,7 +237,8 @@ async function renderBody(body: HTMLElement, run: any, charts: { destroy(): void
       ['lockstep models', (run.models ?? []).join(', ') || '—'],
       // Where each lockstep model's parameters came from (a parameter set, a table, defaults).
       ['lockstep parameters', ((run.bench_config?.lockstep_sets ?? []) as any[]).map((u) => `${u.model}: ${u.set_id != null ? `set #${u.set_id} “${u.set_name}” (${u.source})` : u.source}`).join('; ') || '—'],
-      ['operator note', run.operator_note ?? '—'],
+      ['tags', (run.tags ?? []).join(' ') || '—'],
+      ['notes', run.notes ?? '—'],
     ]),
     h('details', null, h('summary', null, 'Spec'), h('pre', null, JSON.stringify(run.spec, null, 2))),
     h('details', null, h('summary', null, 'Bench configuration'), h('pre', null, JSON.stringify(run.bench_config, null, 2))),
