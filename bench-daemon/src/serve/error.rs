@@ -1,7 +1,8 @@
 //! The error every handler answers with ([`ApiError`]: `{"error", "field"}` and its status
 //! code), the conversions from the layers below (scheduler, pool, store, fits), and the typed
-//! success answers whose status is not 200 ([`Created`], [`Accepted`]). The OpenAPI document
-//! learns each from its type; a handler's own error codes are listed at its route ([`errors`]).
+//! success answers whose status is not 200 ([`Answer`]: [`Created`], [`Accepted`]). The
+//! OpenAPI document learns each from its type; a handler's own error codes are listed at its
+//! route ([`errors`]).
 
 use super::pool::PoolError;
 use super::scheduler::SchedulerError;
@@ -137,17 +138,25 @@ impl From<PoolError> for ApiError {
     }
 }
 
+/// A JSON body with status `CODE` (`201 Created`, `202 Accepted`: the request is taken, its
+/// effect follows).
+#[derive(Debug)]
+pub struct Answer<const CODE: u16, T>(pub T);
+
 /// `201 Created` with a JSON body.
-#[derive(Debug)]
-pub struct Created<T>(pub T);
+pub type Created<T> = Answer<201, T>;
 
-impl<T: Serialize> IntoResponse for Created<T> {
+/// `202 Accepted` with a JSON body.
+pub type Accepted<T> = Answer<202, T>;
+
+impl<const CODE: u16, T: Serialize> IntoResponse for Answer<CODE, T> {
     fn into_response(self) -> Response {
-        (StatusCode::CREATED, axum::Json(self.0)).into_response()
+        let status = StatusCode::from_u16(CODE).unwrap_or(StatusCode::OK);
+        (status, axum::Json(self.0)).into_response()
     }
 }
 
-impl<T: JsonSchema> OperationOutput for Created<T> {
+impl<const CODE: u16, T: JsonSchema> OperationOutput for Answer<CODE, T> {
     type Inner = T;
 
     fn operation_response(ctx: &mut GenContext, op: &mut Operation) -> Option<DocResponse> {
@@ -158,32 +167,7 @@ impl<T: JsonSchema> OperationOutput for Created<T> {
         ctx: &mut GenContext,
         op: &mut Operation,
     ) -> Vec<(Option<DocStatus>, DocResponse)> {
-        only(201, Self::operation_response(ctx, op))
-    }
-}
-
-/// `202 Accepted` with a JSON body: the request is taken, its effect follows.
-#[derive(Debug)]
-pub struct Accepted<T>(pub T);
-
-impl<T: Serialize> IntoResponse for Accepted<T> {
-    fn into_response(self) -> Response {
-        (StatusCode::ACCEPTED, axum::Json(self.0)).into_response()
-    }
-}
-
-impl<T: JsonSchema> OperationOutput for Accepted<T> {
-    type Inner = T;
-
-    fn operation_response(ctx: &mut GenContext, op: &mut Operation) -> Option<DocResponse> {
-        axum::Json::<T>::operation_response(ctx, op)
-    }
-
-    fn inferred_responses(
-        ctx: &mut GenContext,
-        op: &mut Operation,
-    ) -> Vec<(Option<DocStatus>, DocResponse)> {
-        only(202, Self::operation_response(ctx, op))
+        only(CODE, Self::operation_response(ctx, op))
     }
 }
 

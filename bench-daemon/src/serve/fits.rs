@@ -5,7 +5,7 @@
 //! time limit (`timeout_s`, default 10 minutes).
 
 use super::body::Json;
-use super::error::{ApiError, ApiResult, Created, errors};
+use super::error::{Answer, ApiError, ApiResult, Created, errors};
 use super::extract::FitId;
 use super::jobs::{DEFAULT_TIMEOUT_S, MAX_TIMEOUT_S, Running};
 use super::schema::Record;
@@ -125,7 +125,7 @@ async fn fit(
     let (db, what) = (state.db_path.clone(), req.command_line());
     let work = move || crate::fitting::fit_stored(&req, &db)?.to_json();
     let (report, fit_id) = run(&state, what, timeout, work).await?;
-    Ok(Created(Fitted {
+    Ok(Answer(Fitted {
         parameter_set_id: report["parameter_set_id"].as_i64(),
         fit_id,
         report: Record(report),
@@ -217,7 +217,7 @@ async fn compare(
     };
     let (mut table, id) = run(&state, what, whole, move || Ok(job.run()?.json)).await?;
     table["fit_id"] = json!(id);
-    Ok(Created(Record(table)))
+    Ok(Answer(Record(table)))
 }
 
 /// The fits and comparisons in progress.

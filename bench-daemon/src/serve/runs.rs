@@ -3,7 +3,7 @@
 //! Parquet) and its stop and abort.
 
 use super::body::SpecJson;
-use super::error::{Accepted, ApiError, ApiResult, Created, errors};
+use super::error::{Accepted, Answer, ApiError, ApiResult, Created, errors};
 use super::extract::{Query, RunId};
 use super::scheduler::{Cmd, Enqueued, check_value};
 use super::schema::Record;
@@ -195,7 +195,7 @@ async fn create(
         reply,
     })
     .await?;
-    Ok(Created(answer))
+    Ok(Answer(answer))
 }
 
 /// Run `id` from the store (404 if none).
@@ -378,7 +378,7 @@ async fn end(state: AppState, id: RunId, abort: bool) -> ApiResult<Accepted<Requ
     })
     .await?;
     let requested = if abort { "abort" } else { "stop" };
-    Ok(Accepted(Requested {
+    Ok(Answer(Requested {
         id: run_id,
         requested,
     }))

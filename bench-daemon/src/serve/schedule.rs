@@ -3,7 +3,7 @@
 //! `DELETE /api/schedule/{id}`.
 
 use super::body::Json;
-use super::error::{ApiError, ApiResult, Created, errors};
+use super::error::{Answer, ApiError, ApiResult, Created, errors};
 use super::extract::EntryId;
 use super::scheduler::clock::{format_time, parse_time};
 use super::scheduler::{Cmd, Recurrence, ScheduleBody, SpecDoc, Sweep};
@@ -186,7 +186,7 @@ async fn add(
         reply,
     })
     .await?;
-    Ok(Created(Entry::of(&entry)))
+    Ok(Answer(Entry::of(&entry)))
 }
 
 async fn delete(State(state): State<AppState>, EntryId(id): EntryId) -> ApiResult<NoContent> {
