@@ -138,7 +138,8 @@ fn body_errors(ctx: &mut GenContext) -> Vec<(Option<DocStatus>, DocResponse)> {
 }
 
 /// Reads a parsed body (a JSON object) into `T`: 422 naming the field (its dotted path) it
-/// breaks.
+/// breaks; an item of a list is named by the list (`order`, not `order[2]`: the message says
+/// which), as the service always named it.
 pub fn typed<T: serde::de::DeserializeOwned>(v: &Value) -> Result<T, ApiError> {
     if !v.is_object() {
         // serde would take a list for a struct, field by field.
@@ -149,8 +150,12 @@ pub fn typed<T: serde::de::DeserializeOwned>(v: &Value) -> Result<T, ApiError> {
     }
     serde_path_to_error::deserialize(v).map_err(|e| {
         let (path, inner) = (e.path().to_string(), e.into_inner().to_string());
-        let field = field_of(&path, &inner);
-        ApiError::unprocessable(&field, format!("{field}: {inner}"))
+        let at = field_of(&path, &inner);
+        let mut field = at.as_str();
+        while let Some(list) = field.strip_suffix(']').and_then(|f| f.rsplit_once('[')) {
+            field = list.0;
+        }
+        ApiError::unprocessable(field, format!("{at}: {inner}"))
     })
 }
 
@@ -326,7 +331,9 @@ mod tests {
             assert!(e.error.contains(field), "{}", e.error);
             e.field.unwrap()
         };
-        assert_eq!(field(r#"{"order": [1, "x"]}"#), "order[1]");
+        assert_eq!(field(r#"{"order": [1, "x"]}"#), "order");
+        let e = typed::<Edit>(&parse(br#"{"order": [1, "x"]}"#).unwrap()).unwrap_err();
+        assert!(e.error.starts_with("order[1]: invalid type"), "{}", e.error);
         assert_eq!(field(r#"{"paused": "yes"}"#), "paused");
         assert_eq!(field(r#"{"extra": 1}"#), "extra");
         assert_eq!(field(r#"{"inner": {}}"#), "inner.values");
