@@ -3,6 +3,7 @@
 mod export;
 mod push;
 mod queries;
+mod reasons;
 mod recorder;
 mod recovery;
 mod util;
