@@ -232,14 +232,12 @@ fn a_push_killed_midway_and_run_again_copies_each_run_once_with_equal_checksums(
 fn the_lab_view_serves_every_benchs_runs_read_only() {
     let Some(lab) = fresh_database() else { return };
     let dir = tempfile::tempdir().unwrap();
-    // Two benches' stores, one run each, pushed into the lab: each bench a `bench sim` of
-    // its own behind a bench.toml naming the bench.
-    let _slot = one_bench_at_a_time();
+    // Two benches' stores, one run each, pushed into the lab: each bench the simulated plant
+    // (in simulated time) behind a bench.toml naming the bench.
     for bench_id in ["rig-a", "rig-b"] {
-        let sim = crate::util::SimProcess::start();
         let sub = dir.path().join(bench_id);
         std::fs::create_dir(&sub).unwrap();
-        let config = crate::util::config_for(&sub, &sim.tcp);
+        let config = crate::util::config_for(&sub, "127.0.0.1:5020");
         let text = std::fs::read_to_string(&config).unwrap();
         std::fs::write(&config, format!("bench_id = \"{bench_id}\"\n{text}")).unwrap();
         let db = sub.join("runs.db").display().to_string();
@@ -247,6 +245,8 @@ fn the_lab_view_serves_every_benchs_runs_read_only() {
         let o = bench(&[
             "run",
             &spec,
+            "--sim",
+            "--virtual-time",
             "--config",
             config.to_str().unwrap(),
             "--db",
@@ -256,7 +256,6 @@ fn the_lab_view_serves_every_benchs_runs_read_only() {
         let o = bench(&["runs", "push", "--db", &db, "--to", &lab]);
         assert!(o.status.success(), "{}", stderr(&o));
     }
-    drop(_slot);
     let d = Daemon::start_on(&["--lab"], std::path::Path::new(&lab), "127.0.0.1:0", &[]);
     let listed = d.get("/api/runs").json();
     let benches: BTreeSet<&str> = listed["runs"]

@@ -1,33 +1,57 @@
-//! The real-time control loop: one dedicated thread per run that owns the drive and sensor
-//! connections, follows the plan with absolute deadlines, enforces the limits before any
-//! command leaves, steps the lockstep models, and hands samples to the recorder without ever
-//! waiting for it.
+//! The control loop: one dedicated thread per run that owns the bench's devices, follows the
+//! plan, enforces the limits before any command leaves, steps the lockstep models, and hands
+//! samples to the recorder without ever waiting for it (in real time).
 //!
 //! ```text
 //!  session (tokio) ── Control (abort / stop requests) ──►  loop thread (own current-thread
-//!        ▲                                                 runtime; Modbus links live here)
-//!        ├── watch<Status> (progress, live values) ◄────── per tick: sleep to deadline_k,
-//!        ├── broadcast<Frame> (decimated live samples) ◄── Sequencer::tick → clamp → FC23
-//!        └── LoopReport on join                            write+read → sensor read → checks
-//!  recorder task ◄── BatchSender::try_send (drops, never waits) ── Sample + model outputs
+//!        ▲                                                 runtime; the devices live here)
+//!        ├── watch<Status> (progress, live values) ◄────── shell: paces the ticks
+//!        ├── broadcast<Frame> (decimated live samples) ◄──   tick(state, io, now): requests →
+//!        └── LoopReport on join                              sequence → command → exchange →
+//!  recorder task ◄── BatchSender (drops, never waits) ◄──    judge → record → publish
 //! ```
 //!
+//! - [`tick`] is one period as a pure step over injected I/O ([`BenchIo`]) and time; the
+//!   shells around it differ only in pacing: [`shell`] at absolute deadlines on the wall
+//!   clock over Modbus ([`connect`]), [`sim_io`] back to back in simulated time on the
+//!   simulated plant.
+//! - [`lifecycle`]: before the first tick (models, drive up) and after the last (the
+//!   [`safe_state`], the log, the last batch).
+//! - `judge` (the per-tick verdict on the devices' answers) and `safety` (limits) are pure.
+//!
 //! Any reason to stop (plan done, abort, stop request, limit breach, drive or sensor fault,
-//! comms fault) leads to the same exit: the drive is disabled at once, before the next
-//! deadline, and the reason goes into the run's log.
+//! comms fault) is a typed [`StopReason`] and leads to the same exit: the drive is disabled at
+//! once, before the next deadline, and the reason goes into the run's log.
 
-mod cycle;
+pub mod connect;
 mod interlock;
+pub mod io;
 mod judge;
+pub mod lifecycle;
 mod lockstep;
+#[cfg(test)]
+mod loop_tests;
 mod realtime;
+pub mod safe_state;
 mod safety;
+mod setup;
+pub mod shell;
+pub mod sim_io;
+mod stop;
+pub mod tick;
 mod timing;
 
-pub use cycle::{Frame, LoopReport, LoopSetup, Outcome, SafeState, Status, run};
 pub use interlock::Interlock;
+pub use io::BenchIo;
 pub use lockstep::Lockstep;
 pub use realtime::{NoDeepIdle, realtime, spawn_with_runtime};
+pub use safe_state::SafeState;
+pub use safety::Breach;
+pub use setup::{Devices, Frame, LoopReport, LoopSetup, Status};
+pub use shell::run;
+pub use sim_io::{SimIo, TruthLog};
+pub use stop::{Device, Outcome, StopReason};
+pub use tick::to_store;
 pub use timing::{BUCKET_EDGES_US, Histogram};
 
 use std::sync::{Condvar, Mutex};
@@ -38,9 +62,9 @@ use tokio::sync::watch;
 #[derive(Clone, Debug, PartialEq)]
 pub enum Request {
     /// Finish the current segment, then end the run (status `aborted`, the reason logged).
-    Stop(String),
+    Stop(StopReason),
     /// Safe state now (status `aborted`, the reason logged).
-    Abort(String),
+    Abort(StopReason),
 }
 
 /// The loop's mailbox for requests; checked once per tick (a short uncontended lock). The
@@ -85,8 +109,8 @@ impl Control {
     }
 
     /// Asks for the safe state now. An abort replaces a pending stop.
-    pub fn abort(&self, reason: impl Into<String>) {
-        *self.lock() = Some(Request::Abort(reason.into()));
+    pub fn abort(&self, reason: StopReason) {
+        *self.lock() = Some(Request::Abort(reason));
         self.wake.notify_all();
     }
 
@@ -116,10 +140,10 @@ impl Control {
 
     /// Asks the loop to end after the current segment (ignored if an abort is pending).
     #[allow(dead_code)] // `bench serve`'s stop endpoint
-    pub fn stop(&self, reason: impl Into<String>) {
+    pub fn stop(&self, reason: StopReason) {
         let mut r = self.lock();
         if !matches!(*r, Some(Request::Abort(_))) {
-            *r = Some(Request::Stop(reason.into()));
+            *r = Some(Request::Stop(reason));
         }
     }
 
