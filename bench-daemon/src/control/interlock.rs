@@ -7,8 +7,8 @@
 //! confirmed disabled. Persisting the latch (and pausing the queue) is the scheduler's job,
 //! told afterwards; the latch itself is an atomic the scheduler reads before it starts a run.
 
-use super::Control;
 use super::connect::{ModbusIo, connect_drive};
+use super::request::Control;
 use super::safe_state::{SafeState, safe_state};
 use super::stop::StopReason;
 use crate::config::Loaded;

@@ -1,6 +1,6 @@
 //! What a run's loop is given, what it publishes while it runs and what it reports at the end.
 
-use super::Control;
+use super::request::Control;
 use super::sim_io::SimIo;
 use super::stop::Outcome;
 use crate::config::Loaded;

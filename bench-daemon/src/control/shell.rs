@@ -6,9 +6,9 @@
 use super::connect::{ModbusIo, connect, connect_drive};
 use super::io::BenchIo;
 use super::lifecycle::{after_panic, begin, failed_early, finish, panic_message};
-use super::realtime::{NoDeepIdle, realtime};
+use super::realtime::{NoDeepIdle, loop_runtime as runtime, realtime};
 use super::setup::{Devices, LoopReport, LoopSetup};
-use super::sim_io;
+use super::sim_shell;
 use super::tick::tick;
 use std::panic::AssertUnwindSafe;
 use std::time::{Duration, Instant};
@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 /// sequence then runs on a fresh link and the run fails with the panic's message.
 pub fn run(mut setup: LoopSetup) -> LoopReport {
     if let Devices::Simulated(io) = std::mem::take(&mut setup.devices) {
-        return sim_io::run(&setup, *io);
+        return sim_shell::run(&setup, *io);
     }
     let wanted = setup.loaded.config.realtime_priority;
     let mut notes: Vec<String> = realtime(wanted).into_iter().collect();
@@ -46,14 +46,6 @@ pub fn run(mut setup: LoopSetup) -> LoopReport {
     drop(idle);
     report.log.extend(notes.into_iter().map(|n| (None, n)));
     report
-}
-
-/// The loop's own single-threaded runtime: the Modbus links live on it.
-pub(super) fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("cannot build the control loop's runtime")
 }
 
 async fn run_modbus(setup: &LoopSetup) -> LoopReport {

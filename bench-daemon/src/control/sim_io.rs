@@ -1,19 +1,14 @@
 //! The simulated plant ([`bench_sim::Sim`], plain data) as a bench in simulated time: the drive
-//! and the torque sensor read straight from the plant, no bus in between, and a shell that
-//! calls [`tick`] back to back, letting the plant run one period between ticks. A run takes
-//! as long as the CPU needs, not as long as its plan: analyses, fits on recorded runs,
-//! compensation trials and sequencing are exercised this way; what is about the wire, the
-//! watchdogs or the wall clock runs over Modbus in real time.
+//! and the torque sensor read straight from the plant, no bus in between, its simulated time as
+//! the bench's clock. The simulated-time shell (`sim_shell.rs`) calls the loop's tick on it back
+//! to back. A run takes as long as the CPU needs, not as long as its plan: analyses, fits on
+//! recorded runs, compensation trials and sequencing are exercised this way; what is about the
+//! wire, the watchdogs or the wall clock runs over Modbus in real time.
 
 use super::io::BenchIo;
-use super::lifecycle::{after_panic, begin, finish, panic_message};
-use super::setup::{LoopReport, LoopSetup};
-use super::shell::runtime;
-use super::tick::tick;
 use bench_sim::device::statusword as sw;
 use bench_sim::{Action, Feedback, Sim, Truth};
 use protocols::{DriveFeedback, Error, LinkStats, Mode, TorqueReading};
-use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, Mutex, PoisonError};
 
 /// Simulated time one transaction takes by default \[s\]: a request and its reply over
@@ -77,6 +72,11 @@ impl SimIo {
         &self.sim
     }
 
+    /// Applies `action` to the plant as if it came over the bus (no transaction time).
+    pub fn apply(&mut self, action: Action) -> bool {
+        self.sim.apply(action)
+    }
+
     /// Lets the plant run without traffic until its time reads `t` \[s\] (no-op if it is
     /// there already).
     pub fn advance_to(&mut self, t: f64) {
@@ -113,7 +113,7 @@ impl SimIo {
         (self.sim.time_s() * 1e6).round() as u64
     }
 
-    fn apply(&mut self, action: Action) -> Result<(), Error> {
+    fn request(&mut self, action: Action) -> Result<(), Error> {
         self.transaction();
         if self.sim.apply(action) {
             Ok(())
@@ -173,7 +173,7 @@ impl BenchIo for SimIo {
     }
 
     async fn command_in(&mut self, mode: Mode, value: f64) -> Result<(), Error> {
-        self.apply(command(mode, value))
+        self.request(command(mode, value))
     }
 
     async fn set_mode(&mut self, mode: Mode) -> Result<(), Error> {
@@ -182,20 +182,20 @@ impl BenchIo for SimIo {
             Mode::Velocity => bench_sim::Mode::Velocity,
             Mode::Position => bench_sim::Mode::Position,
         };
-        self.apply(Action::SetMode(m))
+        self.request(Action::SetMode(m))
     }
 
     async fn enable(&mut self) -> Result<(), Error> {
-        self.apply(Action::Enable)
+        self.request(Action::Enable)
     }
 
     async fn disable(&mut self) -> Result<(), Error> {
-        self.apply(Action::Disable)
+        self.request(Action::Disable)
     }
 
     async fn command_and_read(&mut self, value: f64) -> Result<DriveFeedback, Error> {
         let mode = to_protocols(self.sim.feedback().mode);
-        self.apply(command(mode, value))?;
+        self.request(command(mode, value))?;
         if let Some(log) = &self.truth {
             log.push(self.sim.truth());
         }
@@ -216,45 +216,4 @@ impl BenchIo for SimIo {
     async fn link_stats(&self) -> (LinkStats, LinkStats) {
         (LinkStats::default(), LinkStats::default())
     }
-}
-
-/// Runs the loop on `io` in simulated time on the calling thread; a panic fails the run into
-/// the safe state on the same plant.
-pub fn run(setup: &LoopSetup, mut io: SimIo) -> LoopReport {
-    let caught = std::panic::catch_unwind(AssertUnwindSafe(|| {
-        runtime().block_on(run_on(setup, &mut io))
-    }));
-    match caught {
-        Ok(report) => report,
-        Err(panic) => runtime().block_on(after_panic(setup, panic_message(&*panic), Ok(&mut io))),
-    }
-}
-
-async fn run_on(setup: &LoopSetup, io: &mut SimIo) -> LoopReport {
-    setup.status.send_modify(|s| {
-        s.phase = "connecting";
-        s.segments = setup.plan.segments.len();
-    });
-    // As over Modbus: the drive's own loops saturate inside the bench's torque limit.
-    io.sim
-        .apply(Action::SetMaxTorque(setup.loaded.config.limits.torque_nm));
-    let mut state = match begin(setup, io, Vec::new(), true).await {
-        Ok(state) => state,
-        Err(report) => return report,
-    };
-    let ts = state.period_s();
-    let start = io.clock_s();
-    state.t0 = start;
-    let mut k: u64 = 0;
-    let outcome = loop {
-        let now = k as f64 * ts;
-        io.advance_to(start + now);
-        state.stats.record(0.0);
-        if let Some(end) = tick(&mut state, io, now).await {
-            break end;
-        }
-        k += 1;
-    };
-    let elapsed_s = io.clock_s() - start;
-    finish(setup, state, io, outcome, k as f64 * ts, elapsed_s).await
 }

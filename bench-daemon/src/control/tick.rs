@@ -7,10 +7,11 @@
 use super::io::BenchIo;
 use super::judge::{Judge, Judged, Rules, TickInput};
 use super::lockstep::Lockstep;
+use super::request::{Control, Request};
 use super::safety::Guard;
+use super::setup::{Frame, Status};
 use super::stop::{Device, Outcome, StopReason};
 use super::timing::PeriodStats;
-use super::{Control, Frame, Request, Status};
 use crate::config::{Loaded, OuterLoopChoice};
 use experiments::{DriveMode, Flags, Measurement, OuterLoop, Plan, Sample, Sequencer, Tick};
 use friction::compensation::{CompensationInput, Compensator};
