@@ -57,6 +57,7 @@ mod export;
 mod liveness;
 mod push;
 mod queue;
+mod reason;
 mod recorder;
 mod store;
 mod types;
@@ -75,6 +76,7 @@ pub use export::{
 pub use liveness::DEAD_RECORDER_REASON;
 pub use push::{Copied, PushOptions, PushReport, PushedRun};
 pub use queue::{QueueRow, ScheduleEntry};
+pub use reason::{Reason, ReasonCode};
 pub use recorder::{
     Batch, BatchSender, Dropped, Event, Finish, Recorder, RecorderConfig, RecorderSummary,
 };

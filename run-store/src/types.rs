@@ -1,5 +1,6 @@
 //! The values the store reads and writes.
 
+use crate::reason::ReasonCode;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
@@ -160,6 +161,9 @@ pub struct Run {
     pub status: RunStatus,
     /// Why it ended so (aborted, failed, interrupted).
     pub status_reason: Option<String>,
+    /// The stable code of that reason (what programs decide on).
+    #[serde(default)]
+    pub reason_code: Option<ReasonCode>,
     /// Creation time (RFC 3339 UTC).
     pub created_at: String,
     /// Start time.

@@ -4,6 +4,7 @@ mod annotations;
 mod export;
 mod push;
 mod queries;
+mod reasons;
 mod recorder;
 mod recovery;
 mod util;

@@ -136,6 +136,30 @@ export function runPage(root: HTMLElement, idText?: string): () => void {
   };
 }
 
+/** Why the run stopped, by its stable `reason_code` (never by the text): the code as a tag, and
+ *  what the operator does next where the code says it (a drive fault is reset on the Bench page). */
+function stopNote(run: any): HTMLElement | null {
+  const code: string | null = run.reason_code ?? null;
+  if (!code) return null;
+  const next: Record<string, string> = {
+    drive_fault: 'The drive fault stays latched: find its cause, then reset it on the Bench page; the queue stays paused until resumed.',
+    drive_disabled: 'The drive left operation enabled on its own: check its enable input and its own fault log.',
+    comms_fault: 'A device stopped answering: check its cabling and link settings.',
+    sensor_stall: 'The torque sensor stopped publishing new samples: check the sensor and its link.',
+    sensor_fault: 'The torque sensor reported a fault: check the sensor.',
+    estop: 'The e-stop is latched: inspect the bench, then reset the latch and resume the queue.',
+    limit_breach: 'Check the spec, the gains and the bench limits before running it again.',
+    interrupted: 'The process recording the run died: check the bench before resuming the queue.',
+  };
+  return h(
+    'p',
+    { id: 'stop-reason', class: `stop-reason ${code}` },
+    h('span', { class: 'tag', title: 'reason_code' }, code),
+    next[code] ? ' ' : null,
+    next[code] ? (code === 'drive_fault' ? h('a', { href: '#/bench' }, next[code]) : next[code]) : null,
+  );
+}
+
 function renderHead(head: HTMLElement, run: any) {
   const msg = notice();
   const live_ = ['queued', 'running'].includes(run.status);
@@ -151,6 +175,7 @@ function renderHead(head: HTMLElement, run: any) {
     head,
     h('h1', null, `Run #${run.id}: ${run.name} `, h('span', { class: `status ${run.status}`, id: 'run-status' }, run.status)),
     h('p', null, `${run.kind} · bench ${run.bench_id || '—'} · created ${run.created_at} · ${run.started_at ? `started ${run.started_at}` : 'not started'}${run.finished_at ? ` · finished ${run.finished_at}` : ''}${run.status_reason ? ` · ${run.status_reason}` : ''}`),
+    stopNote(run),
     h(
       'div',
       { class: 'row' },
