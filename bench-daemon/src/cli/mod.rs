@@ -18,6 +18,7 @@ pub mod probe_check;
 pub mod run;
 pub mod run_data;
 pub mod runs;
+pub mod runs_import;
 pub mod runs_push;
 pub mod serve;
 pub mod shell;
