@@ -1,6 +1,7 @@
 //! Integration tests of the run store, by theme, on real SQLite files in temp dirs.
 
 mod export;
+mod imports;
 mod push;
 mod queries;
 mod recorder;

@@ -10,6 +10,8 @@ export interface XYSeries {
   err?: number[];
   mode: 'points' | 'line';
   color?: string;
+  /** Marker radius [px] (default 3.5; smaller for dense scatters). */
+  radius?: number;
 }
 
 export interface XYOptions {
@@ -128,7 +130,7 @@ export function xyPlot(opt: XYOptions): HTMLElement {
         ctx.moveTo(px(x) - 3, py(y + e)); ctx.lineTo(px(x) + 3, py(y + e));
         ctx.stroke();
       }
-      ctx.beginPath(); ctx.arc(px(x), py(y), 3.5, 0, 2 * Math.PI); ctx.fill();
+      ctx.beginPath(); ctx.arc(px(x), py(y), s.radius ?? 3.5, 0, 2 * Math.PI); ctx.fill();
       points++;
     });
   });

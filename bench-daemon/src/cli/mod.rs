@@ -9,6 +9,7 @@ pub mod perf;
 pub mod perf_estop;
 pub mod perf_fit;
 pub mod perf_http;
+pub mod perf_import;
 pub mod perf_loop;
 pub mod perf_modbus;
 pub mod perf_serve;

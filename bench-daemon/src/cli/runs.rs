@@ -80,7 +80,7 @@ pub struct ListArgs {
     /// Print JSON: `{"total": N, "runs": [{id, kind, name, status, created_at, ...}]}`.
     #[arg(long)]
     json: bool,
-    /// Only runs of this experiment kind.
+    /// Only runs of this experiment kind (or `imported`: recordings from `bench runs import`).
     #[arg(long)]
     kind: Option<String>,
     /// Only runs of this bench (its `bench_id`; `sim` for the simulated bench).

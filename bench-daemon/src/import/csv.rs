@@ -289,11 +289,7 @@ impl<R: Read> Table for CsvTable<R> {
         })
     }
 
-    fn read(
-        &mut self,
-        picks: &[usize],
-        row: &mut RowFn<'_>,
-    ) -> Result<(), ImportError> {
+    fn read(&mut self, picks: &[usize], row: &mut RowFn<'_>) -> Result<(), ImportError> {
         let decimal_comma = self.delimiter != b',';
         let mut values = vec![0.0; picks.len()];
         let mut first = self.first.take();

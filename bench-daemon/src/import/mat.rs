@@ -41,8 +41,12 @@ const CLASS_NAMES: [&str; 15] = [
     "uint16", "int32", "uint32", "int64", "uint64",
 ];
 
-/// Largest number of elements a mapped variable may hold (2^31: 16 GiB of doubles).
-const MAX_ELEMENTS: u64 = 1 << 31;
+/// Largest number of values a mapped variable may hold (2^28: 2 GiB of doubles, 74 hours at
+/// 1 kHz).
+const MAX_ELEMENTS: u64 = 1 << 28;
+
+/// Most bytes an array's flags, dimensions or name may take.
+const HEADER_BYTES: u64 = 64 << 10;
 
 /// One variable of the file.
 #[derive(Clone, Debug, PartialEq)]
@@ -138,8 +142,9 @@ impl<R: Read> Elements<R> {
         Ok(b)
     }
 
-    /// The next sub-element: its type and data (padding consumed).
-    fn element(&mut self) -> std::io::Result<(u32, Vec<u8>)> {
+    /// The next sub-element: its type and data (padding consumed), refused when it claims
+    /// more than `cap` bytes. Its data is read as it comes, never allocated from the claim.
+    fn element(&mut self, cap: u64) -> std::io::Result<(u32, Vec<u8>)> {
         let first = self.u32()?;
         if first >> 16 != 0 {
             // Small data element: up to 4 bytes packed into the tag.
@@ -147,18 +152,26 @@ impl<R: Read> Elements<R> {
             let packed: [u8; 4] = self.bytes()?;
             return Ok((ty, packed[..n.min(4)].to_vec()));
         }
-        let n = self.u32()? as usize;
-        let mut data = vec![0; n];
-        self.r.read_exact(&mut data)?;
+        let n = u64::from(self.u32()?);
+        if n > cap {
+            return Err(std::io::Error::other(format!(
+                "a sub-element of {n} bytes where at most {cap} fit"
+            )));
+        }
+        let mut data = Vec::new();
+        (&mut self.r).take(n).read_to_end(&mut data)?;
+        if (data.len() as u64) < n {
+            return Err(std::io::ErrorKind::UnexpectedEof.into());
+        }
         let pad = (8 - n % 8) % 8;
         let mut skip = [0u8; 8];
-        self.r.read_exact(&mut skip[..pad])?;
+        self.r.read_exact(&mut skip[..pad as usize])?;
         Ok((first, data))
     }
 
     /// The array flags, dimensions and name of a matrix whose tag was read.
     fn matrix_header(&mut self) -> std::io::Result<(u8, bool, Vec<u64>, String)> {
-        let (_, flags) = self.element()?;
+        let (_, flags) = self.element(HEADER_BYTES)?;
         let word = self.u32_of(
             flags
                 .get(..4)
@@ -166,12 +179,12 @@ impl<R: Read> Elements<R> {
                 .unwrap_or([0; 4]),
         );
         let (class, complex) = ((word & 0xFF) as u8, word & 0x0800 != 0);
-        let (_, dims) = self.element()?;
+        let (_, dims) = self.element(HEADER_BYTES)?;
         let dims = dims
             .chunks_exact(4)
             .map(|c| u64::from(self.u32_of([c[0], c[1], c[2], c[3]])))
             .collect();
-        let (_, name) = self.element()?;
+        let (_, name) = self.element(HEADER_BYTES)?;
         Ok((
             class,
             complex,
@@ -314,10 +327,11 @@ impl MatTable {
                 r: BufReader::new(ZlibDecoder::new(top.r.take(n))),
                 big: self.big_endian,
             };
-            real_part(&mut inner)
+            real_part(&mut inner, rows * cols * 8)
         } else {
             // The top-level tag was the matrix's own.
-            top.matrix_header().and_then(|_| top.element())
+            top.matrix_header()
+                .and_then(|_| top.element(rows * cols * 8))
         }
         .map_err(|e| corrupt(var.offset, &format!("variable '{}': {e}", var.name)))?;
         let values = numbers(real.0, &real.1, self.big_endian).ok_or_else(|| {
@@ -349,7 +363,7 @@ impl MatTable {
 
 /// Reads a matrix element's tag and header (the start of a compressed element's stream) and
 /// returns its real part (type, bytes).
-fn real_part<R: Read>(e: &mut Elements<R>) -> std::io::Result<(u32, Vec<u8>)> {
+fn real_part<R: Read>(e: &mut Elements<R>, cap: u64) -> std::io::Result<(u32, Vec<u8>)> {
     let ty = e.u32()?;
     let _n = e.u32()?;
     if ty != MI_MATRIX {
@@ -358,7 +372,7 @@ fn real_part<R: Read>(e: &mut Elements<R>) -> std::io::Result<(u32, Vec<u8>)> {
         )));
     }
     e.matrix_header()?;
-    e.element()
+    e.element(cap)
 }
 
 /// Lists the file's variables (from byte 128), reading past each one's header.
@@ -448,11 +462,7 @@ impl Table for MatTable {
         })
     }
 
-    fn read(
-        &mut self,
-        picks: &[usize],
-        row: &mut RowFn<'_>,
-    ) -> Result<(), ImportError> {
+    fn read(&mut self, picks: &[usize], row: &mut RowFn<'_>) -> Result<(), ImportError> {
         let mut cols = Vec::with_capacity(picks.len());
         for &p in picks {
             cols.push(self.load(p)?);
@@ -479,156 +489,5 @@ impl Table for MatTable {
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
-    use super::*;
-    use std::io::Write;
-
-    /// A level 5 MAT-file of double variables (`compress`: each in an `miCOMPRESSED` element),
-    /// written as MATLAB lays it out; `big`: big-endian.
-    pub(crate) fn mat_file(
-        vars: &[(&str, usize, usize, &[f64])],
-        compress: bool,
-        big: bool,
-    ) -> Vec<u8> {
-        let u32b = |x: u32| {
-            if big {
-                x.to_be_bytes()
-            } else {
-                x.to_le_bytes()
-            }
-        };
-        let mut out = Vec::new();
-        let mut text = b"MATLAB 5.0 MAT-file, written by the frictionbench tests".to_vec();
-        text.resize(116, b' ');
-        out.extend_from_slice(&text);
-        out.extend_from_slice(&[0; 8]);
-        out.extend_from_slice(&if big {
-            0x0100u16.to_be_bytes()
-        } else {
-            0x0100u16.to_le_bytes()
-        });
-        out.extend_from_slice(if big { b"MI" } else { b"IM" });
-        let sub = |ty: u32, data: &[u8]| {
-            let mut e = Vec::new();
-            if data.len() <= 4 && ty != MI_DOUBLE {
-                e.extend_from_slice(&u32b(((data.len() as u32) << 16) | ty));
-                let mut d = data.to_vec();
-                d.resize(4, 0);
-                e.extend_from_slice(&d);
-            } else {
-                e.extend_from_slice(&u32b(ty));
-                e.extend_from_slice(&u32b(data.len() as u32));
-                e.extend_from_slice(data);
-                e.resize(e.len().div_ceil(8) * 8, 0);
-            }
-            e
-        };
-        for (name, rows, cols, values) in vars {
-            let mut body = Vec::new();
-            let mut flags = u32b(6).to_vec(); // mxDOUBLE_CLASS
-            flags.extend_from_slice(&[0; 4]);
-            body.extend(sub(MI_UINT32, &flags));
-            let dims: Vec<u8> = [*rows as u32, *cols as u32]
-                .iter()
-                .flat_map(|&d| u32b(d))
-                .collect();
-            body.extend(sub(MI_INT32, &dims));
-            body.extend(sub(MI_INT8, name.as_bytes()));
-            let real: Vec<u8> = values
-                .iter()
-                .flat_map(|v| {
-                    if big {
-                        v.to_be_bytes()
-                    } else {
-                        v.to_le_bytes()
-                    }
-                })
-                .collect();
-            body.extend(sub(MI_DOUBLE, &real));
-            let mut matrix = u32b(MI_MATRIX).to_vec();
-            matrix.extend_from_slice(&u32b(body.len() as u32));
-            matrix.extend(body);
-            if compress {
-                let mut z =
-                    flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
-                z.write_all(&matrix).unwrap();
-                let z = z.finish().unwrap();
-                out.extend_from_slice(&u32b(MI_COMPRESSED));
-                out.extend_from_slice(&u32b(z.len() as u32));
-                out.extend(z);
-            } else {
-                out.extend(matrix);
-            }
-        }
-        out
-    }
-
-    fn open(bytes: &[u8]) -> (tempfile::TempDir, Result<MatTable, ImportError>) {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("rec.mat");
-        std::fs::write(&path, bytes).unwrap();
-        let t = MatTable::open(&path, "rec.mat");
-        (dir, t)
-    }
-
-    fn read_all(t: &mut MatTable, picks: &[usize]) -> Result<Vec<Vec<f64>>, ImportError> {
-        let mut out = Vec::new();
-        t.read(picks, &mut |_, v| {
-            out.push(v.to_vec());
-            Ok(())
-        })?;
-        Ok(out)
-    }
-
-    #[test]
-    fn compressed_and_plain_files_in_both_byte_orders_read_the_same() {
-        let t: Vec<f64> = (0..300).map(|k| k as f64 * 1e-3).collect();
-        let x: Vec<f64> = (0..300).map(|k| (k as f64).sin()).collect();
-        let m: Vec<f64> = (0..600).map(|k| k as f64).collect();
-        for compress in [true, false] {
-            for big in [false, true] {
-                let bytes = mat_file(
-                    &[("t", 300, 1, &t), ("qm", 1, 300, &x), ("data", 300, 2, &m)],
-                    compress,
-                    big,
-                );
-                let (_d, table) = open(&bytes);
-                let mut table = table.unwrap();
-                assert_eq!(table.names(), ["t", "qm", "data:1", "data:2"]);
-                let rows = read_all(&mut table, &[0, 1, 3]).unwrap();
-                assert_eq!(rows.len(), 300);
-                assert_eq!(
-                    rows[7],
-                    [7e-3, 7f64.sin(), 307.0],
-                    "compress {compress}, big {big}"
-                );
-            }
-        }
-    }
-
-    #[test]
-    fn unequal_lengths_and_foreign_files_are_refused() {
-        let bytes = mat_file(
-            &[("t", 3, 1, &[0.0, 1.0, 2.0]), ("x", 2, 1, &[0.0, 1.0])],
-            true,
-            false,
-        );
-        let (_d, table) = open(&bytes);
-        let err = read_all(&mut table.unwrap(), &[0, 1]).unwrap_err();
-        assert_eq!(
-            err.to_string(),
-            ": 't' has 3 values and 'x' 2: the columns of a recording must be equally long"
-        );
-        let mut v73 = b"MATLAB 7.3 MAT-file, Platform: GLNXA64".to_vec();
-        v73.resize(128, 0);
-        let (_d, t) = open(&v73);
-        assert!(
-            t.err()
-                .unwrap()
-                .to_string()
-                .contains("MATLAB 7.3 MAT-file (HDF5) is not read")
-        );
-        let (_d, t) = open(b"t,x\n0,1\n");
-        assert!(t.is_err());
-    }
-}
+#[path = "mat_tests.rs"]
+mod tests;

@@ -125,9 +125,5 @@ pub(crate) trait Table {
     fn details(&self) -> serde_json::Value;
     /// Reads every data row, handing the values of columns `picks` (in that order) to `row`,
     /// which may refuse a row; a value that is not a number is refused here, naming its place.
-    fn read(
-        &mut self,
-        picks: &[usize],
-        row: &mut RowFn<'_>,
-    ) -> Result<(), ImportError>;
+    fn read(&mut self, picks: &[usize], row: &mut RowFn<'_>) -> Result<(), ImportError>;
 }

@@ -110,11 +110,7 @@ impl Table for ParquetTable {
         })
     }
 
-    fn read(
-        &mut self,
-        picks: &[usize],
-        row: &mut RowFn<'_>,
-    ) -> Result<(), ImportError> {
+    fn read(&mut self, picks: &[usize], row: &mut RowFn<'_>) -> Result<(), ImportError> {
         let builder = self
             .builder
             .take()

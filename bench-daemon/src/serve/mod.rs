@@ -21,6 +21,7 @@ pub mod body;
 pub mod fitting;
 pub mod front;
 pub mod guard;
+pub mod import;
 pub mod live;
 pub mod metrics;
 pub mod openapi;
