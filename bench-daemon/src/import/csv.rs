@@ -52,13 +52,9 @@ impl<R: Read> Read for Counting<R> {
         let n = self.inner.read(buf)?;
         let mut lines = self.lines.borrow_mut();
         let at = lines.read;
-        lines.ahead.extend(
-            buf[..n]
-                .iter()
-                .enumerate()
-                .filter(|(_, b)| **b == b'\n')
-                .map(|(i, _)| at + i as u64),
-        );
+        lines
+            .ahead
+            .extend(memchr::memchr_iter(b'\n', &buf[..n]).map(|i| at + i as u64));
         lines.read += n as u64;
         Ok(n)
     }

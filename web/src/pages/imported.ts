@@ -24,6 +24,8 @@ export function importForm(done: (id: number) => void): HTMLElement {
   const msg = notice();
   msg.id = 'import-result';
   const submit = h('button', { type: 'submit', id: 'import-submit' }, 'Import');
+  // A new file: the last answer no longer applies.
+  file.addEventListener('change', () => msg.show(''));
   const field = (el: HTMLElement, label: string) => h('div', { class: 'field' }, h('label', { for: el.id }, label), el);
   const form = h(
     'form',
@@ -81,7 +83,7 @@ export function recordingCard(box: HTMLElement, run: any, s: any) {
   const pairs = (o: any, sep: string) => ['t', 'x', 'v', 'u', 'friction'].filter((k) => o?.[k] != null).map((k) => `${k}${sep}${o[k]}`).join(', ') || '—';
   box.append(
     kvTable([
-      ['source', `${src.file} (${src.format}, ${fmt(src.bytes)} bytes)`],
+      ['source', `${src.file} (${src.format}, ${Number(src.bytes).toLocaleString('en')} bytes)`],
       ['SHA-256', h('code', { id: 'import-sha256' }, String(src.sha256 ?? '—'))],
       ['columns', pairs(spec.columns, ' = ')],
       ['scales', pairs(spec.scales, ' × ')],

@@ -178,7 +178,7 @@ async function renderBody(body: HTMLElement, run: any, charts: { destroy(): void
   if (imported) res.querySelector('h2')!.textContent = 'Recording';
   // Results plots.
   let results = imported ? null : run.results;
-  if (!results && run.status === 'completed') results = await get(`/api/runs/${run.id}/results`).catch(() => null);
+  if (!imported && !results && run.status === 'completed') results = await get(`/api/runs/${run.id}/results`).catch(() => null);
   if (results) {
     const sets = await get(`/api/parameter-sets`).catch(() => []);
     resultPlots(res, run, results, Array.isArray(sets) ? sets : []);
