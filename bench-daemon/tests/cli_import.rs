@@ -3,6 +3,7 @@
 //! recorded ones; refused files name the line and column and store nothing; the same over
 //! `POST /api/runs/import` (streamed, size-capped, token rules); `bench perf import`.
 
+use crate::lab::json;
 use crate::util::{bench, stderr, stdout};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -55,11 +56,6 @@ fn excel_csv(rows: &[[f64; 5]]) -> String {
         s.push_str("\r\n");
     }
     s
-}
-
-fn json(o: &std::process::Output) -> Value {
-    assert!(o.status.success(), "{}", stderr(o));
-    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", stdout(o)))
 }
 
 const EXCEL_COLUMNS: &str = "t=Time,x=Angle,v=Speed,u=Motor torque,friction=Friction";

@@ -39,7 +39,8 @@ fn psql(url: &str, sql: &str) -> String {
     stdout(&o).trim().to_string()
 }
 
-fn json(o: &std::process::Output) -> Value {
+/// The JSON a successful command printed.
+pub(crate) fn json(o: &std::process::Output) -> Value {
     assert!(o.status.success(), "{}", stderr(o));
     serde_json::from_str(&stdout(o)).expect("JSON")
 }
