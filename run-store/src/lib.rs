@@ -47,19 +47,27 @@
 
 #![deny(missing_docs)]
 
+mod annotations;
 mod backend;
 mod chunk;
 mod comparisons;
+mod diff;
 mod error;
 mod export;
 mod liveness;
 mod push;
 mod queue;
+mod reason;
 mod recorder;
 mod store;
 mod types;
 
+pub use annotations::{
+    Annotated, Annotation, AuditEntry, AuditFilter, MAX_NOTES_BYTES, MAX_TAG_CHARS, MAX_TAGS,
+    check_tag,
+};
 pub use backend::{Location, is_postgres_url};
+pub use diff::{Difference, ProfileSum, RunDiff, changed_lines, diff_runs};
 pub use error::Error;
 pub use export::{
     COMMAND_UNIT, Encoder, ExportOptions, Format, SAMPLE_COLUMNS, SAMPLE_UNITS, SamplePages,
@@ -68,6 +76,7 @@ pub use export::{
 pub use liveness::DEAD_RECORDER_REASON;
 pub use push::{Copied, PushOptions, PushReport, PushedRun};
 pub use queue::{QueueRow, ScheduleEntry};
+pub use reason::{Reason, ReasonCode};
 pub use recorder::{
     Batch, BatchSender, Dropped, Event, Finish, Recorder, RecorderConfig, RecorderSummary,
 };

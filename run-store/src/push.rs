@@ -267,6 +267,7 @@ impl Store {
         r: &RunRow,
         results: Option<(String, String)>,
     ) -> Result<Option<(i64, String)>, Error> {
+        let tags = self.tags_of(id).await?;
         on!(target.writer(), |q, Target| {
             let mut tx = q.begin().await?;
             let new_id: Option<i64> = sqlx::query_scalar(
@@ -274,9 +275,9 @@ impl Store {
                      started_at, finished_at, bench_config, device_profiles, software_version,
                      operator_note, models, period_s, period_error_p50_us, period_error_p99_us,
                      period_error_max_us, overruns, dropped_batches, dropped_samples,
-                     sample_count, interruption_log)
+                     sample_count, interruption_log, reason_code)
                  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16,
-                     $17, $18, $19, $20, $21, $22, $23)
+                     $17, $18, $19, $20, $21, $22, $23, $24)
                  ON CONFLICT (uuid) DO NOTHING RETURNING id",
             )
             .bind(&r.uuid)
@@ -302,12 +303,20 @@ impl Store {
             .bind(r.dropped_samples)
             .bind(r.sample_count)
             .bind(&r.interruption_log)
+            .bind(&r.reason_code)
             .fetch_optional(&mut *tx)
             .await?;
             let Some(new_id) = new_id else {
                 return Ok(None);
             };
             let checksum = self.copy_chunks(id, new_id, tx.conn()).await?;
+            for tag in &tags {
+                sqlx::query("INSERT INTO run_tags (run_id, tag) VALUES ($1, $2)")
+                    .bind(new_id)
+                    .bind(tag)
+                    .execute(&mut *tx)
+                    .await?;
+            }
             if let Some((analysis, created_at)) = results {
                 sqlx::query(
                     "INSERT INTO results (run_id, analysis, created_at) VALUES ($1, $2, $3)",

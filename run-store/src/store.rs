@@ -4,6 +4,7 @@ use crate::Error;
 use crate::backend::{AsConn, ConnRef, Dialect, Either, Location, PoolRef, now_text, on};
 use crate::chunk::{SampleChunk, output_at};
 use crate::liveness;
+use crate::reason::{Reason, ReasonCode};
 use crate::types::{
     IMPORTED_KIND, LogEntry, NewRun, ParameterSet, Run, RunFilter, RunPage, RunStatus, RunSummary,
     SampleQuery, SampleSet, TimingStats,
@@ -61,6 +62,7 @@ pub(crate) struct RunRow {
     pub(crate) spec: String,
     pub(crate) status: String,
     pub(crate) status_reason: Option<String>,
+    pub(crate) reason_code: Option<String>,
     pub(crate) created_at: String,
     pub(crate) started_at: Option<String>,
     pub(crate) finished_at: Option<String>,
@@ -207,6 +209,7 @@ impl Store {
             let done = on!(self.writer(), |p, DB| {
                 let sql = format!(
                     "UPDATE runs SET status = 'interrupted', status_reason = $3, finished_at = $1,
+                         reason_code = 'interrupted',
                          interruption_log = {}
                      WHERE id = $4 AND status = 'running'",
                     DB::log_append(1, 2, 3)
@@ -319,12 +322,12 @@ impl Store {
     }
 
     /// Sets a run's final status without a recorder (e.g. a run rejected or failed before it
-    /// started recording); `reason` goes into the interruption log too.
+    /// started recording); `reason`'s text goes into the interruption log too.
     pub async fn finish_run(
         &self,
         id: i64,
         status: RunStatus,
-        reason: Option<&str>,
+        reason: Option<&Reason>,
     ) -> Result<(), Error> {
         if !status.is_final() {
             return Err(Error::InvalidInput {
@@ -418,7 +421,9 @@ impl Store {
                 // reason, end time and results came with that status).
                 continue;
             }
-            return run_of(row, status, stored, results);
+            let mut run = run_of(row, status, stored, results)?;
+            run.tags = self.tags_of(id).await?;
+            return Ok(run);
         }
     }
 
@@ -473,6 +478,11 @@ impl Store {
                 }
                 if let Some(until) = &until {
                     qb.push(" AND created_at < ").push_bind(until.clone());
+                }
+                if let Some(tag) = &filter.tag {
+                    qb.push(" AND id IN (SELECT run_id FROM run_tags WHERE tag = ")
+                        .push_bind(tag.clone())
+                        .push(")");
                 }
             };
             let mut count = QueryBuilder::<DB>::new("SELECT count(*) FROM runs");
@@ -758,12 +768,14 @@ pub(crate) async fn finish(
     mut conn: ConnRef<'_>,
     id: i64,
     status: RunStatus,
-    reason: Option<&str>,
+    reason: Option<&Reason>,
     timing: Option<&TimingStats>,
 ) -> Result<(), Error> {
+    let text = reason.map(|r| r.text.as_str());
+    let code = reason.map(|r| r.code.as_str());
     let done = on!(&mut conn, |c, DB| {
         let sql = format!(
-            "UPDATE runs SET status = $4, status_reason = $3, finished_at = $1,
+            "UPDATE runs SET status = $4, status_reason = $3, reason_code = $6, finished_at = $1,
                  interruption_log = CASE WHEN $3 IS NULL THEN interruption_log ELSE {} END
              WHERE id = $5",
             DB::log_append(1, 2, 3)
@@ -771,9 +783,10 @@ pub(crate) async fn finish(
         sqlx::query(AssertSqlSafe(sql))
             .bind(now_text())
             .bind(None::<f64>)
-            .bind(reason)
+            .bind(text)
             .bind(status.as_str())
             .bind(id)
+            .bind(code)
             .execute(&mut **c)
             .await?
             .rows_affected()
@@ -829,7 +842,7 @@ async fn insert_run(conn: ConnRef<'_>, run: &NewRun) -> Result<i64, Error> {
         .bind(&text.1)
         .bind(&text.2)
         .bind(&run.software_version)
-        .bind(&run.operator_note)
+        .bind(&run.notes)
         .bind(&text.3)
         .bind(run.period_s)
         .bind(now_text())
@@ -899,11 +912,18 @@ fn run_of(
     stored: RunStatus,
     results: Option<String>,
 ) -> Result<Run, Error> {
-    let status_reason = if status == RunStatus::Interrupted && stored == RunStatus::Running {
-        Some(liveness::DEAD_RECORDER_REASON.to_string())
-    } else {
-        row.status_reason
-    };
+    let (status_reason, reason_code) =
+        if status == RunStatus::Interrupted && stored == RunStatus::Running {
+            (
+                Some(liveness::DEAD_RECORDER_REASON.to_string()),
+                Some(ReasonCode::Interrupted),
+            )
+        } else {
+            (
+                row.status_reason,
+                row.reason_code.as_deref().map(ReasonCode::from_stored),
+            )
+        };
     Ok(Run {
         id: row.id,
         uuid: row.uuid,
@@ -912,6 +932,7 @@ fn run_of(
         name: row.name,
         status,
         status_reason,
+        reason_code,
         created_at: row.created_at,
         started_at: row.started_at,
         finished_at: row.finished_at,
@@ -919,7 +940,8 @@ fn run_of(
         bench_config: serde_json::from_str(&row.bench_config)?,
         device_profiles: serde_json::from_str(&row.device_profiles)?,
         software_version: row.software_version,
-        operator_note: row.operator_note,
+        notes: row.operator_note,
+        tags: Vec::new(),
         models: serde_json::from_str(&row.models)?,
         period_s: row.period_s,
         timing: TimingStats {

@@ -4,7 +4,8 @@
 
 use crate::util::{Engine, batch, new_run, same, sample, temp_store};
 use run_store::{
-    Finish, NewComparison, PushOptions, Recorder, RecorderConfig, RunStatus, SampleQuery, Store,
+    Finish, NewComparison, PushOptions, Reason, ReasonCode, Recorder, RecorderConfig, RunStatus,
+    SampleQuery, Store,
 };
 
 /// A bench store with three finished runs (two recorded, one failed before recording), one
@@ -30,7 +31,11 @@ async fn bench_store(store: &Store, bench: &str) -> Vec<i64> {
     }
     let failed = store.create_run(&new_run("prbs", &[])).await.unwrap();
     store
-        .finish_run(failed, RunStatus::Failed, Some("drive fault"))
+        .finish_run(
+            failed,
+            RunStatus::Failed,
+            Some(&Reason::new(ReasonCode::DriveFault, "drive fault")),
+        )
         .await
         .unwrap();
     ids.push(failed);
@@ -63,6 +68,16 @@ async fn pushes_every_finished_run_once_with_equal_checksums(engine: Engine) {
     // The lab already holds a run of another bench: ids there differ from the bench's.
     let other = lab.create_run(&new_run("prbs", &[])).await.unwrap();
     let ids = bench_store(&bench, "rig-a").await;
+    // Tags and notes written after the run go with it.
+    let edit = run_store::Annotation {
+        add: vec!["good".into()],
+        notes: Some("re-greased".into()),
+        ..Default::default()
+    };
+    bench
+        .annotate(ids[1], &edit, run_store::AuditEntry::default())
+        .await
+        .unwrap();
 
     let report = bench.push(&lab, &PushOptions::default()).await.unwrap();
     assert!(report.failed.is_empty(), "{:?}", report.failed);
@@ -82,6 +97,7 @@ async fn pushes_every_finished_run_once_with_equal_checksums(engine: Engine) {
             lab.run(there).await.unwrap(),
         );
         assert_eq!((&b.uuid, &b.bench_id), (&a.uuid, &a.bench_id));
+        assert_eq!((&b.tags, &b.notes), (&a.tags, &a.notes));
         assert_eq!(
             (
                 b.status,

@@ -1,7 +1,7 @@
 //! Listing runs with filters and paging; a run's record and results; parameter sets.
 
 use crate::util::{Engine, new_run, temp_store};
-use run_store::{Error, RunFilter, RunStatus};
+use run_store::{Error, Reason, ReasonCode, RunFilter, RunStatus};
 
 async fn list_runs_filters_by_kind_status_and_date_and_pages_newest_first(engine: Engine) {
     let (_dir, store) = temp_store(engine).await;
@@ -19,7 +19,11 @@ async fn list_runs_filters_by_kind_status_and_date_and_pages_newest_first(engine
         let id = store.create_run(&new_run(kind, &[])).await.unwrap();
         if i % 2 == 1 {
             store
-                .finish_run(id, RunStatus::Failed, Some("drive disconnected"))
+                .finish_run(
+                    id,
+                    RunStatus::Failed,
+                    Some(&Reason::new(ReasonCode::CommsFault, "drive disconnected")),
+                )
                 .await
                 .unwrap();
         }
@@ -99,7 +103,7 @@ async fn a_run_record_keeps_its_snapshots_and_results(engine: Engine) {
     assert_eq!(run.bench_config, new.bench_config);
     assert_eq!(run.device_profiles, new.device_profiles);
     assert_eq!(run.software_version, "0.1.0-test");
-    assert_eq!(run.operator_note.as_deref(), Some("note"));
+    assert_eq!(run.notes.as_deref(), Some("note"));
     assert_eq!(run.models, ["lugre"]);
     assert_eq!(run.results, None);
     let analysis = serde_json::json!({"stribeck_points": [{"v": 0.1, "torque": 0.52, "n": 800}]});

@@ -1,9 +1,11 @@
 //! Integration tests of the run store, by theme, on real SQLite files in temp dirs.
 
+mod annotations;
 mod export;
 mod imports;
 mod push;
 mod queries;
+mod reasons;
 mod recorder;
 mod recovery;
 mod util;

@@ -11,7 +11,10 @@ use super::parquet::ParquetTable;
 use super::sink::{Sink, Stats};
 use super::units::{self, Units};
 use super::{ImportError, Table};
-use run_store::{Batch, Finish, IMPORTED_KIND, NewRun, Recorder, RecorderConfig, RunStatus, Store};
+use run_store::{
+    Batch, Finish, IMPORTED_KIND, NewRun, Reason, ReasonCode, Recorder, RecorderConfig, RunStatus,
+    Store,
+};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
@@ -326,7 +329,11 @@ fn record(
         Err(e) => {
             let fin = Finish {
                 status: RunStatus::Failed,
-                reason: Some(format!("import refused: {e}")),
+                // The run is deleted next; the reason is for a reader in between.
+                reason: Some(Reason::new(
+                    ReasonCode::Other,
+                    format!("import refused: {e}"),
+                )),
                 timing: None,
             };
             // A stopped recorder says why; that comes first.

@@ -103,7 +103,26 @@ pub fn text(state: &AppState) -> String {
     );
     lateness(&mut out, &status.lateness);
     links(&mut out, &status);
+    stops(&mut out, &view.stops);
     out
+}
+
+/// Runs that ended other than completed since the daemon started, one series per reason code
+/// (every code, so a rate is defined from the first scrape).
+fn stops(out: &mut String, seen: &std::collections::BTreeMap<run_store::ReasonCode, u64>) {
+    head(
+        out,
+        "runs_stopped_total",
+        "counter",
+        "Runs that ended other than completed since the daemon started, by reason code",
+    );
+    for code in run_store::ReasonCode::ALL {
+        let n = seen.get(&code).copied().unwrap_or(0);
+        let _ = writeln!(
+            out,
+            "frictionbench_runs_stopped_total{{reason_code=\"{code}\"}} {n}"
+        );
+    }
 }
 
 /// The loop's wake-up lateness as a Prometheus histogram \[s\].

@@ -14,10 +14,10 @@
 use super::live::{Hub, decimation};
 use super::pool::Pool;
 use crate::config::Loaded;
-use crate::control::{Control, Interlock};
+use crate::control::{Control, Interlock, StopReason};
 use crate::session::{self, Checked, Finished, Watchers};
 use chrono::{DateTime, SecondsFormat, Utc};
-use run_store::{QueueRow, RunStatus, ScheduleEntry, Store};
+use run_store::{QueueRow, Reason, ReasonCode, RunStatus, ScheduleEntry, Store};
 use serde::Serialize;
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -262,6 +262,8 @@ pub struct QueueView {
     /// Whether the devices answered (false after a run failed; true with the in-process sim
     /// or after a run that was not failed).
     pub connected: bool,
+    /// Runs this scheduler saw end other than completed, by reason code.
+    pub stops: std::collections::BTreeMap<ReasonCode, u64>,
 }
 
 impl QueueView {
@@ -384,6 +386,8 @@ pub struct Scheduler {
     estop: bool,
     schedule: Vec<ScheduleEntry>,
     connected: bool,
+    /// Runs that ended other than completed, by reason code.
+    stops: std::collections::BTreeMap<ReasonCode, u64>,
     /// The e-stop latch and the running loop's abort, shared with the HTTP layer.
     interlock: Arc<Interlock>,
     /// Where due schedule entries are expanded (off this task).
@@ -493,7 +497,10 @@ impl Scheduler {
                     checked,
                 }),
                 Err(e) => {
-                    let reason = format!("not restored into the queue: {e}");
+                    let reason = Reason::new(
+                        ReasonCode::NotStarted,
+                        format!("not restored into the queue: {e}"),
+                    );
                     tracing::warn!("run {}: {reason}", row.run_id);
                     store
                         .finish_run(row.run_id, RunStatus::Failed, Some(&reason))
@@ -526,6 +533,7 @@ impl Scheduler {
             estop,
             schedule,
             connected,
+            stops: Default::default(),
             interlock,
             pool,
             view,
@@ -570,7 +578,7 @@ impl Scheduler {
             }
         }
         if let Some(r) = &self.running {
-            r.control.abort("the daemon is shutting down");
+            r.control.abort(StopReason::DaemonShutdown);
             let done = wait(&mut self.running).await;
             self.finished(done).await;
         }
@@ -614,7 +622,7 @@ impl Scheduler {
                 self.estop = true;
                 self.paused = true;
                 if let Some(r) = self.running.as_mut() {
-                    r.control.abort(format!("e-stop: {reason}"));
+                    r.control.abort(StopReason::EStop(reason.clone()));
                     r.requested = true;
                 }
                 if let Err(e) = self.persist_settings().await {
@@ -708,7 +716,7 @@ impl Scheduler {
         let estimate = item.checked.plan.estimate_duration();
         if now {
             if let Err(e) = self.start(item).await {
-                let reason = format!("could not start: {e:#}");
+                let reason = Reason::new(ReasonCode::NotStarted, format!("could not start: {e:#}"));
                 let _ = self
                     .store
                     .finish_run(run_id, RunStatus::Failed, Some(&reason))
@@ -810,9 +818,11 @@ impl Scheduler {
     async fn end(&mut self, run_id: i64, abort: bool) -> Result<(), SchedulerError> {
         if let Some(r) = self.running.as_mut().filter(|r| r.view.run_id == run_id) {
             if abort {
-                r.control.abort("abort requested");
+                r.control
+                    .abort(StopReason::OperatorAbort("abort requested".into()));
             } else {
-                r.control.stop("stop requested");
+                r.control
+                    .stop(StopReason::OperatorStop("stop requested".into()));
             }
             r.requested = true;
             return Ok(());
@@ -840,7 +850,14 @@ impl Scheduler {
             .await
             .map_err(SchedulerError::Store)?;
         self.store
-            .finish_run(run_id, RunStatus::Aborted, Some("removed from the queue"))
+            .finish_run(
+                run_id,
+                RunStatus::Aborted,
+                Some(&Reason::new(
+                    ReasonCode::RemovedFromQueue,
+                    "removed from the queue",
+                )),
+            )
             .await
             .map_err(SchedulerError::Store)?;
         self.hub
@@ -910,7 +927,11 @@ impl Scheduler {
         if let Err(e) = self.start(item).await {
             let _ = self
                 .store
-                .finish_run(run_id, RunStatus::Failed, Some(&format!("{e:#}")))
+                .finish_run(
+                    run_id,
+                    RunStatus::Failed,
+                    Some(&Reason::new(ReasonCode::NotStarted, format!("{e:#}"))),
+                )
                 .await;
             self.hub
                 .event("run", json!({"run_id": run_id, "status": "failed"}));
@@ -975,16 +996,23 @@ impl Scheduler {
                 }
                 f.status
             }
-            Ok(Err(e)) => self.mark_failed(id, format!("{e:#}")).await,
-            Err(e) => {
-                self.mark_failed(id, format!("the run task ended: {e}"))
+            Ok(Err(e)) => {
+                self.mark_failed(id, Reason::new(ReasonCode::Other, format!("{e:#}")))
                     .await
+            }
+            Err(e) => {
+                let reason = Reason::new(ReasonCode::Panic, format!("the run task ended: {e}"));
+                self.mark_failed(id, reason).await
             }
         };
         self.connected = status != RunStatus::Failed;
+        let code = self.reason_code(id).await;
+        if let Some(c) = code {
+            *self.stops.entry(c).or_default() += 1;
+        }
         // A drive fault pauses the queue whatever the policy: the next run would meet the
         // latched fault, and only an operator clears it.
-        let drive_fault = status == RunStatus::Failed && self.drive_faulted(id).await;
+        let drive_fault = code == Some(ReasonCode::DriveFault);
         if drive_fault
             || status != RunStatus::Completed && !r.requested && self.on_failure == OnFailure::Stop
         {
@@ -998,16 +1026,16 @@ impl Scheduler {
         self.changed();
     }
 
-    /// Whether run `id` ended on a drive fault (by its stored reason).
-    async fn drive_faulted(&self, id: i64) -> bool {
-        self.store.run(id).await.is_ok_and(|run| {
-            run.status_reason.as_deref().is_some_and(|r| {
-                r.starts_with("drive fault") || r.starts_with("the drive has a latched fault")
-            })
-        })
+    /// The stored code of why run `id` ended (`None`: completed, or unreadable).
+    async fn reason_code(&self, id: i64) -> Option<ReasonCode> {
+        self.store
+            .run(id)
+            .await
+            .ok()
+            .and_then(|run| run.reason_code)
     }
 
-    async fn mark_failed(&self, id: i64, reason: String) -> RunStatus {
+    async fn mark_failed(&self, id: i64, reason: Reason) -> RunStatus {
         tracing::warn!("run {id} failed: {reason}");
         match self.store.run(id).await {
             Ok(run) if run.status.is_final() => run.status,
@@ -1139,6 +1167,7 @@ impl Scheduler {
                 .collect(),
             schedule: self.schedule.clone(),
             connected: self.connected,
+            stops: self.stops.clone(),
         });
     }
 
