@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 /// A new database in the test cluster (its URL), or `None` when no cluster is configured
 /// (then the test says so and passes, unless `$FRICTIONBENCH_REQUIRE_PG` is set).
-fn fresh_database() -> Option<String> {
+pub(crate) fn fresh_database() -> Option<String> {
     let Ok(admin) = std::env::var("FRICTIONBENCH_TEST_PG") else {
         assert!(
             std::env::var_os("FRICTIONBENCH_REQUIRE_PG").is_none(),
@@ -39,7 +39,8 @@ fn psql(url: &str, sql: &str) -> String {
     stdout(&o).trim().to_string()
 }
 
-fn json(o: &std::process::Output) -> Value {
+/// The JSON a successful command printed.
+pub(crate) fn json(o: &std::process::Output) -> Value {
     assert!(o.status.success(), "{}", stderr(o));
     serde_json::from_str(&stdout(o)).expect("JSON")
 }

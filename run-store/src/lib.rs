@@ -82,6 +82,6 @@ pub use recorder::{
 };
 pub use store::{INTERRUPTED_REASON, Store};
 pub use types::{
-    Comparison, LogEntry, NewComparison, NewRun, ParameterSet, Run, RunFilter, RunPage, RunStatus,
-    RunSummary, Sample, SampleQuery, SampleSet, TimingStats,
+    Comparison, IMPORTED_KIND, LogEntry, NewComparison, NewRun, ParameterSet, Run, RunFilter,
+    RunPage, RunStatus, RunSummary, Sample, SampleQuery, SampleSet, TimingStats,
 };

@@ -370,16 +370,6 @@ impl Store {
         Ok(sum.hex())
     }
 
-    async fn delete_run(&self, id: i64) -> Result<(), Error> {
-        on!(self.writer(), |p, DB| {
-            sqlx::query("DELETE FROM runs WHERE id = $1")
-                .bind(id)
-                .execute(p)
-                .await?;
-        });
-        Ok(())
-    }
-
     /// This store's run ids mapped to the target's, by UUID, for the runs both have.
     async fn id_map(&self, target: &Store) -> Result<BTreeMap<i64, i64>, Error> {
         let ours: Vec<(i64, String)> = on!(self.reader(), |p, DB| {

@@ -6,8 +6,8 @@ use crate::chunk::{SampleChunk, output_at};
 use crate::liveness;
 use crate::reason::{Reason, ReasonCode};
 use crate::types::{
-    LogEntry, NewRun, ParameterSet, Run, RunFilter, RunPage, RunStatus, RunSummary, SampleQuery,
-    SampleSet, TimingStats,
+    IMPORTED_KIND, LogEntry, NewRun, ParameterSet, Run, RunFilter, RunPage, RunStatus, RunSummary,
+    SampleQuery, SampleSet, TimingStats,
 };
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 use sqlx::sqlite::{
@@ -188,16 +188,21 @@ impl Store {
     }
 
     /// Marks `interrupted` the `running` runs no live process records (another recorder's
-    /// runs are left alone: it holds their locks).
+    /// runs are left alone: it holds their locks). An import whose process died is deleted
+    /// instead: an import stores the whole recording or nothing.
     async fn mark_interrupted(&self) -> Result<Vec<i64>, Error> {
-        let running: Vec<i64> = on!(self.writer(), |p, DB| {
-            sqlx::query_scalar("SELECT id FROM runs WHERE status = 'running'")
+        let running: Vec<(i64, String)> = on!(self.writer(), |p, DB| {
+            sqlx::query_as("SELECT id, kind FROM runs WHERE status = 'running'")
                 .fetch_all(p)
                 .await?
         });
         let mut ids = Vec::new();
-        for id in running {
+        for (id, kind) in running {
             if liveness::is_recorded(self, id).await? {
+                continue;
+            }
+            if kind == IMPORTED_KIND {
+                self.delete_run(id).await?;
                 continue;
             }
             let at = now_text();
@@ -335,6 +340,22 @@ impl Store {
             let mut conn = p.acquire().await?;
             finish(conn.conn(), id, status, reason, None).await
         })
+    }
+
+    /// Deletes run `id` with everything stored of it (samples, model outputs, results, its
+    /// place in comparisons and the queue): what an import that failed leaves behind.
+    pub async fn delete_run(&self, id: i64) -> Result<(), Error> {
+        let done = on!(self.writer(), |p, DB| {
+            sqlx::query("DELETE FROM runs WHERE id = $1")
+                .bind(id)
+                .execute(p)
+                .await?
+                .rows_affected()
+        });
+        if done == 0 {
+            return Err(Error::RunNotFound { id });
+        }
+        Ok(())
     }
 
     /// Appends a line to a run's log: for what could not travel with its samples (the

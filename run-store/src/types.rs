@@ -72,6 +72,10 @@ impl FromStr for RunStatus {
     }
 }
 
+/// The kind of a run imported from a recording made elsewhere (`bench runs import`), beside
+/// the experiment kinds.
+pub const IMPORTED_KIND: &str = "imported";
+
 /// One control period's measurement. Units are SI: rad or m, rad/s or m/s, N m or N.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Sample {

@@ -2,6 +2,7 @@
 
 mod annotations;
 mod export;
+mod imports;
 mod push;
 mod queries;
 mod reasons;

@@ -89,8 +89,7 @@ async fn read_sources(
             (Source::Run(id), Some(store)) => {
                 let run = run_data::load_run(store, *id, flag).await?;
                 let ts = run_data::time_series(store, &run, &Selection::default()).await?;
-                let cols = ts.cols;
-                Segment::from_columns(&format!("run {id}"), &run_data::TimeSeries::NAMES, &cols)
+                Segment::from_columns(&format!("run {id}"), &ts.names, &ts.cols)
                     .map_err(|e| InputError(format!("{flag}: {e}")))?
             }
             (Source::Run(_), None) => anyhow::bail!("BUG: run ids without a store"),

@@ -220,9 +220,15 @@ async fn run_table(
     procedure: &str,
     sel: &Selection,
 ) -> anyhow::Result<(Table, Vec<String>)> {
+    let imported = run.kind == run_store::IMPORTED_KIND;
     let wrong_kind = |works: &[&str]| {
+        let also = if procedure == "phi_s" {
+            ""
+        } else {
+            ", imported"
+        };
         InputError(format!(
-            "--run {}: procedure {procedure} cannot use a '{}' run (it uses: {})",
+            "--run {}: procedure {procedure} cannot use a '{}' run (it uses: {}{also})",
             run.id,
             run.kind,
             works.join(", ")
@@ -240,6 +246,24 @@ async fn run_table(
         Table::new(cols).map_err(|e| anyhow::anyhow!("BUG: table of run {}: {e}", run.id))
     };
     match procedure {
+        "static_curve" if imported => {
+            // A recording's friction–velocity scatter, sample by sample.
+            let ts = run_data::time_series(store, run, sel).await?;
+            let named = ts.named();
+            let col = |n: &str| named.iter().find(|(k, _)| k == n).map(|(_, c)| c.clone());
+            let (Some(v), Some(f)) = (col("v"), col("friction")) else {
+                return Err(InputError(format!(
+                    "--run {}: static_curve reads the v and friction columns, and this imported recording has {}",
+                    run.id,
+                    ts.names.join(", ")
+                ))
+                .into());
+            };
+            Ok((
+                table(vec![("v".into(), v), ("friction".into(), f)])?,
+                ts.notes,
+            ))
+        }
         "static_curve" => {
             if run.kind != "constant_velocity_sweep" {
                 return Err(wrong_kind(&["constant_velocity_sweep"]).into());
@@ -305,7 +329,8 @@ async fn run_table(
                 .ok_or_else(|| {
                     anyhow::anyhow!("BUG: procedure {procedure} has no run kinds listed")
                 })?;
-            if !works.contains(&run.kind.as_str()) {
+            // A recording made elsewhere is whatever its owner fits it with.
+            if !imported && !works.contains(&run.kind.as_str()) {
                 return Err(wrong_kind(works).into());
             }
             let (sel, part) = match part_of(run, procedure, sel)? {

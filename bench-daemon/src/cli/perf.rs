@@ -13,6 +13,9 @@ pub enum PerfCommand {
     Models(PerfModelsArgs),
     /// Samples per second into SQLite through the run recorder (goal >= 1 M/s).
     Storage(super::perf_storage::PerfStorageArgs),
+    /// `bench runs import` of a generated CSV recording (default 100 MB): MB/s (goal >= 50)
+    /// and peak memory above idle (goal <= 64 MB).
+    Import(super::perf_import::PerfImportArgs),
     /// Read+write cycles per second against the simulated bench (TCP, or RTU vs its line limit).
     Modbus(super::perf_modbus::PerfModbusArgs),
     /// ms per static-curve fit (S4 Table 1 curve, 40 points per direction, both directions), and
@@ -62,6 +65,7 @@ pub fn run(cmd: &PerfCommand) -> anyhow::Result<()> {
         PerfCommand::Models(args) => models(args),
         PerfCommand::Modbus(args) => super::perf_modbus::run(args),
         PerfCommand::Storage(args) => super::perf_storage::run(args),
+        PerfCommand::Import(args) => super::perf_import::run(args),
         PerfCommand::Fit(args) => fit(args),
         PerfCommand::Loop(args) => super::perf_loop::run(args),
         PerfCommand::Estop(args) => super::perf_estop::run(args),

@@ -156,6 +156,7 @@ pub fn router(state: AppState, web: Option<&FsPath>) -> Router {
         .route("/api/experiments/kinds", get(kinds))
         .route("/api/experiments/check", post(check))
         .route("/api/runs", get(list_runs).post(create_run))
+        .route(super::import::PATH, post(super::import::import_run))
         .route("/api/runs/{id}", get(get_run))
         .route("/api/runs/{id}/results", get(run_results))
         .route("/api/runs/{id}/samples", get(run_samples))

@@ -22,6 +22,7 @@ pub mod estop;
 pub mod fitting;
 pub mod front;
 pub mod guard;
+pub mod import;
 pub mod live;
 pub mod metrics;
 pub mod openapi;

@@ -120,7 +120,7 @@ pub fn document() -> Value {
                 "responses": {"200": ok_json("valid", json!({"type": "object", "properties": {"ok": {"const": true}, "estimate_s": {"type": "number"}, "max_s": {"type": "number"}, "segments": {"type": "integer"}, "spec": spec.clone()}})), "400": e400, "401": e401, "422": e422}}}));
     paths.insert("/api/runs".into(), json!({
                 "get": {"summary": "Runs, newest first", "parameters": [
-                    q("kind", "experiment kind", json!({"enum": kinds.clone()})),
+                    q("kind", "experiment kind, or `imported` (recordings from POST /api/runs/import)", json!({"enum": kinds.as_array().into_iter().flatten().cloned().chain([json!(run_store::IMPORTED_KIND)]).collect::<Vec<_>>()})),
                     q("bench", "bench id (bench.toml `bench_id`; `sim` for the simulated bench)", json!({"type": "string", "pattern": "^[A-Za-z0-9._-]{1,64}$"})),
                     q("status", "queued, running, completed, aborted, failed, interrupted", json!({"enum": ["queued", "running", "completed", "aborted", "failed", "interrupted"]})),
                     q("since", "created at or after (YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ, UTC)", json!({"type": "string", "pattern": DATE_PATTERN})),
@@ -136,6 +136,10 @@ pub fn document() -> Value {
                     "responses": {"201": ok_json("created", json!({"type": "object", "properties": {"id": {"type": "integer"}, "status": {"enum": ["queued", "running"]}, "position": {"type": "integer", "description": "0 = running, 1 = next"}, "eta_s": {"type": "number", "description": "estimated time until it ends [s]"}}})),
                         "400": e400.clone(), "401": e401.clone(), "409": e409.clone(), "422": e422.clone()}}
             }));
+    paths.insert(
+        super::import::PATH.into(),
+        super::import::openapi(&e401, &e422),
+    );
     paths.insert("/api/runs/{id}".into(), json!({"get": {"summary": "One run (status, timing, interruption log, results, spec, models, comparisons)", "parameters": [id_param("id", "run id")], "responses": {"200": ok_json("run", any_obj()), "404": e404.clone()}}}));
     paths.insert("/api/runs/{id}/results".into(), json!({"get": {"summary": "The run's analysis", "parameters": [id_param("id", "run id")], "responses": {"200": ok_json("analysis", any_obj()), "404": e404.clone(), "409": err("The run has no results (yet): its status says why")}}}));
     paths.insert("/api/runs/{id}/samples".into(), json!({"get": {"summary": "Samples by run time range with decimation, with every lockstep model's output", "parameters": [id_param("id", "run id"),
@@ -242,7 +246,7 @@ mod tests {
     fn every_endpoint_is_documented() {
         let doc = super::document();
         let paths = doc["paths"].as_object().unwrap();
-        assert_eq!(paths.len(), 27);
+        assert_eq!(paths.len(), 28);
         for (p, ops) in paths {
             for (m, op) in ops.as_object().unwrap() {
                 assert!(op["responses"].is_object(), "{m} {p}");
