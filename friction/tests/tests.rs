@@ -1,5 +1,6 @@
 //! Integration tests of the friction library, by theme.
 
+mod coverage;
 mod docs_pages;
 mod identify;
 mod identify_dynamic;

@@ -10,6 +10,19 @@
 //!   model, from the measured initial position and velocity, and the residual is the motion
 //!   error `x_sim,k - x_k` \[m\]. The plant mass is given, or fitted as the pseudo-parameter `mass`.
 //!
+//! Between samples the model is integrated in sub-steps with the signals interpolated
+//! (docs/src/identification.md#sub-steps); each interval at its own spacing, so non-uniform time stamps are
+//! replayed as recorded. Unless `substeps` is given, the count is chosen from the data: after
+//! a fit, the replay is redone with twice the sub-steps and the change it would make to the
+//! optimum (one Gauss–Newton step on the difference) is compared with the standard errors;
+//! while it exceeds a tenth of one, the sub-steps grow (the extrapolated replay converges in
+//! the square of the sub-step) and the fit continues from its optimum.
+//!
+//! A force offset (`Offset::Fit`, the pseudo-parameter `offset`) is subtracted from the
+//! measurement: from the friction in a velocity replay, from the applied force in a torque
+//! replay. A model that contains a simpler one (docs/src/identification.md#nested-models) starts from the simpler
+//! one's output-error optimum on the same data and a multi-start over the parameters it adds.
+//!
 //! Each segment starts from the model at rest. Parameters are chosen by name, each with bounds
 //! and a scale: by default a parameter whose rule makes it positive (probed through the model's
 //! own validation) is searched in `log10` within `default / 1e3 .. default * 1e3`, so that
@@ -18,17 +31,20 @@
 //! `fs < fc`) has an infinite cost, which the fitter steps back from. The fit is the bounded
 //! [`LevenbergMarquardt`] through the [`Runner`] with a forward-difference Jacobian computed on
 //! all cores, or the global [`Aep`] search (optionally polished by LM); standard errors come
-//! from the Jacobian at the optimum ([`standard_errors`], mapped back through the scaling).
+//! from the Jacobian at the optimum, corrected for serially correlated residuals
+//! ([`stats::least_squares`]) and mapped back through the scaling; `bootstrap` replaces them by
+//! a moving-block bootstrap.
 
 use super::quality::{on_bound, scaled_condition};
+use super::replay::{ReplaySetup, replay_segment};
 pub use super::segment::{DataUsed, Segment, excitation_velocity};
-use super::{FitReport, Given, Procedure, Table, num};
+use super::{FitReport, Given, Offset, Procedure, Table, num};
 use crate::identify::aep::Aep;
-use crate::identify::lm::{LevenbergMarquardt, standard_errors};
+use crate::identify::lm::LevenbergMarquardt;
+use crate::identify::stats;
 use crate::identify::{Bounds, FitError, FitResult, Residuals, Runner};
-use crate::plant::{self, Applied, PlantParams, PlantState};
 use crate::registry::{self, ModelEntry};
-use crate::{BuildError, FrictionModel, Input};
+use crate::{BuildError, FrictionModel};
 use nalgebra::DMatrix;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -143,10 +159,34 @@ pub struct Options {
     /// parameter, fractions of the start value for a linear one); default 1e-6. A larger step
     /// smooths a cost with kinks (stick/slip switching in a torque replay).
     pub diff_step: f64,
+    /// A constant force offset in the measurement: fitted, known or none.
+    pub offset: Offset,
+    /// Integration sub-steps per sample interval; `None`: chosen from the data (module doc).
+    pub substeps: Option<usize>,
+    /// Start a model that contains a simpler one from the simpler one's optimum
+    /// (docs/src/identification.md#nested-models).
+    pub nested: bool,
+    /// Moving-block bootstrap of the standard errors: replicates and seed.
+    pub bootstrap: Option<(usize, u64)>,
+    /// The applied force between samples: held (a drive's command) or interpolated (a
+    /// measured force).
+    pub hold: Hold,
+}
+
+/// How the applied force `u` runs between two samples.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Hold {
+    /// Linear between the samples (a measured, continuous force).
+    #[default]
+    Linear,
+    /// Held at the sample's value until the next (zero-order hold: a drive's command).
+    Zoh,
 }
 
 impl Options {
-    /// LM with velocity replay, no warm-up, 200 iterations, all cores.
+    /// LM with velocity replay, no warm-up, 200 iterations, all cores, no offset, sub-steps
+    /// from the data, nested start, analytic standard errors.
     pub fn new(model: &str, free: &[&str]) -> Options {
         Options {
             model: model.into(),
@@ -159,6 +199,11 @@ impl Options {
             timeout: None,
             threads: 0,
             diff_step: 1e-6,
+            offset: Offset::None,
+            substeps: None,
+            nested: true,
+            bootstrap: None,
+            hold: Hold::Linear,
         }
     }
 }
@@ -181,6 +226,14 @@ pub struct Resolved {
 }
 
 impl Resolved {
+    /// The scaled coordinate of value `v`.
+    pub(crate) fn internal(&self, v: f64) -> f64 {
+        self.to_internal(v)
+    }
+    /// The value at scaled coordinate `q`.
+    pub(crate) fn value_at(&self, q: f64) -> f64 {
+        self.to_value(q)
+    }
     fn to_internal(&self, v: f64) -> f64 {
         match self.scale {
             Scale::Log => v.log10(),
@@ -209,10 +262,13 @@ pub struct OutputError<'a> {
     base: Map<String, Value>,
     free: Vec<Resolved>,
     segs: &'a [Segment],
-    dts: Vec<Vec<f64>>,
-    dus: Vec<Vec<f64>>,
     skip: Vec<usize>,
     replay: Replay,
+    offset: f64,
+    substeps: usize,
+    richardson: bool,
+    torque: bool,
+    hold: Hold,
     len: usize,
     threads: usize,
     diff_step: f64,
@@ -231,7 +287,7 @@ impl<'a> OutputError<'a> {
     /// Resolves names, bounds and scales against the model and checks the data.
     pub fn new(segs: &'a [Segment], opts: &Options) -> Result<OutputError<'a>, FitError> {
         let entry = registry::entry(&opts.model).map_err(model_err)?;
-        let Value::Object(base) = opts.params.clone() else {
+        let Value::Object(mut base) = opts.params.clone() else {
             return Err(FitError::Config {
                 field: "params".into(),
                 value: f64::NAN,
@@ -241,6 +297,25 @@ impl<'a> OutputError<'a> {
         if segs.is_empty() {
             return Err(FitError::Data("no segment to fit".into()));
         }
+        // A stored set's offset (params.offset) or the option's known one; fitted when free.
+        let set_offset = match base.remove("offset") {
+            None | Some(Value::Null) => None,
+            Some(v) => {
+                Some(
+                    v.as_f64()
+                        .filter(|x| x.is_finite())
+                        .ok_or_else(|| FitError::Config {
+                            field: "params.offset".into(),
+                            value: f64::NAN,
+                            rule: format!("must be a number [N or N m] (got {v})"),
+                        })?,
+                )
+            }
+        };
+        let offset = match opts.offset {
+            Offset::Known(c) => c,
+            _ => set_offset.unwrap_or(0.0),
+        };
         for s in segs {
             s.check(Some(&opts.replay))?;
         }
@@ -265,8 +340,9 @@ impl<'a> OutputError<'a> {
                     rule: "is named twice".into(),
                 });
             }
-            let (d, positive) = if f.name == "mass" && matches!(opts.replay, Replay::Torque { .. })
-            {
+            let (d, positive) = if f.name == "offset" {
+                (offset, false)
+            } else if f.name == "mass" && matches!(opts.replay, Replay::Torque { .. }) {
                 let Replay::Torque { mass } = opts.replay else {
                     unreachable!()
                 };
@@ -345,11 +421,14 @@ impl<'a> OutputError<'a> {
             entry,
             base,
             free,
-            dts: segs.iter().map(Segment::dts).collect(),
-            dus: segs.iter().map(Segment::du_dt).collect(),
             segs,
             skip,
             replay: opts.replay,
+            offset,
+            substeps: opts.substeps.unwrap_or(1).max(1),
+            richardson: opts.replay == Replay::Velocity && !start_model.state_names().is_empty(),
+            torque: matches!(opts.replay, Replay::Torque { .. }),
+            hold: opts.hold,
             len,
             threads,
             diff_step: if opts.diff_step > 0.0 {
@@ -393,95 +472,85 @@ impl<'a> OutputError<'a> {
             .collect()
     }
 
-    /// The parameter object (over the defaults) and the plant mass at scaled point `q`.
-    fn params_at(&self, q: &[f64]) -> (Value, f64) {
+    /// The parameter object (over the defaults), the plant mass and the offset at scaled
+    /// point `q`.
+    fn params_at(&self, q: &[f64]) -> (Value, f64, f64) {
         let mut m = self.base.clone();
         let mut mass = match self.replay {
             Replay::Torque { mass } => mass,
             Replay::Velocity => 0.0,
         };
+        let mut offset = self.offset;
         for (r, q) in self.free.iter().zip(q) {
             let v = r.to_value(*q);
-            if r.name == "mass" && matches!(self.replay, Replay::Torque { .. }) {
+            if r.name == "offset" {
+                offset = v;
+            } else if r.name == "mass" && matches!(self.replay, Replay::Torque { .. }) {
                 mass = v;
             } else {
                 m.insert(r.name.clone(), Value::from(v));
             }
         }
-        (Value::Object(m), mass)
+        (Value::Object(m), mass, offset)
     }
 
-    /// The model at scaled point `q` (`None` when its validation refuses the set).
-    pub fn model_at(&self, q: &[f64]) -> Option<(Box<dyn FrictionModel>, f64)> {
-        let (p, mass) = self.params_at(q);
+    /// The model at scaled point `q` and how to replay it (`None` when its validation refuses
+    /// the set).
+    pub fn model_at(&self, q: &[f64]) -> Option<(Box<dyn FrictionModel>, ReplaySetup)> {
+        let (p, mass, offset) = self.params_at(q);
         if matches!(self.replay, Replay::Torque { .. }) && !(mass.is_finite() && mass > 0.0) {
             return None;
         }
-        self.entry.build(p).ok().map(|m| (m, mass))
+        let setup = ReplaySetup {
+            replay: self.replay,
+            mass,
+            offset,
+            substeps: self.substeps,
+            richardson: self.richardson,
+            hold: self.hold,
+        };
+        self.entry.build(p).ok().map(|m| (m, setup))
     }
 
-    /// Replays every segment with `model` and writes the residuals (all samples, warm-up
-    /// included) per segment into `out`.
-    pub fn replay_all(&self, model: &mut dyn FrictionModel, mass: f64, out: &mut [Vec<f64>]) {
-        for (i, s) in self.segs.iter().enumerate() {
-            out[i].resize(s.len(), 0.0);
-            replay_segment(
-                model,
-                s,
-                &self.dts[i],
-                &self.dus[i],
-                self.replay,
-                mass,
-                0,
-                &mut out[i],
-            );
+    /// Quantiles `qs` (0..1) of the nonzero recorded speeds `|v|` (empty if it never moves).
+    pub fn speed_quantiles(&self, qs: &[f64]) -> Vec<f64> {
+        let mut v: Vec<f64> = self
+            .segs
+            .iter()
+            .flat_map(|s| s.v.iter().map(|v| v.abs()))
+            .filter(|v| *v > 0.0 && v.is_finite())
+            .collect();
+        if v.is_empty() {
+            return Vec::new();
         }
+        v.sort_by(f64::total_cmp);
+        qs.iter()
+            .map(|q| v[((v.len() - 1) as f64 * q.clamp(0.0, 1.0)) as usize])
+            .collect()
     }
-}
 
-/// Replays one segment; `out[k - skip]` is the residual at sample `k >= skip`.
-#[allow(clippy::too_many_arguments)]
-fn replay_segment(
-    model: &mut dyn FrictionModel,
-    s: &Segment,
-    dts: &[f64],
-    dus: &[f64],
-    replay: Replay,
-    mass: f64,
-    skip: usize,
-    out: &mut [f64],
-) {
-    model.reset();
-    match replay {
-        Replay::Velocity => {
-            for k in 0..s.len() {
-                let input = Input {
-                    t: s.t[k],
-                    x: s.x[k],
-                    v: s.v[k],
-                    u: s.u[k],
-                    du_dt: dus[k],
-                };
-                let f = model.step(&input, dts[k]);
-                if k >= skip {
-                    out[k - skip] = f - s.friction[k];
-                }
-            }
-        }
-        Replay::Torque { .. } => {
-            let pp = PlantParams { mass };
-            let mut st = PlantState {
-                t: s.t[0],
-                x: s.x[0],
-                v: s.v[0],
-            };
-            for k in 0..s.len() {
-                if k >= skip {
-                    out[k - skip] = st.x - s.x[k];
-                }
-                plant::step(model, &pp, &mut st, &Applied::force(s.u[k], dus[k]), dts[k]);
-            }
-        }
+    /// Integration sub-steps per sample interval.
+    pub fn substeps(&self) -> usize {
+        self.substeps
+    }
+
+    /// True when the model's output depends on the signals between samples (it has a state,
+    /// or the plant integrates it): sub-steps matter.
+    pub fn between_samples(&self) -> bool {
+        self.richardson || self.torque
+    }
+
+    /// The measured target of each residual (friction, or position in a torque replay), in the
+    /// order of the residuals.
+    pub fn target(&self) -> Vec<f64> {
+        self.segs
+            .iter()
+            .zip(&self.skip)
+            .flat_map(|(s, k)| match self.replay {
+                Replay::Velocity => s.friction[*k..].to_vec(),
+                Replay::Torque { .. } => s.x[*k..].to_vec(),
+            })
+            .collect()
     }
 }
 
@@ -503,23 +572,14 @@ impl Residuals for OutputError<'_> {
 
     fn residuals(&self, q: &[f64], out: &mut [f64]) -> Result<(), FitError> {
         self.evals.fetch_add(1, Ordering::Relaxed);
-        let Some((mut model, mass)) = self.model_at(q) else {
+        let Some((mut model, setup)) = self.model_at(q) else {
             out.fill(f64::INFINITY);
             return Ok(());
         };
         let mut o = 0;
         for (i, s) in self.segs.iter().enumerate() {
             let n = s.len() - self.skip[i];
-            replay_segment(
-                model.as_mut(),
-                s,
-                &self.dts[i],
-                &self.dus[i],
-                self.replay,
-                mass,
-                self.skip[i],
-                &mut out[o..o + n],
-            );
+            replay_segment(model.as_mut(), s, &setup, self.skip[i], &mut out[o..o + n]);
             o += n;
         }
         Ok(())
@@ -586,31 +646,63 @@ impl Residuals for OutputError<'_> {
     }
 }
 
-/// Fits `opts.free` of `opts.model` to `segs`; the result carries provenance and standard errors.
-pub fn fit(segs: &[Segment], opts: &Options) -> Result<FitReport, FitError> {
-    let problem = OutputError::new(segs, opts)?;
-    let q0 = problem.start();
-    if problem.model_at(&q0).is_none() {
-        return Err(FitError::Config {
-            field: "params".into(),
-            value: f64::NAN,
-            rule: "the start values break the model's rules".into(),
-        });
-    }
+/// A sub-step count is enough when doubling it moves the optimum by at most this many standard
+/// errors.
+pub const SUBSTEP_TOLERANCE: f64 = 0.1;
+/// The most sub-steps per sample interval chosen from the data.
+pub const MAX_SUBSTEPS: usize = 256;
+
+/// A finished fit and the work it took.
+struct Run {
+    result: FitResult,
+    evaluations: u64,
+    method: Value,
+}
+
+/// Runs `opts.method` on `problem` from `starts` (the best result is kept).
+fn run_method(
+    problem: &OutputError<'_>,
+    opts: &Options,
+    starts: Vec<Vec<f64>>,
+) -> Result<Run, FitError> {
     let bounds = problem.bounds();
-    let lm = |q0: Vec<f64>, timeout: Option<Duration>| -> Result<FitResult, FitError> {
+    let lm = |q0: Vec<f64>| -> Result<FitResult, FitError> {
         let mut r = Runner::new(
-            &problem,
+            problem,
             LevenbergMarquardt::new().with_bounds(bounds.clone()),
         )
         .max_iters(opts.max_iters);
-        if let Some(t) = timeout {
+        if let Some(t) = opts.timeout {
             r = r.timeout(t);
         }
         r.run(q0)
     };
-    let (result, settings_method) = match &opts.method {
-        Method::Lm => (lm(q0, opts.timeout)?, serde_json::json!({"kind": "lm"})),
+    let before = problem.evaluations();
+    let (result, method) = match &opts.method {
+        Method::Lm => {
+            let mut best: Option<FitResult> = None;
+            let n_starts = starts.len();
+            for q0 in starts {
+                let r = lm(q0)?;
+                best = Some(match best {
+                    Some(b) if b.cost <= r.cost => FitResult {
+                        iters: b.iters + r.iters,
+                        evals: b.evals + r.evals,
+                        elapsed_s: b.elapsed_s + r.elapsed_s,
+                        ..b
+                    },
+                    Some(b) => FitResult {
+                        iters: b.iters + r.iters,
+                        evals: b.evals + r.evals,
+                        elapsed_s: b.elapsed_s + r.elapsed_s,
+                        ..r
+                    },
+                    None => r,
+                });
+            }
+            let best = best.ok_or_else(|| FitError::Bug("no start to fit from".into()))?;
+            (best, serde_json::json!({"kind": "lm", "starts": n_starts}))
+        }
         Method::Aep {
             population,
             beta1,
@@ -623,10 +715,11 @@ pub fn fit(segs: &[Segment], opts: &Options) -> Result<FitReport, FitError> {
                 .with_population(*population)?
                 .with_betas(*beta1, *beta2)?
                 .with_seed(*seed);
-            let mut r = Runner::new(&problem, aep).max_iters(*generations);
+            let mut r = Runner::new(problem, aep).max_iters(*generations);
             if let Some(t) = opts.timeout {
                 r = r.timeout(t);
             }
+            let q0 = starts.into_iter().next().unwrap_or_else(|| problem.start());
             let global = r.run(q0)?;
             let settings = serde_json::json!({
                 "kind": "aep", "population": population, "beta1": beta1, "beta2": beta2, "seed": seed,
@@ -634,7 +727,7 @@ pub fn fit(segs: &[Segment], opts: &Options) -> Result<FitReport, FitError> {
                 "aep_evaluations": global.evals, "aep_mse": global.mse, "aep_termination": global.termination,
             });
             if *polish {
-                let mut p = lm(global.params.clone(), opts.timeout)?;
+                let mut p = lm(global.params.clone())?;
                 p.evals += global.evals;
                 p.iters += global.iters;
                 p.elapsed_s += global.elapsed_s;
@@ -644,21 +737,232 @@ pub fn fit(segs: &[Segment], opts: &Options) -> Result<FitReport, FitError> {
             }
         }
     };
-    report(&problem, opts, &result, "output_error", settings_method)
+    Ok(Run {
+        result,
+        evaluations: problem.evaluations() - before,
+        method,
+    })
 }
 
-/// Builds the report of a finished fit of `problem`: the full parameter set under `params`,
-/// standard errors, MSE, provenance (procedure, model, method, termination, samples, columns,
-/// time range, sources in `notes`) and, under `details`, the fitted names, iterations,
-/// evaluations, wall time, data used per segment and the settings.
-pub(crate) fn report(
+/// `opts` with `n` sub-steps.
+fn with_substeps(opts: &Options, n: usize) -> Options {
+    Options {
+        substeps: Some(n),
+        ..opts.clone()
+    }
+}
+
+/// How far, in standard errors, doubling the sub-steps from `n` would move the optimum `q`:
+/// one Gauss–Newton step `(JᵀJ)⁻¹ Jᵀ (r_2n - r_n)` over the standard errors at `q`.
+fn substep_change(segs: &[Segment], opts: &Options, n: usize, q: &[f64]) -> Result<f64, FitError> {
+    let coarse = OutputError::new(segs, &with_substeps(opts, n))?;
+    let fine = OutputError::new(segs, &with_substeps(opts, 2 * n))?;
+    let m = coarse.len();
+    let (mut rc, mut rf) = (vec![0.0; m], vec![0.0; m]);
+    coarse.residuals(q, &mut rc)?;
+    fine.residuals(q, &mut rf)?;
+    let mut jac = DMatrix::zeros(0, 0);
+    match coarse.jacobian(q, &mut jac) {
+        Some(r) => r?,
+        None => return Err(FitError::Bug("the output-error Jacobian is missing".into())),
+    }
+    let Some(unc) = stats::least_squares(&jac, &rc, true) else {
+        return Ok(0.0);
+    };
+    let d = nalgebra::DVector::from_iterator(m, rc.iter().zip(&rf).map(|(c, f)| f - c));
+    let Some(inv) = (jac.transpose() * &jac).try_inverse() else {
+        return Ok(0.0);
+    };
+    let step = inv * (jac.transpose() * d);
+    Ok(step
+        .iter()
+        .zip(&unc.std_errors)
+        .map(|(s, e)| s.abs() / e.max(f64::MIN_POSITIVE))
+        .fold(0.0, f64::max))
+}
+
+/// Fits `opts.free` of `opts.model` to `segs`; the result carries provenance, standard errors
+/// and intervals, the goodness of fit, the sub-steps used and, for a model that contains a
+/// simpler one, the comparison with it.
+pub fn fit(segs: &[Segment], opts: &Options) -> Result<FitReport, FitError> {
+    if opts.free.is_empty() && !opts.offset.fitted() {
+        return evaluate(segs, opts);
+    }
+    let mut opts = opts.clone();
+    if opts.offset.fitted() && !opts.free.iter().any(|f| f.name == "offset") {
+        opts.free.push(FreeParam {
+            name: "offset".into(),
+            scale: Some(Scale::Linear),
+            ..FreeParam::default()
+        });
+    }
+    let contained = if opts.nested && opts.method == Method::Lm {
+        super::nested::contained_start(segs, &opts)?
+    } else {
+        None
+    };
+    let plain_opts = opts.clone();
+    let mut contained = contained;
+    if let Some(c) = &contained {
+        let mut with = opts.clone();
+        c.apply(&mut with);
+        let ok = OutputError::new(segs, &with)
+            .ok()
+            .is_some_and(|p| p.model_at(&p.start()).is_some());
+        if ok {
+            opts = with;
+        } else {
+            // The simpler optimum breaks a rule of this model with its fixed values (fs below
+            // the simpler fc): start from the given values instead.
+            contained = None;
+        }
+    }
+    let mut n_sub = opts.substeps.unwrap_or(1).max(1);
+    let problem = OutputError::new(segs, &with_substeps(&opts, n_sub))?;
+    let q0 = problem.start();
+    if problem.model_at(&q0).is_none() {
+        return Err(FitError::Config {
+            field: "params".into(),
+            value: f64::NAN,
+            rule: "the start values break the model's rules".into(),
+        });
+    }
+    let starts = match &contained {
+        Some(c) => {
+            // The given (or default) start competes too: a degenerate simpler optimum (no
+            // Stribeck effect in it) must not cost the richer model its own start.
+            let plain = OutputError::new(segs, &with_substeps(&plain_opts, n_sub))?;
+            let q_plain = plain.start();
+            let extra = (plain.free().len() == problem.free().len()).then_some(q_plain);
+            super::nested::screen(&problem, &q0, extra, &c.added, 1)?
+        }
+        None => vec![q0],
+    };
+    let mut run = run_method(&problem, &opts, starts)?;
+    let mut checks = Vec::new();
+    // A global search without a polish is not refitted; its check is reported.
+    let refits = !matches!(opts.method, Method::Aep { polish: false, .. });
+    if opts.substeps.is_none() && problem.between_samples() {
+        for _ in 0..6 {
+            let change = substep_change(segs, &opts, n_sub, &run.result.params)?;
+            checks
+                .push(serde_json::json!({"substeps": n_sub, "change_in_std_errors": num(change)}));
+            if change.is_nan() || change <= SUBSTEP_TOLERANCE || n_sub >= MAX_SUBSTEPS || !refits {
+                break;
+            }
+            // The extrapolated replay converges in the square of the sub-step, the plain one
+            // (torque replay: stick and slip make extrapolation unsafe) in proportion.
+            let ratio = change / SUBSTEP_TOLERANCE;
+            let ratio = if problem.richardson {
+                ratio.sqrt()
+            } else {
+                ratio
+            };
+            let want = (n_sub as f64 * ratio).ceil() as usize;
+            n_sub = want.next_power_of_two().clamp(2 * n_sub, MAX_SUBSTEPS);
+            let refined = OutputError::new(segs, &with_substeps(&opts, n_sub))?;
+            let lm_opts = Options {
+                method: Method::Lm,
+                ..opts.clone()
+            };
+            let next = run_method(&refined, &lm_opts, vec![run.result.params.clone()])?;
+            run = Run {
+                result: FitResult {
+                    iters: run.result.iters + next.result.iters,
+                    evals: run.result.evals + next.result.evals,
+                    elapsed_s: run.result.elapsed_s + next.result.elapsed_s,
+                    ..next.result
+                },
+                evaluations: run.evaluations + next.evaluations,
+                method: run.method,
+            };
+        }
+    }
+    let problem = OutputError::new(segs, &with_substeps(&opts, n_sub))?;
+    let mut rep = report(&problem, &opts, &run, "output_error")?;
+    rep.provenance
+        .settings
+        .insert("substeps".into(), serde_json::json!(n_sub));
+    if !checks.is_empty() {
+        rep.provenance
+            .settings
+            .insert("substep_checks".into(), Value::Array(checks));
+    }
+    if let Some(c) = &contained {
+        rep.details["nested"] = c.judge(&rep, run.result.cost, problem.free.len());
+    }
+    if let Some((replicates, seed)) = opts.bootstrap {
+        bootstrap(&mut rep, &problem, &opts, &run.result, replicates, seed)?;
+    }
+    rep.assess();
+    Ok(rep)
+}
+
+/// Replaces the standard errors by a moving-block bootstrap of the residuals: the target
+/// (friction, or position in a torque replay) is rebuilt as fit plus resampled residual
+/// blocks and refitted by LM from the optimum, at the same sub-steps.
+fn bootstrap(
+    rep: &mut FitReport,
     problem: &OutputError<'_>,
     opts: &Options,
     r: &FitResult,
+    replicates: usize,
+    seed: u64,
+) -> Result<(), FitError> {
+    if problem.skip.iter().any(|k| *k > 0) {
+        return Err(FitError::Config {
+            field: "given.bootstrap".into(),
+            value: replicates as f64,
+            rule: "cannot be combined with warmup_s (the warm-up samples have no residual)".into(),
+        });
+    }
+    let m = problem.len();
+    let mut resid = vec![0.0; m];
+    problem.residuals(&r.params, &mut resid)?;
+    let target = problem.target();
+    let fitted: Vec<f64> = target.iter().zip(&resid).map(|(y, e)| y + e).collect();
+    let resid: Vec<f64> = resid.iter().map(|e| -e).collect();
+    let block = stats::andrews_lag(&resid);
+    let lm_opts = Options {
+        method: Method::Lm,
+        nested: false,
+        bootstrap: None,
+        substeps: Some(problem.substeps),
+        ..opts.clone()
+    };
+    let boot = stats::block_bootstrap(&fitted, &resid, block, replicates, seed, |y| {
+        let mut segs = problem.segs.to_vec();
+        let mut o = 0;
+        for s in &mut segs {
+            let n = s.len();
+            match opts.replay {
+                Replay::Velocity => s.friction.copy_from_slice(&y[o..o + n]),
+                Replay::Torque { .. } => s.x.copy_from_slice(&y[o..o + n]),
+            }
+            o += n;
+        }
+        let p = OutputError::new(&segs, &lm_opts)?;
+        let fit = run_method(&p, &lm_opts, vec![r.params.clone()])?;
+        Ok(p.values(&fit.result.params))
+    })?;
+    let names: Vec<String> = problem.free.iter().map(|f| f.name.clone()).collect();
+    rep.use_bootstrap(&names, &boot);
+    Ok(())
+}
+
+/// Builds the report of a finished fit of `problem`: the full parameter set under `params`
+/// (with `mass` and `offset` when fitted or known), standard errors, MSE, R², AIC, BIC,
+/// provenance (procedure, model, method, termination, samples, columns, time range, sources in
+/// `notes`) and, under `details`, the fitted names, iterations, evaluations, wall time, data
+/// used per segment and the settings.
+fn report(
+    problem: &OutputError<'_>,
+    opts: &Options,
+    run: &Run,
     procedure: &str,
-    method: Value,
 ) -> Result<FitReport, FitError> {
-    let Some((model, _)) = problem.model_at(&r.params) else {
+    let r = &run.result;
+    let Some((model, setup)) = problem.model_at(&r.params) else {
         return Err(FitError::Bug(
             "the best parameters break the model's rules".into(),
         ));
@@ -667,15 +971,31 @@ pub(crate) fn report(
         return Err(FitError::Bug("parameters are not a JSON object".into()));
     };
     let values = problem.values(&r.params);
-    let se = standard_errors(problem, &r.params, r.cost);
+    let m = problem.len();
+    let mut resid = vec![0.0; m];
+    problem.residuals(&r.params, &mut resid)?;
+    let mut jac = DMatrix::zeros(0, 0);
+    let jac_ok = matches!(problem.jacobian(&r.params, &mut jac), Some(Ok(())));
+    let unc = if jac_ok {
+        stats::least_squares(&jac, &resid, true)
+    } else {
+        None
+    };
     let mut std_errors = Map::new();
     for (i, f) in problem.free.iter().enumerate() {
-        if let Some(se) = se.as_ref().map(|s| s[i]).filter(|s| s.is_finite()) {
+        if let Some(se) = unc
+            .as_ref()
+            .map(|u| u.std_errors[i])
+            .filter(|s| s.is_finite())
+        {
             std_errors.insert(f.name.clone(), num(se * f.slope(r.params[i])));
         }
         if f.name == "mass" && matches!(opts.replay, Replay::Torque { .. }) {
             params.insert("mass".into(), num(values[i]));
         }
+    }
+    if problem.free.iter().any(|f| f.name == "offset") || setup.offset != 0.0 {
+        params.insert("offset".into(), num(setup.offset));
     }
     let columns: &[&str] = match opts.replay {
         Replay::Velocity => &["t", "x", "v", "u", "friction"],
@@ -691,12 +1011,14 @@ pub(crate) fn report(
         &opts.model,
         &method_name,
         columns,
-        problem.len,
+        m,
         &Given::new(),
     );
     rep.params = params;
     rep.std_errors = std_errors;
     rep.mse = Some(r.mse);
+    rep.n_eff = unc.as_ref().map(|u| u.n_eff);
+    rep.goodness(&problem.target(), &resid, problem.free.len());
     rep.provenance.termination = Some(r.termination);
     let b = problem.bounds();
     rep.at_bound = problem
@@ -706,11 +1028,7 @@ pub(crate) fn report(
         .filter(|(i, _)| on_bound(r.params[*i], b.lower[*i]) || on_bound(r.params[*i], b.upper[*i]))
         .map(|(_, f)| f.name.clone())
         .collect();
-    let mut jac = DMatrix::zeros(0, 0);
-    rep.condition = match problem.jacobian(&r.params, &mut jac) {
-        Some(Ok(())) => scaled_condition(&jac),
-        _ => None,
-    };
+    rep.condition = if jac_ok { scaled_condition(&jac) } else { None };
     let t0 = problem
         .segs
         .iter()
@@ -723,9 +1041,20 @@ pub(crate) fn report(
         .fold(f64::NEG_INFINITY, f64::max);
     rep.provenance.time_range_s = Some([t0, t1]);
     rep.provenance.notes.push(format!(
-        "residual: {} (model replayed from rest on each segment)",
-        opts.replay.residual_name()
+        "residual: {} (model replayed from rest on each segment, {} sub-steps per sample interval)",
+        opts.replay.residual_name(),
+        problem.substeps
     ));
+    if setup.offset != 0.0 && !problem.free.iter().any(|f| f.name == "offset") {
+        rep.provenance.notes.push(format!(
+            "known offset {} subtracted from the measured {}",
+            setup.offset,
+            match opts.replay {
+                Replay::Velocity => "friction",
+                Replay::Torque { .. } => "applied force",
+            }
+        ));
+    }
     for s in problem.segs {
         let u = s.used();
         rep.provenance.notes.push(format!(
@@ -736,16 +1065,21 @@ pub(crate) fn report(
     if let Value::Object(given) = &opts.params {
         rep.provenance.given = given.clone();
     }
+    if let Some(u) = &unc {
+        rep.provenance
+            .settings
+            .insert("serial_correlation_window".into(), serde_json::json!(u.lag));
+    }
     rep.details = serde_json::json!({
         "fitted": problem.free.iter().map(|f| f.name.clone()).collect::<Vec<_>>(),
         "iterations": r.iters,
-        "evaluations": problem.evaluations(),
+        "evaluations": run.evaluations,
         "elapsed_s": r.elapsed_s,
         "residual": opts.replay.residual_name(),
         "data": problem.segs.iter().map(Segment::used).collect::<Vec<_>>(),
         "settings": {
-            "replay": opts.replay, "warmup_s": opts.warmup_s, "free": problem.free, "method": method,
-            "max_iters": opts.max_iters,
+            "replay": opts.replay, "warmup_s": opts.warmup_s, "free": problem.free, "method": run.method,
+            "max_iters": opts.max_iters, "substeps": problem.substeps,
             "jacobian": format!("forward differences, step {} in scaled coordinates", problem.diff_step),
         },
     });
@@ -753,34 +1087,163 @@ pub(crate) fn report(
     Ok(rep)
 }
 
-/// Replays `segs` through `model` with `params` (over its defaults) and returns the residuals
-/// per segment and sample (no fit): what the comparison table scores.
+/// Replays `segs` through `model` with `params` (over its defaults; `mass` and `offset`, when
+/// present, set the plant mass and the force offset subtracted from the measurement) and
+/// returns the residuals per segment and sample (no fit): what the comparison table scores.
+/// The sub-steps double from 1 until the replay changes by less than 1 % of its RMS residual
+/// (at most [`MAX_SUBSTEPS`]).
 pub fn residuals_of(
     model: &str,
     params: &Value,
     segs: &[Segment],
     replay: Replay,
 ) -> Result<Vec<Vec<f64>>, FitError> {
+    Ok(replay_of(model, params, segs, replay, Hold::Linear)?.0)
+}
+
+/// [`residuals_of`] with the applied force's `hold`; also returns the sub-steps used.
+pub fn replay_of(
+    model: &str,
+    params: &Value,
+    segs: &[Segment],
+    replay: Replay,
+    hold: Hold,
+) -> Result<(Vec<Vec<f64>>, usize), FitError> {
     let mass = match replay {
         Replay::Torque { mass } => params.get("mass").and_then(Value::as_f64).unwrap_or(mass),
         Replay::Velocity => 0.0,
     };
+    let offset = params.get("offset").and_then(Value::as_f64).unwrap_or(0.0);
     let mut params = params.clone();
     if let Value::Object(o) = &mut params {
         o.remove("mass");
+        o.remove("offset");
     }
     let mut m = registry::entry(model)
         .map_err(model_err)?
         .build(params)
         .map_err(model_err)?;
-    let mut out = Vec::new();
     for s in segs {
         s.check(Some(&replay))?;
-        let mut r = vec![0.0; s.len()];
-        replay_segment(m.as_mut(), s, &s.dts(), &s.du_dt(), replay, mass, 0, &mut r);
-        out.push(r);
     }
-    Ok(out)
+    let stateful = !m.state_names().is_empty();
+    let between = stateful || replay != Replay::Velocity;
+    let run = |m: &mut dyn FrictionModel, substeps: usize| -> Vec<Vec<f64>> {
+        let setup = ReplaySetup {
+            replay,
+            mass,
+            offset,
+            substeps,
+            richardson: stateful && replay == Replay::Velocity,
+            hold,
+        };
+        segs.iter()
+            .map(|s| {
+                let mut r = vec![0.0; s.len()];
+                replay_segment(m, s, &setup, 0, &mut r);
+                r
+            })
+            .collect()
+    };
+    let rms = |r: &[Vec<f64>]| {
+        let (s, n) = r
+            .iter()
+            .flatten()
+            .fold((0.0, 0usize), |(s, n), x| (s + x * x, n + 1));
+        (s / n.max(1) as f64).sqrt()
+    };
+    let mut n = 1;
+    let mut out = run(m.as_mut(), n);
+    while between && n < MAX_SUBSTEPS {
+        let finer = run(m.as_mut(), 2 * n);
+        let diff: Vec<Vec<f64>> = out
+            .iter()
+            .zip(&finer)
+            .map(|(a, b)| a.iter().zip(b).map(|(a, b)| a - b).collect())
+            .collect();
+        let (d, f) = (rms(&diff), rms(&finer));
+        let done = d.is_nan() || d <= 0.01 * f;
+        out = finer;
+        n *= 2;
+        if done {
+            break;
+        }
+    }
+    Ok((out, n))
+}
+
+/// The report of a replay without a fit (`fit: []`): the residual of the given values, with
+/// its MSE and R², the sub-steps chosen as in [`residuals_of`].
+fn evaluate(segs: &[Segment], opts: &Options) -> Result<FitReport, FitError> {
+    let mut params = opts.params.clone();
+    if let (Value::Object(p), Offset::Known(c)) = (&mut params, opts.offset) {
+        p.insert("offset".into(), Value::from(c));
+    }
+    let (res, n_sub) = replay_of(&opts.model, &params, segs, opts.replay, opts.hold)?;
+    let resid: Vec<f64> = res.iter().flatten().copied().collect();
+    let target: Vec<f64> = segs
+        .iter()
+        .flat_map(|s| match opts.replay {
+            Replay::Velocity => s.friction.clone(),
+            Replay::Torque { .. } => s.x.clone(),
+        })
+        .collect();
+    let model = registry::entry(&opts.model)
+        .map_err(model_err)?
+        .build(strip(&params))
+        .map_err(model_err)?;
+    let Value::Object(mut all) = model.params_json() else {
+        return Err(FitError::Bug("parameters are not a JSON object".into()));
+    };
+    for k in ["mass", "offset"] {
+        if let Some(v) = params.get(k) {
+            all.insert(k.into(), v.clone());
+        }
+    }
+    if let Replay::Torque { mass } = opts.replay {
+        all.entry("mass").or_insert(num(mass));
+    }
+    let columns: &[&str] = match opts.replay {
+        Replay::Velocity => &["t", "v", "friction"],
+        Replay::Torque { .. } => &["t", "x", "v", "u"],
+    };
+    let mut rep = FitReport::new(
+        "output_error",
+        &opts.model,
+        "replay",
+        columns,
+        resid.len(),
+        &Given::new(),
+    );
+    rep.params = all;
+    rep.mse = Some(resid.iter().map(|r| r * r).sum::<f64>() / resid.len().max(1) as f64);
+    rep.goodness(&target, &resid, 0);
+    rep.provenance
+        .settings
+        .insert("substeps".into(), serde_json::json!(n_sub));
+    rep.provenance.notes.push(format!(
+        "no parameter fitted (fit: []): the given values replayed, residual {} ({} sub-steps per sample interval)",
+        opts.replay.residual_name(),
+        n_sub
+    ));
+    rep.details = serde_json::json!({
+        "fitted": [], "residual": opts.replay.residual_name(),
+        "rms": num(rep.mse.unwrap_or(f64::NAN).sqrt()),
+        "data": segs.iter().map(Segment::used).collect::<Vec<_>>(),
+        "settings": {"replay": opts.replay, "hold": opts.hold, "substeps": n_sub},
+    });
+    rep.assess();
+    Ok(rep)
+}
+
+/// `params` without the pseudo-parameters `mass` and `offset`.
+fn strip(params: &Value) -> Value {
+    let mut p = params.clone();
+    if let Value::Object(o) = &mut p {
+        o.remove("mass");
+        o.remove("offset");
+    }
+    p
 }
 
 /// `bench fit --procedure output_error`: applies to every registry model; reads the columns
@@ -788,8 +1251,36 @@ pub fn residuals_of(
 pub const PROCEDURE: Procedure = Procedure {
     name: "output_error",
     models: &["*"],
-    columns: &["t", "v"],
+    columns: &["t"],
+    options: OPTIONS,
+    known_params: false,
 };
+
+/// The `given` keys of output error (and of `aep`).
+pub const OPTIONS: &[&str] = &[
+    "fit",
+    "params",
+    "bounds",
+    "scale",
+    "replay",
+    "mass",
+    "warmup_s",
+    "max_iters",
+    "diff_step",
+    "timeout_s",
+    "method",
+    "population",
+    "beta1",
+    "beta2",
+    "seed",
+    "generations",
+    "polish",
+    "offset",
+    "substeps",
+    "nested",
+    "bootstrap",
+    "hold",
+];
 
 fn given_err(field: &str, rule: &str) -> FitError {
     FitError::Config {
@@ -806,8 +1297,10 @@ fn given_num(given: &Given, name: &str) -> Result<Option<f64>, FitError> {
 /// Options from `bench fit --given`: `fit` (names, array or comma-separated; `default_free` if
 /// absent), `params` (fixed values and start values, an object), `bounds` (`{"name": [lo,
 /// hi]}`), `scale` (`{"name": "log"|"linear"}`), `replay` (`velocity` or `torque`), `mass`,
-/// `warmup_s`, `max_iters`, `diff_step`, `timeout_s`; for AEP (`method: "aep"` or the `aep`
-/// procedure): `population`, `beta1`, `beta2`, `seed`, `generations`, `polish`.
+/// `warmup_s`, `max_iters`, `diff_step`, `timeout_s`, `offset` (`true` or a known value),
+/// `substeps` (a count; default: from the data), `nested` (default true), `bootstrap`
+/// (replicates) with `seed`; for AEP (`method: "aep"` or the `aep` procedure): `population`,
+/// `beta1`, `beta2`, `seed`, `generations`, `polish`.
 pub fn options_from_given(
     model: &str,
     given: &Given,
@@ -831,10 +1324,10 @@ pub fn options_from_given(
             .collect::<Result<_, _>>()?,
         Some(_) => return Err(given_err("fit", "must be a list of parameter names")),
     };
-    if names.is_empty() {
+    if names.is_empty() && !matches!(given.get("fit"), Some(Value::Array(a)) if a.is_empty()) {
         return Err(given_err(
             "fit",
-            "must name the parameters to fit, e.g. {\"fit\": [\"fc\", \"fs\"]}",
+            "must name the parameters to fit, e.g. {\"fit\": [\"fc\", \"fs\"]} ([] replays the given values without a fit)",
         ));
     }
     let mut o = Options::new(model, &[]);
@@ -893,6 +1386,34 @@ pub fn options_from_given(
     if let Some(t) = super::given_positive(given, "timeout_s")? {
         o.timeout = Some(Duration::from_secs_f64(t));
     }
+    o.offset = super::given_offset(given)?;
+    if let Some(n) = given_num(given, "substeps")? {
+        if n.fract() != 0.0 || !(1.0..=MAX_SUBSTEPS as f64).contains(&n) {
+            return Err(given_err(
+                "substeps",
+                &format!(
+                    "must be a whole number in 1..={MAX_SUBSTEPS} (omit it to choose from the data)"
+                ),
+            ));
+        }
+        o.substeps = Some(n as usize);
+    }
+    match given.get("nested") {
+        None | Some(Value::Null) => {}
+        Some(Value::Bool(b)) => o.nested = *b,
+        Some(_) => return Err(given_err("nested", "must be true or false")),
+    }
+    o.bootstrap = super::given_bootstrap(given)?;
+    o.hold = match super::given_str(given, "hold") {
+        None | Some("linear") => Hold::Linear,
+        Some("zoh") => Hold::Zoh,
+        Some(_) => {
+            return Err(given_err(
+                "hold",
+                "must be \"linear\" (a measured force) or \"zoh\" (a drive's held command)",
+            ));
+        }
+    };
     if aep || super::given_str(given, "method") == Some("aep") {
         let int = |n: &str, d: u64| -> Result<u64, FitError> {
             Ok(given_num(given, n)?.map_or(d, |x| x.max(0.0) as u64))
