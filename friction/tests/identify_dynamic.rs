@@ -50,37 +50,6 @@ fn rel(a: f64, b: f64) -> f64 {
     (a - b).abs() / b.abs()
 }
 
-/// Must show: the LuGre output-error fit recovers all six parameters within 5 %.
-#[test]
-fn lugre_output_error_recovers_six_parameters() {
-    let seg = lugre_segment("lugre_est", 20.0, 0.0, 1);
-    let names = ["sigma0", "sigma1", "sigma2", "fc", "fs", "vs"];
-    let r = output_error::fit(std::slice::from_ref(&seg), &Options::new("lugre", &names)).unwrap();
-    let truth = lugre_truth();
-    eprintln!("{}", serde_json::to_string(&r).unwrap());
-    for n in names {
-        let (got, want) = (r.params[n].as_f64().unwrap(), truth[n].as_f64().unwrap());
-        assert!(rel(got, want) < 0.05, "{n}: {got} vs {want}");
-        let se = r.std_errors[n].as_f64().unwrap();
-        assert!(
-            se.is_finite() && se > 0.0 && se < 0.05 * want,
-            "{n}: se {se}"
-        );
-    }
-    let p = &r.provenance;
-    assert_eq!(p.procedure, "output_error");
-    assert_eq!(p.termination, Some(TerminationReason::Converged));
-    let (it, ev) = (
-        r.details["iterations"].as_u64().unwrap(),
-        r.details["evaluations"].as_u64().unwrap(),
-    );
-    assert!(it > 1 && ev > it, "{it} {ev}");
-    // The residual is the sensor noise: MSE ≈ 0.01^2.
-    assert!(rel(r.mse.unwrap(), 1e-4) < 0.1, "mse {:?}", r.mse);
-    assert_eq!(r.details["data"][0]["samples"], seg.len());
-    assert_eq!(p.model, "lugre");
-}
-
 /// A parameter set the model refuses (fs < fc) costs infinity instead of failing the fit, and a
 /// fit whose optimum lies beyond a rule stays inside the rules.
 #[test]

@@ -4,6 +4,7 @@ mod coverage;
 mod docs_pages;
 mod identify;
 mod identify_dynamic;
+mod identify_records;
 mod papers;
 mod robustness;
 mod util;

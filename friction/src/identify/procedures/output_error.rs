@@ -647,8 +647,12 @@ impl Residuals for OutputError<'_> {
 }
 
 /// A sub-step count is enough when doubling it moves the optimum by at most this many standard
-/// errors.
+/// errors ...
 pub const SUBSTEP_TOLERANCE: f64 = 0.1;
+/// ... or by at most this fraction of each value.
+pub const SUBSTEP_RELATIVE: f64 = 1e-4;
+/// Iteration cap of the refit after the sub-steps grew.
+pub const REFINE_ITERS: u64 = 40;
 /// The most sub-steps per sample interval chosen from the data.
 pub const MAX_SUBSTEPS: usize = 256;
 
@@ -752,9 +756,17 @@ fn with_substeps(opts: &Options, n: usize) -> Options {
     }
 }
 
-/// How far, in standard errors, doubling the sub-steps from `n` would move the optimum `q`:
-/// one Gauss–Newton step `(JᵀJ)⁻¹ Jᵀ (r_2n - r_n)` over the standard errors at `q`.
-fn substep_change(segs: &[Segment], opts: &Options, n: usize, q: &[f64]) -> Result<f64, FitError> {
+/// How far doubling the sub-steps from `n` would move the optimum `q` (one Gauss–Newton step
+/// `(JᵀJ)⁻¹ Jᵀ (r_2n - r_n)`): the largest shift over its allowance, the larger of
+/// [`SUBSTEP_TOLERANCE`] standard errors and [`SUBSTEP_RELATIVE`] of the value (data so
+/// precise that a tenth of a standard error is below any use need not be replayed finer); and
+/// that shift in standard errors.
+fn substep_change(
+    segs: &[Segment],
+    opts: &Options,
+    n: usize,
+    q: &[f64],
+) -> Result<(f64, f64), FitError> {
     let coarse = OutputError::new(segs, &with_substeps(opts, n))?;
     let fine = OutputError::new(segs, &with_substeps(opts, 2 * n))?;
     let m = coarse.len();
@@ -767,18 +779,23 @@ fn substep_change(segs: &[Segment], opts: &Options, n: usize, q: &[f64]) -> Resu
         None => return Err(FitError::Bug("the output-error Jacobian is missing".into())),
     }
     let Some(unc) = stats::least_squares(&jac, &rc, true) else {
-        return Ok(0.0);
+        return Ok((0.0, 0.0));
     };
     let d = nalgebra::DVector::from_iterator(m, rc.iter().zip(&rf).map(|(c, f)| f - c));
     let Some(inv) = (jac.transpose() * &jac).try_inverse() else {
-        return Ok(0.0);
+        return Ok((0.0, 0.0));
     };
     let step = inv * (jac.transpose() * d);
-    Ok(step
-        .iter()
-        .zip(&unc.std_errors)
-        .map(|(s, e)| s.abs() / e.max(f64::MIN_POSITIVE))
-        .fold(0.0, f64::max))
+    let (mut worst, mut in_se) = (0.0f64, 0.0f64);
+    for (j, (s, e)) in step.iter().zip(&unc.std_errors).enumerate() {
+        let f = &coarse.free[j];
+        let slope = f.slope(q[j]).abs();
+        let value = f.to_value(q[j]).abs();
+        let allowance = (SUBSTEP_TOLERANCE * e * slope).max(SUBSTEP_RELATIVE * value);
+        worst = worst.max(s.abs() * slope / allowance.max(f64::MIN_POSITIVE));
+        in_se = in_se.max(s.abs() / e.max(f64::MIN_POSITIVE));
+    }
+    Ok((worst, in_se))
 }
 
 /// Fits `opts.free` of `opts.model` to `segs`; the result carries provenance, standard errors
@@ -844,15 +861,15 @@ pub fn fit(segs: &[Segment], opts: &Options) -> Result<FitReport, FitError> {
     let refits = !matches!(opts.method, Method::Aep { polish: false, .. });
     if opts.substeps.is_none() && problem.between_samples() {
         for _ in 0..6 {
-            let change = substep_change(segs, &opts, n_sub, &run.result.params)?;
-            checks
-                .push(serde_json::json!({"substeps": n_sub, "change_in_std_errors": num(change)}));
-            if change.is_nan() || change <= SUBSTEP_TOLERANCE || n_sub >= MAX_SUBSTEPS || !refits {
+            let (ratio, in_se) = substep_change(segs, &opts, n_sub, &run.result.params)?;
+            checks.push(serde_json::json!({
+                "substeps": n_sub, "change_in_std_errors": num(in_se), "over_allowance": num(ratio),
+            }));
+            if ratio.is_nan() || ratio <= 1.0 || n_sub >= MAX_SUBSTEPS || !refits {
                 break;
             }
             // The extrapolated replay converges in the square of the sub-step, the plain one
             // (torque replay: stick and slip make extrapolation unsafe) in proportion.
-            let ratio = change / SUBSTEP_TOLERANCE;
             let ratio = if problem.richardson {
                 ratio.sqrt()
             } else {
@@ -861,11 +878,16 @@ pub fn fit(segs: &[Segment], opts: &Options) -> Result<FitReport, FitError> {
             let want = (n_sub as f64 * ratio).ceil() as usize;
             n_sub = want.next_power_of_two().clamp(2 * n_sub, MAX_SUBSTEPS);
             let refined = OutputError::new(segs, &with_substeps(&opts, n_sub))?;
+            // From the coarser optimum: a refinement, not a new search.
             let lm_opts = Options {
                 method: Method::Lm,
+                max_iters: opts.max_iters.min(REFINE_ITERS),
                 ..opts.clone()
             };
             let next = run_method(&refined, &lm_opts, vec![run.result.params.clone()])?;
+            if let Some(c) = checks.last_mut() {
+                c["then_iterations"] = serde_json::json!(next.result.iters);
+            }
             run = Run {
                 result: FitResult {
                     iters: run.result.iters + next.result.iters,
