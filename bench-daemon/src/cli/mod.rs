@@ -3,6 +3,7 @@
 pub mod compare;
 pub mod fault_reset;
 pub mod fit;
+mod fit_print;
 pub mod models;
 pub mod params;
 pub mod perf;

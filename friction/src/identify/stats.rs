@@ -34,10 +34,24 @@ pub struct Uncertainty {
 
 /// Standard errors from the Jacobian rows `jac` (m × n) and residuals `resid` at the optimum;
 /// with `serial`, corrected for correlation between consecutive residuals (time series).
-/// `None` when the Jacobian is rank-deficient or there are no degrees of freedom.
+/// A parameter the residuals do not depend on (a zero column: a Stribeck speed where
+/// `fs = fc`) gets an infinite error and the others are computed without it. `None` when the
+/// rest is rank-deficient or there are no degrees of freedom.
 pub fn least_squares(jac: &DMatrix<f64>, resid: &[f64], serial: bool) -> Option<Uncertainty> {
+    let live: Vec<usize> = (0..jac.ncols())
+        .filter(|j| jac.column(*j).iter().any(|x| *x != 0.0))
+        .collect();
+    if live.len() < jac.ncols() {
+        let sub = DMatrix::from_fn(jac.nrows(), live.len(), |i, j| jac[(i, live[j])]);
+        let u = least_squares(&sub, resid, serial)?;
+        let mut std_errors = vec![f64::INFINITY; jac.ncols()];
+        for (j, e) in live.iter().zip(u.std_errors) {
+            std_errors[*j] = e;
+        }
+        return Some(Uncertainty { std_errors, ..u });
+    }
     let (m, n) = (jac.nrows(), jac.ncols());
-    if m <= n || resid.len() != m || jac.iter().chain(resid).any(|x| !x.is_finite()) {
+    if n == 0 || m <= n || resid.len() != m || jac.iter().chain(resid).any(|x| !x.is_finite()) {
         return None;
     }
     // Unit-norm columns so that (JᵀJ)⁻¹ is computed on a well-scaled matrix.

@@ -50,12 +50,14 @@ pub(crate) fn reason(details: &Value) -> Option<String> {
         .filter_map(Value::as_str)
         .collect();
     let (m0, m) = (n["mse_contained"].as_f64()?, n["mse"].as_f64()?);
+    let gain = if m < m0 {
+        format!("lower the MSE by {:.2} % only", 100.0 * (1.0 - m / m0))
+    } else {
+        "do not lower the MSE".to_string()
+    };
     Some(format!(
-        "the added parameters ({}) are not supported by the data: they lower the MSE by {:.2} % only ({:e} against {:e} for {}), less than Schwarz's criterion asks on {:.0} effective samples; use the simpler model",
+        "the added parameters ({}) are not supported by the data: they {gain} ({m:e} against {m0:e} for {}), less than Schwarz's criterion asks on {:.0} effective samples; use the simpler model",
         added.join(", "),
-        100.0 * (1.0 - m / m0),
-        m,
-        m0,
         n["contained"].as_str().unwrap_or("the contained model"),
         n["n_eff"].as_f64().unwrap_or(f64::NAN)
     ))
