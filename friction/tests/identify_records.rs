@@ -164,13 +164,9 @@ fn non_uniform_time_stamps_are_resampled_or_refused() {
     assert!(r.provenance.notes.iter().any(|n| n.contains("resampled")));
     assert!(rel(r.param("j").unwrap(), 95.0) < 0.03, "{:?}", r.params);
     let gap = keep(&|k| !(4000..4050).contains(&k));
-    let e = run("idim_ls", "coulomb_viscous", &gap, &Given::new())
-        .unwrap_err()
-        .to_string();
+    let e = refused("idim_ls", "coulomb_viscous", &gap, json!({}));
     assert!(e.contains("largest gap") && e.contains("t = 4.05"), "{e}");
-    let e = run("power_rls", "coulomb_viscous", &gap, &Given::new())
-        .unwrap_err()
-        .to_string();
+    let e = refused("power_rls", "coulomb_viscous", &gap, json!({}));
     assert!(e.contains("largest gap"), "{e}");
 }
 
@@ -189,14 +185,12 @@ fn power_rls_standard_errors_offset_and_threshold_in_the_data_units() {
     }
     assert!(rel(r.param("fc").unwrap(), 20.0) < 0.05, "{:?}", r.params);
     // S2's 20 rad/s on a ball screw at 0.13 m/s: refused, naming the speeds, never zeros.
-    let e = run(
+    let e = refused(
         "power_rls",
         "coulomb_viscous",
         &rec,
-        &given(json!({"eta": "threshold", "v_min": 20.0})),
-    )
-    .unwrap_err()
-    .to_string();
+        json!({"eta": "threshold", "v_min": 20.0}),
+    );
     assert!(
         e.contains("given.v_min (20)") && e.contains("m/s or rad/s"),
         "{e}"
@@ -214,17 +208,21 @@ fn power_rls_standard_errors_offset_and_threshold_in_the_data_units() {
     assert!(t.param("fc").unwrap() > 10.0);
 }
 
+/// The error of a fit that must be refused.
+fn refused(procedure: &str, model: &str, table: &Table, g: Value) -> String {
+    run(procedure, model, table, &given(g))
+        .unwrap_err()
+        .to_string()
+}
+
 #[test]
 fn unknown_given_keys_and_offsets_that_cannot_apply_are_refused() {
-    let rec = emps_like();
-    let e = run(
+    let e = refused(
         "idim_ls",
         "coulomb_viscous",
-        &rec,
-        &given(json!({"ofset": true})),
-    )
-    .unwrap_err()
-    .to_string();
+        &emps_like(),
+        json!({"ofset": true}),
+    );
     assert!(
         e.contains("given.ofset") && e.contains("not an option of procedure 'idim_ls'"),
         "{e}"
@@ -234,14 +232,12 @@ fn unknown_given_keys_and_offsets_that_cannot_apply_are_refused() {
         ("friction".into(), vec![1.0, 1.1, 1.2, 1.3]),
     ])
     .unwrap();
-    let e = run(
+    let e = refused(
         "static_curve",
         "coulomb_viscous",
         &sweep,
-        &given(json!({"fs": 1.0})),
-    )
-    .unwrap_err()
-    .to_string();
+        json!({"fs": 1.0}),
+    );
     assert!(e.contains("given.fs"), "{e}");
     let step = Table::new(vec![
         ("t".into(), vec![0.0, 1.0, 2.0]),
@@ -249,14 +245,7 @@ fn unknown_given_keys_and_offsets_that_cannot_apply_are_refused() {
         ("u".into(), vec![0.0; 3]),
     ])
     .unwrap();
-    let e = run(
-        "step_damping",
-        "lugre",
-        &step,
-        &given(json!({"offset": true})),
-    )
-    .unwrap_err()
-    .to_string();
+    let e = refused("step_damping", "lugre", &step, json!({"offset": true}));
     assert!(
         e.contains("given.offset") && e.contains("size of the torque step"),
         "{e}"
