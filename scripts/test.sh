@@ -40,19 +40,21 @@ cargo test --workspace --locked
 
 # issue 7: the dashboard end to end, in a real headless Chromium (Debian's chromium driven by
 # playwright-core from npm) against `bench serve --sim`; screenshots in target/e2e-screenshots/.
-need=()
-command -v chromium >/dev/null 2>&1 || need+=(chromium)
-command -v npm >/dev/null 2>&1 || need+=(nodejs npm)
-if [ ${#need[@]} -gt 0 ]; then
+if ! command -v chromium >/dev/null 2>&1; then
   apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}"
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium
 fi
+scripts/need-node.sh 20
 (cd web && npm ci --no-audit --no-fund && npm run build)
 # The binary `cargo test` just built (the dev profile is optimised; no second compile).
 cargo build --locked -p bench-daemon
 target_dir="${CARGO_TARGET_DIR:-target}"
 case "$target_dir" in /*) ;; *) target_dir="$PWD/$target_dir" ;; esac
 (cd web && BENCH_BIN="$target_dir/debug/bench" CHROMIUM="$(command -v chromium)" npm run test:e2e)
+
+# issue 31: the README's first command, serve-sim.sh, harms nothing (scratch $HOME; its runs
+# stay under target/) and passes its flags through.
+scripts/test-serve-sim.sh
 
 # issue 13: schemathesis against the real server: the OpenAPI document exactly as strict as it.
 BENCH_BIN="$target_dir/debug/bench" scripts/test-schemathesis.sh
@@ -66,3 +68,16 @@ target/clientenv/bin/pip install --quiet --disable-pip-version-check 'httpx==0.2
   'pandas==3.1.1' 'pyarrow==26.0.1' 'numpy==2.4.6' 'xarray==2026.9.0' 'pytest==9.2.0' ./clients/python
 BENCH_BIN="$target_dir/debug/bench" target/clientenv/bin/python -m pytest -q -p no:cacheprovider clients/python/tests
 scripts/test-installed-binary.sh
+
+# issue 31: every example of README.md and docs/ runs as written (scripts/test-docs.py; the
+# self-test first shows that a wrong example fails).
+BENCH_BIN="$target_dir/debug/bench" python3 scripts/test-docs.py --self-test
+BENCH_BIN="$target_dir/debug/bench" CLIENT_PYTHON=target/clientenv/bin/python DOCTEST_JOBS=4 \
+  python3 scripts/test-docs.py
+
+# issue 31: the test command leaves the clone as it found it.
+if [ -n "$(git status --porcelain 2>/dev/null)" ]; then
+  echo "the tests changed or left files in the clone:" >&2
+  git status --porcelain >&2
+  exit 1
+fi

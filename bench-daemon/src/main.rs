@@ -40,8 +40,12 @@ enum Command {
     Params(cli::params::ParamsCommand),
     /// Run the simulated bench (Modbus TCP and/or RTU on a pty) until Ctrl-C.
     Sim(cli::sim::SimArgs),
+    /// Press a running daemon's e-stop (`POST /api/estop`) and wait for the drive's confirmation.
+    Estop(cli::estop::EstopArgs),
     /// Clear a latched drive fault (an operator's action after checking the bench).
     FaultReset(cli::fault_reset::FaultResetArgs),
+    /// Who did what: the audit log of every mutating request, newest first.
+    Audit(cli::audit::AuditArgs),
     /// Serve the bench over REST (queue, schedule, live stream, dashboard) until Ctrl-C.
     Serve(cli::serve::ServeArgs),
     /// Print the shell completion script (bash, zsh, fish, elvish, powershell).
@@ -99,6 +103,8 @@ fn main() -> ExitCode {
         Command::Params(cmd) => cli::params::run(&cmd),
         Command::Serve(args) => cli::serve::run(&args),
         Command::FaultReset(args) => cli::fault_reset::run(&args),
+        Command::Estop(args) => cli::estop::run(&args),
+        Command::Audit(args) => cli::audit::run(&args),
         Command::Completions(args) => cli::shell::completions(&args, Cli::command()),
         Command::Man(args) => cli::shell::man(&args, Cli::command()),
     };

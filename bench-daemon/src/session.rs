@@ -171,7 +171,7 @@ pub async fn create_all(
                 bench_config,
                 device_profiles: profiles.clone(),
                 software_version: env!("CARGO_PKG_VERSION").into(),
-                operator_note: None,
+                notes: None,
                 models: control::Lockstep::names(&models, plant),
                 period_s: Some(checked.plan.period_s()),
             })

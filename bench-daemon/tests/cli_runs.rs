@@ -183,3 +183,97 @@ fn perf_storage_reports_samples_per_second() {
     assert!(doc["samples_per_s"].as_f64().unwrap() > 0.0);
     assert!(doc["db_bytes"].as_u64().unwrap() >= 20000 * 56);
 }
+
+/// Issue 28: tags and notes after the run (`bench runs tag`, `bench runs note`), `runs list
+/// --tag`, the audit log of the edits with their old values (`bench audit`), and `bench runs
+/// diff`.
+#[test]
+fn tags_notes_audit_and_diff_from_the_command_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("runs.db");
+    let (ramp, prbs) = fill(&path);
+    let db = path.to_str().unwrap();
+    let json = |args: &[&str]| -> Value {
+        let o = bench(args);
+        assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+        serde_json::from_str(&stdout(&o)).unwrap()
+    };
+    let ramp_s = ramp.to_string();
+    let a = json(&[
+        "runs", "tag", &ramp_s, "+good", "+night", "--db", db, "--json",
+    ]);
+    assert_eq!(a["tags"], serde_json::json!(["good", "night"]));
+    let a = json(&[
+        "runs",
+        "tag",
+        &ramp_s,
+        "-night",
+        "+regreased",
+        "--db",
+        db,
+        "--json",
+    ]);
+    assert_eq!(a["tags"], serde_json::json!(["good", "regreased"]));
+    let a = json(&[
+        "runs",
+        "note",
+        &ramp_s,
+        "bearing re-greased",
+        "--db",
+        db,
+        "--json",
+    ]);
+    assert_eq!(a["notes"], "bearing re-greased");
+    let run = json(&["runs", "show", &ramp_s, "--db", db, "--json"]);
+    assert_eq!(
+        (run["tags"].clone(), run["notes"].clone()),
+        (a["tags"].clone(), a["notes"].clone())
+    );
+    // A bad tag: exit 2 naming it, nothing changed.
+    let o = bench(&["runs", "tag", &ramp_s, "+two words", "--db", db]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("tag 'two words'"), "{}", stderr(&o));
+    let list = json(&["runs", "list", "--tag", "good", "--db", db, "--json"]);
+    assert_eq!(
+        (list["total"].as_i64(), list["runs"][0]["id"].as_i64()),
+        (Some(1), Some(ramp))
+    );
+    assert_eq!(
+        json(&["runs", "list", "--tag", "absent", "--db", db, "--json"])["total"],
+        0
+    );
+    // Each edit in the audit log, newest first, with the old value.
+    let log = json(&["audit", "--db", db, "--json"]);
+    let log = log.as_array().unwrap();
+    assert_eq!(log.len(), 3, "{log:?}");
+    assert_eq!(log[0]["method"], "bench runs note");
+    let detail: Value = serde_json::from_str(log[0]["detail"].as_str().unwrap()).unwrap();
+    assert_eq!(detail["before"]["notes"], Value::Null);
+    assert_eq!(detail["after"]["notes"], "bearing re-greased");
+    assert_eq!(
+        (log[2]["run_id"].as_i64(), log[2]["remote"].as_str()),
+        (Some(ramp), Some("cli"))
+    );
+    // What changed between the two runs, by path.
+    let d = json(&[
+        "runs",
+        "diff",
+        &ramp_s,
+        &prbs.to_string(),
+        "--db",
+        db,
+        "--json",
+    ]);
+    let whats: Vec<&str> = d["differences"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["what"].as_str().unwrap())
+        .collect();
+    // The prbs run has no spec at all: the spec differs whole.
+    assert_eq!(whats, ["software_version", "kind", "spec"]);
+    let o = bench(&["runs", "diff", &ramp_s, &ramp_s, "--db", db]);
+    assert!(stdout(&o).contains("no difference"), "{}", stdout(&o));
+    let o = bench(&["runs", "diff", &ramp_s, "999", "--db", db]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+}

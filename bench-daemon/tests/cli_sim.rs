@@ -61,13 +61,22 @@ fn sim_rejects_a_bad_truth_naming_the_parameter() {
 
 #[test]
 fn perf_modbus_reports_every_key() {
-    let o = bench(&["perf", "modbus", "--tcp", "--seconds", "0.3"]);
+    let o = bench(&["perf", "modbus", "--tcp", "--seconds", "0.3", "--peer"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let r: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     assert_eq!(r["transport"], "tcp");
     assert!(r["baud"].is_null() && r["line_limit_cycles_per_s"].is_null());
     assert!(r["ratio_to_limit"].is_null());
     assert!(r["cycles_per_s"].as_f64().unwrap() > 0.0, "{r}");
+    // The bare tokio-modbus peer ran too, on the same server (issue 29).
+    let (rate, peer) = (
+        r["cycles_per_s"].as_f64().unwrap(),
+        r["peer_cycles_per_s"].as_f64().unwrap(),
+    );
+    assert!(
+        (r["ratio_to_peer"].as_f64().unwrap() - rate / peer).abs() < 1e-9,
+        "{r}"
+    );
     assert_eq!(r["errors"], 0);
 
     let o = bench(&[

@@ -26,7 +26,7 @@ fn record_an_hour(db: &std::path::Path) -> i64 {
                 bench_config: serde_json::json!({}),
                 device_profiles: serde_json::json!({}),
                 software_version: "test".into(),
-                operator_note: None,
+                notes: None,
                 models: MODELS.iter().map(|m| m.to_string()).collect(),
                 period_s: Some(1e-3),
             })

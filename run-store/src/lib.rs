@@ -47,9 +47,11 @@
 
 #![deny(missing_docs)]
 
+mod annotations;
 mod backend;
 mod chunk;
 mod comparisons;
+mod diff;
 mod error;
 mod export;
 mod liveness;
@@ -59,7 +61,12 @@ mod recorder;
 mod store;
 mod types;
 
+pub use annotations::{
+    Annotated, Annotation, AuditEntry, AuditFilter, MAX_NOTES_BYTES, MAX_TAG_CHARS, MAX_TAGS,
+    check_tag,
+};
 pub use backend::{Location, is_postgres_url};
+pub use diff::{Difference, ProfileSum, RunDiff, changed_lines, diff_runs};
 pub use error::Error;
 pub use export::{
     COMMAND_UNIT, Encoder, ExportOptions, Format, SAMPLE_COLUMNS, SAMPLE_UNITS, SamplePages,

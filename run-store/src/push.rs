@@ -267,6 +267,7 @@ impl Store {
         r: &RunRow,
         results: Option<(String, String)>,
     ) -> Result<Option<(i64, String)>, Error> {
+        let tags = self.tags_of(id).await?;
         on!(target.writer(), |q, Target| {
             let mut tx = q.begin().await?;
             let new_id: Option<i64> = sqlx::query_scalar(
@@ -308,6 +309,13 @@ impl Store {
                 return Ok(None);
             };
             let checksum = self.copy_chunks(id, new_id, tx.conn()).await?;
+            for tag in &tags {
+                sqlx::query("INSERT INTO run_tags (run_id, tag) VALUES ($1, $2)")
+                    .bind(new_id)
+                    .bind(tag)
+                    .execute(&mut *tx)
+                    .await?;
+            }
             if let Some((analysis, created_at)) = results {
                 sqlx::query(
                     "INSERT INTO results (run_id, analysis, created_at) VALUES ($1, $2, $3)",

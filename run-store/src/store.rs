@@ -397,7 +397,9 @@ impl Store {
                 // reason, end time and results came with that status).
                 continue;
             }
-            return run_of(row, status, stored, results);
+            let mut run = run_of(row, status, stored, results)?;
+            run.tags = self.tags_of(id).await?;
+            return Ok(run);
         }
     }
 
@@ -452,6 +454,11 @@ impl Store {
                 }
                 if let Some(until) = &until {
                     qb.push(" AND created_at < ").push_bind(until.clone());
+                }
+                if let Some(tag) = &filter.tag {
+                    qb.push(" AND id IN (SELECT run_id FROM run_tags WHERE tag = ")
+                        .push_bind(tag.clone())
+                        .push(")");
                 }
             };
             let mut count = QueryBuilder::<DB>::new("SELECT count(*) FROM runs");
@@ -808,7 +815,7 @@ async fn insert_run(conn: ConnRef<'_>, run: &NewRun) -> Result<i64, Error> {
         .bind(&text.1)
         .bind(&text.2)
         .bind(&run.software_version)
-        .bind(&run.operator_note)
+        .bind(&run.notes)
         .bind(&text.3)
         .bind(run.period_s)
         .bind(now_text())
@@ -898,7 +905,8 @@ fn run_of(
         bench_config: serde_json::from_str(&row.bench_config)?,
         device_profiles: serde_json::from_str(&row.device_profiles)?,
         software_version: row.software_version,
-        operator_note: row.operator_note,
+        notes: row.operator_note,
+        tags: Vec::new(),
         models: serde_json::from_str(&row.models)?,
         period_s: row.period_s,
         timing: TimingStats {

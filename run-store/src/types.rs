@@ -107,8 +107,9 @@ pub struct NewRun {
     pub device_profiles: serde_json::Value,
     /// Version of the software that ran it.
     pub software_version: String,
-    /// Free text from the operator.
-    pub operator_note: Option<String>,
+    /// Free text from the operator (editable later: [`crate::Store::annotate`]).
+    #[serde(alias = "operator_note")]
+    pub notes: Option<String>,
     /// Lockstep model ids, in the order of each sample's model outputs.
     pub models: Vec<String>,
     /// Nominal control period \[s\].
@@ -173,8 +174,12 @@ pub struct Run {
     pub device_profiles: serde_json::Value,
     /// Software version.
     pub software_version: String,
-    /// Operator note.
-    pub operator_note: Option<String>,
+    /// The operator's notes ("bearing re-greased before this run"), editable after the run.
+    #[serde(alias = "operator_note")]
+    pub notes: Option<String>,
+    /// Tags, sorted (`bench runs tag`, `PATCH /api/runs/{id}`).
+    #[serde(default)]
+    pub tags: Vec<String>,
     /// Lockstep model ids.
     pub models: Vec<String>,
     /// Nominal control period \[s\].
@@ -232,6 +237,9 @@ pub struct RunFilter {
     pub since: Option<String>,
     /// Created before this time.
     pub until: Option<String>,
+    /// Only runs with this tag.
+    #[serde(default)]
+    pub tag: Option<String>,
     /// Page size (at most 10 000).
     pub limit: u32,
     /// Runs to skip.
@@ -246,6 +254,7 @@ impl Default for RunFilter {
             status: None,
             since: None,
             until: None,
+            tag: None,
             limit: 100,
             offset: 0,
         }

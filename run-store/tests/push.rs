@@ -63,6 +63,16 @@ async fn pushes_every_finished_run_once_with_equal_checksums(engine: Engine) {
     // The lab already holds a run of another bench: ids there differ from the bench's.
     let other = lab.create_run(&new_run("prbs", &[])).await.unwrap();
     let ids = bench_store(&bench, "rig-a").await;
+    // Tags and notes written after the run go with it.
+    let edit = run_store::Annotation {
+        add: vec!["good".into()],
+        notes: Some("re-greased".into()),
+        ..Default::default()
+    };
+    bench
+        .annotate(ids[1], &edit, run_store::AuditEntry::default())
+        .await
+        .unwrap();
 
     let report = bench.push(&lab, &PushOptions::default()).await.unwrap();
     assert!(report.failed.is_empty(), "{:?}", report.failed);
@@ -82,6 +92,7 @@ async fn pushes_every_finished_run_once_with_equal_checksums(engine: Engine) {
             lab.run(there).await.unwrap(),
         );
         assert_eq!((&b.uuid, &b.bench_id), (&a.uuid, &a.bench_id));
+        assert_eq!((&b.tags, &b.notes), (&a.tags, &a.notes));
         assert_eq!(
             (
                 b.status,

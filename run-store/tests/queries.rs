@@ -99,7 +99,7 @@ async fn a_run_record_keeps_its_snapshots_and_results(engine: Engine) {
     assert_eq!(run.bench_config, new.bench_config);
     assert_eq!(run.device_profiles, new.device_profiles);
     assert_eq!(run.software_version, "0.1.0-test");
-    assert_eq!(run.operator_note.as_deref(), Some("note"));
+    assert_eq!(run.notes.as_deref(), Some("note"));
     assert_eq!(run.models, ["lugre"]);
     assert_eq!(run.results, None);
     let analysis = serde_json::json!({"stribeck_points": [{"v": 0.1, "torque": 0.52, "n": 800}]});

@@ -126,7 +126,7 @@ pub fn new_run(kind: &str, models: &[&str]) -> NewRun {
         bench_config: serde_json::json!({"period_s": 0.001, "limits": {"torque": 2.0}}),
         device_profiles: serde_json::json!({"drive": "sim-drive"}),
         software_version: "0.1.0-test".into(),
-        operator_note: Some("note".into()),
+        notes: Some("note".into()),
         models: models.iter().map(|m| m.to_string()).collect(),
         period_s: Some(0.001),
     }

@@ -45,6 +45,8 @@ export function fmt(x: unknown, digits = 4): string {
   if (typeof x !== 'number') return String(x);
   if (!Number.isFinite(x)) return String(x);
   if (x === 0) return '0';
+  // Counts (samples, ids, overruns) exactly: 4 significant digits made 31 842 samples 31 840.
+  if (Number.isInteger(x) && Math.abs(x) < 1e15) return String(x);
   const a = Math.abs(x);
   if (a >= 1e5 || a < 1e-3) return x.toExponential(digits - 1);
   return Number(x.toPrecision(digits)).toString();

@@ -79,6 +79,9 @@ export function timeChart(el: HTMLElement, title: string, yLabel: string, labels
   };
   const data = [[], ...labels.map(() => [])] as unknown as uPlot.AlignedData;
   el.setAttribute('role', 'figure');
+  // The y label and its font, for the e2e check that it fits beside the plot.
+  el.dataset.yLabel = yLabel;
+  el.dataset.labelFont = 'bold 12px system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, "Noto Sans", sans-serif';
   el.setAttribute('aria-label', `${title}: ${labels.join(', ')} against run time`);
   const plot = new uPlot(opts, data, el);
   el.append(note);

@@ -10,6 +10,8 @@ export interface XYSeries {
   err?: number[];
   mode: 'points' | 'line';
   color?: string;
+  /** Points drawn as rings, not discs (e.g. data left out of a fit). */
+  hollow?: boolean;
 }
 
 export interface XYOptions {
@@ -35,6 +37,8 @@ function niceTicks(lo: number, hi: number, n = 6): number[] {
 }
 
 const tickText = (v: number) => (Math.abs(v) >= 1e4 || (Math.abs(v) < 1e-3 && v !== 0) ? v.toExponential(1) : String(Number(v.toPrecision(4))));
+
+const swatchStyle = (color: string, hollow: boolean) => (hollow ? `border:2px solid ${color};background:transparent` : `background:${color}`);
 
 /** Draws the plot; the figure carries `data-points` (point markers drawn) and `data-lines` (curves drawn). */
 export function xyPlot(opt: XYOptions): HTMLElement {
@@ -95,6 +99,7 @@ export function xyPlot(opt: XYOptions): HTMLElement {
   ctx.save();
   ctx.beginPath(); ctx.rect(L, T, width - L - R, height - T - B); ctx.clip();
   let points = 0;
+  let hollow = 0;
   let lines = 0;
   // Curves first, markers on top.
   const order = opt.series.map((s, k) => [s, k] as const).sort((a, b) => (a[0].mode === 'line' ? 0 : 1) - (b[0].mode === 'line' ? 0 : 1));
@@ -128,7 +133,13 @@ export function xyPlot(opt: XYOptions): HTMLElement {
         ctx.moveTo(px(x) - 3, py(y + e)); ctx.lineTo(px(x) + 3, py(y + e));
         ctx.stroke();
       }
-      ctx.beginPath(); ctx.arc(px(x), py(y), 3.5, 0, 2 * Math.PI); ctx.fill();
+      ctx.beginPath(); ctx.arc(px(x), py(y), 3.5, 0, 2 * Math.PI);
+      if (s.hollow) {
+        ctx.lineWidth = 1.5;
+        ctx.stroke();
+        ctx.lineWidth = 1;
+        hollow++;
+      } else ctx.fill();
       points++;
     });
   });
@@ -138,12 +149,24 @@ export function xyPlot(opt: XYOptions): HTMLElement {
     'ul',
     { class: 'legend' },
     opt.series.map((s, k) =>
-      h('li', null, h('span', { class: 'swatch', style: `background:${s.color ?? PALETTE[k % PALETTE.length]}` }), ` ${s.label}`),
+      h('li', null, h('span', { class: s.hollow ? 'swatch hollow' : 'swatch', style: swatchStyle(s.color ?? PALETTE[k % PALETTE.length], !!s.hollow) }), ` ${s.label}`),
     ),
   );
   return h(
     'figure',
-    { class: 'xyplot', 'data-points': String(points), 'data-lines': String(lines), 'data-testid': opt.testId },
+    {
+      class: 'xyplot',
+      'data-points': String(points),
+      'data-hollow': String(hollow),
+      'data-lines': String(lines),
+      'data-testid': opt.testId,
+      // What the e2e suite checks for fit: the labels and the room they have [CSS px].
+      'data-x-label': opt.xLabel,
+      'data-y-label': opt.yLabel,
+      'data-x-room': String(width - L - R),
+      'data-y-room': String(height - T - B),
+      'data-label-font': ctx.font,
+    },
     h('figcaption', null, opt.title),
     canvas,
     legend,

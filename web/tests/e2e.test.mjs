@@ -56,8 +56,37 @@ test('bench page: state, limits and the live stream connected', async () => {
   await shot('bench');
 });
 
-// Three speeds in both directions, 1.5 s each: a 9 s run with enough points for a static-curve fit.
-const sweep = { velocities: '0.3, 0.6, 1', repeats: '1', settle_s: '0.5', measure_s: '1' };
+// Four speeds in both directions, 1.5 s each: a 12 s run with enough points for a static-curve
+// fit; 0.02 rad/s is below the speed the velocity loop holds on the simulated bench, so its
+// points are flagged stick-slip (left out of fits).
+const sweep = { velocities: '0.02, 0.3, 0.6, 1', repeats: '1', settle_s: '0.5', measure_s: '1' };
+
+// Every axis label fits the room beside its plot (issue 31: a cut-off label), measured with the
+// font it is drawn in; returns how many labels were checked.
+async function labelsFit(where) {
+  const bad = await page.evaluate(() => {
+    const ctx = document.createElement('canvas').getContext('2d');
+    const width = (text, font) => { ctx.font = font; return ctx.measureText(text).width; };
+    const out = [];
+    let checked = 0;
+    for (const el of document.querySelectorAll('.chart[data-y-label]')) {
+      const room = el.querySelector('.u-over')?.getBoundingClientRect().height ?? 0;
+      const w = width(el.dataset.yLabel, el.dataset.labelFont);
+      checked++;
+      if (w > room) out.push(`${el.dataset.yLabel}: ${w.toFixed(0)} px in ${room.toFixed(0)} px`);
+    }
+    for (const f of document.querySelectorAll('figure.xyplot')) {
+      for (const [label, room] of [[f.dataset.xLabel, f.dataset.xRoom], [f.dataset.yLabel, f.dataset.yRoom]]) {
+        const w = width(label, f.dataset.labelFont);
+        checked++;
+        if (w > Number(room)) out.push(`${label}: ${w.toFixed(0)} px in ${room} px`);
+      }
+    }
+    return { out, checked };
+  });
+  assert.deepEqual(bad.out, [], `${where}: axis labels cut off`);
+  assert.ok(bad.checked > 0, `${where}: no axis label found to check`);
+}
 
 async function fillSweep(values) {
   await go('launch');
@@ -140,12 +169,21 @@ test('launch a constant-velocity sweep from the form and watch the live plot', a
   const torque = await page.locator('#chart-torque canvas').screenshot();
   const px = await countPixels(torque);
   assert.ok(px.data > 50, `torque chart has coloured series pixels (${JSON.stringify(px)})`);
+  await labelsFit('bench page');
   await shot('bench-live');
 });
 
 test('the run completes and shows in the runs list', async () => {
   await go('runs');
   await page.waitForSelector(`#runs-table tr[data-run-id="${runId}"][data-status="completed"]`, { timeout: 90000 });
+  // The idle bench page counts the samples the run stored.
+  const stored = (await api(`/api/runs/${runId}`)).json.sample_count;
+  await go('bench');
+  const samples = page.locator('#bench-state tr', { hasText: 'samples' }).locator('td');
+  await page.waitForFunction((n) => [...document.querySelectorAll('#bench-state tr')].some((tr) => tr.textContent.replace(/[\s\u202f,]/g, '').includes(`samples${n}`)), stored, { timeout: 10000 })
+    .catch(async () => assert.fail(`the bench page shows ${await samples.textContent()} samples, the run stored ${stored}`));
+  await go('runs');
+  await page.waitForSelector(`#runs-table tr[data-run-id="${runId}"]`);
   // The bench it was recorded on: `bench serve --sim` is the bench `sim`.
   assert.equal(await page.textContent(`#runs-table tr[data-run-id="${runId}"] td.bench`), 'sim');
   await shot('runs');
@@ -164,8 +202,14 @@ test('run page: Stribeck plot with the expected points, CSV and Parquet export',
   await page.waitForSelector('[data-testid="stribeck-plot"]');
   const results = (await api(`/api/runs/${runId}/results`)).json;
   const expected = results.positive.length + results.negative.length;
-  assert.equal(expected, 6, 'three velocities in two directions');
+  assert.equal(expected, 8, 'four velocities in two directions');
   assert.equal(Number(await page.getAttribute('[data-testid="stribeck-plot"]', 'data-points')), expected);
+  // Points flagged stick-slip are drawn as rings, with a legend entry saying they are left out.
+  const flagged = [...results.positive, ...results.negative].filter((p) => p.stick_slip).length;
+  assert.equal(Number(await page.getAttribute('[data-testid="stribeck-plot"]', 'data-hollow')), flagged);
+  const legend = await page.textContent('[data-testid="stribeck-plot"] .legend');
+  assert.equal(/stick-slip: left out of fits/.test(legend), flagged > 0, legend);
+  await labelsFit('sweep run page');
   const png = await page.locator('[data-testid="stribeck-plot"] canvas').screenshot({ path: path.join(shots, 'stribeck.png') });
   const px = await countPixels(png);
   assert.ok(px.nonBackground > 1000, `plot not blank (${JSON.stringify(px)})`);
@@ -230,6 +274,7 @@ test('run pages of the other kinds: breakaway vs torque rate, lag loops, preslid
   const loops = page.locator('[data-testid="reversals-plot"]');
   assert.equal(Number(await loops.getAttribute('data-lines')), 1, 'the reversal loops drawn');
   assert.equal(Number(await loops.getAttribute('data-points')), r.reversals.reversal_points.x.length, 'one marker per reversal point');
+  await labelsFit('presliding run page');
   await shot('run-presliding');
 });
 

@@ -1,6 +1,8 @@
 //! One module per subcommand.
 
+pub mod audit;
 pub mod compare;
+pub mod estop;
 pub mod fault_reset;
 pub mod fit;
 mod fit_print;
@@ -19,6 +21,8 @@ pub mod probe_check;
 pub mod run;
 pub mod run_data;
 pub mod runs;
+pub mod runs_annotate;
+pub mod runs_diff;
 pub mod runs_push;
 pub mod serve;
 pub mod shell;

@@ -7,7 +7,9 @@
 //! with the line limit computed from the same frames
 //! (`(bytes out + bytes back) · 11/baud + 2 · t3.5 + turnaround` per transaction).
 //! `--client raw` runs the same frames on a bare tokio-modbus context with a precise gap, which
-//! isolates the simulator's timing from the client's.
+//! isolates the simulator's timing from the client's. `--peer` runs both against the same
+//! server in the same run, in alternating rounds (so a busy machine slows both alike), and
+//! reports the bare client's rate as `peer_cycles_per_s` and `ratio_to_peer`.
 
 use anyhow::Context as _;
 use bench_sim::timing::{LineTiming, sleep_until_precise};
@@ -38,9 +40,45 @@ pub struct PerfModbusArgs {
     /// `raw` (bare tokio-modbus, gap kept with a precise sleep).
     #[arg(long, default_value = "drive", value_parser = ["drive", "raw"])]
     pub client: String,
-    /// How long to measure \[s\].
+    /// How long to measure \[s\] (with --peer: each client, in alternating rounds).
     #[arg(long, default_value_t = 3.0, value_name = "S")]
     pub seconds: f64,
+    /// Also run the bare tokio-modbus client (same requests, same server) in alternating
+    /// rounds with the Drive client: `peer_cycles_per_s`, `ratio_to_peer`.
+    #[arg(long, conflicts_with = "client")]
+    pub peer: bool,
+}
+
+/// Alternating rounds of each client under `--peer`.
+const PEER_ROUNDS: u32 = 6;
+
+/// What one client did: cycles, errors, seconds, per-cycle durations \[s\].
+#[derive(Debug, Default)]
+struct Tally {
+    cycles: u64,
+    errors: u64,
+    seconds: f64,
+    durations: Vec<f64>,
+}
+
+impl Tally {
+    fn add(&mut self, (cycles, errors, seconds, durations): (u64, u64, f64, Vec<f64>)) {
+        self.cycles += cycles;
+        self.errors += errors;
+        self.seconds += seconds;
+        self.durations.extend(durations);
+    }
+
+    fn rate(&self) -> f64 {
+        self.cycles as f64 / self.seconds
+    }
+
+    /// The `q` quantile of the cycle time \[ms\].
+    fn pct(&mut self, q: f64) -> Option<f64> {
+        self.durations.sort_by(f64::total_cmp);
+        let d = &self.durations;
+        (!d.is_empty()).then(|| d[((d.len() - 1) as f64 * q) as usize] * 1e3)
+    }
 }
 
 /// Runs the benchmark and prints one JSON object: `transport`, `baud`, `cycles_per_s`,
@@ -89,22 +127,28 @@ pub async fn measure(args: &PerfModbusArgs) -> anyhow::Result<serde_json::Value>
     let cmd = drive.require_role(Role::TorqueCommand)?;
     let cmd_regs = cmd.encode(0.0)?;
     let line = sim.line().filter(|_| !args.no_wire_timing).map(|(t, _)| t);
-    let end = Instant::now() + Duration::from_secs_f64(args.seconds);
-    let (cycles, errors, elapsed, link_stats, mut durations) = if args.client == "raw" {
-        let (c, e, t, d) =
-            raw_cycles(args, &ep, &blocks, cmd.address, &cmd_regs, line, end).await?;
-        (c, e, t, None, d)
-    } else {
-        let (c, e, t, s, d) = drive_cycles(args, &ep, drive.clone(), end).await?;
-        (c, e, t, Some(s), d)
-    };
-    durations.sort_by(f64::total_cmp);
-    let pct = |q: f64| {
-        (!durations.is_empty())
-            .then(|| durations[((durations.len() - 1) as f64 * q) as usize] * 1e3)
-    };
+    let rounds = if args.peer { PEER_ROUNDS } else { 1 };
+    let round = Duration::from_secs_f64(args.seconds / f64::from(rounds));
+    let (mut main, mut peer) = (Tally::default(), Tally::default());
+    let mut link_stats = None;
+    for _ in 0..rounds {
+        if args.client == "raw" {
+            let end = Instant::now() + round;
+            main.add(raw_cycles(args, &ep, &blocks, cmd.address, &cmd_regs, line, end).await?);
+        } else {
+            let end = Instant::now() + round;
+            let (c, e, t, s, d) = drive_cycles(args, &ep, drive.clone(), end).await?;
+            main.add((c, e, t, d));
+            link_stats = Some(s);
+        }
+        if args.peer {
+            let end = Instant::now() + round;
+            peer.add(raw_cycles(args, &ep, &blocks, cmd.address, &cmd_regs, line, end).await?);
+        }
+    }
     sim.shutdown().await;
-    let rate = cycles as f64 / elapsed;
+    let rate = main.rate();
+    let peer_rate = args.peer.then(|| peer.rate());
     let (limit, turnaround_ms) = match line {
         Some(t) => {
             // One read transaction per block plus one write, each with its own frames.
@@ -123,21 +167,26 @@ pub async fn measure(args: &PerfModbusArgs) -> anyhow::Result<serde_json::Value>
         "cycles_per_s": rate,
         "line_limit_cycles_per_s": limit,
         "ratio_to_limit": limit.map(|l| rate / l),
-        "cycles": cycles,
-        "errors": errors,
-        "seconds": elapsed,
+        "peer_cycles_per_s": peer_rate,
+        "ratio_to_peer": peer_rate.map(|p| rate / p),
+        "peer_cycle_ms_median": args.peer.then(|| peer.pct(0.5)).flatten(),
+        "peer_cycle_ms_p99": args.peer.then(|| peer.pct(0.99)).flatten(),
+        "cycles": main.cycles,
+        "errors": main.errors + peer.errors,
+        "seconds": main.seconds,
         "read_registers": blocks.iter().map(|b| b.count).collect::<Vec<_>>(),
         "write_registers": cmd_regs.len(),
         "turnaround_ms": turnaround_ms,
         "t35_ms": line.map(|t: LineTiming| t.t35_s * 1e3),
         "client": args.client,
-        "cycle_ms_median": pct(0.5),
-        "cycle_ms_p99": pct(0.99),
+        "cycle_ms_median": main.pct(0.5),
+        "cycle_ms_p99": main.pct(0.99),
         "link_stats": link_stats,
     }))
 }
 
 /// Cycles with the protocols crate's Drive client: (cycles, errors, seconds, link counters).
+#[allow(clippy::type_complexity)]
 async fn drive_cycles(
     args: &PerfModbusArgs,
     ep: &Endpoints,

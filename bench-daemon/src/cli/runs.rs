@@ -67,6 +67,13 @@ pub enum RunsCommand {
     /// into the lab's store; runs already there (same UUID) are skipped, each copy is verified
     /// by the checksum of its samples.
     Push(super::runs_push::PushArgs),
+    /// Add (+TAG) or remove (-TAG) a run's tags; recorded in the audit log with the old value.
+    Tag(super::runs_annotate::TagArgs),
+    /// Replace a run's notes ("" clears them); recorded in the audit log with the old value.
+    Note(super::runs_annotate::NoteArgs),
+    /// What changed between two runs: spec, bench configuration, device profiles (checksums),
+    /// lockstep parameter sets, software version and bench id.
+    Diff(super::runs_diff::DiffArgs),
 }
 
 /// Arguments of `bench runs list`.
@@ -92,6 +99,9 @@ pub struct ListArgs {
     /// Only runs created before this UTC date.
     #[arg(long)]
     until: Option<String>,
+    /// Only runs with this tag (`bench runs tag`).
+    #[arg(long)]
+    tag: Option<String>,
     /// Page size (1..=10000).
     #[arg(long, default_value_t = 50)]
     limit: u32,
@@ -179,6 +189,9 @@ pub fn run(cmd: &RunsCommand) -> anyhow::Result<()> {
             RunsCommand::List(args) => list(args).await,
             RunsCommand::Show(args) => show(args).await,
             RunsCommand::Export(args) => export(args).await,
+            RunsCommand::Tag(args) => super::runs_annotate::tag(args).await,
+            RunsCommand::Note(args) => super::runs_annotate::note(args).await,
+            RunsCommand::Diff(args) => super::runs_diff::diff(args).await,
             RunsCommand::Push(_) => unreachable!("push runs on its own runtime"),
         }
     })
@@ -234,6 +247,7 @@ async fn list(args: &ListArgs) -> anyhow::Result<()> {
         status,
         since: args.since.clone(),
         until: args.until.clone(),
+        tag: args.tag.clone(),
         limit: args.limit,
         offset: args.offset,
     };
@@ -285,7 +299,7 @@ fn write_run(w: &mut impl Write, r: &Run) -> std::io::Result<()> {
     writeln!(w, "  started:          {}", opt(&r.started_at))?;
     writeln!(w, "  finished:         {}", opt(&r.finished_at))?;
     writeln!(w, "  software:         {}", r.software_version)?;
-    if let Some(note) = &r.operator_note {
+    if let Some(note) = &r.notes {
         writeln!(w, "  note:             {note}")?;
     }
     writeln!(w, "  models:           {}", r.models.join(", "))?;

@@ -162,8 +162,8 @@ pub fn router(state: AppState, web: Option<&FsPath>) -> Router {
         .route("/api/runs/{id}/export", get(run_export))
         .route("/api/runs/{id}/stop", post(stop_run))
         .route("/api/runs/{id}/abort", post(abort_run))
-        .route("/api/estop", post(estop))
-        .route("/api/estop/reset", post(estop_reset))
+        .route("/api/estop", post(super::estop::estop))
+        .route("/api/estop/reset", post(super::estop::estop_reset))
         .route("/api/faults/reset", post(faults_reset))
         .route("/api/queue", get(get_queue).put(put_queue))
         .route("/api/queue/{id}", axum::routing::delete(delete_queue_item))
@@ -195,7 +195,7 @@ pub fn router(state: AppState, web: Option<&FsPath>) -> Router {
 /// ([`super::front`]) answers on its own thread.
 pub fn estop_router(state: AppState) -> Router {
     let estop = Router::new()
-        .route("/api/estop", post(estop))
+        .route("/api/estop", post(super::estop::estop))
         .fallback(api_not_found);
     layered(estop, state)
 }
@@ -312,7 +312,7 @@ fn id_of(text: &str, field: &str, what: &str) -> Result<i64, ApiError> {
 }
 
 /// Sends a command and waits for the reply.
-async fn ask<T>(
+pub(super) async fn ask<T>(
     state: &AppState,
     make: impl FnOnce(super::queue::Reply<T>) -> Cmd,
 ) -> Result<T, ApiError> {
@@ -483,7 +483,7 @@ async fn list_runs(
     known_keys(
         &q,
         &[
-            "kind", "bench", "status", "since", "until", "limit", "offset",
+            "kind", "bench", "status", "since", "until", "tag", "limit", "offset",
         ],
     )?;
     let status = match q.get("status") {
@@ -509,6 +509,7 @@ async fn list_runs(
         status,
         since: q.get("since").cloned(),
         until: q.get("until").cloned(),
+        tag: q.get("tag").cloned(),
         limit,
         offset,
     };
@@ -678,40 +679,6 @@ async fn abort_run(State(state): State<AppState>, Path(id): Path<String>) -> Api
         .into_response())
 }
 
-/// E-stop: no token needed (it only makes the bench safer) and no queue to wait in; answers
-/// once the drive is confirmed disabled (or says it could not be).
-async fn estop(State(state): State<AppState>, Body(body): Body) -> ApiResult {
-    let reason = if body.iter().all(u8::is_ascii_whitespace) {
-        "POST /api/estop".to_string()
-    } else {
-        let v = json_body(&body)?;
-        let obj = object_with(&v, &["reason"])?;
-        match obj.get("reason") {
-            None => "POST /api/estop".to_string(),
-            Some(Value::String(r)) if r.len() <= 500 => r.clone(),
-            Some(_) => {
-                return Err(ApiError::new(
-                    StatusCode::UNPROCESSABLE_ENTITY,
-                    Some("reason"),
-                    "reason: must be a string of at most 500 bytes".into(),
-                ));
-            }
-        }
-    };
-    let report = state.interlock.estop(&reason).await;
-    let latched = Cmd::EStopLatched { reason };
-    if let Err(mpsc::error::TrySendError::Full(cmd)) = state.cmd.try_send(latched) {
-        let tx = state.cmd.clone();
-        tokio::spawn(async move { tx.send(cmd).await });
-    }
-    ok(json!({
-        "estop": true,
-        "paused": true,
-        "aborted_run": report.aborted_run,
-        "safe_state": report,
-    }))
-}
-
 /// Clears a latched drive fault (token needed; never while a run is running).
 async fn faults_reset(State(state): State<AppState>) -> ApiResult {
     match state.interlock.fault_reset().await {
@@ -719,11 +686,6 @@ async fn faults_reset(State(state): State<AppState>) -> ApiResult {
         Err(e) if state.interlock.running().is_some() => Err(ApiError::conflict(e)),
         Err(e) => Err(ApiError::new(StatusCode::BAD_GATEWAY, None, e)),
     }
-}
-
-async fn estop_reset(State(state): State<AppState>) -> ApiResult {
-    let latch = ask(&state, |reply| Cmd::EStopReset { reply }).await?;
-    ok(serde_json::to_value(latch).unwrap_or_default())
 }
 
 /// The sparsest decimation `GET /api/runs/{id}/samples?every=` takes.

@@ -15,7 +15,7 @@
 //! carried other requests (a browser's keep-alive) is served by the daemon's runtime, with the
 //! same handler.
 
-use super::guard::LocalAddr;
+use super::guard::ConnAddrs;
 use axum::Router;
 use axum::extract::ConnectInfo;
 use axum::extract::connect_info::Connected;
@@ -50,6 +50,11 @@ impl Prefixed {
     /// The server's side of the connection.
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
         self.stream.local_addr()
+    }
+
+    /// The client's side of the connection.
+    pub fn peer_addr(&self) -> io::Result<SocketAddr> {
+        self.stream.peer_addr()
     }
 }
 
@@ -127,10 +132,13 @@ impl axum::serve::Listener for Handoff {
     }
 }
 
-impl Connected<IncomingStream<'_, Handoff>> for LocalAddr {
+impl Connected<IncomingStream<'_, Handoff>> for ConnAddrs {
     fn connect_info(stream: IncomingStream<'_, Handoff>) -> Self {
-        let fallback = *stream.remote_addr();
-        LocalAddr(stream.io().local_addr().unwrap_or(fallback))
+        let peer = *stream.remote_addr();
+        ConnAddrs {
+            local: stream.io().local_addr().unwrap_or(peer),
+            peer,
+        }
     }
 }
 
@@ -222,9 +230,9 @@ async fn first_bytes(mut stream: TcpStream) -> (bool, Prefixed) {
 
 /// Serves one e-stop connection on the front's own runtime, then closes it.
 async fn serve_estop(stream: Prefixed, estop: Router) {
-    let local = stream.local_addr().ok();
-    let app = match local {
-        Some(addr) => estop.layer(axum::Extension(ConnectInfo(LocalAddr(addr)))),
+    let addrs = stream.local_addr().ok().zip(stream.peer_addr().ok());
+    let app = match addrs {
+        Some((local, peer)) => estop.layer(axum::Extension(ConnectInfo(ConnAddrs { local, peer }))),
         None => estop,
     };
     let service = hyper_util::service::TowerToHyperService::new(app);

@@ -1,11 +1,13 @@
 //! No cross-site control: every request passes these checks before any handler sees it, so a
-//! refused request changes nothing.
+//! refused request changes nothing. The one exception is `POST /api/estop`, which passes them
+//! all: an e-stop is never refused for its shape, its origin or its host name, since it can only
+//! make the bench safer (`estop.rs` records who sent it).
 //!
 //! - `Host` must name the address the connection came in on, the listen address, `localhost`
 //!   or an `allowed_hosts` entry of bench.toml (421 otherwise): a DNS-rebinding page, whose
 //!   requests carry its own host name, cannot reach the API through the browser.
 //! - A POST, PUT, DELETE or PATCH with an `Origin` whose host:port differs from `Host` is
-//!   refused (403): a foreign page may not drive the bench, not even press the e-stop.
+//!   refused (403): a foreign page may not drive the bench (it may press the e-stop).
 //! - A request body must be `application/json` (415): HTML forms and "simple" cross-site
 //!   requests (`text/plain`) cannot be JSON without a CORS preflight, which is never granted.
 //! - A configured token is required of every mutating call on every listener, loopback
@@ -28,16 +30,29 @@ use std::sync::Arc;
 /// Shortest token `bench serve` accepts.
 pub const MIN_TOKEN_CHARS: usize = 16;
 
-/// The address a connection came in on (the server's side), for the `Host` check on a
-/// listener bound to every interface.
+/// A connection's two ends: the address it came in on (the server's side, for the `Host`
+/// check on a listener bound to every interface) and the client's (recorded with an e-stop).
 #[derive(Clone, Copy, Debug)]
-pub struct LocalAddr(pub SocketAddr);
+pub struct ConnAddrs {
+    /// The server's side.
+    pub local: SocketAddr,
+    /// The client's side.
+    pub peer: SocketAddr,
+}
 
-impl Connected<IncomingStream<'_, tokio::net::TcpListener>> for LocalAddr {
+impl Connected<IncomingStream<'_, tokio::net::TcpListener>> for ConnAddrs {
     fn connect_info(stream: IncomingStream<'_, tokio::net::TcpListener>) -> Self {
-        let fallback = *stream.remote_addr();
-        LocalAddr(stream.io().local_addr().unwrap_or(fallback))
+        let peer = *stream.remote_addr();
+        ConnAddrs {
+            local: stream.io().local_addr().unwrap_or(peer),
+            peer,
+        }
     }
+}
+
+/// `POST /api/estop`, which no check refuses.
+pub fn is_estop(method: &Method, path: &str) -> bool {
+    *method == Method::POST && path == "/api/estop"
 }
 
 /// What the checks compare against.
@@ -96,7 +111,7 @@ impl Guard {
             return false;
         }
         if mutating(method) {
-            return !(*method == Method::POST && path == "/api/estop");
+            return !is_estop(method, path);
         }
         self.token_for_reads
             && (path.starts_with("/api/") && path != "/api/health" || path == "/metrics")
@@ -189,12 +204,16 @@ fn has_body(req: &Request) -> bool {
     req.body().size_hint().exact() != Some(0)
 }
 
-/// The checks, in order: Host (421), Origin (403), token (401), Content-Type (415).
+/// The checks, in order: Host (421), Origin (403), token (401), Content-Type (415); none for
+/// the e-stop.
 pub async fn guard(State(guard): State<Arc<Guard>>, mut req: Request, next: Next) -> Response {
+    if is_estop(req.method(), req.uri().path()) {
+        return next.run(req).await;
+    }
     let local = req
         .extensions()
-        .get::<ConnectInfo<LocalAddr>>()
-        .map(|c| c.0.0);
+        .get::<ConnectInfo<ConnAddrs>>()
+        .map(|c| c.0.local);
     let host = req
         .headers()
         .get(header::HOST)

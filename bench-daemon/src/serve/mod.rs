@@ -18,6 +18,7 @@
 
 pub mod api;
 pub mod body;
+pub mod estop;
 pub mod fitting;
 pub mod front;
 pub mod guard;
@@ -264,7 +265,7 @@ async fn serve_until_stopped(
     use std::io::Write;
     let _ = std::io::stdout().flush();
     let mut until = shutdown_rx;
-    let app = app.into_make_service_with_connect_info::<guard::LocalAddr>();
+    let app = app.into_make_service_with_connect_info::<guard::ConnAddrs>();
     axum::serve(listener, app)
         .with_graceful_shutdown(async move {
             let _ = until.wait_for(|stop| *stop).await;

@@ -13,6 +13,8 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 #: Statuses a run never leaves.
+ANALYSIS_GRACE_S = 10.0
+"""Longest :meth:`Run.wait` waits for a completed run's analysis."""
 FINISHED = ("completed", "aborted", "failed", "interrupted")
 
 
@@ -80,15 +82,19 @@ class Client:
         status: Optional[str] = None,
         bench: Optional[str] = None,
         limit: int = 1000,
+        tag: Optional[str] = None,
     ) -> List[Dict[str, Any]]:
         """Run summaries, newest first, filtered by experiment kind and status (on the server)
         and by ``bench``: the run's ``bench_id`` (bench.toml ``bench_id``, ``"sim"`` for the
         simulated bench), or any value of its bench snapshot (drive profile, address or port,
-        e.g. ``"127.0.0.1:5020"``; fetches the record of each run whose id differs)."""
+        e.g. ``"127.0.0.1:5020"``; fetches the record of each run whose id differs); ``tag``:
+        only runs with that tag."""
         out: List[Dict[str, Any]] = []
         offset = 0
         while True:
-            page = self._get("/api/runs", kind=kind, status=status, limit=limit, offset=offset)
+            page = self._get(
+                "/api/runs", kind=kind, status=status, tag=tag, limit=limit, offset=offset
+            )
             out.extend(page["runs"])
             offset += len(page["runs"])
             if not page["runs"] or offset >= page["total"]:
@@ -193,18 +199,35 @@ class Run:
         return self.record["spec"]
 
     @property
+    def tags(self) -> List[str]:
+        """The run's tags (fetched; edited after the run with ``bench runs tag``)."""
+        return list(self.refresh().record.get("tags") or [])
+
+    @property
+    def notes(self) -> Optional[str]:
+        """The run's notes (fetched; ``bench runs note``)."""
+        return self.refresh().record.get("notes")
+
+    @property
     def results(self) -> Optional[Dict[str, Any]]:
         """The run's analysis (fetched; ``None`` until it is stored)."""
         return self.refresh().record.get("results")
 
     def wait(self, timeout: Optional[float] = None, poll: float = 0.5) -> "Run":
         """Blocks until the run has finished (any final status); ``TimeoutError`` after
-        ``timeout`` seconds."""
+        ``timeout`` seconds. A completed run's analysis is stored just after its status: the
+        wait gives it up to ``ANALYSIS_GRACE_S`` more, so ``results`` is there when it returns."""
         deadline = None if timeout is None else time.monotonic() + timeout
         while self.status not in FINISHED:
             if deadline is not None and time.monotonic() > deadline:
                 raise TimeoutError(f"run {self.id} still {self.record['status']} after {timeout} s")
             time.sleep(poll)
+        grace = time.monotonic() + ANALYSIS_GRACE_S
+        while self.record["status"] == "completed" and self.record.get("results") is None:
+            if time.monotonic() > grace:
+                break
+            time.sleep(min(poll, 0.1))
+            self.refresh()
         return self
 
     def samples(self) -> pd.DataFrame:

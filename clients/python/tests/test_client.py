@@ -22,8 +22,8 @@ SWEEP = ROOT / "experiments" / "specs" / "constant_velocity_sweep.json"
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    """`bench serve --sim` on a free loopback port with a fresh database; its URL."""
+def daemon(tmp_path_factory):
+    """`bench serve --sim` on a free loopback port with a fresh database: (URL, database)."""
     binary = os.environ.get("BENCH_BIN")
     if not binary:
         pytest.fail("set BENCH_BIN to the bench binary (scripts/test.sh does)")
@@ -41,9 +41,15 @@ def server(tmp_path_factory):
         proc.kill()
         pytest.fail(f"bench serve did not start: {line} {proc.stderr.read()}")
     url = "http://" + line.split("http://")[1].split("/")[0]
-    yield url
+    yield url, db
     proc.terminate()
     proc.wait(timeout=30)
+
+
+@pytest.fixture(scope="module")
+def server(daemon):
+    """The daemon's URL."""
+    return daemon[0]
 
 
 @pytest.fixture(scope="module")
@@ -154,3 +160,18 @@ def test_live_streams_samples_of_a_running_run(server):
 
 def test_the_version_is_the_package_version():
     assert frictionbench.__version__ == "0.1.0"
+
+
+def test_tags_and_notes_written_after_the_run(sweep, daemon):
+    """Tags and notes edited after the run (issue 28) come back through the client and the
+    tag filter."""
+    client, run = sweep
+    db = daemon[1]
+    binary = os.environ["BENCH_BIN"]
+    rid = str(run.record["id"])
+    subprocess.run([binary, "runs", "tag", rid, "+good", "--db", str(db)], check=True)
+    subprocess.run([binary, "runs", "note", rid, "re-greased", "--db", str(db)], check=True)
+    assert run.tags == ["good"]
+    assert run.notes == "re-greased"
+    assert [r["id"] for r in client.runs(tag="good")] == [run.record["id"]]
+    assert client.runs(tag="absent") == []

@@ -5,7 +5,7 @@ import { live, CAPACITY, splitModels } from '../live';
 import { timeChart, TSChart, symmetricScale, Scale } from '../timeseries';
 
 export function benchPage(root: HTMLElement): () => void {
-  const state = h('section', { class: 'card', 'aria-labelledby': 'bench-state-h' });
+  const state = h('section', { class: 'card', id: 'bench-state', 'aria-labelledby': 'bench-state-h' });
   const values = h('section', { class: 'card', 'aria-labelledby': 'bench-values-h' });
   const limits = h('section', { class: 'card', 'aria-labelledby': 'bench-limits-h' });
   const msg = notice();
@@ -175,9 +175,9 @@ export function benchPage(root: HTMLElement): () => void {
         mk('chart-v', 'Velocity', 'v [rad/s]', ['v']),
         // The measured signals set the scale; model outputs beyond them are clipped and marked.
         mk('chart-torque', 'Torque and predicted friction', '[N m]', ['torque_motor', 'torque_sensor', ...fm.map((m) => `${m} (predicted)`)], 2),
-        mk('chart-residual', 'Residual (sensor − model)', '[N m]', fm.length ? fm.map((m) => `sensor − ${m}`) : ['(no lockstep model)'], symmetricScale(() => live.ring.ordered(live.ring.sig['torque_sensor']))),
+        mk('chart-residual', 'Residual (sensor − model)', '[N m]', fm.length ? fm.map((m) => `sensor − ${m}`) : ['(each lockstep model\'s residual, while a run streams samples)'], symmetricScale(() => live.ring.ordered(live.ring.sig['torque_sensor']))),
         // The drive command on its own axis: torque, velocity or position by the drive mode.
-        mk('chart-command', 'Drive command', `u_cmd [${COMMAND_AXIS}]`, ['u_cmd']),
+        mk('chart-command', `Drive command (${COMMAND_AXIS})`, 'u_cmd', ['u_cmd']),
       ],
     };
   };
@@ -235,5 +235,6 @@ function commandUnit(mode: string, units?: { force?: string; position?: string }
   return units?.force ?? 'N m';
 }
 
-/** The axis of `u_cmd`: its unit follows each segment's drive mode. */
+/** The unit of `u_cmd`, named in its chart's title (too long for the axis): it follows each
+ * segment's drive mode. */
 export const COMMAND_AXIS = 'N m, rad/s or rad by drive mode';

@@ -3,7 +3,7 @@ import { get, qs, post, RunSummary, ApiError, withToken } from '../api';
 import { h, clear, fmt, kvTable, dataTable, notice } from '../dom';
 import { live, splitModels } from '../live';
 import { timeChart, symmetricScale, Scale } from '../timeseries';
-import { xyPlot, XYSeries } from '../xyplot';
+import { xyPlot, XYSeries, PALETTE } from '../xyplot';
 
 const KINDS = ['constant_velocity_sweep', 'presliding', 'frictional_lag', 'torque_ramp', 'breakaway_staircase', 'dwell_time', 'prbs', 'validation_profile', 'compensation_trial'];
 const STATUSES = ['queued', 'running', 'completed', 'aborted', 'failed', 'interrupted'];
@@ -12,6 +12,7 @@ export function runsPage(root: HTMLElement): () => void {
   const kind = h('select', { id: 'runs-kind' }, h('option', { value: '' }, 'any'), KINDS.map((k) => h('option', { value: k }, k)));
   const bench = h('input', { id: 'runs-bench', type: 'text', placeholder: 'any', pattern: '[A-Za-z0-9._\\-]{1,64}', size: 10 });
   const status = h('select', { id: 'runs-status' }, h('option', { value: '' }, 'any'), STATUSES.map((k) => h('option', { value: k }, k)));
+  const tag = h('input', { id: 'runs-tag', type: 'text', placeholder: 'any', pattern: '[\\p{L}\\p{N}._:\\-]{1,64}', size: 10 });
   const since = h('input', { id: 'runs-since', type: 'date' });
   const until = h('input', { id: 'runs-until', type: 'date' });
   const text = h('input', { id: 'runs-text', type: 'search', placeholder: 'name or id' });
@@ -24,6 +25,7 @@ export function runsPage(root: HTMLElement): () => void {
     h('div', { class: 'field' }, h('label', { for: kind.id }, 'Kind'), kind),
     h('div', { class: 'field' }, h('label', { for: bench.id }, 'Bench'), bench),
     h('div', { class: 'field' }, h('label', { for: status.id }, 'Status'), status),
+    h('div', { class: 'field' }, h('label', { for: tag.id }, 'Tag'), tag),
     h('div', { class: 'field' }, h('label', { for: since.id }, 'Since'), since),
     h('div', { class: 'field' }, h('label', { for: until.id }, 'Until'), until),
     h('div', { class: 'field' }, h('label', { for: text.id }, 'Search'), text),
@@ -34,7 +36,7 @@ export function runsPage(root: HTMLElement): () => void {
   const load = async () => {
     try {
       const page = await get<{ runs: RunSummary[]; total: number }>(
-        `/api/runs${qs({ kind: kind.value, bench: bench.value.trim(), status: status.value, since: since.value, until: until.value ? `${until.value}T23:59:59Z` : '', limit, offset })}`,
+        `/api/runs${qs({ kind: kind.value, bench: bench.value.trim(), status: status.value, tag: tag.value.trim(), since: since.value, until: until.value ? `${until.value}T23:59:59Z` : '', limit, offset })}`,
       );
       const needle = text.value.trim().toLowerCase();
       const runs = page.runs.filter((r) => !needle || r.name.toLowerCase().includes(needle) || String(r.id) === needle.replace('#', ''));
@@ -205,7 +207,7 @@ async function renderBody(body: HTMLElement, run: any, charts: { destroy(): void
       // The measured signals set the scale; model outputs beyond them are clipped and marked.
       mk('Torque and model outputs', `[${force}]`, ['torque_motor', 'torque_sensor', ...models], [s.torque_motor, s.torque_sensor, ...outs], 2);
       // The drive command on its own axis: its unit follows each segment's drive mode.
-      mk('Drive command', `u_cmd [${force}, ${pos}/s or ${pos} by drive mode]`, ['u_cmd'], [s.u_cmd]);
+      mk(`Drive command (${force}, ${pos}/s or ${pos} by drive mode)`, 'u_cmd', ['u_cmd'], [s.u_cmd]);
       if (models.length) mk('Residual (sensor − model)', `[${force}]`, models.map((m) => `sensor − ${m}`), outs.map((o: any[]) => o.map((y, i) => (y == null || s.torque_sensor[i] == null ? null : s.torque_sensor[i] - y))), symmetricScale(() => s.torque_sensor));
       for (const el of Array.from(ts.querySelectorAll('.chart'))) grid.append(el);
     } catch (e) {
@@ -235,7 +237,8 @@ async function renderBody(body: HTMLElement, run: any, charts: { destroy(): void
       ['lockstep models', (run.models ?? []).join(', ') || '—'],
       // Where each lockstep model's parameters came from (a parameter set, a table, defaults).
       ['lockstep parameters', ((run.bench_config?.lockstep_sets ?? []) as any[]).map((u) => `${u.model}: ${u.set_id != null ? `set #${u.set_id} “${u.set_name}” (${u.source})` : u.source}`).join('; ') || '—'],
-      ['operator note', run.operator_note ?? '—'],
+      ['tags', (run.tags ?? []).join(' ') || '—'],
+      ['notes', run.notes ?? '—'],
     ]),
     h('details', null, h('summary', null, 'Spec'), h('pre', null, JSON.stringify(run.spec, null, 2))),
     h('details', null, h('summary', null, 'Bench configuration'), h('pre', null, JSON.stringify(run.bench_config, null, 2))),
@@ -427,10 +430,26 @@ function resultPlots(box: HTMLElement, run: any, r: any, sets: any[]) {
   const add = (el: HTMLElement) => box.append(el);
   if (kind === 'constant_velocity_sweep') {
     const pts = [...(r.positive ?? []), ...(r.negative ?? [])];
+    // Points flagged stick_slip (the velocity loop did not hold the set point) are left out of
+    // every fit: drawn as rings with their own legend entry.
+    const dir = (name: string, ps: any[], color: string, slip: boolean): XYSeries => {
+      const sel = ps.filter((p: any) => !!p.stick_slip === slip);
+      return {
+        label: slip ? `${name} direction, stick-slip: left out of fits` : `${name} direction (mean ± std)`,
+        x: sel.map((p: any) => p.velocity_rad_s),
+        y: sel.map((p: any) => p.mean_torque_nm),
+        err: sel.map((p: any) => p.std_torque_nm),
+        mode: 'points',
+        color,
+        hollow: slip,
+      };
+    };
     const series: XYSeries[] = [
-      { label: 'positive direction (mean ± std)', x: (r.positive ?? []).map((p: any) => p.velocity_rad_s), y: (r.positive ?? []).map((p: any) => p.mean_torque_nm), err: (r.positive ?? []).map((p: any) => p.std_torque_nm), mode: 'points' },
-      { label: 'negative direction (mean ± std)', x: (r.negative ?? []).map((p: any) => p.velocity_rad_s), y: (r.negative ?? []).map((p: any) => p.mean_torque_nm), err: (r.negative ?? []).map((p: any) => p.std_torque_nm), mode: 'points' },
+      dir('positive', r.positive ?? [], PALETTE[0], false),
+      dir('negative', r.negative ?? [], PALETTE[1], false),
     ];
+    for (const [name, ps, color] of [['positive', r.positive ?? [], PALETTE[0]], ['negative', r.negative ?? [], PALETTE[1]]] as const)
+      if (ps.some((p: any) => p.stick_slip)) series.push(dir(name, ps, color, true));
     const vmax = Math.max(1e-9, ...pts.map((p: any) => Math.abs(p.velocity_rad_s)));
     for (const fit of fitsOfRun(sets, run.id, 'static_curve')) {
       // The stored document: the model's parameters, `negative` the full set for v < 0.
