@@ -88,7 +88,7 @@ fn invalid_sets_have_infinite_cost() {
 fn torque_replay_recovers_coulomb_viscous_and_mass() {
     let truth = json!({"fc": 0.8, "fv": 1.5});
     let mut m = model("coulomb_viscous", truth.clone());
-    let (mass, n, fine) = (2.0, 10_000, 10);
+    let (mass, n, fine) = (2.0, 5_000, 10);
     let force = |t: f64| {
         3.0 * (std::f64::consts::TAU * 0.5 * t).sin()
             + 0.5 * (std::f64::consts::TAU * 1.7 * t).sin()

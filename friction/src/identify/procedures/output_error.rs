@@ -508,6 +508,28 @@ impl<'a> OutputError<'a> {
         self.entry.build(p).ok().map(|m| (m, setup))
     }
 
+    /// The same problem replayed without the extrapolation (one run of `substeps` per
+    /// interval): a cheaper ranking of candidates for a global search.
+    pub(crate) fn without_extrapolation(&self) -> Result<OutputError<'a>, FitError> {
+        Ok(OutputError {
+            entry: self.entry,
+            base: self.base.clone(),
+            free: self.free.clone(),
+            segs: self.segs,
+            skip: self.skip.clone(),
+            replay: self.replay,
+            offset: self.offset,
+            substeps: self.substeps,
+            richardson: false,
+            torque: self.torque,
+            hold: self.hold,
+            len: self.len,
+            threads: self.threads,
+            diff_step: self.diff_step,
+            evals: AtomicU64::new(0),
+        })
+    }
+
     /// Quantiles `qs` (0..1) of the nonzero recorded speeds `|v|` (empty if it never moves).
     pub fn speed_quantiles(&self, qs: &[f64]) -> Vec<f64> {
         let mut v: Vec<f64> = self

@@ -47,6 +47,7 @@ fn run_method(
         r.run(q0)
     };
     let before = problem.evaluations();
+    let mut extra = 0;
     let (result, method) = match &opts.method {
         Method::Lm => {
             let mut best: Option<FitResult> = None;
@@ -84,12 +85,16 @@ fn run_method(
                 .with_population(*population)?
                 .with_betas(*beta1, *beta2)?
                 .with_seed(*seed);
-            let mut r = Runner::new(problem, aep).max_iters(*generations);
+            // The global search ranks candidates: the plain replay (no extrapolation) is
+            // enough for that at a third of the cost; the polish refines on the full one.
+            let coarse = problem.without_extrapolation()?;
+            let mut r = Runner::new(&coarse, aep).max_iters(*generations);
             if let Some(t) = opts.timeout {
                 r = r.timeout(t);
             }
             let q0 = starts.into_iter().next().unwrap_or_else(|| problem.start());
             let global = r.run(q0)?;
+            extra = coarse.evaluations();
             let settings = serde_json::json!({
                 "kind": "aep", "population": population, "beta1": beta1, "beta2": beta2, "seed": seed,
                 "generations": generations, "polish": polish, "aep_iterations": global.iters,
@@ -108,7 +113,7 @@ fn run_method(
     };
     Ok(Run {
         result,
-        evaluations: problem.evaluations() - before,
+        evaluations: problem.evaluations() - before + extra,
         method,
     })
 }
@@ -125,13 +130,14 @@ fn with_substeps(opts: &Options, n: usize) -> Options {
 /// `(JᵀJ)⁻¹ Jᵀ (r_2n - r_n)`): the largest shift over its allowance, the larger of
 /// [`SUBSTEP_TOLERANCE`] standard errors and [`SUBSTEP_RELATIVE`] of the value (data so
 /// precise that a tenth of a standard error is below any use need not be replayed finer); and
-/// that shift in standard errors.
+/// that shift in standard errors; and the Jacobian and residuals at `q` with `n` sub-steps
+/// (what the report needs when `n` is kept).
 fn substep_change(
     segs: &[Segment],
     opts: &Options,
     n: usize,
     q: &[f64],
-) -> Result<(f64, f64), FitError> {
+) -> Result<(f64, f64, Option<Evaluated>), FitError> {
     let coarse = OutputError::new(segs, &with_substeps(opts, n))?;
     let fine = OutputError::new(segs, &with_substeps(opts, 2 * n))?;
     let m = coarse.len();
@@ -144,11 +150,11 @@ fn substep_change(
         None => return Err(FitError::Bug("the output-error Jacobian is missing".into())),
     }
     let Some(unc) = stats::least_squares(&jac, &rc, true) else {
-        return Ok((0.0, 0.0));
+        return Ok((0.0, 0.0, None));
     };
     let d = nalgebra::DVector::from_iterator(m, rc.iter().zip(&rf).map(|(c, f)| f - c));
     let Some(inv) = (jac.transpose() * &jac).try_inverse() else {
-        return Ok((0.0, 0.0));
+        return Ok((0.0, 0.0, None));
     };
     let step = inv * (jac.transpose() * d);
     let (mut worst, mut in_se) = (0.0f64, 0.0f64);
@@ -160,7 +166,24 @@ fn substep_change(
         worst = worst.max(s.abs() * slope / allowance.max(f64::MIN_POSITIVE));
         in_se = in_se.max(s.abs() / e.max(f64::MIN_POSITIVE));
     }
-    Ok((worst, in_se))
+    Ok((
+        worst,
+        in_se,
+        Some(Evaluated {
+            n,
+            q: q.to_vec(),
+            jac,
+            resid: rc,
+        }),
+    ))
+}
+
+/// The Jacobian and residuals of a problem at `q`, kept for the report.
+struct Evaluated {
+    n: usize,
+    q: Vec<f64>,
+    jac: DMatrix<f64>,
+    resid: Vec<f64>,
 }
 
 /// Fits `opts.free` of `opts.model` to `segs`; the result carries provenance, standard errors
@@ -224,9 +247,11 @@ pub fn fit(segs: &[Segment], opts: &Options) -> Result<FitReport, FitError> {
     let mut checks = Vec::new();
     // A global search without a polish is not refitted; its check is reported.
     let refits = !matches!(opts.method, Method::Aep { polish: false, .. });
+    let mut evaluated = None;
     if opts.substeps.is_none() && problem.between_samples() {
         for _ in 0..6 {
-            let (ratio, in_se) = substep_change(segs, &opts, n_sub, &run.result.params)?;
+            let (ratio, in_se, at) = substep_change(segs, &opts, n_sub, &run.result.params)?;
+            evaluated = at;
             checks.push(serde_json::json!({
                 "substeps": n_sub, "change_in_std_errors": num(in_se), "over_allowance": num(ratio),
             }));
@@ -266,7 +291,8 @@ pub fn fit(segs: &[Segment], opts: &Options) -> Result<FitReport, FitError> {
         }
     }
     let problem = OutputError::new(segs, &with_substeps(&opts, n_sub))?;
-    let mut rep = report(&problem, &opts, &run, "output_error")?;
+    let evaluated = evaluated.filter(|e| e.n == n_sub && e.q == run.result.params);
+    let mut rep = report(&problem, &opts, &run, "output_error", evaluated)?;
     rep.provenance
         .settings
         .insert("substeps".into(), serde_json::json!(n_sub));
@@ -347,6 +373,7 @@ fn report(
     opts: &Options,
     run: &Run,
     procedure: &str,
+    evaluated: Option<Evaluated>,
 ) -> Result<FitReport, FitError> {
     let r = &run.result;
     let Some((model, setup)) = problem.model_at(&r.params) else {
@@ -359,10 +386,16 @@ fn report(
     };
     let values = problem.values(&r.params);
     let m = problem.len();
-    let mut resid = vec![0.0; m];
-    problem.residuals(&r.params, &mut resid)?;
-    let mut jac = DMatrix::zeros(0, 0);
-    let jac_ok = matches!(problem.jacobian(&r.params, &mut jac), Some(Ok(())));
+    let (jac, resid, jac_ok) = match evaluated {
+        Some(e) => (e.jac, e.resid, true),
+        None => {
+            let mut resid = vec![0.0; m];
+            problem.residuals(&r.params, &mut resid)?;
+            let mut jac = DMatrix::zeros(0, 0);
+            let ok = matches!(problem.jacobian(&r.params, &mut jac), Some(Ok(())));
+            (jac, resid, ok)
+        }
+    };
     let unc = if jac_ok {
         stats::least_squares(&jac, &resid, true)
     } else {
