@@ -397,6 +397,10 @@ fn find_set(sets: &[run_store::ParameterSet], q: SetQuery<'_>) -> Option<FoundSe
             id: s.id,
             name: s.name.clone(),
             params: s.params.clone(),
+            offset: s
+                .provenance
+                .pointer("/offset/value")
+                .and_then(serde_json::Value::as_f64),
         })
 }
 

@@ -6,6 +6,7 @@
 use super::InputError;
 use super::run_data::{self, Selection};
 use super::runs::{DbArgs, runtime, store_error};
+use friction::identify::procedures::Offset;
 use friction::identify::procedures::compare::{self, CompareOptions, ModelChoice, Regimes, Table};
 use friction::identify::procedures::output_error::{Replay, Segment};
 use run_store::{NewComparison, Store};
@@ -53,6 +54,10 @@ pub struct CompareArgs {
     /// Wall-time budget per model fit \[s\].
     #[arg(long)]
     timeout_s: Option<f64>,
+    /// Fit a constant force offset per model, subtracted from the measurement (a stored set's
+    /// offset is always subtracted).
+    #[arg(long)]
+    offset: bool,
     #[command(flatten)]
     db: DbArgs,
     /// Print the table as JSON (with `comparison_id` when it was stored).
@@ -252,6 +257,11 @@ fn compare_stored(args: &CompareArgs) -> anyhow::Result<Done> {
         },
         max_iters: args.max_iters,
         timeout,
+        offset: if args.offset {
+            Offset::Fit
+        } else {
+            Offset::None
+        },
     };
     let table = compare::compare(&estimate, &validate, &models, &opts)
         .map_err(|e| InputError(e.to_string()))?;
@@ -275,6 +285,7 @@ fn compare_stored(args: &CompareArgs) -> anyhow::Result<Done> {
                 "presliding_displacement": args.presliding_displacement,
                 "max_iters": args.max_iters,
                 "timeout_s": args.timeout_s,
+                "offset": args.offset,
                 "csv": {"estimate": files(&est_src), "validate": files(&val_src)},
                 "start_from": starts,
             });

@@ -17,9 +17,7 @@
 use super::run_data::{self, Selection};
 use super::runs::{DbArgs, runtime, store_error};
 use super::{InputError, json_arg, start};
-use crate::config::Geometry;
 use experiments::{Kind, Results, Role};
-use friction::identify::procedures::quality::Status;
 use friction::identify::procedures::{self, FitReport, Given, PROCEDURES, Table};
 use run_store::{Run, Store};
 use serde_json::{Map, Value, json};
@@ -31,8 +29,8 @@ pub struct FitArgs {
     /// Model id whose parameters are fitted (see `bench models`).
     #[arg(long)]
     model: String,
-    /// Procedure: static_curve, phi_s, power_rls, staircase, presliding_sine, step_damping,
-    /// nnaji, lugre_regression, maxwell_slip, ruina_step, aep, output_error.
+    /// Procedure: static_curve, phi_s, idim_ls, power_rls, staircase, presliding_sine,
+    /// step_damping, nnaji, lugre_regression, maxwell_slip, ruina_step, aep, output_error.
     #[arg(long)]
     procedure: String,
     /// Stored run to fit (see `bench runs list`); the result is saved as a parameter set.
@@ -52,7 +50,8 @@ pub struct FitArgs {
     /// With --run: name of the saved parameter set (default `<model>`-run`<ID>`-`<procedure>`).
     #[arg(long, requires = "run")]
     name: Option<String>,
-    /// Known values and options as JSON or @file, e.g. {"j": 0.167, "delta": 2}.
+    /// Known values and options as JSON or @file, e.g. {"j": 0.167, "delta": 2} or
+    /// {"offset": true}; keys a procedure does not take are refused.
     #[arg(long)]
     given: Option<String>,
     /// Print the report as JSON (fitted values under `params`; `parameter_set_id` with --run).
@@ -65,7 +64,8 @@ pub struct FitArgs {
 
 /// The run kinds each time-series procedure can use (`aep` and `output_error`: any kind).
 const TIME_SERIES_KINDS: &[(&str, &[&str])] = &[
-    ("power_rls", &["prbs", "validation_profile"]),
+    ("idim_ls", &["prbs", "validation_profile", "imported"]),
+    ("power_rls", &["prbs", "validation_profile", "imported"]),
     ("staircase", &["breakaway_staircase"]),
     ("presliding_sine", &["presliding"]),
     ("step_damping", &["presliding"]),
@@ -89,12 +89,17 @@ pub fn run(args: &FitArgs) -> anyhow::Result<()> {
             .map_err(|e| InputError(format!("--csv: cannot read {csv}: {e}")))?;
         let table = Table::from_csv(&text).map_err(|e| InputError(format!("--csv {csv}: {e}")))?;
         let report = fit(args, &table, &given)?;
-        return print(args, &report, None);
+        return super::fit_print::print(args.json, args.config.as_deref(), &report, None);
     };
     let sel = Selection::parse(args.segments.as_deref(), args.t_range.as_deref())?;
     check_procedure(&args.procedure)?;
     let (report, set, name) = runtime()?.block_on(fit_stored(args, given, id, &sel))?;
-    print(args, &report, Some((set, &name)))
+    super::fit_print::print(
+        args.json,
+        args.config.as_deref(),
+        &report,
+        Some((set, &name)),
+    )
 }
 
 /// The fit of stored run `id` as `bench fit --run ID --json` prints it (for `POST /api/fits`,
@@ -157,7 +162,11 @@ async fn fit_stored(
     report.provenance.notes.extend(notes);
     report.provenance.notes.extend(start.notes());
     let (doc, other) = parameter_document(&args.model, &start.values, &report)?;
-    if let Some(replay) = replay(&args.model, &doc, &table) {
+    let mut replayed = doc.clone();
+    if let (Some(c), Value::Object(d)) = (report.param("offset"), &mut replayed) {
+        d.insert("offset".into(), json!(c));
+    }
+    if let Some(replay) = replay(&args.model, &replayed, &table) {
         report.details["replay"] = replay;
     }
     let mut provenance = serde_json::to_value(&report.provenance)?;
@@ -170,6 +179,19 @@ async fn fit_stored(
     provenance["at_bound"] = json!(report.at_bound);
     provenance["relative_std_errors"] = Value::Object(report.relative_std_errors.clone());
     provenance["condition"] = json!(report.condition);
+    provenance["ci95"] = Value::Object(report.ci95.clone());
+    provenance["n_eff"] = json!(report.n_eff);
+    provenance["r2"] = json!(report.r2);
+    provenance["aic"] = json!(report.aic);
+    provenance["bic"] = json!(report.bic);
+    if let Some(offset) = report.param("offset") {
+        // Subtracted from the measured force wherever the set is used (lockstep, comparisons).
+        provenance["offset"] = json!({
+            "value": offset,
+            "std_error": report.std_errors.get("offset"),
+            "ci95": report.ci95.get("offset"),
+        });
+    }
     provenance["verdict"] = serde_json::to_value(&report.verdict)?;
     if let Some(first) = start.sources.first() {
         // The static source first, as before; every source under `start_sources`.
@@ -394,8 +416,9 @@ const REPLAY_POINTS: usize = 2000;
 
 /// The stored set replayed on the fitted time series, velocity-driven: `{"t", "measured",
 /// "model"}` (friction, decimated to about [`REPLAY_POINTS`]), so that the model's output can
-/// be seen against the measurement it was fitted to. `None` for tables that are not time
-/// series (sweep points, breakaway tables).
+/// be seen against the measurement it was fitted to (the measurement less the set's offset,
+/// when it has one). `None` for tables that are not time series (sweep points, breakaway
+/// tables).
 fn replay(model: &str, doc: &Value, table: &Table) -> Option<Value> {
     use friction::identify::procedures::output_error::{self, Replay, Segment};
     let names = run_data::TimeSeries::NAMES;
@@ -407,14 +430,16 @@ fn replay(model: &str, doc: &Value, table: &Table) -> Option<Value> {
     let (t, measured) = (table.get("t")?, table.get("friction")?);
     let every = t.len().div_ceil(REPLAY_POINTS).max(1);
     let pick = |c: &[f64]| c.iter().step_by(every).copied().collect::<Vec<f64>>();
+    let offset = doc.get("offset").and_then(Value::as_f64).unwrap_or(0.0);
+    let measured: Vec<f64> = measured.iter().map(|m| m - offset).collect();
     let model_out: Vec<f64> = residual[0]
         .iter()
-        .zip(measured)
+        .zip(&measured)
         .map(|(r, m)| r + m)
         .collect();
     Some(json!({
         "t": pick(t),
-        "measured": pick(measured),
+        "measured": pick(&measured),
         "model": pick(&model_out),
         "every": every,
     }))
@@ -491,137 +516,12 @@ fn parameter_document(
     Ok((doc, other))
 }
 
-/// Prints the report (and the saved parameter set, if any).
 /// The report as `--json` prints it.
-fn report_json(report: &FitReport, saved: Option<(i64, &str)>) -> anyhow::Result<Value> {
+pub(super) fn report_json(report: &FitReport, saved: Option<(i64, &str)>) -> anyhow::Result<Value> {
     let mut v = serde_json::to_value(report)?;
     if let Some((id, name)) = saved {
         v["parameter_set_id"] = json!(id);
         v["parameter_set_name"] = json!(name);
     }
     Ok(v)
-}
-
-fn print(args: &FitArgs, report: &FitReport, saved: Option<(i64, &str)>) -> anyhow::Result<()> {
-    if args.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&report_json(report, saved)?)?
-        );
-        return Ok(());
-    }
-    let geometry = crate::config::geometry_of(args.config.as_deref())?;
-    let p = &report.provenance;
-    println!(
-        "model {}  procedure {}  method {}  (units: {} bench)",
-        p.model,
-        p.procedure,
-        p.method,
-        geometry.name()
-    );
-    let units = Units {
-        model: &p.model,
-        geometry,
-    };
-    print_params(&units, "", &report.params, &report.std_errors);
-    if let Some(mse) = report.mse {
-        println!("mse {mse:e} {}", residual_unit(report, geometry));
-    }
-    let range = p
-        .time_range_s
-        .map(|[a, b]| format!(", t {a}..{b} s"))
-        .unwrap_or_default();
-    println!(
-        "data: {} points, columns {}{range}",
-        p.n_points,
-        p.columns.join(",")
-    );
-    print_quality(report);
-    for n in &p.notes {
-        println!("note: {n}");
-    }
-    if let Some((id, name)) = saved {
-        println!("saved parameter set {id} '{name}'");
-    }
-    Ok(())
-}
-
-/// How the printed parameters get their units.
-struct Units<'a> {
-    model: &'a str,
-    geometry: Geometry,
-}
-
-impl Units<'_> {
-    fn of(&self, name: &str) -> String {
-        friction::units::param_unit(self.model, name, self.geometry)
-            .filter(|u| u != "-")
-            .map(|u| format!(" {u}"))
-            .unwrap_or_default()
-    }
-}
-
-/// The unit of the MSE: the squared residual (position in a torque replay, else friction).
-fn residual_unit(report: &FitReport, g: Geometry) -> String {
-    let position = report
-        .details
-        .pointer("/settings/replay/kind")
-        .and_then(Value::as_str)
-        == Some("torque");
-    format!("({})^2", if position { g.position() } else { g.force() })
-}
-
-/// Termination, parameters at a bound, relative errors, condition and the verdict.
-fn print_quality(report: &FitReport) {
-    if let Some(t) = report.termination {
-        let t = serde_json::to_value(t).unwrap_or_default();
-        println!("termination: {}", t.as_str().unwrap_or_default());
-    }
-    if !report.at_bound.is_empty() {
-        println!("at bound: {}", report.at_bound.join(", "));
-    }
-    if let Some(c) = report.condition {
-        println!("condition (scaled JᵀJ): {c:.3e}");
-    }
-    let v = &report.verdict;
-    match v.status {
-        Status::Ok => println!("verdict: ok"),
-        Status::Warning => {
-            println!("verdict: WARNING");
-            for r in &v.reasons {
-                println!("  - {r}");
-            }
-        }
-    }
-}
-
-fn print_params(
-    units: &Units<'_>,
-    prefix: &str,
-    params: &serde_json::Map<String, serde_json::Value>,
-    errors: &serde_json::Map<String, serde_json::Value>,
-) {
-    for (name, value) in params {
-        match value {
-            serde_json::Value::Object(sub) => {
-                let empty = serde_json::Map::new();
-                let sub_err = errors
-                    .get(name)
-                    .and_then(|e| e.as_object())
-                    .unwrap_or(&empty);
-                print_params(units, &format!("{prefix}{name}."), sub, sub_err);
-            }
-            v => {
-                let unit = units.of(name);
-                match (errors.get(name).and_then(|e| e.as_f64()), v.as_f64()) {
-                    (Some(se), Some(x)) if x != 0.0 => println!(
-                        "{prefix}{name} = {v}{unit}  ± {se:e}{unit} ({:.2} %)",
-                        100.0 * se / x.abs()
-                    ),
-                    (Some(se), _) => println!("{prefix}{name} = {v}{unit}  ± {se:e}{unit}"),
-                    (None, _) => println!("{prefix}{name} = {v}{unit}"),
-                }
-            }
-        }
-    }
 }

@@ -5,6 +5,7 @@ pub mod compare;
 pub mod estop;
 pub mod fault_reset;
 pub mod fit;
+mod fit_print;
 pub mod models;
 pub mod params;
 pub mod perf;
