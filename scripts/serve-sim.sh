@@ -29,6 +29,8 @@ fi
 if [ -z "${SERVE_SIM_NO_BUILD:-}" ]; then
   scripts/need-node.sh
   (cd web && npm ci --no-audit --no-fund && npm run build)
+  # The workspace's one profile (optimised; Cargo.toml): `./scripts/test.sh` builds the same
+  # artifacts, so whichever runs second compiles nothing the first did.
   cargo build --locked -p bench-daemon
 fi
 target_dir="${CARGO_TARGET_DIR:-target}"

@@ -5,6 +5,7 @@
 # a request the document allows, or acceptance of one it forbids. Rules the document cannot
 # express (bench limits, run state) are listed in scripts/schemathesis.toml.
 # Usage: BENCH_BIN=target/debug/bench scripts/test-schemathesis.sh
+#        scripts/test-schemathesis.sh install   (only installs schemathesis into target/stenv)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 version=4.32.5
@@ -13,6 +14,7 @@ if ! target/stenv/bin/schemathesis --version 2>/dev/null | grep -q "version $ver
   python3 -m venv target/stenv
   target/stenv/bin/pip install --quiet --disable-pip-version-check "schemathesis==$version"
 fi
+[ "${1:-}" = install ] && exit 0
 work="$(mktemp -d)"
 "${BENCH_BIN:-target/debug/bench}" serve --sim --listen 127.0.0.1:0 --web /nonexistent \
   --db "$work/runs.db" >"$work/serve.out" 2>"$work/serve.err" &

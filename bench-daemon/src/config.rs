@@ -210,6 +210,8 @@ pub struct FoundSet {
     pub name: String,
     /// Its parameter document.
     pub params: serde_json::Value,
+    /// The force offset its fit found in the measurement (`provenance.offset.value`).
+    pub offset: Option<f64>,
 }
 
 /// Whether a run has the drive's communication watchdog as its backstop.

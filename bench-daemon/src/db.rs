@@ -93,9 +93,11 @@ pub fn store_error(err: run_store::Error) -> anyhow::Error {
 pub fn kind_filter(kind: Option<&str>) -> Result<Option<String>, String> {
     let names = experiments::Kind::NAMES;
     match kind {
-        Some(k) if !names.contains(&k) => {
-            Err(format!("unknown kind '{k}' (known: {})", names.join(", ")))
-        }
+        Some(k) if !names.contains(&k) && k != run_store::IMPORTED_KIND => Err(format!(
+            "unknown kind '{k}' (known: {}, {})",
+            names.join(", "),
+            run_store::IMPORTED_KIND
+        )),
         k => Ok(k.map(str::to_string)),
     }
 }

@@ -5,6 +5,7 @@
 //! - [`session`]: one run from a checked spec to its stored record;
 //! - [`fitting`]: fits and comparisons on stored runs, saved with them;
 //! - [`serve`]: `bench serve` (scheduler, REST, live stream, dashboard);
+//! - [`import`]: recordings made elsewhere (CSV, MAT, Parquet) stored as runs;
 //! - [`config`]: bench.toml; [`bench_lock`]: one controller per bench; [`db`]: where the run
 //!   database is; [`signals`]: what stops a command; [`InputError`]: the user's mistakes;
 //! - [`cli`]: every subcommand.
@@ -17,6 +18,7 @@ pub mod config;
 pub mod control;
 pub mod db;
 pub mod fitting;
+pub mod import;
 mod input;
 pub mod serve;
 pub mod session;

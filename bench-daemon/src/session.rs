@@ -4,10 +4,14 @@
 
 use crate::InputError;
 use crate::config::{FoundSet, Loaded, LockstepConfig, SetQuery};
-use crate::control::{self, Control, Frame, LoopReport, LoopSetup, Outcome, Status};
+use crate::control::{
+    self, Control, Devices, Frame, LoopReport, LoopSetup, Outcome, Status, StopReason,
+};
 use experiments::{Format, Plan, Spec};
 use friction::compensation::{Compensator, CompensatorSpec};
-use run_store::{Finish, NewRun, Recorder, RecorderConfig, RunStatus, SampleQuery, Store};
+use run_store::{
+    Finish, NewRun, Reason, ReasonCode, Recorder, RecorderConfig, RunStatus, SampleQuery, Store,
+};
 use std::sync::Arc;
 use tokio::sync::{broadcast, oneshot, watch};
 
@@ -127,8 +131,19 @@ pub async fn execute(
     checked: &Checked,
     watchers: Watchers,
 ) -> anyhow::Result<Finished> {
+    execute_on(store, loaded, checked, watchers, Devices::Modbus).await
+}
+
+/// [`execute`] on `devices` (the simulated plant in simulated time, or Modbus).
+pub async fn execute_on(
+    store: &Store,
+    loaded: &Loaded,
+    checked: &Checked,
+    watchers: Watchers,
+    devices: Devices,
+) -> anyhow::Result<Finished> {
     let run_id = create(store, loaded, checked).await?;
-    execute_run(store, loaded, checked, run_id, watchers).await
+    execute_run_on(store, loaded, checked, run_id, watchers, devices).await
 }
 
 /// Creates the run of a checked spec (status `queued`) with the bench snapshot; returns its id.
@@ -234,6 +249,18 @@ pub async fn execute_run(
     run_id: i64,
     watchers: Watchers,
 ) -> anyhow::Result<Finished> {
+    execute_run_on(store, loaded, checked, run_id, watchers, Devices::Modbus).await
+}
+
+/// [`execute_run`] on `devices`.
+pub async fn execute_run_on(
+    store: &Store,
+    loaded: &Loaded,
+    checked: &Checked,
+    run_id: i64,
+    watchers: Watchers,
+    devices: Devices,
+) -> anyhow::Result<Finished> {
     // The lockstep models the run was created with (its snapshot), not today's section.
     let run = store.run(run_id).await?;
     let models: Vec<friction::registry::ModelSpec> =
@@ -252,6 +279,7 @@ pub async fn execute_run(
     let recorder = Recorder::start(store, run_id, RecorderConfig::default()).await?;
     let setup = LoopSetup {
         loaded: loaded.clone(),
+        devices,
         plan: checked.plan.clone(),
         models,
         compensators,
@@ -270,22 +298,19 @@ pub async fn execute_run(
         Ok(r) => r,
         Err(_) => {
             // The loop thread panicked: the run is failed, the recorder still commits.
-            let reason = "the control loop stopped unexpectedly (panic)".to_string();
+            let reason = "the control loop stopped unexpectedly (panic)";
             recorder
                 .close(Finish {
                     status: RunStatus::Failed,
-                    reason: Some(reason.clone()),
+                    reason: Some(Reason::new(ReasonCode::Panic, reason)),
                     timing: None,
                 })
                 .await?;
             anyhow::bail!(reason);
         }
     };
-    let (status, reason) = match &report.outcome {
-        Outcome::Completed => (RunStatus::Completed, None),
-        Outcome::Aborted(r) => (RunStatus::Aborted, Some(r.clone())),
-        Outcome::Failed(r) => (RunStatus::Failed, Some(r.clone())),
-    };
+    let status = report.outcome.status();
+    let reason = report.outcome.reason().map(StopReason::stored);
     let closed = recorder
         .close(Finish {
             status,
@@ -296,18 +321,18 @@ pub async fn execute_run(
     if let Err(e) = closed {
         // The writer died (disk full, database locked past its retries): what it committed
         // stays; the run is failed with both reasons once the store takes writes again.
-        let why = format!(
+        let why = StopReason::RecordingFailed(format!(
             "recording failed: {e}{}",
             reason
-                .as_deref()
-                .map_or(String::new(), |r| format!("; the loop ended: {r}"))
-        );
+                .as_ref()
+                .map_or(String::new(), |r| format!("; the loop ended: {}", r.text))
+        ));
         store
-            .finish_run(run_id, RunStatus::Failed, Some(&why))
+            .finish_run(run_id, RunStatus::Failed, Some(&why.stored()))
             .await?;
         keep_log(store, run_id, &report.log).await?;
         let mut report = report;
-        report.outcome = Outcome::Failed(why);
+        report.outcome = Outcome::Stopped(why);
         return Ok(Finished {
             run_id,
             report,
@@ -368,6 +393,10 @@ fn find_set(sets: &[run_store::ParameterSet], q: SetQuery<'_>) -> Option<FoundSe
             id: s.id,
             name: s.name.clone(),
             params: s.params.clone(),
+            offset: s
+                .provenance
+                .pointer("/offset/value")
+                .and_then(serde_json::Value::as_f64),
         })
 }
 

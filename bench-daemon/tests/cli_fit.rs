@@ -160,3 +160,63 @@ fn bad_input_exits_2_naming_the_thing() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("--csv"), "{}", stderr(&o));
 }
+
+/// `bench fit --procedure idim_ls` on a simulated EMPS-like record (t, x, u only): `j`, `fv`,
+/// `fc` and `offset` with standard errors and 95 % intervals, the bandwidth-derived settings
+/// in the provenance; a misspelt option exits 2 naming it.
+#[test]
+fn idim_ls_from_a_csv_of_position_and_force() {
+    use friction::identify::procedures::synthetic::BallScrew;
+    let rec = BallScrew {
+        duration: 10.0,
+        ..BallScrew::default()
+    }
+    .simulate()
+    .unwrap();
+    let mut csv = String::from("t,x,u\n");
+    let (t, x, u) = (
+        rec.get("t").unwrap(),
+        rec.get("x").unwrap(),
+        rec.get("u").unwrap(),
+    );
+    for k in 0..t.len() {
+        csv.push_str(&format!("{},{},{}\n", t[k], x[k], u[k]));
+    }
+    let path = temp_file("axis.csv", &csv);
+    let fit = |given: &str| {
+        bench(&[
+            "fit",
+            "--model",
+            "coulomb_viscous",
+            "--procedure",
+            "idim_ls",
+            "--csv",
+            path.to_str().unwrap(),
+            "--given",
+            given,
+            "--json",
+        ])
+    };
+    let o = fit(r#"{"offset": true}"#);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    for (name, truth) in [("j", 95.0), ("fv", 200.0), ("fc", 20.0), ("offset", -3.0)] {
+        let (v, se) = (
+            doc["params"][name].as_f64().unwrap(),
+            doc["std_errors"][name].as_f64().unwrap(),
+        );
+        assert!((v - truth).abs() < 4.0 * se, "{name}: {v} ± {se}");
+        let ci = doc["ci95"][name].as_array().unwrap();
+        assert!(ci[0].as_f64().unwrap() < v && v < ci[1].as_f64().unwrap());
+    }
+    assert!(
+        doc["provenance"]["settings"]["bandwidth_hz"]
+            .as_f64()
+            .unwrap()
+            > 0.0
+    );
+    assert!(doc["r2"].as_f64().unwrap() > 0.9 && doc["n_eff"].as_f64().is_some());
+    let o = fit(r#"{"ofset": true}"#);
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    assert!(stderr(&o).contains("given.ofset"), "{}", stderr(&o));
+}

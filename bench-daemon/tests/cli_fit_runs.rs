@@ -43,11 +43,14 @@ fn db_arg(path: &Path) -> String {
 fn static_curve_from_a_sweep_run_recovers_the_true_levels_and_saves_a_loadable_set() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("runs.db");
-    let (store, id, sim) = block_on(async {
+    let (store, id) = block_on(async {
         let store = Store::open(&db).await.unwrap();
-        let (id, sim) = record_sim_run(&store, "constant_velocity_sweep.json", &truth()).await;
-        (store, id, sim)
+        let id = record_sim_run(&store, "constant_velocity_sweep.json", &truth())
+            .await
+            .id;
+        (store, id)
     });
+    let true_model = build_model(&truth()).unwrap();
     let out = json_out(&bench(&[
         "fit",
         "--model",
@@ -87,7 +90,7 @@ fn static_curve_from_a_sweep_run_recovers_the_true_levels_and_saves_a_loadable_s
     assert_eq!(points.len(), 16);
     for p in points {
         let v = p["velocity_rad_s"].as_f64().unwrap();
-        let truth = sim.truth_model().steady_state(v).unwrap();
+        let truth = true_model.steady_state(v).unwrap();
         let fit = fitted.steady_state(v).unwrap();
         println!("v {v:+.4}: fitted {fit:+.5}, truth {truth:+.5}");
         assert!(
@@ -203,9 +206,9 @@ fn compare_with_run_ids_stores_the_table_and_runs_show_lists_it() {
     let path = dir.path().join("runs.db");
     let (est, val) = block_on(async {
         let store = Store::open(&path).await.unwrap();
-        let (est, _) = record_sim_run(&store, "validation_profile.json", &truth()).await;
-        let (val, _) = record_sim_run(&store, "torque_ramp.json", &truth()).await;
-        (est, val)
+        let est = record_sim_run(&store, "validation_profile.json", &truth()).await;
+        let val = record_sim_run(&store, "torque_ramp.json", &truth()).await;
+        (est.id, val.id)
     });
     let db = db_arg(&path);
     let out = json_out(&bench(&[

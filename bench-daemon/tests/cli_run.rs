@@ -8,9 +8,18 @@ use crate::util::{
 use std::path::Path;
 use std::process::Command;
 
-/// Runs a spec against `--sim`; returns (exit code, the `--json` outcome, stderr).
+/// Runs a spec against `--sim --virtual-time` (the simulated plant in simulated time, through
+/// the daemon's control loop); returns (exit code, the `--json` outcome, stderr).
 fn run_sim(spec_path: &str, db: &str, extra: &[&str]) -> (i32, serde_json::Value, String) {
-    let mut args = vec!["run", spec_path, "--sim", "--db", db, "--json"];
+    let mut args = vec![
+        "run",
+        spec_path,
+        "--sim",
+        "--virtual-time",
+        "--db",
+        db,
+        "--json",
+    ];
     args.extend_from_slice(extra);
     let o = bench(&args);
     let out = stdout(&o);
@@ -152,7 +161,6 @@ fn truth() -> Box<dyn friction::FrictionModel> {
 
 #[test]
 fn sweep_stribeck_points_lie_on_the_true_steady_state_curve() {
-    let _bench = crate::util::one_bench_at_a_time();
     let (_, run) = completed("constant_velocity_sweep");
     let model = truth();
     let res = &run["results"];
@@ -243,7 +251,6 @@ fn replayed_breakaways(db: &str, id: i64, counts: u32) -> Vec<Option<f64>> {
 
 #[test]
 fn ramp_breakaway_torques_match_the_true_plant() {
-    let _bench = crate::util::one_bench_at_a_time();
     let dir = tempfile::tempdir().unwrap();
     let db = db_in(&dir);
     let (code, out, err) = run_sim(&spec("torque_ramp.json"), &db, &[]);
@@ -351,7 +358,6 @@ fn true_sine_amplitude(amplitude: f64, frequency_hz: f64, cycles: u32) -> f64 {
 
 #[test]
 fn presliding_sine_gives_the_true_stiffness() {
-    let _bench = crate::util::one_bench_at_a_time();
     let (_, run) = completed("presliding");
     let p = &run["spec"]["params"];
     let sine = &run["results"]["sine"];
@@ -373,13 +379,11 @@ fn presliding_sine_gives_the_true_stiffness() {
 
 #[test]
 fn frictional_lag_runs_end_to_end() {
-    let _bench = crate::util::one_bench_at_a_time();
     completed("frictional_lag");
 }
 
 #[test]
 fn staircase_dwell_prbs_and_validation_run_end_to_end() {
-    let _bench = crate::util::one_bench_at_a_time();
     for kind in [
         "breakaway_staircase",
         "dwell_time",
@@ -414,7 +418,6 @@ fn a_spec_beyond_the_limits_is_rejected_before_anything_starts() {
 
 #[test]
 fn a_limit_breach_aborts_the_run_with_its_reason() {
-    let _bench = crate::util::one_bench_at_a_time();
     let dir = tempfile::tempdir().unwrap();
     let db = db_in(&dir);
     // A bench whose velocity limit is 1 rad/s, and a ramp whose motion stop never fires
@@ -443,10 +446,12 @@ fn a_limit_breach_aborts_the_run_with_its_reason() {
         reason.starts_with("limit breach: measured velocity"),
         "{reason}"
     );
+    assert_eq!(out["outcome"]["reason_code"], "limit_breach");
     assert!(err.contains(reason), "{err}");
     let run = show(&db, out["run_id"].as_i64().unwrap());
     assert_eq!(run["status"], "aborted");
     assert_eq!(run["status_reason"], reason);
+    assert_eq!(run["reason_code"], "limit_breach");
     let log = run["interruption_log"].to_string();
     assert!(
         log.contains("limit breach") && log.contains("drive disabled"),
@@ -561,6 +566,7 @@ fn ctrl_c_aborts_the_run_and_disables_the_drive() {
     let run = show(&db, id);
     assert_eq!(run["status"], "aborted");
     assert_eq!(run["status_reason"], "SIGINT");
+    assert_eq!(run["reason_code"], "daemon_signal");
     // The daemon disabled the drive itself (no watchdog fault): ready to switch on.
     let sw = sim.statusword();
     assert_eq!(sw & 0x6F, 0x21, "statusword {sw:#06x}");
@@ -600,7 +606,6 @@ fn a_missing_database_directory_and_an_oversized_spec_are_refused_before_anythin
 
 #[test]
 fn create_makes_the_missing_database_directory() {
-    let _bench = crate::util::one_bench_at_a_time();
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("new").join("runs.db");
     let spec = crate::util::spec("torque_ramp.json");
@@ -608,6 +613,7 @@ fn create_makes_the_missing_database_directory() {
         "run",
         &spec,
         "--sim",
+        "--virtual-time",
         "--create",
         "--db",
         db.to_str().unwrap(),

@@ -62,7 +62,14 @@ fn fill(path: &Path) -> (i64, i64) {
             .await
             .unwrap();
         store
-            .finish_run(other, RunStatus::Aborted, Some("operator abort"))
+            .finish_run(
+                other,
+                RunStatus::Aborted,
+                Some(&run_store::Reason::new(
+                    run_store::ReasonCode::OperatorAbort,
+                    "operator abort",
+                )),
+            )
             .await
             .unwrap();
         store.close().await;

@@ -643,6 +643,7 @@ fn estop_aborts_the_run_disables_the_drive_latches_and_stop_finishes_the_segment
     assert_eq!(r.json()["aborted_run"], id);
     let run = d.wait_final(id, Duration::from_secs(10));
     assert_eq!(run["status"], "aborted", "{run}");
+    assert_eq!(run["reason_code"], "estop", "{run}");
     let log: Vec<String> = run["interruption_log"]
         .as_array()
         .unwrap()
@@ -701,6 +702,13 @@ fn estop_aborts_the_run_disables_the_drive_latches_and_stop_finishes_the_segment
     let run = d.wait_final(id, Duration::from_secs(30));
     assert_eq!(run["status"], "aborted");
     assert_eq!(run["status_reason"], "stop requested");
+    assert_eq!(run["reason_code"], "operator_stop");
+    // `/metrics` counts both by code.
+    let m = d.get("/metrics").text();
+    for code in ["estop", "operator_stop"] {
+        let line = format!("frictionbench_runs_stopped_total{{reason_code=\"{code}\"}} 1");
+        assert!(m.contains(&line), "{line} in\n{m}");
+    }
     // Abort of a finished run: 409.
     assert_eq!(
         d.req("POST", &format!("/api/runs/{id}/abort"), None).status,

@@ -4,7 +4,7 @@
 //! and a deliberately wrong set (fs doubled) must not help. Prints the table
 //! (`cargo test -p bench-daemon --test integration compensation -- --nocapture`).
 
-use crate::util::{bench, db_in, fit_run, one_bench_at_a_time, record_sim_run, show, stdout};
+use crate::util::{bench, db_in, fit_run, record_sim_run, show, stdout};
 use serde_json::{Value, json};
 
 /// The simulator's true friction as a `gms` parameter object, with `fs` scaled.
@@ -27,9 +27,11 @@ fn f(r: &Value, k: &str) -> f64 {
     r[k].as_f64().unwrap_or(f64::NAN)
 }
 
-/// `bench run SPEC --sim --db DB --json`: the report, its ranking printed as a table.
+/// `bench run SPEC --sim --virtual-time --db DB --json` (the trial in simulated time, through
+/// the daemon's control loop): the report, its ranking printed as a table.
 fn run_trial(spec: &std::path::Path, db: &str) -> Value {
-    let out = bench(&["run", spec.to_str().unwrap(), "--sim", "--db", db, "--json"]);
+    let spec = spec.to_str().unwrap();
+    let out = bench(&["run", spec, "--sim", "--virtual-time", "--db", db, "--json"]);
     assert!(
         out.status.success(),
         "{}",
@@ -57,7 +59,6 @@ fn run_trial(spec: &std::path::Path, db: &str) -> Value {
 
 #[test]
 fn gms_with_the_true_parameters_removes_most_of_the_error_and_a_wrong_set_does_not_help() {
-    let _bench = one_bench_at_a_time();
     let dir = tempfile::tempdir().unwrap();
     let db = db_in(&dir);
     let spec = json!({
@@ -180,9 +181,9 @@ fn sweep_presliding_fits_then_a_trial_of_the_fitted_models() {
             .await
             .unwrap();
         let truth = bench_sim::default_truth();
-        let (sweep, _) = record_sim_run(&store, "constant_velocity_sweep.json", &truth).await;
-        let (pre, _) = record_sim_run(&store, "presliding.json", &truth).await;
-        (sweep, pre)
+        let sweep = record_sim_run(&store, "constant_velocity_sweep.json", &truth).await;
+        let pre = record_sim_run(&store, "presliding.json", &truth).await;
+        (sweep.id, pre.id)
     });
     let fit = |model: &str, procedure: &str, run: i64, given: &str| {
         let given = (!given.is_empty()).then_some(given);
@@ -206,7 +207,6 @@ fn sweep_presliding_fits_then_a_trial_of_the_fitted_models() {
         presliding,
         r#"{"fit": ["fs", "sigma1", "sigma2"]}"#,
     );
-    let _bench = one_bench_at_a_time();
     let spec = json!({
         "kind": "compensation_trial",
         "name": "the fitted models",
@@ -254,7 +254,6 @@ fn sweep_presliding_fits_then_a_trial_of_the_fitted_models() {
 /// the rest that follows, marked unstable and ranked last; the trial goes on with the next.
 #[test]
 fn a_trial_past_its_error_bound_is_stopped_marked_unstable_and_the_trial_goes_on() {
-    let _bench = one_bench_at_a_time();
     let dir = tempfile::tempdir().unwrap();
     let db = db_in(&dir);
     // 20 mrad: the baseline's reversal glitch (about 58 mrad) passes it, the true GMS's (under

@@ -1,9 +1,10 @@
 //! Fits that say how good they are, and lockstep models on the bench's own parameters (issue
-//! 17), end to end on the simulated bench over real Modbus: a sweep recorded with `bench run
-//! --sim`, `bench fit` on it against the simulator's known truth, and runs whose lockstep models
-//! take the newest fitted parameter set.
+//! 17), end to end on the simulated bench in simulated time (the daemon's control loop on the
+//! plant, [`crate::util::SimBench`]): a sweep recorded through it, `bench fit` on it against
+//! the simulator's known truth, and runs (`bench run --sim --virtual-time`) whose lockstep
+//! models take the newest fitted parameter set.
 
-use crate::util::{SimProcess, bench, config_for, db_in, fit_run, show, stderr, stdout};
+use crate::util::{SimBench, bench, db_in, fit_run, show, stderr, stdout};
 use serde_json::{Value, json};
 use std::path::Path;
 
@@ -51,20 +52,18 @@ impl StiffRuns {
     fn get() -> &'static StiffRuns {
         static RUNS: std::sync::OnceLock<StiffRuns> = std::sync::OnceLock::new();
         RUNS.get_or_init(|| {
-            let _bench = crate::util::one_bench_at_a_time();
             let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
                 .join(format!("fit-quality-{}", std::process::id()));
             std::fs::create_dir_all(&dir).unwrap();
             let db = dir.join("runs.db");
             let _ = std::fs::remove_file(&db);
-            let sim = SimProcess::start_with(&["--params", STIFF_DRIVE]);
-            let config = config_for(&dir, &sim.tcp);
-            let db_text = db.display().to_string();
-            let run = |spec: &str| {
-                run_on(&dir, spec, &db_text, Some(&config))["run_id"]
-                    .as_i64()
-                    .unwrap()
+            let stiff: Value = serde_json::from_str(STIFF_DRIVE).unwrap();
+            let bench = SimBench {
+                params: serde_json::from_value(stiff).unwrap(),
+                ..SimBench::default()
             };
+            let db_text = db.display().to_string();
+            let run = |spec: &str| bench.run_into(&db_text, spec, "completed").id;
             let quick = |name: &str| std::fs::read_to_string(crate::util::spec(name)).unwrap();
             StiffRuns {
                 sweep: run(SWEEP),
@@ -87,26 +86,12 @@ impl StiffRuns {
     }
 }
 
-/// `bench run SPEC (--sim | --config CONFIG) --db DB --json`; the outcome line.
-fn run_on(dir: &Path, spec: &str, db: &str, config: Option<&Path>) -> Value {
+/// `bench run SPEC --sim --virtual-time --db DB --json`; the outcome line.
+fn run_on(dir: &Path, spec: &str, db: &str) -> Value {
     let path = dir.join(format!("spec-{}.json", spec.len()));
     std::fs::write(&path, spec).unwrap();
-    let mut args = vec!["run", path.to_str().unwrap(), "--db", db, "--json"];
-    match config {
-        Some(c) => args.extend(["--config", c.to_str().unwrap()]),
-        None => args.push("--sim"),
-    }
-    // A loaded 2-core machine can hold a Modbus reply past its timeout; such a run ends
-    // failed, as it should, and says so. It is not what these tests are about: run it again.
-    let mut o = bench(&args);
-    for _ in 0..2 {
-        let err = stderr(&o);
-        if o.status.success() || !(err.contains("comms fault") || err.contains("stall")) {
-            break;
-        }
-        eprintln!("retrying the run after: {}", err.trim());
-        o = bench(&args);
-    }
+    let path = path.to_str().unwrap();
+    let o = bench(&["run", path, "--sim", "--virtual-time", "--db", db, "--json"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let out = stdout(&o);
     let line = out.lines().find(|l| l.starts_with('{')).expect("outcome");
@@ -349,7 +334,6 @@ fn gms_and_lugre_identified_in_the_manuals_order_match_the_truth() {
 /// parameter set of that model, and the run records which set it used.
 #[test]
 fn lockstep_latest_uses_and_records_the_newest_parameter_set() {
-    let _bench = crate::util::one_bench_at_a_time();
     let dir = tempfile::tempdir().unwrap();
     let db = db_in(&dir);
     let short = |lockstep: Value| {
@@ -399,7 +383,6 @@ fn lockstep_latest_uses_and_records_the_newest_parameter_set() {
             json!({"models": ["stribeck_exp", "coulomb_viscous"], "params": {"stribeck_exp": "latest"}}),
         ),
         &db,
-        None,
     );
     let run = show(&db, out["run_id"].as_i64().unwrap());
     // `--sim` runs are the simulated bench's.
@@ -429,7 +412,7 @@ fn lockstep_latest_uses_and_records_the_newest_parameter_set() {
         "{run:#}"
     );
     // Without a spec choice, the bench's models take their newest set by default.
-    let out = run_on(dir.path(), &short(Value::Null), &db, None);
+    let out = run_on(dir.path(), &short(Value::Null), &db);
     let run = show(&db, out["run_id"].as_i64().unwrap());
     let sets = run["bench_config"]["lockstep_sets"]
         .as_array()

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 /// A new database in the test cluster (its URL), or `None` when no cluster is configured
 /// (then the test says so and passes, unless `$FRICTIONBENCH_REQUIRE_PG` is set).
-fn fresh_database() -> Option<String> {
+pub(crate) fn fresh_database() -> Option<String> {
     let Ok(admin) = std::env::var("FRICTIONBENCH_TEST_PG") else {
         assert!(
             std::env::var_os("FRICTIONBENCH_REQUIRE_PG").is_none(),
@@ -39,7 +39,8 @@ fn psql(url: &str, sql: &str) -> String {
     stdout(&o).trim().to_string()
 }
 
-fn json(o: &std::process::Output) -> Value {
+/// The JSON a successful command printed.
+pub(crate) fn json(o: &std::process::Output) -> Value {
     assert!(o.status.success(), "{}", stderr(o));
     serde_json::from_str(&stdout(o)).expect("JSON")
 }
@@ -232,31 +233,24 @@ fn a_push_killed_midway_and_run_again_copies_each_run_once_with_equal_checksums(
 fn the_lab_view_serves_every_benchs_runs_read_only() {
     let Some(lab) = fresh_database() else { return };
     let dir = tempfile::tempdir().unwrap();
-    // Two benches' stores, one run each, pushed into the lab: each bench a `bench sim` of
-    // its own behind a bench.toml naming the bench.
-    let _slot = one_bench_at_a_time();
+    // Two benches' stores, one run each, pushed into the lab: each bench a bench.toml naming
+    // the bench, its devices the simulated plant in simulated time (`util::SimBench`).
     for bench_id in ["rig-a", "rig-b"] {
-        let sim = crate::util::SimProcess::start();
         let sub = dir.path().join(bench_id);
         std::fs::create_dir(&sub).unwrap();
-        let config = crate::util::config_for(&sub, &sim.tcp);
+        let config = crate::util::config_for(&sub, "127.0.0.1:5020");
         let text = std::fs::read_to_string(&config).unwrap();
         std::fs::write(&config, format!("bench_id = \"{bench_id}\"\n{text}")).unwrap();
         let db = sub.join("runs.db").display().to_string();
-        let spec = crate::util::spec("torque_ramp.json");
-        let o = bench(&[
-            "run",
-            &spec,
-            "--config",
-            config.to_str().unwrap(),
-            "--db",
-            &db,
-        ]);
-        assert!(o.status.success(), "{}", stderr(&o));
+        let bench_on = crate::util::SimBench {
+            loaded: bench_daemon::config::Loaded::from_file(&config).unwrap(),
+            ..crate::util::SimBench::default()
+        };
+        let spec = std::fs::read_to_string(crate::util::spec("torque_ramp.json")).unwrap();
+        bench_on.run_into(&db, &spec, "completed");
         let o = bench(&["runs", "push", "--db", &db, "--to", &lab]);
         assert!(o.status.success(), "{}", stderr(&o));
     }
-    drop(_slot);
     let d = Daemon::start_on(&["--lab"], std::path::Path::new(&lab), "127.0.0.1:0", &[]);
     let listed = d.get("/api/runs").json();
     let benches: BTreeSet<&str> = listed["runs"]

@@ -534,9 +534,10 @@ fn db_with_a_presliding_run(dir: &tempfile::TempDir) -> (std::path::PathBuf, i64
     let db = dir.path().join("runs.db");
     let id = tokio::runtime::Runtime::new().unwrap().block_on(async {
         let store = run_store::Store::open(&db).await.unwrap();
-        let (id, _) =
+        let id =
             crate::util::record_sim_run(&store, "presliding.json", &bench_sim::default_truth())
-                .await;
+                .await
+                .id;
         store.close().await;
         id
     });

@@ -3,6 +3,7 @@
 mod cli_compare;
 mod cli_fit;
 mod cli_fit_runs;
+mod cli_import;
 mod cli_models;
 mod cli_run;
 mod cli_runs;

@@ -1,16 +1,14 @@
 //! Every kind's shipped quick spec run on the simulated bench ([`bench_sim::Sim`]: its plant,
-//! drive, encoder and torque sensor, stepped in simulated time in this process, with the
-//! daemon's sequencer and outer loops at the plan's period), its analysis checked against the
-//! simulator's own truth ([`bench_sim::default_truth`], an asymmetric GMS): the numbers a
-//! tribologist reads off each kind must be the physics of that truth, within stated
-//! tolerances. Each test prints its rows of the table kind → result → truth → error
+//! drive, encoder and torque sensor, in simulated time in this process, through the daemon's
+//! control loop with its sequencer and outer loops at the plan's period:
+//! [`crate::util::SimBench::bare`]), its analysis checked against the simulator's own truth
+//! ([`bench_sim::default_truth`], an asymmetric GMS): the numbers a tribologist reads off each
+//! kind must be the physics of that truth, within stated tolerances. Each test prints its rows
+//! of the table kind → result → truth → error
 //! (`cargo test -p bench-daemon --test integration truth -- --nocapture`).
 
-use crate::util::truth_model;
-use bench_sim::{Action, Mode, Sim, SimParams};
-use experiments::{
-    BenchLimits, Flags, LoopGains, Measurement, OuterLoop, Results, Sequencer, Spec,
-};
+use crate::util::{record_sim_run, truth_model};
+use experiments::{BenchLimits, Results, Spec};
 
 /// One simulated tick's ground truth: true velocity and true friction.
 #[derive(Clone, Copy, Debug)]
@@ -20,7 +18,7 @@ struct TrueTick {
 }
 
 /// A quick spec run on the simulated bench and analysed.
-struct SimRun {
+struct QuickRun {
     spec: Spec,
     samples: Vec<experiments::Sample>,
     truth: Vec<TrueTick>,
@@ -28,59 +26,42 @@ struct SimRun {
 }
 
 /// Runs `experiments/specs/<kind>.json` on the simulated bench with its default parameters
-/// and true friction, the daemon's way (as `util::record_sim_run`), keeping the ground truth
-/// of every tick beside the samples.
-fn run_quick(kind: &str) -> SimRun {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../experiments/specs");
-    let text = std::fs::read_to_string(dir.join(format!("{kind}.json"))).unwrap();
-    let spec = Spec::from_json(&text).unwrap();
-    let limits = BenchLimits::sim_default();
-    let plan = spec.plan(&limits).unwrap();
-    let mut sim = Sim::new(SimParams::default(), &bench_sim::default_truth()).unwrap();
-    sim.apply(Action::SetMode(Mode::Torque));
-    sim.apply(Action::Enable);
-    let (mut seq, mut outer) = (Sequencer::new(), OuterLoop::new(LoopGains::default()));
-    let (mut samples, mut truth) = (Vec::new(), Vec::new());
-    loop {
-        let fb = sim.feedback();
-        let m = Measurement {
-            t: samples.len() as f64 * limits.period_s,
-            x: fb.position_rad,
-            v: fb.velocity_rad_s,
-        };
-        let Some(tick) = seq.tick(&plan, &m) else {
-            break;
-        };
-        let u = outer.torque(&tick, &m, limits.period_s, limits.torque_nm);
-        samples.push(experiments::Sample {
-            t: m.t,
-            x: m.x,
-            v: m.v,
-            u_cmd: u,
-            torque_motor: fb.motor_torque_nm,
-            torque_sensor: fb.sensor_torque_nm,
-            segment: tick.segment as u32,
-            flags: if tick.started {
-                Flags::SEGMENT_START
-            } else {
-                Flags::default()
-            },
-        });
-        let t = sim.truth();
-        truth.push(TrueTick {
-            v: t.v_rad_s,
-            friction: t.friction_nm,
-        });
-        sim.apply(Action::Torque(u));
-        sim.advance(limits.period_s);
-    }
-    let results = spec.kind.analyse(&plan, &samples).unwrap();
-    SimRun {
-        spec,
-        samples,
-        truth,
-        results,
-    }
+/// and true friction ([`record_sim_run`]), keeping the ground truth of every tick beside the
+/// samples as recorded.
+fn run_quick(kind: &str) -> QuickRun {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let store = run_store::Store::open(dir.path().join("runs.db"))
+            .await
+            .unwrap();
+        let file = format!("{kind}.json");
+        let run = record_sim_run(&store, &file, &bench_sim::default_truth()).await;
+        let stored = store
+            .samples(run.id, &run_store::SampleQuery::default())
+            .await
+            .unwrap();
+        let samples: Vec<experiments::Sample> = stored
+            .samples
+            .iter()
+            .map(bench_daemon::session::to_experiment_sample)
+            .collect();
+        assert_eq!(samples.len(), run.truth.len(), "one truth per sample");
+        let text = std::fs::read_to_string(crate::util::spec(&file)).unwrap();
+        QuickRun {
+            spec: Spec::from_json(&text).unwrap(),
+            samples,
+            truth: run
+                .truth
+                .iter()
+                .map(|t| TrueTick {
+                    v: t.v_rad_s,
+                    friction: t.friction_nm,
+                })
+                .collect(),
+            results: serde_json::from_value(run.finished.results.clone().unwrap()).unwrap(),
+        }
+    })
 }
 
 /// The truth's breakaway level per direction: its steady-state curve at the limit of zero
@@ -109,7 +90,7 @@ fn true_stiffness() -> f64 {
 
 /// The simulated bench's rotor inertia \[kg m²\].
 fn true_inertia() -> f64 {
-    SimParams::default().inertia_kg_m2
+    bench_sim::SimParams::default().inertia_kg_m2
 }
 
 /// Prints one row of the closing table and returns the relative error.
@@ -475,15 +456,15 @@ fn validation_profile_ramps_ride_the_truth_curve() {
 /// per direction) with breakaways at the truth's f_s level, not the creep onset.
 #[test]
 fn fits_from_quick_runs_leave_out_stick_slip_and_see_the_true_breakaway() {
-    use crate::util::{fit_run, record_sim_run};
+    use crate::util::fit_run;
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("runs.db");
     let (sweep, ramp) = tokio::runtime::Runtime::new().unwrap().block_on(async {
         let store = run_store::Store::open(&db).await.unwrap();
         let truth = bench_sim::default_truth();
-        let (sweep, _) = record_sim_run(&store, "constant_velocity_sweep.json", &truth).await;
-        let (ramp, _) = record_sim_run(&store, "torque_ramp.json", &truth).await;
-        (sweep, ramp)
+        let sweep = record_sim_run(&store, "constant_velocity_sweep.json", &truth).await;
+        let ramp = record_sim_run(&store, "torque_ramp.json", &truth).await;
+        (sweep.id, ramp.id)
     });
     let db = db.to_str().unwrap();
     let fit = |model: &str, procedure: &str, id: i64, given: &str| {

@@ -1,5 +1,10 @@
 //! Runs the `bench` binary.
 
+use bench_daemon::config::{Loaded, OuterLoopChoice};
+use bench_daemon::control::{Control, Devices, SimIo, Status, TruthLog};
+use bench_daemon::session::{self, Finished, Watchers};
+use experiments::Format;
+use run_store::Store;
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
@@ -23,92 +28,124 @@ pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
-/// Runs the spec `experiments/specs/<spec_file>` on the simulated plant ([`bench_sim::Sim`],
-/// plain data, torque mode, true friction `truth`) the daemon's way: a [`Sequencer`] and an
-/// [`OuterLoop`] at the plan's period, sensor and motor torque as the devices report them.
-/// Records the run into `store` with its analysis results; returns its id and the sim.
+/// A bench for runs of the simulated plant ([`bench_sim::Sim`], plain data) in simulated time,
+/// through the daemon's own control loop ([`bench_daemon::control::tick`] over
+/// [`SimIo`]), judge, recorder and analysis ([`bench_daemon::session`]): a run takes as long as
+/// the CPU needs, with no lock and no sleep, so such tests run side by side.
+pub struct SimBench {
+    /// The bench configuration (`--sim`'s by default).
+    pub loaded: Loaded,
+    /// The plant's parameters.
+    pub params: bench_sim::SimParams,
+    /// Its true friction.
+    pub truth: friction::registry::ModelSpec,
+    /// Simulated time one drive or sensor transaction takes \[s\].
+    pub transaction_s: f64,
+}
+
+impl Default for SimBench {
+    /// `bench run --sim`'s bench: the shipped configuration and plant.
+    fn default() -> SimBench {
+        SimBench {
+            loaded: Loaded::sim("127.0.0.1:0"),
+            params: bench_sim::SimParams::default(),
+            truth: bench_sim::default_truth(),
+            transaction_s: bench_daemon::control::sim_io::TRANSACTION_S,
+        }
+    }
+}
+
+/// A run recorded by [`SimBench::run`].
+pub struct SimRun {
+    /// Its id in the store.
+    pub id: i64,
+    /// How it ended, with its analysis.
+    pub finished: Finished,
+    /// The plant's ground truth at each tick's drive transaction, one per sample.
+    pub truth: Vec<bench_sim::Truth>,
+}
+
+impl SimBench {
+    /// The bench of the analysis tests: torque mode only (the daemon's PI/PID close the
+    /// velocity and position loops), no lockstep models, transactions that take no time (each
+    /// sample is stamped at its tick).
+    pub fn bare(truth: &friction::registry::ModelSpec) -> SimBench {
+        let mut b = SimBench {
+            truth: truth.clone(),
+            transaction_s: 0.0,
+            ..SimBench::default()
+        };
+        b.loaded.config.outer_loop = OuterLoopChoice::Daemon;
+        b.loaded.config.lockstep.models.clear();
+        b
+    }
+
+    /// Checks `spec` (JSON or TOML text) against the bench and runs it into `store`.
+    pub async fn run(&self, store: &Store, spec: &str, format: Format) -> SimRun {
+        let checked = session::check(spec, format, &self.loaded).expect("spec");
+        let sim = bench_sim::Sim::new(self.params.clone(), &self.truth).expect("plant");
+        let log = TruthLog::default();
+        let io = SimIo::new(sim)
+            .with_transaction_s(self.transaction_s)
+            .with_truth_log(log.clone());
+        let watchers = Watchers {
+            control: std::sync::Arc::new(Control::new()),
+            status: tokio::sync::watch::channel(Status::default()).0,
+            live: None,
+            created: None,
+        };
+        let devices = Devices::Simulated(Box::new(io));
+        let finished = session::execute_on(store, &self.loaded, &checked, watchers, devices)
+            .await
+            .expect("run");
+        SimRun {
+            id: finished.run_id,
+            finished,
+            truth: log.take(),
+        }
+    }
+
+    /// Runs `experiments/specs/<spec_file>`.
+    pub async fn run_file(&self, store: &Store, spec_file: &str) -> SimRun {
+        let text = std::fs::read_to_string(spec(spec_file)).unwrap();
+        self.run(store, &text, Format::from_path(Path::new(spec_file)))
+            .await
+    }
+
+    /// [`SimBench::run`] into the SQLite file `db` (created if needed); the run and its
+    /// `status` checked to be `expect`.
+    pub fn run_into(&self, db: &str, spec: &str, expect: &str) -> SimRun {
+        let rt = tokio::runtime::Runtime::new().unwrap();
+        rt.block_on(async {
+            let store = Store::open(Path::new(db)).await.unwrap();
+            let run = self.run(&store, spec, Format::Json).await;
+            store.close().await;
+            assert_eq!(
+                run.finished.status.as_str(),
+                expect,
+                "{:?}",
+                run.finished.report.outcome
+            );
+            run
+        })
+    }
+}
+
+/// Runs `experiments/specs/<spec_file>` on the [`SimBench::bare`] bench with true friction
+/// `truth` into `store`; the run completed, with its analysis stored.
 pub async fn record_sim_run(
-    store: &run_store::Store,
+    store: &Store,
     spec_file: &str,
     truth: &friction::registry::ModelSpec,
-) -> (i64, bench_sim::Sim) {
-    use bench_sim::{Action, Mode, Sim, SimParams};
-    use experiments::{BenchLimits, Flags, LoopGains, Measurement, OuterLoop, Sequencer, Spec};
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../experiments/specs");
-    let spec = Spec::from_json(&std::fs::read_to_string(dir.join(spec_file)).unwrap()).unwrap();
-    let limits = BenchLimits::sim_default();
-    let plan = spec.plan(&limits).unwrap();
-    let mut sim = Sim::new(SimParams::default(), truth).unwrap();
-    sim.apply(Action::SetMode(Mode::Torque));
-    sim.apply(Action::Enable);
-    let (mut seq, mut outer) = (Sequencer::new(), OuterLoop::new(LoopGains::default()));
-    let mut samples = Vec::new();
-    loop {
-        let fb = sim.feedback();
-        let m = Measurement {
-            t: samples.len() as f64 * limits.period_s,
-            x: fb.position_rad,
-            v: fb.velocity_rad_s,
-        };
-        let Some(tick) = seq.tick(&plan, &m) else {
-            break;
-        };
-        let u = outer.torque(&tick, &m, limits.period_s, limits.torque_nm);
-        let flags = if tick.started {
-            Flags::SEGMENT_START
-        } else {
-            Flags::default()
-        };
-        samples.push(experiments::Sample {
-            t: m.t,
-            x: m.x,
-            v: m.v,
-            u_cmd: u,
-            torque_motor: fb.motor_torque_nm,
-            torque_sensor: fb.sensor_torque_nm,
-            segment: tick.segment as u32,
-            flags,
-        });
-        sim.apply(Action::Torque(u));
-        sim.advance(limits.period_s);
-    }
-    let results = spec.kind.analyse(&plan, &samples).unwrap();
-    let run = run_store::NewRun {
-        kind: spec.kind.name().into(),
-        name: spec.name.clone(),
-        spec: spec.to_value(),
-        bench_config: serde_json::json!({ "limits": limits }),
-        software_version: "test".into(),
-        period_s: Some(limits.period_s),
-        ..run_store::NewRun::default()
-    };
-    let id = store.create_run(&run).await.unwrap();
-    let cfg = run_store::RecorderConfig::default();
-    let recorder = run_store::Recorder::start(store, id, cfg).await.unwrap();
-    for (k, chunk) in samples.chunks(1000).enumerate() {
-        let mut batch = run_store::Batch::with_capacity(k as u64 * 1000, chunk.len(), 0);
-        for s in chunk {
-            let stored = run_store::Sample {
-                t: s.t,
-                x: s.x,
-                v: s.v,
-                u_cmd: s.u_cmd,
-                torque_motor: s.torque_motor,
-                torque_sensor: s.torque_sensor,
-                segment: s.segment,
-                flags: s.flags.0,
-            };
-            batch.push(stored, &[]);
-        }
-        recorder.sender().send(batch).await.unwrap();
-    }
-    recorder
-        .close(run_store::Finish::completed(None))
-        .await
-        .unwrap();
-    let results = serde_json::to_value(&results).unwrap();
-    store.save_results(id, &results).await.unwrap();
-    (id, sim)
+) -> SimRun {
+    let run = SimBench::bare(truth).run_file(store, spec_file).await;
+    assert_eq!(
+        run.finished.status,
+        run_store::RunStatus::Completed,
+        "{spec_file}: {:?}",
+        run.finished.report.outcome
+    );
+    run
 }
 
 /// Serialises the tests that run the real-time loop against the simulated bench (`bench run`,

@@ -24,6 +24,8 @@ pub struct Counters {
 #[derive(Debug, Default)]
 pub struct ModelBank {
     models: Vec<Box<dyn FrictionModel>>,
+    /// Per model, a force offset subtracted from the applied force it sees (empty: none).
+    offsets: Vec<f64>,
     /// Per-model timing; `None` keeps the hot path free of clock reads.
     pub counters: Option<Counters>,
 }
@@ -33,7 +35,30 @@ impl ModelBank {
     pub fn new(models: Vec<Box<dyn FrictionModel>>) -> ModelBank {
         ModelBank {
             models,
+            offsets: Vec::new(),
             counters: None,
+        }
+    }
+
+    /// Subtracts `offsets[i]` from the applied force model `i` sees (a parameter set fitted
+    /// with a force offset in the measurement; docs/src/identification.md#offset).
+    pub fn with_offsets(mut self, offsets: Vec<f64>) -> ModelBank {
+        self.offsets = if offsets.iter().any(|o| *o != 0.0) {
+            offsets
+        } else {
+            Vec::new()
+        };
+        self
+    }
+
+    /// The input model `i` sees.
+    fn input_for(offsets: &[f64], i: usize, input: &Input) -> Input {
+        match offsets.get(i) {
+            Some(o) if *o != 0.0 => Input {
+                u: input.u - o,
+                ..*input
+            },
+            _ => *input,
         }
     }
 
@@ -70,20 +95,21 @@ impl ModelBank {
     pub fn step(&mut self, input: &Input, dt: f64, out: &mut [ModelOutput]) {
         match &mut self.counters {
             None => {
-                for (m, o) in self.models.iter_mut().zip(out.iter_mut()) {
-                    o.force = m.step(input, dt);
+                for (i, (m, o)) in self.models.iter_mut().zip(out.iter_mut()).enumerate() {
+                    o.force = m.step(&Self::input_for(&self.offsets, i, input), dt);
                 }
             }
             Some(c) => {
                 c.samples += 1;
-                for ((m, o), ns) in self
+                for (i, ((m, o), ns)) in self
                     .models
                     .iter_mut()
                     .zip(out.iter_mut())
                     .zip(c.nanos.iter_mut())
+                    .enumerate()
                 {
                     let t0 = Instant::now();
-                    o.force = m.step(input, dt);
+                    o.force = m.step(&Self::input_for(&self.offsets, i, input), dt);
                     *ns += t0.elapsed().as_nanos();
                 }
             }

@@ -173,6 +173,34 @@ pub fn build_model(spec: &ModelSpec) -> Result<Box<dyn FrictionModel>, BuildErro
     entry(&spec.model)?.build(spec.params.clone())
 }
 
+/// Key of a spec's `params` that holds a force offset in the measurement rather than a model
+/// parameter (docs/src/identification.md#offset).
+pub const OFFSET_KEY: &str = "offset";
+
+/// The force offset a spec carries under `params.offset` [N or N m] (0 without one), and the
+/// spec without it. A parameter set fitted with an offset is used this way: the offset is
+/// subtracted from the measured force the model sees, never added to its friction.
+pub fn split_offset(spec: &ModelSpec) -> Result<(ModelSpec, f64), BuildError> {
+    let mut params = spec.params.clone();
+    let offset = match params.as_object_mut().and_then(|p| p.remove(OFFSET_KEY)) {
+        None | Some(Value::Null) => 0.0,
+        Some(v) => v
+            .as_f64()
+            .filter(|x| x.is_finite())
+            .ok_or_else(|| BuildError::BadParams {
+                model: spec.model.clone(),
+                reason: format!("offset must be a number [N or N m] (got {v})"),
+            })?,
+    };
+    Ok((
+        ModelSpec {
+            model: spec.model.clone(),
+            params,
+        },
+        offset,
+    ))
+}
+
 /// The model list as JSON (`bench models --json`, the REST `/api/models`).
 pub fn catalogue() -> Value {
     Value::Array(
@@ -287,6 +315,28 @@ mod tests {
                 .unwrap_err()
                 .to_string()
                 .contains("negative.fs")
+        );
+    }
+
+    #[test]
+    fn an_offset_is_split_from_the_parameters() {
+        let spec = ModelSpec {
+            model: "coulomb_viscous".into(),
+            params: serde_json::json!({"fc": 1.0, "offset": -0.25}),
+        };
+        assert!(build_model(&spec).is_err());
+        let (bare, offset) = split_offset(&spec).unwrap();
+        assert_eq!(offset, -0.25);
+        assert!(build_model(&bare).is_ok());
+        let bad = ModelSpec {
+            model: "coulomb_viscous".into(),
+            params: serde_json::json!({"offset": "x"}),
+        };
+        assert!(
+            split_offset(&bad)
+                .unwrap_err()
+                .to_string()
+                .contains("offset")
         );
     }
 

@@ -74,8 +74,13 @@ pub fn bench_unit(si: &str, g: Geometry) -> String {
 /// The bench unit of parameter `name` of registry model `model` (`mass`, the plant's pseudo
 /// parameter in a torque replay, is a mass); `None` for an unknown model or name.
 pub fn param_unit(model: &str, name: &str, g: Geometry) -> Option<String> {
-    if name == "mass" {
+    // The pseudo-parameters of the fits: a plant mass or inertia (`mass`, idim_ls's `j`) and
+    // a force offset.
+    if name == "mass" || name == "j" {
         return Some(bench_unit("kg", g));
+    }
+    if name == "offset" {
+        return Some(bench_unit("N", g));
     }
     let e = crate::registry::entry(model).ok()?;
     e.params

@@ -11,7 +11,7 @@ CREATE TABLE run_tags (
 CREATE INDEX run_tags_by_tag ON run_tags (tag, run_id);
 
 CREATE TABLE audit_log (
-    id          INTEGER PRIMARY KEY AUTOINCREMENT,
+    id          INTEGER PRIMARY KEY,
     at          TEXT    NOT NULL,
     bench_id    TEXT    NOT NULL DEFAULT '',
     user_name   TEXT,

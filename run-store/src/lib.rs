@@ -57,6 +57,7 @@ mod export;
 mod liveness;
 mod push;
 mod queue;
+mod reason;
 mod recorder;
 mod store;
 mod types;
@@ -75,11 +76,12 @@ pub use export::{
 pub use liveness::DEAD_RECORDER_REASON;
 pub use push::{Copied, PushOptions, PushReport, PushedRun};
 pub use queue::{QueueRow, ScheduleEntry};
+pub use reason::{Reason, ReasonCode};
 pub use recorder::{
     Batch, BatchSender, Dropped, Event, Finish, Recorder, RecorderConfig, RecorderSummary,
 };
 pub use store::{INTERRUPTED_REASON, Store};
 pub use types::{
-    Comparison, LogEntry, NewComparison, NewRun, ParameterSet, Run, RunFilter, RunPage, RunStatus,
-    RunSummary, Sample, SampleQuery, SampleSet, TimingStats,
+    Comparison, IMPORTED_KIND, LogEntry, NewComparison, NewRun, ParameterSet, Run, RunFilter,
+    RunPage, RunStatus, RunSummary, Sample, SampleQuery, SampleSet, TimingStats,
 };

@@ -10,6 +10,7 @@
 
 use crate::backend::{AsConn, ConnRef, Dialect, now_text, on};
 use crate::chunk::{MAX_CHUNK, encode_outputs, encode_samples};
+use crate::reason::{Reason, ReasonCode};
 use crate::store::{finish, set_timing};
 use crate::types::{RunStatus, Sample, TimingStats};
 use crate::{Error, Store};
@@ -114,8 +115,8 @@ impl Default for RecorderConfig {
 pub struct Finish {
     /// Final status (completed, aborted, failed or interrupted).
     pub status: RunStatus,
-    /// Why, for anything but completed; logged into the interruption log.
-    pub reason: Option<String>,
+    /// Why, for anything but completed; its text is logged into the interruption log.
+    pub reason: Option<Reason>,
     /// Final timing statistics.
     pub timing: Option<TimingStats>,
 }
@@ -389,7 +390,7 @@ impl Writer {
         let result = self.serve(&mut rx).await;
         if let Err(err) = &result {
             // Best effort: say why the recording stopped.
-            let reason = format!("recorder: {err}");
+            let reason = Reason::new(ReasonCode::RecordingFailed, format!("recorder: {err}"));
             let _ = on!(self.store.writer(), |p, DB| {
                 match p.acquire().await {
                     Ok(mut conn) => {
@@ -452,7 +453,10 @@ impl Writer {
                 None => {
                     let fin = Finish {
                         status: RunStatus::Interrupted,
-                        reason: Some("the recorder was dropped without a final status".into()),
+                        reason: Some(Reason::new(
+                            ReasonCode::Interrupted,
+                            "the recorder was dropped without a final status",
+                        )),
                         timing: None,
                     };
                     self.commit(Some(&fin)).await?;
@@ -486,7 +490,7 @@ impl Writer {
                     tx.conn(),
                     self.run_id,
                     fin.status,
-                    fin.reason.as_deref(),
+                    fin.reason.as_ref(),
                     fin.timing.as_ref(),
                 )
                 .await?;

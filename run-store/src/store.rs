@@ -4,9 +4,10 @@ use crate::Error;
 use crate::backend::{AsConn, ConnRef, Dialect, Either, Location, PoolRef, now_text, on};
 use crate::chunk::{SampleChunk, output_at};
 use crate::liveness;
+use crate::reason::{Reason, ReasonCode};
 use crate::types::{
-    LogEntry, NewRun, ParameterSet, Run, RunFilter, RunPage, RunStatus, RunSummary, SampleQuery,
-    SampleSet, TimingStats,
+    IMPORTED_KIND, LogEntry, NewRun, ParameterSet, Run, RunFilter, RunPage, RunStatus, RunSummary,
+    SampleQuery, SampleSet, TimingStats,
 };
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 use sqlx::sqlite::{
@@ -61,6 +62,7 @@ pub(crate) struct RunRow {
     pub(crate) spec: String,
     pub(crate) status: String,
     pub(crate) status_reason: Option<String>,
+    pub(crate) reason_code: Option<String>,
     pub(crate) created_at: String,
     pub(crate) started_at: Option<String>,
     pub(crate) finished_at: Option<String>,
@@ -186,22 +188,28 @@ impl Store {
     }
 
     /// Marks `interrupted` the `running` runs no live process records (another recorder's
-    /// runs are left alone: it holds their locks).
+    /// runs are left alone: it holds their locks). An import whose process died is deleted
+    /// instead: an import stores the whole recording or nothing.
     async fn mark_interrupted(&self) -> Result<Vec<i64>, Error> {
-        let running: Vec<i64> = on!(self.writer(), |p, DB| {
-            sqlx::query_scalar("SELECT id FROM runs WHERE status = 'running'")
+        let running: Vec<(i64, String)> = on!(self.writer(), |p, DB| {
+            sqlx::query_as("SELECT id, kind FROM runs WHERE status = 'running'")
                 .fetch_all(p)
                 .await?
         });
         let mut ids = Vec::new();
-        for id in running {
+        for (id, kind) in running {
             if liveness::is_recorded(self, id).await? {
+                continue;
+            }
+            if kind == IMPORTED_KIND {
+                self.delete_run(id).await?;
                 continue;
             }
             let at = now_text();
             let done = on!(self.writer(), |p, DB| {
                 let sql = format!(
                     "UPDATE runs SET status = 'interrupted', status_reason = $3, finished_at = $1,
+                         reason_code = 'interrupted',
                          interruption_log = {}
                      WHERE id = $4 AND status = 'running'",
                     DB::log_append(1, 2, 3)
@@ -314,12 +322,12 @@ impl Store {
     }
 
     /// Sets a run's final status without a recorder (e.g. a run rejected or failed before it
-    /// started recording); `reason` goes into the interruption log too.
+    /// started recording); `reason`'s text goes into the interruption log too.
     pub async fn finish_run(
         &self,
         id: i64,
         status: RunStatus,
-        reason: Option<&str>,
+        reason: Option<&Reason>,
     ) -> Result<(), Error> {
         if !status.is_final() {
             return Err(Error::InvalidInput {
@@ -332,6 +340,22 @@ impl Store {
             let mut conn = p.acquire().await?;
             finish(conn.conn(), id, status, reason, None).await
         })
+    }
+
+    /// Deletes run `id` with everything stored of it (samples, model outputs, results, its
+    /// place in comparisons and the queue): what an import that failed leaves behind.
+    pub async fn delete_run(&self, id: i64) -> Result<(), Error> {
+        let done = on!(self.writer(), |p, DB| {
+            sqlx::query("DELETE FROM runs WHERE id = $1")
+                .bind(id)
+                .execute(p)
+                .await?
+                .rows_affected()
+        });
+        if done == 0 {
+            return Err(Error::RunNotFound { id });
+        }
+        Ok(())
     }
 
     /// Appends a line to a run's log: for what could not travel with its samples (the
@@ -744,12 +768,14 @@ pub(crate) async fn finish(
     mut conn: ConnRef<'_>,
     id: i64,
     status: RunStatus,
-    reason: Option<&str>,
+    reason: Option<&Reason>,
     timing: Option<&TimingStats>,
 ) -> Result<(), Error> {
+    let text = reason.map(|r| r.text.as_str());
+    let code = reason.map(|r| r.code.as_str());
     let done = on!(&mut conn, |c, DB| {
         let sql = format!(
-            "UPDATE runs SET status = $4, status_reason = $3, finished_at = $1,
+            "UPDATE runs SET status = $4, status_reason = $3, reason_code = $6, finished_at = $1,
                  interruption_log = CASE WHEN $3 IS NULL THEN interruption_log ELSE {} END
              WHERE id = $5",
             DB::log_append(1, 2, 3)
@@ -757,9 +783,10 @@ pub(crate) async fn finish(
         sqlx::query(AssertSqlSafe(sql))
             .bind(now_text())
             .bind(None::<f64>)
-            .bind(reason)
+            .bind(text)
             .bind(status.as_str())
             .bind(id)
+            .bind(code)
             .execute(&mut **c)
             .await?
             .rows_affected()
@@ -885,11 +912,18 @@ fn run_of(
     stored: RunStatus,
     results: Option<String>,
 ) -> Result<Run, Error> {
-    let status_reason = if status == RunStatus::Interrupted && stored == RunStatus::Running {
-        Some(liveness::DEAD_RECORDER_REASON.to_string())
-    } else {
-        row.status_reason
-    };
+    let (status_reason, reason_code) =
+        if status == RunStatus::Interrupted && stored == RunStatus::Running {
+            (
+                Some(liveness::DEAD_RECORDER_REASON.to_string()),
+                Some(ReasonCode::Interrupted),
+            )
+        } else {
+            (
+                row.status_reason,
+                row.reason_code.as_deref().map(ReasonCode::from_stored),
+            )
+        };
     Ok(Run {
         id: row.id,
         uuid: row.uuid,
@@ -898,6 +932,7 @@ fn run_of(
         name: row.name,
         status,
         status_reason,
+        reason_code,
         created_at: row.created_at,
         started_at: row.started_at,
         finished_at: row.finished_at,

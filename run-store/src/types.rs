@@ -1,5 +1,6 @@
 //! The values the store reads and writes.
 
+use crate::reason::ReasonCode;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
@@ -70,6 +71,10 @@ impl FromStr for RunStatus {
             })
     }
 }
+
+/// The kind of a run imported from a recording made elsewhere (`bench runs import`), beside
+/// the experiment kinds.
+pub const IMPORTED_KIND: &str = "imported";
 
 /// One control period's measurement. Units are SI: rad or m, rad/s or m/s, N m or N.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -160,6 +165,9 @@ pub struct Run {
     pub status: RunStatus,
     /// Why it ended so (aborted, failed, interrupted).
     pub status_reason: Option<String>,
+    /// The stable code of that reason (what programs decide on).
+    #[serde(default)]
+    pub reason_code: Option<ReasonCode>,
     /// Creation time (RFC 3339 UTC).
     pub created_at: String,
     /// Start time.

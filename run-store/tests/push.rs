@@ -4,7 +4,8 @@
 
 use crate::util::{Engine, batch, new_run, same, sample, temp_store};
 use run_store::{
-    Finish, NewComparison, PushOptions, Recorder, RecorderConfig, RunStatus, SampleQuery, Store,
+    Finish, NewComparison, PushOptions, Reason, ReasonCode, Recorder, RecorderConfig, RunStatus,
+    SampleQuery, Store,
 };
 
 /// A bench store with three finished runs (two recorded, one failed before recording), one
@@ -30,7 +31,11 @@ async fn bench_store(store: &Store, bench: &str) -> Vec<i64> {
     }
     let failed = store.create_run(&new_run("prbs", &[])).await.unwrap();
     store
-        .finish_run(failed, RunStatus::Failed, Some("drive fault"))
+        .finish_run(
+            failed,
+            RunStatus::Failed,
+            Some(&Reason::new(ReasonCode::DriveFault, "drive fault")),
+        )
         .await
         .unwrap();
     ids.push(failed);

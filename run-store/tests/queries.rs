@@ -1,7 +1,7 @@
 //! Listing runs with filters and paging; a run's record and results; parameter sets.
 
 use crate::util::{Engine, new_run, temp_store};
-use run_store::{Error, RunFilter, RunStatus};
+use run_store::{Error, Reason, ReasonCode, RunFilter, RunStatus};
 
 async fn list_runs_filters_by_kind_status_and_date_and_pages_newest_first(engine: Engine) {
     let (_dir, store) = temp_store(engine).await;
@@ -19,7 +19,11 @@ async fn list_runs_filters_by_kind_status_and_date_and_pages_newest_first(engine
         let id = store.create_run(&new_run(kind, &[])).await.unwrap();
         if i % 2 == 1 {
             store
-                .finish_run(id, RunStatus::Failed, Some("drive disconnected"))
+                .finish_run(
+                    id,
+                    RunStatus::Failed,
+                    Some(&Reason::new(ReasonCode::CommsFault, "drive disconnected")),
+                )
                 .await
                 .unwrap();
         }

@@ -2,7 +2,8 @@
 
 use crate::util::{Engine, batch, new_run, output, same, sample, temp_store};
 use run_store::{
-    Dropped, Event, Finish, Recorder, RecorderConfig, RunStatus, SampleQuery, TimingStats,
+    Dropped, Event, Finish, Reason, ReasonCode, Recorder, RecorderConfig, RunStatus, SampleQuery,
+    TimingStats,
 };
 
 async fn samples_written_through_the_recorder_come_back_identical_by_range_and_decimation(
@@ -186,7 +187,10 @@ async fn a_closed_recorder_sets_the_final_status_and_reason(engine: Engine) {
     recorder.sender().try_send(batch(0, 50, 0)).unwrap();
     let fin = Finish {
         status: RunStatus::Aborted,
-        reason: Some("torque limit 2 N m exceeded (2.3)".into()),
+        reason: Some(Reason::new(
+            ReasonCode::LimitBreach,
+            "torque limit 2 N m exceeded (2.3)",
+        )),
         timing: None,
     };
     recorder.close(fin).await.unwrap();
@@ -196,6 +200,7 @@ async fn a_closed_recorder_sets_the_final_status_and_reason(engine: Engine) {
         run.status_reason.as_deref(),
         Some("torque limit 2 N m exceeded (2.3)")
     );
+    assert_eq!(run.reason_code, Some(ReasonCode::LimitBreach));
     assert_eq!(
         run.interruption_log.last().unwrap().reason,
         "torque limit 2 N m exceeded (2.3)"

@@ -6,7 +6,8 @@ use run_store::{INTERRUPTED_REASON, Recorder, RecorderConfig, RunStatus, SampleQ
 use std::time::Duration;
 
 /// The tables of a store, on either engine.
-const TABLES: [&str; 10] = [
+const TABLES: [&str; 12] = [
+    "audit_log",
     "bench_settings",
     "comparison_runs",
     "comparisons",
@@ -14,6 +15,7 @@ const TABLES: [&str; 10] = [
     "parameter_sets",
     "queue_items",
     "results",
+    "run_tags",
     "runs",
     "samples",
     "schedules",
@@ -34,13 +36,14 @@ async fn migrations_apply_on_a_fresh_file_in_wal_mode() {
     let mut conn = sqlx::SqliteConnection::connect(&format!("sqlite://{}", path.display()))
         .await
         .unwrap();
-    let tables: Vec<String> = sqlx::query_scalar(
+    let mut tables: Vec<String> = sqlx::query_scalar(
         "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE '\\_%' ESCAPE '\\'
          ORDER BY name",
     )
     .fetch_all(&mut conn)
     .await
     .unwrap();
+    tables.sort();
     assert_eq!(tables, TABLES);
     let applied: Vec<(i64, bool)> =
         sqlx::query_as("SELECT version, success FROM _sqlx_migrations ORDER BY version")
@@ -55,7 +58,9 @@ async fn migrations_apply_on_a_fresh_file_in_wal_mode() {
             (3, true),
             (4, true),
             (5, true),
-            (6, true)
+            (6, true),
+            (8, true),
+            (9, true)
         ]
     );
     let mode: String = sqlx::query_scalar("PRAGMA journal_mode")
@@ -206,20 +211,21 @@ async fn migrations_apply_on_a_fresh_postgres_database() {
     };
     use sqlx::Connection;
     let mut conn = sqlx::PgConnection::connect(url).await.unwrap();
-    let tables: Vec<String> = sqlx::query_scalar(
+    let mut tables: Vec<String> = sqlx::query_scalar(
         "SELECT table_name::text FROM information_schema.tables
          WHERE table_schema = 'public' AND table_name NOT LIKE '\\_%' ORDER BY table_name",
     )
     .fetch_all(&mut conn)
     .await
     .unwrap();
+    tables.sort();
     assert_eq!(tables, TABLES);
     let applied: Vec<(i64, bool)> =
         sqlx::query_as("SELECT version, success FROM _sqlx_migrations ORDER BY version")
             .fetch_all(&mut conn)
             .await
             .unwrap();
-    assert_eq!(applied, [(1, true)]);
+    assert_eq!(applied, [(1, true), (8, true), (9, true)]);
     conn.close().await.unwrap();
     // Opening again applies nothing new and keeps the data.
     let store = Store::open_existing(&place.location).await.unwrap();

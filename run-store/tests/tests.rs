@@ -2,8 +2,10 @@
 
 mod annotations;
 mod export;
+mod imports;
 mod push;
 mod queries;
+mod reasons;
 mod recorder;
 mod recovery;
 mod util;

@@ -27,18 +27,11 @@ export function withToken(path: string): string {
   return `${path}${path.includes('?') ? '&' : '?'}access_token=${encodeURIComponent(t)}`;
 }
 
-export async function api<T = any>(method: string, path: string, body?: unknown): Promise<T> {
-  const headers: Record<string, string> = {};
-  if (body !== undefined) headers['Content-Type'] = 'application/json';
-  // Sent with reads too: a daemon started with --token-for-reads needs it on GETs.
-  if (token()) headers['Authorization'] = `Bearer ${token()}`;
+/** Sends a request; an error answer becomes an ApiError with the server's message and field. */
+async function send<T>(path: string, init: RequestInit): Promise<T> {
   let res: Response;
   try {
-    res = await fetch(path, {
-      method,
-      headers,
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
+    res = await fetch(path, init);
   } catch (e) {
     throw new ApiError(0, `cannot reach the daemon (${(e as Error).message})`, null);
   }
@@ -56,6 +49,23 @@ export async function api<T = any>(method: string, path: string, body?: unknown)
     throw new ApiError(res.status, msg, json && typeof json.field === 'string' ? json.field : null);
   }
   return json as T;
+}
+
+/** The bearer token header, when one is set. */
+function auth(): Record<string, string> {
+  // Sent with reads too: a daemon started with --token-for-reads needs it on GETs.
+  return token() ? { Authorization: `Bearer ${token()}` } : {};
+}
+
+export async function api<T = any>(method: string, path: string, body?: unknown): Promise<T> {
+  const headers: Record<string, string> = auth();
+  if (body !== undefined) headers['Content-Type'] = 'application/json';
+  return send<T>(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+}
+
+/** POSTs a file as the raw body (streamed by the browser) with its own content type. */
+export async function postFile<T = any>(path: string, file: Blob, type: string): Promise<T> {
+  return send<T>(path, { method: 'POST', headers: { ...auth(), 'Content-Type': type }, body: file });
 }
 
 export const get = <T = any>(path: string) => api<T>('GET', path);

@@ -12,6 +12,8 @@ export interface XYSeries {
   color?: string;
   /** Points drawn as rings, not discs (e.g. data left out of a fit). */
   hollow?: boolean;
+  /** Marker radius [px] (default 3.5; smaller for dense scatters). */
+  radius?: number;
 }
 
 export interface XYOptions {
@@ -133,7 +135,7 @@ export function xyPlot(opt: XYOptions): HTMLElement {
         ctx.moveTo(px(x) - 3, py(y + e)); ctx.lineTo(px(x) + 3, py(y + e));
         ctx.stroke();
       }
-      ctx.beginPath(); ctx.arc(px(x), py(y), 3.5, 0, 2 * Math.PI);
+      ctx.beginPath(); ctx.arc(px(x), py(y), s.radius ?? 3.5, 0, 2 * Math.PI);
       if (s.hollow) {
         ctx.lineWidth = 1.5;
         ctx.stroke();

@@ -2,7 +2,8 @@
 // playwright-core) against `bench serve --sim`. Screenshots go to target/e2e-screenshots/.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { chromium } from 'playwright-core';
 import { execFileSync } from 'node:child_process';
@@ -465,6 +466,103 @@ test('a run on the fitted set: lockstep "latest", the measured torque fills the 
   await shot('run-lockstep-fitted-page');
 });
 
+/**
+ * A joint's recording as Excel writes CSV in much of Europe: a byte order mark, semicolons,
+ * decimal commas, quoted names, a units row, CRLF; friction of an exponential Stribeck curve.
+ */
+function excelCsv() {
+  const rows = ['\ufeff"Time";"Angle";"Speed";"Torque";"Friction"', 's;rad;rad/s;N m;N m'];
+  const w = 2 * Math.PI * 0.5;
+  for (let k = 0; k < 3000; k++) {
+    const t = k * 1e-3;
+    const v = 0.5 * Math.sin(w * t) + 0.05;
+    const f = Math.sign(v) * (0.25 + 0.15 * Math.exp(-((v / 0.05) ** 2))) + 0.02 * v;
+    const cells = [t, -0.5 / w * Math.cos(w * t) + 0.05 * t, v, f + 0.01 * 0.5 * w * Math.cos(w * t), f];
+    rows.push(cells.map((c) => String(c).replace('.', ',')).join(';'));
+  }
+  return rows.join('\r\n') + '\r\n';
+}
+
+const fixture = (name) => path.join(repo, 'bench-daemon', 'tests', 'fixtures', name);
+
+test('import a CSV, a MAT-file and a Parquet file from the Runs page; the imported run fitted and compared', async () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'fb-e2e-import-'));
+  const csv = path.join(dir, 'joint-excel.csv');
+  writeFileSync(csv, excelCsv());
+  const before = (await api('/api/runs?limit=1000')).json.total;
+  // A refused file: the server's message under the form, nothing stored.
+  const bad = path.join(dir, 'broken.csv');
+  writeFileSync(bad, 't,x\n0,1\n0.001,one\n');
+  await go('runs');
+  await page.setInputFiles('#import-file', bad);
+  await page.click('#import-submit');
+  await page.waitForFunction(() => /^Not imported/.test(document.getElementById('import-result')?.textContent ?? ''));
+  assert.equal(await page.textContent('#import-result'), "Not imported: broken.csv: line 3, column 'x': 'one' is not a number");
+  assert.equal((await api('/api/runs?limit=1000')).json.total, before, 'nothing stored');
+  const ids = {};
+  for (const [format, file, columns, scales] of [
+    ['csv', csv, 't=Time,x=Angle,v=Speed,u=Torque,friction=Friction', ''],
+    ['mat', fixture('joint.mat'), 't=t,x=angle,v=drive:2,u=drive:1,friction=friction', ''],
+    ['parquet', fixture('joint.parquet'), 't=time,x=angle,v=speed,u=torque,friction=friction', 'x=2'],
+  ]) {
+    await go('runs');
+    await page.setInputFiles('#import-file', file);
+    await page.fill('#import-columns', columns);
+    await page.fill('#import-scales', scales);
+    await page.fill('#import-name', `e2e ${format}`);
+    if (format === 'csv') await shot('runs-import');
+    await page.click('#import-submit');
+    // The form opens the new run's page.
+    await page.waitForFunction(() => /^#\/runs\/\d+$/.test(location.hash), null, { timeout: 30000 });
+    const id = Number(await page.evaluate(() => location.hash.split('/').pop()));
+    ids[format] = id;
+    await page.waitForSelector('[data-testid="imported-scatter"]');
+    const run = (await api(`/api/runs/${id}`)).json;
+    assert.equal(run.kind, 'imported');
+    assert.equal(run.name, `e2e ${format}`);
+    assert.equal(run.spec.source.format, format);
+    assert.equal(await page.textContent('#import-sha256'), run.spec.source.sha256);
+    assert.equal(Number(await page.getAttribute('[data-testid="imported-scatter"]', 'data-points')), run.sample_count, 'every sample in the scatter');
+    const px = await countPixels(await page.locator('[data-testid="imported-scatter"] canvas').screenshot());
+    assert.ok(px.data > 1000, `the scatter is drawn (${JSON.stringify(px)})`);
+    assert.equal(await page.locator('#run-timeseries .chart').count(), 3, 'position, velocity, torque');
+    assert.equal(await page.locator('#run-status').textContent(), 'completed');
+    await shot(`run-imported-${format}`);
+  }
+  // In the runs list, filtered by kind.
+  await go('runs');
+  await page.selectOption('#runs-kind', 'imported');
+  await page.click('form.filters button[type=submit]');
+  await page.waitForFunction(() => /^3 runs match/.test(document.getElementById('runs-total')?.textContent ?? ''));
+  await page.selectOption('#runs-kind', '');
+  // Fitted from the Models & fits page: the Stribeck curve comes back from the Parquet file.
+  await go('models');
+  await page.waitForSelector('#fit-form');
+  await page.selectOption('#fit-run', String(ids.parquet));
+  await page.selectOption('#fit-model', 'stribeck_exp');
+  await page.selectOption('#fit-procedure', 'static_curve');
+  await page.fill('#fit-given', '{"delta": 2}');
+  await page.click('#fit-form button[type=submit]');
+  await page.waitForSelector('#fit-result table', { timeout: 30000 });
+  const sets = (await api('/api/parameter-sets?model=stribeck_exp')).json;
+  const fitted = sets.find((s) => (s.provenance?.runs ?? []).includes(ids.parquet));
+  assert.ok(fitted, 'the parameter set names the imported run');
+  assert.ok(Math.abs(fitted.params.fc - 0.25) < 0.01 && Math.abs(fitted.params.fs - 0.4) < 0.02, JSON.stringify(fitted.params));
+  await shot('models-fit-imported');
+  // Compared: estimated on the MAT import, validated on the CSV one; listed on both pages.
+  const r = await api('/api/comparisons', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ estimate: [ids.mat], validate: [ids.csv], models: ['coulomb_viscous', 'stribeck_exp=fc+fs+vs+fv'] }),
+  });
+  assert.equal(r.status, 201, r.text);
+  assert.equal(r.json.rows[0].model, 'stribeck_exp', 'the generating model ranks first');
+  await go(`runs/${ids.csv}`);
+  await page.waitForSelector('#run-comparisons .comparison-table');
+  assert.equal(await page.locator('#run-comparisons .comparison-table tbody tr').count(), 2);
+  await shot('run-imported-compared');
+});
+
 test('the live stream reconnects after a daemon restart', async () => {
   await go('bench');
   await page.waitForFunction(() => document.getElementById('conn')?.textContent === 'live: connected');
@@ -583,8 +681,10 @@ test('a lab view: every run of the store pushed to PostgreSQL, read-only, no e-s
     await labPage.waitForSelector('#lab-view:not([hidden])');
     assert.equal(await labPage.isVisible('#estop'), false, 'no bench: no e-stop');
     await labPage.waitForFunction((n) => document.querySelectorAll('td.bench').length >= n, Math.min(finished.length, 50));
-    const benches = await labPage.$$eval('td.bench', (tds) => [...new Set(tds.map((td) => td.textContent))]);
-    assert.deepEqual(benches, ['sim']);
+    // Recorded runs name their bench; imported recordings (pushed too) have none.
+    const rows = await labPage.$$eval('#runs-table tbody tr', (trs) => trs.map((tr) => [tr.children[2].textContent, tr.querySelector('td.bench').textContent]));
+    for (const [kind, bench] of rows) assert.equal(bench, kind === 'imported' ? '—' : 'sim', kind);
+    assert.ok(rows.some(([kind]) => kind === 'imported'), 'the imported runs are in the lab too');
     await labPage.screenshot({ path: path.join(shots, 'lab-view.png'), fullPage: true, style: 'header.top { position: static !important; }' });
     const refused = await fetch(`${lab.url}/api/runs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"spec": {"kind": "prbs"}}' });
     assert.equal(refused.status, 409);

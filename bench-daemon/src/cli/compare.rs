@@ -49,6 +49,10 @@ pub struct CompareArgs {
     /// Wall-time budget per model fit \[s\].
     #[arg(long)]
     timeout_s: Option<f64>,
+    /// Fit a constant force offset per model, subtracted from the measurement (a stored set's
+    /// offset is always subtracted).
+    #[arg(long)]
+    offset: bool,
     #[command(flatten)]
     db: DbArgs,
     /// Print the table as JSON (with `comparison_id` when it was stored).
@@ -84,6 +88,7 @@ fn job(args: &CompareArgs) -> anyhow::Result<CompareJob> {
         presliding_displacement: args.presliding_displacement,
         max_iters: args.max_iters,
         timeout_s: args.timeout_s,
+        offset: args.offset,
         db: args.db.path(),
         geometry: crate::config::geometry_of(args.config.as_deref())?,
     })

@@ -13,10 +13,14 @@ pub enum PerfCommand {
     Models(PerfModelsArgs),
     /// Samples per second into SQLite through the run recorder (goal >= 1 M/s).
     Storage(super::perf_storage::PerfStorageArgs),
+    /// `bench runs import` of a generated CSV recording (default 100 MB): MB/s (goal >= 50)
+    /// and peak memory above idle (goal <= 64 MB).
+    Import(super::perf_import::PerfImportArgs),
     /// Read+write cycles per second against the simulated bench (TCP, or RTU vs its line limit).
     Modbus(super::perf_modbus::PerfModbusArgs),
-    /// ms per static-curve fit (S4 Table 1 curve, 40 points per direction, both directions), and
-    /// the LuGre output-error fit on 60 s of 1 kHz data (goal < 1 s).
+    /// ms per static-curve fit (S4 Table 1 curve, 40 points per direction, both directions),
+    /// IDIM-LS on 25 000 samples (goal < 50 ms) and the LuGre output-error fit with sub-steps
+    /// on 60 s of 1 kHz data (goal < 2 s).
     Fit(PerfFitArgs),
     /// Control-loop timing over Modbus with every model in lockstep, recorded to SQLite.
     Loop(super::perf_loop::PerfLoopArgs),
@@ -31,7 +35,8 @@ pub enum PerfCommand {
 /// Arguments of `bench perf fit`.
 #[derive(Debug, clap::Args)]
 pub struct PerfFitArgs {
-    /// Print JSON: `static_curve_ms` (median), `static_curve_ms_max`, `runs`.
+    /// Print JSON: `static_curve_ms` (median), `static_curve_ms_max`, `runs`, `idim_ls`,
+    /// `lugre_output_error`.
     #[arg(long)]
     json: bool,
     /// Number of fits timed.
@@ -62,6 +67,7 @@ pub fn run(cmd: &PerfCommand) -> anyhow::Result<()> {
         PerfCommand::Models(args) => models(args),
         PerfCommand::Modbus(args) => super::perf_modbus::run(args),
         PerfCommand::Storage(args) => super::perf_storage::run(args),
+        PerfCommand::Import(args) => super::perf_import::run(args),
         PerfCommand::Fit(args) => fit(args),
         PerfCommand::Loop(args) => super::perf_loop::run(args),
         PerfCommand::Estop(args) => super::perf_estop::run(args),
@@ -206,16 +212,24 @@ fn fit(args: &PerfFitArgs) -> anyhow::Result<()> {
     }
     ms.sort_by(f64::total_cmp);
     let (median, max) = (ms[ms.len() / 2], ms[ms.len() - 1]);
+    let idim = super::perf_fit::idim_ls(25.0, args.runs)?;
     let oe = super::perf_fit::lugre_output_error(args.oe_seconds, args.oe_threads)?;
     if args.json {
         println!(
             "{}",
-            serde_json::json!({"static_curve_ms": median, "static_curve_ms_max": max, "runs": ms.len(), "lugre_output_error": oe})
+            serde_json::json!({"static_curve_ms": median, "static_curve_ms_max": max, "runs": ms.len(), "idim_ls": idim, "lugre_output_error": oe})
         );
     } else {
         println!(
             "static_curve (stribeck_exp, 80 points, both directions): median {median:.3} ms, max {max:.3} ms over {} fits",
             ms.len()
+        );
+        println!(
+            "idim_ls (coulomb_viscous with offset, {} samples): median {:.3} ms, max {:.3} ms over {} fits (goal < 50 ms)",
+            idim["samples"],
+            idim["ms"].as_f64().unwrap_or(f64::NAN),
+            idim["ms_max"].as_f64().unwrap_or(f64::NAN),
+            idim["runs"]
         );
         super::perf_fit::print_text(&mut std::io::stdout().lock(), &oe)?;
     }

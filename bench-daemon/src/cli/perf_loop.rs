@@ -102,7 +102,7 @@ pub fn run(args: &PerfLoopArgs) -> anyhow::Result<()> {
         };
         let signals = tokio::spawn(async move {
             let signal = crate::signals::stop_signal().await;
-            control.abort(signal);
+            control.abort(crate::control::StopReason::DaemonSignal(signal));
         });
         let f = session::execute(&store, &loaded, &checked, watchers).await;
         signals.abort();

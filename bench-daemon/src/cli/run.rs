@@ -1,5 +1,5 @@
-//! `bench run SPEC.json|SPEC.toml (--sim | --config bench.toml) [--db PATH] [--json]`: one
-//! experiment from the terminal, with a progress bar and ETA.
+//! `bench run SPEC.json|SPEC.toml (--sim [--virtual-time] | --config bench.toml) [--db PATH]
+//! [--json]`: one experiment from the terminal, with a progress bar and ETA.
 //!
 //! Prints `run ID` as soon as the run exists, then its outcome. Exit codes: 0 completed,
 //! 2 bad input (nothing created, nothing moved), 3 aborted (SIGINT/SIGTERM/SIGHUP, limit breach), 1 failed
@@ -9,7 +9,7 @@ use super::InputError;
 use super::runs::DbArgs;
 use crate::bench_lock::BenchLock;
 use crate::config::Loaded;
-use crate::control::{Control, Outcome, Status};
+use crate::control::{Control, Devices, Outcome, SimIo, Status, StopReason};
 use crate::session::{self, Watchers};
 use crate::simulated::InProcessSim;
 use experiments::Format;
@@ -31,6 +31,10 @@ pub struct RunArgs {
     /// Bench configuration file (bench.toml).
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
+    /// With --sim: step the simulated plant in simulated time inside this process, as fast as
+    /// the CPU goes (no Modbus, no real-time loop): a spec's run and analysis in seconds.
+    #[arg(long, requires = "sim")]
+    virtual_time: bool,
     #[command(flatten)]
     db: DbArgs,
     /// Print the outcome as JSON on stdout (after the `run ID` line).
@@ -98,7 +102,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<()> {
         .enable_all()
         .build()?;
     rt.block_on(async move {
-        let sim = if args.sim {
+        let sim = if args.sim && !args.virtual_time {
             let priority = probe.config.realtime_priority.saturating_sub(1);
             Some(InProcessSim::start(bench_sim::SimConfig::default(), priority).await?)
         } else {
@@ -107,9 +111,21 @@ pub fn run(args: &RunArgs) -> anyhow::Result<()> {
         if let Some(note) = sim.as_ref().and_then(|s| s.priority_note.as_ref()) {
             eprintln!("bench: simulated bench at {note}");
         }
-        let tcp = sim.as_ref().map(|s| s.tcp().to_string());
+        let tcp = match &sim {
+            Some(s) => Some(s.tcp().to_string()),
+            // No bus: the address is never dialled.
+            None => args.virtual_time.then(|| "127.0.0.1:0".to_string()),
+        };
         let loaded = Loaded::for_command(args.config.as_deref(), tcp.as_deref())?;
-        let _bench = BenchLock::acquire(&loaded, &crate::bench_lock::this_command())?;
+        // A plant in simulated time is this process's own: there is no bench to share.
+        let _bench = if args.virtual_time {
+            None
+        } else {
+            Some(BenchLock::acquire(
+                &loaded,
+                &crate::bench_lock::this_command(),
+            )?)
+        };
         let store = Store::open(db_path(&args.db, &loaded)).await?;
         let control = Arc::new(Control::new());
         let (status_tx, status_rx) = watch::channel(Status::default());
@@ -126,10 +142,16 @@ pub fn run(args: &RunArgs) -> anyhow::Result<()> {
             let control = control.clone();
             tokio::spawn(async move {
                 let signal = crate::signals::stop_signal().await;
-                control.abort(signal);
+                control.abort(StopReason::DaemonSignal(signal));
             })
         };
-        let finished = session::execute(&store, &loaded, &checked, watchers).await;
+        let devices = if args.virtual_time {
+            let sim = bench_sim::Sim::new(bench_sim::SimParams::default(), &bench_sim::default_truth())?;
+            Devices::Simulated(Box::new(SimIo::new(sim)))
+        } else {
+            Devices::Modbus
+        };
+        let finished = session::execute_on(&store, &loaded, &checked, watchers, devices).await;
         ctrl_c.abort();
         let _ = progress.await;
         store.close().await;
@@ -175,10 +197,10 @@ pub fn run(args: &RunArgs) -> anyhow::Result<()> {
         }
         match &r.outcome {
             Outcome::Completed => Ok(()),
-            Outcome::Aborted(reason) | Outcome::Failed(reason) => Err(RunNotCompleted {
+            Outcome::Stopped(reason) => Err(RunNotCompleted {
                 run_id: f.run_id,
                 status: f.status,
-                reason: reason.clone(),
+                reason: reason.to_string(),
             }
             .into()),
         }

@@ -32,6 +32,9 @@ pub enum RunsCommand {
     Show(ShowArgs),
     /// Export a run's samples and model outputs (one column per model) as CSV or JSON.
     Export(ExportArgs),
+    /// Store a recording made elsewhere (CSV, MATLAB MAT-file or Parquet) as a run of kind
+    /// `imported`: listed, shown, exported, fitted and compared like a recorded run.
+    Import(super::runs_import::ImportArgs),
     /// Copy finished runs (samples, model outputs, results), parameter sets and comparisons
     /// into the lab's store; runs already there (same UUID) are skipped, each copy is verified
     /// by the checksum of its samples.
@@ -53,7 +56,7 @@ pub struct ListArgs {
     /// Print JSON: `{"total": N, "runs": [{id, kind, name, status, created_at, ...}]}`.
     #[arg(long)]
     json: bool,
-    /// Only runs of this experiment kind.
+    /// Only runs of this experiment kind (or `imported`: recordings from `bench runs import`).
     #[arg(long)]
     kind: Option<String>,
     /// Only runs of this bench (its `bench_id`; `sim` for the simulated bench).
@@ -144,6 +147,9 @@ pub fn run(cmd: &RunsCommand) -> anyhow::Result<()> {
             .build()?;
         return rt.block_on(super::runs_push::push(args));
     }
+    if let RunsCommand::Import(args) = cmd {
+        return super::runs_import::run(args);
+    }
     runtime()?.block_on(async {
         match cmd {
             RunsCommand::List(args) => list(args).await,
@@ -152,7 +158,9 @@ pub fn run(cmd: &RunsCommand) -> anyhow::Result<()> {
             RunsCommand::Tag(args) => super::runs_annotate::tag(args).await,
             RunsCommand::Note(args) => super::runs_annotate::note(args).await,
             RunsCommand::Diff(args) => super::runs_diff::diff(args).await,
-            RunsCommand::Push(_) => unreachable!("push runs on its own runtime"),
+            RunsCommand::Push(_) | RunsCommand::Import(_) => {
+                unreachable!("push and import run on their own runtimes")
+            }
         }
     })
 }
@@ -234,6 +242,9 @@ fn write_run(w: &mut impl Write, r: &Run) -> std::io::Result<()> {
         writeln!(w, "  note:             {note}")?;
     }
     writeln!(w, "  models:           {}", r.models.join(", "))?;
+    if r.kind == run_store::IMPORTED_KIND {
+        write_import(w, &r.spec)?;
+    }
     writeln!(
         w,
         "  samples:          {} (dropped: {} batches, {} samples)",
@@ -272,6 +283,43 @@ fn write_run(w: &mut impl Write, r: &Run) -> std::io::Result<()> {
         None => writeln!(w, "  results:          (none)")?,
     }
     Ok(())
+}
+
+/// An imported run's provenance (its spec): the source file, column mapping, scales, units.
+fn write_import(w: &mut impl Write, spec: &serde_json::Value) -> std::io::Result<()> {
+    let src = &spec["source"];
+    let text = |v: &serde_json::Value| v.as_str().map_or_else(|| v.to_string(), str::to_string);
+    let pairs = |key: &str, sep: &str| -> String {
+        let m = spec[key].as_object();
+        let list: Vec<String> = crate::fitting::run_data::TimeSeries::NAMES
+            .iter()
+            .filter_map(|n| {
+                m.and_then(|m| m.get(*n))
+                    .map(|v| format!("{n}{sep}{}", text(v)))
+            })
+            .collect();
+        if list.is_empty() {
+            "-".into()
+        } else {
+            list.join(", ")
+        }
+    };
+    writeln!(
+        w,
+        "  source:           {} ({}, {} bytes, sha256 {})",
+        text(&src["file"]),
+        text(&src["format"]),
+        src["bytes"],
+        text(&src["sha256"])
+    )?;
+    writeln!(w, "  columns:          {}", pairs("columns", "="))?;
+    writeln!(w, "  scales:           {}", pairs("scales", " × "))?;
+    writeln!(
+        w,
+        "  units:            {} ({} bench)",
+        pairs("units", " "),
+        text(&spec["geometry"])
+    )
 }
 
 async fn show(args: &ShowArgs) -> anyhow::Result<()> {

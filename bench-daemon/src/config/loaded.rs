@@ -220,9 +220,15 @@ impl Loaded {
         for id in ids {
             friction::registry::entry(&id)
                 .map_err(|e| InputError(format!("{where_}.models: {e}")))?;
-            let (params, note) = resolve_params(&where_, &id, params.get(&id), &mut lookup)?;
+            let (mut params, note) = resolve_params(&where_, &id, params.get(&id), &mut lookup)?;
+            // A set's offset goes with the model: the lockstep takes it off the applied torque.
+            if let (Some(o), serde_json::Value::Object(p)) = (note.get("offset"), &mut params) {
+                p.insert(friction::registry::OFFSET_KEY.into(), o.clone());
+            }
             let spec = ModelSpec { model: id, params };
-            friction::registry::build_model(&spec)
+            let (bare, _) = friction::registry::split_offset(&spec)
+                .map_err(|e| InputError(format!("{where_}: {}: {e}", spec.model)))?;
+            friction::registry::build_model(&bare)
                 .map_err(|e| InputError(format!("{where_}: {}: {e}", spec.model)))?;
             specs.push(spec);
             used.push(note);
@@ -244,7 +250,8 @@ impl Loaded {
 /// The parameters `given` names for model `id` (`where_` prefixes the messages): a table as
 /// is, `"set:NAME"` a stored set, `"latest"` the model's newest set; nothing given, the
 /// newest set or else the defaults. Returns them and where they came from
-/// (`{"model", "source", "set_id", "set_name"}`).
+/// (`{"model", "source", "set_id", "set_name"}`, and the set's force `offset` when its fit
+/// found one).
 pub fn resolve_params(
     where_: &str,
     id: &str,
@@ -252,9 +259,12 @@ pub fn resolve_params(
     mut lookup: impl FnMut(SetQuery<'_>) -> anyhow::Result<Option<FoundSet>>,
 ) -> anyhow::Result<(serde_json::Value, serde_json::Value)> {
     let from_set = |set: FoundSet, source: &str| {
-        let note = serde_json::json!({
+        let mut note = serde_json::json!({
             "model": id, "source": source, "set_id": set.id, "set_name": set.name,
         });
+        if let Some(o) = set.offset {
+            note["offset"] = o.into();
+        }
         (set.params, note)
     };
     Ok(match given {

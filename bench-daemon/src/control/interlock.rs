@@ -7,8 +7,10 @@
 //! confirmed disabled. Persisting the latch (and pausing the queue) is the scheduler's job,
 //! told afterwards; the latch itself is an atomic the scheduler reads before it starts a run.
 
-use super::Control;
-use super::cycle::{SafeState, connect_drive, safe_state};
+use super::connect::{ModbusIo, connect_drive};
+use super::request::Control;
+use super::safe_state::{SafeState, safe_state};
+use super::stop::StopReason;
 use crate::config::Loaded;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -47,10 +49,10 @@ pub struct FaultReset {
 async fn safe_state_on_own_link(loaded: &Loaded) -> SafeState {
     let deadline = loaded.confirm_deadline(loaded.config.limits.period_s);
     match connect_drive(loaded).await {
-        Ok(mut drive) => safe_state(&mut drive, None, deadline).await,
+        Ok(drive) => safe_state(&mut ModbusIo::drive_only(drive), None, deadline).await,
         Err(e) => SafeState::Unconfirmed {
             after_s: 0.0,
-            what: e,
+            what: e.to_string(),
         },
     }
 }
@@ -147,7 +149,7 @@ impl Interlock {
         let attached = self.lock().as_ref().map(|a| (a.run_id, a.control.clone()));
         let (aborted_run, safe) = match attached {
             Some((run_id, control)) => {
-                control.abort(format!("e-stop: {reason}"));
+                control.abort(StopReason::EStop(reason.to_string()));
                 let safe = control.wait_safe(LOOP_CONFIRM_WAIT).await;
                 (Some(run_id), safe)
             }
@@ -208,7 +210,9 @@ impl Interlock {
             ));
         }
         let _one = self.drive.lock().await;
-        let mut drive = connect_drive(&self.loaded).await?;
+        let mut drive = connect_drive(&self.loaded)
+            .await
+            .map_err(|e| e.to_string())?;
         let before = drive
             .read_feedback()
             .await

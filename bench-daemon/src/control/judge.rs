@@ -1,7 +1,7 @@
 //! The per-tick judgement of the control loop as a pure state machine: what the drive and the
 //! sensor answered this tick (or that they did not), the time, the limits → the measured
 //! values to record, or the reason the run must stop. No I/O and no clock: the loop's shell
-//! (`cycle.rs`) does the Modbus transactions and hands the results in, so every stop reason is
+//! (`tick.rs`) does the transactions and hands the results in, so every stop reason is
 //! unit-tested here without devices.
 //!
 //! Each device has its own error budget and its own staleness watch, and both are judged on
@@ -9,8 +9,8 @@
 //! drive (they used to share one counter that every drive reply reset), and a stall is noticed
 //! while the reads are timing out, not only on the next successful one.
 
-use super::cycle::Outcome;
 use super::safety::Guard;
+use super::stop::{Device, StopReason};
 use protocols::{DriveFeedback, TorqueReading};
 
 /// Time constant of the low-pass filter on velocity derived from position \[s\].
@@ -62,7 +62,7 @@ pub struct Judged {
     /// A tolerated fault to write into the run's log.
     pub note: Option<String>,
     /// A limit breach: record this sample, then stop.
-    pub then_stop: Option<Outcome>,
+    pub then_stop: Option<StopReason>,
 }
 
 /// Consecutive failures of one device against its budget.
@@ -143,7 +143,7 @@ impl Judge {
     }
 
     /// Judges one tick: the measured values, or the reason to stop now.
-    pub fn tick(&mut self, input: TickInput) -> Result<Judged, Outcome> {
+    pub fn tick(&mut self, input: TickInput) -> Result<Judged, StopReason> {
         let t = input.t;
         let mut note = None;
         let fb = match input.drive {
@@ -155,22 +155,22 @@ impl Judge {
                 self.last_fb = fb;
                 fb
             }
-            Err(e) => {
-                let text = format!("comms fault: drive: {e}");
+            Err(detail) => {
+                let fault = StopReason::CommsFault {
+                    device: Device::Drive,
+                    detail,
+                };
                 if self.drive_budget.count(false, self.rules.comm_errors) {
-                    return Err(Outcome::Failed(text));
+                    return Err(fault);
                 }
-                note = Some(text);
+                note = Some(fault.to_string());
                 self.last_fb
             }
         };
         if self.last_fb.heartbeat.is_some()
             && let Some(age) = self.drive_beat.stalled(t, self.rules.drive_stall_s)
         {
-            return Err(Outcome::Failed(format!(
-                "drive stall: no new feedback (heartbeat unchanged) for {:.0} ms",
-                age * 1e3
-            )));
+            return Err(StopReason::DriveStall { after_s: age });
         }
         let (torque_sensor, sensor_fresh) = match input.sensor {
             None => (f64::NAN, true),
@@ -181,16 +181,14 @@ impl Judge {
             }
         };
         if fb.fault == Some(true) {
-            return Err(Outcome::Failed(format!(
-                "drive fault (code {:#06x})",
-                fb.fault_code.unwrap_or(0)
-            )));
+            return Err(StopReason::DriveFault {
+                code: fb.fault_code.unwrap_or(0),
+            });
         }
         if fb.enabled == Some(false) {
-            return Err(Outcome::Failed(format!(
-                "the drive left operation enabled (status {:#06x})",
-                fb.status.unwrap_or(0)
-            )));
+            return Err(StopReason::DriveDisabled {
+                status: fb.status.unwrap_or(0),
+            });
         }
         let x = fb.position_rad.map_or(f64::NAN, |p| p - self.x0);
         let v = match fb.velocity_rad_s {
@@ -202,7 +200,7 @@ impl Judge {
             .rules
             .guard
             .check(x, v, torque_motor)
-            .map(|b| Outcome::Aborted(b.to_string()));
+            .map(StopReason::LimitBreach);
         Ok(Judged {
             x,
             v,
@@ -219,15 +217,14 @@ impl Judge {
         &mut self,
         t: f64,
         reading: Result<TorqueReading, String>,
-    ) -> Result<(f64, bool, Option<String>), Outcome> {
+    ) -> Result<(f64, bool, Option<String>), StopReason> {
         let (torque, fresh, note) = match reading {
             Ok(r) => {
                 self.sensor_budget.count(true, self.rules.comm_errors);
                 if r.fault == Some(true) {
-                    return Err(Outcome::Failed(format!(
-                        "torque sensor fault (status {:#06x})",
-                        r.status.unwrap_or(0)
-                    )));
+                    return Err(StopReason::SensorFault {
+                        status: r.status.unwrap_or(0),
+                    });
                 }
                 let fresh = self
                     .sensor
@@ -235,19 +232,19 @@ impl Judge {
                 self.last_torque = r.torque_nm;
                 (r.torque_nm, fresh, None)
             }
-            Err(e) => {
-                let text = format!("comms fault: torque sensor: {e}");
+            Err(detail) => {
+                let fault = StopReason::CommsFault {
+                    device: Device::TorqueSensor,
+                    detail,
+                };
                 if self.sensor_budget.count(false, self.rules.comm_errors) {
-                    return Err(Outcome::Failed(text));
+                    return Err(fault);
                 }
-                (self.last_torque, false, Some(text))
+                (self.last_torque, false, Some(fault.to_string()))
             }
         };
         if let Some(age) = self.sensor.stalled(t, self.rules.sensor_stall_s) {
-            return Err(Outcome::Failed(format!(
-                "torque sensor stall: no new sample for {:.0} ms",
-                age * 1e3
-            )));
+            return Err(StopReason::SensorStall { after_s: age });
         }
         Ok((torque, fresh, note))
     }
@@ -316,9 +313,9 @@ mod tests {
         }
     }
 
-    fn failed(r: Result<Judged, Outcome>) -> String {
+    fn failed(r: Result<Judged, StopReason>) -> String {
         match r {
-            Err(Outcome::Failed(s)) => s,
+            Err(s) if s.status() == run_store::RunStatus::Failed => s.to_string(),
             other => panic!("expected a failure, got {other:?}"),
         }
     }
@@ -474,7 +471,10 @@ mod tests {
             .unwrap();
         assert_eq!(s.v, -23.0);
         match s.then_stop {
-            Some(Outcome::Aborted(r)) => assert!(r.starts_with("limit breach: measured velocity")),
+            Some(r @ StopReason::LimitBreach(b)) => {
+                assert_eq!((b.quantity, b.limit), ("velocity", 20.0));
+                assert!(r.to_string().starts_with("limit breach: measured velocity"));
+            }
             other => panic!("{other:?}"),
         }
     }
@@ -517,6 +517,6 @@ mod tests {
                 break;
             }
         }
-        assert!(matches!(stop, Some(Outcome::Aborted(r)) if r.contains("velocity")));
+        assert!(matches!(stop, Some(StopReason::LimitBreach(b)) if b.quantity == "velocity"));
     }
 }

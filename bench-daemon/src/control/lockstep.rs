@@ -6,10 +6,14 @@
 //! measured applied torque in torque-driven segments (the plant is re-anchored on the measured
 //! position and velocity when such a segment starts, so each segment is one free-run
 //! prediction, as in Sánchez-Mazuca's validation of breakaway under torque ramps).
+//!
+//! A model whose parameters carry a force offset (`params.offset`, a set fitted with
+//! `given.offset`) sees the applied torque less that offset, in both uses: the offset belongs
+//! to the measurement, not to the friction.
 
 use experiments::Sample;
 use friction::plant::{self, Applied, PlantParams, PlantState};
-use friction::registry::{ModelSpec, build_model};
+use friction::registry::{ModelSpec, build_model, split_offset};
 use friction::{FrictionModel, Input, ModelBank, ModelOutput};
 
 /// One model simulated under the applied torque.
@@ -17,6 +21,8 @@ use friction::{FrictionModel, Input, ModelBank, ModelOutput};
 struct PlantSim {
     model: Box<dyn FrictionModel>,
     state: PlantState,
+    /// Force offset subtracted from the applied torque.
+    offset: f64,
 }
 
 /// The models of one run.
@@ -38,21 +44,28 @@ pub const PANIC_HOOK_ENV: &str = "FRICTIONBENCH_TEST_PANIC_IN_MODEL_STEP_AT_S";
 impl Lockstep {
     /// Builds the models (specs were validated when the configuration was loaded).
     pub fn new(specs: &[ModelSpec], plant_inertia: Option<f64>) -> anyhow::Result<Lockstep> {
+        let split: Vec<(ModelSpec, f64)> = specs
+            .iter()
+            .map(|s| split_offset(s).map_err(|e| anyhow::anyhow!("{}: {e}", s.model)))
+            .collect::<anyhow::Result<_>>()?;
+        let offsets: Vec<f64> = split.iter().map(|(_, o)| *o).collect();
         let build = || -> anyhow::Result<Vec<Box<dyn FrictionModel>>> {
-            specs
+            split
                 .iter()
-                .map(|s| build_model(s).map_err(|e| anyhow::anyhow!("{}: {e}", s.model)))
+                .map(|(s, _)| build_model(s).map_err(|e| anyhow::anyhow!("{}: {e}", s.model)))
                 .collect()
         };
-        let bank = ModelBank::new(build()?);
+        let bank = ModelBank::new(build()?).with_offsets(offsets.clone());
         let plant = match plant_inertia {
             Some(mass) => Some((
                 PlantParams { mass },
                 build()?
                     .into_iter()
-                    .map(|model| PlantSim {
+                    .zip(&offsets)
+                    .map(|(model, offset)| PlantSim {
                         model,
                         state: PlantState::default(),
+                        offset: *offset,
                     })
                     .collect(),
             )),
@@ -129,13 +142,17 @@ impl Lockstep {
                         v: s.v,
                     };
                 }
+                let felt = Input {
+                    u: input.u - sim.offset,
+                    ..input
+                };
                 if torque_driven {
-                    let a = Applied::force(input.u, du_dt);
+                    let a = Applied::force(felt.u, du_dt);
                     plant::step(&mut *sim.model, params, &mut sim.state, &a, dt);
                     *value = sim.state.x;
                 } else {
                     // Tracks the measured motion so its state is right when torque takes over.
-                    sim.model.step(&input, dt);
+                    sim.model.step(&felt, dt);
                     *value = s.x;
                 }
             }
@@ -198,6 +215,35 @@ mod tests {
         }
         // Outside torque segments the plant columns follow the measured position.
         assert_eq!(out[2], 0.5 * 1.999);
+    }
+
+    /// A set's force offset is taken off the applied torque the model feels: 0.8 N m applied
+    /// with an offset of 0.5 leaves 0.3, below fc = 1, so the plant stays put; without the
+    /// offset the same torque moves it.
+    #[test]
+    fn a_sets_offset_is_subtracted_from_the_applied_torque() {
+        let spec = |params| ModelSpec {
+            model: "coulomb_viscous".into(),
+            params,
+        };
+        let with = [spec(json!({"fc": 0.5, "offset": 0.5}))];
+        let without = [spec(json!({"fc": 0.5}))];
+        let drive = |specs: &[ModelSpec]| {
+            let mut ls = Lockstep::new(specs, Some(1e-3)).unwrap();
+            let mut x = f64::NAN;
+            for k in 0..200 {
+                let s = Sample {
+                    t: k as f64 * 1e-3,
+                    torque_motor: 0.8,
+                    ..Sample::default()
+                };
+                x = ls.step(&s, true, k == 0, 1e-3)[1];
+            }
+            x
+        };
+        assert!(drive(&with).abs() < 1e-9, "{}", drive(&with));
+        assert!(drive(&without) > 0.01, "{}", drive(&without));
+        assert!(Lockstep::new(&[spec(json!({"offset": "x"}))], None).is_err());
     }
 
     #[test]

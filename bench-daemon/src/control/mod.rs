@@ -1,134 +1,59 @@
-//! The real-time control loop: one dedicated thread per run that owns the drive and sensor
-//! connections, follows the plan with absolute deadlines, enforces the limits before any
-//! command leaves, steps the lockstep models, and hands samples to the recorder without ever
-//! waiting for it.
+//! The control loop: one dedicated thread per run that owns the bench's devices, follows the
+//! plan, enforces the limits before any command leaves, steps the lockstep models, and hands
+//! samples to the recorder without ever waiting for it (in real time).
 //!
 //! ```text
 //!  session (tokio) ── Control (abort / stop requests) ──►  loop thread (own current-thread
-//!        ▲                                                 runtime; Modbus links live here)
-//!        ├── watch<Status> (progress, live values) ◄────── per tick: sleep to deadline_k,
-//!        ├── broadcast<Frame> (decimated live samples) ◄── Sequencer::tick → clamp → FC23
-//!        └── LoopReport on join                            write+read → sensor read → checks
-//!  recorder task ◄── BatchSender::try_send (drops, never waits) ── Sample + model outputs
+//!        ▲                                                 runtime; the devices live here)
+//!        ├── watch<Status> (progress, live values) ◄────── shell: paces the ticks
+//!        ├── broadcast<Frame> (decimated live samples) ◄──   tick(state, io, now): requests →
+//!        └── LoopReport on join                              sequence → command → exchange →
+//!  recorder task ◄── BatchSender (drops, never waits) ◄──    judge → record → publish
 //! ```
 //!
+//! - [`tick`] is one period as a pure step over injected I/O ([`BenchIo`]) and time; the
+//!   shells around it differ only in pacing: [`shell`] at absolute deadlines on the wall
+//!   clock over Modbus ([`connect`]), `sim_shell` back to back in simulated time on the
+//!   simulated plant ([`sim_io`]).
+//! - `request`: the [`Control`] mailbox (abort, stop) and the safe-state answer.
+//! - [`lifecycle`]: before the first tick (models, drive up) and after the last (the
+//!   [`safe_state`], the log, the last batch).
+//! - `judge` (the per-tick verdict on the devices' answers) and `safety` (limits) are pure.
+//!
 //! Any reason to stop (plan done, abort, stop request, limit breach, drive or sensor fault,
-//! comms fault) leads to the same exit: the drive is disabled at once, before the next
-//! deadline, and the reason goes into the run's log.
+//! comms fault) is a typed [`StopReason`] and leads to the same exit: the drive is disabled at
+//! once, before the next deadline, and the reason goes into the run's log.
 
-mod cycle;
+pub mod connect;
 mod interlock;
+pub mod io;
 mod judge;
+pub mod lifecycle;
 mod lockstep;
+#[cfg(test)]
+mod loop_tests;
 mod realtime;
+mod request;
+pub mod safe_state;
 mod safety;
+mod setup;
+pub mod shell;
+pub mod sim_io;
+mod sim_shell;
+mod stop;
+pub mod tick;
 mod timing;
 
-pub use cycle::{Frame, LoopReport, LoopSetup, Outcome, SafeState, Status, run};
 pub use interlock::Interlock;
+pub use io::BenchIo;
 pub use lockstep::Lockstep;
 pub use realtime::{NoDeepIdle, realtime, spawn_with_runtime};
+pub use request::{Control, Request};
+pub use safe_state::SafeState;
+pub use safety::Breach;
+pub use setup::{Devices, Frame, LoopReport, LoopSetup, Status};
+pub use shell::run;
+pub use sim_io::{SimIo, TruthLog};
+pub use stop::{Device, Outcome, StopReason};
+pub use tick::to_store;
 pub use timing::{BUCKET_EDGES_US, Histogram};
-
-use std::sync::{Condvar, Mutex};
-use std::time::{Duration, Instant};
-use tokio::sync::watch;
-
-/// What the outside asks of a running loop.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Request {
-    /// Finish the current segment, then end the run (status `aborted`, the reason logged).
-    Stop(String),
-    /// Safe state now (status `aborted`, the reason logged).
-    Abort(String),
-}
-
-/// The loop's mailbox for requests; checked once per tick (a short uncontended lock). The
-/// loop answers with how its safe-state sequence ended, so an e-stop can wait for it.
-#[derive(Debug)]
-pub struct Control {
-    request: Mutex<Option<Request>>,
-    /// Wakes the loop from its sleep between ticks when an abort arrives.
-    wake: Condvar,
-    safe: watch::Sender<Option<SafeState>>,
-}
-
-impl Default for Control {
-    fn default() -> Control {
-        Control {
-            request: Mutex::new(None),
-            wake: Condvar::new(),
-            safe: watch::channel(None).0,
-        }
-    }
-}
-
-impl Control {
-    /// A mailbox with nothing in it.
-    pub fn new() -> Control {
-        Control::default()
-    }
-
-    /// The loop's safe-state sequence has ended.
-    pub fn safe_reached(&self, state: SafeState) {
-        self.safe.send_replace(Some(state));
-    }
-
-    /// Waits (at most `timeout`) for the loop's safe-state sequence to end.
-    pub async fn wait_safe(&self, timeout: Duration) -> Option<SafeState> {
-        let mut rx = self.safe.subscribe();
-        let got = tokio::time::timeout(timeout, rx.wait_for(Option::is_some)).await;
-        match got {
-            Ok(Ok(state)) => state.clone(),
-            _ => None,
-        }
-    }
-
-    /// Asks for the safe state now. An abort replaces a pending stop.
-    pub fn abort(&self, reason: impl Into<String>) {
-        *self.lock() = Some(Request::Abort(reason.into()));
-        self.wake.notify_all();
-    }
-
-    /// Blocks the loop's thread until `deadline` (the OS timer for the bulk, a yield loop for
-    /// the last 100 µs), or until an abort arrives: an e-stop does not wait for the next tick.
-    pub fn sleep_until(&self, deadline: Instant) {
-        let mut request = self.lock();
-        loop {
-            let now = Instant::now();
-            if now >= deadline || matches!(*request, Some(Request::Abort(_))) {
-                return;
-            }
-            let left = deadline - now;
-            if left > Duration::from_micros(150) {
-                request = self
-                    .wake
-                    .wait_timeout(request, left - Duration::from_micros(100))
-                    .unwrap_or_else(|e| e.into_inner())
-                    .0;
-            } else {
-                drop(request);
-                std::thread::yield_now();
-                request = self.lock();
-            }
-        }
-    }
-
-    /// Asks the loop to end after the current segment (ignored if an abort is pending).
-    #[allow(dead_code)] // `bench serve`'s stop endpoint
-    pub fn stop(&self, reason: impl Into<String>) {
-        let mut r = self.lock();
-        if !matches!(*r, Some(Request::Abort(_))) {
-            *r = Some(Request::Stop(reason.into()));
-        }
-    }
-
-    /// The pending request, if any.
-    pub fn pending(&self) -> Option<Request> {
-        self.lock().clone()
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, Option<Request>> {
-        self.request.lock().unwrap_or_else(|e| e.into_inner())
-    }
-}

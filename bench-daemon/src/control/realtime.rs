@@ -73,3 +73,11 @@ pub fn spawn_with_runtime(
         })?;
     Ok(())
 }
+
+/// The loop's own single-threaded runtime: the devices' links live on it.
+pub fn loop_runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("cannot build the control loop's runtime")
+}

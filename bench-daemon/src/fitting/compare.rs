@@ -7,6 +7,7 @@ use super::run_data::{self, Selection};
 use super::{Field, FitError, start};
 use crate::InputError;
 use crate::config::Geometry;
+use friction::identify::procedures::Offset;
 use friction::identify::procedures::compare::{self, CompareOptions, ModelChoice, Regimes, Table};
 use friction::identify::procedures::output_error::{Replay, Segment};
 use run_store::{NewComparison, Store};
@@ -68,6 +69,9 @@ pub struct CompareJob {
     pub max_iters: u64,
     /// Wall-time budget per model fit \[s\].
     pub timeout_s: Option<f64>,
+    /// Fit a constant force offset per model, subtracted from the measurement (a stored set's
+    /// offset is always subtracted).
+    pub offset: bool,
     /// The run database (for run sources).
     pub db: PathBuf,
     /// The bench's geometry, for the residual's unit.
@@ -172,6 +176,11 @@ impl CompareJob {
             },
             max_iters: self.max_iters,
             timeout,
+            offset: if self.offset {
+                Offset::Fit
+            } else {
+                Offset::None
+            },
         })
     }
 
@@ -251,6 +260,7 @@ impl CompareJob {
             "presliding_displacement": self.presliding_displacement,
             "max_iters": self.max_iters,
             "timeout_s": self.timeout_s,
+            "offset": self.offset,
             "csv": {"estimate": files(&self.estimate), "validate": files(&self.validate)},
             "start_from": starts,
         });
@@ -281,8 +291,7 @@ async fn read_sources(
             (Source::Run(id), Some(store)) => {
                 let run = run_data::load_run(store, *id, field).await?;
                 let ts = run_data::time_series(store, &run, &Selection::default()).await?;
-                let cols = ts.cols;
-                Segment::from_columns(&format!("run {id}"), &run_data::TimeSeries::NAMES, &cols)
+                Segment::from_columns(&format!("run {id}"), &ts.names, &ts.cols)
                     .map_err(|e| FitError::field(field, format!(": {e}")))?
             }
             (Source::Run(_), None) => {

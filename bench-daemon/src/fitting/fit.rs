@@ -20,7 +20,8 @@ use std::path::Path;
 
 /// The run kinds each time-series procedure can use (`aep` and `output_error`: any kind).
 const TIME_SERIES_KINDS: &[(&str, &[&str])] = &[
-    ("power_rls", &["prbs", "validation_profile"]),
+    ("idim_ls", &["prbs", "validation_profile", "imported"]),
+    ("power_rls", &["prbs", "validation_profile", "imported"]),
     ("staircase", &["breakaway_staircase"]),
     ("presliding_sine", &["presliding"]),
     ("step_damping", &["presliding"]),
@@ -124,7 +125,11 @@ async fn fit_in(store: &Store, req: &FitRequest, sel: &Selection) -> Result<Fitt
     report.provenance.notes.extend(notes);
     report.provenance.notes.extend(start.notes());
     let (doc, other) = parameter_document(&req.model, &start.values, &report)?;
-    if let Some(replay) = replay(&req.model, &doc, &table) {
+    let mut replayed = doc.clone();
+    if let (Some(c), Value::Object(d)) = (report.param("offset"), &mut replayed) {
+        d.insert("offset".into(), json!(c));
+    }
+    if let Some(replay) = replay(&req.model, &replayed, &table) {
         report.details["replay"] = replay;
     }
     let provenance = provenance(&report, &start, other, id, sel).map_err(anyhow::Error::from)?;
@@ -161,6 +166,19 @@ fn provenance(
     provenance["at_bound"] = json!(report.at_bound);
     provenance["relative_std_errors"] = Value::Object(report.relative_std_errors.clone());
     provenance["condition"] = json!(report.condition);
+    provenance["ci95"] = Value::Object(report.ci95.clone());
+    provenance["n_eff"] = json!(report.n_eff);
+    provenance["r2"] = json!(report.r2);
+    provenance["aic"] = json!(report.aic);
+    provenance["bic"] = json!(report.bic);
+    if let Some(offset) = report.param("offset") {
+        // Subtracted from the measured force wherever the set is used (lockstep, comparisons).
+        provenance["offset"] = json!({
+            "value": offset,
+            "std_error": report.std_errors.get("offset"),
+            "ci95": report.ci95.get("offset"),
+        });
+    }
     provenance["verdict"] = serde_json::to_value(&report.verdict)?;
     if let Some(first) = start.sources.first() {
         // The static source first, as before; every source under `start_sources`.
@@ -199,11 +217,17 @@ async fn run_table(
     procedure: &str,
     sel: &Selection,
 ) -> Result<(Table, Vec<String>), FitError> {
+    let imported = run.kind == run_store::IMPORTED_KIND;
     let wrong_kind = |works: &[&str]| {
+        let also = if procedure == "phi_s" {
+            ""
+        } else {
+            ", imported"
+        };
         FitError::field(
             Field::Run,
             format!(
-                " {}: procedure {procedure} cannot use a '{}' run (it uses: {})",
+                " {}: procedure {procedure} cannot use a '{}' run (it uses: {}{also})",
                 run.id,
                 run.kind,
                 works.join(", ")
@@ -223,6 +247,7 @@ async fn run_table(
             .map_err(|e| FitError::Failed(anyhow::anyhow!("BUG: table of run {}: {e}", run.id)))
     };
     match procedure {
+        "static_curve" if imported => imported_curve(store, run, sel).await,
         "static_curve" => {
             if run.kind != "constant_velocity_sweep" {
                 return Err(wrong_kind(&["constant_velocity_sweep"]));
@@ -290,7 +315,8 @@ async fn run_table(
                         "BUG: procedure {procedure} has no run kinds listed"
                     ))
                 })?;
-            if !works.contains(&run.kind.as_str()) {
+            // A recording made elsewhere is whatever its owner fits it with.
+            if !imported && !works.contains(&run.kind.as_str()) {
                 return Err(wrong_kind(works));
             }
             let (sel, part) = match part_of(run, procedure, sel)? {
@@ -304,6 +330,31 @@ async fn run_table(
             ))
         }
     }
+}
+
+/// A recording's friction–velocity scatter, sample by sample (`static_curve` on an imported
+/// run).
+async fn imported_curve(
+    store: &Store,
+    run: &Run,
+    sel: &Selection,
+) -> Result<(Table, Vec<String>), FitError> {
+    let ts = run_data::time_series(store, run, sel).await?;
+    let named = ts.named();
+    let col = |n: &str| named.iter().find(|(k, _)| k == n).map(|(_, c)| c.clone());
+    let (Some(v), Some(f)) = (col("v"), col("friction")) else {
+        return Err(FitError::field(
+            Field::Run,
+            format!(
+                " {}: static_curve reads the v and friction columns, and this imported recording has {}",
+                run.id,
+                ts.names.join(", ")
+            ),
+        ));
+    };
+    let table = Table::new(vec![("v".into(), v), ("friction".into(), f)])
+        .map_err(|e| FitError::Failed(anyhow::anyhow!("BUG: table of run {}: {e}", run.id)))?;
+    Ok((table, ts.notes))
 }
 
 /// The part of a presliding run each presliding procedure reads.
@@ -356,8 +407,9 @@ const REPLAY_POINTS: usize = 2000;
 
 /// The stored set replayed on the fitted time series, velocity-driven: `{"t", "measured",
 /// "model"}` (friction, decimated to about [`REPLAY_POINTS`]), so that the model's output can
-/// be seen against the measurement it was fitted to. `None` for tables that are not time
-/// series (sweep points, breakaway tables).
+/// be seen against the measurement it was fitted to (the measurement less the set's offset,
+/// when it has one). `None` for tables that are not time series (sweep points, breakaway
+/// tables).
 fn replay(model: &str, doc: &Value, table: &Table) -> Option<Value> {
     use friction::identify::procedures::output_error::{self, Replay, Segment};
     let names = run_data::TimeSeries::NAMES;
@@ -369,14 +421,16 @@ fn replay(model: &str, doc: &Value, table: &Table) -> Option<Value> {
     let (t, measured) = (table.get("t")?, table.get("friction")?);
     let every = t.len().div_ceil(REPLAY_POINTS).max(1);
     let pick = |c: &[f64]| c.iter().step_by(every).copied().collect::<Vec<f64>>();
+    let offset = doc.get("offset").and_then(Value::as_f64).unwrap_or(0.0);
+    let measured: Vec<f64> = measured.iter().map(|m| m - offset).collect();
     let model_out: Vec<f64> = residual[0]
         .iter()
-        .zip(measured)
+        .zip(&measured)
         .map(|(r, m)| r + m)
         .collect();
     Some(json!({
         "t": pick(t),
-        "measured": pick(measured),
+        "measured": pick(&measured),
         "model": pick(&model_out),
         "every": every,
     }))

@@ -152,13 +152,14 @@ pub struct FitRequest {
     /// Model id whose parameters are fitted (`GET /api/models`).
     #[schemars(length(min = 1))]
     pub model: String,
-    /// Procedure: static_curve, phi_s, power_rls, staircase, presliding_sine, step_damping,
-    /// nnaji, lugre_regression, maxwell_slip, ruina_step, aep, output_error.
+    /// Procedure: static_curve, phi_s, idim_ls, power_rls, staircase, presliding_sine,
+    /// step_damping, nnaji, lugre_regression, maxwell_slip, ruina_step, aep, output_error.
     #[schemars(length(min = 1))]
     pub procedure: String,
     /// The stored run to fit.
     pub run: i64,
-    /// Known values (held fixed) and procedure options, e.g. `{"j": 0.167, "delta": 2}`.
+    /// Known values (held fixed) and procedure options, e.g. `{"j": 0.167, "delta": 2}` or
+    /// `{"offset": true}`; keys a procedure does not take are refused.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub given: Option<Map<String, Value>>,
     /// Name of the saved parameter set (default `<model>-run<ID>-<procedure>`).

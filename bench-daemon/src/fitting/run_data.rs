@@ -27,6 +27,12 @@ pub async fn load_run(store: &Store, id: i64, field: Field) -> Result<Run, FitEr
 
 /// The run's plan, rebuilt from its spec and the `limits` of its bench configuration.
 pub fn plan(run: &Run) -> Result<Plan, InputError> {
+    if run.kind == run_store::IMPORTED_KIND {
+        return Err(InputError(format!(
+            "run {}: an imported recording has no plan segments (use --t-range)",
+            run.id
+        )));
+    }
     let limits: BenchLimits =
         serde_json::from_value(run.bench_config["limits"].clone()).map_err(|e| {
             InputError(format!(
@@ -162,10 +168,13 @@ fn split_range<'a>(
     Ok((part(a), part(b)))
 }
 
-/// Time-series columns of a run: `t,x,v,u,friction`, with what was left out or substituted.
+/// Time-series columns of a run: `t,x,v,u,friction` (an imported run: those its recording
+/// had), with what was left out or substituted.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct TimeSeries {
-    /// Columns in the order of [`TimeSeries::NAMES`].
+    /// Column names, in the order of [`TimeSeries::NAMES`].
+    pub names: Vec<&'static str>,
+    /// Columns, one per name.
     pub cols: Vec<Vec<f64>>,
     /// What the data are and what was skipped (for the provenance notes).
     pub notes: Vec<String>,
@@ -177,12 +186,22 @@ impl TimeSeries {
 
     /// `(name, column)` pairs.
     pub fn named(&self) -> Vec<(String, Vec<f64>)> {
-        Self::NAMES
+        self.names
             .iter()
             .zip(&self.cols)
             .map(|(n, c)| (n.to_string(), c.clone()))
             .collect()
     }
+}
+
+/// Which of [`TimeSeries::NAMES`] a run has: all of them for a recorded run, the mapped columns
+/// (`spec.columns`) for an imported one.
+fn present_columns(run: &Run) -> [bool; 5] {
+    if run.kind != run_store::IMPORTED_KIND {
+        return [true; 5];
+    }
+    let mapped = run.spec["columns"].as_object();
+    TimeSeries::NAMES.map(|n| mapped.is_some_and(|m| m.contains_key(n)))
 }
 
 /// Reads the selected samples of `run` as time-series columns. Rows with a non-finite value are
@@ -198,8 +217,14 @@ pub async fn time_series(
         every: 1,
     };
     let set = store.samples(run.id, &query).await?;
+    let present = present_columns(run);
     let mut ts = TimeSeries {
+        names: (0..5)
+            .filter(|&k| present[k])
+            .map(|k| TimeSeries::NAMES[k])
+            .collect(),
         cols: (0..5)
+            .filter(|&k| present[k])
             .map(|_| Vec::with_capacity(set.samples.len()))
             .collect(),
         notes: Vec::new(),
@@ -214,15 +239,16 @@ pub async fn time_series(
             continue;
         }
         kept_segments += 1;
-        let row = [s.t, s.x, s.v, s.applied_torque(), s.measured_torque()];
-        if row.iter().any(|x| !x.is_finite()) {
+        let all = [s.t, s.x, s.v, s.applied_torque(), s.measured_torque()];
+        let row = (0..5).filter(|&k| present[k]).map(|k| all[k]);
+        if row.clone().any(|x| !x.is_finite()) {
             non_finite += 1;
             continue;
         }
         if s.torque_sensor.is_finite() && s.flags.contains(Flags::SENSOR_STALE) {
             stale += 1;
         }
-        if !s.torque_motor.is_finite() {
+        if present[3] && !s.torque_motor.is_finite() {
             no_motor += 1;
         }
         for (c, x) in ts.cols.iter_mut().zip(row) {
@@ -253,8 +279,21 @@ pub async fn time_series(
         };
         return Err(InputError(format!("run {} ({}): {why}{have}", run.id, run.kind)).into());
     }
+    let columns = if present == [true; 5] {
+        "u = applied (motor) torque, friction = measured (sensor) torque".to_string()
+    } else {
+        format!(
+            "columns {} as imported ({} not in the recording)",
+            ts.names.join(","),
+            (0..5)
+                .filter(|&k| !present[k])
+                .map(|k| TimeSeries::NAMES[k])
+                .collect::<Vec<_>>()
+                .join(",")
+        )
+    };
     ts.notes.push(format!(
-        "run {} ({}, {}): {} samples{sel_text}; u = applied (motor) torque, friction = measured (sensor) torque",
+        "run {} ({}, {}): {} samples{sel_text}; {columns}",
         run.id,
         run.kind,
         run.status,

@@ -12,7 +12,9 @@
 //!
 //! Iterative fits iterate from these values; every fit stores its set completed with them,
 //! so the bench's parameter set of a model is whole, not its defaults where one run could not
-//! tell. Values the user gives win.
+//! tell. Values the user gives win. A source set whose fit found a force offset in the
+//! measurement passes it on as `offset` (docs/src/identification.md#offset): an output-error
+//! fit or a comparison subtracts it from the measured force unless it fits its own.
 
 use crate::db::store_error;
 use run_store::{ParameterSet, Store};
@@ -170,6 +172,11 @@ fn add(
         if !n.is_empty() {
             values.insert("negative".into(), Value::Object(n));
         }
+    }
+    if let Some(offset) = set.provenance.pointer("/offset/value")
+        && offset.is_number()
+    {
+        values.insert("offset".into(), offset.clone());
     }
     values.retain(|k, _| !start.values.contains_key(k));
     if values.is_empty() {

@@ -21,6 +21,29 @@ use std::fmt;
 /// Largest request body \[bytes\] (`DefaultBodyLimit` of the router).
 pub const MAX_BODY_BYTES: usize = 2 * 1024 * 1024;
 
+/// The one route whose body is not JSON but a recording (`POST /api/runs/import`, streamed):
+/// the guard lets [`RECORDING_TYPES`] through there.
+pub const RECORDING_PATH: &str = "/api/runs/import";
+
+/// Content types a recording may be sent as. Never the types an HTML form or a "simple"
+/// cross-site request can send (`text/plain`, forms): those stay refused (415).
+pub const RECORDING_TYPES: &[&str] = &[
+    "text/csv",
+    "text/tab-separated-values",
+    "application/octet-stream",
+    "application/x-matlab-data",
+    "application/vnd.apache.parquet",
+    "application/x-parquet",
+];
+
+/// Whether `ctype` (a `Content-Type` value) is one of [`RECORDING_TYPES`].
+pub fn is_recording_type(ctype: &str) -> bool {
+    let media = ctype.split(';').next().unwrap_or_default().trim();
+    RECORDING_TYPES
+        .iter()
+        .any(|t| t.eq_ignore_ascii_case(media))
+}
+
 /// The raw body, at most [`MAX_BODY_BYTES`].
 #[derive(Debug)]
 pub struct Body(pub Bytes);

@@ -212,6 +212,7 @@ async fn compare(
         presliding_displacement: None,
         max_iters: req.max_iters.unwrap_or(100),
         timeout_s: req.timeout_s,
+        offset: false,
         db: state.db_path.clone(),
         geometry: state.loaded.config.geometry,
     };

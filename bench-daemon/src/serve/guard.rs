@@ -10,6 +10,8 @@
 //!   refused (403): a foreign page may not drive the bench (it may press the e-stop).
 //! - A request body must be `application/json` (415): HTML forms and "simple" cross-site
 //!   requests (`text/plain`) cannot be JSON without a CORS preflight, which is never granted.
+//!   `POST /api/runs/import` also takes its recording's own types (`text/csv`,
+//!   `application/octet-stream`, ...), none of which a form or a simple request can send.
 //! - A configured token is required of every mutating call on every listener, loopback
 //!   included — except `POST /api/estop`, which only makes the bench safer — and, with
 //!   `--token-for-reads`, of every `/api/` GET but `/api/health`, and of `/metrics`. GETs may
@@ -267,7 +269,10 @@ pub async fn guard(State(guard): State<Arc<Guard>>, mut req: Request, next: Next
             .headers()
             .get(header::CONTENT_TYPE)
             .and_then(|v| v.to_str().ok());
-        if !ctype.is_some_and(is_json) {
+        // An import's body is the recording itself, in its own (never form) content type.
+        let file =
+            |c: &str| path == super::body::RECORDING_PATH && super::body::is_recording_type(c);
+        if !ctype.is_some_and(|c| is_json(c) || file(c)) {
             return refuse(
                 StatusCode::UNSUPPORTED_MEDIA_TYPE,
                 "Content-Type",

@@ -20,7 +20,7 @@ pub fn routes() -> ApiRouter<AppState> {
     ApiRouter::new().api_route(
         "/metrics",
         get_with(metrics, |op| {
-            op.summary("Prometheus text format (0.0.4): gauges frictionbench_queue_length, queue_paused, estop_latched, bench_connected, schedule_entries, live_clients, check_workers_busy, run_active, run_id, run_time_seconds, run_overruns, run_dropped_batches, run_samples (the run ones of the running or last run)")
+            op.summary("Prometheus text format (0.0.4): gauges frictionbench_queue_length, queue_paused, estop_latched, bench_connected, schedule_entries, live_clients, check_workers_busy, run_active, run_id, run_time_seconds, run_overruns, run_dropped_batches, run_samples (the run ones of the running or last run); counter frictionbench_runs_stopped_total by reason_code")
         }),
     )
 }
@@ -146,7 +146,26 @@ pub fn text(state: &AppState) -> String {
     );
     lateness(&mut out, &status.lateness);
     links(&mut out, &status);
+    stops(&mut out, &view.stops);
     out
+}
+
+/// Runs that ended other than completed since the daemon started, one series per reason code
+/// (every code, so a rate is defined from the first scrape).
+fn stops(out: &mut String, seen: &std::collections::BTreeMap<run_store::ReasonCode, u64>) {
+    head(
+        out,
+        "runs_stopped_total",
+        "counter",
+        "Runs that ended other than completed since the daemon started, by reason code",
+    );
+    for code in run_store::ReasonCode::ALL {
+        let n = seen.get(&code).copied().unwrap_or(0);
+        let _ = writeln!(
+            out,
+            "frictionbench_runs_stopped_total{{reason_code=\"{code}\"}} {n}"
+        );
+    }
 }
 
 /// The loop's wake-up lateness as a Prometheus histogram \[s\].

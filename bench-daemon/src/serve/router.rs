@@ -183,6 +183,7 @@ mod tests {
                 "/api/queue/{id}",
                 "/api/runs",
                 "/api/runs/{id}",
+                "/api/runs/import",
                 "/api/runs/{id}/abort",
                 "/api/runs/{id}/export",
                 "/api/runs/{id}/results",

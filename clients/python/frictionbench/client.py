@@ -131,6 +131,39 @@ class Client:
         """``POST /api/experiments/check``: the spec's plan against the bench limits."""
         return self._request("POST", "/api/experiments/check", json=_spec_document(spec)).json()
 
+    #: Content types of the formats ``import_run`` sends.
+    _FILE_TYPES = {
+        "csv": "text/csv",
+        "mat": "application/x-matlab-data",
+        "parquet": "application/vnd.apache.parquet",
+    }
+
+    def import_run(self, path: Union[str, os.PathLike], **options: Any) -> Dict[str, Any]:
+        """``POST /api/runs/import``: stores the recording at ``path`` (CSV, MAT-file or
+        Parquet, streamed from disk) as a run of kind ``imported``; returns the import report
+        (``run_id``, ``source`` with ``sha256``, ``columns``, ``units``, ``stats``, ...).
+        ``options`` are the query parameters: ``format``, ``columns`` (``"t=time,x=pos"`` or a
+        dict ``{"t": "time", "x": "pos"}``), ``scale`` (``"u=35.15"``, a list of them or a dict),
+        ``geometry``, ``name``, ``bench``."""
+        path = os.fspath(path)
+        params: List[Tuple[str, str]] = [("file", os.path.basename(path))]
+        for key, value in options.items():
+            if value is None:
+                continue
+            if isinstance(value, dict):
+                items = [f"{k}={v}" for k, v in value.items()]
+                value = items if key == "scale" else ",".join(items)
+            for v in value if isinstance(value, (list, tuple)) else [value]:
+                params.append((key, str(v)))
+        fmt = options.get("format") or os.path.splitext(path)[1].lstrip(".").lower()
+        ctype = self._FILE_TYPES.get({"pq": "parquet", "tsv": "csv", "txt": "csv"}.get(fmt, fmt),
+                                     "application/octet-stream")
+        with open(path, "rb") as f:
+            r = self._request("POST", "/api/runs/import", params=params, content=f,
+                              headers={"Content-Type": ctype},
+                              timeout=httpx.Timeout(None, connect=10.0))
+        return r.json()
+
     def parameter_sets(self, model: Optional[str] = None) -> List[Dict[str, Any]]:
         """Stored parameter sets (fitted or given), newest first."""
         return self._get("/api/parameter-sets", model=model)

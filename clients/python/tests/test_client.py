@@ -162,6 +162,23 @@ def test_the_version_is_the_package_version():
     assert frictionbench.__version__ == "0.1.0"
 
 
+def test_import_run_streams_a_recording_and_reads_it_back(server, tmp_path):
+    client = Client(server)
+    csv = tmp_path / "joint.csv"
+    rows = ["t,pos,force", "s,rad,N m"] + [f"{k / 1000},{k * 1e-4},{0.1 * (k % 7)}" for k in range(3000)]
+    csv.write_text("\n".join(rows) + "\n")
+    report = client.import_run(csv, columns={"t": "t", "x": "pos", "u": "force"}, scale=["x=2"], name="joint")
+    assert report["stats"]["samples"] == 3000
+    assert report["scales"] == {"x": 2.0}
+    run = client.run(report["run_id"])
+    assert run.record["kind"] == "imported" and run.record["name"] == "joint"
+    df = run.samples()
+    assert len(df) == 3000 and df["x"].iloc[10] == 10 * 1e-4 * 2
+    with pytest.raises(FrictionbenchError) as bad:
+        client.import_run(csv, columns="t=t,x=position")
+    assert bad.value.status == 422 and bad.value.field == "columns"
+
+
 def test_tags_and_notes_written_after_the_run(sweep, daemon):
     """Tags and notes edited after the run (issue 28) come back through the client and the
     tag filter."""

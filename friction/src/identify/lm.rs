@@ -145,11 +145,14 @@ impl<P: Residuals + ?Sized> Fitter<P> for LevenbergMarquardt {
         // Parameters on a bound that the descent direction pushes further out are held there
         // this iteration (an active set): projecting their step away afterwards would spoil the
         // step of the others, and the fit would crawl along the bound to `max_iters`.
+        // A parameter the residuals do not depend on here (a zero Jacobian column: a Stribeck
+        // speed while fs = fc) is held too, so the others can still move.
         let held: Vec<bool> = (0..n)
             .map(|i| {
-                self.bounds.as_ref().is_some_and(|b| {
-                    (p[i] <= b.lower[i] && g[i] > 0.0) || (p[i] >= b.upper[i] && g[i] < 0.0)
-                })
+                jtj[(i, i)] == 0.0
+                    || self.bounds.as_ref().is_some_and(|b| {
+                        (p[i] <= b.lower[i] && g[i] > 0.0) || (p[i] >= b.upper[i] && g[i] < 0.0)
+                    })
             })
             .collect();
         // Try increasing damping until the cost decreases.

@@ -6,7 +6,10 @@
 //! squares ([`lsq`]) and recursive least squares ([`rls`]) are direct, not iterative. The
 //! fitters are bounded Levenberg–Marquardt ([`lm`]) and the global accelerated evolutionary
 //! programming search ([`aep`], seeded by [`rng`]); [`procedures`] holds the papers'
-//! procedures, output-error fitting of any registry model and the model comparison table.
+//! procedures, output-error fitting of any registry model and the model comparison table;
+//! [`signal`] conditions recorded signals (zero-phase filters, differences, decimation) and
+//! [`stats`] says how sure a fit is (standard errors for correlated residuals, intervals,
+//! R², AIC, BIC, the block bootstrap).
 
 pub mod aep;
 pub mod control;
@@ -17,6 +20,8 @@ pub mod procedures;
 pub mod rls;
 pub mod rng;
 mod runner;
+pub mod signal;
+pub mod stats;
 
 pub use fitter::{Bounds, FitError, FitState, Fitter, Residuals, TerminationReason};
 pub use runner::{FitResult, Observer, ObserverMode, Runner};

@@ -4,8 +4,9 @@ import { h, clear, fmt, kvTable, dataTable, notice } from '../dom';
 import { live, splitModels } from '../live';
 import { timeChart, symmetricScale, Scale } from '../timeseries';
 import { xyPlot, XYSeries, PALETTE } from '../xyplot';
+import { importForm, recordingCard, recordingCharts } from './imported';
 
-const KINDS = ['constant_velocity_sweep', 'presliding', 'frictional_lag', 'torque_ramp', 'breakaway_staircase', 'dwell_time', 'prbs', 'validation_profile', 'compensation_trial'];
+const KINDS = ['constant_velocity_sweep', 'presliding', 'frictional_lag', 'torque_ramp', 'breakaway_staircase', 'dwell_time', 'prbs', 'validation_profile', 'compensation_trial', 'imported'];
 const STATUSES = ['queued', 'running', 'completed', 'aborted', 'failed', 'interrupted'];
 
 export function runsPage(root: HTMLElement): () => void {
@@ -31,7 +32,10 @@ export function runsPage(root: HTMLElement): () => void {
     h('div', { class: 'field' }, h('label', { for: text.id }, 'Search'), text),
     h('button', { type: 'submit' }, 'Search'),
   );
-  root.append(h('h1', null, 'Runs'), form, list);
+  const imported = importForm((id) => {
+    location.hash = `#/runs/${id}`;
+  });
+  root.append(h('h1', null, 'Runs'), imported, form, list);
 
   const load = async () => {
     try {
@@ -136,9 +140,34 @@ export function runPage(root: HTMLElement, idText?: string): () => void {
   };
 }
 
+/** Why the run stopped, by its stable `reason_code` (never by the text): the code as a tag, and
+ *  what the operator does next where the code says it (a drive fault is reset on the Bench page). */
+function stopNote(run: any): HTMLElement | null {
+  const code: string | null = run.reason_code ?? null;
+  if (!code) return null;
+  const next: Record<string, string> = {
+    drive_fault: 'The drive fault stays latched: find its cause, then reset it on the Bench page; the queue stays paused until resumed.',
+    drive_disabled: 'The drive left operation enabled on its own: check its enable input and its own fault log.',
+    comms_fault: 'A device stopped answering: check its cabling and link settings.',
+    sensor_stall: 'The torque sensor stopped publishing new samples: check the sensor and its link.',
+    sensor_fault: 'The torque sensor reported a fault: check the sensor.',
+    estop: 'The e-stop is latched: inspect the bench, then reset the latch and resume the queue.',
+    limit_breach: 'Check the spec, the gains and the bench limits before running it again.',
+    interrupted: 'The process recording the run died: check the bench before resuming the queue.',
+  };
+  return h(
+    'p',
+    { id: 'stop-reason', class: `stop-reason ${code}` },
+    h('span', { class: 'tag', title: 'reason_code' }, code),
+    next[code] ? ' ' : null,
+    next[code] ? (code === 'drive_fault' ? h('a', { href: '#/bench' }, next[code]) : next[code]) : null,
+  );
+}
+
 function renderHead(head: HTMLElement, run: any) {
   const msg = notice();
-  const live_ = ['queued', 'running'].includes(run.status);
+  // An import is written by the daemon itself: nothing to stop or abort.
+  const live_ = ['queued', 'running'].includes(run.status) && run.kind !== 'imported';
   const act = async (what: 'stop' | 'abort') => {
     try {
       await post(`/api/runs/${run.id}/${what}`);
@@ -151,6 +180,7 @@ function renderHead(head: HTMLElement, run: any) {
     head,
     h('h1', null, `Run #${run.id}: ${run.name} `, h('span', { class: `status ${run.status}`, id: 'run-status' }, run.status)),
     h('p', null, `${run.kind} · bench ${run.bench_id || '—'} · created ${run.created_at} · ${run.started_at ? `started ${run.started_at}` : 'not started'}${run.finished_at ? ` · finished ${run.finished_at}` : ''}${run.status_reason ? ` · ${run.status_reason}` : ''}`),
+    stopNote(run),
     h(
       'div',
       { class: 'row' },
@@ -171,13 +201,15 @@ async function renderBody(body: HTMLElement, run: any, charts: { destroy(): void
   const prov = h('section', { class: 'card', 'aria-labelledby': 'prov-h', id: 'run-provenance' }, h('h2', { id: 'prov-h' }, 'Provenance'));
   body.replaceChildren(res, ts, cmp, log, prov);
 
+  const imported = run.kind === 'imported';
+  if (imported) res.querySelector('h2')!.textContent = 'Recording';
   // Results plots.
-  let results = run.results;
-  if (!results && run.status === 'completed') results = await get(`/api/runs/${run.id}/results`).catch(() => null);
+  let results = imported ? null : run.results;
+  if (!imported && !results && run.status === 'completed') results = await get(`/api/runs/${run.id}/results`).catch(() => null);
   if (results) {
     const sets = await get(`/api/parameter-sets`).catch(() => []);
     resultPlots(res, run, results, Array.isArray(sets) ? sets : []);
-  } else res.append(h('p', { class: 'muted' }, run.status === 'completed' ? 'No analysis stored.' : 'The analysis appears when the run completes.'));
+  } else if (!imported) res.append(h('p', { class: 'muted' }, run.status === 'completed' ? 'No analysis stored.' : 'The analysis appears when the run completes.'));
 
   // Time series, decimated to about 20 000 points per series.
   if (run.sample_count > 0) {
@@ -202,6 +234,11 @@ async function renderBody(body: HTMLElement, run: any, charts: { destroy(): void
       ts.append(h('p', { class: 'muted' }, `${s.t.length} points per series (${every === 1 ? 'every sample' : `one sample in ${every}`}).`));
       const grid = h('div', { class: 'charts' });
       ts.append(grid);
+      if (imported) {
+        recordingCard(res, run, s);
+        recordingCharts(grid, run, s, charts);
+        return finishBody(cmp, log, prov, run);
+      }
       mk('Position', `x [${pos}]`, ['x', ...plants.map((m) => `${m.replace(':x_plant', '')} (simulated plant)`)], [s.x, ...plants.map((m) => s.outputs?.[m] ?? [])]);
       mk('Velocity', `v [${pos}/s]`, ['v'], [s.v]);
       // The measured signals set the scale; model outputs beyond them are clipped and marked.
@@ -214,7 +251,11 @@ async function renderBody(body: HTMLElement, run: any, charts: { destroy(): void
       ts.append(h('p', { class: 'bad' }, `samples: ${(e as Error).message}`));
     }
   } else ts.append(h('p', { class: 'muted' }, 'No samples recorded (yet).'));
+  finishBody(cmp, log, prov, run);
+}
 
+/** The comparisons, the interruption log and the provenance of a run page. */
+function finishBody(cmp: HTMLElement, log: HTMLElement, prov: HTMLElement, run: any) {
   // Comparisons.
   const comps: any[] = run.comparisons ?? [];
   if (!comps.length) cmp.append(h('p', { class: 'muted' }, 'No model comparison uses this run. Start one on the Models & fits page.'));

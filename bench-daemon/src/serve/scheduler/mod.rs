@@ -37,9 +37,10 @@ pub use view::{EVENT_ITEMS, ItemView, QueueListing, QueueView, RunEvent, Running
 use super::hub::Hub;
 use super::pool::Pool;
 use crate::config::Loaded;
-use crate::control::{Control, Interlock};
+use crate::control::{Control, Interlock, StopReason};
 use crate::session::{Checked, Finished};
-use run_store::{QueueRow, RunStatus, ScheduleEntry, Store};
+use run_store::{QueueRow, ReasonCode, RunStatus, ScheduleEntry, Store};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{mpsc, watch};
@@ -93,6 +94,8 @@ pub struct Scheduler {
     estop: bool,
     schedule: Vec<ScheduleEntry>,
     connected: bool,
+    /// Runs that ended other than completed, by reason code.
+    stops: BTreeMap<ReasonCode, u64>,
     /// The e-stop latch and the running loop's abort, shared with the HTTP layer.
     interlock: Arc<Interlock>,
     /// Where due schedule entries are expanded (off this task).
@@ -147,6 +150,7 @@ impl Scheduler {
             estop,
             schedule,
             connected,
+            stops: BTreeMap::new(),
             interlock,
             pool,
             view,
@@ -191,7 +195,7 @@ impl Scheduler {
             }
         }
         if let Some(r) = &self.running {
-            r.control.abort("the daemon is shutting down");
+            r.control.abort(StopReason::DaemonShutdown);
             let done = running::wait(&mut self.running).await;
             self.finished(done).await;
         }
@@ -265,6 +269,7 @@ impl Scheduler {
                 .collect(),
             schedule: self.schedule.clone(),
             connected: self.connected,
+            stops: self.stops.clone(),
         });
     }
 

@@ -3,10 +3,10 @@
 //! failure under `on_failure = stop`, pauses the queue).
 
 use super::{Item, Latch, OnFailure, Running, RunningView, Scheduler, SchedulerError};
-use crate::control::Control;
+use crate::control::{Control, StopReason};
 use crate::serve::hub::decimation;
 use crate::session::{self, Finished, Watchers};
-use run_store::RunStatus;
+use run_store::{Reason, ReasonCode, RunStatus};
 use std::sync::Arc;
 
 impl Scheduler {
@@ -25,7 +25,11 @@ impl Scheduler {
         if let Err(e) = self.start(item).await {
             let _ = self
                 .store
-                .finish_run(run_id, RunStatus::Failed, Some(&format!("{e:#}")))
+                .finish_run(
+                    run_id,
+                    RunStatus::Failed,
+                    Some(&Reason::new(ReasonCode::NotStarted, format!("{e:#}"))),
+                )
                 .await;
             self.run_event(run_id, RunStatus::Failed);
         }
@@ -91,16 +95,23 @@ impl Scheduler {
                 }
                 f.status
             }
-            Ok(Err(e)) => self.mark_failed(id, format!("{e:#}")).await,
-            Err(e) => {
-                self.mark_failed(id, format!("the run task ended: {e}"))
+            Ok(Err(e)) => {
+                self.mark_failed(id, Reason::new(ReasonCode::Other, format!("{e:#}")))
                     .await
+            }
+            Err(e) => {
+                let reason = Reason::new(ReasonCode::Panic, format!("the run task ended: {e}"));
+                self.mark_failed(id, reason).await
             }
         };
         self.connected = status != RunStatus::Failed;
+        let code = self.reason_code(id).await;
+        if let Some(c) = code {
+            *self.stops.entry(c).or_default() += 1;
+        }
         // A drive fault pauses the queue whatever the policy: the next run would meet the
         // latched fault, and only an operator clears it.
-        let drive_fault = status == RunStatus::Failed && self.drive_faulted(id).await;
+        let drive_fault = code == Some(ReasonCode::DriveFault);
         if drive_fault
             || status != RunStatus::Completed && !r.requested && self.on_failure == OnFailure::Stop
         {
@@ -113,16 +124,16 @@ impl Scheduler {
         self.changed();
     }
 
-    /// Whether run `id` ended on a drive fault (by its stored reason).
-    async fn drive_faulted(&self, id: i64) -> bool {
-        self.store.run(id).await.is_ok_and(|run| {
-            run.status_reason.as_deref().is_some_and(|r| {
-                r.starts_with("drive fault") || r.starts_with("the drive has a latched fault")
-            })
-        })
+    /// The stored code of why run `id` ended (`None`: completed, or unreadable).
+    async fn reason_code(&self, id: i64) -> Option<ReasonCode> {
+        self.store
+            .run(id)
+            .await
+            .ok()
+            .and_then(|run| run.reason_code)
     }
 
-    async fn mark_failed(&self, id: i64, reason: String) -> RunStatus {
+    async fn mark_failed(&self, id: i64, reason: Reason) -> RunStatus {
         tracing::warn!("run {id} failed: {reason}");
         match self.store.run(id).await {
             Ok(run) if run.status.is_final() => run.status,
@@ -142,7 +153,7 @@ impl Scheduler {
         self.estop = true;
         self.paused = true;
         if let Some(r) = self.running.as_mut() {
-            r.control.abort(format!("e-stop: {reason}"));
+            r.control.abort(StopReason::EStop(reason.clone()));
             r.requested = true;
         }
         if let Err(e) = self.persist_settings().await {

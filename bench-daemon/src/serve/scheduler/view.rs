@@ -57,6 +57,8 @@ pub struct QueueView {
     /// Whether the devices answered (false after a run failed; true with the in-process sim
     /// or after a run that was not failed).
     pub connected: bool,
+    /// Runs this scheduler saw end other than completed, by reason code.
+    pub stops: std::collections::BTreeMap<run_store::ReasonCode, u64>,
 }
 
 /// The queue with its ETAs (`GET /api/queue`, the live `queue` event).

@@ -4,8 +4,9 @@
 use super::order::{fresh_keys, keys_between};
 use super::{Enqueued, EnqueuedStatus, Item, OnFailure, Scheduler, SchedulerError};
 use crate::config::Loaded;
+use crate::control::StopReason;
 use crate::session::{self, Checked};
-use run_store::{QueueRow, RunStatus, Store};
+use run_store::{QueueRow, Reason, ReasonCode, RunStatus, Store};
 
 /// The runs left `queued` by the last daemon, in queue order (then oldest first), each checked
 /// again: one that no longer passes the bench's limits is marked failed with the reason.
@@ -53,7 +54,10 @@ pub(super) async fn restored_items(store: &Store, loaded: &Loaded) -> anyhow::Re
                 checked,
             }),
             Err(e) => {
-                let reason = format!("not restored into the queue: {e}");
+                let reason = Reason::new(
+                    ReasonCode::NotStarted,
+                    format!("not restored into the queue: {e}"),
+                );
                 tracing::warn!("run {}: {reason}", row.run_id);
                 store
                     .finish_run(row.run_id, RunStatus::Failed, Some(&reason))
@@ -96,7 +100,7 @@ impl Scheduler {
         let estimate = item.checked.plan.estimate_duration();
         if now {
             if let Err(e) = self.start(item).await {
-                let reason = format!("could not start: {e:#}");
+                let reason = Reason::new(ReasonCode::NotStarted, format!("could not start: {e:#}"));
                 let _ = self
                     .store
                     .finish_run(run_id, RunStatus::Failed, Some(&reason))
@@ -197,9 +201,11 @@ impl Scheduler {
     pub(super) async fn end(&mut self, run_id: i64, abort: bool) -> Result<(), SchedulerError> {
         if let Some(r) = self.running.as_mut().filter(|r| r.view.run_id == run_id) {
             if abort {
-                r.control.abort("abort requested");
+                r.control
+                    .abort(StopReason::OperatorAbort("abort requested".into()));
             } else {
-                r.control.stop("stop requested");
+                r.control
+                    .stop(StopReason::OperatorStop("stop requested".into()));
             }
             r.requested = true;
             return Ok(());
@@ -227,7 +233,14 @@ impl Scheduler {
             .await
             .map_err(SchedulerError::Store)?;
         self.store
-            .finish_run(run_id, RunStatus::Aborted, Some("removed from the queue"))
+            .finish_run(
+                run_id,
+                RunStatus::Aborted,
+                Some(&Reason::new(
+                    ReasonCode::RemovedFromQueue,
+                    "removed from the queue",
+                )),
+            )
             .await
             .map_err(SchedulerError::Store)?;
         self.run_event(run_id, RunStatus::Aborted);

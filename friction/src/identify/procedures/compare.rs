@@ -11,9 +11,9 @@
 //!
 //! Models are ranked by their mean squared residual over all validation samples (1 = best).
 
-use super::FitReport;
 use super::output_error::DataUsed;
 use super::output_error::{self, FreeParam, Method, Options, Replay, Segment};
+use super::{FitReport, Offset};
 use crate::identify::FitError;
 use crate::registry;
 use serde::Serialize;
@@ -230,6 +230,9 @@ pub struct CompareOptions {
     pub max_iters: u64,
     /// Wall-time budget per model fit.
     pub timeout: Option<Duration>,
+    /// A constant force offset in the measurement, fitted per model or known (a stored set's
+    /// `offset` among a model's parameters is always subtracted).
+    pub offset: Offset,
 }
 
 impl Default for CompareOptions {
@@ -239,6 +242,7 @@ impl Default for CompareOptions {
             regimes: Regimes::default(),
             max_iters: 100,
             timeout: None,
+            offset: Offset::None,
         }
     }
 }
@@ -297,6 +301,11 @@ pub fn compare(
                     timeout: opts.timeout,
                     threads: 0,
                     diff_step: 1e-6,
+                    offset: opts.offset,
+                    substeps: None,
+                    nested: true,
+                    bootstrap: None,
+                    hold: super::output_error::Hold::Linear,
                 };
                 let r = output_error::fit(estimate, &o)?;
                 row.params = Value::Object(r.params.clone());

@@ -30,6 +30,8 @@ pub const PROCEDURE: Procedure = Procedure {
     name: "lugre_regression",
     models: &["lugre", "improved_lugre"],
     columns: &["t", "x", "u"],
+    options: &["offset"],
+    known_params: false,
 };
 
 /// `(sigma0, fs)` by S1 eq. 8.52 from the `t, x, u` columns.
@@ -38,15 +40,24 @@ pub fn fit(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitEr
     let x = table.column("x", PROCEDURE.name)?;
     let u = table.column("u", PROCEDURE.name)?;
     need_rows(t.len(), 5, "lugre_regression")?;
+    let offset = super::given_offset(given)?;
+    // A known offset F_g leaves two unknowns: F_f - F_g is regressed directly.
+    let known = matches!(offset, super::Offset::Known(_));
     let mut rows = Vec::with_capacity(t.len() - 1);
     let mut b = Vec::with_capacity(t.len() - 1);
     for k in 0..t.len() - 1 {
         let dx = x[k + 1] - x[k];
-        rows.push(vec![dx, -dx.abs() * u[k], dx.abs()]);
+        let f = u[k] - offset.known();
+        rows.push(if known {
+            vec![dx, -dx.abs() * f]
+        } else {
+            vec![dx, -dx.abs() * f, dx.abs()]
+        });
         b.push(u[k + 1] - u[k]);
     }
     let s = lsq::solve(&rows, &b, None)?;
-    let [t1, t2, t3] = [s.theta[0], s.theta[1], s.theta[2]];
+    let [t1, t2] = [s.theta[0], s.theta[1]];
+    let t3 = if known { 0.0 } else { s.theta[2] };
     if !(t1 > 0.0 && t2 > 0.0) {
         return Err(FitError::Data(format!(
             "lugre_regression: theta = ({t1:e}, {t2:e}, {t3:e}) gives no positive sigma0 and fs (not presliding data?)"
@@ -70,6 +81,17 @@ pub fn fit(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitEr
         _ => None,
     };
     report.set("fs", fs, se_fs);
+    match offset {
+        super::Offset::Fit => {
+            let se_fg = match (se(1), s.std_errors.get(2).copied()) {
+                (Some(b), Some(c)) => Some(fg.abs() * ((c / t3).powi(2) + (b / t2).powi(2)).sqrt()),
+                _ => None,
+            };
+            report.set("offset", fg, se_fg.filter(|x| x.is_finite()));
+        }
+        super::Offset::Known(c) => report.set("offset", c, None),
+        super::Offset::None => {}
+    }
     report.mse = Some(s.rss / rows.len() as f64);
     report.details = json!({"theta": [t1, t2, t3], "fg": fg});
     report

@@ -44,6 +44,8 @@ pub const PROCEDURE: Procedure = Procedure {
     name: "maxwell_slip",
     models: &["gms"],
     columns: &["t", "x", "friction"],
+    options: &["hysteresis"],
+    known_params: false,
 };
 
 /// Candidate breakpoints on the geometric grid.

@@ -10,7 +10,16 @@
 //! method gives them, the residual MSE and the [`Provenance`] (procedure, method, data used).
 //!
 //! Values the user knows (an inertia from the data sheet, a `sigma0` from an earlier fit, a
-//! parameter to hold fixed, a procedure option) come in [`Given`], a JSON object.
+//! parameter to hold fixed, a procedure option) come in [`Given`], a JSON object. Each
+//! procedure declares the keys it accepts ([`Procedure::options`], and the model's parameter
+//! names where it holds given values fixed); any other key is refused, naming it. Procedures
+//! that fit a time series or a curve take `offset` (`true`: a constant term [N or N m] in the
+//! measured force, fitted and reported as `params.offset`; a number: a known offset, subtracted
+//! from the measurement).
+//!
+//! Every report carries `ci95`, a 95 % interval per parameter with a standard error (Student's
+//! `t` on the effective sample count `n_eff`, see [`crate::identify::stats`]), and where the
+//! procedure has residuals the goodness of fit `r2`, `aic`, `bic`.
 //!
 //! To add a procedure: a file here with `pub fn fit(model, &Table, &Given) -> Result<FitReport,
 //! FitError>` and its "requirements on the data", one line in [`PROCEDURES`] and one match arm in
@@ -22,20 +31,24 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 pub mod compare;
+pub mod idim_ls;
 pub mod lugre_regression;
 pub mod maxwell_slip;
+mod nested;
 pub mod nnaji;
 pub mod output_error;
 pub mod phi_s;
 pub mod power_rls;
 pub mod presliding_sine;
 pub mod quality;
+mod replay;
 pub mod ruina_step;
 mod segment;
 pub mod seven_parameter;
 pub mod staircase;
 pub mod static_curve;
 pub mod step_damping;
+pub mod synthetic;
 
 /// Values the user gives: known parameters (held fixed) and procedure options, by name.
 pub type Given = Map<String, Value>;
@@ -49,12 +62,76 @@ pub struct Procedure {
     pub models: &'static [&'static str],
     /// Columns it reads.
     pub columns: &'static [&'static str],
+    /// Keys of `given` it accepts (options and known values).
+    pub options: &'static [&'static str],
+    /// Whether it also accepts any of the model's parameter names in `given` (held fixed).
+    pub known_params: bool,
+}
+
+impl Procedure {
+    /// Refuses a key of `given` that this procedure does not take, naming it and the keys it
+    /// takes (so that a misspelt option never runs the fit without it).
+    pub fn check_given(&self, model: &str, given: &Given) -> Result<(), FitError> {
+        let params: Vec<&str> = if self.known_params {
+            crate::registry::entry(model)
+                .map(|e| e.params.iter().map(|p| p.name).collect())
+                .unwrap_or_default()
+        } else {
+            Vec::new()
+        };
+        for key in given.keys() {
+            if self.options.contains(&key.as_str()) || params.contains(&key.as_str()) {
+                continue;
+            }
+            if let ("offset", Some(why)) = (key.as_str(), no_offset(self.name)) {
+                return Err(FitError::Config {
+                    field: "given.offset".into(),
+                    value: f64::NAN,
+                    rule: format!("is not taken by procedure '{}': {why}", self.name),
+                });
+            }
+            let mut takes = self.options.join(", ");
+            if self.known_params {
+                takes.push_str(&format!(
+                    "{}and the parameters of '{model}' as known values",
+                    if takes.is_empty() { "" } else { ", " }
+                ));
+            }
+            return Err(FitError::Config {
+                field: format!("given.{key}"),
+                value: f64::NAN,
+                rule: format!(
+                    "is not an option of procedure '{}' (it takes: {})",
+                    self.name,
+                    if takes.is_empty() { "nothing" } else { &takes }
+                ),
+            });
+        }
+        Ok(())
+    }
+}
+
+/// Why a procedure that reads a force takes no offset.
+fn no_offset(procedure: &str) -> Option<&'static str> {
+    match procedure {
+        "step_damping" => Some(
+            "it uses only the size of the torque step, which a constant offset does not change",
+        ),
+        "maxwell_slip" => Some(
+            "each reversal branch is fitted with its own force level, which absorbs any offset",
+        ),
+        "ruina_step" => Some(
+            "friction is measured from its level before the velocity step, which absorbs any offset",
+        ),
+        _ => None,
+    }
 }
 
 /// Every procedure [`run`] dispatches to.
 pub static PROCEDURES: &[Procedure] = &[
     static_curve::PROCEDURE,
     phi_s::PROCEDURE,
+    idim_ls::PROCEDURE,
     power_rls::PROCEDURE,
     staircase::PROCEDURE,
     presliding_sine::PROCEDURE,
@@ -106,8 +183,10 @@ pub fn run(name: &str, model: &str, table: &Table, given: &Given) -> Result<FitR
     for c in proc.columns {
         table.column(c, name)?;
     }
+    proc.check_given(model, given)?;
     let mut report = match name {
         "static_curve" => static_curve::fit(model, table, given),
+        "idim_ls" => idim_ls::fit(model, table, given),
         "phi_s" => phi_s::fit(model, table, given),
         "power_rls" => power_rls::fit(model, table, given),
         "staircase" => staircase::fit(model, table, given),
@@ -244,6 +323,9 @@ pub struct Provenance {
     pub time_range_s: Option<[f64; 2]>,
     /// Given values used (held fixed or options).
     pub given: Given,
+    /// Settings the procedure chose from the data (filter cut-offs, decimation, sub-steps, ...).
+    #[serde(skip_serializing_if = "Map::is_empty")]
+    pub settings: Map<String, Value>,
     /// Remarks: assumptions, values held fixed, warnings.
     pub notes: Vec<String>,
 }
@@ -274,6 +356,22 @@ pub struct FitReport {
     /// Condition number of `JᵀJ` at the optimum with unit-norm columns (the worst direction),
     /// where the method has a Jacobian.
     pub condition: Option<f64>,
+    /// 95 % interval `[low, high]` by the names of `std_errors`: Student's `t` on `n_eff`, or
+    /// the bootstrap's percentiles.
+    pub ci95: Map<String, Value>,
+    /// Effective number of independent samples behind the standard errors (below
+    /// `provenance.n_points` when the residuals are correlated).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub n_eff: Option<f64>,
+    /// `1 - SSE/SST` of the fitted target.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub r2: Option<f64>,
+    /// Akaike's information criterion `n ln(SSE/n) + 2k`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub aic: Option<f64>,
+    /// Schwarz's Bayesian information criterion `n ln(SSE/n) + k ln n`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bic: Option<f64>,
     /// `ok`, or `warning` with the reasons ([`quality::verdict`]).
     pub verdict: quality::Verdict,
 }
@@ -301,6 +399,7 @@ impl FitReport {
                 columns: columns.iter().map(|c| c.to_string()).collect(),
                 time_range_s: None,
                 given: given.clone(),
+                settings: Map::new(),
                 notes: Vec::new(),
             },
             details: Value::Object(Map::new()),
@@ -308,8 +407,48 @@ impl FitReport {
             at_bound: Vec::new(),
             relative_std_errors: Map::new(),
             condition: None,
+            ci95: Map::new(),
+            n_eff: None,
+            r2: None,
+            aic: None,
+            bic: None,
             verdict: quality::Verdict::default(),
         }
+    }
+
+    /// Records R², AIC and BIC of `k` fitted parameters leaving `resid` on `target`.
+    pub(crate) fn goodness(&mut self, target: &[f64], resid: &[f64], k: usize) {
+        if let Some(g) = crate::identify::stats::GoodnessOfFit::of(target, resid, k) {
+            self.r2 = Some(g.r2).filter(|x| x.is_finite());
+            self.aic = Some(g.aic);
+            self.bic = Some(g.bic);
+        }
+    }
+
+    /// Replaces the standard errors of `names` by a bootstrap's (and its percentile
+    /// intervals), recording how it ran under `details.bootstrap`.
+    pub(crate) fn use_bootstrap(
+        &mut self,
+        names: &[String],
+        b: &crate::identify::stats::Bootstrap,
+    ) {
+        for (i, n) in names.iter().enumerate() {
+            self.std_errors.insert(n.clone(), num(b.std_errors[i]));
+            self.ci95.insert(
+                n.clone(),
+                serde_json::json!([num(b.ci95[i][0]), num(b.ci95[i][1])]),
+            );
+        }
+        if let Value::Object(d) = &mut self.details {
+            d.insert(
+                "bootstrap".into(),
+                serde_json::json!({"replicates": b.replicates, "failed": b.failed, "block": b.block, "seed": b.seed}),
+            );
+        }
+        self.provenance.notes.push(format!(
+            "standard errors and ci95 from a moving-block bootstrap: {} replicates ({} failed), blocks of {} samples, seed {}",
+            b.replicates, b.failed, b.block, b.seed
+        ));
     }
 
     /// The fitted value of `name` (top level), if numeric.
@@ -372,6 +511,75 @@ pub(crate) fn given_positive(given: &Given, name: &str) -> Result<Option<f64>, F
         }),
         x => Ok(x),
     }
+}
+
+/// What `given.offset` asks for.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Offset {
+    /// No offset (absent or `false`).
+    None,
+    /// Fit a constant offset (`true`).
+    Fit,
+    /// A known offset [N or N m], subtracted from the measurement.
+    Known(f64),
+}
+
+impl Offset {
+    /// True when an offset is fitted.
+    pub fn fitted(self) -> bool {
+        self == Offset::Fit
+    }
+
+    /// The known value (0 unless [`Offset::Known`]).
+    pub fn known(self) -> f64 {
+        match self {
+            Offset::Known(c) => c,
+            _ => 0.0,
+        }
+    }
+}
+
+/// `given.offset`: `true`, `false` or a number.
+pub(crate) fn given_offset(given: &Given) -> Result<Offset, FitError> {
+    match given.get("offset") {
+        None | Some(Value::Null) | Some(Value::Bool(false)) => Ok(Offset::None),
+        Some(Value::Bool(true)) => Ok(Offset::Fit),
+        Some(v) => match v.as_f64().filter(|x| x.is_finite()) {
+            Some(c) => Ok(Offset::Known(c)),
+            None => Err(FitError::Config {
+                field: "given.offset".into(),
+                value: f64::NAN,
+                rule: format!(
+                    "must be true (fit a constant offset), false, or a known offset [N or N m] (got {v})"
+                ),
+            }),
+        },
+    }
+}
+
+/// `given.bootstrap` (replicates, at least [`crate::identify::stats::MIN_REPLICATES`]) and
+/// `given.seed` (default 1); `None` without `bootstrap`.
+pub(crate) fn given_bootstrap(given: &Given) -> Result<Option<(usize, u64)>, FitError> {
+    let Some(n) = given_f64(given, "bootstrap")? else {
+        return Ok(None);
+    };
+    let min = crate::identify::stats::MIN_REPLICATES as f64;
+    if n.fract() != 0.0 || !(min..=100_000.0).contains(&n) {
+        return Err(FitError::Config {
+            field: "given.bootstrap".into(),
+            value: n,
+            rule: format!("must be a whole number of replicates in {min}..=100000"),
+        });
+    }
+    let seed = given_f64(given, "seed")?.unwrap_or(1.0);
+    if seed.fract() != 0.0 || seed < 0.0 {
+        return Err(FitError::Config {
+            field: "given.seed".into(),
+            value: seed,
+            rule: "must be a whole number >= 0".into(),
+        });
+    }
+    Ok(Some((n as usize, seed as u64)))
 }
 
 /// A string given value.

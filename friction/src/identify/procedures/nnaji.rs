@@ -15,7 +15,7 @@
 //!    (eqs. 12–13, 34–35); a one-parameter output-error fit of the `nnaji` model.
 
 use super::output_error::{self, FreeParam, Method, Options, Replay, Segment};
-use super::{FitReport, Given, Procedure, Table};
+use super::{FitReport, Given, Offset, Procedure, Table};
 use crate::identify::FitError;
 pub use crate::models::nnaji::sigma_from_damping;
 use serde_json::{Map, Value};
@@ -32,6 +32,9 @@ pub struct NnajiOptions {
     pub zeta: f64,
     /// LM iteration cap of each fit.
     pub max_iters: u64,
+    /// A force offset in the measured friction, fitted in each step (the report's is the
+    /// tau step's) or known.
+    pub offset: Offset,
 }
 
 impl NnajiOptions {
@@ -42,11 +45,12 @@ impl NnajiOptions {
             inertia,
             zeta: 0.7,
             max_iters: 100,
+            offset: Offset::None,
         }
     }
 }
 
-fn one(params: &Value, name: &str, max_iters: u64) -> Options {
+fn one(params: &Value, name: &str, max_iters: u64, offset: Offset) -> Options {
     Options {
         model: "nnaji".into(),
         params: params.clone(),
@@ -58,6 +62,11 @@ fn one(params: &Value, name: &str, max_iters: u64) -> Options {
         timeout: None,
         threads: 0,
         diff_step: 1e-6,
+        offset,
+        substeps: None,
+        nested: false,
+        bootstrap: None,
+        hold: super::output_error::Hold::Linear,
     }
 }
 
@@ -71,20 +80,26 @@ pub fn fit_zb(
     presliding: &[Segment],
     params: &Value,
     max_iters: u64,
+    offset: Offset,
 ) -> Result<FitReport, FitError> {
     let mut p = match params.clone() {
         Value::Object(m) => m,
         _ => Map::new(),
     };
     p.insert("sigma".into(), Value::from(SIGMA_NEGLECTED));
-    let mut r = output_error::fit(presliding, &one(&Value::Object(p), "zb", max_iters))?;
+    let mut r = output_error::fit(presliding, &one(&Value::Object(p), "zb", max_iters, offset))?;
     r.provenance.procedure = "nnaji.zb".into();
     Ok(r)
 }
 
 /// Step 3: tau from gross-sliding frictional-lag segments.
-pub fn fit_tau(lag: &[Segment], params: &Value, max_iters: u64) -> Result<FitReport, FitError> {
-    let mut r = output_error::fit(lag, &one(params, "tau", max_iters))?;
+pub fn fit_tau(
+    lag: &[Segment],
+    params: &Value,
+    max_iters: u64,
+    offset: Offset,
+) -> Result<FitReport, FitError> {
+    let mut r = output_error::fit(lag, &one(params, "tau", max_iters, offset))?;
     r.provenance.procedure = "nnaji.tau".into();
     Ok(r)
 }
@@ -111,7 +126,7 @@ pub fn fit(
             rule: "must be > 0".into(),
         });
     }
-    let zb = fit_zb(presliding, &opts.params, opts.max_iters)?;
+    let zb = fit_zb(presliding, &opts.params, opts.max_iters, opts.offset)?;
     let get =
         |v: &Map<String, Value>, n: &str| v.get(n).and_then(Value::as_f64).unwrap_or(f64::NAN);
     let p = &zb.params;
@@ -134,7 +149,7 @@ pub fn fit(
     };
     with_sigma.insert("zb".into(), Value::from(get(p, "zb")));
     with_sigma.insert("sigma".into(), Value::from(sigma));
-    let tau = fit_tau(lag, &Value::Object(with_sigma), opts.max_iters)?;
+    let tau = fit_tau(lag, &Value::Object(with_sigma), opts.max_iters, opts.offset)?;
     let mut r = tau.clone();
     r.params.insert("zb".into(), super::num(get(p, "zb")));
     r.params.insert("sigma".into(), super::num(sigma));
@@ -167,6 +182,16 @@ pub const PROCEDURE: Procedure = Procedure {
     name: "nnaji",
     models: &["nnaji"],
     columns: &["t", "v", "friction"],
+    options: &[
+        "params",
+        "step",
+        "inertia",
+        "zeta",
+        "presliding_until_s",
+        "max_iters",
+        "offset",
+    ],
+    known_params: false,
 };
 
 /// `bench fit --procedure nnaji` on one table. `given`: `params` (the static `fs, fc, vs, fv`
@@ -187,9 +212,10 @@ pub fn fit_table(_model: &str, table: &Table, given: &Given) -> Result<FitReport
         }
     };
     let max_iters = super::given_f64(given, "max_iters")?.map_or(100, |m| m.max(1.0) as u64);
+    let offset = super::given_offset(given)?;
     let mut r = match super::given_str(given, "step").unwrap_or("all") {
-        "zb" => fit_zb(&[seg], &params, max_iters)?,
-        "tau" => fit_tau(&[seg], &params, max_iters)?,
+        "zb" => fit_zb(&[seg], &params, max_iters, offset)?,
+        "tau" => fit_tau(&[seg], &params, max_iters, offset)?,
         "all" => {
             let split = super::given_f64(given, "presliding_until_s")?.ok_or_else(|| FitError::Config {
                 field: "given.presliding_until_s".into(),
@@ -213,6 +239,7 @@ pub fn fit_table(_model: &str, table: &Table, given: &Given) -> Result<FitReport
                 })?;
             let mut o = NnajiOptions::new(params, inertia);
             o.max_iters = max_iters;
+            o.offset = offset;
             if let Some(z) = super::given_positive(given, "zeta")? {
                 o.zeta = z;
             }

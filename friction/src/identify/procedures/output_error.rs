@@ -10,25 +10,37 @@
 //!   model, from the measured initial position and velocity, and the residual is the motion
 //!   error `x_sim,k - x_k` \[m\]. The plant mass is given, or fitted as the pseudo-parameter `mass`.
 //!
+//! Between samples the model is integrated in sub-steps with the signals interpolated
+//! (docs/src/identification.md#sub-steps); each interval at its own spacing, so non-uniform time stamps are
+//! replayed as recorded. Unless `substeps` is given, the count is chosen from the data: after
+//! a fit, the replay is redone with twice the sub-steps and the change it would make to the
+//! optimum (one Gauss–Newton step on the difference) is compared with the standard errors;
+//! while it exceeds a tenth of one, the sub-steps grow (the extrapolated replay converges in
+//! the square of the sub-step) and the fit continues from its optimum.
+//!
+//! A force offset (`Offset::Fit`, the pseudo-parameter `offset`) is subtracted from the
+//! measurement: from the friction in a velocity replay, from the applied force in a torque
+//! replay. A model that contains a simpler one (docs/src/identification.md#nested-models) starts from the simpler
+//! one's output-error optimum on the same data and a multi-start over the parameters it adds.
+//!
 //! Each segment starts from the model at rest. Parameters are chosen by name, each with bounds
 //! and a scale: by default a parameter whose rule makes it positive (probed through the model's
 //! own validation) is searched in `log10` within `default / 1e3 .. default * 1e3`, so that
 //! `sigma0 ~ 1e5` and `vs ~ 1e-3` are equally well conditioned; any other parameter linearly,
 //! unbounded, relative to its default. A parameter set the model's validation refuses (e.g.
 //! `fs < fc`) has an infinite cost, which the fitter steps back from. The fit is the bounded
-//! [`LevenbergMarquardt`] through the [`Runner`] with a forward-difference Jacobian computed on
-//! all cores, or the global [`Aep`] search (optionally polished by LM); standard errors come
-//! from the Jacobian at the optimum ([`standard_errors`], mapped back through the scaling).
+//! [`LevenbergMarquardt`](crate::identify::lm::LevenbergMarquardt) through the [`Runner`](crate::identify::Runner) with a forward-difference Jacobian computed on
+//! all cores, or the global [`Aep`](crate::identify::aep::Aep) search (optionally polished by LM); standard errors come
+//! from the Jacobian at the optimum, corrected for serially correlated residuals
+//! ([`stats::least_squares`](crate::identify::stats::least_squares)) and mapped back through the scaling; `bootstrap` replaces them by
+//! a moving-block bootstrap.
 
-use super::quality::{on_bound, scaled_condition};
+use super::Offset;
+use super::replay::{ReplaySetup, replay_segment};
 pub use super::segment::{DataUsed, Segment, excitation_velocity};
-use super::{FitReport, Given, Procedure, Table, num};
-use crate::identify::aep::Aep;
-use crate::identify::lm::{LevenbergMarquardt, standard_errors};
-use crate::identify::{Bounds, FitError, FitResult, Residuals, Runner};
-use crate::plant::{self, Applied, PlantParams, PlantState};
+use crate::identify::{Bounds, FitError, Residuals};
 use crate::registry::{self, ModelEntry};
-use crate::{BuildError, FrictionModel, Input};
+use crate::{BuildError, FrictionModel};
 use nalgebra::DMatrix;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -143,10 +155,34 @@ pub struct Options {
     /// parameter, fractions of the start value for a linear one); default 1e-6. A larger step
     /// smooths a cost with kinks (stick/slip switching in a torque replay).
     pub diff_step: f64,
+    /// A constant force offset in the measurement: fitted, known or none.
+    pub offset: Offset,
+    /// Integration sub-steps per sample interval; `None`: chosen from the data (module doc).
+    pub substeps: Option<usize>,
+    /// Start a model that contains a simpler one from the simpler one's optimum
+    /// (docs/src/identification.md#nested-models).
+    pub nested: bool,
+    /// Moving-block bootstrap of the standard errors: replicates and seed.
+    pub bootstrap: Option<(usize, u64)>,
+    /// The applied force between samples: held (a drive's command) or interpolated (a
+    /// measured force).
+    pub hold: Hold,
+}
+
+/// How the applied force `u` runs between two samples.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Hold {
+    /// Linear between the samples (a measured, continuous force).
+    #[default]
+    Linear,
+    /// Held at the sample's value until the next (zero-order hold: a drive's command).
+    Zoh,
 }
 
 impl Options {
-    /// LM with velocity replay, no warm-up, 200 iterations, all cores.
+    /// LM with velocity replay, no warm-up, 200 iterations, all cores, no offset, sub-steps
+    /// from the data, nested start, analytic standard errors.
     pub fn new(model: &str, free: &[&str]) -> Options {
         Options {
             model: model.into(),
@@ -159,6 +195,11 @@ impl Options {
             timeout: None,
             threads: 0,
             diff_step: 1e-6,
+            offset: Offset::None,
+            substeps: None,
+            nested: true,
+            bootstrap: None,
+            hold: Hold::Linear,
         }
     }
 }
@@ -181,6 +222,14 @@ pub struct Resolved {
 }
 
 impl Resolved {
+    /// The scaled coordinate of value `v`.
+    pub(crate) fn internal(&self, v: f64) -> f64 {
+        self.to_internal(v)
+    }
+    /// The value at scaled coordinate `q`.
+    pub(crate) fn value_at(&self, q: f64) -> f64 {
+        self.to_value(q)
+    }
     fn to_internal(&self, v: f64) -> f64 {
         match self.scale {
             Scale::Log => v.log10(),
@@ -209,17 +258,20 @@ pub struct OutputError<'a> {
     base: Map<String, Value>,
     free: Vec<Resolved>,
     segs: &'a [Segment],
-    dts: Vec<Vec<f64>>,
-    dus: Vec<Vec<f64>>,
     skip: Vec<usize>,
     replay: Replay,
+    offset: f64,
+    substeps: usize,
+    richardson: bool,
+    torque: bool,
+    hold: Hold,
     len: usize,
     threads: usize,
     diff_step: f64,
     evals: AtomicU64,
 }
 
-fn model_err(e: BuildError) -> FitError {
+pub(super) fn model_err(e: BuildError) -> FitError {
     FitError::Config {
         field: "params".into(),
         value: f64::NAN,
@@ -231,7 +283,7 @@ impl<'a> OutputError<'a> {
     /// Resolves names, bounds and scales against the model and checks the data.
     pub fn new(segs: &'a [Segment], opts: &Options) -> Result<OutputError<'a>, FitError> {
         let entry = registry::entry(&opts.model).map_err(model_err)?;
-        let Value::Object(base) = opts.params.clone() else {
+        let Value::Object(mut base) = opts.params.clone() else {
             return Err(FitError::Config {
                 field: "params".into(),
                 value: f64::NAN,
@@ -241,6 +293,25 @@ impl<'a> OutputError<'a> {
         if segs.is_empty() {
             return Err(FitError::Data("no segment to fit".into()));
         }
+        // A stored set's offset (params.offset) or the option's known one; fitted when free.
+        let set_offset = match base.remove("offset") {
+            None | Some(Value::Null) => None,
+            Some(v) => {
+                Some(
+                    v.as_f64()
+                        .filter(|x| x.is_finite())
+                        .ok_or_else(|| FitError::Config {
+                            field: "params.offset".into(),
+                            value: f64::NAN,
+                            rule: format!("must be a number [N or N m] (got {v})"),
+                        })?,
+                )
+            }
+        };
+        let offset = match opts.offset {
+            Offset::Known(c) => c,
+            _ => set_offset.unwrap_or(0.0),
+        };
         for s in segs {
             s.check(Some(&opts.replay))?;
         }
@@ -265,8 +336,9 @@ impl<'a> OutputError<'a> {
                     rule: "is named twice".into(),
                 });
             }
-            let (d, positive) = if f.name == "mass" && matches!(opts.replay, Replay::Torque { .. })
-            {
+            let (d, positive) = if f.name == "offset" {
+                (offset, false)
+            } else if f.name == "mass" && matches!(opts.replay, Replay::Torque { .. }) {
                 let Replay::Torque { mass } = opts.replay else {
                     unreachable!()
                 };
@@ -345,11 +417,14 @@ impl<'a> OutputError<'a> {
             entry,
             base,
             free,
-            dts: segs.iter().map(Segment::dts).collect(),
-            dus: segs.iter().map(Segment::du_dt).collect(),
             segs,
             skip,
             replay: opts.replay,
+            offset,
+            substeps: opts.substeps.unwrap_or(1).max(1),
+            richardson: opts.replay == Replay::Velocity && !start_model.state_names().is_empty(),
+            torque: matches!(opts.replay, Replay::Torque { .. }),
+            hold: opts.hold,
             len,
             threads,
             diff_step: if opts.diff_step > 0.0 {
@@ -393,95 +468,107 @@ impl<'a> OutputError<'a> {
             .collect()
     }
 
-    /// The parameter object (over the defaults) and the plant mass at scaled point `q`.
-    fn params_at(&self, q: &[f64]) -> (Value, f64) {
+    /// The parameter object (over the defaults), the plant mass and the offset at scaled
+    /// point `q`.
+    fn params_at(&self, q: &[f64]) -> (Value, f64, f64) {
         let mut m = self.base.clone();
         let mut mass = match self.replay {
             Replay::Torque { mass } => mass,
             Replay::Velocity => 0.0,
         };
+        let mut offset = self.offset;
         for (r, q) in self.free.iter().zip(q) {
             let v = r.to_value(*q);
-            if r.name == "mass" && matches!(self.replay, Replay::Torque { .. }) {
+            if r.name == "offset" {
+                offset = v;
+            } else if r.name == "mass" && matches!(self.replay, Replay::Torque { .. }) {
                 mass = v;
             } else {
                 m.insert(r.name.clone(), Value::from(v));
             }
         }
-        (Value::Object(m), mass)
+        (Value::Object(m), mass, offset)
     }
 
-    /// The model at scaled point `q` (`None` when its validation refuses the set).
-    pub fn model_at(&self, q: &[f64]) -> Option<(Box<dyn FrictionModel>, f64)> {
-        let (p, mass) = self.params_at(q);
+    /// The model at scaled point `q` and how to replay it (`None` when its validation refuses
+    /// the set).
+    pub fn model_at(&self, q: &[f64]) -> Option<(Box<dyn FrictionModel>, ReplaySetup)> {
+        let (p, mass, offset) = self.params_at(q);
         if matches!(self.replay, Replay::Torque { .. }) && !(mass.is_finite() && mass > 0.0) {
             return None;
         }
-        self.entry.build(p).ok().map(|m| (m, mass))
+        let setup = ReplaySetup {
+            replay: self.replay,
+            mass,
+            offset,
+            substeps: self.substeps,
+            richardson: self.richardson,
+            hold: self.hold,
+        };
+        self.entry.build(p).ok().map(|m| (m, setup))
     }
 
-    /// Replays every segment with `model` and writes the residuals (all samples, warm-up
-    /// included) per segment into `out`.
-    pub fn replay_all(&self, model: &mut dyn FrictionModel, mass: f64, out: &mut [Vec<f64>]) {
-        for (i, s) in self.segs.iter().enumerate() {
-            out[i].resize(s.len(), 0.0);
-            replay_segment(
-                model,
-                s,
-                &self.dts[i],
-                &self.dus[i],
-                self.replay,
-                mass,
-                0,
-                &mut out[i],
-            );
-        }
+    /// The same problem replayed without the extrapolation (one run of `substeps` per
+    /// interval): a cheaper ranking of candidates for a global search.
+    pub(crate) fn without_extrapolation(&self) -> Result<OutputError<'a>, FitError> {
+        Ok(OutputError {
+            entry: self.entry,
+            base: self.base.clone(),
+            free: self.free.clone(),
+            segs: self.segs,
+            skip: self.skip.clone(),
+            replay: self.replay,
+            offset: self.offset,
+            substeps: self.substeps,
+            richardson: false,
+            torque: self.torque,
+            hold: self.hold,
+            len: self.len,
+            threads: self.threads,
+            diff_step: self.diff_step,
+            evals: AtomicU64::new(0),
+        })
     }
-}
 
-/// Replays one segment; `out[k - skip]` is the residual at sample `k >= skip`.
-#[allow(clippy::too_many_arguments)]
-fn replay_segment(
-    model: &mut dyn FrictionModel,
-    s: &Segment,
-    dts: &[f64],
-    dus: &[f64],
-    replay: Replay,
-    mass: f64,
-    skip: usize,
-    out: &mut [f64],
-) {
-    model.reset();
-    match replay {
-        Replay::Velocity => {
-            for k in 0..s.len() {
-                let input = Input {
-                    t: s.t[k],
-                    x: s.x[k],
-                    v: s.v[k],
-                    u: s.u[k],
-                    du_dt: dus[k],
-                };
-                let f = model.step(&input, dts[k]);
-                if k >= skip {
-                    out[k - skip] = f - s.friction[k];
-                }
-            }
+    /// Quantiles `qs` (0..1) of the nonzero recorded speeds `|v|` (empty if it never moves).
+    pub fn speed_quantiles(&self, qs: &[f64]) -> Vec<f64> {
+        let mut v: Vec<f64> = self
+            .segs
+            .iter()
+            .flat_map(|s| s.v.iter().map(|v| v.abs()))
+            .filter(|v| *v > 0.0 && v.is_finite())
+            .collect();
+        if v.is_empty() {
+            return Vec::new();
         }
-        Replay::Torque { .. } => {
-            let pp = PlantParams { mass };
-            let mut st = PlantState {
-                t: s.t[0],
-                x: s.x[0],
-                v: s.v[0],
-            };
-            for k in 0..s.len() {
-                if k >= skip {
-                    out[k - skip] = st.x - s.x[k];
-                }
-                plant::step(model, &pp, &mut st, &Applied::force(s.u[k], dus[k]), dts[k]);
-            }
-        }
+        v.sort_by(f64::total_cmp);
+        qs.iter()
+            .map(|q| v[((v.len() - 1) as f64 * q.clamp(0.0, 1.0)) as usize])
+            .collect()
+    }
+
+    /// Integration sub-steps per sample interval.
+    pub fn substeps(&self) -> usize {
+        self.substeps
+    }
+
+    /// True when the model's output depends on the signals between samples (it has a state,
+    /// or the plant integrates it): sub-steps matter.
+    pub fn between_samples(&self) -> bool {
+        self.richardson || self.torque
+    }
+
+    /// The measured target of each residual (friction, or position in a torque replay), in the
+    /// order of the residuals.
+    pub fn target(&self) -> Vec<f64> {
+        self.segs
+            .iter()
+            .zip(&self.skip)
+            .flat_map(|(s, k)| match self.replay {
+                Replay::Velocity => s.friction[*k..].to_vec(),
+                Replay::Torque { .. } => s.x[*k..].to_vec(),
+            })
+            .collect()
     }
 }
 
@@ -503,23 +590,14 @@ impl Residuals for OutputError<'_> {
 
     fn residuals(&self, q: &[f64], out: &mut [f64]) -> Result<(), FitError> {
         self.evals.fetch_add(1, Ordering::Relaxed);
-        let Some((mut model, mass)) = self.model_at(q) else {
+        let Some((mut model, setup)) = self.model_at(q) else {
             out.fill(f64::INFINITY);
             return Ok(());
         };
         let mut o = 0;
         for (i, s) in self.segs.iter().enumerate() {
             let n = s.len() - self.skip[i];
-            replay_segment(
-                model.as_mut(),
-                s,
-                &self.dts[i],
-                &self.dus[i],
-                self.replay,
-                mass,
-                self.skip[i],
-                &mut out[o..o + n],
-            );
+            replay_segment(model.as_mut(), s, &setup, self.skip[i], &mut out[o..o + n]);
             o += n;
         }
         Ok(())
@@ -586,334 +664,10 @@ impl Residuals for OutputError<'_> {
     }
 }
 
-/// Fits `opts.free` of `opts.model` to `segs`; the result carries provenance and standard errors.
-pub fn fit(segs: &[Segment], opts: &Options) -> Result<FitReport, FitError> {
-    let problem = OutputError::new(segs, opts)?;
-    let q0 = problem.start();
-    if problem.model_at(&q0).is_none() {
-        return Err(FitError::Config {
-            field: "params".into(),
-            value: f64::NAN,
-            rule: "the start values break the model's rules".into(),
-        });
-    }
-    let bounds = problem.bounds();
-    let lm = |q0: Vec<f64>, timeout: Option<Duration>| -> Result<FitResult, FitError> {
-        let mut r = Runner::new(
-            &problem,
-            LevenbergMarquardt::new().with_bounds(bounds.clone()),
-        )
-        .max_iters(opts.max_iters);
-        if let Some(t) = timeout {
-            r = r.timeout(t);
-        }
-        r.run(q0)
-    };
-    let (result, settings_method) = match &opts.method {
-        Method::Lm => (lm(q0, opts.timeout)?, serde_json::json!({"kind": "lm"})),
-        Method::Aep {
-            population,
-            beta1,
-            beta2,
-            seed,
-            generations,
-            polish,
-        } => {
-            let aep = Aep::new(bounds.clone())?
-                .with_population(*population)?
-                .with_betas(*beta1, *beta2)?
-                .with_seed(*seed);
-            let mut r = Runner::new(&problem, aep).max_iters(*generations);
-            if let Some(t) = opts.timeout {
-                r = r.timeout(t);
-            }
-            let global = r.run(q0)?;
-            let settings = serde_json::json!({
-                "kind": "aep", "population": population, "beta1": beta1, "beta2": beta2, "seed": seed,
-                "generations": generations, "polish": polish, "aep_iterations": global.iters,
-                "aep_evaluations": global.evals, "aep_mse": global.mse, "aep_termination": global.termination,
-            });
-            if *polish {
-                let mut p = lm(global.params.clone(), opts.timeout)?;
-                p.evals += global.evals;
-                p.iters += global.iters;
-                p.elapsed_s += global.elapsed_s;
-                (p, settings)
-            } else {
-                (global, settings)
-            }
-        }
-    };
-    report(&problem, opts, &result, "output_error", settings_method)
-}
+mod fitting;
+mod given;
+mod replaying;
 
-/// Builds the report of a finished fit of `problem`: the full parameter set under `params`,
-/// standard errors, MSE, provenance (procedure, model, method, termination, samples, columns,
-/// time range, sources in `notes`) and, under `details`, the fitted names, iterations,
-/// evaluations, wall time, data used per segment and the settings.
-pub(crate) fn report(
-    problem: &OutputError<'_>,
-    opts: &Options,
-    r: &FitResult,
-    procedure: &str,
-    method: Value,
-) -> Result<FitReport, FitError> {
-    let Some((model, _)) = problem.model_at(&r.params) else {
-        return Err(FitError::Bug(
-            "the best parameters break the model's rules".into(),
-        ));
-    };
-    let Value::Object(mut params) = model.params_json() else {
-        return Err(FitError::Bug("parameters are not a JSON object".into()));
-    };
-    let values = problem.values(&r.params);
-    let se = standard_errors(problem, &r.params, r.cost);
-    let mut std_errors = Map::new();
-    for (i, f) in problem.free.iter().enumerate() {
-        if let Some(se) = se.as_ref().map(|s| s[i]).filter(|s| s.is_finite()) {
-            std_errors.insert(f.name.clone(), num(se * f.slope(r.params[i])));
-        }
-        if f.name == "mass" && matches!(opts.replay, Replay::Torque { .. }) {
-            params.insert("mass".into(), num(values[i]));
-        }
-    }
-    let columns: &[&str] = match opts.replay {
-        Replay::Velocity => &["t", "x", "v", "u", "friction"],
-        Replay::Torque { .. } => &["t", "x", "v", "u"],
-    };
-    let method_name = match &opts.method {
-        Method::Lm => "levenberg_marquardt".to_string(),
-        Method::Aep { polish: true, .. } => "aep+levenberg_marquardt".to_string(),
-        Method::Aep { .. } => "aep".to_string(),
-    };
-    let mut rep = FitReport::new(
-        procedure,
-        &opts.model,
-        &method_name,
-        columns,
-        problem.len,
-        &Given::new(),
-    );
-    rep.params = params;
-    rep.std_errors = std_errors;
-    rep.mse = Some(r.mse);
-    rep.provenance.termination = Some(r.termination);
-    let b = problem.bounds();
-    rep.at_bound = problem
-        .free
-        .iter()
-        .enumerate()
-        .filter(|(i, _)| on_bound(r.params[*i], b.lower[*i]) || on_bound(r.params[*i], b.upper[*i]))
-        .map(|(_, f)| f.name.clone())
-        .collect();
-    let mut jac = DMatrix::zeros(0, 0);
-    rep.condition = match problem.jacobian(&r.params, &mut jac) {
-        Some(Ok(())) => scaled_condition(&jac),
-        _ => None,
-    };
-    let t0 = problem
-        .segs
-        .iter()
-        .map(|s| s.t[0])
-        .fold(f64::INFINITY, f64::min);
-    let t1 = problem
-        .segs
-        .iter()
-        .map(|s| s.t[s.len() - 1])
-        .fold(f64::NEG_INFINITY, f64::max);
-    rep.provenance.time_range_s = Some([t0, t1]);
-    rep.provenance.notes.push(format!(
-        "residual: {} (model replayed from rest on each segment)",
-        opts.replay.residual_name()
-    ));
-    for s in problem.segs {
-        let u = s.used();
-        rep.provenance.notes.push(format!(
-            "data: {} ({} samples, t {}..{} s)",
-            u.source, u.samples, u.t_start, u.t_end
-        ));
-    }
-    if let Value::Object(given) = &opts.params {
-        rep.provenance.given = given.clone();
-    }
-    rep.details = serde_json::json!({
-        "fitted": problem.free.iter().map(|f| f.name.clone()).collect::<Vec<_>>(),
-        "iterations": r.iters,
-        "evaluations": problem.evaluations(),
-        "elapsed_s": r.elapsed_s,
-        "residual": opts.replay.residual_name(),
-        "data": problem.segs.iter().map(Segment::used).collect::<Vec<_>>(),
-        "settings": {
-            "replay": opts.replay, "warmup_s": opts.warmup_s, "free": problem.free, "method": method,
-            "max_iters": opts.max_iters,
-            "jacobian": format!("forward differences, step {} in scaled coordinates", problem.diff_step),
-        },
-    });
-    rep.assess();
-    Ok(rep)
-}
-
-/// Replays `segs` through `model` with `params` (over its defaults) and returns the residuals
-/// per segment and sample (no fit): what the comparison table scores.
-pub fn residuals_of(
-    model: &str,
-    params: &Value,
-    segs: &[Segment],
-    replay: Replay,
-) -> Result<Vec<Vec<f64>>, FitError> {
-    let mass = match replay {
-        Replay::Torque { mass } => params.get("mass").and_then(Value::as_f64).unwrap_or(mass),
-        Replay::Velocity => 0.0,
-    };
-    let mut params = params.clone();
-    if let Value::Object(o) = &mut params {
-        o.remove("mass");
-    }
-    let mut m = registry::entry(model)
-        .map_err(model_err)?
-        .build(params)
-        .map_err(model_err)?;
-    let mut out = Vec::new();
-    for s in segs {
-        s.check(Some(&replay))?;
-        let mut r = vec![0.0; s.len()];
-        replay_segment(m.as_mut(), s, &s.dts(), &s.du_dt(), replay, mass, 0, &mut r);
-        out.push(r);
-    }
-    Ok(out)
-}
-
-/// `bench fit --procedure output_error`: applies to every registry model; reads the columns
-/// `bench simulate` writes (`t, v` and, per replay, `friction` or `x, u`).
-pub const PROCEDURE: Procedure = Procedure {
-    name: "output_error",
-    models: &["*"],
-    columns: &["t", "v"],
-};
-
-fn given_err(field: &str, rule: &str) -> FitError {
-    FitError::Config {
-        field: format!("given.{field}"),
-        value: f64::NAN,
-        rule: rule.into(),
-    }
-}
-
-fn given_num(given: &Given, name: &str) -> Result<Option<f64>, FitError> {
-    super::given_f64(given, name)
-}
-
-/// Options from `bench fit --given`: `fit` (names, array or comma-separated; `default_free` if
-/// absent), `params` (fixed values and start values, an object), `bounds` (`{"name": [lo,
-/// hi]}`), `scale` (`{"name": "log"|"linear"}`), `replay` (`velocity` or `torque`), `mass`,
-/// `warmup_s`, `max_iters`, `diff_step`, `timeout_s`; for AEP (`method: "aep"` or the `aep`
-/// procedure): `population`, `beta1`, `beta2`, `seed`, `generations`, `polish`.
-pub fn options_from_given(
-    model: &str,
-    given: &Given,
-    default_free: &[&str],
-    aep: bool,
-) -> Result<Options, FitError> {
-    let names: Vec<String> = match given.get("fit") {
-        None | Some(Value::Null) => default_free.iter().map(|s| s.to_string()).collect(),
-        Some(Value::String(s)) => s
-            .split(',')
-            .map(|s| s.trim().to_string())
-            .filter(|s| !s.is_empty())
-            .collect(),
-        Some(Value::Array(a)) => a
-            .iter()
-            .map(|v| {
-                v.as_str()
-                    .map(str::to_string)
-                    .ok_or_else(|| given_err("fit", "must list parameter names"))
-            })
-            .collect::<Result<_, _>>()?,
-        Some(_) => return Err(given_err("fit", "must be a list of parameter names")),
-    };
-    if names.is_empty() {
-        return Err(given_err(
-            "fit",
-            "must name the parameters to fit, e.g. {\"fit\": [\"fc\", \"fs\"]}",
-        ));
-    }
-    let mut o = Options::new(model, &[]);
-    match given.get("params") {
-        None | Some(Value::Null) => {}
-        Some(p @ Value::Object(_)) => o.params = p.clone(),
-        Some(_) => {
-            return Err(given_err(
-                "params",
-                "must be a JSON object of parameter values",
-            ));
-        }
-    }
-    let bounds = given.get("bounds").and_then(Value::as_object);
-    let scales = given.get("scale").and_then(Value::as_object);
-    for n in &names {
-        let mut f = FreeParam::named(n);
-        if let Some(b) = bounds.and_then(|b| b.get(n)) {
-            let pair = b
-                .as_array()
-                .filter(|a| a.len() == 2)
-                .ok_or_else(|| given_err(&format!("bounds.{n}"), "must be [lower, upper]"))?;
-            f.lower = pair[0].as_f64();
-            f.upper = pair[1].as_f64();
-        }
-        if let Some(s) = scales.and_then(|s| s.get(n)) {
-            f.scale = Some(match s.as_str() {
-                Some("log") => Scale::Log,
-                Some("linear") => Scale::Linear,
-                _ => {
-                    return Err(given_err(
-                        &format!("scale.{n}"),
-                        "must be \"log\" or \"linear\"",
-                    ));
-                }
-            });
-        }
-        o.free.push(f);
-    }
-    o.replay = match super::given_str(given, "replay") {
-        None | Some("velocity") => Replay::Velocity,
-        Some("torque") => Replay::Torque {
-            mass: super::given_positive(given, "mass")?.unwrap_or(1.0),
-        },
-        Some(_) => return Err(given_err("replay", "must be \"velocity\" or \"torque\"")),
-    };
-    if let Some(w) = given_num(given, "warmup_s")? {
-        o.warmup_s = w.max(0.0);
-    }
-    if let Some(m) = given_num(given, "max_iters")? {
-        o.max_iters = m.max(1.0) as u64;
-    }
-    if let Some(h) = super::given_positive(given, "diff_step")? {
-        o.diff_step = h;
-    }
-    if let Some(t) = super::given_positive(given, "timeout_s")? {
-        o.timeout = Some(Duration::from_secs_f64(t));
-    }
-    if aep || super::given_str(given, "method") == Some("aep") {
-        let int = |n: &str, d: u64| -> Result<u64, FitError> {
-            Ok(given_num(given, n)?.map_or(d, |x| x.max(0.0) as u64))
-        };
-        o.method = Method::Aep {
-            population: int("population", 20)? as usize,
-            beta1: super::given_positive(given, "beta1")?.unwrap_or(0.2),
-            beta2: super::given_positive(given, "beta2")?.unwrap_or(0.05),
-            seed: int("seed", 1)?,
-            generations: int("generations", 150)?,
-            polish: given.get("polish").and_then(Value::as_bool).unwrap_or(true),
-        };
-    }
-    Ok(o)
-}
-
-/// `bench fit --procedure output_error` on one table.
-pub fn fit_table(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitError> {
-    let seg = Segment::from_table("csv", table)?;
-    let opts = options_from_given(model, given, &[], false)?;
-    let mut r = fit(&[seg], &opts)?;
-    r.provenance.given = given.clone();
-    Ok(r)
-}
+pub use fitting::{MAX_SUBSTEPS, REFINE_ITERS, SUBSTEP_RELATIVE, SUBSTEP_TOLERANCE, fit};
+pub use given::{OPTIONS, PROCEDURE, fit_table, options_from_given};
+pub use replaying::{replay_of, residuals_of};

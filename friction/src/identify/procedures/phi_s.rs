@@ -25,6 +25,8 @@ pub const PROCEDURE: Procedure = Procedure {
     name: "phi_s",
     models: &["improved_static", "improved_armstrong", "improved_lugre"],
     columns: &["rate", "breakaway"],
+    options: &["offset"],
+    known_params: true,
 };
 
 /// Parameter order: fc, fs, ts, delta_t.
@@ -169,8 +171,17 @@ pub fn fit(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitEr
     for (i, n) in NAMES.iter().enumerate() {
         fixed[i] = given_f64(given, n)?;
     }
+    let offset = super::given_offset(given)?;
+    if offset.fitted() {
+        return Err(FitError::Config {
+            field: "given.offset".into(),
+            value: f64::NAN,
+            rule: "phi_s cannot fit an offset (breakaway points alone cannot tell it from the per-direction levels fs, fc); give a known one [N or N m], e.g. from idim_ls or output_error on a time series".into(),
+        });
+    }
     let (mut pr, mut py, mut nr, mut ny) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for (r, b) in rate.iter().zip(brk) {
+        let b = &(b - offset.known());
         if !(r.is_finite() && b.is_finite()) || *r == 0.0 {
             continue;
         }
@@ -220,6 +231,12 @@ pub fn fit(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitEr
     }
     if fits.is_empty() {
         return Err(FitError::Data("phi_s: no point with a nonzero rate".into()));
+    }
+    if let super::Offset::Known(c) = offset {
+        report.set("offset", c, None);
+        report.provenance.notes.push(format!(
+            "known offset {c} subtracted from the signed breakaway torques"
+        ));
     }
     let (cost, n) = fits
         .iter()

@@ -18,23 +18,38 @@
 //! $$I = \sum_k \Big(\prod_{j<k}\lambda_1(k-j)\Big)\,\eta_k\,(u_k - \theta^T\varphi_k)^2$$
 //!
 //! with the three weightings of S2 Table II: `eta = 1`; the threshold `eta = 1{|v| >= v_min}`
-//! (`v_min` = 20 rad/s); and `eta = v^2` (default), which is plain RLS on the power equation
+//! (`v_min` in the data's units, m/s or rad/s; by default a fifth of the 99th percentile of the
+//! filtered speed, S2's 20 rad/s being a fifth of its motor's speeds; a threshold that no sample
+//! passes is refused); and `eta = v^2` (default), which is plain RLS on the power equation
 //! `u v = J a v + f_v v^2 + f_c |v|` (S2 eqs. 8–10). All three are computed; `given.eta`
 //! (`"one"`, `"threshold"`, `"v2"`) chooses the one reported under `params`, the others are in
 //! `details`. `P_0 = alpha I` in scaled units (`alpha` = 1e3, recorded); the regressors are scaled
 //! by `rms(u)/rms(phi_j)` so `J ~ 1e-5`, `f_v ~ 1e-4`, `f_c ~ 1e-2` are equally conditioned.
+//! With `given.offset = true` the regression gains a constant term (the filter passes it
+//! unchanged), reported as `offset`; a known offset is subtracted from `u`.
 //!
-//! **Requirements on the data.** Columns `t` \[s\] (uniform step), `x` \[rad or m\] and `u` [N m or
-//! N]: a closed-loop run excited by a PRBS on the position reference (S2 §IV.A), long enough for
+//! **Standard errors.** Once the forgetting factor has reached 1 the estimate is the weighted
+//! least-squares one, so its standard errors are those of the weighted regression at the RLS
+//! estimate ([`stats::least_squares`] on the rows `sqrt(eta) phi`, corrected for serially
+//! correlated residuals).
+//!
+//! **Requirements on the data.** Columns `t` \[s\], `x` \[rad or m\] and `u` [N m or N]; time stamps
+//! that are not uniform are resampled on the median step unless a gap exceeds `max_gap_steps`
+//! (default 10) steps. A closed-loop run excited by a PRBS on the position reference (S2 §IV.A), long enough for
 //! the forgetting factor to reach 1 (several thousand samples; S2: T_e = 1 ms), with speeds
 //! well above `v_min` for the threshold weighting. The model is the mode-1 equation, so the
 //! estimate of `f_c` absorbs the Stribeck part; `eta = v^2` down-weights the low speeds where it
 //! matters (S2 Table II).
 
-use super::{FitReport, Given, Procedure, Table, given_positive, given_str, need_rows, num};
+use super::{
+    FitReport, Given, Offset, Procedure, Table, given_offset, given_positive, given_str, need_rows,
+    num,
+};
 use crate::curve::sgn;
 use crate::identify::FitError;
 use crate::identify::rls::Rls;
+use crate::identify::signal::Grid;
+use crate::identify::stats;
 use nalgebra::{Matrix2, Vector2};
 
 /// `power_rls`: models with a Coulomb level and a viscous coefficient (`hybrid` also gets `j`).
@@ -52,6 +67,16 @@ pub const PROCEDURE: Procedure = Procedure {
         "lugre",
     ],
     columns: &["t", "x", "u"],
+    options: &[
+        "p_n",
+        "v_min",
+        "alpha",
+        "discretisation",
+        "eta",
+        "offset",
+        "max_gap_steps",
+    ],
+    known_params: false,
 };
 
 /// S2 eq. 6 filter bandwidth [rad/s].
@@ -60,8 +85,11 @@ pub const P_N: f64 = 200.0;
 pub const LAMBDA1_0: f64 = 0.9;
 /// S2 eq. 7: forgetting-factor rate.
 pub const LAMBDA0: f64 = 0.99;
-/// S2 Table II threshold weighting [rad/s].
-pub const V_MIN: f64 = 20.0;
+/// Default threshold of the threshold weighting as a fraction of the 99th percentile of the
+/// filtered speed (S2 Table II: 20 rad/s on its bench).
+pub const V_MIN_FRACTION: f64 = 0.2;
+/// Fewest weighted samples an estimate needs.
+pub const MIN_WEIGHTED: usize = 20;
 /// Our choice of `P_0 = alpha I` in scaled units (S2 does not give one).
 pub const ALPHA: f64 = 1e3;
 
@@ -199,8 +227,24 @@ pub fn regressors(
     Ok((rows, y))
 }
 
-/// Runs the weighted RLS over the rows; returns `(J, fv, fc)`.
-pub fn estimate(rows: &[[f64; 3]], y: &[f64], w: Weighting, alpha: f64) -> [f64; 3] {
+/// The regressor `j` of row `k` (`[a, v, sgn v]`, then 1 for the offset).
+fn phi(row: &[f64; 3], j: usize) -> f64 {
+    if j < 3 { row[j] } else { 1.0 }
+}
+
+/// Runs the weighted RLS over the rows (with a constant column when `offset`); returns
+/// `(J, fv, fc[, offset])`, or `None` when fewer than [`MIN_WEIGHTED`] samples carry weight.
+pub fn estimate(
+    rows: &[[f64; 3]],
+    y: &[f64],
+    w: Weighting,
+    alpha: f64,
+    offset: bool,
+) -> Option<Vec<f64>> {
+    let n = if offset { 4 } else { 3 };
+    if rows.iter().filter(|r| w.eta(r[1]) > 0.0).count() < MIN_WEIGHTED {
+        return None;
+    }
     let rms = |f: &dyn Fn(usize) -> f64| {
         (rows
             .iter()
@@ -211,28 +255,72 @@ pub fn estimate(rows: &[[f64; 3]], y: &[f64], w: Weighting, alpha: f64) -> [f64;
             .sqrt()
     };
     let ry = rms(&|i| y[i]);
-    let scale: Vec<f64> = (0..3)
+    let scale: Vec<f64> = (0..n)
         .map(|j| {
-            let r = rms(&|i| rows[i][j]);
+            let r = rms(&|i| phi(&rows[i], j));
             if r > 0.0 && ry > 0.0 { ry / r } else { 1.0 }
         })
         .collect();
     let mut rls = Rls::new(&scale, alpha, LAMBDA1_0, LAMBDA0);
-    for (phi, y) in rows.iter().zip(y) {
-        rls.update(phi, *y, w.eta(phi[1]));
+    let mut p = vec![0.0; n];
+    for (row, y) in rows.iter().zip(y) {
+        for (j, pj) in p.iter_mut().enumerate() {
+            *pj = phi(row, j);
+        }
+        rls.update(&p, *y, w.eta(row[1]));
     }
-    let th = rls.theta();
-    [th[0], th[1], th[2]]
+    Some(rls.theta())
 }
 
-/// Identifies `(J, fv, fc)` from the `t, x, u` columns.
+/// Standard errors of the weighted regression at `theta` ([`stats::least_squares`] on the
+/// weighted rows; zero-weight rows left out).
+fn uncertainty(
+    rows: &[[f64; 3]],
+    y: &[f64],
+    w: Weighting,
+    theta: &[f64],
+) -> Option<stats::Uncertainty> {
+    let n = theta.len();
+    let used: Vec<(usize, f64)> = rows
+        .iter()
+        .enumerate()
+        .map(|(k, r)| (k, w.eta(r[1]).sqrt()))
+        .filter(|(_, s)| *s > 0.0)
+        .collect();
+    let jac = nalgebra::DMatrix::from_fn(used.len(), n, |i, j| {
+        let (k, s) = used[i];
+        s * phi(&rows[k], j)
+    });
+    let resid: Vec<f64> = used
+        .iter()
+        .map(|&(k, s)| {
+            let pred: f64 = (0..n).map(|j| theta[j] * phi(&rows[k], j)).sum();
+            s * (y[k] - pred)
+        })
+        .collect();
+    stats::least_squares(&jac, &resid, true)
+}
+
+/// The weighted least-squares solution on the same rows (what the recursion tends to).
+fn batch(rows: &[[f64; 3]], y: &[f64], w: Weighting, n: usize) -> Option<Vec<f64>> {
+    let a: Vec<Vec<f64>> = rows
+        .iter()
+        .map(|r| (0..n).map(|j| phi(r, j)).collect())
+        .collect();
+    let weights: Vec<f64> = rows.iter().map(|r| w.eta(r[1])).collect();
+    crate::identify::lsq::solve(&a, y, Some(&weights))
+        .ok()
+        .map(|s| s.theta)
+}
+
+/// Identifies `(J, fv, fc)` (and the offset) from the `t, x, u` columns.
 pub fn fit(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitError> {
     let t = table.column("t", PROCEDURE.name)?;
     let x = table.column("x", PROCEDURE.name)?;
     let u = table.column("u", PROCEDURE.name)?;
     let pn = given_positive(given, "p_n")?.unwrap_or(P_N);
-    let v_min = given_positive(given, "v_min")?.unwrap_or(V_MIN);
     let alpha = given_positive(given, "alpha")?.unwrap_or(ALPHA);
+    let offset = given_offset(given)?;
     let how = match given_str(given, "discretisation") {
         None | Some("zoh") => Discretisation::Zoh,
         Some("tustin") => Discretisation::Tustin,
@@ -244,19 +332,42 @@ pub fn fit(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitEr
             });
         }
     };
-    let chosen = match given_str(given, "eta") {
-        None | Some("v2") => Weighting::V2,
-        Some("one") => Weighting::One,
-        Some("threshold") => Weighting::Threshold(v_min),
-        Some(o) => {
-            return Err(FitError::Config {
-                field: format!("given.eta ({o})"),
-                value: f64::NAN,
-                rule: "must be \"one\", \"threshold\" or \"v2\"".into(),
-            });
-        }
+    let eta = given_str(given, "eta").unwrap_or("v2");
+    if !["one", "threshold", "v2"].contains(&eta) {
+        return Err(FitError::Config {
+            field: format!("given.eta ({eta})"),
+            value: f64::NAN,
+            rule: "must be \"one\", \"threshold\" or \"v2\"".into(),
+        });
+    }
+    need_rows(t.len(), 10, "power_rls")?;
+    let max_gap = given_positive(given, "max_gap_steps")?.unwrap_or(10.0);
+    let grid = Grid::of(t, max_gap)?;
+    let (tg, x, u) = (grid.times(), grid.sample(t, x), grid.sample(t, u));
+    let u: Vec<f64> = u.iter().map(|u| u - offset.known()).collect();
+    let (rows, y) = regressors(&tg, &x, &u, pn, how)?;
+    let mut speeds: Vec<f64> = rows.iter().map(|r| r[1].abs()).collect();
+    speeds.sort_by(f64::total_cmp);
+    let v99 = speeds[((speeds.len() - 1) as f64 * 0.99) as usize];
+    let (v_min, v_min_given) = match given_positive(given, "v_min")? {
+        Some(v) => (v, true),
+        None => (V_MIN_FRACTION * v99, false),
     };
-    let (rows, y) = regressors(t, x, u, pn, how)?;
+    let passing = speeds.iter().filter(|v| **v >= v_min).count();
+    if eta == "threshold" && passing < MIN_WEIGHTED {
+        return Err(FitError::Config {
+            field: "given.v_min".into(),
+            value: v_min,
+            rule: format!(
+                "leaves {passing} samples with |v| >= v_min (need {MIN_WEIGHTED}; the filtered speed's 99th percentile is {v99:e} in the data's units, m/s or rad/s)"
+            ),
+        });
+    }
+    let chosen = match eta {
+        "one" => Weighting::One,
+        "threshold" => Weighting::Threshold(v_min),
+        _ => Weighting::V2,
+    };
     let mut report = FitReport::new(
         PROCEDURE.name,
         model,
@@ -266,40 +377,81 @@ pub fn fit(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitEr
         given,
     );
     report.time_range(t);
+    if grid.resampled {
+        report.provenance.notes.push(format!(
+            "time stamps not uniform: resampled by linear interpolation on a grid of {:e} s (the median step); largest gap {:e} s ending at t = {} s",
+            grid.step, grid.largest_gap.0, grid.largest_gap.1
+        ));
+    }
     let mut details = serde_json::Map::new();
-    let mut theta = [f64::NAN; 3];
+    let mut theta = None;
     for w in [Weighting::One, Weighting::Threshold(v_min), Weighting::V2] {
-        let th = estimate(&rows, &y, w, alpha);
-        details.insert(
-            w.key().into(),
-            serde_json::json!({"j": num(th[0]), "fv": num(th[1]), "fc": num(th[2])}),
-        );
+        let th = estimate(&rows, &y, w, alpha, offset.fitted());
+        let entry = match &th {
+            Some(th) => {
+                let mut e =
+                    serde_json::json!({"j": num(th[0]), "fv": num(th[1]), "fc": num(th[2])});
+                if offset.fitted() {
+                    e["offset"] = num(th[3]);
+                }
+                e
+            }
+            None => {
+                serde_json::json!({"error": format!("fewer than {MIN_WEIGHTED} samples carry weight")})
+            }
+        };
+        details.insert(w.key().into(), entry);
         if w == chosen {
             theta = th;
         }
     }
-    if theta.iter().any(|x| !x.is_finite()) {
-        return Err(FitError::Data(
-            "power_rls: the estimate is not finite (no excitation?)".into(),
-        ));
+    let theta = theta
+        .filter(|th| th.iter().all(|x| x.is_finite()))
+        .ok_or_else(|| {
+            FitError::Data("power_rls: the estimate is not finite (no excitation?)".into())
+        })?;
+    let unc = uncertainty(&rows, &y, chosen, &theta);
+    let mut warnings = Vec::new();
+    if let (Some(u), Some(batch)) = (&unc, batch(&rows, &y, chosen, theta.len())) {
+        let far = (0..theta.len())
+            .map(|j| (theta[j] - batch[j]).abs() / u.std_errors[j].max(f64::MIN_POSITIVE))
+            .fold(0.0, f64::max);
+        details.insert(
+            "weighted_least_squares".into(),
+            serde_json::json!(batch.iter().map(|x| num(*x)).collect::<Vec<_>>()),
+        );
+        if far > 3.0 {
+            warnings.push(format!(
+                "the recursive estimate lies {far:.1} standard errors from the weighted least-squares solution on the same rows: the recursion has not converged (too few weighted samples, or the forgetting factor has not reached 1)"
+            ));
+        }
     }
+    let se = |j: usize| unc.as_ref().map(|u| u.std_errors[j]);
     let fv_name = if model == "lugre" { "sigma2" } else { "fv" };
     if model == "hybrid" {
-        report.set("j", theta[0], None);
+        report.set("j", theta[0], se(0));
     } else {
+        report.set("j", theta[0], se(0));
         report.provenance.notes.push(format!(
-            "inertia J = {:e} (not a parameter of '{model}')",
+            "j = {:e} is the inertia (not a parameter of '{model}')",
             theta[0]
         ));
     }
-    report.set(fv_name, theta[1], None);
-    report.set("fc", theta[2], None);
-    let sse: f64 = rows
+    report.set(fv_name, theta[1], se(1));
+    report.set("fc", theta[2], se(2));
+    match offset {
+        Offset::Fit => report.set("offset", theta[3], se(3)),
+        Offset::Known(c) => report.set("offset", c, None),
+        Offset::None => {}
+    }
+    report.n_eff = unc.as_ref().map(|u| u.n_eff);
+    let resid: Vec<f64> = rows
         .iter()
         .zip(&y)
-        .map(|(p, y)| (y - p[0] * theta[0] - p[1] * theta[1] - p[2] * theta[2]).powi(2))
-        .sum();
-    report.mse = Some(sse / rows.len() as f64);
+        .map(|(r, y)| y - (0..theta.len()).map(|j| theta[j] * phi(r, j)).sum::<f64>())
+        .collect();
+    report.mse = Some(resid.iter().map(|e| e * e).sum::<f64>() / rows.len() as f64);
+    report.goodness(&y, &resid, theta.len());
     details.insert("inertia".into(), num(theta[0]));
     details.insert("weighting".into(), chosen.key().into());
     details.insert(
@@ -307,11 +459,19 @@ pub fn fit(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitEr
         serde_json::json!({"p_n": pn, "v_min": v_min, "alpha": alpha, "lambda1_0": LAMBDA1_0, "lambda0": LAMBDA0,
             "discretisation": if how == Discretisation::Zoh { "zoh" } else { "tustin" }}),
     );
+    details.insert("warnings".into(), serde_json::json!(warnings));
     report.details = serde_json::Value::Object(details);
     report
         .provenance
-        .notes
-        .push("RLS gives no standard errors; mse is of the filtered torque, unweighted".into());
+        .settings
+        .insert("v_min".into(), num(v_min));
+    report.provenance.notes.push(format!(
+        "threshold weighting v_min = {v_min:e} in the data's units{} ({passing} samples at or above it)",
+        if v_min_given { " (given)" } else { ", a fifth of the 99th percentile of the filtered speed" }
+    ));
+    report.provenance.notes.push(
+        "standard errors: the weighted regression at the RLS estimate; mse is of the filtered torque, unweighted".into(),
+    );
     Ok(report)
 }
 

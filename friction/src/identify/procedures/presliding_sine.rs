@@ -30,6 +30,8 @@ pub const PROCEDURE: Procedure = Procedure {
     name: "presliding_sine",
     models: &["lugre", "improved_lugre", "dahl", "elasto_plastic"],
     columns: &["t", "x", "u"],
+    options: &["omega", "t_from", "offset"],
+    known_params: false,
 };
 
 /// Angular frequency [rad/s] of `u` from the mean period of its upward zero crossings.
@@ -47,13 +49,17 @@ pub fn frequency(t: &[f64], u: &[f64]) -> Option<f64> {
     })
 }
 
-/// Amplitude and its standard error of the fundamental at `omega` (with optional drift term).
-fn amplitude(
-    t: &[f64],
-    y: &[f64],
-    omega: f64,
-    drift: bool,
-) -> Result<(f64, f64, f64, f64), FitError> {
+/// The fundamental at `omega` (with optional drift term): amplitude and its standard error,
+/// phase, mean squared residual, and the constant term with its standard error.
+struct Fundamental {
+    amp: f64,
+    se: f64,
+    phase: f64,
+    mse: f64,
+    constant: (f64, Option<f64>),
+}
+
+fn amplitude(t: &[f64], y: &[f64], omega: f64, drift: bool) -> Result<Fundamental, FitError> {
     let rows: Vec<Vec<f64>> = t
         .iter()
         .map(|t| {
@@ -72,7 +78,13 @@ fn amplitude(
     } else {
         f64::NAN
     };
-    Ok((amp, se, b.atan2(a), s.rss / y.len() as f64))
+    Ok(Fundamental {
+        amp,
+        se,
+        phase: b.atan2(a),
+        mse: s.rss / y.len() as f64,
+        constant: (s.theta[2], s.std_errors.get(2).copied()),
+    })
 }
 
 /// `sigma0 = A/theta0` from the `t, x, u` columns.
@@ -91,8 +103,10 @@ pub fn fit(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitEr
     let k0 = t.iter().position(|t| *t >= t_from).unwrap_or(t.len());
     let (t, x, u) = (&t[k0..], &x[k0..], &u[k0..]);
     need_rows(t.len(), 10, "presliding_sine (after the transient)")?;
-    let (a, se_a, ph_u, _) = amplitude(t, u, omega, false)?;
-    let (th, se_th, ph_x, mse) = amplitude(t, x, omega, true)?;
+    let fu = amplitude(t, u, omega, false)?;
+    let fx = amplitude(t, x, omega, true)?;
+    let (a, se_a, ph_u) = (fu.amp, fu.se, fu.phase);
+    let (th, se_th, ph_x, mse) = (fx.amp, fx.se, fx.phase, fx.mse);
     if th.is_nan() || th <= 0.0 {
         return Err(FitError::Data(
             "presliding_sine: no displacement at the excitation frequency".into(),
@@ -110,6 +124,23 @@ pub fn fit(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitEr
     );
     report.time_range(t);
     report.set("sigma0", sigma0, Some(se).filter(|s| s.is_finite()));
+    match super::given_offset(given)? {
+        super::Offset::Fit => {
+            let (c, se_c) = fu.constant;
+            report.set("offset", c, se_c.filter(|s| s.is_finite()));
+            report.provenance.notes.push(
+                "offset: the constant term of the torque's fit (it does not enter sigma0)".into(),
+            );
+        }
+        super::Offset::Known(c) => {
+            report.set("offset", c, None);
+            report
+                .provenance
+                .notes
+                .push("known offset: sigma0 uses amplitudes only, which it does not change".into());
+        }
+        super::Offset::None => {}
+    }
     report.mse = Some(mse);
     report.details = json!({
         "torque_amplitude": a, "displacement_amplitude": th, "omega": omega,

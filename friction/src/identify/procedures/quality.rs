@@ -174,6 +174,20 @@ pub fn verdict(r: &FitReport) -> Verdict {
             "ill-conditioned: cond(JᵀJ) = {c:.3e} (limit {CONDITION_LIMIT:.0e}); parameters trade off against each other"
         ));
     }
+    reasons.extend(super::nested::reason(&r.details));
+    if let Some(r2) = r.r2.filter(|x| *x < 0.0) {
+        reasons.push(format!(
+            "R² = {r2:.3e} < 0: the fit explains the data worse than their mean; the values are meaningless"
+        ));
+    }
+    reasons.extend(
+        r.details["warnings"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .map(str::to_string),
+    );
     let listed = r.details["fitted"]
         .as_array()
         .is_some_and(|a| a.iter().any(|n| n == "fs"));
@@ -197,12 +211,62 @@ pub fn verdict(r: &FitReport) -> Verdict {
     }
 }
 
+/// Number of standard errors (parameters with an uncertainty), counting the negative set.
+fn count_errors(errors: &Map<String, Value>) -> usize {
+    errors
+        .values()
+        .map(|v| match v {
+            Value::Object(sub) => count_errors(sub),
+            _ => 1,
+        })
+        .sum()
+}
+
+/// `value ± q se` for each name of `errors` that `ci` lacks, recursing into the negative set.
+fn intervals(
+    params: &Map<String, Value>,
+    errors: &Map<String, Value>,
+    q: f64,
+    ci: &mut Map<String, Value>,
+) {
+    for (name, se) in errors {
+        match (se, params.get(name)) {
+            (Value::Object(sub), Some(Value::Object(p))) => {
+                let mut inner = match ci.remove(name) {
+                    Some(Value::Object(m)) => m,
+                    _ => Map::new(),
+                };
+                intervals(p, sub, q, &mut inner);
+                ci.insert(name.clone(), Value::Object(inner));
+            }
+            (se, Some(v)) if !ci.contains_key(name) => {
+                if let (Some(se), Some(v)) = (se.as_f64(), v.as_f64())
+                    && q.is_finite()
+                {
+                    ci.insert(
+                        name.clone(),
+                        serde_json::json!([num(v - q * se), num(v + q * se)]),
+                    );
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
 impl FitReport {
-    /// Fills `termination`, `relative_std_errors` and `verdict` from what the procedure set
-    /// (`params`, `std_errors`, `provenance.termination`, `at_bound`, `condition`).
+    /// Fills `termination`, `relative_std_errors`, `ci95` (Student's `t` on `n_eff`, or on the
+    /// points used, less the parameters) and `verdict` from what the procedure set (`params`,
+    /// `std_errors`, `provenance.termination`, `at_bound`, `condition`).
     pub fn assess(&mut self) {
         self.termination = self.provenance.termination;
         self.relative_std_errors = relative_errors(&self.params, &self.std_errors);
+        let k = count_errors(&self.std_errors) as f64;
+        let n = self.n_eff.unwrap_or(self.provenance.n_points as f64);
+        let q = crate::identify::stats::t975(n - k);
+        let mut ci = std::mem::take(&mut self.ci95);
+        intervals(&self.params, &self.std_errors, q, &mut ci);
+        self.ci95 = ci;
         self.verdict = verdict(self);
     }
 }

@@ -31,6 +31,8 @@ pub const PROCEDURE: Procedure = Procedure {
     name: "ruina_step",
     models: &["ruina"],
     columns: &["t", "v", "friction"],
+    options: &["fn_load"],
+    known_params: false,
 };
 
 struct StepProblem<'a> {

@@ -39,7 +39,8 @@ pub struct Segment {
 
 impl Segment {
     /// A segment from named columns (`t, x, v, u, friction`; extra columns are ignored). `t` and
-    /// `v` are required; a missing `x` is integrated from `v`, a missing `u` or `friction` is zero
+    /// `v` or `x` are required; a missing `v` is the central difference of `x`, a missing `x` is
+    /// integrated from `v`, a missing `u` or `friction` is zero
     /// (a velocity replay needs `friction`, a torque replay `u`: see [`Segment::check`]).
     pub fn from_columns(
         source: &str,
@@ -49,9 +50,22 @@ impl Segment {
         let col = |n: &str| names.iter().position(|c| *c == n).map(|i| cols[i].clone());
         let t =
             col("t").ok_or_else(|| FitError::Data(format!("{source}: column 't' is missing")))?;
-        let v =
-            col("v").ok_or_else(|| FitError::Data(format!("{source}: column 'v' is missing")))?;
         let n = t.len();
+        let v = match (col("v"), col("x")) {
+            (Some(v), _) => v,
+            // A record of position only (a drive's encoder): velocity by central differences.
+            (None, Some(x)) if n >= 2 => (0..n)
+                .map(|k| {
+                    let (a, b) = (k.saturating_sub(1), (k + 1).min(n - 1));
+                    (x[b] - x[a]) / (t[b] - t[a])
+                })
+                .collect(),
+            _ => {
+                return Err(FitError::Data(format!(
+                    "{source}: column 'v' is missing (and no 'x' to differentiate)"
+                )));
+            }
+        };
         let x = col("x").unwrap_or_else(|| {
             let mut x = vec![0.0; n];
             for k in 1..n {
@@ -131,31 +145,6 @@ impl Segment {
         Ok(())
     }
 
-    /// Step lengths `t_{k+1} - t_k` (the last repeats the one before).
-    pub(crate) fn dts(&self) -> Vec<f64> {
-        let n = self.len();
-        (0..n)
-            .map(|k| {
-                if k + 1 < n {
-                    self.t[k + 1] - self.t[k]
-                } else {
-                    self.t[k] - self.t[k - 1]
-                }
-            })
-            .collect()
-    }
-
-    /// Rate of `u` by central differences.
-    pub(crate) fn du_dt(&self) -> Vec<f64> {
-        let n = self.len();
-        (0..n)
-            .map(|k| {
-                let (a, b) = (k.saturating_sub(1), (k + 1).min(n - 1));
-                (self.u[b] - self.u[a]) / (self.t[b] - self.t[a])
-            })
-            .collect()
-    }
-
     /// Provenance entry of this segment.
     pub fn used(&self) -> DataUsed {
         DataUsed {
@@ -212,6 +201,49 @@ impl Segment {
             x,
             v,
             u: vec![0.0; n],
+            friction,
+        }
+    }
+}
+
+impl Segment {
+    /// Samples of a continuous plant: `model` driven by the velocity `v(t)` integrated at
+    /// `dt / fine`, recorded every `dt` for `n` samples (from `t = 0`), with Gaussian noise of
+    /// standard deviation `noise_friction` on the recorded friction and `noise_v` on the
+    /// recorded velocity (seeded). `x` is the trapezoidal integral of the true `v`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn sample_velocity_driven(
+        source: &str,
+        model: &mut dyn FrictionModel,
+        v: impl Fn(f64) -> f64,
+        dt: f64,
+        n: usize,
+        fine: usize,
+        noise_friction: f64,
+        noise_v: f64,
+        seed: u64,
+    ) -> Segment {
+        let fine = fine.max(1);
+        let h = dt / fine as f64;
+        let tf: Vec<f64> = (0..n * fine).map(|k| k as f64 * h).collect();
+        let vf: Vec<f64> = tf.iter().map(|t| v(*t)).collect();
+        let truth = Segment::simulate_velocity(source, model, &tf, &vf, 0.0, 0.0, 0);
+        let mut rng = crate::identify::rng::Rng::new(seed);
+        let pick = |c: &[f64]| c.iter().step_by(fine).copied().collect::<Vec<f64>>();
+        let friction = pick(&truth.friction)
+            .into_iter()
+            .map(|f| f + noise_friction * rng.normal())
+            .collect();
+        let v = pick(&truth.v)
+            .into_iter()
+            .map(|v| v + noise_v * rng.normal())
+            .collect();
+        Segment {
+            source: source.into(),
+            t: pick(&truth.t),
+            x: pick(&truth.x),
+            u: vec![0.0; n],
+            v,
             friction,
         }
     }

@@ -64,6 +64,11 @@ pub fn options(params: Value) -> Options {
         timeout: None,
         threads: 0,
         diff_step: 1e-6,
+        offset: super::Offset::None,
+        substeps: None,
+        nested: false,
+        bootstrap: None,
+        hold: super::output_error::Hold::Linear,
     }
 }
 
@@ -87,7 +92,9 @@ pub fn fit(segs: &[Segment], opts: &Options) -> Result<FitReport, FitError> {
 pub const PROCEDURE: Procedure = Procedure {
     name: "aep",
     models: &["*"],
-    columns: &["t", "v"],
+    columns: &["t"],
+    options: output_error::OPTIONS,
+    known_params: false,
 };
 
 /// `bench fit --procedure aep` on one table (`given` as for

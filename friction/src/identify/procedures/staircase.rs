@@ -49,6 +49,8 @@ pub const PROCEDURE: Procedure = Procedure {
         "improved_lugre",
     ],
     columns: &["t"],
+    options: &["part", "x_detect", "rest_s", "window_s", "margin", "offset"],
+    known_params: false,
 };
 
 /// Default motion threshold on `|x - x_rest|` [rad or m].
@@ -136,7 +138,9 @@ pub fn fit(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitEr
     let x_detect = given_positive(given, "x_detect")?.unwrap_or(X_DETECT);
     let rest_s = given_positive(given, "rest_s")?.unwrap_or(REST_S);
     let window_s = super::given_f64(given, "window_s")?.unwrap_or(0.0).max(0.0);
-    let samples = breakaways(t, x, u, x_detect, rest_s, window_s);
+    let offset = super::given_offset(given)?;
+    let shifted: Vec<f64> = u.iter().map(|u| u - offset.known()).collect();
+    let samples = breakaways(t, x, &shifted, x_detect, rest_s, window_s);
     let pos: Vec<f64> = samples
         .iter()
         .filter(|b| b.torque > 0.0)
@@ -179,7 +183,22 @@ pub fn fit(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitEr
     let asymmetric = crate::registry::entry(model)
         .map(|e| e.asymmetric)
         .unwrap_or(false);
-    if asymmetric && !pos.is_empty() && !neg.is_empty() {
+    if offset.fitted() {
+        if pos.is_empty() || neg.is_empty() {
+            return Err(FitError::Data(
+                "staircase: an offset needs breakaways in both directions (it is half their sum)"
+                    .into(),
+            ));
+        }
+        // The offset shifts both crests the same way: half the sum of the signed means.
+        let se = (0.5 * (sp.powi(2) + sn.powi(2)).sqrt()).max(0.0);
+        let se = Some(se).filter(|x| x.is_finite() && *x > 0.0);
+        report.set("fs", 0.5 * (mp - mn), se);
+        report.set("offset", 0.5 * (mp + mn), se);
+        report.provenance.notes.push(
+            "offset = (fs+ + fs-)/2 of the signed means, fs = (fs+ - fs-)/2 for both directions (an offset and a per-direction fs cannot be told apart)".into(),
+        );
+    } else if asymmetric && !pos.is_empty() && !neg.is_empty() {
         report.set("fs", mp, Some(sp).filter(|x| x.is_finite()));
         report.params.insert("negative".into(), json!({"fs": -mn}));
         if sn.is_finite() {

@@ -26,11 +26,26 @@
 //! fastest third should be past the Stribeck dip, where the curve is a straight line). Points at
 //! `v = 0` are ignored. Any parameter in `given` (by the model's name) is held fixed, as S4 §4.4
 //! fixes `fs`, `fc`, `fv` before fitting the shape.
+//!
+//! **Offset** (`given.offset = true`): a constant `c` in the measured friction,
+//! `F(v) + c`; on magnitudes `|F| + sgn(v) c`, so it needs points in both directions, which then
+//! share one curve (a per-direction Coulomb level would absorb it). A known offset is
+//! subtracted from the friction first.
+//!
+//! **Nested start.** A curve with a Stribeck term contains the straight line
+//! (Coulomb + viscous: `fs = fc`), so it is also started from the line's least-squares optimum
+//! with `fs = fc` (exactly the line) and from `fs` above it at several `vs`; the best optimum is
+//! kept, so it is never worse than the line, and `details.nested` says whether the Stribeck
+//! parameters are supported (docs/src/identification.md#nested-models). `given.nested = false` skips this.
+//!
+//! **Uncertainty.** Standard errors from the Jacobian and the residual variance (the points
+//! are independent runs); `given.bootstrap = N` resamples the residuals instead (`seed`).
 
 use super::quality::{on_bound, scaled_condition};
 use super::{FitReport, Given, Procedure, Table, given_f64, need_rows, num};
 use crate::curve::{phi_exp, phi_lorentz};
-use crate::identify::lm::{LevenbergMarquardt, standard_errors};
+use crate::identify::lm::LevenbergMarquardt;
+use crate::identify::stats;
 use crate::identify::{Bounds, FitError, Residuals, Runner, TerminationReason};
 use serde_json::{Map, Value};
 
@@ -51,6 +66,8 @@ pub const PROCEDURE: Procedure = Procedure {
         "improved_lugre",
     ],
     columns: &["v", "friction"],
+    options: &["offset", "bootstrap", "seed", "nested"],
+    known_params: true,
 };
 
 /// Shape of the Stribeck term.
@@ -64,25 +81,35 @@ enum Shape {
     Line,
 }
 
-/// Internal parameter order: fc, fs, fv, vs, delta.
+/// Internal parameter order: fc, fs, fv, vs, delta, offset.
 const FC: usize = 0;
 const FS: usize = 1;
 const FV: usize = 2;
 const VS: usize = 3;
 const DELTA: usize = 4;
+const OFFSET: usize = 5;
+/// Internal parameters.
+const N: usize = 6;
 
-/// How a model names the five internal parameters (`None`: not a parameter of the model) and
+/// How a model names the five curve parameters (`None`: not a parameter of the model) and
 /// which values its shape fixes.
 struct Layout {
     shape: Shape,
-    names: [Option<&'static str>; 5],
+    names: [Option<&'static str>; N],
     fixed_delta: Option<f64>,
 }
 
 fn layout(model: &str) -> Layout {
     let exp = |fv: &'static str, delta: &'static str| Layout {
         shape: Shape::Exp,
-        names: [Some("fc"), Some("fs"), Some(fv), Some("vs"), Some(delta)],
+        names: [
+            Some("fc"),
+            Some("fs"),
+            Some(fv),
+            Some("vs"),
+            Some(delta),
+            None,
+        ],
         fixed_delta: None,
     };
     match model {
@@ -90,22 +117,22 @@ fn layout(model: &str) -> Layout {
         "improved_armstrong" | "improved_lugre" => exp("fv", "delta_v"),
         "hybrid" => Layout {
             shape: Shape::Exp,
-            names: [Some("fc"), Some("fs"), Some("fv"), Some("vs"), None],
+            names: [Some("fc"), Some("fs"), Some("fv"), Some("vs"), None, None],
             fixed_delta: Some(2.0),
         },
         "tustin" => Layout {
             shape: Shape::Exp,
-            names: [Some("fc"), Some("fs"), Some("fv"), Some("vs"), None],
+            names: [Some("fc"), Some("fs"), Some("fv"), Some("vs"), None, None],
             fixed_delta: Some(1.0),
         },
         "stribeck_lorentz" => Layout {
             shape: Shape::Lorentz,
-            names: [Some("fc"), Some("fs"), Some("fv"), Some("vs"), None],
+            names: [Some("fc"), Some("fs"), Some("fv"), Some("vs"), None, None],
             fixed_delta: None,
         },
         "coulomb_viscous" => Layout {
             shape: Shape::Line,
-            names: [Some("fc"), None, Some("fv"), None, None],
+            names: [Some("fc"), None, Some("fv"), None, None, None],
             fixed_delta: None,
         },
         _ => exp("fv", "delta"),
@@ -113,7 +140,7 @@ fn layout(model: &str) -> Layout {
 }
 
 /// The curve magnitude `fc + (fs - fc) phi(s) + fv s` at speed `s >= 0`.
-fn curve(shape: Shape, p: &[f64; 5], s: f64) -> f64 {
+fn curve(shape: Shape, p: &[f64; N], s: f64) -> f64 {
     let phi = match shape {
         Shape::Exp => phi_exp(s, p[VS], p[DELTA]),
         Shape::Lorentz => phi_lorentz(s, p[VS]),
@@ -122,22 +149,28 @@ fn curve(shape: Shape, p: &[f64; 5], s: f64) -> f64 {
     p[FC] + (p[FS] - p[FC]) * phi + p[FV] * s
 }
 
-/// Least-squares problem on one direction's magnitudes; the free parameters are `free`.
+/// Least-squares problem on magnitudes `y` at speeds `s` (with the direction `sign` of each
+/// point for the offset); the free parameters are `free`.
 struct CurveProblem<'a> {
     s: &'a [f64],
     y: &'a [f64],
+    sign: &'a [f64],
     shape: Shape,
-    full: [f64; 5],
+    full: [f64; N],
     free: Vec<usize>,
 }
 
 impl CurveProblem<'_> {
-    fn expand(&self, p: &[f64]) -> [f64; 5] {
+    fn expand(&self, p: &[f64]) -> [f64; N] {
         let mut full = self.full;
         for (i, x) in self.free.iter().zip(p) {
             full[*i] = *x;
         }
         full
+    }
+
+    fn predict(&self, q: &[f64; N], i: usize) -> f64 {
+        curve(self.shape, q, self.s[i]) + self.sign[i] * q[OFFSET]
     }
 }
 
@@ -147,8 +180,8 @@ impl Residuals for CurveProblem<'_> {
     }
     fn residuals(&self, p: &[f64], out: &mut [f64]) -> Result<(), FitError> {
         let full = self.expand(p);
-        for ((o, s), y) in out.iter_mut().zip(self.s).zip(self.y) {
-            *o = curve(self.shape, &full, *s) - y;
+        for (i, o) in out.iter_mut().enumerate() {
+            *o = self.predict(&full, i) - self.y[i];
         }
         Ok(())
     }
@@ -183,6 +216,7 @@ impl Residuals for CurveProblem<'_> {
                     FS => phi,
                     FV => s,
                     VS => amp * dvs,
+                    OFFSET => self.sign[i],
                     _ => amp * ddelta,
                 };
             }
@@ -191,11 +225,13 @@ impl Residuals for CurveProblem<'_> {
     }
 }
 
-/// One direction's fit.
+/// One direction's fit (or the pooled one).
 #[derive(Clone, Debug)]
 struct DirFit {
-    p: [f64; 5],
+    p: [f64; N],
     se: Option<Vec<f64>>,
+    /// Bootstrap percentile intervals by internal index (when asked for).
+    ci: Option<Vec<[f64; 2]>>,
     cost: f64,
     n: usize,
     termination: TerminationReason,
@@ -203,10 +239,16 @@ struct DirFit {
     at_bound: Vec<usize>,
     /// Scaled condition number of `JᵀJ` at the optimum.
     condition: Option<f64>,
+    /// The straight line's SSE and free-parameter count, for the nested judgement.
+    line: Option<(f64, usize)>,
+    /// Number of free parameters.
+    k: usize,
+    /// Sum of squares of the magnitudes about their mean (for R²).
+    sst: f64,
 }
 
 /// Initial guess from the data (see the module doc); `s` sorted ascending.
-fn initial_guess(s: &[f64], y: &[f64]) -> [f64; 5] {
+fn initial_guess(s: &[f64], y: &[f64]) -> [f64; N] {
     let n = s.len();
     let k = (n / 3).max(2).min(n);
     let (hs, hy) = (&s[n - k..], &y[n - k..]);
@@ -232,33 +274,31 @@ fn initial_guess(s: &[f64], y: &[f64]) -> [f64; 5] {
         .find(|(s, y)| *y - fc - fv * *s < target)
         .map_or(s[n / 2], |(s, _)| *s)
         .max(s[0].max(1e-12));
-    [fc, fs, fv, vs, 1.0]
+    [fc, fs, fv, vs, 1.0, 0.0]
 }
 
-fn fit_direction(
-    s: &[f64],
-    y: &[f64],
-    lay: &Layout,
-    fixed: &[Option<f64>; 5],
-    what: &str,
-) -> Result<DirFit, FitError> {
-    let mut idx: Vec<usize> = (0..s.len()).collect();
-    idx.sort_by(|a, b| s[*a].total_cmp(&s[*b]));
-    let s: Vec<f64> = idx.iter().map(|i| s[*i]).collect();
-    let y: Vec<f64> = idx.iter().map(|i| y[*i]).collect();
-    let mut full = initial_guess(&s, &y);
-    if let Some(d) = lay.fixed_delta {
-        full[DELTA] = d;
-    }
+/// What a direction's fit is asked to do.
+struct Ask<'a> {
+    lay: &'a Layout,
+    fixed: &'a [Option<f64>; N],
+    offset: bool,
+    nested: bool,
+    bootstrap: Option<(usize, u64)>,
+}
+
+/// The free internal parameters of a layout (fixed ones set in `full`).
+fn free_of(ask: &Ask<'_>, full: &mut [f64; N]) -> Vec<usize> {
+    let lay = ask.lay;
     let mut free = Vec::new();
-    for i in 0..5 {
-        let used = match lay.shape {
-            Shape::Line => i == FC || i == FV,
-            Shape::Lorentz => i != DELTA,
-            Shape::Exp => i != DELTA || lay.fixed_delta.is_none(),
+    for (i, value) in full.iter_mut().enumerate() {
+        let used = match (i, lay.shape) {
+            (OFFSET, _) => ask.offset,
+            (_, Shape::Line) => i == FC || i == FV,
+            (_, Shape::Lorentz) => i != DELTA,
+            (_, Shape::Exp) => i != DELTA || lay.fixed_delta.is_none(),
         };
-        match fixed[i] {
-            Some(x) => full[i] = x,
+        match ask.fixed[i] {
+            Some(x) => *value = x,
             None if used => free.push(i),
             None => {}
         }
@@ -266,6 +306,46 @@ fn fit_direction(
     if lay.shape == Shape::Line {
         full[FS] = full[FC];
     }
+    free
+}
+
+/// Runs LM from each start; returns the best `(params, cost, termination)`.
+fn best_of(
+    problem: &mut CurveProblem<'_>,
+    starts: &[[f64; N]],
+    bounds: &Bounds,
+) -> Result<(Vec<f64>, f64, TerminationReason, [f64; N]), FitError> {
+    let mut best: Option<(Vec<f64>, f64, TerminationReason, [f64; N])> = None;
+    for start in starts {
+        problem.full = *start;
+        let p0: Vec<f64> = problem.free.iter().map(|i| start[*i]).collect();
+        let lm = LevenbergMarquardt::new().with_bounds(bounds.clone());
+        let r = Runner::new(&*problem, lm).max_iters(200).run(p0)?;
+        if best.as_ref().is_none_or(|b| r.cost < b.1) {
+            best = Some((r.params, r.cost, r.termination, *start));
+        }
+    }
+    best.ok_or_else(|| FitError::Bug("no start ran".into()))
+}
+
+fn fit_direction(
+    s: &[f64],
+    y: &[f64],
+    sign: &[f64],
+    ask: &Ask<'_>,
+    what: &str,
+) -> Result<DirFit, FitError> {
+    let lay = ask.lay;
+    let mut idx: Vec<usize> = (0..s.len()).collect();
+    idx.sort_by(|a, b| s[*a].total_cmp(&s[*b]));
+    let s: Vec<f64> = idx.iter().map(|i| s[*i]).collect();
+    let y: Vec<f64> = idx.iter().map(|i| y[*i]).collect();
+    let sign: Vec<f64> = idx.iter().map(|i| sign[*i]).collect();
+    let mut full = initial_guess(&s, &y);
+    if let Some(d) = lay.fixed_delta {
+        full[DELTA] = d;
+    }
+    let free = free_of(ask, &mut full);
     need_rows(s.len(), free.len() + 1, what)?;
     let s_min = s.iter().cloned().find(|x| *x > 0.0).unwrap_or(1e-12);
     let (lo, hi): (Vec<f64>, Vec<f64>) = free
@@ -273,84 +353,171 @@ fn fit_direction(
         .map(|i| match *i {
             VS => (s_min * 1e-3, f64::INFINITY),
             DELTA => (0.05, 20.0),
+            OFFSET => (f64::NEG_INFINITY, f64::INFINITY),
             _ => (0.0, f64::INFINITY),
         })
         .unzip();
-    let starts: Vec<f64> = if free.contains(&DELTA) {
-        vec![1.0, 0.7, 2.0]
-    } else {
-        vec![full[DELTA]]
+    let bounds = Bounds {
+        lower: lo.clone(),
+        upper: hi.clone(),
     };
-    let mut best: Option<(Vec<f64>, f64, TerminationReason, CurveProblem)> = None;
-    for d in starts {
-        let mut start = full;
-        start[DELTA] = d;
-        let problem = CurveProblem {
-            s: &s,
-            y: &y,
-            shape: lay.shape,
-            full: start,
-            free: free.clone(),
+    let mut problem = CurveProblem {
+        s: &s,
+        y: &y,
+        sign: &sign,
+        shape: lay.shape,
+        full,
+        free: free.clone(),
+    };
+    let mut starts: Vec<[f64; N]> = if free.contains(&DELTA) {
+        [1.0, 0.7, 2.0]
+            .iter()
+            .map(|d| {
+                let mut st = full;
+                st[DELTA] = *d;
+                st
+            })
+            .collect()
+    } else {
+        vec![full]
+    };
+    // The straight line the curve contains, and starts from it.
+    let stribeck = lay.shape != Shape::Line && free.contains(&FS) && free.contains(&VS);
+    let mut line = None;
+    if ask.nested && stribeck {
+        let line_lay = Layout {
+            shape: Shape::Line,
+            names: lay.names,
+            fixed_delta: None,
         };
-        let p0: Vec<f64> = free.iter().map(|i| start[*i]).collect();
-        let lm = LevenbergMarquardt::new().with_bounds(Bounds {
-            lower: lo.clone(),
-            upper: hi.clone(),
-        });
-        let r = Runner::new(&problem, lm).max_iters(200).run(p0)?;
-        if best.as_ref().is_none_or(|b| r.cost < b.1) {
-            best = Some((r.params, r.cost, r.termination, problem));
+        let line_ask = Ask {
+            lay: &line_lay,
+            nested: false,
+            bootstrap: None,
+            ..*ask
+        };
+        let l = fit_direction(&s, &y, &sign, &line_ask, what)?;
+        line = Some((l.cost, l.k));
+        let mut exact = full;
+        exact[FC] = l.p[FC];
+        exact[FS] = l.p[FC];
+        exact[FV] = l.p[FV];
+        exact[OFFSET] = l.p[OFFSET];
+        starts.push(exact);
+        for f in [0.1, 0.3, 0.6] {
+            let mut st = exact;
+            st[FS] = 1.3 * l.p[FC];
+            st[VS] = s[((s.len() - 1) as f64 * f) as usize].max(s_min);
+            starts.push(st);
         }
     }
-    let (p, cost, termination, problem) =
-        best.ok_or_else(|| FitError::Bug("no start ran".into()))?;
-    let se = standard_errors(&problem, &p, cost).map(|se| {
-        let mut all = vec![f64::NAN; 5];
-        for (i, e) in free.iter().zip(se) {
-            all[*i] = e;
-        }
-        all
-    });
+    let (p, cost, termination, start) = best_of(&mut problem, &starts, &bounds)?;
+    problem.full = start;
+    let mut jac = nalgebra::DMatrix::zeros(0, 0);
+    let jac_ok = matches!(problem.jacobian(&p, &mut jac), Some(Ok(())));
+    let mut resid = vec![0.0; s.len()];
+    problem.residuals(&p, &mut resid)?;
+    let se = jac_ok
+        .then(|| stats::least_squares(&jac, &resid, false))
+        .flatten()
+        .map(|u| {
+            let mut all = vec![f64::NAN; N];
+            for (i, e) in free.iter().zip(u.std_errors) {
+                all[*i] = e;
+            }
+            all
+        });
     let at_bound = free
         .iter()
         .enumerate()
         .filter(|(j, _)| on_bound(p[*j], lo[*j]) || on_bound(p[*j], hi[*j]))
         .map(|(_, i)| *i)
         .collect();
-    let mut jac = nalgebra::DMatrix::zeros(0, 0);
-    let condition = match problem.jacobian(&p, &mut jac) {
-        Some(Ok(())) => scaled_condition(&jac),
-        _ => None,
+    let condition = if jac_ok { scaled_condition(&jac) } else { None };
+    let q = problem.expand(&p);
+    let (se, ci) = match ask.bootstrap {
+        Some((replicates, seed)) => {
+            let fitted: Vec<f64> = (0..s.len()).map(|i| problem.predict(&q, i)).collect();
+            let r: Vec<f64> = resid.iter().map(|e| -e).collect();
+            let boot = stats::block_bootstrap(&fitted, &r, 1, replicates, seed, |yb| {
+                let bp = CurveProblem {
+                    y: yb,
+                    full: q,
+                    free: free.clone(),
+                    ..problem
+                };
+                let lm = LevenbergMarquardt::new().with_bounds(bounds.clone());
+                Ok(Runner::new(&bp, lm).max_iters(200).run(p.clone())?.params)
+            })?;
+            let mut se = vec![f64::NAN; N];
+            let mut ci = vec![[f64::NAN; 2]; N];
+            for (j, i) in free.iter().enumerate() {
+                se[*i] = boot.std_errors[j];
+                ci[*i] = boot.ci95[j];
+            }
+            (Some(se), Some(ci))
+        }
+        None => (se, None),
     };
     Ok(DirFit {
-        p: problem.expand(&p),
+        p: q,
         se,
+        ci,
         cost,
         n: s.len(),
         termination,
         at_bound,
         condition,
+        line,
+        k: free.len(),
+        sst: {
+            let m = super::mean(&y);
+            y.iter().map(|v| (v - m).powi(2)).sum()
+        },
     })
 }
 
-/// Writes one direction's parameters by the model's names into `params` / `errors`.
-fn emit(
-    fit: &DirFit,
-    lay: &Layout,
-    fixed: &[Option<f64>; 5],
-    params: &mut Map<String, Value>,
-    errors: &mut Map<String, Value>,
-) {
+/// Writes one direction's parameters by the model's names into `params` / `errors` / `ci`.
+fn emit(fit: &DirFit, lay: &Layout, fixed: &[Option<f64>; N], out: &mut [Map<String, Value>; 3]) {
+    let [params, errors, ci] = out;
     for i in 0..5 {
         if let Some(name) = lay.names[i] {
             params.insert(name.into(), num(fit.p[i]));
             if fixed[i].is_none()
                 && let Some(se) = &fit.se
+                && se[i].is_finite()
             {
                 errors.insert(name.into(), num(se[i]));
+                if let Some(c) = &fit.ci {
+                    ci.insert(name.into(), serde_json::json!([num(c[i][0]), num(c[i][1])]));
+                }
             }
         }
     }
+}
+
+/// Splits sweep points into magnitudes per direction: `(speed, |friction|, sign)` of
+/// `v > 0` and of `v < 0` (`friction` less the known `offset`).
+type Points = (Vec<f64>, Vec<f64>, Vec<f64>);
+
+fn split(v: &[f64], f: &[f64], offset: f64) -> (Points, Points) {
+    let (mut pos, mut neg): (Points, Points) = Default::default();
+    for (v, f) in v.iter().zip(f) {
+        if !(v.is_finite() && f.is_finite()) {
+            continue;
+        }
+        let f = f - offset;
+        if *v > 0.0 {
+            pos.0.push(*v);
+            pos.1.push(f);
+            pos.2.push(1.0);
+        } else if *v < 0.0 {
+            neg.0.push(-v);
+            neg.1.push(-f);
+            neg.2.push(-1.0);
+        }
+    }
+    (pos, neg)
 }
 
 /// Fits the steady-state curve of `model` to the `v, friction` points of `table`.
@@ -358,100 +525,166 @@ pub fn fit(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitEr
     let v = table.column("v", PROCEDURE.name)?;
     let f = table.column("friction", PROCEDURE.name)?;
     let lay = layout(model);
-    let mut fixed = [None; 5];
+    let mut fixed = [None; N];
     for (i, name) in lay.names.iter().enumerate() {
         if let Some(n) = name {
             fixed[i] = given_f64(given, n)?;
         }
     }
+    let offset = super::given_offset(given)?;
+    let nested = match given.get("nested") {
+        None | Some(Value::Null) => true,
+        Some(Value::Bool(b)) => *b,
+        Some(_) => {
+            return Err(FitError::Config {
+                field: "given.nested".into(),
+                value: f64::NAN,
+                rule: "must be true or false".into(),
+            });
+        }
+    };
+    let ask = Ask {
+        lay: &lay,
+        fixed: &fixed,
+        offset: offset.fitted(),
+        nested,
+        bootstrap: super::given_bootstrap(given)?,
+    };
     let asymmetric = crate::registry::entry(model)
         .map(|e| e.asymmetric)
         .unwrap_or(false);
-    let (mut ps, mut py, mut ns, mut ny) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    for (v, f) in v.iter().zip(f) {
-        if !(v.is_finite() && f.is_finite()) {
-            continue;
-        }
-        if *v > 0.0 {
-            ps.push(*v);
-            py.push(*f);
-        } else if *v < 0.0 {
-            ns.push(-v);
-            ny.push(-f);
-        }
-    }
+    let (mut pos, mut neg) = split(v, f, offset.known());
     let mut report = FitReport::new(
         PROCEDURE.name,
         model,
         "levenberg_marquardt",
         PROCEDURE.columns,
-        ps.len() + ns.len(),
+        pos.0.len() + neg.0.len(),
         given,
     );
-    let zeros = v.len() - ps.len() - ns.len();
+    let zeros = v.len() - pos.0.len() - neg.0.len();
     if zeros > 0 {
         report
             .provenance
             .notes
             .push(format!("{zeros} points at v = 0 (or non-finite) ignored"));
     }
-    if !asymmetric {
-        ps.extend_from_slice(&ns);
-        py.extend_from_slice(&ny);
-        ns.clear();
-        ny.clear();
-        report
-            .provenance
-            .notes
-            .push("symmetric model: both directions pooled (magnitudes)".into());
+    if offset.fitted() && (pos.0.is_empty() || neg.0.is_empty()) {
+        return Err(FitError::Data(
+            "static_curve: an offset needs points in both directions (on one side it is the Coulomb level)".into(),
+        ));
     }
-    let (mut params, mut errors) = (Map::new(), Map::new());
+    if !asymmetric || offset.fitted() {
+        for (a, b) in [
+            (&mut pos.0, &mut neg.0),
+            (&mut pos.1, &mut neg.1),
+            (&mut pos.2, &mut neg.2),
+        ] {
+            a.append(b);
+        }
+        report.provenance.notes.push(if asymmetric {
+            "with an offset both directions share one curve (magnitudes pooled): a per-direction level would absorb it".into()
+        } else {
+            "symmetric model: both directions pooled (magnitudes)".into()
+        });
+    }
+    let mut out: [Map<String, Value>; 3] = Default::default();
     let mut fits = Vec::new();
-    if !ps.is_empty() {
-        let pos = fit_direction(&ps, &py, &lay, &fixed, "positive-velocity points")?;
-        emit(&pos, &lay, &fixed, &mut params, &mut errors);
-        fits.push(pos);
+    if !pos.0.is_empty() {
+        let d = fit_direction(&pos.0, &pos.1, &pos.2, &ask, "positive-velocity points")?;
+        emit(&d, &lay, &fixed, &mut out);
+        fits.push(d);
     }
-    if !ns.is_empty() {
-        let neg = fit_direction(&ns, &ny, &lay, &fixed, "negative-velocity points")?;
-        let (mut np, mut ne) = (Map::new(), Map::new());
-        emit(&neg, &lay, &fixed, &mut np, &mut ne);
-        if params.is_empty() {
+    if !neg.0.is_empty() {
+        let d = fit_direction(&neg.0, &neg.1, &neg.2, &ask, "negative-velocity points")?;
+        let mut sub: [Map<String, Value>; 3] = Default::default();
+        emit(&d, &lay, &fixed, &mut sub);
+        if out[0].is_empty() {
             report
                 .provenance
                 .notes
                 .push("only negative-velocity points: the fit is used for both directions".into());
-            params = np.clone();
-            errors = ne.clone();
+            out = sub.clone();
         }
-        params.insert("negative".into(), Value::Object(np));
-        if !ne.is_empty() {
-            errors.insert("negative".into(), Value::Object(ne));
+        for (o, s) in out.iter_mut().zip(sub) {
+            if !s.is_empty() {
+                o.insert("negative".into(), Value::Object(s));
+            }
         }
-        fits.push(neg);
+        fits.push(d);
     }
     if fits.is_empty() {
         return Err(FitError::Data("static_curve: no point with v != 0".into()));
     }
-    let (cost, n): (f64, usize) = fits
+    let [params, errors, ci] = out;
+    report.params = params;
+    report.std_errors = errors;
+    report.ci95 = ci;
+    match offset {
+        super::Offset::Fit => {
+            let d = &fits[0];
+            let se = d.se.as_ref().map(|s| s[OFFSET]).filter(|x| x.is_finite());
+            report.set("offset", d.p[OFFSET], se);
+            if let Some(c) = &d.ci {
+                report.ci95.insert(
+                    "offset".into(),
+                    serde_json::json!([num(c[OFFSET][0]), num(c[OFFSET][1])]),
+                );
+            }
+        }
+        super::Offset::Known(c) => {
+            report.set("offset", c, None);
+            report
+                .provenance
+                .notes
+                .push(format!("known offset {c} subtracted from the friction"));
+        }
+        super::Offset::None => {}
+    }
+    finish(&mut report, &fits, &lay, &fixed, ask.bootstrap);
+    Ok(report)
+}
+
+/// MSE, goodness, termination, bounds, condition, notes and details of the finished fits.
+fn finish(
+    report: &mut FitReport,
+    fits: &[DirFit],
+    lay: &Layout,
+    fixed: &[Option<f64>; N],
+    bootstrap: Option<(usize, u64)>,
+) {
+    let (cost, n, k): (f64, usize, usize) = fits
         .iter()
-        .fold((0.0, 0), |(c, n), d| (c + d.cost, n + d.n));
+        .fold((0.0, 0, 0), |(c, n, k), d| (c + d.cost, n + d.n, k + d.k));
     report.mse = Some(cost / n as f64);
+    let sst: f64 = fits.iter().map(|d| d.sst).sum();
+    report.r2 = (sst > 0.0).then(|| 1.0 - cost / sst);
+    let nf = n as f64;
+    report.aic = Some(nf * (cost / nf).ln() + 2.0 * k as f64);
+    report.bic = Some(nf * (cost / nf).ln() + k as f64 * nf.ln());
     report.provenance.termination = Some(
         fits.iter()
             .map(|d| d.termination)
             .find(|t| *t != TerminationReason::Converged)
             .unwrap_or(TerminationReason::Converged),
     );
-    for (d, prefix) in fits.iter().zip(if ps.is_empty() {
-        ["negative."; 2]
-    } else {
-        ["", "negative."]
-    }) {
+    let negative_only = fits.len() == 1 && report.params.contains_key("negative");
+    for (i, d) in fits.iter().enumerate() {
+        let prefix = if i == 1 || negative_only {
+            "negative."
+        } else {
+            ""
+        };
         report.at_bound.extend(
             d.at_bound
                 .iter()
-                .filter_map(|i| lay.names[*i])
+                .filter_map(|i| {
+                    if *i == OFFSET {
+                        Some("offset")
+                    } else {
+                        lay.names[*i]
+                    }
+                })
                 .map(|n| format!("{prefix}{n}")),
         );
     }
@@ -459,7 +692,7 @@ pub fn fit(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitEr
     let held: Vec<&str> = lay
         .names
         .iter()
-        .zip(&fixed)
+        .zip(fixed)
         .filter_map(|(n, f)| f.and(*n))
         .collect();
     if !held.is_empty() {
@@ -473,9 +706,26 @@ pub fn fit(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitEr
         .map(|d| serde_json::json!({"n_points": d.n, "mse": num(d.cost / d.n as f64), "termination": d.termination}))
         .collect();
     report.details = serde_json::json!({ "shape": format!("{:?}", lay.shape).to_lowercase(), "directions": dirs });
-    report.params = params;
-    report.std_errors = errors;
-    Ok(report)
+    if fits.iter().all(|d| d.line.is_some()) {
+        let (sse0, k0) = fits
+            .iter()
+            .filter_map(|d| d.line)
+            .fold((0.0, 0), |(s, k), (a, b)| (s + a, k + b));
+        report.details["nested"] = super::nested::judge(
+            report,
+            "the Coulomb + viscous line",
+            (sse0, k0),
+            (cost, k),
+            &["fs", "vs"],
+        );
+    }
+    if let Some((replicates, seed)) = bootstrap {
+        report.provenance.notes.push(format!(
+            "standard errors and ci95 from a bootstrap of the residuals: {replicates} replicates per direction, seed {seed}"
+        ));
+        report.details["bootstrap"] =
+            serde_json::json!({"replicates": replicates, "block": 1, "seed": seed});
+    }
 }
 
 #[cfg(test)]
@@ -492,7 +742,7 @@ mod tests {
 
     #[test]
     fn noise_free_lorentz_curve_is_recovered_exactly() {
-        let truth = [1.0, 1.5, 0.4, 2e-3, 0.0];
+        let truth = [1.0, 1.5, 0.4, 2e-3, 0.0, 0.0];
         let pts: Vec<(f64, f64)> = (0..40)
             .map(|i| {
                 let s = 1e-4 * 1.2f64.powi(i);
@@ -509,7 +759,7 @@ mod tests {
 
     #[test]
     fn given_values_are_held_and_have_no_error() {
-        let truth = [1.0, 1.5, 0.4, 1e-2, 2.0];
+        let truth = [1.0, 1.5, 0.4, 1e-2, 2.0, 0.0];
         let pts: Vec<(f64, f64)> = (0..30)
             .map(|i| {
                 let s = 1e-3 * 1.25f64.powi(i);

@@ -31,6 +31,8 @@ pub const PROCEDURE: Procedure = Procedure {
     name: "step_damping",
     models: &["lugre", "improved_lugre", "elasto_plastic"],
     columns: &["t", "x", "u"],
+    options: &["sigma0", "j", "fv", "sigma2"],
+    known_params: false,
 };
 
 /// Unit step response `1 - h(tau)` of `1/(s^2/wn^2 + 2 z s/wn + 1)` at `tau >= 0`.

@@ -1,6 +1,9 @@
 //! Runs: `GET /api/runs` (newest first, filtered), `POST /api/runs` (a spec enqueued or started
-//! now), one run, its results, its samples (columnar JSON or CSV), its export (CSV, JSON,
-//! Parquet) and its stop and abort.
+//! now), `POST /api/runs/import` (a recording made elsewhere, [`import`]), one run, its
+//! results, its samples (columnar JSON or CSV), its export (CSV, JSON, Parquet) and its stop
+//! and abort.
+
+pub mod import;
 
 use super::body::SpecJson;
 use super::error::{Accepted, Answer, ApiError, ApiResult, Created, errors};
@@ -28,6 +31,12 @@ pub fn routes() -> ApiRouter<AppState> {
                     (409, "Conflict: bench busy or e-stop latched (start=now)"),
                     (503, "No plan-check worker free within 0.5 s"),
                 ])
+            }),
+        )
+        .api_route(
+            super::body::RECORDING_PATH,
+            post_with(import::import_run, |op| {
+                op.summary("Import a recording made elsewhere (the body: a CSV, MATLAB level 5 MAT-file or Parquet file, streamed) as a run of kind `imported`, as `bench runs import` does; nothing is stored when it is refused")
             }),
         )
         .api_route(
@@ -76,7 +85,12 @@ pub fn routes() -> ApiRouter<AppState> {
 const DATE_PATTERN: &str = "^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])(T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]Z)?$";
 
 fn kind_schema(_: &mut SchemaGenerator) -> Schema {
-    json_schema!({"enum": experiments::Kind::NAMES, "description": "experiment kind"})
+    let mut kinds: Vec<&str> = experiments::Kind::NAMES.to_vec();
+    kinds.push(run_store::IMPORTED_KIND);
+    json_schema!({
+        "enum": kinds,
+        "description": "experiment kind, or `imported` (recordings from POST /api/runs/import)",
+    })
 }
 
 fn status_schema(_: &mut SchemaGenerator) -> Schema {

@@ -1,0 +1,240 @@
+//! The real bench over Modbus: connecting the drive and the torque sensor, preparing the
+//! drive's own safety (watchdog read back, torque cap), and the [`BenchIo`] they make.
+
+use super::io::BenchIo;
+use super::judge::DERIVED_VELOCITY_TAU_S;
+use super::stop::{Device, StopReason};
+use crate::config::{Loaded, WatchdogRule};
+use protocols::{
+    Drive, DriveFeedback, Error, Link, LinkStats, Mode, SharedLink, TorqueReading, TorqueSensor,
+};
+use std::time::{Duration, Instant};
+
+/// The devices of the bench, connected, and the wall clock.
+#[derive(Debug)]
+pub struct ModbusIo {
+    drive: Drive,
+    sensor: Option<TorqueSensor>,
+    epoch: Instant,
+}
+
+impl ModbusIo {
+    /// The drive alone (no sensor read): for the safe state on a link of its own.
+    pub fn drive_only(drive: Drive) -> ModbusIo {
+        ModbusIo {
+            drive,
+            sensor: None,
+            epoch: Instant::now(),
+        }
+    }
+
+    /// The drive client.
+    pub fn drive(&mut self) -> &mut Drive {
+        &mut self.drive
+    }
+}
+
+impl BenchIo for ModbusIo {
+    fn clock_s(&self) -> f64 {
+        self.epoch.elapsed().as_secs_f64()
+    }
+
+    fn has_mode(&self, mode: Mode) -> bool {
+        let profile = self.drive.profile();
+        profile.modes.contains_key(&mode) || profile.sequence(&format!("mode_{mode}")).is_some()
+    }
+
+    async fn read_feedback(&mut self) -> Result<DriveFeedback, Error> {
+        self.drive.read_feedback().await
+    }
+
+    async fn command_in(&mut self, mode: Mode, value: f64) -> Result<(), Error> {
+        self.drive.command_in(mode, value).await
+    }
+
+    async fn set_mode(&mut self, mode: Mode) -> Result<(), Error> {
+        self.drive.set_mode(mode).await
+    }
+
+    async fn enable(&mut self) -> Result<(), Error> {
+        self.drive.enable().await
+    }
+
+    async fn disable(&mut self) -> Result<(), Error> {
+        self.drive.disable().await
+    }
+
+    async fn command_and_read(&mut self, value: f64) -> Result<DriveFeedback, Error> {
+        self.drive.command_and_read(value).await
+    }
+
+    async fn read_sensor(&mut self) -> Option<Result<TorqueReading, Error>> {
+        match &mut self.sensor {
+            None => None,
+            Some(s) => Some(s.read().await),
+        }
+    }
+
+    /// The loop is the links' only user, so the locks are free.
+    async fn link_stats(&self) -> (LinkStats, LinkStats) {
+        let drive = self.drive.io().link().lock().await.stats();
+        let sensor = match &self.sensor {
+            Some(s) => s.io().link().lock().await.stats(),
+            None => drive,
+        };
+        (drive, sensor)
+    }
+}
+
+/// Opens the drive's link and client.
+pub async fn connect_drive(loaded: &Loaded) -> Result<Drive, StopReason> {
+    let (dprof, _) = &loaded.drive;
+    let dlink: SharedLink = Link::open(Loaded::link_config(&loaded.config.drive, dprof))
+        .await
+        .map_err(|e| StopReason::NoConnection {
+            device: Device::Drive,
+            detail: e.to_string(),
+        })?
+        .shared();
+    let mut drive = Drive::new(dprof.clone(), dlink).map_err(|e| setup(e.to_string()))?;
+    if let Some(u) = loaded.config.drive.unit {
+        drive = drive.with_unit(u);
+    }
+    Ok(drive)
+}
+
+/// A preparation step that failed on a rule, not on the link.
+fn setup(text: String) -> StopReason {
+    StopReason::Setup { link: false, text }
+}
+
+/// A drive transaction of the preparation that failed: `drive: <what>: <error>`.
+fn drive_step(what: &str) -> impl FnOnce(Error) -> StopReason + '_ {
+    move |e| StopReason::Setup {
+        link: e.is_link_error(),
+        text: if what.is_empty() {
+            format!("drive: {e}")
+        } else {
+            format!("drive: {what}: {e}")
+        },
+    }
+}
+
+/// Connects both devices and prepares the drive's own safety (watchdog read back, torque
+/// cap); notes go into `log`. A latched drive fault is not cleared: that is an operator's
+/// decision.
+pub async fn connect(
+    loaded: &Loaded,
+    log: &mut Vec<(Option<f64>, String)>,
+) -> Result<ModbusIo, StopReason> {
+    let mut drive = connect_drive(loaded).await?;
+    let sensor = connect_sensor(loaded, &drive).await?;
+    let fb = drive.read_feedback().await.map_err(drive_step(""))?;
+    if fb.fault == Some(true) {
+        return Err(StopReason::LatchedDriveFault {
+            code: fb.fault_code.unwrap_or(0),
+        });
+    }
+    if drive.profile().connect_sequence().is_some() {
+        drive
+            .io()
+            .run_sequence("connect")
+            .await
+            .map_err(drive_step("connect settings"))?;
+        log.push((None, "drive connect settings written and read back".into()));
+    }
+    if let Ok(notes) = loaded.check_profile() {
+        log.extend(notes.into_iter().map(|n| (None, n)));
+    }
+    watchdog(&mut drive, loaded, log).await?;
+    // The drive's own loops saturate inside the bench's torque limit: a velocity or position
+    // loop asking for more is clamped by the drive, not aborted as a breach.
+    if drive.profile().role(protocols::Role::MaxTorque).is_some() {
+        drive
+            .set_max_torque(loaded.config.limits.torque_nm)
+            .await
+            .map_err(drive_step("setting the maximum torque"))?;
+    }
+    if drive
+        .profile()
+        .role(protocols::Role::VelocityFeedback)
+        .is_none()
+    {
+        log.push((
+            None,
+            format!(
+                "the drive profile has no velocity feedback: velocity derived from position \
+                 (backward difference, first-order low-pass τ = {} ms)",
+                DERIVED_VELOCITY_TAU_S * 1e3
+            ),
+        ));
+    }
+    Ok(ModbusIo {
+        drive,
+        sensor,
+        epoch: Instant::now(),
+    })
+}
+
+/// The torque sensor's client: on the drive's link when it has no endpoint of its own or the
+/// drive's.
+async fn connect_sensor(
+    loaded: &Loaded,
+    drive: &Drive,
+) -> Result<Option<TorqueSensor>, StopReason> {
+    let cfg = &loaded.config;
+    let (Some(sc), Some((sprof, _))) = (&cfg.sensor, &loaded.sensor) else {
+        return Ok(None);
+    };
+    let dlink_cfg = Loaded::link_config(&cfg.drive, &loaded.drive.0);
+    let link = if sc.tcp.is_none() && sc.serial.is_none()
+        || Loaded::link_config(sc, sprof).endpoint == dlink_cfg.endpoint
+    {
+        drive.io().link().clone()
+    } else {
+        Link::open(Loaded::link_config(sc, sprof))
+            .await
+            .map_err(|e| StopReason::NoConnection {
+                device: Device::TorqueSensor,
+                detail: e.to_string(),
+            })?
+            .shared()
+    };
+    let mut s = TorqueSensor::new(sprof.clone(), link).map_err(|e| setup(e.to_string()))?;
+    if let Some(u) = sc.unit {
+        s = s.with_unit(u);
+    }
+    Ok(Some(s))
+}
+
+/// Sets the drive's communication watchdog and reads it back, or logs why it is waived.
+async fn watchdog(
+    drive: &mut Drive,
+    loaded: &Loaded,
+    log: &mut Vec<(Option<f64>, String)>,
+) -> Result<(), StopReason> {
+    match loaded.watchdog_rule() {
+        WatchdogRule::Set(timeout_s) => {
+            drive
+                .set_watchdog(Duration::from_secs_f64(timeout_s))
+                .await
+                .map_err(drive_step("setting the watchdog"))?;
+            let read = drive
+                .read_watchdog()
+                .await
+                .map_err(drive_step("reading the watchdog back"))?;
+            if (read - timeout_s).abs() > 1e-3 * timeout_s.max(1.0) {
+                return Err(setup(format!(
+                    "drive: the communication watchdog reads back {read} s after writing \
+                     {timeout_s} s: refusing to run without a working backstop"
+                )));
+            }
+            log.push((
+                None,
+                format!("drive communication watchdog {read} s (read back)"),
+            ));
+        }
+        WatchdogRule::Waived(why) => log.push((None, why)),
+    }
+    Ok(())
+}

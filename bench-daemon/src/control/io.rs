@@ -1,0 +1,47 @@
+//! What the control loop asks of a bench: a handful of drive and sensor transactions and the
+//! bench's clock. The loop ([`super::tick`], [`super::safe_state`]) is written once against
+//! this trait; the real bench answers over Modbus in real time ([`super::connect::ModbusIo`]),
+//! the simulated plant in simulated time ([`super::sim_io::SimIo`]).
+
+use protocols::{DriveFeedback, Error, LinkStats, Mode, TorqueReading};
+
+/// The drive and torque sensor of one bench, and its clock.
+///
+/// The loop runs on one thread with a runtime of its own, so the futures need not be `Send`.
+#[allow(async_fn_in_trait)]
+pub trait BenchIo {
+    /// The bench's clock \[s\]: monotonic, from an arbitrary origin (the wall clock over
+    /// Modbus, the plant's time on the simulated bench). Samples are stamped with it.
+    fn clock_s(&self) -> f64;
+
+    /// Whether the drive closes a loop in `mode` itself (else the daemon closes it in torque
+    /// mode).
+    fn has_mode(&self, mode: Mode) -> bool;
+
+    /// Reads the drive's feedback.
+    async fn read_feedback(&mut self) -> Result<DriveFeedback, Error>;
+
+    /// Writes `value` into the command of `mode` (whatever mode is active).
+    async fn command_in(&mut self, mode: Mode, value: f64) -> Result<(), Error>;
+
+    /// Switches the drive to `mode`.
+    async fn set_mode(&mut self, mode: Mode) -> Result<(), Error>;
+
+    /// Powers the drive on (operation enabled).
+    async fn enable(&mut self) -> Result<(), Error>;
+
+    /// Powers the drive off.
+    async fn disable(&mut self) -> Result<(), Error>;
+
+    /// Writes `value` as the command of the active mode and reads the feedback, in one
+    /// transaction where the device allows. A value the profile refuses is an
+    /// [`Error::is_limit`] error: nothing was written.
+    async fn command_and_read(&mut self, value: f64) -> Result<DriveFeedback, Error>;
+
+    /// Reads the torque sensor; `None` when the bench has none.
+    async fn read_sensor(&mut self) -> Option<Result<TorqueReading, Error>>;
+
+    /// The drive's and the sensor's link counters (the sensor's are the drive's when they share
+    /// one link, or when there is no link at all).
+    async fn link_stats(&self) -> (LinkStats, LinkStats);
+}

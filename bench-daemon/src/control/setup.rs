@@ -1,0 +1,112 @@
+//! What a run's loop is given, what it publishes while it runs and what it reports at the end.
+
+use super::request::Control;
+use super::sim_io::SimIo;
+use super::stop::Outcome;
+use crate::config::Loaded;
+use experiments::{Plan, Sample};
+use friction::compensation::CompensatorSpec;
+use friction::registry::ModelSpec;
+use run_store::BatchSender;
+use serde::Serialize;
+use std::sync::Arc;
+use tokio::sync::{broadcast, watch};
+
+/// The bench a run's loop drives.
+#[derive(Debug, Default)]
+pub enum Devices {
+    /// The devices of the configuration, over Modbus, in real time.
+    #[default]
+    Modbus,
+    /// The simulated plant in this process, stepped in simulated time as fast as the CPU
+    /// goes (analyses, fits, sequencing: no wall clock involved).
+    Simulated(Box<SimIo>),
+}
+
+/// Everything a run's loop needs.
+#[derive(Debug)]
+pub struct LoopSetup {
+    /// Devices, limits, gains, safety settings.
+    pub loaded: Loaded,
+    /// Where the devices are.
+    pub devices: Devices,
+    /// The validated plan.
+    pub plan: Plan,
+    /// Lockstep models.
+    pub models: Vec<ModelSpec>,
+    /// Friction compensators of a compensation trial (segments name them by index), their
+    /// parameters resolved when the run was created.
+    pub compensators: Vec<CompensatorSpec>,
+    /// Where samples go (None: nowhere, e.g. a dry timing run).
+    pub recorder: Option<BatchSender>,
+    /// Requests from outside.
+    pub control: Arc<Control>,
+    /// Progress and latest values.
+    pub status: watch::Sender<Status>,
+    /// Decimated live samples with model outputs.
+    pub live: Option<(broadcast::Sender<Frame>, u32)>,
+}
+
+/// Progress of the running loop, for progress bars and the status endpoint.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Status {
+    /// Phase: `connecting`, `running`, `stopping`, `done`.
+    pub phase: &'static str,
+    /// Run time \[s\].
+    pub t: f64,
+    /// Active segment index and count.
+    pub segment: usize,
+    /// Number of segments.
+    pub segments: usize,
+    /// Label of the active segment.
+    pub label: String,
+    /// What the latest sample's `u_cmd` is: `torque` \[N m\], `velocity` \[rad/s\] or
+    /// `position` \[rad\] (the drive mode in force).
+    pub command: &'static str,
+    /// Latest sample.
+    pub sample: Sample,
+    /// Samples so far.
+    pub samples: u64,
+    /// Overruns so far.
+    pub overruns: u64,
+    /// Batches the recorder refused so far.
+    pub dropped_batches: u64,
+    /// Wake-up lateness so far, coarse (for `/metrics`).
+    pub lateness: super::timing::Histogram,
+    /// The drive's link counters so far.
+    pub drive_link: protocols::LinkStats,
+    /// The sensor's link counters so far (the drive's again when they share a line).
+    pub sensor_link: protocols::LinkStats,
+}
+
+/// One decimated live sample with every lockstep output.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Frame {
+    /// Sample index in the run.
+    pub idx: u64,
+    /// The sample.
+    pub sample: Sample,
+    /// Lockstep outputs, in the run's model order.
+    pub outputs: Vec<f64>,
+}
+
+/// What the loop reports when it ends.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LoopReport {
+    /// How it ended.
+    pub outcome: Outcome,
+    /// Period statistics.
+    pub stats: run_store::TimingStats,
+    /// Ticks run.
+    pub ticks: u64,
+    /// Time from the first deadline to the last tick \[s\] (simulated time on the simulated
+    /// bench).
+    pub elapsed_s: f64,
+    /// Time from the decision to stop to the drive confirming it is disabled \[s\]; `None` if
+    /// it could not be confirmed.
+    pub safe_state_s: Option<f64>,
+    /// Log lines (run time, text) also sent to the recorder.
+    pub log: Vec<(Option<f64>, String)>,
+    /// Batches the recorder refused.
+    pub dropped_batches: u64,
+}

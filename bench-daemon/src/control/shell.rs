@@ -1,0 +1,91 @@
+//! The real-time shell: the loop's thread at real-time priority with the CPUs kept out of deep
+//! idle, the bench connected over Modbus, and [`tick`] called at absolute deadlines on the
+//! wall clock; a tick that overruns skips the periods it missed. Everything a tick does is in
+//! [`super::tick`]; this file only keeps time.
+
+use super::connect::{ModbusIo, connect, connect_drive};
+use super::io::BenchIo;
+use super::lifecycle::{after_panic, begin, failed_early, finish, panic_message};
+use super::realtime::{NoDeepIdle, loop_runtime as runtime, realtime};
+use super::setup::{Devices, LoopReport, LoopSetup};
+use super::sim_shell;
+use super::tick::tick;
+use std::panic::AssertUnwindSafe;
+use std::time::{Duration, Instant};
+
+/// Runs the loop on the calling thread (give it a thread of its own); returns when the run
+/// is over and the drive is in its safe state (or could not be reached).
+///
+/// A panic anywhere in the loop (a model step, the sequencer) is caught here: the safe-state
+/// sequence then runs on a fresh link and the run fails with the panic's message.
+pub fn run(mut setup: LoopSetup) -> LoopReport {
+    if let Devices::Simulated(io) = std::mem::take(&mut setup.devices) {
+        return sim_shell::run(&setup, *io);
+    }
+    let wanted = setup.loaded.config.realtime_priority;
+    let mut notes: Vec<String> = realtime(wanted).into_iter().collect();
+    // Real-time scheduling asked for: keep the CPUs awake for the run's deadlines too.
+    let idle = (wanted > 0).then(NoDeepIdle::request);
+    if let Some(Err(note)) = &idle {
+        notes.push(note.clone());
+    }
+    let caught =
+        std::panic::catch_unwind(AssertUnwindSafe(|| runtime().block_on(run_modbus(&setup))));
+    let mut report = match caught {
+        Ok(report) => report,
+        Err(panic) => runtime().block_on(async {
+            let mut io = connect_drive(&setup.loaded).await.map(ModbusIo::drive_only);
+            after_panic(
+                &setup,
+                panic_message(&*panic),
+                io.as_mut().map_err(|e| e.clone()),
+            )
+            .await
+        }),
+    };
+    drop(idle);
+    report.log.extend(notes.into_iter().map(|n| (None, n)));
+    report
+}
+
+async fn run_modbus(setup: &LoopSetup) -> LoopReport {
+    setup.status.send_modify(|s| {
+        s.phase = "connecting";
+        s.segments = setup.plan.segments.len();
+    });
+    let mut log = Vec::new();
+    let mut io = match connect(&setup.loaded, &mut log).await {
+        Ok(io) => io,
+        Err(e) => return failed_early(e, log, None),
+    };
+    let mut state = match begin(setup, &mut io, log, false).await {
+        Ok(state) => state,
+        Err(report) => return report,
+    };
+    let ts = state.period_s();
+    let start = Instant::now();
+    state.t0 = io.clock_s();
+    let mut k: u64 = 0;
+    let outcome = loop {
+        let deadline_k = start + Duration::from_secs_f64(k as f64 * ts);
+        setup.control.sleep_until(deadline_k);
+        let woke = Instant::now();
+        state
+            .stats
+            .record(woke.saturating_duration_since(deadline_k).as_secs_f64() * 1e6);
+        if let Some(end) = tick(&mut state, &mut io, k as f64 * ts).await {
+            break end;
+        }
+        // Next deadline; a tick that ran into the next period skips the periods it missed.
+        k += 1;
+        let now = Instant::now();
+        let next = start + Duration::from_secs_f64(k as f64 * ts);
+        state.overran = now > next;
+        if state.overran {
+            state.stats.overruns += 1;
+            k = ((now - start).as_secs_f64() / ts).floor() as u64 + 1;
+        }
+    };
+    let elapsed_s = start.elapsed().as_secs_f64();
+    finish(setup, state, &mut io, outcome, k as f64 * ts, elapsed_s).await
+}
