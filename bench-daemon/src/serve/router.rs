@@ -182,8 +182,8 @@ mod tests {
                 "/api/queue",
                 "/api/queue/{id}",
                 "/api/runs",
-                "/api/runs/{id}",
                 "/api/runs/import",
+                "/api/runs/{id}",
                 "/api/runs/{id}/abort",
                 "/api/runs/{id}/export",
                 "/api/runs/{id}/results",
@@ -205,6 +205,19 @@ mod tests {
         for code in ["201", "400", "403", "409", "413", "415", "422", "503"] {
             assert!(create.contains_key(code), "POST /api/runs: {code}");
         }
+        // The recording's own answers, not those of a JSON body.
+        let import = responses(&doc, "/api/runs/import", "post");
+        for code in ["201", "400", "401", "413", "415", "422"] {
+            assert!(import.contains_key(code), "POST /api/runs/import: {code}");
+        }
+        assert!(
+            import["413"]["description"]
+                .as_str()
+                .unwrap()
+                .contains("1 GiB")
+        );
+        let types = &doc["paths"]["/api/runs/import"]["post"]["requestBody"]["content"];
+        assert!(types["text/csv"].is_object() && types["application/json"].is_null());
         assert!(!responses(&doc, "/api/health", "get").contains_key("401"));
         assert!(responses(&doc, "/api/runs/{id}", "get").contains_key("404"));
         assert!(responses(&doc, "/api/fits/{id}", "delete").contains_key("422"));
@@ -245,6 +258,15 @@ mod tests {
         let names: Vec<&str> = params.iter().filter_map(|p| p["name"].as_str()).collect();
         for q in [
             "kind", "bench", "status", "since", "until", "limit", "offset",
+        ] {
+            assert!(names.contains(&q), "{q} in {names:?}");
+        }
+        let params = doc["paths"]["/api/runs/import"]["post"]["parameters"]
+            .as_array()
+            .unwrap();
+        let names: Vec<&str> = params.iter().filter_map(|p| p["name"].as_str()).collect();
+        for q in [
+            "file", "format", "columns", "scale", "geometry", "name", "bench",
         ] {
             assert!(names.contains(&q), "{q} in {names:?}");
         }
