@@ -8,12 +8,12 @@
 use crate::import::{self, ImportError, ImportOptions, Source};
 use crate::serve::body::{RECORDING_TYPES, field_of, is_recording_type};
 use crate::serve::error::{Answer, ApiError, ApiResult, Created, error_doc};
+use crate::serve::extract::Query;
 use crate::serve::schema::{media, opaque};
 use crate::serve::state::AppState;
 use aide::OperationInput;
 use aide::generate::GenContext;
 use aide::openapi::{Operation, RequestBody, Response as DocResponse, StatusCode as DocStatus};
-use aide::operation::{ParamLocation, add_parameters, parameters_from_schema};
 use axum::extract::{FromRequest, FromRequestParts, Request, State};
 use axum::http::request::Parts;
 use axum::http::{StatusCode, header};
@@ -79,19 +79,17 @@ impl<S: Send + Sync> FromRequestParts<S> for ImportQuery {
     }
 }
 
+/// Documented as a typed query ([`Query`]) is: its parameters from its schema.
 impl OperationInput for ImportQuery {
     fn operation_input(ctx: &mut GenContext, op: &mut Operation) {
-        let schema = ctx.schema.subschema_for::<ImportQuery>();
-        let params = parameters_from_schema(ctx, schema, ParamLocation::Query);
-        add_parameters(ctx, op, params);
+        Query::<ImportQuery>::operation_input(ctx, op);
     }
 
     fn inferred_early_responses(
         ctx: &mut GenContext,
-        _: &mut Operation,
+        op: &mut Operation,
     ) -> Vec<(Option<DocStatus>, DocResponse)> {
-        let e = error_doc(ctx, "An unknown or repeated query parameter");
-        vec![(Some(DocStatus::Code(400)), e)]
+        Query::<ImportQuery>::inferred_early_responses(ctx, op)
     }
 }
 
@@ -136,7 +134,7 @@ fn default_name(media: &str) -> &'static str {
 }
 
 /// The body: a recording in one of [`RECORDING_TYPES`] (else 415), its declared length within
-/// [`MAX_IMPORT_BYTES`] (else 413 before a byte is read); read as a stream by [`spool`].
+/// [`MAX_IMPORT_BYTES`] (else 413 before a byte is read); read as a stream, never held whole.
 #[derive(Debug)]
 pub struct Recording {
     /// The media type, lower case, without parameters.
