@@ -241,6 +241,18 @@ async fn keep_log(store: &Store, run_id: i64, log: &[(Option<f64>, String)]) -> 
     Ok(())
 }
 
+/// Stores the loop's run log (checks and read-backs) with the run.
+async fn keep_notes(
+    store: &Store,
+    run_id: i64,
+    notes: &[(Option<f64>, String)],
+) -> anyhow::Result<()> {
+    for (t, line) in notes {
+        store.append_note(run_id, *t, line).await?;
+    }
+    Ok(())
+}
+
 /// Runs the `queued` run `run_id` (made by [`create`] from `checked`) on the bench.
 pub async fn execute_run(
     store: &Store,
@@ -309,6 +321,10 @@ pub async fn execute_run_on(
             anyhow::bail!(reason);
         }
     };
+    // Before the recorder closes the run: whoever sees it final sees its run log too.
+    if let Err(e) = keep_notes(store, run_id, &report.notes).await {
+        tracing::warn!(run_id, "the run log could not be stored: {e}");
+    }
     let status = report.outcome.status();
     let reason = report.outcome.reason().map(StopReason::stored);
     let closed = recorder

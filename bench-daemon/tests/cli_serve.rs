@@ -232,6 +232,16 @@ fn a_posted_spec_runs_and_its_samples_come_back_as_json_csv_and_parquet() {
     assert!(created["eta_s"].as_f64().unwrap() >= 1.0, "{created}");
     let run = d.wait_final(id, Duration::from_secs(30));
     assert_eq!(run["status"], "completed", "{run}");
+    // Nothing interrupted it; the watchdog read back is in its run log, not its interruptions.
+    assert_eq!(run["interruption_log"], serde_json::json!([]), "{run}");
+    assert!(
+        run["run_log"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["reason"].as_str().unwrap().ends_with("s (read back)")),
+        "{run}"
+    );
     // One sample per control period over the settle and measure segments (1 s at 1 kHz);
     // periods a loaded machine makes the loop miss are skipped, not recorded twice.
     let n = run["sample_count"].as_u64().unwrap();

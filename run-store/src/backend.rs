@@ -146,15 +146,16 @@ pub(crate) trait Dialect {
     /// Opens a write transaction. SQLite takes its write lock at once (`IMMEDIATE`), so a
     /// transaction never fails half-way for want of it.
     const BEGIN_WRITE: &'static str;
-    /// `interruption_log` with one entry appended, from the placeholders `$at`, `$t`, `$reason`.
-    fn log_append(at: u8, t: u8, reason: u8) -> String;
+    /// The JSON log in `column` (`interruption_log` or `run_log`) with one entry appended,
+    /// from the placeholders `$at`, `$t`, `$reason`.
+    fn log_append(column: &str, at: u8, t: u8, reason: u8) -> String;
 }
 
 impl Dialect for Sqlite {
     const BEGIN_WRITE: &'static str = "BEGIN IMMEDIATE";
-    fn log_append(at: u8, t: u8, reason: u8) -> String {
+    fn log_append(column: &str, at: u8, t: u8, reason: u8) -> String {
         format!(
-            "json_insert(interruption_log, '$[#]', json_object('at', ${at}, 't', ${t}, \
+            "json_insert({column}, '$[#]', json_object('at', ${at}, 't', ${t}, \
              'reason', ${reason}))"
         )
     }
@@ -162,9 +163,9 @@ impl Dialect for Sqlite {
 
 impl Dialect for Postgres {
     const BEGIN_WRITE: &'static str = "BEGIN";
-    fn log_append(at: u8, t: u8, reason: u8) -> String {
+    fn log_append(column: &str, at: u8, t: u8, reason: u8) -> String {
         format!(
-            "(interruption_log::jsonb || jsonb_build_array(jsonb_build_object('at', ${at}::text, \
+            "({column}::jsonb || jsonb_build_array(jsonb_build_object('at', ${at}::text, \
              't', ${t}::float8, 'reason', ${reason}::text)))::text"
         )
     }

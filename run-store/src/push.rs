@@ -275,9 +275,9 @@ impl Store {
                      started_at, finished_at, bench_config, device_profiles, software_version,
                      operator_note, models, period_s, period_error_p50_us, period_error_p99_us,
                      period_error_max_us, overruns, dropped_batches, dropped_samples,
-                     sample_count, interruption_log, reason_code)
+                     sample_count, interruption_log, reason_code, run_log)
                  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16,
-                     $17, $18, $19, $20, $21, $22, $23, $24)
+                     $17, $18, $19, $20, $21, $22, $23, $24, $25)
                  ON CONFLICT (uuid) DO NOTHING RETURNING id",
             )
             .bind(&r.uuid)
@@ -304,6 +304,7 @@ impl Store {
             .bind(r.sample_count)
             .bind(&r.interruption_log)
             .bind(&r.reason_code)
+            .bind(&r.run_log)
             .fetch_optional(&mut *tx)
             .await?;
             let Some(new_id) = new_id else {

@@ -525,7 +525,7 @@ impl Writer {
                 Event::Log { t, reason } => on!(conn.reborrow(), |c, DB| {
                     let sql = format!(
                         "UPDATE runs SET interruption_log = {} WHERE id = $4",
-                        DB::log_append(1, 2, 3)
+                        DB::log_append("interruption_log", 1, 2, 3)
                     );
                     sqlx::query(AssertSqlSafe(sql))
                         .bind(now_text())

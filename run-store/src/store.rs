@@ -80,6 +80,7 @@ pub(crate) struct RunRow {
     pub(crate) dropped_samples: i64,
     pub(crate) sample_count: i64,
     pub(crate) interruption_log: String,
+    pub(crate) run_log: String,
 }
 
 #[derive(FromRow)]
@@ -212,7 +213,7 @@ impl Store {
                          reason_code = 'interrupted',
                          interruption_log = {}
                      WHERE id = $4 AND status = 'running'",
-                    DB::log_append(1, 2, 3)
+                    DB::log_append("interruption_log", 1, 2, 3)
                 );
                 sqlx::query(AssertSqlSafe(sql))
                     .bind(&at)
@@ -358,18 +359,34 @@ impl Store {
         Ok(())
     }
 
-    /// Appends a line to a run's log: for what could not travel with its samples (the
-    /// recorder that carries them died).
+    /// Appends a line to a run's interruption log: for what could not travel with its
+    /// samples (the recorder that carries them died).
     pub async fn append_log(&self, id: i64, t: Option<f64>, reason: &str) -> Result<(), Error> {
+        self.append_to("interruption_log", id, t, reason).await
+    }
+
+    /// Appends a line to a run's own log (`run_log`): what was checked and read back before
+    /// and during the run, which is not an interruption.
+    pub async fn append_note(&self, id: i64, t: Option<f64>, text: &str) -> Result<(), Error> {
+        self.append_to("run_log", id, t, text).await
+    }
+
+    async fn append_to(
+        &self,
+        column: &str,
+        id: i64,
+        t: Option<f64>,
+        text: &str,
+    ) -> Result<(), Error> {
         let done = on!(self.writer(), |p, DB| {
             let sql = format!(
-                "UPDATE runs SET interruption_log = {} WHERE id = $4",
-                DB::log_append(1, 2, 3)
+                "UPDATE runs SET {column} = {} WHERE id = $4",
+                DB::log_append(column, 1, 2, 3)
             );
             sqlx::query(AssertSqlSafe(sql))
                 .bind(now_text())
                 .bind(t)
-                .bind(reason)
+                .bind(text)
                 .bind(id)
                 .execute(p)
                 .await?
@@ -778,7 +795,7 @@ pub(crate) async fn finish(
             "UPDATE runs SET status = $4, status_reason = $3, reason_code = $6, finished_at = $1,
                  interruption_log = CASE WHEN $3 IS NULL THEN interruption_log ELSE {} END
              WHERE id = $5",
-            DB::log_append(1, 2, 3)
+            DB::log_append("interruption_log", 1, 2, 3)
         );
         sqlx::query(AssertSqlSafe(sql))
             .bind(now_text())
@@ -954,6 +971,7 @@ fn run_of(
         dropped_samples: row.dropped_samples as u64,
         sample_count: row.sample_count as u64,
         interruption_log: serde_json::from_str::<Vec<LogEntry>>(&row.interruption_log)?,
+        run_log: serde_json::from_str::<Vec<LogEntry>>(&row.run_log)?,
         results: results.map(|r| serde_json::from_str(&r)).transpose()?,
     })
 }

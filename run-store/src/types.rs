@@ -134,7 +134,7 @@ pub struct TimingStats {
     pub overruns: u64,
 }
 
-/// One entry of a run's interruption log.
+/// One entry of a run's interruption log or run log.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LogEntry {
     /// Wall-clock time (RFC 3339 UTC).
@@ -202,6 +202,11 @@ pub struct Run {
     pub sample_count: u64,
     /// Interruption log.
     pub interruption_log: Vec<LogEntry>,
+    /// What was checked and read back before and during the run (the drive's watchdog read
+    /// back, the profile's unverified signals, the real-time scheduling it got): the run's own
+    /// log, not interruptions.
+    #[serde(default)]
+    pub run_log: Vec<LogEntry>,
     /// Analysis results, once stored.
     pub results: Option<serde_json::Value>,
 }

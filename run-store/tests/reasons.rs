@@ -1,7 +1,7 @@
 //! Stop reasons: stored as a code beside the text, copied by a push, and migrated into codes
 //! from the texts of stores made before codes existed (migration 0008) on both engines.
 
-use crate::util::{Engine, new_run, temp_location, temp_store};
+use crate::util::{Engine, new_run, older_store, sql_text, temp_store};
 use run_store::{Reason, ReasonCode, RunStatus, Store};
 
 /// Texts older daemons stored, and the code each must read as after the upgrade.
@@ -35,60 +35,24 @@ const OLD_REASONS: [(&str, &str); 12] = [
     ("something a newer daemon said", "other"),
 ];
 
-/// One failed run per old reason text, in order, into `pool` (of either engine).
-macro_rules! insert_old {
-    ($pool:expr) => {
-        for (k, (text, _)) in OLD_REASONS.iter().enumerate() {
-            sqlx::query(
+/// One failed run per old reason text, in order, as an older daemon stored it.
+fn old_runs() -> Vec<String> {
+    OLD_REASONS
+        .iter()
+        .enumerate()
+        .map(|(k, (text, _))| {
+            format!(
                 "INSERT INTO runs (uuid, kind, name, spec, status, status_reason, software_version)
-                 VALUES ($1, 'prbs', 'old', '{}', 'failed', $2, 'old')",
+                 VALUES ('00000000-0000-4000-8000-{k:012}', 'prbs', 'old', '{{}}', 'failed', {},
+                 'old')",
+                sql_text(text)
             )
-            .bind(format!("00000000-0000-4000-8000-{k:012}"))
-            .bind(*text)
-            .execute($pool)
-            .await
-            .unwrap();
-        }
-    };
-}
-
-/// Applies the migrations up to (not including) 0008 from a copy of the migrations
-/// directory, as a store made by an older daemon had them.
-async fn old_schema(engine: Engine) -> (crate::util::TempLocation, tempfile::TempDir) {
-    let place = temp_location(engine).await;
-    let from = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(match engine {
-        Engine::Sqlite => "../migrations/sqlite",
-        Engine::Postgres => "../migrations/postgres",
-    });
-    let older = tempfile::tempdir().unwrap();
-    for entry in std::fs::read_dir(&from).unwrap() {
-        let path = entry.unwrap().path();
-        let name = path.file_name().unwrap().to_string_lossy().into_owned();
-        if name.as_str() < "0008" {
-            std::fs::copy(&path, older.path().join(&name)).unwrap();
-        }
-    }
-    let migrator = sqlx::migrate::Migrator::new(older.path()).await.unwrap();
-    match &place.location {
-        run_store::Location::Sqlite(path) => {
-            let url = format!("sqlite://{}?mode=rwc", path.display());
-            let pool = sqlx::SqlitePool::connect(&url).await.unwrap();
-            migrator.run(&pool).await.unwrap();
-            insert_old!(&pool);
-            pool.close().await;
-        }
-        run_store::Location::Postgres(url) => {
-            let pool = sqlx::PgPool::connect(url).await.unwrap();
-            migrator.run(&pool).await.unwrap();
-            insert_old!(&pool);
-            pool.close().await;
-        }
-    }
-    (place, older)
+        })
+        .collect()
 }
 
 async fn an_older_store_is_migrated_with_each_text_mapped_to_its_code(engine: Engine) {
-    let (place, _older) = old_schema(engine).await;
+    let (place, _older) = older_store(engine, "0008", &old_runs()).await;
     let store = Store::open(&place.location).await.unwrap();
     let page = store
         .list_runs(&run_store::RunFilter::default())

@@ -60,7 +60,8 @@ async fn migrations_apply_on_a_fresh_file_in_wal_mode() {
             (5, true),
             (6, true),
             (8, true),
-            (9, true)
+            (9, true),
+            (10, true)
         ]
     );
     let mode: String = sqlx::query_scalar("PRAGMA journal_mode")
@@ -225,7 +226,7 @@ async fn migrations_apply_on_a_fresh_postgres_database() {
             .fetch_all(&mut conn)
             .await
             .unwrap();
-    assert_eq!(applied, [(1, true), (8, true), (9, true)]);
+    assert_eq!(applied, [(1, true), (8, true), (9, true), (10, true)]);
     conn.close().await.unwrap();
     // Opening again applies nothing new and keeps the data.
     let store = Store::open_existing(&place.location).await.unwrap();

@@ -8,4 +8,5 @@ mod queries;
 mod reasons;
 mod recorder;
 mod recovery;
+mod run_log;
 mod util;

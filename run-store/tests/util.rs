@@ -74,6 +74,56 @@ pub async fn temp_location(engine: Engine) -> TempLocation {
     }
 }
 
+/// A store as an older daemon left it: the migrations before `before` (a file name prefix such
+/// as "0008") from a copy of the migrations directory, then `statements` (plain SQL, no
+/// parameters) run on it. The temp dir holds the copy while the location lives.
+pub async fn older_store(
+    engine: Engine,
+    before: &str,
+    statements: &[String],
+) -> (TempLocation, TempDir) {
+    let place = temp_location(engine).await;
+    let from = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(match engine {
+        Engine::Sqlite => "../migrations/sqlite",
+        Engine::Postgres => "../migrations/postgres",
+    });
+    let older = tempfile::tempdir().unwrap();
+    for entry in std::fs::read_dir(&from).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if name.as_str() < before {
+            std::fs::copy(&path, older.path().join(&name)).unwrap();
+        }
+    }
+    let migrator = sqlx::migrate::Migrator::new(older.path()).await.unwrap();
+    macro_rules! apply {
+        ($pool:expr) => {{
+            let pool = $pool;
+            migrator.run(&pool).await.unwrap();
+            for sql in statements {
+                sqlx::raw_sql(sqlx::AssertSqlSafe(sql.clone()))
+                    .execute(&pool)
+                    .await
+                    .unwrap_or_else(|e| panic!("{sql}: {e}"));
+            }
+            pool.close().await;
+        }};
+    }
+    match &place.location {
+        Location::Sqlite(path) => {
+            let url = format!("sqlite://{}?mode=rwc", path.display());
+            apply!(sqlx::SqlitePool::connect(&url).await.unwrap())
+        }
+        Location::Postgres(url) => apply!(sqlx::PgPool::connect(url).await.unwrap()),
+    }
+    (place, older)
+}
+
+/// `text` as an SQL string literal.
+pub fn sql_text(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "''"))
+}
+
 /// Creates a new database in the test cluster; returns its URL.
 pub async fn fresh_pg_database() -> String {
     use sqlx::Connection;

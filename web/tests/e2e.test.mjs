@@ -216,6 +216,9 @@ test('run page: Stribeck plot with the expected points, CSV and Parquet export',
   assert.ok(px.nonBackground > 1000, `plot not blank (${JSON.stringify(px)})`);
   assert.ok(px.data >= 4 * 20, `the ${expected} points and their error bars are drawn (${JSON.stringify(px)})`);
   await page.waitForSelector('#run-timeseries .chart');
+  // A completed run: nothing in its interruption log; the watchdog read back in its run log.
+  assert.match(await page.textContent('#run-interruptions'), /Nothing interrupted this run/);
+  assert.match(await page.textContent('#run-log'), /drive communication watchdog [0-9.]+ s \(read back\)/);
   await shot('run');
   const [download] = await Promise.all([page.waitForEvent('download'), page.click('#export-csv')]);
   const csv = readFileSync(await download.path(), 'utf8');

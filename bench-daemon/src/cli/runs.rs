@@ -28,7 +28,8 @@ impl DbArgs {
 pub enum RunsCommand {
     /// List runs, newest first, with filters and paging.
     List(ListArgs),
-    /// Show one run: status, timing statistics, interruption log, results and comparisons.
+    /// Show one run: status, timing statistics, interruption log, run log (checks and
+    /// read-backs), results and comparisons.
     Show(ShowArgs),
     /// Export a run's samples and model outputs (one column per model) as CSV or JSON.
     Export(ExportArgs),
@@ -263,15 +264,8 @@ fn write_run(w: &mut impl Write, r: &Run) -> std::io::Result<()> {
         opt(&r.timing.period_error_max_us),
         r.timing.overruns
     )?;
-    if r.interruption_log.is_empty() {
-        writeln!(w, "  interruption log: (empty)")?;
-    } else {
-        writeln!(w, "  interruption log:")?;
-        for e in &r.interruption_log {
-            let t = e.t.map_or_else(String::new, |t| format!(" t={t} s"));
-            writeln!(w, "    {}{t}: {}", e.at, e.reason)?;
-        }
-    }
+    log_lines(w, "interruption log", &r.interruption_log)?;
+    log_lines(w, "run log", &r.run_log)?;
     match &r.results {
         Some(res) => {
             let text = serde_json::to_string_pretty(res).unwrap_or_default();
@@ -428,5 +422,18 @@ async fn export(args: &ExportArgs) -> anyhow::Result<()> {
         .export_with(args.id, format, opts, &mut w)
         .await
         .map_err(store_error)?;
+    Ok(())
+}
+
+/// A run's log under its title, one entry a line ("(empty)" when there is none).
+fn log_lines(w: &mut impl Write, title: &str, log: &[run_store::LogEntry]) -> std::io::Result<()> {
+    if log.is_empty() {
+        return writeln!(w, "  {title}: (empty)");
+    }
+    writeln!(w, "  {title}:")?;
+    for e in log {
+        let t = e.t.map_or_else(String::new, |t| format!(" t={t} s"));
+        writeln!(w, "    {}{t}: {}", e.at, e.reason)?;
+    }
     Ok(())
 }

@@ -121,11 +121,11 @@ fn drive_step(what: &str) -> impl FnOnce(Error) -> StopReason + '_ {
 }
 
 /// Connects both devices and prepares the drive's own safety (watchdog read back, torque
-/// cap); notes go into `log`. A latched drive fault is not cleared: that is an operator's
-/// decision.
+/// cap); what it checked and read back goes into `notes` (the run log). A latched drive
+/// fault is not cleared: that is an operator's decision.
 pub async fn connect(
     loaded: &Loaded,
-    log: &mut Vec<(Option<f64>, String)>,
+    notes: &mut Vec<(Option<f64>, String)>,
 ) -> Result<ModbusIo, StopReason> {
     let mut drive = connect_drive(loaded).await?;
     let sensor = connect_sensor(loaded, &drive).await?;
@@ -141,12 +141,12 @@ pub async fn connect(
             .run_sequence("connect")
             .await
             .map_err(drive_step("connect settings"))?;
-        log.push((None, "drive connect settings written and read back".into()));
+        notes.push((None, "drive connect settings written and read back".into()));
     }
-    if let Ok(notes) = loaded.check_profile() {
-        log.extend(notes.into_iter().map(|n| (None, n)));
+    if let Ok(checked) = loaded.check_profile() {
+        notes.extend(checked.into_iter().map(|n| (None, n)));
     }
-    watchdog(&mut drive, loaded, log).await?;
+    watchdog(&mut drive, loaded, notes).await?;
     // The drive's own loops saturate inside the bench's torque limit: a velocity or position
     // loop asking for more is clamped by the drive, not aborted as a breach.
     if drive.profile().role(protocols::Role::MaxTorque).is_some() {
@@ -160,7 +160,7 @@ pub async fn connect(
         .role(protocols::Role::VelocityFeedback)
         .is_none()
     {
-        log.push((
+        notes.push((
             None,
             format!(
                 "the drive profile has no velocity feedback: velocity derived from position \
@@ -207,11 +207,11 @@ async fn connect_sensor(
     Ok(Some(s))
 }
 
-/// Sets the drive's communication watchdog and reads it back, or logs why it is waived.
+/// Sets the drive's communication watchdog and reads it back, or notes why it is waived.
 async fn watchdog(
     drive: &mut Drive,
     loaded: &Loaded,
-    log: &mut Vec<(Option<f64>, String)>,
+    notes: &mut Vec<(Option<f64>, String)>,
 ) -> Result<(), StopReason> {
     match loaded.watchdog_rule() {
         WatchdogRule::Set(timeout_s) => {
@@ -229,12 +229,12 @@ async fn watchdog(
                      {timeout_s} s: refusing to run without a working backstop"
                 )));
             }
-            log.push((
+            notes.push((
                 None,
                 format!("drive communication watchdog {read} s (read back)"),
             ));
         }
-        WatchdogRule::Waived(why) => log.push((None, why)),
+        WatchdogRule::Waived(why) => notes.push((None, why)),
     }
     Ok(())
 }

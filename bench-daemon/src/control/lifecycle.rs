@@ -25,12 +25,13 @@ pub fn confirm_deadline(setup: &LoopSetup) -> Duration {
 }
 
 /// Builds the models and compensators, reads the drive's start position, sets its first
-/// mode with the neutral command and powers it on. On failure the run ends here (after the
-/// safe state once the drive may have moved).
+/// mode with the neutral command and powers it on; `notes` (what connecting checked) go into
+/// the run log. On failure the run ends here (after the safe state once the drive may have
+/// moved).
 pub async fn begin<'a>(
     setup: &'a LoopSetup,
     io: &mut impl BenchIo,
-    mut log: Log,
+    notes: Log,
     wait_for_recorder: bool,
 ) -> Result<LoopState<'a>, LoopReport> {
     let cfg = &setup.loaded.config;
@@ -44,7 +45,7 @@ pub async fn begin<'a>(
             lockstep,
             compensators,
         },
-        (Err(e), _) | (_, Err(e)) => return Err(failed_early(e, log, None)),
+        (Err(e), _) | (_, Err(e)) => return Err(failed_early(e, notes, None)),
     };
     let modes = ModeMap::new(cfg.outer_loop, io);
     let start = match prepare(io, &setup.plan, &modes).await {
@@ -52,8 +53,9 @@ pub async fn begin<'a>(
         Err(e) => {
             let safe = safe_state(io, None, confirm_deadline(setup)).await;
             setup.control.safe_reached(safe.clone());
-            log.push((None, safe.log_line(&setup.loaded)));
-            return Err(failed_early(e, log, safe.confirmed_s()));
+            let mut report = failed_early(e, notes, safe.confirmed_s());
+            report.log.push((None, safe.log_line(&setup.loaded)));
+            return Err(report);
         }
     };
     let sinks = Sinks {
@@ -71,7 +73,7 @@ pub async fn begin<'a>(
         modes,
         start,
     );
-    state.log = log;
+    state.notes = notes;
     setup.status.send_modify(|s| s.phase = "running");
     Ok(state)
 }
@@ -107,9 +109,9 @@ async fn prepare(
     Ok((x0, first))
 }
 
-/// The report of a run that ended before its first tick.
-pub fn failed_early(reason: StopReason, mut log: Log, safe_state_s: Option<f64>) -> LoopReport {
-    log.insert(0, (None, reason.to_string()));
+/// The report of a run that ended before its first tick, with the run log so far.
+pub fn failed_early(reason: StopReason, notes: Log, safe_state_s: Option<f64>) -> LoopReport {
+    let log = vec![(None, reason.to_string())];
     LoopReport {
         outcome: reason.into(),
         stats: PeriodStats::default().stats(),
@@ -117,6 +119,7 @@ pub fn failed_early(reason: StopReason, mut log: Log, safe_state_s: Option<f64>)
         elapsed_s: 0.0,
         safe_state_s,
         log,
+        notes,
         dropped_batches: 0,
     }
 }
@@ -175,6 +178,7 @@ pub async fn finish(
         elapsed_s,
         safe_state_s: safe.confirmed_s(),
         log,
+        notes: std::mem::take(&mut state.notes),
         dropped_batches: dropped,
     }
 }
@@ -212,6 +216,7 @@ pub async fn after_panic(
         elapsed_s: 0.0,
         safe_state_s: safe.confirmed_s(),
         log,
+        notes: Vec::new(),
         dropped_batches: 0,
     }
 }

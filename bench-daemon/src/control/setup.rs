@@ -105,8 +105,10 @@ pub struct LoopReport {
     /// Time from the decision to stop to the drive confirming it is disabled \[s\]; `None` if
     /// it could not be confirmed.
     pub safe_state_s: Option<f64>,
-    /// Log lines (run time, text) also sent to the recorder.
+    /// Interruption log lines (run time, text), also sent to the recorder.
     pub log: Vec<(Option<f64>, String)>,
+    /// Run log lines (checks and read-backs, not interruptions); the session stores them.
+    pub notes: Vec<(Option<f64>, String)>,
     /// Batches the recorder refused.
     pub dropped_batches: u64,
 }

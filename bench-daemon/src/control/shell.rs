@@ -44,7 +44,7 @@ pub fn run(mut setup: LoopSetup) -> LoopReport {
         }),
     };
     drop(idle);
-    report.log.extend(notes.into_iter().map(|n| (None, n)));
+    report.notes.extend(notes.into_iter().map(|n| (None, n)));
     report
 }
 
@@ -53,12 +53,12 @@ async fn run_modbus(setup: &LoopSetup) -> LoopReport {
         s.phase = "connecting";
         s.segments = setup.plan.segments.len();
     });
-    let mut log = Vec::new();
-    let mut io = match connect(&setup.loaded, &mut log).await {
+    let mut notes = Vec::new();
+    let mut io = match connect(&setup.loaded, &mut notes).await {
         Ok(io) => io,
-        Err(e) => return failed_early(e, log, None),
+        Err(e) => return failed_early(e, notes, None),
     };
-    let mut state = match begin(setup, &mut io, log, false).await {
+    let mut state = match begin(setup, &mut io, notes, false).await {
         Ok(state) => state,
         Err(report) => return report,
     };

@@ -65,8 +65,10 @@ pub struct LoopState<'a> {
     pub(super) idx: u64,
     pub(super) dropped: u64,
     status_every: u64,
-    /// Log lines (run time, text).
+    /// Interruption log lines (run time, text): what interrupted or threatened the run.
     pub(super) log: Vec<(Option<f64>, String)>,
+    /// Run log lines: what was checked and read back (the drive's watchdog, the profile).
+    pub(super) notes: Vec<(Option<f64>, String)>,
     /// Wake-up lateness, recorded by the shell before each tick.
     pub(super) stats: PeriodStats,
     /// The previous tick ran into this one's period (the shell says so).
@@ -126,6 +128,7 @@ impl<'a> LoopState<'a> {
             dropped: 0,
             status_every: ((1.0 / STATUS_HZ) / ts).round().max(1.0) as u64,
             log: Vec::new(),
+            notes: Vec::new(),
             stats: PeriodStats::default(),
             overran: false,
         }

@@ -197,9 +197,10 @@ async function renderBody(body: HTMLElement, run: any, charts: { destroy(): void
   const ts = h('section', { class: 'card', 'aria-labelledby': 'ts-h', id: 'run-timeseries' }, h('h2', { id: 'ts-h' }, 'Time series'));
   const res = h('section', { class: 'card', 'aria-labelledby': 'res-h', id: 'run-results' }, h('h2', { id: 'res-h' }, 'Results'));
   const cmp = h('section', { class: 'card', 'aria-labelledby': 'cmp-h', id: 'run-comparisons' }, h('h2', { id: 'cmp-h' }, 'Model comparison'));
-  const log = h('section', { class: 'card', 'aria-labelledby': 'log-h', id: 'run-log' }, h('h2', { id: 'log-h' }, 'Interruption log'));
+  const log = h('section', { class: 'card', 'aria-labelledby': 'log-h', id: 'run-interruptions' }, h('h2', { id: 'log-h' }, 'Interruption log'));
+  const checks = h('section', { class: 'card', 'aria-labelledby': 'checks-h', id: 'run-log' }, h('h2', { id: 'checks-h' }, 'Run log'));
   const prov = h('section', { class: 'card', 'aria-labelledby': 'prov-h', id: 'run-provenance' }, h('h2', { id: 'prov-h' }, 'Provenance'));
-  body.replaceChildren(res, ts, cmp, log, prov);
+  body.replaceChildren(res, ts, cmp, log, checks, prov);
 
   const imported = run.kind === 'imported';
   if (imported) res.querySelector('h2')!.textContent = 'Recording';
@@ -237,7 +238,7 @@ async function renderBody(body: HTMLElement, run: any, charts: { destroy(): void
       if (imported) {
         recordingCard(res, run, s);
         recordingCharts(grid, run, s, charts);
-        return finishBody(cmp, log, prov, run);
+        return finishBody(cmp, log, checks, prov, run);
       }
       mk('Position', `x [${pos}]`, ['x', ...plants.map((m) => `${m.replace(':x_plant', '')} (simulated plant)`)], [s.x, ...plants.map((m) => s.outputs?.[m] ?? [])]);
       mk('Velocity', `v [${pos}/s]`, ['v'], [s.v]);
@@ -251,11 +252,11 @@ async function renderBody(body: HTMLElement, run: any, charts: { destroy(): void
       ts.append(h('p', { class: 'bad' }, `samples: ${(e as Error).message}`));
     }
   } else ts.append(h('p', { class: 'muted' }, 'No samples recorded (yet).'));
-  finishBody(cmp, log, prov, run);
+  finishBody(cmp, log, checks, prov, run);
 }
 
-/** The comparisons, the interruption log and the provenance of a run page. */
-function finishBody(cmp: HTMLElement, log: HTMLElement, prov: HTMLElement, run: any) {
+/** The comparisons, the interruption log, the run log and the provenance of a run page. */
+function finishBody(cmp: HTMLElement, log: HTMLElement, checks: HTMLElement, prov: HTMLElement, run: any) {
   // Comparisons.
   const comps: any[] = run.comparisons ?? [];
   if (!comps.length) cmp.append(h('p', { class: 'muted' }, 'No model comparison uses this run. Start one on the Models & fits page.'));
@@ -263,7 +264,14 @@ function finishBody(cmp: HTMLElement, log: HTMLElement, prov: HTMLElement, run: 
 
   // Interruption log.
   const entries: any[] = run.interruption_log ?? [];
-  log.append(entries.length ? dataTable(entries, ['at', 't', 'reason']) : h('p', { class: 'muted' }, 'Nothing logged.'));
+  log.append(entries.length ? dataTable(entries, ['at', 't', 'reason']) : h('p', { class: 'muted' }, 'Nothing interrupted this run.'));
+
+  // Run log: what was checked and read back (the drive's watchdog, the profile), not faults.
+  const notes: any[] = run.run_log ?? [];
+  checks.append(
+    h('p', { class: 'muted' }, 'What the daemon checked and read back before and during the run.'),
+    notes.length ? dataTable(notes, ['at', 't', 'reason']) : h('p', { class: 'muted' }, 'Nothing logged.'),
+  );
 
   // Provenance.
   const tm = run.timing ?? {};
