@@ -59,6 +59,10 @@ apt_install() {
       *) command -v "$p" >/dev/null 2>&1 || need+=("$p") ;;
     esac
   done
+  if [ ${#need[@]} -gt 0 ] && [ "$(id -u)" != 0 ]; then
+    echo "test.sh: the tests need Debian's ${need[*]}: install them (sudo apt-get install ${need[*]}) or run this as root" >&2
+    return 1
+  fi
   if [ ${#need[@]} -gt 0 ]; then
     # Two installs at once (another job of this script, another script) wait for each other.
     apt-get -o DPkg::Lock::Timeout=600 update -qq
