@@ -26,9 +26,12 @@ else
   echo "serve-sim: runs go to the database your --db names"
 fi
 
+# The dashboard is rebuilt only when a source of it changed (scripts/dashboard-stale.sh).
 if [ -z "${SERVE_SIM_NO_BUILD:-}" ]; then
-  scripts/need-node.sh
-  (cd web && npm ci --no-audit --no-fund && npm run build)
+  if scripts/dashboard-stale.sh; then
+    scripts/need-node.sh
+    (cd web && npm ci --no-audit --no-fund && npm run build)
+  fi
   # The workspace's one profile (optimised; Cargo.toml): `./scripts/test.sh` builds the same
   # artifacts, so whichever runs second compiles nothing the first did.
   cargo build --locked -p bench-daemon

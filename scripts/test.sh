@@ -76,7 +76,9 @@ apt_install() {
 dashboard() {
   apt_install nodejs npm
   scripts/need-node.sh 20
-  (cd web && npm ci --no-audit --no-fund && npm run build)
+  (cd web && npm ci --no-audit --no-fund)
+  # Rebuilt only when a source changed: a rebuild would make cargo compile `bench` again.
+  if scripts/dashboard-stale.sh; then (cd web && npm run build); fi
 }
 spawn dashboard dashboard
 

@@ -8,8 +8,10 @@
 //!
 //! These tests do not take `one_bench_at_a_time`: their loops run at 10 Hz over RTU (20 ms
 //! over TCP) with timeouts of 100 ms and more, and each has its own emulation, pty and
-//! database, so two of them side by side (or one beside a 1 kHz bench) keep their margins. They
-//! are most of the suite's real time; run side by side, they take half of it.
+//! database, so one beside a 1 kHz bench keeps its margins. They are most of the suite's real
+//! time, which now overlaps the rest of the suite. The drives at 115 200 baud run one after
+//! another ([`the_rtu_drives_one_after_another`]); the sensors' slower lines and the TCP runs
+//! run beside them.
 
 use crate::cli_serve::Daemon;
 use crate::util::{
@@ -144,12 +146,23 @@ impl Device {
         bench(&args)
     }
 
+    /// The drive's status as a fresh `bench probe` reads it. A read that lost a frame on the
+    /// line (a timeout or a CRC error: an emulated line whose fault was just cleared, a busy
+    /// machine) is read again, up to three times; any other error fails at once.
     fn status(&self, pty: &str) -> Value {
-        let o = self.probe(pty, &[]);
-        assert!(o.status.success(), "{}", stderr(&o));
-        let line: Value = serde_json::from_str(stdout(&o).lines().next().unwrap()).unwrap();
-        assert_eq!(line["errors"], serde_json::json!([]), "{line}");
-        line["status"].clone()
+        for attempt in 1..=3 {
+            let o = self.probe(pty, &[]);
+            assert!(o.status.success(), "{}", stderr(&o));
+            let line: Value = serde_json::from_str(stdout(&o).lines().next().unwrap()).unwrap();
+            let errors = line["errors"].as_array().unwrap();
+            if errors.is_empty() {
+                return line["status"].clone();
+            }
+            let lost_frames = errors.iter().all(|e| e["kind"] == "link");
+            assert!(lost_frames && attempt < 3, "{line}");
+            eprintln!("{}: probe read again after {errors:?}", self.file);
+        }
+        unreachable!()
     }
 }
 
@@ -338,8 +351,13 @@ fn the_fault_subset(device: &Device) {
     assert_eq!(child.wait().unwrap().code(), Some(1), "{}", device.file);
     let run = show(&db, id);
     assert_eq!(run["status"], "failed", "{run}");
+    // Both devices share the dead line: whichever the tick read first reports it.
     let reason = run["status_reason"].as_str().unwrap();
-    assert!(reason.starts_with("comms fault: drive"), "{reason}");
+    assert!(
+        reason.starts_with("comms fault: drive")
+            || reason.starts_with("comms fault: torque sensor"),
+        "{reason}"
+    );
     assert!(
         run["interruption_log"].to_string().contains("UNCONFIRMED"),
         "{run}"
@@ -398,21 +416,6 @@ fn the_fault_subset(device: &Device) {
     assert_drive(device, &pty, false, false, "disabled by the e-stop");
 }
 
-#[test]
-fn the_fault_subset_on_the_emulated_delta_asda_a2() {
-    the_fault_subset(&DELTA);
-}
-
-#[test]
-fn the_fault_subset_on_the_emulated_delta_asda_b2() {
-    the_fault_subset(&DELTA_B2);
-}
-
-#[test]
-fn the_fault_subset_on_the_emulated_oriental_az() {
-    the_fault_subset(&ORIENTAL);
-}
-
 /// The sweep and a torque ramp on each drive's emulation over Modbus TCP (as through an
 /// RS-485 gateway), where no 10 ms silences bound the rate: a 20 ms control period.
 #[test]
@@ -430,19 +433,51 @@ fn the_sweep_and_a_ramp_on_each_emulated_drive_over_tcp() {
     }
 }
 
+/// The drives' scenarios over RTU at 115 200 baud, one after another in one test: a silence of
+/// 0.3 ms ends an RTU frame there, and two emulated lines at that rate side by side on a busy
+/// 2-core machine split each other's frames (timeouts, CRC errors), so they never run together,
+/// while this test runs beside the rest of the suite. Each scenario's panic is printed as it
+/// happens; the test fails naming every scenario that failed.
 #[test]
-fn the_sweep_and_a_trip_on_the_emulated_delta_asda_a2() {
-    sweep_and_a_trip(&DELTA);
-}
-
-#[test]
-fn the_sweep_and_a_trip_on_the_emulated_delta_asda_b2() {
-    sweep_and_a_trip(&DELTA_B2);
-}
-
-#[test]
-fn the_sweep_and_a_trip_on_the_emulated_oriental_az() {
-    sweep_and_a_trip(&ORIENTAL);
+fn the_rtu_drives_one_after_another() {
+    let scenarios: [(&str, fn()); 7] = [
+        (
+            "probe --check passes the right profile and names what to fix in a wrong one",
+            probe_check_passes_the_right_profile_and_names_what_to_fix_in_a_wrong_one,
+        ),
+        ("the fault subset on the emulated Delta ASDA-A2", || {
+            the_fault_subset(&DELTA)
+        }),
+        ("the fault subset on the emulated Delta ASDA-B2", || {
+            the_fault_subset(&DELTA_B2)
+        }),
+        ("the fault subset on the emulated Oriental AZ", || {
+            the_fault_subset(&ORIENTAL)
+        }),
+        ("the sweep and a trip on the emulated Delta ASDA-A2", || {
+            sweep_and_a_trip(&DELTA)
+        }),
+        ("the sweep and a trip on the emulated Delta ASDA-B2", || {
+            sweep_and_a_trip(&DELTA_B2)
+        }),
+        ("the sweep and a trip on the emulated Oriental AZ", || {
+            sweep_and_a_trip(&ORIENTAL)
+        }),
+    ];
+    let failed: Vec<&str> = scenarios
+        .iter()
+        .filter_map(|(name, scenario)| {
+            let t0 = std::time::Instant::now();
+            let ok = std::panic::catch_unwind(scenario).is_ok();
+            let took = t0.elapsed().as_secs_f64();
+            eprintln!(
+                "{} {name} ({took:.1} s)",
+                if ok { "ok:" } else { "FAILED:" }
+            );
+            (!ok).then_some(*name)
+        })
+        .collect();
+    assert!(failed.is_empty(), "failed: {failed:?}");
 }
 
 /// `bench probe --check` before the first run: every item of the Delta's profile on its
@@ -452,7 +487,6 @@ fn the_sweep_and_a_trip_on_the_emulated_oriental_az() {
 /// TCP gateway, fails on an address the Delta does not have and sees the Delta's
 /// low-word-first values as swapped; a tripped drive fails the check until it is reset.
 /// Nothing is written.
-#[test]
 fn probe_check_passes_the_right_profile_and_names_what_to_fix_in_a_wrong_one() {
     let mut sim =
         SimProcess::start_with(&["--rtu", "--baud", BAUD, "--drive-profile", &DELTA.profile()]);
