@@ -40,10 +40,10 @@ pub struct Annotated {
     pub notes: Option<String>,
 }
 
-/// Refuses a tag that is empty, too long or has characters beyond letters, digits and `._:-`
+/// Refuses a tag that is empty, too long or has characters beyond ASCII letters, digits and `._:-`
 /// (`+good` and `-suspect` on the command line add and remove; a tag itself has no sign).
 pub fn check_tag(tag: &str) -> Result<(), Error> {
-    let ok_char = |c: char| c.is_alphanumeric() || "._:-".contains(c);
+    let ok_char = |c: char| c.is_ascii_alphanumeric() || "._:-".contains(c);
     let rule = if tag.is_empty() {
         Some("must not be empty".to_string())
     } else if tag.chars().count() > MAX_TAG_CHARS {
