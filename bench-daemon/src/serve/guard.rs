@@ -190,7 +190,7 @@ impl Guard {
                     StatusCode::FORBIDDEN,
                     "Authorization",
                     format!(
-                        "{method} {path} needs the {needed} role: {} is a {}",
+                        "{method} {path} needs the {needed} role: {} has the {} role",
                         user.name, user.role
                     ),
                 );
