@@ -162,6 +162,10 @@ async fn list(
             format!("limit ({n}) must be from 1 to 10000"),
         ));
     }
+    if let Some(user) = &q.user {
+        crate::users::check_name(user)
+            .map_err(|e| ApiError::bad_request(Some("user"), format!("user: {e}")))?;
+    }
     let filter = AuditFilter {
         since: q.since,
         user: q.user,

@@ -41,8 +41,8 @@ pub(super) struct RunEdit {
     add: Option<Vec<Tag>>,
     /// Tags to remove (absent ones are ignored).
     remove: Option<Vec<String>>,
-    /// The run's notes, replacing them ("" clears them); at most 64 KiB.
-    #[schemars(length(max = 16384))]
+    /// The run's notes, replacing them ("" clears them); at most 64 KiB (65 536 bytes).
+    #[schemars(length(max = 65536))]
     notes: Option<String>,
 }
 
