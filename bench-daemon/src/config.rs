@@ -51,6 +51,10 @@ pub struct BenchConfig {
     /// `localhost`, e.g. the bench PC's DNS name. Never written into run records.
     #[serde(default, skip_serializing)]
     pub allowed_hosts: Vec<String>,
+    /// Who may use `bench serve` and as what (`bench users add`); with users, every request but
+    /// the e-stop and `/api/health` needs one's token. Never written into run records.
+    #[serde(default, skip_serializing)]
+    pub users: Vec<crate::users::UserConfig>,
     /// The servo drive.
     pub drive: DeviceConfig,
     /// The torque sensor, if the bench has one.
@@ -248,6 +252,15 @@ impl BenchConfig {
             .limits
             .validate()
             .map_err(|e| InputError(format!("{source}: [limits] {e}")))?;
+        crate::users::check_users(&config.users)
+            .map_err(|e| InputError(format!("{source}: {e}")))?;
+        if config.token.is_some() && !config.users.is_empty() {
+            return Err(InputError(format!(
+                "{source}: token and [[users]] are both given: give each person a token with \
+                 bench users add and remove token"
+            ))
+            .into());
+        }
         if config.realtime_priority > 98 {
             return Err(InputError(format!(
                 "{source}: realtime_priority = {} must be within 0..=98",

@@ -24,5 +24,6 @@ pub mod serve;
 pub mod session;
 pub mod signals;
 pub mod simulated;
+pub mod users;
 
 pub use input::InputError;

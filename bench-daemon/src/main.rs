@@ -44,6 +44,9 @@ enum Command {
     Estop(cli::estop::EstopArgs),
     /// Clear a latched drive fault (an operator's action after checking the bench).
     FaultReset(cli::fault_reset::FaultResetArgs),
+    /// Who may use `bench serve`: add a user (token printed once), list them.
+    #[command(subcommand)]
+    Users(cli::users::UsersCommand),
     /// Who did what: the audit log of every mutating request, newest first.
     Audit(cli::audit::AuditArgs),
     /// Serve the bench over REST (queue, schedule, live stream, dashboard) until Ctrl-C.
@@ -105,6 +108,7 @@ fn main() -> ExitCode {
         Command::FaultReset(args) => cli::fault_reset::run(&args),
         Command::Estop(args) => cli::estop::run(&args),
         Command::Audit(args) => cli::audit::run(&args),
+        Command::Users(cmd) => cli::users::run(&cmd),
         Command::Completions(args) => cli::shell::completions(&args, Cli::command()),
         Command::Man(args) => cli::shell::man(&args, Cli::command()),
     };

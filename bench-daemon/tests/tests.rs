@@ -16,6 +16,7 @@ mod fault_table;
 mod fit_quality;
 mod lab;
 mod serve_hardening;
+mod serve_users;
 mod streamed_exports;
 mod truth;
 mod util;

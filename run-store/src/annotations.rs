@@ -40,10 +40,10 @@ pub struct Annotated {
     pub notes: Option<String>,
 }
 
-/// Refuses a tag that is empty, too long or has characters beyond letters, digits and `._:-`
+/// Refuses a tag that is empty, too long or has characters beyond ASCII letters, digits and `._:-`
 /// (`+good` and `-suspect` on the command line add and remove; a tag itself has no sign).
 pub fn check_tag(tag: &str) -> Result<(), Error> {
-    let ok_char = |c: char| c.is_alphanumeric() || "._:-".contains(c);
+    let ok_char = |c: char| c.is_ascii_alphanumeric() || "._:-".contains(c);
     let rule = if tag.is_empty() {
         Some("must not be empty".to_string())
     } else if tag.chars().count() > MAX_TAG_CHARS {
@@ -244,6 +244,12 @@ impl Store {
     /// Audit entries, newest first.
     pub async fn audit_log(&self, filter: &AuditFilter) -> Result<Vec<AuditEntry>, Error> {
         let limit = i64::from(filter.limit.unwrap_or(1000).min(10_000));
+        // Stored times are `YYYY-MM-DDTHH:MM:SS.mmmZ`: a date compares right once written so.
+        let since = filter
+            .since
+            .as_deref()
+            .map(|s| crate::store::normalise_time("since", s))
+            .transpose()?;
         let rows: Vec<AuditEntry> = on!(self.reader(), |p, DB| {
             sqlx::query_as(
                 "SELECT id, at, bench_id, user_name, role, remote, method, path, run_id,
@@ -252,7 +258,7 @@ impl Store {
                  WHERE ($1 IS NULL OR at >= $1) AND ($2 IS NULL OR user_name = $2)
                  ORDER BY id DESC LIMIT $3",
             )
-            .bind(&filter.since)
+            .bind(&since)
             .bind(&filter.user)
             .bind(limit)
             .fetch_all(p)

@@ -95,6 +95,22 @@ async fn tags_and_notes_are_edited_audited_and_searched(engine: Engine) {
         .await
         .unwrap();
     assert_eq!(anns.len(), 1);
+    // `since` is a date or a time, compared as the stored times are written.
+    let since = |s: &str| AuditFilter {
+        since: Some(s.into()),
+        ..AuditFilter::default()
+    };
+    let all = store.audit_log(&AuditFilter::default()).await.unwrap();
+    assert_eq!(store.audit_log(&since("2000-01-01")).await.unwrap(), all);
+    assert!(
+        store
+            .audit_log(&since("9999-01-01"))
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    let bad = store.audit_log(&since("null")).await.unwrap_err();
+    assert!(bad.to_string().contains("since"), "{bad}");
     // Nothing edits or deletes an entry: the database itself refuses.
     for sql in [
         "UPDATE audit_log SET allowed = TRUE",

@@ -29,6 +29,7 @@ pub mod serve;
 pub mod shell;
 pub mod sim;
 pub mod simulate;
+pub mod users;
 
 pub use crate::InputError;
 

@@ -17,8 +17,13 @@
 //!   `--token-for-reads`, of every `/api/` GET but `/api/health`, and of `/metrics`. GETs may
 //!   carry it as `?access_token=` (RFC 6750 §2.3) since a browser's `EventSource` and download
 //!   links cannot set headers; the parameter is removed before the handler sees the query.
+//! - With `[[users]]` in bench.toml instead of one token, every `/api/` request but the e-stop
+//!   and `/api/health`, and `/metrics`, needs a user's token (401 without one or with an
+//!   unknown one) whose role allows it (403 naming the role needed, [`role_needed`]). Who it
+//!   was ([`Caller`]) goes with the request to its handler and with the answer to the audit.
 
 use super::error::ApiError;
+use crate::users::{Role, Users};
 use axum::body::HttpBody;
 use axum::extract::connect_info::Connected;
 use axum::extract::{ConnectInfo, Request, State};
@@ -68,6 +73,36 @@ pub struct Guard {
     pub listen: SocketAddr,
     /// Extra host names (`allowed_hosts`), lower case; an entry with a port matches only that.
     pub allowed_hosts: Vec<String>,
+    /// The `[[users]]` of bench.toml (then `token` is `None`).
+    pub users: Option<Arc<Users>>,
+}
+
+/// Who sent a request, as far as the guard could tell: an extension of the request (for its
+/// handler) and of the answer (for the audit).
+#[derive(Clone, Debug, Default)]
+pub struct Caller {
+    /// The user whose token it carried (none with a single shared token, or none given).
+    pub user: Option<Arc<str>>,
+    /// Their role.
+    pub role: Option<Role>,
+    /// The client's address.
+    pub remote: Option<String>,
+}
+
+/// Marks an answer the guard gave itself: the request was refused before any handler.
+#[derive(Clone, Copy, Debug)]
+pub struct Refused;
+
+/// The role a request needs when bench.toml has users: admin for the fault reset and the audit
+/// log, operator for every other change, viewer for reads.
+pub fn role_needed(method: &Method, path: &str) -> Role {
+    if path == "/api/faults/reset" || path == "/api/audit" {
+        Role::Admin
+    } else if mutating(method) {
+        Role::Operator
+    } else {
+        Role::Viewer
+    }
 }
 
 /// Refuses a token that is blank or shorter than [`MIN_TOKEN_CHARS`]; `source` names where it
@@ -109,35 +144,103 @@ impl Guard {
     }
 
     fn needs_token(&self, method: &Method, path: &str) -> bool {
-        if self.token.is_none() {
+        if self.token.is_none() && self.users.is_none() {
             return false;
         }
         if mutating(method) {
             return !is_estop(method, path);
         }
-        self.token_for_reads
+        (self.token_for_reads || self.users.is_some())
             && (path.starts_with("/api/") && path != "/api/health" || path == "/metrics")
     }
 
-    fn token_ok(&self, req: &Request) -> bool {
-        let Some(token) = &self.token else {
-            return true;
+    /// Who the token (`given`) says sent `method path`; `Err` with the refusal when it says
+    /// nobody or someone whose role is too low.
+    async fn caller(
+        &self,
+        method: &Method,
+        path: &str,
+        given: Option<String>,
+    ) -> Result<Caller, Response> {
+        let given = given.as_deref();
+        if let Some(users) = &self.users {
+            let user = match given {
+                Some(t) => users.identify(t).await,
+                None => None,
+            };
+            let Some(user) = user else {
+                let why = if given.is_some() {
+                    "the token is no user's"
+                } else {
+                    "no token given"
+                };
+                return Err(unauthorized(format!(
+                    "{method} {path}: {why}: bench.toml has users, send Authorization: Bearer \
+                     <your token> (bench users add makes one)"
+                )));
+            };
+            let needed = role_needed(method, path);
+            let caller = Caller {
+                user: Some(user.name.clone()),
+                role: Some(user.role),
+                remote: None,
+            };
+            if user.role < needed {
+                let mut r = refuse(
+                    StatusCode::FORBIDDEN,
+                    "Authorization",
+                    format!(
+                        "{method} {path} needs the {needed} role: {} has the {} role",
+                        user.name, user.role
+                    ),
+                );
+                r.extensions_mut().insert(caller);
+                return Err(r);
+            }
+            return Ok(caller);
+        }
+        let ok = match &self.token {
+            Some(token) => given.is_some_and(|g| constant_time_eq(g.as_bytes(), token.as_bytes())),
+            None => true,
         };
-        let header = req
-            .headers()
-            .get(header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "));
-        let query = (*req.method() == Method::GET)
-            .then(|| query_token(req.uri()))
-            .flatten();
-        header
-            .or(query.as_deref())
-            .is_some_and(|g| constant_time_eq(g.as_bytes(), token.as_bytes()))
+        if !ok {
+            let what = if mutating(method) {
+                "mutating calls"
+            } else {
+                "reads (--token-for-reads)"
+            };
+            return Err(unauthorized(format!(
+                "a token is configured: {what} need Authorization: Bearer <token>"
+            )));
+        }
+        Ok(Caller::default())
     }
 }
 
-fn mutating(method: &Method) -> bool {
+/// The token a request carries: `Authorization: Bearer`, or `?access_token=` on a GET.
+fn token_given(req: &Request) -> Option<String> {
+    let header = req
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "));
+    match header {
+        Some(h) => Some(h.to_string()),
+        None if *req.method() == Method::GET => query_token(req.uri()),
+        None => None,
+    }
+}
+
+/// 401 with `WWW-Authenticate: Bearer`.
+fn unauthorized(error: String) -> Response {
+    let mut r = refuse(StatusCode::UNAUTHORIZED, "Authorization", error);
+    r.headers_mut()
+        .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+    r
+}
+
+/// POST, PUT, DELETE or PATCH: what the token guards and the audit records.
+pub fn mutating(method: &Method) -> bool {
     matches!(
         *method,
         Method::POST | Method::PUT | Method::DELETE | Method::PATCH
@@ -249,21 +352,22 @@ pub async fn guard(State(guard): State<Arc<Guard>>, mut req: Request, next: Next
         }
     }
     let path = req.uri().path().to_string();
-    if guard.needs_token(req.method(), &path) && !guard.token_ok(&req) {
-        let what = if mutating(req.method()) {
-            "mutating calls"
-        } else {
-            "reads (--token-for-reads)"
-        };
-        let mut r = refuse(
-            StatusCode::UNAUTHORIZED,
-            "Authorization",
-            format!("a token is configured: {what} need Authorization: Bearer <token>"),
-        );
-        r.headers_mut()
-            .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
-        return r;
-    }
+    let caller = if guard.needs_token(req.method(), &path) {
+        let (method, given) = (req.method().clone(), token_given(&req));
+        match guard.caller(&method, &path, given).await {
+            Ok(caller) => caller,
+            Err(refusal) => return refusal,
+        }
+    } else {
+        Caller::default()
+    };
+    let caller = Caller {
+        remote: req
+            .extensions()
+            .get::<ConnectInfo<ConnAddrs>>()
+            .map(|c| c.0.peer.to_string()),
+        ..caller
+    };
     if has_body(&req) {
         let ctype = req
             .headers()
@@ -286,16 +390,22 @@ pub async fn guard(State(guard): State<Arc<Guard>>, mut req: Request, next: Next
     if let Some(uri) = strip_query_token(req.uri()) {
         *req.uri_mut() = uri;
     }
-    next.run(req).await
+    req.extensions_mut().insert(caller.clone());
+    let mut answer = next.run(req).await;
+    answer.extensions_mut().insert(caller);
+    answer
 }
 
+/// The guard's own answer, marked [`Refused`] for the audit.
 fn refuse(status: StatusCode, field: &str, error: String) -> Response {
-    ApiError {
+    let mut r = ApiError {
         status,
         error,
         field: Some(field.into()),
     }
-    .into_response()
+    .into_response();
+    r.extensions_mut().insert(Refused);
+    r
 }
 
 #[cfg(test)]
@@ -308,6 +418,7 @@ mod tests {
             token_for_reads: false,
             listen: "0.0.0.0:8080".parse().unwrap(),
             allowed_hosts: vec!["bench.lab".into(), "proxy.lab:443".into()],
+            users: None,
         }
     }
 

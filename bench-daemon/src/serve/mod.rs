@@ -41,6 +41,7 @@ pub mod status;
 pub mod stream;
 pub mod web;
 // One module per resource, each adding its own routes.
+pub mod audit;
 pub mod bench;
 pub mod estop;
 pub mod fits;
@@ -99,6 +100,15 @@ fn token_of(
     if let Some((t, source)) = &token {
         guard::check_token(t, source).map_err(InputError)?;
     }
+    if !config.users.is_empty() {
+        if let Some((_, source)) = token {
+            return Err(InputError(format!(
+                "{source}: bench.toml has [[users]], each with a token of their own: give no \
+                 shared token"
+            )));
+        }
+        return Ok(None);
+    }
     if token.is_none() && !opts.listen.ip().is_loopback() {
         return Err(InputError(format!(
             "--listen {}: not a loopback address, so mutating calls need a bearer token: give \
@@ -139,6 +149,8 @@ pub async fn serve(opts: Options) -> anyhow::Result<()> {
             .iter()
             .map(|h| h.trim().to_ascii_lowercase())
             .collect(),
+        users: (!probe.config.users.is_empty())
+            .then(|| Arc::new(crate::users::Users::new(probe.config.users.clone()))),
     });
     let listener = std::net::TcpListener::bind(opts.listen)
         .map_err(|e| InputError(format!("--listen {}: {e}", opts.listen)))?;

@@ -19,7 +19,7 @@ pub fn api() -> OpenApi {
     }
 }
 
-const DESCRIPTION: &str = "REST API of the friction bench daemon. JSON everywhere; errors are {\"error\", \"field\"}. Times are RFC 3339 UTC; units SI. A configured token (required beyond loopback) is needed by every POST/PUT/DELETE but POST /api/estop (`Authorization: Bearer <token>`), with --token-for-reads by GETs too (header or ?access_token=). Bodies must be application/json; Host must name the server; a foreign Origin on a POST/PUT/DELETE is refused; none of this applies to POST /api/estop, which nothing refuses. Duplicate keys in a body are refused (400).";
+const DESCRIPTION: &str = "REST API of the friction bench daemon. JSON everywhere; errors are {\"error\", \"field\"}. Times are RFC 3339 UTC; units SI. A configured token (required beyond loopback) is needed by every POST/PUT/DELETE but POST /api/estop (`Authorization: Bearer <token>`), with --token-for-reads by GETs too (header or ?access_token=). With [[users]] in bench.toml every request but POST /api/estop and GET /api/health needs a user's token, and a role: viewer reads, operator changes, admin resets faults and reads GET /api/audit (401 without a user's token, 403 naming the role needed). Every POST/PUT/PATCH/DELETE, allowed or refused, is appended to the audit log. Bodies must be application/json; Host must name the server; a foreign Origin on a POST/PUT/DELETE is refused; none of this applies to POST /api/estop, which nothing refuses. Duplicate keys in a body are refused (400).";
 
 /// The finished document as JSON: the bearer scheme and, on every operation, the answers of
 /// the checks every request passes.
@@ -59,7 +59,7 @@ fn guarded(path: &str, method: &str, op: &mut Value) {
         if !estop {
             add(
                 "403",
-                "Origin is a different host:port than Host (a cross-site request)",
+                "Origin is a different host:port than Host (a cross-site request), or the user's role is too low ([[users]])",
             );
             add(
                 "415",
@@ -67,7 +67,7 @@ fn guarded(path: &str, method: &str, op: &mut Value) {
             );
             add(
                 "401",
-                "Missing or wrong bearer token (a token is configured)",
+                "Missing or wrong bearer token (a token or [[users]] configured)",
             );
         }
         add(
@@ -77,8 +77,9 @@ fn guarded(path: &str, method: &str, op: &mut Value) {
     } else if path != "/api/health" {
         add(
             "401",
-            "Missing or wrong bearer token (with --token-for-reads; not /api/health)",
+            "Missing or wrong bearer token (with --token-for-reads or [[users]]; not /api/health)",
         );
+        add("403", "The user's role is too low ([[users]])");
     }
     if has_body {
         add("413", "Body over 2 MiB");

@@ -28,6 +28,7 @@ fn routes() -> ApiRouter<AppState> {
         .merge(super::estop::routes())
         .merge(super::live::routes())
         .merge(super::metrics::routes())
+        .merge(super::audit::routes())
         .api_route(
             "/api/openapi.json",
             get_with(openapi, |op| op.summary("This document")),
@@ -91,6 +92,10 @@ fn layered(routes: Router<AppState>, state: AppState) -> Router {
         .layer(middleware::from_fn_with_state(
             state.guard.clone(),
             super::guard::guard,
+        ))
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            super::audit::audit,
         ))
         .with_state(state)
 }
@@ -164,6 +169,7 @@ mod tests {
         assert_eq!(
             listed,
             [
+                "/api/audit",
                 "/api/bench",
                 "/api/comparisons",
                 "/api/estop",

@@ -2,6 +2,7 @@
 //! time and every night or week; every spec checked before the entry is kept) and
 //! `DELETE /api/schedule/{id}`.
 
+use super::audit::{Marked, Touched};
 use super::body::Json;
 use super::error::{Answer, ApiError, ApiResult, Created, errors};
 use super::extract::EntryId;
@@ -154,7 +155,7 @@ async fn list(State(state): State<AppState>) -> axum::Json<Vec<Entry>> {
 async fn add(
     State(state): State<AppState>,
     Json(new): Json<NewEntry>,
-) -> ApiResult<Created<Entry>> {
+) -> ApiResult<Marked<Created<Entry>>> {
     let (run_at, recurrence, priority) = (new.run_at.clone(), new.recurrence, new.priority);
     let body = new.body()?;
     let run_at = match run_at {
@@ -186,7 +187,12 @@ async fn add(
         reply,
     })
     .await?;
-    Ok(Answer(Entry::of(&entry)))
+    let entry = Entry::of(&entry);
+    let touched = Touched {
+        schedule_id: Some(entry.id),
+        ..Touched::default()
+    };
+    Ok(Marked(Answer(entry), touched))
 }
 
 async fn delete(State(state): State<AppState>, EntryId(id): EntryId) -> ApiResult<NoContent> {

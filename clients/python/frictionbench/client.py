@@ -241,6 +241,25 @@ class Run:
         """The run's notes (fetched; ``bench runs note``)."""
         return self.refresh().record.get("notes")
 
+    def tag(self, *tags: str, replace: Optional[List[str]] = None) -> List[str]:
+        """Edits the run's tags (``PATCH /api/runs/{id}``, an operator's token with users):
+        ``run.tag("+good", "-suspect")`` adds and removes (a bare name adds); ``replace=[...]``
+        sets the whole list first. Returns the tags after the edit; the audit log keeps the old
+        ones."""
+        body: Dict[str, Any] = {
+            "add": [t[1:] if t.startswith("+") else t for t in tags if not t.startswith("-")],
+            "remove": [t[1:] for t in tags if t.startswith("-")],
+        }
+        if replace is not None:
+            body["tags"] = list(replace)
+        return self._client._request("PATCH", f"/api/runs/{self.id}", json=body).json()["tags"]
+
+    def note(self, text: str) -> Optional[str]:
+        """Replaces the run's notes (``PATCH /api/runs/{id}``; ``""`` clears them); returns
+        them after the edit."""
+        r = self._client._request("PATCH", f"/api/runs/{self.id}", json={"notes": text})
+        return r.json()["notes"]
+
     @property
     def results(self) -> Optional[Dict[str, Any]]:
         """The run's analysis (fetched; ``None`` until it is stored)."""

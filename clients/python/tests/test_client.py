@@ -192,3 +192,11 @@ def test_tags_and_notes_written_after_the_run(sweep, daemon):
     assert run.notes == "re-greased"
     assert [r["id"] for r in client.runs(tag="good")] == [run.record["id"]]
     assert client.runs(tag="absent") == []
+    # Over REST: PATCH /api/runs/{id}.
+    assert run.tag("+checked", "-good") == ["checked"]
+    assert run.tag(replace=["night"]) == ["night"]
+    assert run.note("bearing re-greased before this run") == "bearing re-greased before this run"
+    assert run.tags == ["night"] and run.notes == "bearing re-greased before this run"
+    with pytest.raises(FrictionbenchError) as bad:
+        run.tag("+two words")
+    assert bad.value.status == 400

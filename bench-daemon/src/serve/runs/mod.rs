@@ -3,8 +3,10 @@
 //! results, its samples (columnar JSON or CSV), its export (CSV, JSON, Parquet) and its stop
 //! and abort.
 
+mod annotate;
 pub mod import;
 
+use super::audit::{Marked, Touched};
 use super::body::SpecJson;
 use super::error::{Accepted, Answer, ApiError, ApiResult, Created, errors};
 use super::extract::{Query, RunId};
@@ -43,6 +45,9 @@ pub fn routes() -> ApiRouter<AppState> {
             "/api/runs/{id}",
             get_with(get, |op| {
                 op.summary("One run (status, timing, interruption log, results, spec, models, comparisons)")
+            })
+            .patch_with(annotate::patch, |op| {
+                op.summary("Edit the run's tags (`tags` replaces the list, `add`/`remove` edit it) and notes, at any time (operator); the audit log keeps the old and new values")
             }),
         )
         .api_route(
@@ -82,7 +87,7 @@ pub fn routes() -> ApiRouter<AppState> {
 }
 
 /// The dates `since` and `until` take (days up to 28, so that every generated one exists).
-const DATE_PATTERN: &str = "^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])(T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]Z)?$";
+pub(super) const DATE_PATTERN: &str = "^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])(T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]Z)?$";
 
 fn kind_schema(_: &mut SchemaGenerator) -> Schema {
     let mut kinds: Vec<&str> = experiments::Kind::NAMES.to_vec();
@@ -189,7 +194,7 @@ async fn create(
     State(state): State<AppState>,
     Query(q): Query<CreateQuery>,
     SpecJson(body): SpecJson,
-) -> ApiResult<Created<Enqueued>> {
+) -> ApiResult<Marked<Created<Enqueued>>> {
     let priority = q.priority.unwrap_or(0);
     if !(-1000..=1000).contains(&priority) {
         return Err(ApiError::unprocessable(
@@ -209,7 +214,11 @@ async fn create(
         reply,
     })
     .await?;
-    Ok(Answer(answer))
+    let touched = Touched {
+        run_id: Some(answer.id),
+        ..Touched::default()
+    };
+    Ok(Marked(Answer(answer), touched))
 }
 
 /// Run `id` from the store (404 if none).
