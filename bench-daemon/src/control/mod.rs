@@ -24,6 +24,7 @@
 //! comms fault) is a typed [`StopReason`] and leads to the same exit: the drive is disabled at
 //! once, before the next deadline, and the reason goes into the run's log.
 
+mod affinity;
 pub mod connect;
 mod interlock;
 pub mod io;
@@ -44,6 +45,7 @@ mod stop;
 pub mod tick;
 mod timing;
 
+pub use affinity::{Isolation, Locked, loop_cpu};
 pub use interlock::Interlock;
 pub use io::BenchIo;
 pub use lockstep::Lockstep;

@@ -3,6 +3,7 @@
 //! wall clock; a tick that overruns skips the periods it missed. Everything a tick does is in
 //! [`super::tick`]; this file only keeps time.
 
+use super::affinity::{Isolation, Locked};
 use super::connect::{ModbusIo, connect, connect_drive};
 use super::io::BenchIo;
 use super::lifecycle::{after_panic, begin, failed_early, finish, panic_message};
@@ -29,6 +30,17 @@ pub fn run(mut setup: LoopSetup) -> LoopReport {
     if let Some(Err(note)) = &idle {
         notes.push(note.clone());
     }
+    let isolation = (wanted > 0).then(Isolation::begin).flatten();
+    if let Some(i) = &isolation {
+        notes.push(format!(
+            "loop thread on CPU {}, the process's other threads on the others",
+            i.cpu()
+        ));
+    }
+    let locked = (wanted > 0).then(Locked::request);
+    if let Some(Err(note)) = &locked {
+        notes.push(note.clone());
+    }
     let caught =
         std::panic::catch_unwind(AssertUnwindSafe(|| runtime().block_on(run_modbus(&setup))));
     let mut report = match caught {
@@ -43,7 +55,7 @@ pub fn run(mut setup: LoopSetup) -> LoopReport {
             .await
         }),
     };
-    drop(idle);
+    drop((idle, isolation, locked));
     report.notes.extend(notes.into_iter().map(|n| (None, n)));
     report
 }
@@ -79,6 +91,9 @@ async fn run_modbus(setup: &LoopSetup) -> LoopReport {
         // Next deadline; a tick that ran into the next period skips the periods it missed.
         k += 1;
         let now = Instant::now();
+        state
+            .work
+            .record(now.saturating_duration_since(woke).as_secs_f64() * 1e6);
         let next = start + Duration::from_secs_f64(k as f64 * ts);
         state.overran = now > next;
         if state.overran {
