@@ -1,6 +1,6 @@
 //! `--floor` of `bench perf loop`: the machine's own wake-up floor, measured by `cyclictest`
-//! (Debian's `rt-tests`) at the loop's period, priority and CPU in the same run, so a late
-//! tick can be told apart: the machine's, when the floor shows it too, or ours.
+//! (Debian's `rt-tests`) at the loop's period and priority, on the same CPUs, in the same run,
+//! so a late tick can be told apart: the machine's, when the floor shows it too, or ours.
 //!
 //! cyclictest runs one thread that only sleeps to absolute deadlines and records how late it
 //! woke, in a histogram of 1 µs bins (`--histfile`); the percentiles here are read off that
@@ -45,8 +45,6 @@ pub struct FloorRun {
     pub seconds: f64,
     /// SCHED_FIFO priority (0: normal scheduling).
     pub priority: u8,
-    /// The CPU the loop is pinned to, if it is.
-    pub cpu: Option<usize>,
     /// Whether the loop locks its memory.
     pub mlock: bool,
 }
@@ -109,9 +107,6 @@ fn once(exe: &std::path::Path, run: FloorRun) -> anyhow::Result<Histogram> {
         cmd.arg(format!("--priority={}", run.priority));
     } else {
         cmd.args(["--policy=other", "--priority=0", "--default-system"]);
-    }
-    if let Some(cpu) = run.cpu {
-        cmd.arg(format!("--affinity={cpu}"));
     }
     if run.mlock {
         cmd.arg("--mlockall");

@@ -39,7 +39,7 @@ pub struct PerfLoopArgs {
     #[arg(long, value_delimiter = ',', default_value = "all")]
     models: Vec<String>,
     /// Measure the machine's floor first: cyclictest (Debian's rt-tests) at the loop's
-    /// period, priority and CPU for the same duration, with the simulated bench alive; prints
+    /// period and priority, on the same CPUs, for as long, with the simulated bench alive; prints
     /// both side by side (JSON keys `floor`, `loop`, `late_ratio`, `budget_us`).
     #[arg(long)]
     floor: bool,
@@ -103,21 +103,15 @@ pub fn run(args: &PerfLoopArgs) -> anyhow::Result<()> {
             crate::bench_lock::BenchLock::acquire(&loaded, &crate::bench_lock::this_command())?;
         let floor = match cyclictest {
             Some(exe) => {
-                // As the loop will run: on its CPU with the process's other threads away
-                // from it and its memory locked, when real-time scheduling is asked for.
-                let tuned = loaded.config.realtime_priority > 0;
+                // As the loop will run: its memory locked when real-time scheduling is asked
+                // for, on the CPUs this process may use.
                 let run = FloorRun {
                     rate_hz: args.rate,
                     seconds: checked.plan.estimate_duration(),
                     priority: loaded.config.realtime_priority,
-                    cpu: crate::control::loop_cpu().filter(|_| tuned),
-                    mlock: tuned,
+                    mlock: loaded.config.realtime_priority > 0,
                 };
-                let (h, note) = tokio::task::spawn_blocking(move || {
-                    let _isolation = run.cpu.and_then(|_| crate::control::Isolation::begin());
-                    measure(&exe, run)
-                })
-                .await??;
+                let (h, note) = tokio::task::spawn_blocking(move || measure(&exe, run)).await??;
                 if let Some(note) = note {
                     eprintln!("bench: {note}");
                 }

@@ -24,7 +24,6 @@
 //! comms fault) is a typed [`StopReason`] and leads to the same exit: the drive is disabled at
 //! once, before the next deadline, and the reason goes into the run's log.
 
-mod affinity;
 pub mod connect;
 mod interlock;
 pub mod io;
@@ -45,11 +44,10 @@ mod stop;
 pub mod tick;
 mod timing;
 
-pub use affinity::{Isolation, Locked, loop_cpu};
 pub use interlock::Interlock;
 pub use io::BenchIo;
 pub use lockstep::Lockstep;
-pub use realtime::{NoDeepIdle, realtime, spawn_with_runtime};
+pub use realtime::{Locked, NoDeepIdle, realtime, spawn_with_runtime};
 pub use request::{Control, Request};
 pub use safe_state::SafeState;
 pub use safety::Breach;

@@ -3,11 +3,10 @@
 //! wall clock; a tick that overruns skips the periods it missed. Everything a tick does is in
 //! [`super::tick`]; this file only keeps time.
 
-use super::affinity::{Isolation, Locked};
 use super::connect::{ModbusIo, connect, connect_drive};
 use super::io::BenchIo;
 use super::lifecycle::{after_panic, begin, failed_early, finish, panic_message};
-use super::realtime::{NoDeepIdle, loop_runtime as runtime, realtime};
+use super::realtime::{Locked, NoDeepIdle, loop_runtime as runtime, realtime};
 use super::setup::{Devices, LoopReport, LoopSetup};
 use super::sim_shell;
 use super::tick::tick;
@@ -30,13 +29,6 @@ pub fn run(mut setup: LoopSetup) -> LoopReport {
     if let Some(Err(note)) = &idle {
         notes.push(note.clone());
     }
-    let isolation = (wanted > 0).then(Isolation::begin).flatten();
-    if let Some(i) = &isolation {
-        notes.push(format!(
-            "loop thread on CPU {}, the process's other threads on the others",
-            i.cpu()
-        ));
-    }
     let locked = (wanted > 0).then(Locked::request);
     if let Some(Err(note)) = &locked {
         notes.push(note.clone());
@@ -55,7 +47,7 @@ pub fn run(mut setup: LoopSetup) -> LoopReport {
             .await
         }),
     };
-    drop((idle, isolation, locked));
+    drop((idle, locked));
     report.notes.extend(notes.into_iter().map(|n| (None, n)));
     report
 }
