@@ -56,6 +56,7 @@ apt_install() {
   for p in "$@"; do
     case "$p" in
       postgresql) ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need+=(postgresql) ;;
+      rt-tests) command -v cyclictest >/dev/null 2>&1 || need+=(rt-tests) ;;
       *) command -v "$p" >/dev/null 2>&1 || need+=("$p") ;;
     esac
   done
@@ -117,7 +118,7 @@ stage "cargo fmt" cargo fmt --all --check
 spawn lints lints
 
 join dashboard
-spawn packages apt_install chromium postgresql
+spawn packages apt_install chromium postgresql rt-tests
 stage "build (tests, bench)" cargo test --workspace --locked --no-run
 stage "build (bench)" cargo build --locked -p bench-daemon
 

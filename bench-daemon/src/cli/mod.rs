@@ -11,6 +11,7 @@ pub mod params;
 pub mod perf;
 pub mod perf_estop;
 pub mod perf_fit;
+pub mod perf_floor;
 pub mod perf_http;
 pub mod perf_import;
 pub mod perf_loop;

@@ -1,11 +1,15 @@
-//! `bench perf loop (--sim | --config bench.toml) --rate HZ --seconds S [--json]`: the control
-//! loop's timing over Modbus with every model in lockstep and every sample recorded.
+//! `bench perf loop (--sim | --config bench.toml) --rate HZ --seconds S [--floor] [--json]`:
+//! the control loop's timing over Modbus with every model in lockstep and every sample
+//! recorded.
 //!
 //! The workload is a real experiment (a PRBS on the position reference, in the drive's
 //! position mode) recorded into a temporary SQLite file, so the figure is what a run gets:
 //! achieved rate, wake-up error against the absolute deadlines (p50, p99, max) and overruns.
+//! With `--floor`, cyclictest measures the machine's own floor first, in the same process
+//! placement, and both rows are printed side by side ([`super::perf_floor`]).
 
 use super::InputError;
+use super::perf_floor::{Figures, FloorRun, Histogram, measure, table};
 use crate::config::Loaded;
 use crate::control::{Control, Status};
 use crate::session::{self, Watchers};
@@ -34,6 +38,11 @@ pub struct PerfLoopArgs {
     /// Lockstep models (comma separated ids, or `all`).
     #[arg(long, value_delimiter = ',', default_value = "all")]
     models: Vec<String>,
+    /// Measure the machine's floor first: cyclictest (Debian's rt-tests) at the loop's
+    /// period and priority, on the same CPUs, for as long, with the simulated bench alive; prints
+    /// both side by side (JSON keys `floor`, `loop`, `late_ratio`, `budget_us`).
+    #[arg(long)]
+    floor: bool,
     /// Print JSON: `rate_hz`, `achieved_hz`, `period_error_us` {`p50`, `p99`, `max`},
     /// `overruns`.
     #[arg(long)]
@@ -50,6 +59,7 @@ pub fn run(args: &PerfLoopArgs) -> anyhow::Result<()> {
     if !(args.seconds.is_finite() && args.seconds >= 1.0) {
         return Err(InputError(format!("--seconds {} must be >= 1", args.seconds)).into());
     }
+    let cyclictest = args.floor.then(super::perf_floor::find).transpose()?;
     // A position PRBS (bounded travel at any length): 10 ms bits, the shortest register
     // whose period covers the duration or divides it into whole periods.
     let bit_s = 0.01;
@@ -91,6 +101,24 @@ pub fn run(args: &PerfLoopArgs) -> anyhow::Result<()> {
         let checked = session::check_spec(spec, &loaded)?;
         let _bench =
             crate::bench_lock::BenchLock::acquire(&loaded, &crate::bench_lock::this_command())?;
+        let floor = match cyclictest {
+            Some(exe) => {
+                // As the loop will run: its memory locked when real-time scheduling is asked
+                // for, on the CPUs this process may use.
+                let run = FloorRun {
+                    rate_hz: args.rate,
+                    seconds: checked.plan.estimate_duration(),
+                    priority: loaded.config.realtime_priority,
+                    mlock: loaded.config.realtime_priority > 0,
+                };
+                let (h, note) = tokio::task::spawn_blocking(move || measure(&exe, run)).await??;
+                if let Some(note) = note {
+                    eprintln!("bench: {note}");
+                }
+                Some(h)
+            }
+            None => None,
+        };
         let store = Store::open(dir.path().join("perf.db")).await?;
         let (status, _status_rx) = watch::channel(Status::default());
         let control = Arc::new(Control::new());
@@ -111,9 +139,9 @@ pub fn run(args: &PerfLoopArgs) -> anyhow::Result<()> {
             sim.shutdown().await;
         }
         let f = f?;
-        anyhow::Ok((f, loaded.config.lockstep.models.len()))
+        anyhow::Ok((f, floor))
     })?;
-    let (f, _) = finished;
+    let (f, floor) = finished;
     let r = &f.report;
     let st = &r.stats;
     let achieved = if r.elapsed_s > 0.0 {
@@ -121,7 +149,7 @@ pub fn run(args: &PerfLoopArgs) -> anyhow::Result<()> {
     } else {
         0.0
     };
-    let out = serde_json::json!({
+    let mut out = serde_json::json!({
         "rate_hz": args.rate,
         "achieved_hz": achieved,
         "period_error_us": {
@@ -136,6 +164,12 @@ pub fn run(args: &PerfLoopArgs) -> anyhow::Result<()> {
         "dropped_batches": r.dropped_batches,
         "safe_state_s": r.safe_state_s,
     });
+    let side_by_side = floor.map(|h| side_by_side(&h, r, args.rate));
+    if let Some((figures, _)) = &side_by_side {
+        out.as_object_mut()
+            .expect("an object")
+            .extend(figures.as_object().expect("an object").clone());
+    }
     if args.json {
         println!("{out}");
     } else {
@@ -151,6 +185,38 @@ pub fn run(args: &PerfLoopArgs) -> anyhow::Result<()> {
             st.overruns,
             r.dropped_batches
         );
+        if let Some((_, table)) = side_by_side {
+            println!("{table}");
+        }
     }
     Ok(())
+}
+
+/// The floor's and the loop's rows as JSON and as a table. A tick's budget is the period
+/// less the loop's median work: a wake-up later than that ends its tick past the deadline.
+fn side_by_side(
+    floor: &Histogram,
+    r: &crate::control::LoopReport,
+    rate: f64,
+) -> (serde_json::Value, String) {
+    let period_us = 1e6 / rate;
+    let budget_us = period_us - r.timing.work_p50_us.unwrap_or(0.0).min(period_us);
+    let floor = floor.figures(budget_us);
+    let nan = |v: Option<f64>| v.unwrap_or(f64::NAN);
+    let looped = Figures {
+        p50_us: nan(r.stats.period_error_p50_us),
+        p99_us: nan(r.stats.period_error_p99_us),
+        p999_us: nan(r.timing.period_error_p999_us),
+        max_us: nan(r.stats.period_error_max_us),
+        late: r.stats.overruns,
+        samples: r.ticks,
+    };
+    let late_ratio = looped.late as f64 / floor.late.max(1) as f64;
+    let json = serde_json::json!({
+        "floor": floor,
+        "loop": looped,
+        "late_ratio": late_ratio,
+        "budget_us": budget_us,
+    });
+    (json, table(&floor, &looped, budget_us, late_ratio))
 }

@@ -115,6 +115,7 @@ pub fn failed_early(reason: StopReason, notes: Log, safe_state_s: Option<f64>) -
     LoopReport {
         outcome: reason.into(),
         stats: PeriodStats::default().stats(),
+        timing: Default::default(),
         ticks: 0,
         elapsed_s: 0.0,
         safe_state_s,
@@ -174,6 +175,10 @@ pub async fn finish(
     LoopReport {
         outcome,
         stats: state.stats.stats(),
+        timing: super::setup::TickTiming {
+            period_error_p999_us: state.stats.quantile(0.999),
+            work_p50_us: state.work.quantile(0.5),
+        },
         ticks: state.stats.ticks(),
         elapsed_s,
         safe_state_s: safe.confirmed_s(),
@@ -212,6 +217,7 @@ pub async fn after_panic(
     LoopReport {
         outcome: reason.into(),
         stats: PeriodStats::default().stats(),
+        timing: Default::default(),
         ticks: 0,
         elapsed_s: 0.0,
         safe_state_s: safe.confirmed_s(),

@@ -1,5 +1,10 @@
-//! What a Linux PC needs to keep a 1 kHz loop on time: SCHED_FIFO for the loop thread, and
-//! CPUs that stay out of deep idle states while a run goes on.
+//! What a Linux PC needs to keep a 1 kHz loop on time: SCHED_FIFO for the loop thread, CPUs
+//! that stay out of deep idle states and memory locked while a run goes on.
+//!
+//! The loop is not pinned to a CPU of its own: on a 2-vCPU VM, the loop on one CPU and the
+//! simulated bench with the rest of the process on the other made 4 kHz ticks overrun 2 to 60
+//! times as often (each Modbus round trip then waits for the other vCPU to wake); isolating a
+//! CPU is the bench PC's setting (`isolcpus`, `taskset`), measured with `bench perf loop --floor`.
 //!
 //! A CPU (or a virtual CPU) that halts when idle takes from tens of microseconds to several
 //! milliseconds to wake for the next deadline; on our 2-core VMs an idle-halting vCPU gave a
@@ -48,6 +53,28 @@ impl NoDeepIdle {
         f.write_all(&0i32.to_ne_bytes())
             .map_err(|e| format!("CPU idle states left as they are: {PATH}: {e}"))?;
         Ok(NoDeepIdle { _qos: f })
+    }
+}
+
+/// Memory locked (current and future pages) until dropped, so that no tick waits for a page
+/// fault.
+#[derive(Debug)]
+pub struct Locked;
+
+impl Locked {
+    /// Locks the process's memory; a note for the log when not permitted (`RLIMIT_MEMLOCK`,
+    /// `CAP_IPC_LOCK`).
+    pub fn request() -> Result<Locked, String> {
+        use rustix::mm::{MlockAllFlags, mlockall};
+        mlockall(MlockAllFlags::CURRENT | MlockAllFlags::FUTURE)
+            .map(|()| Locked)
+            .map_err(|e| format!("memory not locked: mlockall: {e}"))
+    }
+}
+
+impl Drop for Locked {
+    fn drop(&mut self) {
+        let _ = rustix::mm::munlockall();
     }
 }
 

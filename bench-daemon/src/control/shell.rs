@@ -6,7 +6,7 @@
 use super::connect::{ModbusIo, connect, connect_drive};
 use super::io::BenchIo;
 use super::lifecycle::{after_panic, begin, failed_early, finish, panic_message};
-use super::realtime::{NoDeepIdle, loop_runtime as runtime, realtime};
+use super::realtime::{Locked, NoDeepIdle, loop_runtime as runtime, realtime};
 use super::setup::{Devices, LoopReport, LoopSetup};
 use super::sim_shell;
 use super::tick::tick;
@@ -29,6 +29,10 @@ pub fn run(mut setup: LoopSetup) -> LoopReport {
     if let Some(Err(note)) = &idle {
         notes.push(note.clone());
     }
+    let locked = (wanted > 0).then(Locked::request);
+    if let Some(Err(note)) = &locked {
+        notes.push(note.clone());
+    }
     let caught =
         std::panic::catch_unwind(AssertUnwindSafe(|| runtime().block_on(run_modbus(&setup))));
     let mut report = match caught {
@@ -43,7 +47,7 @@ pub fn run(mut setup: LoopSetup) -> LoopReport {
             .await
         }),
     };
-    drop(idle);
+    drop((idle, locked));
     report.notes.extend(notes.into_iter().map(|n| (None, n)));
     report
 }
@@ -79,6 +83,9 @@ async fn run_modbus(setup: &LoopSetup) -> LoopReport {
         // Next deadline; a tick that ran into the next period skips the periods it missed.
         k += 1;
         let now = Instant::now();
+        state
+            .work
+            .record(now.saturating_duration_since(woke).as_secs_f64() * 1e6);
         let next = start + Duration::from_secs_f64(k as f64 * ts);
         state.overran = now > next;
         if state.overran {

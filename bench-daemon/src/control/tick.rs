@@ -71,6 +71,9 @@ pub struct LoopState<'a> {
     pub(super) notes: Vec<(Option<f64>, String)>,
     /// Wake-up lateness, recorded by the shell before each tick.
     pub(super) stats: PeriodStats,
+    /// Time from waking to the end of each tick's work, recorded by the shell: what the
+    /// rest of the period must hold.
+    pub(super) work: PeriodStats,
     /// The previous tick ran into this one's period (the shell says so).
     pub(super) overran: bool,
 }
@@ -130,6 +133,7 @@ impl<'a> LoopState<'a> {
             log: Vec::new(),
             notes: Vec::new(),
             stats: PeriodStats::default(),
+            work: PeriodStats::default(),
             overran: false,
         }
     }
