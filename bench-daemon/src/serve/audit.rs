@@ -142,7 +142,7 @@ pub fn routes() -> ApiRouter<AppState> {
 #[serde(deny_unknown_fields)]
 struct AuditQuery {
     /// Entries at or after (YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ, UTC).
-    #[schemars(pattern(super::runs::DATE_PATTERN))]
+    #[schemars(pattern(super::schema::DATE_PATTERN))]
     since: Option<String>,
     /// Only this user's entries.
     #[schemars(pattern(r"^[A-Za-z0-9._-]{1,64}$"))]

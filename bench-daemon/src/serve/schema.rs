@@ -58,6 +58,9 @@ opaque!(
     {"type": "array", "items": {"type": "object"}}
 );
 
+/// The dates `since` and `until` take (days up to 28, so that every generated one exists).
+pub const DATE_PATTERN: &str = "^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])(T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]Z)?$";
+
 /// A media type of the document with `schema`.
 pub fn media(schema: schemars::Schema) -> aide::openapi::MediaType {
     aide::openapi::MediaType {

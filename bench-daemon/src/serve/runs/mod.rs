@@ -86,9 +86,6 @@ pub fn routes() -> ApiRouter<AppState> {
         )
 }
 
-/// The dates `since` and `until` take (days up to 28, so that every generated one exists).
-pub(super) const DATE_PATTERN: &str = "^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])(T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]Z)?$";
-
 fn kind_schema(_: &mut SchemaGenerator) -> Schema {
     let mut kinds: Vec<&str> = experiments::Kind::NAMES.to_vec();
     kinds.push(run_store::IMPORTED_KIND);
@@ -118,10 +115,10 @@ struct RunsQuery {
     #[schemars(schema_with = "status_schema")]
     status: Option<String>,
     /// Created at or after (YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ, UTC).
-    #[schemars(pattern(DATE_PATTERN))]
+    #[schemars(pattern(super::schema::DATE_PATTERN))]
     since: Option<String>,
     /// Created before (as since).
-    #[schemars(pattern(DATE_PATTERN))]
+    #[schemars(pattern(super::schema::DATE_PATTERN))]
     until: Option<String>,
     /// Only runs with this tag (`bench runs tag`).
     tag: Option<String>,
