@@ -11,7 +11,7 @@ use std::path::Path;
 
 /// `bench simulate` of coulomb_viscous (fc 0.3 N m, fv 0.05 N m s/rad) driven by a velocity
 /// sine: CSV `t,x,v,u,friction` rows (the header dropped).
-fn simulated_rows() -> Vec<[f64; 5]> {
+pub(crate) fn simulated_rows() -> Vec<[f64; 5]> {
     let o = bench(&[
         "simulate",
         "--model",
@@ -40,7 +40,7 @@ fn simulated_rows() -> Vec<[f64; 5]> {
 
 /// The rows as Excel writes them in much of Europe: UTF-8 BOM, semicolons, decimal commas,
 /// quoted header names with units in a second row, CRLF; one dropped sample (a 2 ms step).
-fn excel_csv(rows: &[[f64; 5]]) -> String {
+pub(crate) fn excel_csv(rows: &[[f64; 5]]) -> String {
     let mut s =
         String::from("\u{feff}\"Time\";\"Angle\";\"Speed\";\"Motor torque\";\"Friction\"\r\n");
     s.push_str("s;rad;rad/s;N m;N·m\r\n");
@@ -58,7 +58,7 @@ fn excel_csv(rows: &[[f64; 5]]) -> String {
     s
 }
 
-const EXCEL_COLUMNS: &str = "t=Time,x=Angle,v=Speed,u=Motor torque,friction=Friction";
+pub(crate) const EXCEL_COLUMNS: &str = "t=Time,x=Angle,v=Speed,u=Motor torque,friction=Friction";
 
 #[test]
 fn an_excel_csv_is_listed_shown_exported_fitted_and_compared_like_a_recorded_run() {
@@ -284,7 +284,7 @@ fn refused_files_name_the_line_and_column_and_store_nothing_postgres() {
 
 /// A level 5 MAT-file of double column vectors, each variable zlib-compressed as MATLAB's
 /// `save` writes them by default.
-fn mat_file(vars: &[(&str, &[f64])]) -> Vec<u8> {
+pub(crate) fn mat_file(vars: &[(&str, &[f64])]) -> Vec<u8> {
     use std::io::Write;
     let mut out =
         b"MATLAB 5.0 MAT-file, Platform: GLNXA64, Created on: Thu Nov 26 10:00:00 2026".to_vec();
@@ -438,177 +438,6 @@ fn perf_import_reports_megabytes_per_second_and_memory() {
     assert!(v["import_mb_per_s"].as_f64().unwrap() > 0.0, "{v}");
     assert!(v["rows"].as_u64().unwrap() > 20_000, "{v}");
     assert!(v["peak_rss_mb_above_idle"].as_f64().is_some(), "{v}");
-}
-
-/// A POST of `body` with `ctype` to the daemon; `length`: a Content-Length to declare instead
-/// of the body's (the body is then not sent).
-fn post_file(
-    d: &crate::cli_serve::Daemon,
-    path: &str,
-    ctype: &str,
-    body: &[u8],
-    length: Option<u64>,
-) -> crate::cli_serve::Resp {
-    use std::io::{Read, Write};
-    let mut s = std::net::TcpStream::connect(&d.addr).expect("connect");
-    s.set_read_timeout(Some(std::time::Duration::from_secs(30)))
-        .unwrap();
-    let auth = d
-        .token
-        .as_deref()
-        .map_or(String::new(), |t| format!("Authorization: Bearer {t}\r\n"));
-    write!(
-        s,
-        "POST {path} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n{auth}Content-Type: {ctype}\r\n\
-         Content-Length: {}\r\n\r\n",
-        d.addr,
-        length.unwrap_or(body.len() as u64)
-    )
-    .unwrap();
-    if length.is_none() {
-        s.write_all(body).unwrap();
-    }
-    let mut raw = Vec::new();
-    let _ = s.read_to_end(&mut raw);
-    crate::cli_serve::parse_response(&raw)
-}
-
-#[test]
-fn post_api_runs_import_streams_checks_and_stores_like_the_command() {
-    let _bench = crate::util::one_bench_at_a_time();
-    let dir = tempfile::tempdir().unwrap();
-    let token = "import-token-0123456789";
-    let mut d = crate::cli_serve::Daemon::start(
-        &dir.path().join("runs.db"),
-        "127.0.0.1:0",
-        &["--token", token],
-    );
-    let rows = simulated_rows();
-    let text = excel_csv(&rows);
-    let query = format!(
-        "/api/runs/import?file=bench.csv&name=uploaded&columns={}",
-        EXCEL_COLUMNS.replace(' ', "%20")
-    );
-    // Mutating: the token is needed.
-    let r = post_file(&d, &query, "text/csv", text.as_bytes(), None);
-    assert_eq!(r.status, 401, "{}", r.text());
-    d.token = Some(token.into());
-    // Form and plain-text bodies stay refused; a JSON body is not a recording.
-    for ctype in [
-        "text/plain",
-        "application/x-www-form-urlencoded",
-        "application/json",
-    ] {
-        let r = post_file(&d, &query, ctype, text.as_bytes(), None);
-        assert_eq!(r.status, 415, "{ctype}: {}", r.text());
-    }
-    // Past the cap: 413 naming it, before a byte of the body is read.
-    let r = post_file(&d, &query, "text/csv", b"", Some(2 << 30));
-    assert_eq!(r.status, 413, "{}", r.text());
-    assert!(
-        r.json()["error"]
-            .as_str()
-            .unwrap()
-            .contains("1073741824 bytes"),
-        "{}",
-        r.text()
-    );
-    // A refused file: 422 naming the line and column; nothing stored.
-    let bad = text.replacen("\r\n0e0;", "\r\nzero;", 1);
-    let r = post_file(&d, &query, "text/csv", bad.as_bytes(), None);
-    assert_eq!(r.status, 422, "{}", r.text());
-    assert_eq!(r.json()["field"], "body");
-    assert!(
-        r.json()["error"]
-            .as_str()
-            .unwrap()
-            .starts_with("bench.csv: line 3, column 'Time': 'zero"),
-        "{}",
-        r.text()
-    );
-    assert_eq!(d.runs_total(), 0);
-    // A bad option: 422 naming it.
-    let r = post_file(
-        &d,
-        "/api/runs/import?file=a.csv&geometry=polar",
-        "text/csv",
-        text.as_bytes(),
-        None,
-    );
-    assert_eq!(
-        (r.status, r.json()["field"].as_str()),
-        (422, Some("geometry")),
-        "{}",
-        r.text()
-    );
-    let r = post_file(
-        &d,
-        "/api/runs/import?file=a.csv&colums=t=t",
-        "text/csv",
-        text.as_bytes(),
-        None,
-    );
-    assert_eq!(
-        (r.status, r.json()["field"].as_str()),
-        (400, Some("colums")),
-        "{}",
-        r.text()
-    );
-    // Well over the 2 MiB of a JSON body: streamed, imported.
-    let mut big = text.clone();
-    for copy in 1.. {
-        if big.len() >= 3 << 20 {
-            break;
-        }
-        let shift = copy as f64 * (rows.last().unwrap()[0] + 1.0);
-        for r in &rows {
-            let mut r = *r;
-            r[0] += shift;
-            let cells: Vec<String> = r
-                .iter()
-                .map(|x| format!("{x:e}").replace('.', ","))
-                .collect();
-            big.push_str(&cells.join(";"));
-            big.push_str("\r\n");
-        }
-    }
-    let r = post_file(&d, &query, "text/csv", big.as_bytes(), None);
-    assert_eq!(r.status, 201, "{}", r.text());
-    let report = r.json();
-    assert_eq!(report["source"]["bytes"], big.len() as u64);
-    assert_eq!(
-        report["source"]["sha256"],
-        format!("{:x}", Sha256::digest(big.as_bytes()))
-    );
-    let id = report["run_id"].as_i64().unwrap();
-    let run = d.json(&format!("/api/runs/{id}"));
-    assert_eq!(
-        (run["kind"].as_str(), run["name"].as_str()),
-        (Some("imported"), Some("uploaded"))
-    );
-    let listed = d.json("/api/runs?kind=imported");
-    assert_eq!(listed["total"], 1);
-    // A MAT-file as octet-stream: the format from the file name.
-    let t: Vec<f64> = (0..500).map(|k| k as f64 * 1e-3).collect();
-    let mat = mat_file(&[("t", &t), ("qm", &t)]);
-    let r = post_file(
-        &d,
-        "/api/runs/import?file=rec.mat&columns=t=t,x=qm&scale=x=0.5",
-        "application/octet-stream",
-        &mat,
-        None,
-    );
-    assert_eq!(r.status, 201, "{}", r.text());
-    assert_eq!(r.json()["scales"]["x"], 0.5);
-    assert_eq!(d.runs_total(), 2);
-    // No upload file is left beside the database.
-    let left: Vec<String> = std::fs::read_dir(dir.path())
-        .unwrap()
-        .filter_map(|e| e.ok())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with(".import-"))
-        .collect();
-    assert!(left.is_empty(), "{left:?}");
 }
 
 /// `bench-daemon/tests/fixtures/NAME` (written by `make_fixtures.py` with SciPy and pyarrow).
