@@ -25,13 +25,11 @@ pub fn confirm_deadline(setup: &LoopSetup) -> Duration {
 }
 
 /// Builds the models and compensators, reads the drive's start position, sets its first
-/// mode with the neutral command and powers it on; `notes` (what connecting checked) go into
-/// the run log. On failure the run ends here (after the safe state once the drive may have
+/// mode with the neutral command and powers it on. On failure the run ends here (after the safe state once the drive may have
 /// moved).
 pub async fn begin<'a>(
     setup: &'a LoopSetup,
     io: &mut impl BenchIo,
-    notes: Log,
     wait_for_recorder: bool,
 ) -> Result<LoopState<'a>, LoopReport> {
     let cfg = &setup.loaded.config;
@@ -45,7 +43,7 @@ pub async fn begin<'a>(
             lockstep,
             compensators,
         },
-        (Err(e), _) | (_, Err(e)) => return Err(failed_early(e, notes, None)),
+        (Err(e), _) | (_, Err(e)) => return Err(failed_early(e, None)),
     };
     let modes = ModeMap::new(cfg.outer_loop, io);
     let start = match prepare(io, &setup.plan, &modes).await {
@@ -53,7 +51,7 @@ pub async fn begin<'a>(
         Err(e) => {
             let safe = safe_state(io, None, confirm_deadline(setup)).await;
             setup.control.safe_reached(safe.clone());
-            let mut report = failed_early(e, notes, safe.confirmed_s());
+            let mut report = failed_early(e, safe.confirmed_s());
             report.log.push((None, safe.log_line(&setup.loaded)));
             return Err(report);
         }
@@ -64,7 +62,7 @@ pub async fn begin<'a>(
         status: &setup.status,
         live: setup.live.as_ref(),
     };
-    let mut state = LoopState::new(
+    let state = LoopState::new(
         &setup.loaded,
         &setup.plan,
         &setup.control,
@@ -73,7 +71,6 @@ pub async fn begin<'a>(
         modes,
         start,
     );
-    state.notes = notes;
     setup.status.send_modify(|s| s.phase = "running");
     Ok(state)
 }
@@ -109,8 +106,8 @@ async fn prepare(
     Ok((x0, first))
 }
 
-/// The report of a run that ended before its first tick, with the run log so far.
-pub fn failed_early(reason: StopReason, notes: Log, safe_state_s: Option<f64>) -> LoopReport {
+/// The report of a run that ended before its first tick.
+pub fn failed_early(reason: StopReason, safe_state_s: Option<f64>) -> LoopReport {
     let log = vec![(None, reason.to_string())];
     LoopReport {
         outcome: reason.into(),
@@ -120,7 +117,7 @@ pub fn failed_early(reason: StopReason, notes: Log, safe_state_s: Option<f64>) -
         elapsed_s: 0.0,
         safe_state_s,
         log,
-        notes,
+        notes: Vec::new(),
         dropped_batches: 0,
     }
 }
@@ -183,7 +180,7 @@ pub async fn finish(
         elapsed_s,
         safe_state_s: safe.confirmed_s(),
         log,
-        notes: std::mem::take(&mut state.notes),
+        notes: Vec::new(),
         dropped_batches: dropped,
     }
 }

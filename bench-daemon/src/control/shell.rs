@@ -5,7 +5,7 @@
 
 use super::connect::{ModbusIo, connect, connect_drive};
 use super::io::BenchIo;
-use super::lifecycle::{after_panic, begin, failed_early, finish, panic_message};
+use super::lifecycle::{Log, after_panic, begin, failed_early, finish, panic_message};
 use super::realtime::{Locked, NoDeepIdle, loop_runtime as runtime, realtime};
 use super::setup::{Devices, LoopReport, LoopSetup};
 use super::sim_shell;
@@ -60,11 +60,11 @@ async fn run_modbus(setup: &LoopSetup) -> LoopReport {
     let mut notes = Vec::new();
     let mut io = match connect(&setup.loaded, &mut notes).await {
         Ok(io) => io,
-        Err(e) => return failed_early(e, notes, None),
+        Err(e) => return with_notes(failed_early(e, None), notes),
     };
-    let mut state = match begin(setup, &mut io, notes, false).await {
+    let mut state = match begin(setup, &mut io, false).await {
         Ok(state) => state,
-        Err(report) => return report,
+        Err(report) => return with_notes(report, notes),
     };
     let ts = state.period_s();
     let start = Instant::now();
@@ -94,5 +94,13 @@ async fn run_modbus(setup: &LoopSetup) -> LoopReport {
         }
     };
     let elapsed_s = start.elapsed().as_secs_f64();
-    finish(setup, state, &mut io, outcome, k as f64 * ts, elapsed_s).await
+    let report = finish(setup, state, &mut io, outcome, k as f64 * ts, elapsed_s).await;
+    with_notes(report, notes)
+}
+
+/// `report` with what connecting checked and read back (the run log) in front.
+fn with_notes(mut report: LoopReport, mut notes: Log) -> LoopReport {
+    notes.append(&mut report.notes);
+    report.notes = notes;
+    report
 }

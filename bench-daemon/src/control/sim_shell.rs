@@ -30,7 +30,7 @@ async fn run_on(setup: &LoopSetup, io: &mut SimIo) -> LoopReport {
     });
     // As over Modbus: the drive's own loops saturate inside the bench's torque limit.
     io.apply(Action::SetMaxTorque(setup.loaded.config.limits.torque_nm));
-    let mut state = match begin(setup, io, Vec::new(), true).await {
+    let mut state = match begin(setup, io, true).await {
         Ok(state) => state,
         Err(report) => return report,
     };

@@ -67,8 +67,6 @@ pub struct LoopState<'a> {
     status_every: u64,
     /// Interruption log lines (run time, text): what interrupted or threatened the run.
     pub(super) log: Vec<(Option<f64>, String)>,
-    /// Run log lines: what was checked and read back (the drive's watchdog, the profile).
-    pub(super) notes: Vec<(Option<f64>, String)>,
     /// Wake-up lateness, recorded by the shell before each tick.
     pub(super) stats: PeriodStats,
     /// Time from waking to the end of each tick's work, recorded by the shell: what the
@@ -131,7 +129,6 @@ impl<'a> LoopState<'a> {
             dropped: 0,
             status_every: ((1.0 / STATUS_HZ) / ts).round().max(1.0) as u64,
             log: Vec::new(),
-            notes: Vec::new(),
             stats: PeriodStats::default(),
             work: PeriodStats::default(),
             overran: false,
