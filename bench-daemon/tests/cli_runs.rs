@@ -41,6 +41,8 @@ fn fill(path: &Path) -> (i64, i64) {
             period_error_p99_us: Some(17.5),
             period_error_max_us: Some(40.0),
             overruns: 0,
+            period_error_p999_us: Some(30.0),
+            tick_work_p50_us: Some(120.0),
         };
         recorder
             .close(Finish::completed(Some(timing)))
