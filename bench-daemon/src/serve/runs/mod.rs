@@ -4,6 +4,7 @@
 //! and abort.
 
 mod annotate;
+mod diff;
 pub mod import;
 
 use super::audit::{Marked, Touched};
@@ -48,6 +49,12 @@ pub fn routes() -> ApiRouter<AppState> {
             })
             .patch_with(annotate::patch, |op| {
                 op.summary("Edit the run's tags (`tags` replaces the list, `add`/`remove` edit it) and notes, at any time (operator); the audit log keeps the old and new values")
+            }),
+        )
+        .api_route(
+            "/api/runs/{id}/diff",
+            get_with(diff::diff, |op| {
+                op.summary("What changed on the bench between this run and run `with`: spec, bench configuration, lockstep sets, device profiles (SHA-256), software version and bench id, as `bench runs diff` lists them")
             }),
         )
         .api_route(
