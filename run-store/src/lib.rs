@@ -50,6 +50,7 @@
 mod annotations;
 mod backend;
 mod chunk;
+pub mod campaigns;
 mod comparisons;
 mod diff;
 mod error;
@@ -66,6 +67,7 @@ pub use annotations::{
     Annotated, Annotation, AuditEntry, AuditFilter, MAX_NOTES_BYTES, MAX_TAG_CHARS, MAX_TAGS,
     check_tag,
 };
+pub use campaigns::{Campaign, CampaignStatus};
 pub use backend::{Location, is_postgres_url};
 pub use diff::{Difference, ProfileSum, RunDiff, changed_lines, diff_runs};
 pub use error::Error;
