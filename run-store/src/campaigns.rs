@@ -293,7 +293,10 @@ mod tests {
         c.reason = Some("operator abort".into());
         store.save_campaign(&c).await.unwrap();
         let back = store.campaign(id).await.unwrap();
-        assert_eq!((&back.steps, back.status), (&c.steps, CampaignStatus::Stopped));
+        assert_eq!(
+            (&back.steps, back.status),
+            (&c.steps, CampaignStatus::Stopped)
+        );
         assert_eq!(
             store.campaign_of_run(run).await.unwrap(),
             Some((id, "breakaway".to_string()))

@@ -49,8 +49,8 @@
 
 mod annotations;
 mod backend;
-mod chunk;
 pub mod campaigns;
+mod chunk;
 mod comparisons;
 mod diff;
 mod error;
@@ -67,8 +67,8 @@ pub use annotations::{
     Annotated, Annotation, AuditEntry, AuditFilter, MAX_NOTES_BYTES, MAX_TAG_CHARS, MAX_TAGS,
     check_tag,
 };
-pub use campaigns::{Campaign, CampaignStatus};
 pub use backend::{Location, is_postgres_url};
+pub use campaigns::{Campaign, CampaignStatus};
 pub use diff::{Difference, ProfileSum, RunDiff, changed_lines, diff_runs};
 pub use error::Error;
 pub use export::{
