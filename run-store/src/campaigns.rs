@@ -215,6 +215,26 @@ impl Store {
         Ok(())
     }
 
+    /// Replaces a campaign's request (a resumed campaign's new budget).
+    pub async fn set_campaign_request(&self, id: i64, request: &Value) -> Result<(), Error> {
+        let text = request.to_string();
+        let n = on!(self.writer(), |p, DB| {
+            sqlx::query("UPDATE campaigns SET request = $2 WHERE id = $1")
+                .bind(id)
+                .bind(&text)
+                .execute(p)
+                .await?
+                .rows_affected()
+        });
+        if n == 0 {
+            return Err(Error::NotFound {
+                what: "campaign",
+                key: id.to_string(),
+            });
+        }
+        Ok(())
+    }
+
     /// The campaign with this id.
     pub async fn campaign(&self, id: i64) -> Result<Campaign, Error> {
         let row: Option<CampaignRow> = on!(self.reader(), |p, DB| {

@@ -10,6 +10,9 @@ use super::runs::DbArgs;
 use super::{InputError, json_arg};
 use crate::bench_lock::BenchLock;
 use crate::characterise::{self, BenchHandle, DEFAULT_MODELS, Request};
+
+/// Bench time budget of a campaign when `--budget-min` is not given \[min\].
+pub const DEFAULT_BUDGET_MIN: f64 = 20.0;
 use crate::config::Loaded;
 use crate::control::StopReason;
 use friction::registry::ModelSpec;
@@ -38,9 +41,10 @@ pub struct CharacteriseArgs {
     /// Models to fit and compare (comma-separated).
     #[arg(long, value_delimiter = ',', default_values_t = DEFAULT_MODELS.map(String::from))]
     models: Vec<String>,
-    /// Bench time budget [min]: a step whose plan would exceed what is left is not started.
-    #[arg(long, default_value_t = 20.0)]
-    budget_min: f64,
+    /// Bench time budget [min] (default 20): a step whose plan would exceed what is left is
+    /// not started. With --resume: replaces the campaign's budget.
+    #[arg(long)]
+    budget_min: Option<f64>,
     #[command(flatten)]
     db: DbArgs,
     /// Create the database's directory if it does not exist.
@@ -81,7 +85,7 @@ pub fn run(args: &CharacteriseArgs) -> anyhow::Result<()> {
     loaded.check_watchdog()?;
     let request = Request {
         models: args.models.clone(),
-        budget_min: args.budget_min,
+        budget_min: args.budget_min.unwrap_or(DEFAULT_BUDGET_MIN),
         truth: truth(args)?,
     };
     request.check()?;
@@ -119,7 +123,13 @@ async fn campaign(
             if c.status == CampaignStatus::Completed {
                 return Err(InputError(format!("--resume: campaign {id} is completed")).into());
             }
-            let stored: Request = serde_json::from_value(c.request)?;
+            let mut stored: Request = serde_json::from_value(c.request)?;
+            if let Some(b) = args.budget_min {
+                stored.budget_min = b;
+                store
+                    .set_campaign_request(id, &serde_json::to_value(&stored)?)
+                    .await?;
+            }
             if stored.truth.is_some() != args.sim {
                 return Err(InputError(format!(
                     "--resume: campaign {id} ran on {}; give {}",
