@@ -137,10 +137,10 @@ pub async fn run(
         .comparison(c.comparison_id.unwrap_or_default())
         .await?;
     let mut answer = analyse::answer(&comparison.table, &c.answer["trial"]);
+    answer["bench_time_s"] = json!(bench_time(&c));
     for k in ["truth_validation_mse", "trial"] {
         answer[k] = c.answer[k].take();
     }
-    answer["bench_time_s"] = json!(bench_time(&c));
     c.answer = answer;
     c.status = CampaignStatus::Completed;
     store.save_campaign(&c).await?;
