@@ -111,12 +111,14 @@ pub async fn run(
         }
     }
     if c.fits.is_empty() || c.comparison_id.is_none() {
+        let started = std::time::Instant::now();
         let out = analyse::fit_and_compare(&c, &req, &db, bench.geometry()).await;
         match out {
             Ok((fits, comparison_id, truth)) => {
                 c.fits = fits;
                 c.comparison_id = Some(comparison_id);
                 c.answer["truth_validation_mse"] = json!(truth);
+                c.answer["fits_and_comparison_s"] = json!(started.elapsed().as_secs_f64());
                 store.save_campaign(&c).await?;
             }
             Err(e) => return Err(end(store, c, StepFailed::failed("fits", e)).await),
@@ -138,7 +140,7 @@ pub async fn run(
         .await?;
     let mut answer = analyse::answer(&comparison.table, &c.answer["trial"]);
     answer["bench_time_s"] = json!(bench_time(&c));
-    for k in ["truth_validation_mse", "trial"] {
+    for k in ["truth_validation_mse", "fits_and_comparison_s", "trial"] {
         answer[k] = c.answer[k].take();
     }
     c.answer = answer;
