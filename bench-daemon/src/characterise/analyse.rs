@@ -51,7 +51,7 @@ pub fn order(model: &str, est: &Estimates) -> Vec<(&'static str, &'static str, O
         out.push((
             "output_error",
             "low_speed_check",
-            Some(json!({"fit": dynamic, "max_iters": 30})),
+            Some(json!({"fit": dynamic, "max_iters": 30, "timeout_s": FIT_TIMEOUT_S})),
         ));
     }
     out
