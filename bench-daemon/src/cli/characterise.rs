@@ -61,22 +61,28 @@ pub struct CharacteriseArgs {
     resume: Option<i64>,
 }
 
-fn truth(args: &CharacteriseArgs) -> anyhow::Result<Option<ModelSpec>> {
-    if !args.sim {
-        return Ok(None);
-    }
-    let t = match &args.truth {
+/// The simulated bench's true friction from `--truth ID` and `--truth-params JSON|@file`
+/// (default: the simulator's own, `bench_sim::default_truth`), checked by building it.
+pub fn truth_spec(id: Option<&str>, params: Option<&str>) -> anyhow::Result<ModelSpec> {
+    let t = match id {
         None => bench_sim::default_truth(),
         Some(id) => ModelSpec {
-            model: id.clone(),
-            params: match &args.truth_params {
+            model: id.to_string(),
+            params: match params {
                 Some(p) => json_arg("--truth-params", p)?,
                 None => serde_json::json!({}),
             },
         },
     };
     friction::registry::build_model(&t).map_err(|e| InputError(format!("--truth: {e}")))?;
-    Ok(Some(t))
+    Ok(t)
+}
+
+fn truth(args: &CharacteriseArgs) -> anyhow::Result<Option<ModelSpec>> {
+    match args.sim {
+        true => truth_spec(args.truth.as_deref(), args.truth_params.as_deref()).map(Some),
+        false => Ok(None),
+    }
 }
 
 /// Runs the campaign.

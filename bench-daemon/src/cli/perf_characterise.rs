@@ -3,10 +3,8 @@
 //! wall time of its runs, of its fits and comparison, and of its report (goal: fits,
 //! comparison and report < 10 s after the last run).
 
-use super::{InputError, json_arg};
 use crate::characterise::{self, BenchHandle, DEFAULT_MODELS, Request};
 use crate::config::Loaded;
-use friction::registry::ModelSpec;
 use run_store::Store;
 use serde_json::json;
 use std::time::Instant;
@@ -31,17 +29,8 @@ pub struct PerfCharacteriseArgs {
 
 /// Runs the benchmark.
 pub fn run(args: &PerfCharacteriseArgs) -> anyhow::Result<()> {
-    let truth = match &args.truth {
-        None => bench_sim::default_truth(),
-        Some(id) => ModelSpec {
-            model: id.clone(),
-            params: match &args.truth_params {
-                Some(p) => json_arg("--truth-params", p)?,
-                None => json!({}),
-            },
-        },
-    };
-    friction::registry::build_model(&truth).map_err(|e| InputError(format!("--truth: {e}")))?;
+    let truth =
+        super::characterise::truth_spec(args.truth.as_deref(), args.truth_params.as_deref())?;
     let request = Request {
         models: args.models.clone(),
         budget_min: 60.0,
