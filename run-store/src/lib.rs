@@ -49,6 +49,7 @@
 
 mod annotations;
 mod backend;
+pub mod campaigns;
 mod chunk;
 mod comparisons;
 mod diff;
@@ -67,6 +68,7 @@ pub use annotations::{
     check_tag,
 };
 pub use backend::{Location, is_postgres_url};
+pub use campaigns::{Campaign, CampaignStatus};
 pub use diff::{Difference, ProfileSum, RunDiff, changed_lines, diff_runs};
 pub use error::Error;
 pub use export::{
