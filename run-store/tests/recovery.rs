@@ -6,9 +6,11 @@ use run_store::{INTERRUPTED_REASON, Recorder, RecorderConfig, RunStatus, SampleQ
 use std::time::Duration;
 
 /// The tables of a store, on either engine.
-const TABLES: [&str; 12] = [
+const TABLES: [&str; 14] = [
     "audit_log",
     "bench_settings",
+    "campaign_runs",
+    "campaigns",
     "comparison_runs",
     "comparisons",
     "model_outputs",
@@ -62,6 +64,7 @@ async fn migrations_apply_on_a_fresh_file_in_wal_mode() {
             (8, true),
             (9, true),
             (10, true),
+            (11, true),
             (13, true)
         ]
     );
@@ -229,7 +232,14 @@ async fn migrations_apply_on_a_fresh_postgres_database() {
             .unwrap();
     assert_eq!(
         applied,
-        [(1, true), (8, true), (9, true), (10, true), (13, true)]
+        [
+            (1, true),
+            (8, true),
+            (9, true),
+            (10, true),
+            (11, true),
+            (13, true)
+        ]
     );
     conn.close().await.unwrap();
     // Opening again applies nothing new and keeps the data.
