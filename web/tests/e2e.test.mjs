@@ -230,6 +230,29 @@ test('run page: Stribeck plot with the expected points, CSV and Parquet export',
   assert.equal(bytes.subarray(bytes.length - 4).toString(), 'PAR1');
 });
 
+test('run page: tags and notes edited in place; compared with a run', async () => {
+  await page.waitForSelector('#run-annotations');
+  await page.fill('#ann-tags', 'good e2e');
+  await page.fill('#ann-notes', 'bearing re-greased before this run');
+  await page.click('#ann-save');
+  await page.waitForSelector('#run-annotations .notice.ok');
+  const run = (await api(`/api/runs/${runId}`)).json;
+  assert.deepEqual(run.tags, ['e2e', 'good']);
+  assert.equal(run.notes, 'bearing re-greased before this run');
+  // The edit is in the audit log, with the old values.
+  const audit = (await api('/api/audit?limit=5')).json;
+  assert.ok(audit.some((e) => e.method === 'PATCH' && e.run_id === runId && e.allowed), JSON.stringify(audit));
+  // Compared with itself: no difference; with a run that does not exist: the error, named.
+  await page.fill('#ann-with', String(runId));
+  await page.click('#ann-compare');
+  await page.waitForSelector('#ann-diff p.ok');
+  assert.match(await page.textContent('#ann-diff'), /no difference/);
+  await page.fill('#ann-with', '999999');
+  await page.click('#ann-compare');
+  await page.waitForSelector('#ann-diff p.bad');
+  await shot('run-annotations');
+});
+
 test('run pages of the other kinds: breakaway vs torque rate, lag loops, presliding loops', async () => {
   // Short versions of experiments/specs/*.json, enqueued through the API (about 9 s in all).
   const specs = [

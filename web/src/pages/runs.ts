@@ -5,6 +5,7 @@ import { live, splitModels } from '../live';
 import { timeChart, symmetricScale, Scale } from '../timeseries';
 import { xyPlot, XYSeries, PALETTE } from '../xyplot';
 import { importForm, recordingCard, recordingCharts } from './imported';
+import { annotateCard } from './annotate';
 
 const KINDS = ['constant_velocity_sweep', 'presliding', 'frictional_lag', 'torque_ramp', 'breakaway_staircase', 'dwell_time', 'prbs', 'validation_profile', 'compensation_trial', 'imported'];
 const STATUSES = ['queued', 'running', 'completed', 'aborted', 'failed', 'interrupted'];
@@ -200,7 +201,7 @@ async function renderBody(body: HTMLElement, run: any, charts: { destroy(): void
   const log = h('section', { class: 'card', 'aria-labelledby': 'log-h', id: 'run-interruptions' }, h('h2', { id: 'log-h' }, 'Interruption log'));
   const checks = h('section', { class: 'card', 'aria-labelledby': 'checks-h', id: 'run-log' }, h('h2', { id: 'checks-h' }, 'Run log'));
   const prov = h('section', { class: 'card', 'aria-labelledby': 'prov-h', id: 'run-provenance' }, h('h2', { id: 'prov-h' }, 'Provenance'));
-  body.replaceChildren(res, ts, cmp, log, checks, prov);
+  body.replaceChildren(res, ts, cmp, log, checks, prov, annotateCard(run));
 
   const imported = run.kind === 'imported';
   if (imported) res.querySelector('h2')!.textContent = 'Recording';
