@@ -49,6 +49,7 @@
 
 mod annotations;
 mod backend;
+mod chain;
 mod chunk;
 mod comparisons;
 mod diff;

@@ -97,7 +97,36 @@ pub fn run(args: &RunArgs) -> anyhow::Result<()> {
     let checked = session::check(&text, format, &probe)
         .map_err(|e| InputError(format!("{}: {e}", args.spec.display())))?;
     crate::db::check_dir(&db_path(&args.db, &probe), args.create)?;
+    let target = Target {
+        sim: args.sim,
+        config: args.config.clone(),
+        virtual_time: args.virtual_time,
+    };
+    execute(&target, &args.db, args.json, async |_, _| Ok(checked))
+}
 
+/// The bench a command runs on: `--sim [--virtual-time]` or `--config FILE` (or both).
+#[derive(Clone, Debug, Default)]
+pub struct Target {
+    /// The simulated bench, in-process.
+    pub sim: bool,
+    /// The bench configuration.
+    pub config: Option<PathBuf>,
+    /// With `sim`: simulated time.
+    pub virtual_time: bool,
+}
+
+/// Runs what `make` checks (given the store and the bench) on `target`, recording into the
+/// database of `db`, with a progress bar; prints the outcome (`json`: as JSON). A continuation
+/// ([`crate::resume`]) is recorded as resumed from the command line.
+pub fn execute(
+    target: &Target,
+    db: &DbArgs,
+    json: bool,
+    make: impl AsyncFnOnce(&Store, &Loaded) -> anyhow::Result<session::Checked>,
+) -> anyhow::Result<()> {
+    let args = target;
+    let probe = Loaded::for_command(args.config.as_deref(), args.sim.then_some("127.0.0.1:0"))?;
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
@@ -126,7 +155,22 @@ pub fn run(args: &RunArgs) -> anyhow::Result<()> {
                 &crate::bench_lock::this_command(),
             )?)
         };
-        let store = Store::open(db_path(&args.db, &loaded)).await?;
+        let store = Store::open(db_path(db, &loaded)).await?;
+        let checked = match make(&store, &loaded).await {
+            Ok(c) => c,
+            Err(e) => {
+                store.close().await;
+                if let Some(sim) = sim {
+                    sim.shutdown().await;
+                }
+                return Err(e);
+            }
+        };
+        let run_id = session::create(&store, &loaded, &checked).await?;
+        if let Some(c) = &checked.resume {
+            crate::resume::record_resumed(&store, c.of, &checked, run_id, &crate::resume::cli_user())
+                .await?;
+        }
         let control = Arc::new(Control::new());
         let (status_tx, status_rx) = watch::channel(Status::default());
         let (created_tx, created_rx) = oneshot::channel();
@@ -151,7 +195,8 @@ pub fn run(args: &RunArgs) -> anyhow::Result<()> {
         } else {
             Devices::Modbus
         };
-        let finished = session::execute_on(&store, &loaded, &checked, watchers, devices).await;
+        let finished =
+            session::execute_run_on(&store, &loaded, &checked, run_id, watchers, devices).await;
         ctrl_c.abort();
         let _ = progress.await;
         store.close().await;
@@ -160,11 +205,12 @@ pub fn run(args: &RunArgs) -> anyhow::Result<()> {
         }
         let f = finished?;
         let r = &f.report;
-        if args.json {
+        if json {
             println!(
                 "{}",
                 serde_json::json!({
                     "run_id": f.run_id,
+                    "continues": checked.resume.as_ref().map(|c| c.of),
                     "status": f.status,
                     "outcome": r.outcome,
                     "ticks": r.ticks,
