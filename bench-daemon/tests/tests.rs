@@ -18,6 +18,7 @@ mod fit_quality;
 mod import_rest;
 mod lab;
 mod perf_loop;
+mod resume;
 mod sensors;
 mod serve_hardening;
 mod serve_users;

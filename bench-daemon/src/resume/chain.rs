@@ -26,7 +26,7 @@ pub fn whole_segments(set: &SampleSet, completed: bool) -> BTreeMap<u32, Range<u
 }
 
 /// The samples of run `id` as the analyses and fits read them: for a run in a chain (resumed,
-/// or a continuation), the chain's, each segment from the first run that measured it whole
+/// or a continuation), the chain's, each segment from the last run that measured it whole
 /// (else from the last that measured part of it), shifted in time so that run time only
 /// increases; `query` applies to that axis. A run never resumed reads as it is stored.
 pub async fn chain_samples(
@@ -93,8 +93,9 @@ fn merge(sets: &[(SampleSet, BTreeMap<u32, Range<usize>>)]) -> SampleSet {
     out
 }
 
-/// The run of the chain a segment's samples come from: the first that measured it whole,
-/// else the last that measured part of it.
+/// The run of the chain a segment's samples come from: the last that measured it whole (a
+/// segment leading into one measured again is run again with it), else the last that
+/// measured part of it.
 fn source_of(
     sets: &[(SampleSet, BTreeMap<u32, Range<usize>>)],
     seg: u32,
@@ -102,6 +103,7 @@ fn source_of(
     if let Some(found) = sets
         .iter()
         .enumerate()
+        .rev()
         .find_map(|(k, (_, whole))| whole.get(&seg).map(|r| (k, r.clone())))
     {
         return Some(found);

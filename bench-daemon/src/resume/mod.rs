@@ -71,8 +71,14 @@ pub async fn continuation(store: &Store, loaded: &Loaded, id: i64) -> Result<Che
             "run {id}: its spec no longer passes the bench: {e}"
         ))
     })?;
-    let done = done_in_chain(store, id).await?;
+    let mut done = done_in_chain(store, id).await?;
     let n = checked.plan.segments.len();
+    // A segment measured again takes the segments that lead into it along.
+    for s in (0..n).filter(|s| !done.contains(s)).collect::<Vec<_>>() {
+        for lead in checked.plan.trial_start(s)..s {
+            done.remove(&lead);
+        }
+    }
     if (0..n).all(|s| done.contains(&s)) {
         return refuse(format!(
             "all {n} segments were measured whole: nothing is left to resume"

@@ -1,10 +1,11 @@
 //! Runs: `GET /api/runs` (newest first, filtered), `POST /api/runs` (a spec enqueued or started
 //! now), `POST /api/runs/import` (a recording made elsewhere, [`import`]), one run, its
 //! results, its samples (columnar JSON or CSV), its export (CSV, JSON, Parquet) and its stop
-//! and abort.
+//! and abort, its continuation (`POST /api/runs/{id}/resume`, [`resume`]).
 
 mod annotate;
 pub mod import;
+mod resume;
 
 use super::audit::{Marked, Touched};
 use super::body::SpecJson;
@@ -68,6 +69,15 @@ pub fn routes() -> ApiRouter<AppState> {
             get_with(export, |op| {
                 let op = op.summary("The whole run as a file (Content-Disposition: attachment)");
                 errors(op, &[(503, "Four sample downloads are already going")])
+            }),
+        )
+        .api_route(
+            "/api/runs/{id}/resume",
+            post_with(resume::resume, |op| {
+                let op = op.summary("Continue an interrupted, failed or aborted run from its last completed segment: a new run (`continues`: this one) of the segments its chain did not measure whole, started now after the same checks as any run");
+                errors(op, &[
+                    (409, "The run cannot be resumed (its status, a continuation already, a changed bench), or the bench is busy or the e-stop latched"),
+                ])
             }),
         )
         .api_route(
