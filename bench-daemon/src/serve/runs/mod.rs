@@ -244,8 +244,11 @@ async fn get(State(state): State<AppState>, id: RunId) -> ApiResult<Json<Record>
         .comparisons_for_run(run.id)
         .await
         .map_err(ApiError::store)?;
+    let chain = state.store.chain(run.id).await.map_err(ApiError::store)?;
     let mut v = to_value(&run)?;
     v["comparisons"] = to_value(comparisons)?;
+    // The chain of continuations it belongs to (`bench runs resume`), first run first.
+    v["chain"] = to_value(chain)?;
     Ok(Json(Record(v)))
 }
 
