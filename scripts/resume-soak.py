@@ -17,6 +17,7 @@ import csv
 import io
 import json
 import random
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -46,8 +47,13 @@ def show(b, db, run_id):
 
 
 def spawn(b, args):
-    p = subprocess.Popen([b, *args], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    err = tempfile.TemporaryFile(mode="w+")
+    p = subprocess.Popen([b, *args], stdout=subprocess.PIPE, stderr=err, text=True)
     line = p.stdout.readline()
+    if not line.startswith("run "):
+        p.wait()
+        err.seek(0)
+        sys.exit(f"bench {' '.join(args)}: exit {p.returncode}: {err.read()}")
     return p, int(line.split()[1])
 
 
@@ -85,6 +91,8 @@ def main():
     a = ap.parse_args()
     rng = random.Random(a.seed)
     with tempfile.TemporaryDirectory() as tmp:
+        # A copy: a rebuild of the binary during the soak does not swap it under the soak.
+        a.bench = shutil.copy(a.bench, Path(tmp) / "bench")
         db = str(Path(tmp) / "runs.db")
         spec = Path(tmp) / "sweep.json"
         spec.write_text(json.dumps(SPEC))

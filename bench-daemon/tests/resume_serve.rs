@@ -72,6 +72,10 @@ fn a_run_a_killed_daemon_left_is_resumed_over_rest_and_refused_twice() {
     );
     let first = d.json(&format!("/api/runs/{id}"));
     assert!(
+        log_has(&first, "run_log", "started by a client at 127.0.0.1"),
+        "{first}"
+    );
+    assert!(
         log_has(&first, "run_log", &format!("resumed as run {next}")),
         "{first}"
     );
@@ -127,4 +131,12 @@ fn with_auto_resume_the_restarted_daemon_resumes_the_run_and_the_queue_goes_on()
     // The queue was not paused by an operator: the run behind follows.
     let after = d.wait_final(behind, Duration::from_secs(30));
     assert_eq!(after["status"], "completed", "{after}");
+    assert!(
+        log_has(&after, "run_log", "queued by a client at"),
+        "{after}"
+    );
+    assert!(
+        log_has(&after, "run_log", "started by the queue"),
+        "{after}"
+    );
 }

@@ -167,9 +167,10 @@ pub fn execute(
             }
         };
         let run_id = session::create(&store, &loaded, &checked).await?;
-        if let Some(c) = &checked.resume {
-            crate::resume::record_resumed(&store, c.of, &checked, run_id, &crate::resume::cli_user())
-                .await?;
+        let by = crate::resume::cli_user();
+        match &checked.resume {
+            Some(c) => crate::resume::record_resumed(&store, c.of, &checked, run_id, &by).await?,
+            None => store.append_note(run_id, None, &format!("started by {by}")).await?,
         }
         let control = Arc::new(Control::new());
         let (status_tx, status_rx) = watch::channel(Status::default());

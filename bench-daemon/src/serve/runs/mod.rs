@@ -11,14 +11,15 @@ use super::audit::{Marked, Touched};
 use super::body::SpecJson;
 use super::error::{Accepted, Answer, ApiError, ApiResult, Created, errors};
 use super::extract::{Query, RunId};
-use super::scheduler::{Cmd, Enqueued, check_value};
+use super::guard::Caller;
+use super::scheduler::{Cmd, Enqueued, EnqueuedStatus, check_value};
 use super::schema::Record;
 use super::state::{AppState, ask};
 use super::stream::Shape;
 use aide::axum::ApiRouter;
 use aide::axum::routing::{get_with, post_with};
-use axum::Json;
 use axum::extract::State;
+use axum::{Extension, Json};
 use run_store::{RunFilter, RunStatus, SampleQuery};
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Serialize};
@@ -199,6 +200,7 @@ struct CreateQuery {
 
 async fn create(
     State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
     Query(q): Query<CreateQuery>,
     SpecJson(body): SpecJson,
 ) -> ApiResult<Marked<Created<Enqueued>>> {
@@ -221,6 +223,14 @@ async fn create(
         reply,
     })
     .await?;
+    let how = match answer.status {
+        EnqueuedStatus::Running => "started",
+        EnqueuedStatus::Queued => "queued",
+    };
+    let line = format!("{how} by {}", resume::who(&caller));
+    if let Err(e) = state.store.append_note(answer.id, None, &line).await {
+        tracing::warn!("run {}: {line} not logged: {e}", answer.id);
+    }
     let touched = Touched {
         run_id: Some(answer.id),
         ..Touched::default()

@@ -17,14 +17,7 @@ pub(super) async fn resume(
     Extension(caller): Extension<Caller>,
     RunId(id): RunId,
 ) -> ApiResult<Marked<Created<Enqueued>>> {
-    let by = match (&caller.user, caller.role) {
-        (Some(user), Some(role)) => format!("{user} ({role})"),
-        (Some(user), None) => user.to_string(),
-        _ => format!(
-            "a client at {}",
-            caller.remote.as_deref().unwrap_or("an unknown address")
-        ),
-    };
+    let by = who(&caller);
     let answer = ask(&state, |reply| Cmd::Resume {
         run_id: id,
         by,
@@ -36,4 +29,16 @@ pub(super) async fn resume(
         ..Touched::default()
     };
     Ok(Marked(Answer(answer), touched))
+}
+
+/// Who made a request, for a run's log: the user and role, else the client's address.
+pub(super) fn who(caller: &Caller) -> String {
+    match (&caller.user, caller.role) {
+        (Some(user), Some(role)) => format!("{user} ({role})"),
+        (Some(user), None) => user.to_string(),
+        _ => format!(
+            "a client at {}",
+            caller.remote.as_deref().unwrap_or("an unknown address")
+        ),
+    }
 }
