@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """SIGKILL soak of `bench runs resume`, outside the test command (the test kills 20 times).
 
-Runs a 32-trial Stribeck sweep on the real-time simulated bench (`bench run --sim`), kills it
+Runs a 64-trial Stribeck sweep (16 velocities, both directions, twice) on the real-time simulated bench (`bench run --sim`), kills it
 with SIGKILL after a random number of committed samples, resumes it (`bench runs resume ID
 --sim`), kills the continuation, and so on KILLS times; the last continuation runs to its end.
 Prints the kill table (kill → run → samples committed → segments measured whole so far → the
@@ -32,7 +32,7 @@ SPEC = {
         "directions": "both",
         "settle_s": 0.2,
         "measure_s": 0.2,
-        "repeats": 1,
+        "repeats": 2,
     },
 }
 
@@ -133,7 +133,7 @@ def main():
             st = show(a.bench, db, rid)["status"]
             for s in whole(segments(a.bench, db, rid), st == "completed"):
                 source[s] = rid
-        n_seg = 4 * len(SPEC["params"]["velocities"])
+        n_seg = 8 * len(SPEC["params"]["velocities"])
         got = points(final["results"])
         worst = max(abs(t - t0) / abs(t0) for (_, t), (_, t0) in zip(got, want))
         for k in kills:

@@ -1,7 +1,7 @@
 //! Runs: `GET /api/runs` (newest first, filtered), `POST /api/runs` (a spec enqueued or started
 //! now), `POST /api/runs/import` (a recording made elsewhere, [`import`]), one run, its
 //! results, its samples (columnar JSON or CSV), its export (CSV, JSON, Parquet) and its stop
-//! and abort, its continuation (`POST /api/runs/{id}/resume`, [`resume`]).
+//! and abort, its continuation (`POST /api/runs/{id}/resume`, `resume.rs`).
 
 mod annotate;
 pub mod import;
