@@ -24,17 +24,8 @@ use tokio::sync::{oneshot, watch};
 pub struct RunArgs {
     /// Experiment spec (JSON or TOML), e.g. experiments/specs/torque_ramp.json.
     spec: PathBuf,
-    /// Run against the simulated bench, started in-process (with --config: that file's
-    /// limits, gains and models, the simulated devices in place of its own).
-    #[arg(long)]
-    sim: bool,
-    /// Bench configuration file (bench.toml).
-    #[arg(long, value_name = "FILE")]
-    config: Option<PathBuf>,
-    /// With --sim: step the simulated plant in simulated time inside this process, as fast as
-    /// the CPU goes (no Modbus, no real-time loop): a spec's run and analysis in seconds.
-    #[arg(long, requires = "sim")]
-    virtual_time: bool,
+    #[command(flatten)]
+    target: Target,
     #[command(flatten)]
     db: DbArgs,
     /// Print the outcome as JSON on stdout (after the `run ID` line).
@@ -93,26 +84,27 @@ pub fn run(args: &RunArgs) -> anyhow::Result<()> {
     let format = Format::from_path(&args.spec);
     // Check the spec against the limits before anything starts (the sim's limits are the
     // shipped ones; the address does not matter for the check).
-    let probe = Loaded::for_command(args.config.as_deref(), args.sim.then_some("127.0.0.1:0"))?;
+    let t = &args.target;
+    let probe = Loaded::for_command(t.config.as_deref(), t.sim.then_some("127.0.0.1:0"))?;
     let checked = session::check(&text, format, &probe)
         .map_err(|e| InputError(format!("{}: {e}", args.spec.display())))?;
     crate::db::check_dir(&db_path(&args.db, &probe), args.create)?;
-    let target = Target {
-        sim: args.sim,
-        config: args.config.clone(),
-        virtual_time: args.virtual_time,
-    };
-    execute(&target, &args.db, args.json, async |_, _| Ok(checked))
+    execute(t, &args.db, args.json, async |_, _| Ok(checked))
 }
 
 /// The bench a command runs on: `--sim [--virtual-time]` or `--config FILE` (or both).
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, clap::Args)]
 pub struct Target {
-    /// The simulated bench, in-process.
+    /// Run against the simulated bench, started in-process (with --config: that file's
+    /// limits, gains and models, the simulated devices in place of its own).
+    #[arg(long)]
     pub sim: bool,
-    /// The bench configuration.
+    /// Bench configuration file (bench.toml).
+    #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
-    /// With `sim`: simulated time.
+    /// With --sim: step the simulated plant in simulated time inside this process, as fast as
+    /// the CPU goes (no Modbus, no real-time loop): a spec's run and analysis in seconds.
+    #[arg(long, requires = "sim")]
     pub virtual_time: bool,
 }
 

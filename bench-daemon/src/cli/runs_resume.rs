@@ -7,7 +7,6 @@ use super::run::{Target, db_path, execute};
 use super::runs::DbArgs;
 use crate::config::Loaded;
 use crate::resume::{self, ResumeError};
-use std::path::PathBuf;
 
 /// Arguments of `bench runs resume`.
 #[derive(Debug, clap::Args)]
@@ -15,15 +14,8 @@ use std::path::PathBuf;
 pub struct ResumeArgs {
     /// The run to continue (interrupted, failed or aborted; the last of its chain).
     id: i64,
-    /// Run on the simulated bench, started in-process (as `bench run --sim`).
-    #[arg(long)]
-    sim: bool,
-    /// Bench configuration file (bench.toml): the bench the run was recorded on.
-    #[arg(long, value_name = "FILE")]
-    config: Option<PathBuf>,
-    /// With --sim: the simulated plant in simulated time (as `bench run --virtual-time`).
-    #[arg(long, requires = "sim")]
-    virtual_time: bool,
+    #[command(flatten)]
+    target: Target,
     #[command(flatten)]
     db: DbArgs,
     /// Print the outcome as JSON on stdout (after the `run ID` line), with `continues`.
@@ -33,18 +25,14 @@ pub struct ResumeArgs {
 
 /// Runs the continuation.
 pub fn run(args: &ResumeArgs) -> anyhow::Result<()> {
-    let probe = Loaded::for_command(args.config.as_deref(), args.sim.then_some("127.0.0.1:0"))?;
+    let t = &args.target;
+    let probe = Loaded::for_command(t.config.as_deref(), t.sim.then_some("127.0.0.1:0"))?;
     let path = db_path(&args.db, &probe);
     if !run_store::is_postgres_url(&path.to_string_lossy()) && !path.is_file() {
         return Err(InputError(format!("--db {}: no such run database", path.display())).into());
     }
-    let target = Target {
-        sim: args.sim,
-        config: args.config.clone(),
-        virtual_time: args.virtual_time,
-    };
     let id = args.id;
-    execute(&target, &args.db, args.json, async |store, loaded| {
+    execute(t, &args.db, args.json, async |store, loaded| {
         resume::continuation(store, loaded, id)
             .await
             .map_err(|e| match e {

@@ -7,17 +7,7 @@ use crate::resume::{self, ResumeError};
 impl Scheduler {
     /// Starts the continuation of run `of`; `by` names who asked.
     pub(super) async fn resume(&mut self, of: i64, by: &str) -> Result<Enqueued, SchedulerError> {
-        if self.estop || self.interlock.is_latched() {
-            return Err(SchedulerError::Conflict(
-                "the e-stop is latched: POST /api/estop/reset first".into(),
-            ));
-        }
-        if let Some(r) = &self.running {
-            return Err(SchedulerError::Conflict(format!(
-                "the bench is busy: run {} is running",
-                r.view.run_id
-            )));
-        }
+        self.free_now("")?;
         let checked = resume::continuation(&self.store, &self.loaded, of)
             .await
             .map_err(|e| match e {
