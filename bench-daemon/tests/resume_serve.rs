@@ -7,10 +7,10 @@ use serde_json::{Value, json};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-/// 6 trials of 0.4 s (settle + measure).
+/// 4 trials of 0.4 s (settle + measure).
 fn sweep(name: &str) -> Value {
     json!({"kind": "constant_velocity_sweep", "name": name, "params": {
-        "velocities": [0.5, 1.0, 1.5], "directions": "both", "settle_s": 0.2,
+        "velocities": [0.5, 1.0], "directions": "both", "settle_s": 0.2,
         "measure_s": 0.2, "repeats": 1}})
 }
 
@@ -49,7 +49,7 @@ fn a_run_a_killed_daemon_left_is_resumed_over_rest_and_refused_twice() {
         let d = Daemon::start(&db, "127.0.0.1:0", &[]);
         let r = d.req("POST", "/api/runs?start=now", Some(&sweep("killed")));
         assert_eq!(r.status, 201, "{}", r.text());
-        d.wait_live_samples(700);
+        d.wait_live_samples(500);
         r.json()["id"].as_i64().unwrap()
         // Dropped: SIGKILL.
     };
@@ -67,7 +67,7 @@ fn a_run_a_killed_daemon_left_is_resumed_over_rest_and_refused_twice() {
     );
     assert_eq!(
         run["results"]["positive"].as_array().unwrap().len(),
-        3,
+        2,
         "{run}"
     );
     let first = d.json(&format!("/api/runs/{id}"));
@@ -113,7 +113,7 @@ fn with_auto_resume_the_restarted_daemon_resumes_the_run_and_the_queue_goes_on()
         let r = d.req("POST", "/api/runs", Some(&sweep("night")));
         assert_eq!(r.status, 201, "{}", r.text());
         let later = d.req("POST", "/api/runs", Some(&sweep("after")));
-        d.wait_live_samples(700);
+        d.wait_live_samples(500);
         (
             r.json()["id"].as_i64().unwrap(),
             later.json()["id"].as_i64().unwrap(),

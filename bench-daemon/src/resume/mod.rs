@@ -137,6 +137,8 @@ pub async fn record_resumed(
 
 /// Who runs a command on the command line, for the run log.
 pub fn cli_user() -> String {
-    let user = std::env::var("USER").unwrap_or_else(|_| "unknown".into());
+    let user = std::env::var("USER")
+        .or_else(|_| std::env::var("LOGNAME"))
+        .unwrap_or_else(|_| "an unknown user".into());
     format!("{user} (command line)")
 }
