@@ -5,6 +5,7 @@ mod docs_pages;
 mod identify;
 mod identify_dynamic;
 mod identify_records;
+mod no_alloc;
 mod papers;
 mod robustness;
 mod util;

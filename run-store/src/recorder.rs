@@ -14,6 +14,7 @@ use crate::reason::{Reason, ReasonCode};
 use crate::store::{finish, set_timing};
 use crate::types::{RunStatus, Sample, TimingStats};
 use crate::{Error, Store};
+use crossbeam_queue::ArrayQueue;
 use sqlx::{AssertSqlSafe, QueryBuilder};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -80,6 +81,14 @@ impl Batch {
             outputs: Vec::with_capacity(capacity * models),
             events: Vec::new(),
         }
+    }
+
+    /// Empties it for reuse from sample index `first_idx`, keeping its allocations.
+    pub fn reset(&mut self, first_idx: u64) {
+        self.first_idx = first_idx;
+        self.samples.clear();
+        self.outputs.clear();
+        self.events.clear();
     }
 
     /// Appends one sample and its model outputs.
@@ -190,12 +199,17 @@ struct Counters {
     committed_samples: AtomicU64,
 }
 
+/// Written batches the writer keeps for the loop to fill again: the loop takes its next batch
+/// from here rather than from the allocator.
+const SPARE_BATCHES: usize = 32;
+
 /// The loop's end of the recorder channel. Cheap to clone; never blocks.
 #[derive(Clone, Debug)]
 pub struct BatchSender {
     tx: mpsc::Sender<Msg>,
     models: usize,
     counters: Arc<Counters>,
+    spares: Arc<ArrayQueue<Batch>>,
 }
 
 impl std::fmt::Debug for Msg {
@@ -209,6 +223,21 @@ impl std::fmt::Debug for Msg {
 }
 
 impl BatchSender {
+    /// An empty batch from sample index `first_idx` with room for `capacity` samples: a
+    /// written one handed back by the writer when there is one (no allocation, no lock), else
+    /// a new one.
+    pub fn batch(&self, first_idx: u64, capacity: usize) -> Batch {
+        match self.spares.pop() {
+            Some(mut batch) => {
+                batch.reset(first_idx);
+                batch.samples.reserve(capacity);
+                batch.outputs.reserve(capacity * self.models);
+                batch
+            }
+            None => Batch::with_capacity(first_idx, capacity, self.models),
+        }
+    }
+
     /// Hands a batch to the writer without waiting. When the channel is full (or the writer is
     /// gone) the batch is dropped and counted; the counts are stored with the run.
     pub fn try_send(&self, batch: Batch) -> Result<(), Dropped> {
@@ -308,12 +337,14 @@ impl Recorder {
         }
         let (tx, rx) = mpsc::channel(config.channel_capacity.max(1));
         let counters = Arc::new(Counters::default());
+        let spares = Arc::new(ArrayQueue::new(SPARE_BATCHES));
         let writer = Writer {
             store: store.clone(),
             run_id,
             models: Arc::new(models.clone()),
             config,
             counters: counters.clone(),
+            spares: spares.clone(),
             pending: Vec::new(),
             pending_samples: 0,
             summary: RecorderSummary::default(),
@@ -326,6 +357,7 @@ impl Recorder {
                 tx,
                 models: models.len(),
                 counters,
+                spares,
             },
             task,
         })
@@ -378,6 +410,8 @@ struct Writer {
     models: Arc<Vec<String>>,
     config: RecorderConfig,
     counters: Arc<Counters>,
+    /// Where written batches go back to the loop.
+    spares: Arc<ArrayQueue<Batch>>,
     pending: Vec<Batch>,
     pending_samples: usize,
     summary: RecorderSummary,
@@ -501,6 +535,10 @@ impl Writer {
         self.summary.samples += samples;
         self.summary.outputs += outputs;
         self.summary.batches += batches.len() as u64;
+        // Written: back to the loop for reuse (beyond the spares it needs, freed here).
+        for batch in batches {
+            let _ = self.spares.push(batch);
+        }
         self.summary.commits += 1;
         self.summary.dropped_batches = dropped_batches;
         self.summary.dropped_samples = dropped_samples;

@@ -24,6 +24,8 @@
 //! comms fault) is a typed [`StopReason`] and leads to the same exit: the drive is disabled at
 //! once, before the next deadline, and the reason goes into the run's log.
 
+#[cfg(test)]
+mod alloc_tests;
 pub mod connect;
 mod interlock;
 pub mod io;

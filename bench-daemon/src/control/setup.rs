@@ -99,7 +99,16 @@ pub struct Frame {
     /// The sample.
     pub sample: Sample,
     /// Lockstep outputs, in the run's model order.
-    pub outputs: Vec<f64>,
+    #[serde(serialize_with = "as_slice")]
+    pub outputs: LiveOutputs,
+}
+
+/// A frame's outputs, inline up to 64 (every model with its plant simulation, 50, fits): the
+/// loop copies them without allocating; more spill to the heap.
+pub type LiveOutputs = smallvec::SmallVec<[f64; 64]>;
+
+fn as_slice<S: serde::Serializer>(outputs: &LiveOutputs, s: S) -> Result<S::Ok, S::Error> {
+    serde::Serialize::serialize(&outputs[..], s)
 }
 
 /// What the loop reports when it ends.

@@ -7,7 +7,8 @@ use super::lifecycle::{after_panic, begin, finish, panic_message};
 use super::realtime::loop_runtime as runtime;
 use super::setup::{LoopReport, LoopSetup};
 use super::sim_io::SimIo;
-use super::tick::tick;
+use super::stop::Outcome;
+use super::tick::{LoopState, tick};
 use bench_sim::Action;
 use std::panic::AssertUnwindSafe;
 
@@ -24,29 +25,64 @@ pub fn run(setup: &LoopSetup, mut io: SimIo) -> LoopReport {
 }
 
 async fn run_on(setup: &LoopSetup, io: &mut SimIo) -> LoopReport {
-    setup.status.send_modify(|s| {
-        s.phase = "connecting";
-        s.segments = setup.plan.segments.len();
-    });
-    // As over Modbus: the drive's own loops saturate inside the bench's torque limit.
-    io.apply(Action::SetMaxTorque(setup.loaded.config.limits.torque_nm));
-    let mut state = match begin(setup, io, true).await {
-        Ok(state) => state,
+    let mut run = match SimRun::begin(setup, io).await {
+        Ok(run) => run,
         Err(report) => return report,
     };
-    let ts = state.period_s();
-    let start = io.clock_s();
-    state.t0 = start;
-    let mut k: u64 = 0;
     let outcome = loop {
-        let now = k as f64 * ts;
-        io.advance_to(start + now);
-        state.stats.record(0.0);
-        if let Some(end) = tick(&mut state, io, now).await {
+        if let Some(end) = run.step(io).await {
             break end;
         }
-        k += 1;
     };
-    let elapsed_s = io.clock_s() - start;
-    finish(setup, state, io, outcome, k as f64 * ts, elapsed_s).await
+    run.finish(setup, io, outcome).await
+}
+
+/// A run on the simulated plant, one period at a time: the whole loop of [`run`], and what a
+/// test steps through to look at single ticks (their allocations, say).
+pub(super) struct SimRun<'a> {
+    state: LoopState<'a>,
+    /// The plant's clock when the first tick ran \[s\].
+    start: f64,
+    /// Ticks done.
+    k: u64,
+}
+
+impl<'a> SimRun<'a> {
+    /// Connects (as over Modbus: the drive's own loops saturate inside the bench's torque
+    /// limit) and prepares the first tick; the report of a run that failed before it.
+    pub(super) async fn begin(setup: &'a LoopSetup, io: &mut SimIo) -> Result<Self, LoopReport> {
+        setup.status.send_modify(|s| {
+            s.phase = "connecting";
+            s.segments = setup.plan.segments.len();
+        });
+        io.apply(Action::SetMaxTorque(setup.loaded.config.limits.torque_nm));
+        let mut state = begin(setup, io, true).await?;
+        let start = io.clock_s();
+        state.t0 = start;
+        Ok(SimRun { state, start, k: 0 })
+    }
+
+    /// Steps the plant to the next period and runs its tick: how the run ended, if it did.
+    pub(super) async fn step(&mut self, io: &mut SimIo) -> Option<Outcome> {
+        let now = self.k as f64 * self.state.period_s();
+        io.advance_to(self.start + now);
+        self.state.stats.record(0.0);
+        let end = tick(&mut self.state, io, now).await;
+        if end.is_none() {
+            self.k += 1;
+        }
+        end
+    }
+
+    /// Ends the run in the safe state with `outcome`.
+    pub(super) async fn finish(
+        self,
+        setup: &LoopSetup,
+        io: &mut SimIo,
+        outcome: Outcome,
+    ) -> LoopReport {
+        let elapsed_s = io.clock_s() - self.start;
+        let t_end = self.k as f64 * self.state.period_s();
+        finish(setup, self.state, io, outcome, t_end, elapsed_s).await
+    }
 }

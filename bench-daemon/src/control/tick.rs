@@ -9,7 +9,7 @@ use super::judge::{Judge, Judged, Rules, TickInput};
 use super::lockstep::Lockstep;
 use super::request::{Control, Request};
 use super::safety::Guard;
-use super::setup::{Frame, Status};
+use super::setup::{Frame, LiveOutputs, Status};
 use super::stop::{Device, Outcome, StopReason};
 use super::timing::PeriodStats;
 use crate::config::{Loaded, OuterLoopChoice};
@@ -338,21 +338,19 @@ async fn record(state: &mut LoopState<'_>, tick: &Tick, sample: &Sample) -> Resu
         let _ = tx.send(Frame {
             idx: state.idx,
             sample: *sample,
-            outputs: outputs.to_vec(),
+            outputs: LiveOutputs::from_slice(outputs),
         });
     }
     state.idx += 1;
     if state.batch.samples.len() < BATCH_SAMPLES {
         return Ok(());
     }
-    let width = state.lockstep.width();
-    let full = std::mem::replace(
-        &mut state.batch,
-        Batch::with_capacity(state.idx, BATCH_SAMPLES, width),
-    );
     let Some(recorder) = state.sinks.recorder else {
+        state.batch.reset(state.idx);
         return Ok(());
     };
+    // A written batch back from the recorder: no allocation on the tick path.
+    let full = std::mem::replace(&mut state.batch, recorder.batch(state.idx, BATCH_SAMPLES));
     let sent = if state.sinks.wait_for_recorder {
         recorder.send(full).await
     } else {

@@ -85,7 +85,7 @@ impl Hub {
             return text.clone();
         }
         let text: Arc<str> = Arc::from(
-            json!({"idx": f.idx, "sample": f.sample, "outputs": f.outputs, "models": models()})
+            json!({"idx": f.idx, "sample": f.sample, "outputs": &f.outputs[..], "models": models()})
                 .to_string(),
         );
         *cache = FrameText {

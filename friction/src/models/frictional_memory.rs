@@ -99,10 +99,24 @@ impl Validate for Params {
 }
 
 /// Frictional-memory state: the past velocities.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct State {
     /// Delay line of the velocity (its last output is the state value `v_delayed`).
     pub line: DelayLine,
+}
+
+/// By hand: a derived `clone_from` clones whole, and the model wrapper copies the state every
+/// step; this one reuses the ring's allocation.
+impl Clone for State {
+    fn clone(&self) -> State {
+        State {
+            line: self.line.clone(),
+        }
+    }
+
+    fn clone_from(&mut self, src: &State) {
+        self.line.clone_from(&src.line);
+    }
 }
 
 /// Marker type of the frictional-memory model.

@@ -257,7 +257,7 @@ impl Validate for Params {
 }
 
 /// GMS state: the element forces, their modes and the direction of the last motion.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct State {
     /// Element forces `F_i` \[N\].
     pub f: Vec<f64>,
@@ -265,6 +265,24 @@ pub struct State {
     pub slipping: Vec<bool>,
     /// `sgn` of the velocity over the last step (0 at rest), for the reversal test.
     pub dir: f64,
+}
+
+/// By hand: a derived `clone_from` clones whole, and the model wrapper copies the state every
+/// step; this one reuses the elements' allocations.
+impl Clone for State {
+    fn clone(&self) -> State {
+        State {
+            f: self.f.clone(),
+            slipping: self.slipping.clone(),
+            dir: self.dir,
+        }
+    }
+
+    fn clone_from(&mut self, src: &State) {
+        self.f.clone_from(&src.f);
+        self.slipping.clone_from(&src.slipping);
+        self.dir = src.dir;
+    }
 }
 
 /// Marker type of the GMS model.
