@@ -13,6 +13,7 @@
 //! Everything but [`cli`] is the core: the command line uses it, it never uses the command line.
 
 pub mod bench_lock;
+pub mod characterise;
 pub mod cli;
 pub mod config;
 pub mod control;

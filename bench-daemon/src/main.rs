@@ -35,6 +35,11 @@ enum Command {
     Runs(cli::runs::RunsCommand),
     /// Run one experiment on the bench (or the simulated one) and record it.
     Run(cli::run::RunArgs),
+    /// A characterisation campaign: breakaway, low-speed check, sweep, presliding, validation,
+    /// fits, comparison and compensation trial, each step designed from the last; stored.
+    Characterise(cli::characterise::CharacteriseArgs),
+    /// Write a campaign's report: one self-contained HTML file (or PDF through Chromium).
+    Report(cli::report::ReportArgs),
     /// Stored parameter sets (fitted or given): list, show.
     #[command(subcommand)]
     Params(cli::params::ParamsCommand),
@@ -100,6 +105,8 @@ fn main() -> ExitCode {
         Command::Runs(cmd) => cli::runs::run(&cmd),
         Command::Sim(args) => cli::sim::run(&args),
         Command::Run(args) => cli::run::run(&args),
+        Command::Characterise(args) => cli::characterise::run(&args),
+        Command::Report(args) => cli::report::run(&args),
         Command::Probe(args) => cli::block_on(cli::probe::run(args)),
         Command::Fit(args) => cli::fit::run(&args),
         Command::Compare(args) => cli::compare::run(&args),
@@ -122,6 +129,9 @@ fn main() -> ExitCode {
             } else if err
                 .downcast_ref::<cli::run::RunNotCompleted>()
                 .is_some_and(|e| e.status == run_store::RunStatus::Aborted)
+                || err
+                    .downcast_ref::<bench_daemon::characterise::StepFailed>()
+                    .is_some_and(|e| e.aborted)
             {
                 ExitCode::from(3)
             } else {

@@ -41,6 +41,8 @@ fn fill(path: &Path) -> (i64, i64) {
             period_error_p99_us: Some(17.5),
             period_error_max_us: Some(40.0),
             overruns: 0,
+            period_error_p999_us: Some(30.0),
+            tick_work_p50_us: Some(120.0),
         };
         recorder
             .close(Finish::completed(Some(timing)))
@@ -283,4 +285,13 @@ fn tags_notes_audit_and_diff_from_the_command_line() {
     assert!(stdout(&o).contains("no difference"), "{}", stdout(&o));
     let o = bench(&["runs", "diff", &ramp_s, "999", "--db", db]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+
+    // The same over REST (the run page's "Compare with…"); a run that does not exist is named.
+    let daemon = crate::cli_serve::Daemon::start_on(&["--sim"], &path, "127.0.0.1:0", &[]);
+    let rest = daemon.req("GET", &format!("/api/runs/{ramp}/diff?with={prbs}"), None);
+    assert_eq!((rest.status, rest.json()), (200, d));
+    let r = daemon.req("GET", &format!("/api/runs/{ramp}/diff?with=999"), None);
+    assert_eq!((r.status, &r.json()["field"]), (404, &Value::from("with")));
+    let r = daemon.req("GET", &format!("/api/runs/{ramp}/diff"), None);
+    assert_eq!(r.status, 400, "{}", r.text());
 }

@@ -1,5 +1,5 @@
-//! `bench perf loop` against the simulated bench: every key of its report, and the floor that
-//! cyclictest measures beside the loop (`--floor`).
+//! `bench perf loop` and `bench perf serve` against the simulated bench: every key of the
+//! loop's report, and the floor that cyclictest measures beside the loop (`--floor`).
 
 use crate::util::{bench, stderr, stdout};
 use std::process::Command;
@@ -41,11 +41,7 @@ fn perf_loop_floor_sits_beside_the_loop() {
         .unwrap();
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("rt-tests"), "{}", stderr(&o));
-    let found = std::env::var_os("PATH")
-        .iter()
-        .flat_map(std::env::split_paths)
-        .any(|d| d.join("cyclictest").is_file());
-    if !found {
+    if !cyclictest_found() {
         eprintln!("skipped the floor run: no cyclictest on PATH (Debian's rt-tests)");
         return;
     }
@@ -63,8 +59,18 @@ fn perf_loop_floor_sits_beside_the_loop() {
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
-    for row in ["floor", "loop"] {
-        let f = &v[row];
+    assert_rows(&v, &v["floor"], &v["loop"]);
+    // The floor ran as long as the run's plan (at least the 2 s asked for, at 1 kHz).
+    assert!(v["floor"]["samples"].as_u64().unwrap() >= 2000, "{v}");
+    assert!(v["loop"]["samples"].as_u64().unwrap() > 0, "{v}");
+    let ratio = v["late_ratio"].as_f64().unwrap();
+    let late = |row: &str| v[row]["late"].as_u64().unwrap() as f64;
+    assert_eq!(ratio, late("loop") / late("floor").max(1.0), "{v}");
+}
+
+/// A floor row and a loop row of `v`: percentiles in order, late wake-ups within the samples.
+fn assert_rows(v: &serde_json::Value, floor: &serde_json::Value, looped: &serde_json::Value) {
+    for (row, f) in [("floor", floor), ("loop", looped)] {
         let num = |k: &str| f[k].as_f64().unwrap_or_else(|| panic!("{row}.{k}: {v}"));
         let (p50, p99, p999, max) = (num("p50_us"), num("p99_us"), num("p999_us"), num("max_us"));
         assert!(p50.is_finite() && max.is_finite(), "{row}: {v}");
@@ -77,10 +83,48 @@ fn perf_loop_floor_sits_beside_the_loop() {
             "{v}"
         );
     }
-    // The floor ran as long as the run's plan (at least the 2 s asked for, at 1 kHz).
-    assert!(v["floor"]["samples"].as_u64().unwrap() >= 2000, "{v}");
-    assert!(v["loop"]["samples"].as_u64().unwrap() > 0, "{v}");
-    let ratio = v["late_ratio"].as_f64().unwrap();
-    let late = |row: &str| v[row]["late"].as_u64().unwrap() as f64;
-    assert_eq!(ratio, late("loop") / late("floor").max(1.0), "{v}");
+}
+
+/// cyclictest on PATH (Debian's rt-tests)?
+fn cyclictest_found() -> bool {
+    std::env::var_os("PATH")
+        .iter()
+        .flat_map(std::env::split_paths)
+        .any(|d| d.join("cyclictest").is_file())
+}
+
+#[test]
+fn perf_serve_floor_sits_beside_the_quiet_and_the_loaded_run() {
+    if !cyclictest_found() {
+        eprintln!("skipped: no cyclictest on PATH (Debian's rt-tests)");
+        return;
+    }
+    let _bench = crate::util::one_bench_at_a_time();
+    let o = bench(&[
+        "perf",
+        "serve",
+        "--floor",
+        "--seconds",
+        "0.5",
+        "--live-clients",
+        "2",
+        "--rest-workers",
+        "1",
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    // The floor ran as long as a run (0.5 s settling and 0.5 s measuring at 1 kHz).
+    assert!(v["floor"]["samples"].as_u64().unwrap() >= 1000, "{v}");
+    for run in ["quiet", "loaded"] {
+        let r = &v[run];
+        assert_eq!(r["status"], "completed", "{v}");
+        assert_rows(&v, &v["floor"], &r["loop"]);
+        // The run's own tick work sets its budget: the period less it.
+        let budget = r["budget_us"].as_f64().unwrap();
+        assert!(0.0 < budget && budget <= 1000.0, "{v}");
+        assert_eq!(r["loop"]["samples"], r["samples"], "{v}");
+        assert_eq!(r["loop"]["late"], r["overruns"], "{v}");
+        assert!(r["late_ratio"].as_f64().unwrap() >= 0.0, "{v}");
+    }
 }

@@ -1,5 +1,6 @@
 //! Integration tests of the `bench` binary, by theme.
 
+mod characterise;
 mod cli_compare;
 mod cli_fit;
 mod cli_fit_runs;

@@ -49,6 +49,7 @@
 
 mod annotations;
 mod backend;
+pub mod campaigns;
 mod chain;
 mod chunk;
 mod comparisons;
@@ -68,6 +69,7 @@ pub use annotations::{
     check_tag,
 };
 pub use backend::{Location, is_postgres_url};
+pub use campaigns::{Campaign, CampaignStatus};
 pub use diff::{Difference, ProfileSum, RunDiff, changed_lines, diff_runs};
 pub use error::Error;
 pub use export::{

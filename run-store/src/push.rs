@@ -275,9 +275,10 @@ impl Store {
                      started_at, finished_at, bench_config, device_profiles, software_version,
                      operator_note, models, period_s, period_error_p50_us, period_error_p99_us,
                      period_error_max_us, overruns, dropped_batches, dropped_samples,
-                     sample_count, interruption_log, reason_code, run_log)
+                     sample_count, interruption_log, reason_code, run_log,
+                     period_error_p999_us, tick_work_p50_us)
                  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16,
-                     $17, $18, $19, $20, $21, $22, $23, $24, $25)
+                     $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27)
                  ON CONFLICT (uuid) DO NOTHING RETURNING id",
             )
             .bind(&r.uuid)
@@ -305,6 +306,8 @@ impl Store {
             .bind(&r.interruption_log)
             .bind(&r.reason_code)
             .bind(&r.run_log)
+            .bind(r.period_error_p999_us)
+            .bind(r.tick_work_p50_us)
             .fetch_optional(&mut *tx)
             .await?;
             let Some(new_id) = new_id else {

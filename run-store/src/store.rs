@@ -75,6 +75,8 @@ pub(crate) struct RunRow {
     pub(crate) period_error_p50_us: Option<f64>,
     pub(crate) period_error_p99_us: Option<f64>,
     pub(crate) period_error_max_us: Option<f64>,
+    pub(crate) period_error_p999_us: Option<f64>,
+    pub(crate) tick_work_p50_us: Option<f64>,
     pub(crate) overruns: i64,
     pub(crate) dropped_batches: i64,
     pub(crate) dropped_samples: i64,
@@ -827,12 +829,15 @@ pub(crate) async fn set_timing(
     on!(conn, |c, DB| {
         sqlx::query(
             "UPDATE runs SET period_error_p50_us = $1, period_error_p99_us = $2,
-                 period_error_max_us = $3, overruns = $4 WHERE id = $5",
+                 period_error_max_us = $3, overruns = $4, period_error_p999_us = $5,
+                 tick_work_p50_us = $6 WHERE id = $7",
         )
         .bind(timing.period_error_p50_us)
         .bind(timing.period_error_p99_us)
         .bind(timing.period_error_max_us)
         .bind(i64::try_from(timing.overruns).unwrap_or(i64::MAX))
+        .bind(timing.period_error_p999_us)
+        .bind(timing.tick_work_p50_us)
         .bind(id)
         .execute(c)
         .await?;
@@ -967,6 +972,8 @@ fn run_of(
             period_error_p99_us: row.period_error_p99_us,
             period_error_max_us: row.period_error_max_us,
             overruns: row.overruns as u64,
+            period_error_p999_us: row.period_error_p999_us,
+            tick_work_p50_us: row.tick_work_p50_us,
         },
         dropped_batches: row.dropped_batches as u64,
         dropped_samples: row.dropped_samples as u64,

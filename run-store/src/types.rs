@@ -132,6 +132,13 @@ pub struct TimingStats {
     pub period_error_max_us: Option<f64>,
     /// Periods whose work overran the deadline.
     pub overruns: u64,
+    /// 99.9th percentile absolute period error \[µs\] (runs stored before it: none).
+    #[serde(default)]
+    pub period_error_p999_us: Option<f64>,
+    /// Median time from waking to the end of a tick's work \[µs\]: what is left of the period
+    /// is the margin a late wake-up eats before the tick ends past its deadline.
+    #[serde(default)]
+    pub tick_work_p50_us: Option<f64>,
 }
 
 /// One entry of a run's interruption log or run log.

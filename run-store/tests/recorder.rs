@@ -34,6 +34,8 @@ async fn samples_written_through_the_recorder_come_back_identical_by_range_and_d
         period_error_p99_us: Some(21.0),
         period_error_max_us: Some(48.25),
         overruns: 2,
+        period_error_p999_us: Some(30.5),
+        tick_work_p50_us: Some(112.0),
     };
     tx.send(run_store::Batch {
         first_idx: n,

@@ -61,7 +61,8 @@ async fn migrations_apply_on_a_fresh_file_in_wal_mode() {
             (6, true),
             (8, true),
             (9, true),
-            (10, true)
+            (10, true),
+            (13, true)
         ]
     );
     let mode: String = sqlx::query_scalar("PRAGMA journal_mode")
@@ -226,7 +227,10 @@ async fn migrations_apply_on_a_fresh_postgres_database() {
             .fetch_all(&mut conn)
             .await
             .unwrap();
-    assert_eq!(applied, [(1, true), (8, true), (9, true), (10, true)]);
+    assert_eq!(
+        applied,
+        [(1, true), (8, true), (9, true), (10, true), (13, true)]
+    );
     conn.close().await.unwrap();
     // Opening again applies nothing new and keeps the data.
     let store = Store::open_existing(&place.location).await.unwrap();

@@ -1,6 +1,7 @@
 //! One module per subcommand.
 
 pub mod audit;
+pub mod characterise;
 pub mod compare;
 pub mod estop;
 pub mod fault_reset;
@@ -9,6 +10,7 @@ mod fit_print;
 pub mod models;
 pub mod params;
 pub mod perf;
+pub mod perf_characterise;
 pub mod perf_estop;
 pub mod perf_fit;
 pub mod perf_floor;
@@ -20,6 +22,7 @@ pub mod perf_serve;
 pub mod perf_storage;
 pub mod probe;
 pub mod probe_check;
+pub mod report;
 pub mod run;
 pub mod runs;
 pub mod runs_annotate;
@@ -51,5 +54,12 @@ pub fn json_arg(flag: &str, text: &str) -> anyhow::Result<serde_json::Value> {
 
 /// Runs an async subcommand on a multi-threaded tokio runtime.
 pub fn block_on(f: impl std::future::Future<Output = anyhow::Result<()>>) -> anyhow::Result<()> {
+    tokio::runtime::Runtime::new()?.block_on(f)
+}
+
+/// Runs an async computation to its value on a multi-threaded tokio runtime.
+pub fn block_on_value<T>(
+    f: impl std::future::Future<Output = anyhow::Result<T>>,
+) -> anyhow::Result<T> {
     tokio::runtime::Runtime::new()?.block_on(f)
 }

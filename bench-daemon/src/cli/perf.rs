@@ -30,6 +30,9 @@ pub enum PerfCommand {
     /// A 1 kHz run's loop timing on a quiet daemon and under 100 live clients plus REST load;
     /// the REST requests per second answered meanwhile.
     Serve(super::perf_serve::PerfServeArgs),
+    /// A characterisation campaign on the simulated bench in simulated time: wall seconds of
+    /// its fits and comparison, and of its report (goal: < 10 s together).
+    Characterise(super::perf_characterise::PerfCharacteriseArgs),
 }
 
 /// Arguments of `bench perf fit`.
@@ -72,6 +75,7 @@ pub fn run(cmd: &PerfCommand) -> anyhow::Result<()> {
         PerfCommand::Loop(args) => super::perf_loop::run(args),
         PerfCommand::Estop(args) => super::perf_estop::run(args),
         PerfCommand::Serve(args) => super::perf_serve::run(args),
+        PerfCommand::Characterise(args) => super::perf_characterise::run(args),
     }
 }
 

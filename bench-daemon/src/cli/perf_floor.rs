@@ -196,6 +196,38 @@ impl Histogram {
     }
 }
 
+/// The floor's and a loop's rows as JSON (`floor`, `loop`, `late_ratio`, `budget_us`) and as a
+/// table, for a loop of `ticks` at `rate_hz` with period statistics `stats`. A tick's budget
+/// is the period less the loop's median work: a wake-up later than that ends its tick past
+/// the deadline.
+pub fn side_by_side(
+    floor: &Histogram,
+    stats: &run_store::TimingStats,
+    ticks: u64,
+    rate_hz: f64,
+) -> (serde_json::Value, String) {
+    let period_us = 1e6 / rate_hz;
+    let budget_us = period_us - stats.tick_work_p50_us.unwrap_or(0.0).min(period_us);
+    let floor = floor.figures(budget_us);
+    let nan = |v: Option<f64>| v.unwrap_or(f64::NAN);
+    let looped = Figures {
+        p50_us: nan(stats.period_error_p50_us),
+        p99_us: nan(stats.period_error_p99_us),
+        p999_us: nan(stats.period_error_p999_us),
+        max_us: nan(stats.period_error_max_us),
+        late: stats.overruns,
+        samples: ticks,
+    };
+    let late_ratio = looped.late as f64 / floor.late.max(1) as f64;
+    let json = serde_json::json!({
+        "floor": floor,
+        "loop": looped,
+        "late_ratio": late_ratio,
+        "budget_us": budget_us,
+    });
+    (json, table(&floor, &looped, budget_us, late_ratio))
+}
+
 /// The side-by-side table for people.
 pub fn table(floor: &Figures, looped: &Figures, budget_us: f64, late_ratio: f64) -> String {
     let head = format!(

@@ -9,7 +9,7 @@
 //! placement, and both rows are printed side by side ([`super::perf_floor`]).
 
 use super::InputError;
-use super::perf_floor::{Figures, FloorRun, Histogram, measure, table};
+use super::perf_floor::{FloorRun, measure, side_by_side};
 use crate::config::Loaded;
 use crate::control::{Control, Status};
 use crate::session::{self, Watchers};
@@ -164,7 +164,7 @@ pub fn run(args: &PerfLoopArgs) -> anyhow::Result<()> {
         "dropped_batches": r.dropped_batches,
         "safe_state_s": r.safe_state_s,
     });
-    let side_by_side = floor.map(|h| side_by_side(&h, r, args.rate));
+    let side_by_side = floor.map(|h| side_by_side(&h, &r.stats, r.ticks, args.rate));
     if let Some((figures, _)) = &side_by_side {
         out.as_object_mut()
             .expect("an object")
@@ -190,33 +190,4 @@ pub fn run(args: &PerfLoopArgs) -> anyhow::Result<()> {
         }
     }
     Ok(())
-}
-
-/// The floor's and the loop's rows as JSON and as a table. A tick's budget is the period
-/// less the loop's median work: a wake-up later than that ends its tick past the deadline.
-fn side_by_side(
-    floor: &Histogram,
-    r: &crate::control::LoopReport,
-    rate: f64,
-) -> (serde_json::Value, String) {
-    let period_us = 1e6 / rate;
-    let budget_us = period_us - r.timing.work_p50_us.unwrap_or(0.0).min(period_us);
-    let floor = floor.figures(budget_us);
-    let nan = |v: Option<f64>| v.unwrap_or(f64::NAN);
-    let looped = Figures {
-        p50_us: nan(r.stats.period_error_p50_us),
-        p99_us: nan(r.stats.period_error_p99_us),
-        p999_us: nan(r.timing.period_error_p999_us),
-        max_us: nan(r.stats.period_error_max_us),
-        late: r.stats.overruns,
-        samples: r.ticks,
-    };
-    let late_ratio = looped.late as f64 / floor.late.max(1) as f64;
-    let json = serde_json::json!({
-        "floor": floor,
-        "loop": looped,
-        "late_ratio": late_ratio,
-        "budget_us": budget_us,
-    });
-    (json, table(&floor, &looped, budget_us, late_ratio))
 }

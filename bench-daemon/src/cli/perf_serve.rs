@@ -3,9 +3,13 @@
 //! once on a quiet daemon, once while `--live-clients` SSE clients read the live stream and
 //! `--rest-workers` threads request `GET /api/runs` back to back. Reports each run's loop
 //! timing (overruns, period-error p99 and max) and dropped batches, and the REST requests per
-//! second the daemon answered meanwhile.
+//! second the daemon answered meanwhile. With `--floor`, cyclictest first measures the
+//! machine's own wake-up floor at the runs' rate and the daemon's priority, with the daemon and
+//! its simulated bench up, and each run is set beside it ([`super::perf_floor`]).
 
+use super::perf_floor::{FloorRun, Histogram, measure, side_by_side};
 use super::perf_http::{live_clients, request, start_daemon};
+use run_store::TimingStats;
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -23,6 +27,11 @@ pub struct PerfServeArgs {
     /// Threads requesting `GET /api/runs` back to back during the loaded run.
     #[arg(long, default_value_t = 4)]
     rest_workers: usize,
+    /// Measure the machine's floor first: cyclictest (Debian's rt-tests) at 1 kHz and the
+    /// daemon's priority for as long as a run; JSON `floor`, and in `quiet` and `loaded` the
+    /// run's `loop` row, `late_ratio` and `budget_us`.
+    #[arg(long)]
+    floor: bool,
     /// Print JSON: `quiet` and `loaded` runs (`overruns`, `period_error_p99_us`,
     /// `period_error_max_us`, `dropped_batches`, `samples`), `rest_requests_per_s`,
     /// `rest_errors`, `overrun_ratio`.
@@ -30,10 +39,13 @@ pub struct PerfServeArgs {
     json: bool,
 }
 
+/// The run's settling before its measurement \[s\].
+const SETTLE_S: f64 = 0.5;
+
 /// The run: one velocity, both settle and measure at 1 kHz.
 fn spec(seconds: f64) -> Value {
     json!({"kind": "constant_velocity_sweep", "name": "perf serve", "params": {
-        "velocities": [0.5], "directions": "positive", "settle_s": 0.5,
+        "velocities": [0.5], "directions": "positive", "settle_s": SETTLE_S,
         "measure_s": seconds, "repeats": 1}})
 }
 
@@ -62,6 +74,7 @@ fn figures(run: &Value) -> Value {
         "period_error_p99_us": run["timing"]["period_error_p99_us"],
         "period_error_max_us": run["timing"]["period_error_max_us"],
         "dropped_batches": run["dropped_batches"],
+        "timing": run["timing"],
     })
 }
 
@@ -92,11 +105,51 @@ fn rest_load(
     (handles, ok, bad)
 }
 
+/// The runs' control rate \[Hz\] (the simulated bench's period).
+const RATE_HZ: f64 = 1000.0;
+
+/// cyclictest as a run of `seconds` will run: the daemon's priority, its memory locked when
+/// real-time scheduling is asked for.
+fn floor(seconds: f64) -> anyhow::Result<Histogram> {
+    let exe = super::perf_floor::find()?;
+    let priority = crate::config::Loaded::sim("127.0.0.1:0")
+        .config
+        .realtime_priority;
+    let run = FloorRun {
+        rate_hz: RATE_HZ,
+        seconds,
+        priority,
+        mlock: priority > 0,
+    };
+    let (histogram, note) = measure(&exe, run)?;
+    if let Some(note) = note {
+        eprintln!("bench perf serve: {note}");
+    }
+    Ok(histogram)
+}
+
+/// A stored run's figures, set beside the floor: its row, `late_ratio` and `budget_us` added;
+/// the floor's row (at this run's budget) and the table returned.
+fn beside_floor(run: &mut Value, floor: &Histogram) -> anyhow::Result<(Value, String)> {
+    let stats: TimingStats = serde_json::from_value(run["timing"].clone())?;
+    let ticks = run["samples"].as_u64().unwrap_or(0);
+    let (mut rows, table) = side_by_side(floor, &stats, ticks, RATE_HZ);
+    let floor_row = rows["floor"].take();
+    let row = run.as_object_mut().expect("an object");
+    row.extend(rows.as_object().expect("an object").clone());
+    row.remove("floor");
+    Ok((floor_row, table))
+}
+
 /// Runs the benchmark.
 pub fn run(args: &PerfServeArgs) -> anyhow::Result<()> {
     let daemon = start_daemon()?;
     let addr = daemon.addr.clone();
     let spec = spec(args.seconds);
+    let floor = args
+        .floor
+        .then(|| floor(SETTLE_S + args.seconds))
+        .transpose()?;
     let quiet = run_once(&addr, &spec)?;
     eprintln!("bench perf serve: quiet run {}", figures(&quiet));
 
@@ -111,20 +164,34 @@ pub fn run(args: &PerfServeArgs) -> anyhow::Result<()> {
         let _ = w.join();
     }
     let overruns = |r: &Value| r["timing"]["overruns"].as_f64().unwrap_or(f64::NAN);
-    let out = json!({
+    let (mut quiet_row, mut loaded_row) = (figures(&quiet), figures(&loaded));
+    let mut out = json!({
         "seconds": args.seconds,
         "live_clients": args.live_clients,
         "rest_workers": args.rest_workers,
-        "quiet": figures(&quiet),
-        "loaded": figures(&loaded),
         "rest_requests_per_s": ok.load(Ordering::Relaxed) as f64 / took,
         "rest_errors": bad.load(Ordering::Relaxed),
         "overrun_ratio": overruns(&loaded) / overruns(&quiet).max(1.0),
     });
+    let mut tables = Vec::new();
+    if let Some(floor) = &floor {
+        let (floor_row, table) = beside_floor(&mut quiet_row, floor)?;
+        tables.push(format!("quiet run\n{table}"));
+        let (_, table) = beside_floor(&mut loaded_row, floor)?;
+        tables.push(format!("under load\n{table}"));
+        out["floor"] = floor_row;
+    }
+    for row in [&mut quiet_row, &mut loaded_row] {
+        row.as_object_mut().expect("an object").remove("timing");
+    }
+    (out["quiet"], out["loaded"]) = (quiet_row, loaded_row);
     if args.json {
         println!("{out}");
     } else {
         println!("{}", serde_json::to_string_pretty(&out)?);
+        for table in tables {
+            println!("{table}");
+        }
     }
     Ok(())
 }

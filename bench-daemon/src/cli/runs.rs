@@ -265,11 +265,13 @@ fn write_run(w: &mut impl Write, r: &Run) -> std::io::Result<()> {
     )?;
     writeln!(
         w,
-        "  period error:     p50 {} us, p99 {} us, max {} us; overruns {}",
+        "  period error:     p50 {} us, p99 {} us, p99.9 {} us, max {} us; overruns {}; tick work p50 {} us",
         opt(&r.timing.period_error_p50_us),
         opt(&r.timing.period_error_p99_us),
+        opt(&r.timing.period_error_p999_us),
         opt(&r.timing.period_error_max_us),
-        r.timing.overruns
+        r.timing.overruns,
+        opt(&r.timing.tick_work_p50_us)
     )?;
     log_lines(w, "interruption log", &r.interruption_log)?;
     log_lines(w, "run log", &r.run_log)?;

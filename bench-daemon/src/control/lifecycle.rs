@@ -13,7 +13,7 @@ use super::timing::PeriodStats;
 use experiments::Plan;
 use friction::compensation::Compensator;
 use protocols::Mode;
-use run_store::{Batch, Event, RunStatus};
+use run_store::{Batch, Event, RunStatus, TimingStats};
 use std::time::Duration;
 
 /// Log lines of a run: (run time, text).
@@ -113,7 +113,6 @@ pub fn failed_early(reason: StopReason, safe_state_s: Option<f64>) -> LoopReport
     LoopReport {
         outcome: reason.into(),
         stats: PeriodStats::default().stats(),
-        timing: Default::default(),
         ticks: 0,
         elapsed_s: 0.0,
         safe_state_s,
@@ -172,10 +171,9 @@ pub async fn finish(
     });
     LoopReport {
         outcome,
-        stats: state.stats.stats(),
-        timing: super::setup::TickTiming {
-            period_error_p999_us: state.stats.quantile(0.999),
-            work_p50_us: state.work.quantile(0.5),
+        stats: TimingStats {
+            tick_work_p50_us: state.work.quantile(0.5),
+            ..state.stats.stats()
         },
         ticks: state.stats.ticks(),
         elapsed_s,
@@ -215,7 +213,6 @@ pub async fn after_panic(
     LoopReport {
         outcome: reason.into(),
         stats: PeriodStats::default().stats(),
-        timing: Default::default(),
         ticks: 0,
         elapsed_s: 0.0,
         safe_state_s: safe.confirmed_s(),

@@ -49,16 +49,6 @@ pub struct LoopSetup {
     pub live: Option<(broadcast::Sender<Frame>, u32)>,
 }
 
-/// Tick timing figures of a real-time run (all `None` before the first tick and on the
-/// simulated bench's clock).
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct TickTiming {
-    /// 99.9th percentile wake-up lateness \[µs\].
-    pub period_error_p999_us: Option<f64>,
-    /// Median time from waking to the end of a tick's work \[µs\].
-    pub work_p50_us: Option<f64>,
-}
-
 /// Progress of the running loop, for progress bars and the status endpoint.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Status {
@@ -116,10 +106,9 @@ fn as_slice<S: serde::Serializer>(outputs: &LiveOutputs, s: S) -> Result<S::Ok, 
 pub struct LoopReport {
     /// How it ended.
     pub outcome: Outcome,
-    /// Period statistics.
+    /// Period statistics, and the median tick work (all `None` on the simulated bench's
+    /// clock).
     pub stats: run_store::TimingStats,
-    /// Figures beyond what the run store keeps, for `bench perf loop`.
-    pub timing: TickTiming,
     /// Ticks run.
     pub ticks: u64,
     /// Time from the first deadline to the last tick \[s\] (simulated time on the simulated

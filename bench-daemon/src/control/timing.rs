@@ -93,6 +93,8 @@ impl PeriodStats {
             period_error_p99_us: self.quantile(0.99),
             period_error_max_us: (self.n > 0).then_some(self.max_us),
             overruns: self.overruns,
+            period_error_p999_us: self.quantile(0.999),
+            tick_work_p50_us: None,
         }
     }
 }

@@ -183,6 +183,11 @@ pub struct Params {
     /// 7 days); default 10 (Nnaji: 10 runs per velocity).
     #[schemars(range(min = 1, max = caps::MAX_REPEATS))]
     pub repeats: u32,
+    /// Speeds below this \[rad/s\] are held by the position loop on a reference ramped at
+    /// the speed from the position at the segment's start (its stiffness and integral action
+    /// hold speeds where a velocity loop falls into stick-slip); the others by the velocity
+    /// loop. Default 0: every speed by the velocity loop.
+    pub position_below_rad_s: f64,
 }
 
 impl Default for Params {
@@ -197,6 +202,7 @@ impl Default for Params {
             settle_s: 1.0,
             measure_s: 2.0,
             repeats: 10,
+            position_below_rad_s: 0.0,
         }
     }
 }
@@ -254,6 +260,13 @@ impl Params {
         caps::seconds("params.measure_s", self.measure_s, caps::MAX_SEGMENT_S)?;
         caps::window("params.measure_s", self.measure_s, limits)?;
         check::at_least("params.repeats", self.repeats, 1)?;
+        if !(self.position_below_rad_s.is_finite() && self.position_below_rad_s >= 0.0) {
+            return Err(Error::invalid(
+                "params.position_below_rad_s",
+                self.position_below_rad_s,
+                "must be a finite speed >= 0",
+            ));
+        }
         let per_velocity = Size::new(2.0, self.settle_s + self.measure_s);
         Size::check_repeated(
             per_velocity.times(f64::from(n) * self.directions.signs().len() as f64),
@@ -288,23 +301,37 @@ impl Params {
             for x in &v {
                 for &d in self.directions.signs() {
                     let vr = f64::from(d) * x;
-                    let sp = Setpoint::constant(vr);
-                    out.push(segment(
+                    let (mode, sp) = if *x < self.position_below_rad_s {
+                        let ramp = Setpoint::Ramp {
+                            start: 0.0,
+                            rate: vr,
+                        };
+                        (DriveMode::Position, ramp)
+                    } else {
+                        (DriveMode::Velocity, Setpoint::constant(vr))
+                    };
+                    let anchored = |mut s: Segment| {
+                        if mode == DriveMode::Position {
+                            s.anchor = crate::plan::Anchor::SegmentStart;
+                        }
+                        s
+                    };
+                    out.push(anchored(segment(
                         format!("settle {}{x} rad/s #{r}", sign_str(d)),
                         tag(Role::Settle, vr, d, r),
-                        DriveMode::Velocity,
+                        mode,
                         sp.clone(),
                         vec![Stop::Duration { s: self.settle_s }],
                         self.settle_s,
-                    ));
-                    out.push(segment(
+                    )));
+                    out.push(anchored(segment(
                         format!("measure {}{x} rad/s #{r}", sign_str(d)),
                         tag(Role::Measure, vr, d, r),
-                        DriveMode::Velocity,
+                        mode,
                         sp,
                         vec![Stop::Duration { s: self.measure_s }],
                         self.measure_s,
-                    ));
+                    )));
                 }
             }
         }

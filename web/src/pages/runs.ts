@@ -304,6 +304,8 @@ function finishBody(cmp: HTMLElement, log: HTMLElement, checks: HTMLElement, pro
       ['software', run.software_version ?? '—'],
       ['control period', run.period_s != null ? `${fmt(run.period_s)} s` : '—'],
       ['period error p50 / p99 / max', `${fmt(tm.period_error_p50_us)} / ${fmt(tm.period_error_p99_us)} / ${fmt(tm.period_error_max_us)} µs`],
+      ['period error p99.9', tm.period_error_p999_us != null ? `${fmt(tm.period_error_p999_us)} µs` : '—'],
+      ['tick work p50', tm.tick_work_p50_us != null ? `${fmt(tm.tick_work_p50_us)} µs` : '—'],
       ['overruns', fmt(tm.overruns)],
       ['samples', fmt(run.sample_count)],
       ['dropped batches (samples)', `${fmt(run.dropped_batches)} (${fmt(run.dropped_samples)})`],

@@ -4,6 +4,7 @@
 //! and abort, its continuation (`POST /api/runs/{id}/resume`, `resume.rs`).
 
 mod annotate;
+mod diff;
 pub mod import;
 mod resume;
 
@@ -50,6 +51,12 @@ pub fn routes() -> ApiRouter<AppState> {
             })
             .patch_with(annotate::patch, |op| {
                 op.summary("Edit the run's tags (`tags` replaces the list, `add`/`remove` edit it) and notes, at any time (operator); the audit log keeps the old and new values")
+            }),
+        )
+        .api_route(
+            "/api/runs/{id}/diff",
+            get_with(diff::diff, |op| {
+                op.summary("What changed on the bench between this run and run `with`: spec, bench configuration, lockstep sets, device profiles (SHA-256), software version and bench id, as `bench runs diff` lists them")
             }),
         )
         .api_route(

@@ -1,0 +1,211 @@
+//! `bench characterise (--sim | --config bench.toml) [--models IDS] [--budget-min M] [--db PATH]
+//! [--create] [--out DIR] [--json] [--resume ID]`: a characterisation campaign from an unknown
+//! bench to its friction model, its compensation and a report (see [`crate::characterise`]).
+//!
+//! Prints `campaign ID` as soon as the campaign exists, a line per step on stderr, then the
+//! answer. Exit codes: 0 completed, 2 bad input (nothing created, nothing moved), 3 a step was
+//! aborted (the bench in its safe state; `--resume ID` continues), 1 a step failed.
+
+use super::runs::DbArgs;
+use super::{InputError, json_arg};
+use crate::bench_lock::BenchLock;
+use crate::characterise::{self, BenchHandle, DEFAULT_MODELS, Request};
+
+/// Bench time budget of a campaign when `--budget-min` is not given \[min\].
+pub const DEFAULT_BUDGET_MIN: f64 = 20.0;
+use crate::config::Loaded;
+use crate::control::StopReason;
+use friction::registry::ModelSpec;
+use run_store::{CampaignStatus, Store};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// Arguments of `bench characterise`.
+#[derive(Debug, clap::Args)]
+#[command(group(clap::ArgGroup::new("bench").required(true).multiple(true).args(["sim", "config"])))]
+pub struct CharacteriseArgs {
+    /// The simulated bench, its plant stepped in simulated time in this process (as
+    /// `bench run --sim --virtual-time`): a 20-minute campaign in seconds of CPU. With
+    /// --config: that file's limits and gains.
+    #[arg(long)]
+    sim: bool,
+    /// Bench configuration file (bench.toml).
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// With --sim: the true friction model id (default: the simulator's asymmetric GMS).
+    #[arg(long, value_name = "ID", requires = "sim")]
+    truth: Option<String>,
+    /// With --truth: its parameters (JSON inline or @file; unset ones take the defaults).
+    #[arg(long, value_name = "JSON|@FILE", requires = "truth")]
+    truth_params: Option<String>,
+    /// Models to fit and compare (comma-separated).
+    #[arg(long, value_delimiter = ',', default_values_t = DEFAULT_MODELS.map(String::from))]
+    models: Vec<String>,
+    /// Bench time budget [min] (default 20): a step whose plan would exceed what is left is
+    /// not started. With --resume: replaces the campaign's budget.
+    #[arg(long)]
+    budget_min: Option<f64>,
+    #[command(flatten)]
+    db: DbArgs,
+    /// Create the database's directory if it does not exist.
+    #[arg(long)]
+    create: bool,
+    /// Write the report into this directory (campaign-ID.html).
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// Print the campaign record as JSON on stdout (after the `campaign ID` line).
+    #[arg(long)]
+    json: bool,
+    /// Continue campaign ID from its first step not completed (after the operator's action).
+    #[arg(long, value_name = "ID")]
+    resume: Option<i64>,
+}
+
+/// The simulated bench's true friction from `--truth ID` and `--truth-params JSON|@file`
+/// (default: the simulator's own, `bench_sim::default_truth`), checked by building it.
+pub fn truth_spec(id: Option<&str>, params: Option<&str>) -> anyhow::Result<ModelSpec> {
+    let t = match id {
+        None => bench_sim::default_truth(),
+        Some(id) => ModelSpec {
+            model: id.to_string(),
+            params: match params {
+                Some(p) => json_arg("--truth-params", p)?,
+                None => serde_json::json!({}),
+            },
+        },
+    };
+    friction::registry::build_model(&t).map_err(|e| InputError(format!("--truth: {e}")))?;
+    Ok(t)
+}
+
+fn truth(args: &CharacteriseArgs) -> anyhow::Result<Option<ModelSpec>> {
+    match args.sim {
+        true => truth_spec(args.truth.as_deref(), args.truth_params.as_deref()).map(Some),
+        false => Ok(None),
+    }
+}
+
+/// Runs the campaign.
+pub fn run(args: &CharacteriseArgs) -> anyhow::Result<()> {
+    let loaded = Loaded::for_command(args.config.as_deref(), args.sim.then_some("127.0.0.1:0"))?;
+    loaded.check_watchdog()?;
+    let request = Request {
+        models: args.models.clone(),
+        budget_min: args.budget_min.unwrap_or(DEFAULT_BUDGET_MIN),
+        truth: truth(args)?,
+    };
+    request.check()?;
+    let db = crate::db::for_bench(args.db.db.as_deref(), &loaded);
+    crate::db::check_dir(&db, args.create)?;
+    if let Some(dir) = &args.out
+        && !dir.is_dir()
+    {
+        return Err(InputError(format!("--out: {} is not a directory", dir.display())).into());
+    }
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    rt.block_on(campaign(args, loaded, request, db))
+}
+
+async fn campaign(
+    args: &CharacteriseArgs,
+    loaded: Loaded,
+    request: Request,
+    db: PathBuf,
+) -> anyhow::Result<()> {
+    let store = match args.resume {
+        Some(_) => crate::db::open_existing(&db).await?,
+        None => Store::open(&db).await?,
+    };
+    let (id, request) = match args.resume {
+        Some(id) => {
+            let c = store.campaign(id).await.map_err(|_| {
+                InputError(format!(
+                    "--resume: campaign {id} not found in {}",
+                    db.display()
+                ))
+            })?;
+            if c.status == CampaignStatus::Completed {
+                return Err(InputError(format!("--resume: campaign {id} is completed")).into());
+            }
+            let mut stored: Request = serde_json::from_value(c.request)?;
+            if let Some(b) = args.budget_min {
+                stored.budget_min = b;
+                store
+                    .set_campaign_request(id, &serde_json::to_value(&stored)?)
+                    .await?;
+            }
+            if stored.truth.is_some() != args.sim {
+                return Err(InputError(format!(
+                    "--resume: campaign {id} ran on {}; give {}",
+                    if args.sim {
+                        "a real bench"
+                    } else {
+                        "the simulated bench"
+                    },
+                    if args.sim {
+                        "--config, not --sim"
+                    } else {
+                        "--sim"
+                    }
+                ))
+                .into());
+            }
+            (id, stored)
+        }
+        None => {
+            let bench = serde_json::to_value(&loaded.config)?;
+            let req = serde_json::to_value(&request)?;
+            let id = store
+                .create_campaign(&req, &bench, env!("CARGO_PKG_VERSION"))
+                .await?;
+            (id, request)
+        }
+    };
+    println!("campaign {id}");
+    let _lock = match request.truth {
+        Some(_) => None,
+        None => Some(BenchLock::acquire(
+            &loaded,
+            &crate::bench_lock::this_command(),
+        )?),
+    };
+    let sim = request
+        .truth
+        .clone()
+        .map(|t| (bench_sim::SimParams::default(), t));
+    let geometry = loaded.config.geometry;
+    let bench = Arc::new(BenchHandle::new(loaded, sim));
+    let ctrl_c = {
+        let bench = bench.clone();
+        tokio::spawn(async move {
+            let signal = crate::signals::stop_signal().await;
+            bench.abort(StopReason::DaemonSignal(signal));
+        })
+    };
+    let started = std::time::Instant::now();
+    let done = characterise::run(&store, &bench, id, db.clone()).await;
+    ctrl_c.abort();
+    let report = characterise::report_html(&store, id, geometry).await;
+    store.close().await;
+    if let (Some(dir), Ok(html)) = (&args.out, &report) {
+        let path = dir.join(format!("campaign-{id}.html"));
+        std::fs::write(&path, html)?;
+        eprintln!("bench: report {}", path.display());
+    }
+    let c = done?;
+    report?;
+    eprintln!(
+        "campaign {id}: {} in {:.0} s of bench time ({:.1} s wall)",
+        c.status,
+        characterise::bench_time(&c),
+        started.elapsed().as_secs_f64()
+    );
+    if args.json {
+        println!("{}", serde_json::to_string(&c)?);
+    } else {
+        println!("{}", c.answer["text"].as_str().unwrap_or(""));
+    }
+    Ok(())
+}

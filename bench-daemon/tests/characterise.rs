@@ -1,0 +1,234 @@
+//! `bench characterise --sim` on a simulated bench whose truth the shipped specs were not sized
+//! for (a Stribeck curve with `delta` = 1.5 and `vs` = 1 rad/s), in simulated time: the
+//! campaign's record (steps with their runs, fits, comparison, trial), the identified values
+//! against the truth, the best model against the true model's own error on the same
+//! validation run, the bench time, and the self-contained report. Prints the acceptance row
+//! (`cargo test -p bench-daemon --test integration characterise -- --nocapture`).
+
+use crate::util::{bench, db_in, stderr, stdout};
+use run_store::{CampaignStatus, Store};
+use serde_json::Value;
+
+const TRUTH: &str = r#"{"fc": 0.5, "fs": 0.8, "fv": 0.04, "vs": 1.0, "delta": 1.5}"#;
+
+fn campaign(db: &str, out: &str) -> (i64, Value) {
+    let o = bench(&[
+        "characterise",
+        "--sim",
+        "--truth",
+        "stribeck_exp",
+        "--truth-params",
+        TRUTH,
+        "--models",
+        "coulomb_viscous,stribeck_exp",
+        "--db",
+        db,
+        "--out",
+        out,
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    let (first, json) = text.split_once('\n').unwrap();
+    let id: i64 = first.strip_prefix("campaign ").unwrap().parse().unwrap();
+    (id, serde_json::from_str(json).unwrap())
+}
+
+fn err_pct(got: f64, truth: f64) -> f64 {
+    100.0 * (got - truth) / truth
+}
+
+#[test]
+fn a_campaign_on_a_stribeck_truth_identifies_it_ranks_it_first_and_writes_the_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = db_in(&dir);
+    let out = dir.path().to_str().unwrap();
+    let (id, c) = campaign(&db, out);
+    assert_eq!(c["status"], "completed");
+    let steps: Vec<&str> = c["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        steps,
+        [
+            "breakaway",
+            "low_speed_check",
+            "sweep",
+            "presliding",
+            "validation"
+        ]
+    );
+    // Every step's run is stored and links back to the campaign.
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let store = rt
+        .block_on(Store::open_existing(std::path::Path::new(&db)))
+        .unwrap();
+    for s in c["steps"].as_array().unwrap() {
+        let run = s["run_id"].as_i64().unwrap();
+        let link = rt.block_on(store.campaign_of_run(run)).unwrap();
+        assert_eq!(link, Some((id, s["name"].as_str().unwrap().to_string())));
+    }
+    let stored = rt.block_on(store.campaign(id)).unwrap();
+    assert_eq!(stored.status, CampaignStatus::Completed);
+    assert!(stored.comparison_id.is_some() && stored.trial_run_id.is_some());
+    // The sweep was designed from the steps before it: at least 5 points below vs per direction.
+    let sweep = &c["steps"][2]["spec"]["params"]["velocities"];
+    let below = sweep
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|v| v.as_f64().unwrap() < 1.0)
+        .count();
+    assert!(below >= 5, "{sweep}");
+    // The identified curve against the truth.
+    let set = rt
+        .block_on(
+            store.parameter_set(
+                stored
+                    .fits
+                    .iter()
+                    .rev()
+                    .find(|f| f["model"] == "stribeck_exp")
+                    .unwrap()["report"]["parameter_set_id"]
+                    .as_i64()
+                    .unwrap(),
+            ),
+        )
+        .unwrap()
+        .params;
+    rt.block_on(store.close());
+    let p = |k: &str| set[k].as_f64().unwrap();
+    let n = |k: &str| set["negative"][k].as_f64().unwrap_or(p(k));
+    let ans = &c["answer"];
+    let best = ans["ranking"][0]["validation_mse"].as_f64().unwrap();
+    let truth = ans["truth_validation_mse"].as_f64().unwrap();
+    let bench_s = ans["bench_time_s"].as_f64().unwrap();
+    eprintln!(
+        "ACCEPTANCE | stribeck_exp delta 1.5 | fc {:+.2} % / {:+.2} % | fs {:+.2} % / {:+.2} % | vs {:+.1} % | best {} MSE / truth MSE {:.3} | bench time {bench_s:.0} s",
+        err_pct(p("fc"), 0.5),
+        err_pct(n("fc"), 0.5),
+        err_pct(p("fs"), 0.8),
+        err_pct(n("fs"), 0.8),
+        err_pct(p("vs"), 1.0),
+        ans["best_model"],
+        best / truth
+    );
+    for (got, want, tol) in [
+        (p("fc"), 0.5, 3.0),
+        (n("fc"), 0.5, 3.0),
+        (p("fs"), 0.8, 3.0),
+        (n("fs"), 0.8, 3.0),
+        (p("vs"), 1.0, 10.0),
+    ] {
+        assert!(
+            err_pct(got, want).abs() <= tol,
+            "{got} against {want}: {set}"
+        );
+    }
+    assert_eq!(ans["best_model"], "stribeck_exp", "{ans}");
+    assert!(
+        best <= 1.5 * truth,
+        "best {best} against the truth's {truth}"
+    );
+    assert!(bench_s > 0.0 && bench_s <= 20.0 * 60.0, "{bench_s}");
+    // The report: one file, the answer at the top, nothing fetched.
+    let html = std::fs::read_to_string(dir.path().join(format!("campaign-{id}.html"))).unwrap();
+    let answer = ans["text"].as_str().unwrap();
+    assert!(
+        answer.starts_with("stribeck_exp describes this bench best"),
+        "{answer}"
+    );
+    assert!(html.find(answer).unwrap() < html.find("<svg").unwrap());
+    assert!(!html.contains("<script") && !html.contains("src=") && !html.contains("href="));
+    assert!(html.matches("<svg").count() >= 3);
+    // `bench report` writes the same page from the store.
+    let path = dir.path().join("again.html");
+    let o = bench(&[
+        "report",
+        &id.to_string(),
+        "--db",
+        &db,
+        "--out",
+        path.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), html);
+}
+
+#[test]
+fn bad_input_is_refused_before_anything_is_created() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = db_in(&dir);
+    for (args, says) in [
+        (vec!["--models", "lugre,nope"], "--models: 'nope'"),
+        (vec!["--budget-min", "0"], "--budget-min (0)"),
+        (vec!["--truth", "nope"], "--truth"),
+    ] {
+        let mut all = vec!["characterise", "--sim", "--db", &db];
+        all.extend(args);
+        let o = bench(&all);
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(stderr(&o).contains(says), "{}", stderr(&o));
+    }
+    assert!(!std::path::Path::new(&db).exists());
+    let o = bench(&["report", "7", "--db", &db]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+}
+
+#[test]
+fn a_budget_too_small_for_a_step_stops_the_campaign_and_resume_continues_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = db_in(&dir);
+    let o = bench(&[
+        "characterise",
+        "--sim",
+        "--truth",
+        "stribeck_exp",
+        "--truth-params",
+        TRUTH,
+        "--models",
+        "coulomb_viscous",
+        "--budget-min",
+        "0.5",
+        "--db",
+        &db,
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--budget-min"), "{}", stderr(&o));
+    let id = stdout(&o)
+        .lines()
+        .next()
+        .unwrap()
+        .strip_prefix("campaign ")
+        .unwrap()
+        .to_string();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let store = rt
+        .block_on(Store::open_existing(std::path::Path::new(&db)))
+        .unwrap();
+    let c = rt.block_on(store.campaign(id.parse().unwrap())).unwrap();
+    rt.block_on(store.close());
+    assert_eq!(c.status, CampaignStatus::Failed);
+    let done_before = c.steps.len();
+    assert!(done_before >= 1, "{:?}", c.steps);
+    let o = bench(&[
+        "characterise",
+        "--sim",
+        "--resume",
+        &id,
+        "--budget-min",
+        "20",
+        "--db",
+        &db,
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    let c: Value = serde_json::from_str(text.split_once('\n').unwrap().1).unwrap();
+    assert_eq!(c["status"], "completed");
+    // The steps done before were kept, not run again.
+    assert_eq!(c["steps"].as_array().unwrap().len(), 5);
+}
