@@ -79,6 +79,20 @@ pub struct BenchConfig {
     /// Models stepped in lockstep with the measurements.
     #[serde(default)]
     pub lockstep: LockstepConfig,
+    /// What `bench serve` does with its queue on its own. Not part of a run's snapshot.
+    #[serde(default, skip_serializing)]
+    pub queue: QueueConfig,
+}
+
+/// `[queue]`: the daemon's own decisions about its queue.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct QueueConfig {
+    /// On restart, resume a run the daemon's own death interrupted (not a limit, an e-stop,
+    /// a drive or device fault), once the drive reads healthy and disabled. Off: nothing
+    /// moves before an operator's action.
+    #[serde(default)]
+    pub auto_resume: bool,
 }
 
 fn is_rotary(g: &Geometry) -> bool {

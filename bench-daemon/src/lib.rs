@@ -21,6 +21,7 @@ pub mod db;
 pub mod fitting;
 pub mod import;
 mod input;
+pub mod resume;
 pub mod serve;
 pub mod session;
 pub mod signals;

@@ -24,6 +24,9 @@ pub struct Checked {
     pub document: serde_json::Value,
     /// The plan.
     pub plan: Plan,
+    /// Set when the run continues another ([`crate::resume`]): it runs only what that chain
+    /// did not finish.
+    pub resume: Option<crate::resume::Continuation>,
 }
 
 /// Parses a spec document and plans it against the configuration's limits. The error names
@@ -45,6 +48,7 @@ pub fn check_spec(spec: Spec, loaded: &Loaded) -> Result<Checked, InputError> {
         spec,
         document,
         plan,
+        resume: None,
     })
 }
 
@@ -192,7 +196,13 @@ pub async fn create_all(
             })
         })
         .collect::<anyhow::Result<Vec<NewRun>>>()?;
-    Ok(store.create_runs(&runs).await?)
+    let ids = store.create_runs(&runs).await?;
+    for (id, checked) in ids.iter().zip(checked) {
+        if let Some(c) = &checked.resume {
+            store.set_continues(*id, c.of).await?;
+        }
+    }
+    Ok(ids)
 }
 
 /// The compensators of a compensation trial with their parameters resolved now (stored sets
@@ -293,6 +303,10 @@ pub async fn execute_run_on(
         loaded: loaded.clone(),
         devices,
         plan: checked.plan.clone(),
+        skip: checked
+            .resume
+            .as_ref()
+            .map_or(Vec::new(), |c| c.done.clone()),
         models,
         compensators,
         recorder: Some(recorder.sender()),
@@ -378,14 +392,14 @@ pub async fn execute_run_on(
     })
 }
 
-/// The kind's analysis of the committed samples.
+/// The kind's analysis of the committed samples (of the whole chain, for a continuation: each
+/// segment from the run that measured it whole).
 async fn analyse(
     store: &Store,
     run_id: i64,
     checked: &Checked,
 ) -> Result<serde_json::Value, String> {
-    let set = store
-        .samples(run_id, &SampleQuery::default())
+    let set = crate::resume::chain_samples(store, run_id, &SampleQuery::default())
         .await
         .map_err(|e| format!("reading the samples: {e}"))?;
     let samples: Vec<experiments::Sample> = set.samples.iter().map(to_experiment_sample).collect();

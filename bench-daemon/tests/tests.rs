@@ -19,6 +19,8 @@ mod fit_quality;
 mod import_rest;
 mod lab;
 mod perf_loop;
+mod resume;
+mod resume_serve;
 mod sensors;
 mod serve_hardening;
 mod serve_users;

@@ -197,6 +197,20 @@ impl Plan {
         self.segments.iter().map(|s| s.expected_s).sum()
     }
 
+    /// The first segment of the trial segment `s` belongs to: the consecutive segments before
+    /// it with the same experiment value, direction and repeat (a `settle` before its
+    /// `measure`) condition it, so a continuation that measures `s` again runs them again.
+    pub fn trial_start(&self, s: usize) -> usize {
+        let same = |a: &Tag, b: &Tag| {
+            a.value == b.value && a.direction == b.direction && a.repeat == b.repeat
+        };
+        let mut i = s.min(self.segments.len().saturating_sub(1));
+        while i > 0 && same(&self.segments[i - 1].tag, &self.segments[s].tag) {
+            i -= 1;
+        }
+        i
+    }
+
     /// Longest possible run time \[s\]: every segment to its timeout.
     pub fn max_duration(&self) -> f64 {
         self.segments.iter().map(Segment::max_s).sum()

@@ -55,12 +55,24 @@ pub struct Sequencer {
     settled_s: f64,
     last_t: f64,
     finished: Option<Ended>,
+    /// Segments passed over without a tick (measured whole by the run this one continues).
+    skip: Vec<usize>,
 }
 
 impl Sequencer {
     /// At the start of the plan.
     pub fn new() -> Sequencer {
         Sequencer::default()
+    }
+
+    /// At the start of the plan, passing over the segments `skip` (a continuation measures
+    /// only what the run it continues did not finish; the segments keep their indices, so
+    /// the samples of a chain line up with one plan).
+    pub fn skipping(skip: Vec<usize>) -> Sequencer {
+        Sequencer {
+            skip,
+            ..Sequencer::default()
+        }
     }
 
     /// Index of the active segment (== number of segments when finished).
@@ -138,6 +150,10 @@ impl Sequencer {
             if self.index >= plan.segments.len() {
                 self.finished = self.finished.or(ended);
                 return None;
+            }
+            if !self.started && self.skip.contains(&self.index) {
+                self.index += 1;
+                continue;
             }
             if !self.started {
                 self.begin(m);
@@ -297,6 +313,32 @@ mod tests {
         assert_eq!(s.finished().map(|e| e.reason), Some(StopReason::Duration));
         assert!(t < 0.82, "{t}");
         assert!(s.tick(&p, &m(t + dt, x, 0.0)).is_none());
+    }
+
+    #[test]
+    fn a_continuation_passes_over_the_finished_segments_and_keeps_their_indices() {
+        let timed = |v: f64| {
+            seg(
+                DriveMode::Velocity,
+                Setpoint::constant(v),
+                vec![Stop::Duration { s: 0.01 }],
+                Anchor::Run,
+            )
+        };
+        let p = plan(vec![timed(1.0), timed(2.0), timed(3.0), timed(4.0)]);
+        let mut s = Sequencer::skipping(vec![0, 2]);
+        let mut seen = Vec::new();
+        for k in 0..100 {
+            let Some(tick) = s.tick(&p, &m(k as f64 * 1e-3, 0.0, 0.0)) else {
+                break;
+            };
+            if tick.started {
+                seen.push((tick.segment, tick.value));
+            }
+        }
+        // Segments 1 and 3 only, each from its own start, with its own index and setpoint.
+        assert_eq!(seen, vec![(1, 2.0), (3, 4.0)]);
+        assert_eq!(s.segment(), 4);
     }
 
     #[test]

@@ -50,6 +50,7 @@
 mod annotations;
 mod backend;
 pub mod campaigns;
+mod chain;
 mod chunk;
 mod comparisons;
 mod diff;

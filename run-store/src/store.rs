@@ -83,6 +83,7 @@ pub(crate) struct RunRow {
     pub(crate) sample_count: i64,
     pub(crate) interruption_log: String,
     pub(crate) run_log: String,
+    pub(crate) continues: Option<i64>,
 }
 
 #[derive(FromRow)]
@@ -980,6 +981,7 @@ fn run_of(
         interruption_log: serde_json::from_str::<Vec<LogEntry>>(&row.interruption_log)?,
         run_log: serde_json::from_str::<Vec<LogEntry>>(&row.run_log)?,
         results: results.map(|r| serde_json::from_str(&r)).transpose()?,
+        continues: row.continues,
     })
 }
 

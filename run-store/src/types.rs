@@ -216,6 +216,10 @@ pub struct Run {
     pub run_log: Vec<LogEntry>,
     /// Analysis results, once stored.
     pub results: Option<serde_json::Value>,
+    /// The run this one continues (`bench runs resume`): it measured only the segments that
+    /// run did not finish.
+    #[serde(default)]
+    pub continues: Option<i64>,
 }
 
 /// A run as listed: identity, status and size.

@@ -29,6 +29,7 @@ pub mod runs_annotate;
 pub mod runs_diff;
 pub mod runs_import;
 pub mod runs_push;
+pub mod runs_resume;
 pub mod serve;
 pub mod shell;
 pub mod sim;

@@ -24,17 +24,8 @@ use tokio::sync::{oneshot, watch};
 pub struct RunArgs {
     /// Experiment spec (JSON or TOML), e.g. experiments/specs/torque_ramp.json.
     spec: PathBuf,
-    /// Run against the simulated bench, started in-process (with --config: that file's
-    /// limits, gains and models, the simulated devices in place of its own).
-    #[arg(long)]
-    sim: bool,
-    /// Bench configuration file (bench.toml).
-    #[arg(long, value_name = "FILE")]
-    config: Option<PathBuf>,
-    /// With --sim: step the simulated plant in simulated time inside this process, as fast as
-    /// the CPU goes (no Modbus, no real-time loop): a spec's run and analysis in seconds.
-    #[arg(long, requires = "sim")]
-    virtual_time: bool,
+    #[command(flatten)]
+    target: Target,
     #[command(flatten)]
     db: DbArgs,
     /// Print the outcome as JSON on stdout (after the `run ID` line).
@@ -93,11 +84,41 @@ pub fn run(args: &RunArgs) -> anyhow::Result<()> {
     let format = Format::from_path(&args.spec);
     // Check the spec against the limits before anything starts (the sim's limits are the
     // shipped ones; the address does not matter for the check).
-    let probe = Loaded::for_command(args.config.as_deref(), args.sim.then_some("127.0.0.1:0"))?;
+    let t = &args.target;
+    let probe = Loaded::for_command(t.config.as_deref(), t.sim.then_some("127.0.0.1:0"))?;
     let checked = session::check(&text, format, &probe)
         .map_err(|e| InputError(format!("{}: {e}", args.spec.display())))?;
     crate::db::check_dir(&db_path(&args.db, &probe), args.create)?;
+    execute(t, &args.db, args.json, async |_, _| Ok(checked))
+}
 
+/// The bench a command runs on: `--sim [--virtual-time]` or `--config FILE` (or both).
+#[derive(Clone, Debug, Default, clap::Args)]
+pub struct Target {
+    /// Run against the simulated bench, started in-process (with --config: that file's
+    /// limits, gains and models, the simulated devices in place of its own).
+    #[arg(long)]
+    pub sim: bool,
+    /// Bench configuration file (bench.toml).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// With --sim: step the simulated plant in simulated time inside this process, as fast as
+    /// the CPU goes (no Modbus, no real-time loop): a spec's run and analysis in seconds.
+    #[arg(long, requires = "sim")]
+    pub virtual_time: bool,
+}
+
+/// Runs what `make` checks (given the store and the bench) on `target`, recording into the
+/// database of `db`, with a progress bar; prints the outcome (`json`: as JSON). A continuation
+/// ([`crate::resume`]) is recorded as resumed from the command line.
+pub fn execute(
+    target: &Target,
+    db: &DbArgs,
+    json: bool,
+    make: impl AsyncFnOnce(&Store, &Loaded) -> anyhow::Result<session::Checked>,
+) -> anyhow::Result<()> {
+    let args = target;
+    let probe = Loaded::for_command(args.config.as_deref(), args.sim.then_some("127.0.0.1:0"))?;
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
@@ -126,7 +147,23 @@ pub fn run(args: &RunArgs) -> anyhow::Result<()> {
                 &crate::bench_lock::this_command(),
             )?)
         };
-        let store = Store::open(db_path(&args.db, &loaded)).await?;
+        let store = Store::open(db_path(db, &loaded)).await?;
+        let checked = match make(&store, &loaded).await {
+            Ok(c) => c,
+            Err(e) => {
+                store.close().await;
+                if let Some(sim) = sim {
+                    sim.shutdown().await;
+                }
+                return Err(e);
+            }
+        };
+        let run_id = session::create(&store, &loaded, &checked).await?;
+        let by = crate::resume::cli_user();
+        match &checked.resume {
+            Some(c) => crate::resume::record_resumed(&store, c.of, &checked, run_id, &by).await?,
+            None => store.append_note(run_id, None, &format!("started by {by}")).await?,
+        }
         let control = Arc::new(Control::new());
         let (status_tx, status_rx) = watch::channel(Status::default());
         let (created_tx, created_rx) = oneshot::channel();
@@ -151,7 +188,8 @@ pub fn run(args: &RunArgs) -> anyhow::Result<()> {
         } else {
             Devices::Modbus
         };
-        let finished = session::execute_on(&store, &loaded, &checked, watchers, devices).await;
+        let finished =
+            session::execute_run_on(&store, &loaded, &checked, run_id, watchers, devices).await;
         ctrl_c.abort();
         let _ = progress.await;
         store.close().await;
@@ -160,11 +198,12 @@ pub fn run(args: &RunArgs) -> anyhow::Result<()> {
         }
         let f = finished?;
         let r = &f.report;
-        if args.json {
+        if json {
             println!(
                 "{}",
                 serde_json::json!({
                     "run_id": f.run_id,
+                    "continues": checked.resume.as_ref().map(|c| c.of),
                     "status": f.status,
                     "outcome": r.outcome,
                     "ticks": r.ticks,

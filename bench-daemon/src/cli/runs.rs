@@ -47,6 +47,10 @@ pub enum RunsCommand {
     /// What changed between two runs: spec, bench configuration, device profiles (checksums),
     /// lockstep parameter sets, software version and bench id.
     Diff(super::runs_diff::DiffArgs),
+    /// Continue an interrupted, failed or aborted run from its last completed segment: a new
+    /// run (`continues: ID`) of the segments its chain did not measure whole, after the same
+    /// checks as any run; analyses read the chain as one run.
+    Resume(super::runs_resume::ResumeArgs),
 }
 
 /// Arguments of `bench runs list`.
@@ -151,6 +155,9 @@ pub fn run(cmd: &RunsCommand) -> anyhow::Result<()> {
     if let RunsCommand::Import(args) = cmd {
         return super::runs_import::run(args);
     }
+    if let RunsCommand::Resume(args) = cmd {
+        return super::runs_resume::run(args);
+    }
     runtime()?.block_on(async {
         match cmd {
             RunsCommand::List(args) => list(args).await,
@@ -159,8 +166,8 @@ pub fn run(cmd: &RunsCommand) -> anyhow::Result<()> {
             RunsCommand::Tag(args) => super::runs_annotate::tag(args).await,
             RunsCommand::Note(args) => super::runs_annotate::note(args).await,
             RunsCommand::Diff(args) => super::runs_diff::diff(args).await,
-            RunsCommand::Push(_) | RunsCommand::Import(_) => {
-                unreachable!("push and import run on their own runtimes")
+            RunsCommand::Push(_) | RunsCommand::Import(_) | RunsCommand::Resume(_) => {
+                unreachable!("push, import and resume run on their own runtimes")
             }
         }
     })
@@ -329,10 +336,12 @@ async fn show(args: &ShowArgs) -> anyhow::Result<()> {
         true => Some(store.sample_checksum(args.id).await.map_err(store_error)?),
         false => None,
     };
+    let chain = store.chain(args.id).await.map_err(store_error)?;
     let mut w = std::io::stdout().lock();
     if args.json {
         let mut v = serde_json::to_value(&run)?;
         v["comparisons"] = serde_json::to_value(&comparisons)?;
+        v["chain"] = serde_json::to_value(&chain)?;
         if let Some(sum) = &checksum {
             v["sample_checksum"] = sum.as_str().into();
         }
@@ -340,12 +349,34 @@ async fn show(args: &ShowArgs) -> anyhow::Result<()> {
         writeln!(w)?;
     } else {
         write_run(&mut w, &run)?;
+        if chain.len() > 1 {
+            writeln!(
+                w,
+                "  chain:            {} (resumed; analysed as one run)",
+                chain_text(&chain, run.id)
+            )?;
+        }
         if let Some(sum) = &checksum {
             writeln!(w, "  sample checksum:  sha256 {sum}")?;
         }
         write_comparisons(&mut w, &comparisons)?;
     }
     Ok(())
+}
+
+/// A chain as `12 → 15 → [17]` (this run in brackets).
+fn chain_text(chain: &[i64], this: i64) -> String {
+    let v: Vec<String> = chain
+        .iter()
+        .map(|&id| {
+            if id == this {
+                format!("[{id}]")
+            } else {
+                id.to_string()
+            }
+        })
+        .collect();
+    v.join(" → ")
 }
 
 fn ids(ids: &[i64]) -> String {

@@ -50,6 +50,7 @@ fn a_steady_tick_allocates_nothing_with_every_model_the_recorder_and_a_live_clie
         loaded,
         devices: Devices::Simulated(Box::new(SimIo::new(sim()))),
         plan: checked.plan.clone(),
+        skip: Vec::new(),
         models,
         compensators: Vec::new(),
         recorder: Some(recorder.sender()),

@@ -46,7 +46,7 @@ pub async fn begin<'a>(
         (Err(e), _) | (_, Err(e)) => return Err(failed_early(e, None)),
     };
     let modes = ModeMap::new(cfg.outer_loop, io);
-    let start = match prepare(io, &setup.plan, &modes).await {
+    let start = match prepare(io, &setup.plan, &setup.skip, &modes).await {
         Ok(start) => start,
         Err(e) => {
             let safe = safe_state(io, None, confirm_deadline(setup)).await;
@@ -70,7 +70,8 @@ pub async fn begin<'a>(
         parts,
         modes,
         start,
-    );
+    )
+    .skipping(setup.skip.clone());
     setup.status.send_modify(|s| s.phase = "running");
     Ok(state)
 }
@@ -83,6 +84,7 @@ fn setup_failed(text: String) -> StopReason {
 async fn prepare(
     io: &mut impl BenchIo,
     plan: &Plan,
+    skip: &[usize],
     modes: &ModeMap,
 ) -> Result<(f64, Mode), StopReason> {
     let drive = |what: &str, e: protocols::Error| StopReason::Setup {
@@ -93,10 +95,9 @@ async fn prepare(
     let x0 = fb.position_rad.ok_or_else(|| {
         setup_failed("the drive profile has no position feedback (role position_feedback)".into())
     })?;
-    let first = plan
-        .segments
-        .first()
-        .map(|s| modes.of_segment(s))
+    let first = (0..plan.segments.len())
+        .find(|i| !skip.contains(i))
+        .map(|i| modes.of_segment(&plan.segments[i]))
         .unwrap_or(Mode::Torque);
     let hold = if first == Mode::Position { x0 } else { 0.0 };
     switch_mode(io, first, hold)

@@ -24,6 +24,7 @@ fn setup(loaded: Loaded, plan: experiments::Plan, control: Arc<Control>) -> Loop
         loaded,
         devices: Devices::Simulated(Box::new(SimIo::new(sim))),
         plan,
+        skip: Vec::new(),
         models: Vec::new(),
         compensators: Vec::new(),
         recorder: None,

@@ -32,6 +32,8 @@ pub struct LoopSetup {
     pub devices: Devices,
     /// The validated plan.
     pub plan: Plan,
+    /// Segments of the plan not to run: measured whole by the run this one continues.
+    pub skip: Vec<usize>,
     /// Lockstep models.
     pub models: Vec<ModelSpec>,
     /// Friction compensators of a compensation trial (segments name them by index), their

@@ -40,6 +40,7 @@ pub struct SimIo {
     sim: Sim,
     transaction_s: f64,
     truth: Option<TruthLog>,
+    trip_at: Option<f64>,
 }
 
 impl SimIo {
@@ -49,6 +50,7 @@ impl SimIo {
             sim,
             transaction_s: TRANSACTION_S,
             truth: None,
+            trip_at: None,
         }
     }
 
@@ -64,6 +66,14 @@ impl SimIo {
     #[must_use]
     pub fn with_truth_log(mut self, log: TruthLog) -> SimIo {
         self.truth = Some(log);
+        self
+    }
+
+    /// Trips the drive once the plant's time reaches `t` \[s\] (fault injection: what follows
+    /// a drive fault, e.g. a run resumed after it).
+    #[must_use]
+    pub fn with_trip_at(mut self, t: f64) -> SimIo {
+        self.trip_at = Some(t);
         self
     }
 
@@ -90,6 +100,10 @@ impl SimIo {
     fn transaction(&mut self) {
         if self.transaction_s > 0.0 {
             self.sim.advance(self.transaction_s);
+        }
+        if self.trip_at.is_some_and(|t| self.sim.time_s() >= t) {
+            self.trip_at = None;
+            self.sim.apply(Action::Trip);
         }
     }
 

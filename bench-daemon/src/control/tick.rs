@@ -135,6 +135,12 @@ impl<'a> LoopState<'a> {
         }
     }
 
+    /// Passes over the segments `skip` (a continuation's finished ones).
+    pub fn skipping(mut self, skip: Vec<usize>) -> LoopState<'a> {
+        self.seq = Sequencer::skipping(skip);
+        self
+    }
+
     /// The control period \[s\].
     pub fn period_s(&self) -> f64 {
         self.ts

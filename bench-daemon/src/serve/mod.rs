@@ -42,6 +42,7 @@ pub mod stream;
 pub mod web;
 // One module per resource, each adding its own routes.
 pub mod audit;
+mod auto_resume;
 pub mod bench;
 pub mod estop;
 pub mod fits;
@@ -182,6 +183,7 @@ pub async fn serve(opts: Options) -> anyhow::Result<()> {
         );
     }
     let latched = store.queue_setting("estop").await?.as_deref() == Some("true");
+    let paused_before = store.queue_setting("paused").await?.as_deref() == Some("true");
     let interlock = Arc::new(Interlock::new(loaded.clone(), latched));
 
     let hub = hub::Hub::new();
@@ -198,6 +200,15 @@ pub async fn serve(opts: Options) -> anyhow::Result<()> {
     )
     .await?;
     let scheduler = tokio::spawn(scheduler.run(cmd_rx, shutdown_rx.clone()));
+    if loaded.config.queue.auto_resume && !store.interrupted_at_open().is_empty() {
+        tokio::spawn(auto_resume::resume_interrupted(
+            store.clone(),
+            loaded.clone(),
+            cmd_tx.clone(),
+            store.interrupted_at_open().to_vec(),
+            paused_before,
+        ));
+    }
     let state = state::AppState {
         store: store.clone(),
         loaded: loaded.clone(),

@@ -177,16 +177,40 @@ function renderHead(head: HTMLElement, run: any) {
       msg.show((e as ApiError).message, 'error');
     }
   };
+  // A run cut short and not continued yet (the last of its chain) can be resumed.
+  const chain: number[] = run.chain ?? [run.id];
+  const resumable =
+    ['interrupted', 'failed', 'aborted'].includes(run.status) && run.kind !== 'imported' && chain[chain.length - 1] === run.id;
+  const resume = async () => {
+    try {
+      const next = await post<{ id: number }>(`/api/runs/${run.id}/resume`);
+      location.hash = `#/runs/${next.id}`;
+    } catch (e) {
+      msg.show((e as ApiError).message, 'error');
+    }
+  };
   clear(
     head,
     h('h1', null, `Run #${run.id}: ${run.name} `, h('span', { class: `status ${run.status}`, id: 'run-status' }, run.status)),
     h('p', null, `${run.kind} · bench ${run.bench_id || '—'} · created ${run.created_at} · ${run.started_at ? `started ${run.started_at}` : 'not started'}${run.finished_at ? ` · finished ${run.finished_at}` : ''}${run.status_reason ? ` · ${run.status_reason}` : ''}`),
     stopNote(run),
+    chain.length > 1
+      ? h(
+          'p',
+          { id: 'run-chain' },
+          'Chain (analysed as one run): ',
+          ...chain.flatMap((id, i) => [
+            i ? ' → ' : '',
+            id === run.id ? h('strong', null, `#${id}`) : h('a', { href: `#/runs/${id}` }, `#${id}`),
+          ]),
+        )
+      : null,
     h(
       'div',
       { class: 'row' },
       h('a', { class: 'button', id: 'export-csv', href: withToken(`/api/runs/${run.id}/export?format=csv`), download: `run-${run.id}.csv` }, 'Export CSV'),
       h('a', { class: 'button', id: 'export-parquet', href: withToken(`/api/runs/${run.id}/export?format=parquet`), download: `run-${run.id}.parquet` }, 'Export Parquet'),
+      resumable ? h('button', { type: 'button', id: 'run-resume', onclick: resume }, 'Resume from the last completed segment') : null,
       live_ ? h('button', { type: 'button', onclick: () => act('stop') }, 'Stop after this segment') : null,
       live_ ? h('button', { type: 'button', onclick: () => act('abort') }, run.status === 'queued' ? 'Remove from the queue' : 'Abort now') : null,
       msg,

@@ -1,24 +1,26 @@
 //! Runs: `GET /api/runs` (newest first, filtered), `POST /api/runs` (a spec enqueued or started
 //! now), `POST /api/runs/import` (a recording made elsewhere, [`import`]), one run, its
 //! results, its samples (columnar JSON or CSV), its export (CSV, JSON, Parquet) and its stop
-//! and abort.
+//! and abort, its continuation (`POST /api/runs/{id}/resume`, `resume.rs`).
 
 mod annotate;
 mod diff;
 pub mod import;
+mod resume;
 
 use super::audit::{Marked, Touched};
 use super::body::SpecJson;
 use super::error::{Accepted, Answer, ApiError, ApiResult, Created, errors};
 use super::extract::{Query, RunId};
-use super::scheduler::{Cmd, Enqueued, check_value};
+use super::guard::Caller;
+use super::scheduler::{Cmd, Enqueued, EnqueuedStatus, check_value};
 use super::schema::Record;
 use super::state::{AppState, ask};
 use super::stream::Shape;
 use aide::axum::ApiRouter;
 use aide::axum::routing::{get_with, post_with};
-use axum::Json;
 use axum::extract::State;
+use axum::{Extension, Json};
 use run_store::{RunFilter, RunStatus, SampleQuery};
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Serialize};
@@ -75,6 +77,15 @@ pub fn routes() -> ApiRouter<AppState> {
             get_with(export, |op| {
                 let op = op.summary("The whole run as a file (Content-Disposition: attachment)");
                 errors(op, &[(503, "Four sample downloads are already going")])
+            }),
+        )
+        .api_route(
+            "/api/runs/{id}/resume",
+            post_with(resume::resume, |op| {
+                let op = op.summary("Continue an interrupted, failed or aborted run from its last completed segment: a new run (`continues`: this one) of the segments its chain did not measure whole, started now after the same checks as any run");
+                errors(op, &[
+                    (409, "The run cannot be resumed (its status, a continuation already, a changed bench), or the bench is busy or the e-stop latched"),
+                ])
             }),
         )
         .api_route(
@@ -196,6 +207,7 @@ struct CreateQuery {
 
 async fn create(
     State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
     Query(q): Query<CreateQuery>,
     SpecJson(body): SpecJson,
 ) -> ApiResult<Marked<Created<Enqueued>>> {
@@ -218,6 +230,14 @@ async fn create(
         reply,
     })
     .await?;
+    let how = match answer.status {
+        EnqueuedStatus::Running => "started",
+        EnqueuedStatus::Queued => "queued",
+    };
+    let line = format!("{how} by {}", resume::who(&caller));
+    if let Err(e) = state.store.append_note(answer.id, None, &line).await {
+        tracing::warn!("run {}: {line} not logged: {e}", answer.id);
+    }
     let touched = Touched {
         run_id: Some(answer.id),
         ..Touched::default()
@@ -241,8 +261,11 @@ async fn get(State(state): State<AppState>, id: RunId) -> ApiResult<Json<Record>
         .comparisons_for_run(run.id)
         .await
         .map_err(ApiError::store)?;
+    let chain = state.store.chain(run.id).await.map_err(ApiError::store)?;
     let mut v = to_value(&run)?;
     v["comparisons"] = to_value(comparisons)?;
+    // The chain of continuations it belongs to (`bench runs resume`), first run first.
+    v["chain"] = to_value(chain)?;
     Ok(Json(Record(v)))
 }
 

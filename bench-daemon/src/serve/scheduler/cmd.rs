@@ -110,6 +110,16 @@ pub enum Cmd {
         /// The run created.
         reply: Reply<Enqueued>,
     },
+    /// Start the continuation of an interrupted, failed or aborted run now (409 if the bench
+    /// is busy or the e-stop latched, or the run cannot be resumed).
+    Resume {
+        /// The run to continue.
+        run_id: i64,
+        /// Who asked (for both runs' logs).
+        by: String,
+        /// The continuation, running.
+        reply: Reply<Enqueued>,
+    },
     /// Finish the current segment, then end (a queued run is removed).
     Stop {
         /// The run.

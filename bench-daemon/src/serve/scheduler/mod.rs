@@ -15,7 +15,8 @@
 //! - [`cmd`]: the requests and answers, [`error`] the refusals; [`view`]: what is published;
 //! - [`plans`]: specs and schedule bodies checked against the bench;
 //! - `waiting.rs`: the queue (enqueue, reorder, remove, settings); [`order`]: its sort keys;
-//! - `running.rs`: the run on the bench (start, stop, its end);
+//! - `running.rs`: the run on the bench (start, stop, its end); `resuming.rs`: a run's
+//!   continuation started;
 //! - `timetable.rs`: the schedule firing; [`clock`]: its time.
 
 pub mod clock;
@@ -23,6 +24,7 @@ pub mod cmd;
 pub mod error;
 pub mod order;
 pub mod plans;
+mod resuming;
 mod running;
 mod timetable;
 pub mod view;
@@ -210,6 +212,9 @@ impl Scheduler {
                 reply,
             } => {
                 let _ = reply.send(self.enqueue(*checked, priority, now).await);
+            }
+            Cmd::Resume { run_id, by, reply } => {
+                let _ = reply.send(self.resume(run_id, &by).await);
             }
             Cmd::Stop { run_id, reply } => {
                 let _ = reply.send(self.end(run_id, false).await);

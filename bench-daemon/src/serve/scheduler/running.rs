@@ -22,6 +22,13 @@ impl Scheduler {
         let item = self.items.remove(0);
         self.store.remove_queue_row(item.run_id).await?;
         let run_id = item.run_id;
+        if let Err(e) = self
+            .store
+            .append_note(run_id, None, "started by the queue")
+            .await
+        {
+            tracing::warn!("run {run_id}: 'started by the queue' not logged: {e}");
+        }
         if let Err(e) = self.start(item).await {
             let _ = self
                 .store

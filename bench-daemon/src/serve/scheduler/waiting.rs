@@ -69,6 +69,23 @@ pub(super) async fn restored_items(store: &Store, loaded: &Loaded) -> anyhow::Re
 }
 
 impl Scheduler {
+    /// Refuses a start now while the e-stop is latched or a run is going (`hint`: what to do
+    /// instead, after the busy message).
+    pub(super) fn free_now(&self, hint: &str) -> Result<(), SchedulerError> {
+        if self.estop {
+            return Err(SchedulerError::Conflict(
+                "the e-stop is latched: POST /api/estop/reset first".into(),
+            ));
+        }
+        match &self.running {
+            Some(r) => Err(SchedulerError::Conflict(format!(
+                "the bench is busy: run {} is running{hint}",
+                r.view.run_id
+            ))),
+            None => Ok(()),
+        }
+    }
+
     pub(super) async fn enqueue(
         &mut self,
         checked: Checked,
@@ -76,17 +93,7 @@ impl Scheduler {
         now: bool,
     ) -> Result<Enqueued, SchedulerError> {
         if now {
-            if self.estop {
-                return Err(SchedulerError::Conflict(
-                    "the e-stop is latched: POST /api/estop/reset first".into(),
-                ));
-            }
-            if let Some(r) = &self.running {
-                return Err(SchedulerError::Conflict(format!(
-                    "the bench is busy: run {} is running (enqueue without start=now)",
-                    r.view.run_id
-                )));
-            }
+            self.free_now(" (enqueue without start=now)")?;
         }
         let run_id = session::create(&self.store, &self.loaded, &checked)
             .await

@@ -1,0 +1,67 @@
+//! `[queue] auto_resume = true`: on restart, the daemon resumes the run its own death
+//! interrupted ([`crate::resume::auto`]) once the drive reads healthy and disabled, then lets
+//! the queue go on if an operator had not paused it. Without the setting, or when the drive
+//! does not read so, the queue stays paused for an operator, as after any unclean stop.
+
+use super::scheduler::{Cmd, OnFailure};
+use crate::config::Loaded;
+use crate::resume::auto::drive_ready;
+use run_store::Store;
+use std::sync::Arc;
+use tokio::sync::{mpsc, oneshot};
+
+/// Resumes the newest of `interrupted` (the runs found `running` at start); `paused_before`:
+/// an operator had paused the queue before the daemon died (it then stays paused).
+pub async fn resume_interrupted(
+    store: Store,
+    loaded: Arc<Loaded>,
+    cmd: mpsc::Sender<Cmd>,
+    interrupted: Vec<i64>,
+    paused_before: bool,
+) {
+    let Some(&id) = interrupted.iter().max() else {
+        return;
+    };
+    let why = match drive_ready(&loaded).await {
+        Ok(read) => read,
+        Err(why) => {
+            let line = format!("not resumed automatically: {why}; the queue stays paused");
+            tracing::warn!("run {id}: {line}");
+            let _ = store.append_note(id, None, &line).await;
+            return;
+        }
+    };
+    let by = format!(
+        "the daemon on restart ([queue] auto_resume; run {id} was interrupted by the daemon's death; {why})"
+    );
+    let (tx, rx) = oneshot::channel();
+    let sent = cmd.send(Cmd::Resume {
+        run_id: id,
+        by,
+        reply: tx,
+    });
+    match (sent.await, rx.await) {
+        (Ok(()), Ok(Ok(answer))) => {
+            tracing::info!("run {id} resumed automatically as run {}", answer.id);
+        }
+        (_, Ok(Err(e))) => {
+            let line = format!("not resumed automatically: {e}; the queue stays paused");
+            tracing::warn!("run {id}: {line}");
+            let _ = store.append_note(id, None, &line).await;
+            return;
+        }
+        _ => return,
+    }
+    if !paused_before {
+        let (tx, rx) = oneshot::channel();
+        let edit = Cmd::Edit {
+            order: None,
+            paused: Some(false),
+            on_failure: None::<OnFailure>,
+            reply: tx,
+        };
+        if cmd.send(edit).await.is_ok() {
+            let _ = rx.await;
+        }
+    }
+}
