@@ -65,6 +65,7 @@ async fn migrations_apply_on_a_fresh_file_in_wal_mode() {
             (9, true),
             (10, true),
             (11, true),
+            (12, true),
             (13, true)
         ]
     );
@@ -238,6 +239,7 @@ async fn migrations_apply_on_a_fresh_postgres_database() {
             (9, true),
             (10, true),
             (11, true),
+            (12, true),
             (13, true)
         ]
     );
