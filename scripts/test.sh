@@ -152,6 +152,17 @@ book() {
 }
 stage "manual" book
 
+# issue 13: schemathesis against the real server: the OpenAPI document exactly as strict as it.
+# issue 16: the Python client (clients/python), installed into a fresh venv with pinned
+# dependencies from PyPI, against `bench serve --sim`. Both in the background beside the
+# dashboard's tests: each talks to a daemon of its own over HTTP and waits on its runs.
+clients() {
+  BENCH_BIN="$target_dir/debug/bench" scripts/test-schemathesis.sh
+  BENCH_BIN="$target_dir/debug/bench" \
+    target/clientenv/bin/python -m pytest -q -p no:cacheprovider clients/python/tests
+}
+spawn clients clients
+
 # issue 7: the dashboard end to end, in a real headless Chromium (Debian's chromium driven by
 # playwright-core from npm) against `bench serve --sim`; screenshots in target/e2e-screenshots/.
 e2e() {
@@ -159,20 +170,14 @@ e2e() {
 }
 stage "dashboard end to end" e2e
 
-# issue 13: schemathesis against the real server: the OpenAPI document exactly as strict as it.
-stage "schemathesis" env BENCH_BIN="$target_dir/debug/bench" scripts/test-schemathesis.sh
-
-# issue 16: the Python client (clients/python), installed into a fresh venv with pinned
-# dependencies from PyPI, against `bench serve --sim`; then the installed binary serves the
-# embedded dashboard from outside the source tree.
-stage "python client" env BENCH_BIN="$target_dir/debug/bench" \
-  target/clientenv/bin/python -m pytest -q -p no:cacheprovider clients/python/tests
+# The installed binary serves the embedded dashboard from outside the source tree.
 stage "installed binary" scripts/test-installed-binary.sh
 
 # issue 31: the README's first command, serve-sim.sh, harms nothing (scratch $HOME; its runs
 # stay under target/) and passes its flags through.
 stage "serve-sim" scripts/test-serve-sim.sh
 
+join clients
 join examples
 join lints
 

@@ -396,14 +396,15 @@ fn a_recorder_that_cannot_write_stops_the_run() {
     let b = Bench::new(Wire::Tcp);
     let (child, id) = b.spawn_run();
     let before = wait_for_samples(&b.db, id, b.warm());
-    // Another process holds the database's write lock past the recorder's 5 s busy timeout.
+    // Another process holds the database's write lock past the recorder's 5 s busy timeout
+    // (its first commit waits from within 0.1 s of the lock), then lets it go.
     let python = std::env::var("FRICTIONBENCH_PYTHON").unwrap_or_else(|_| "python3".into());
     let mut locker = Command::new(python)
         .args([
             "-c",
             "import sqlite3, sys, time\n\
              c = sqlite3.connect(sys.argv[1], isolation_level=None)\n\
-             c.execute('BEGIN EXCLUSIVE'); print('locked', flush=True); time.sleep(12)\n\
+             c.execute('BEGIN EXCLUSIVE'); print('locked', flush=True); time.sleep(8)\n\
              c.execute('ROLLBACK')",
             &b.db,
         ])
