@@ -63,6 +63,29 @@ pub fn with<R>(control: &Control, f: impl FnOnce() -> R) -> R {
     f()
 }
 
+/// Runs `f` under the current control (if any) with no iteration starting after `deadline`:
+/// a procedure's own time limit over every fit it makes (its starts, the simpler model it
+/// starts from, its refinements), not over each alone. The fits it starts count in the
+/// caller's progress.
+pub(crate) fn within<R>(deadline: Instant, f: impl FnOnce() -> R) -> R {
+    let (mut control, fits) = CURRENT.with(|c| c.borrow().clone()).unwrap_or_default();
+    control.deadline = Some(control.deadline.map_or(deadline, |d| d.min(deadline)));
+    let before = CURRENT.with(|c| c.borrow_mut().replace((control, fits)));
+    struct Restore(Option<(Control, u64)>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            let inner = CURRENT.with(|c| c.borrow_mut().take());
+            let mut prev = self.0.take();
+            if let (Some((_, fits)), Some((_, counted))) = (&mut prev, inner) {
+                *fits = counted;
+            }
+            CURRENT.with(|c| *c.borrow_mut() = prev);
+        }
+    }
+    let _restore = Restore(before);
+    f()
+}
+
 /// Why the current control stops a fit now, if it does.
 pub(crate) fn stop_now() -> Option<super::TerminationReason> {
     CURRENT.with(|c| {

@@ -190,6 +190,16 @@ struct Evaluated {
 /// and intervals, the goodness of fit, the sub-steps used and, for a model that contains a
 /// simpler one, the comparison with it.
 pub fn fit(segs: &[Segment], opts: &Options) -> Result<FitReport, FitError> {
+    match opts.timeout {
+        // The limit is the whole fit's: starts, the contained model's fit and refinements.
+        Some(t) => super::super::super::control::within(std::time::Instant::now() + t, || {
+            fit_within_limit(segs, opts)
+        }),
+        None => fit_within_limit(segs, opts),
+    }
+}
+
+fn fit_within_limit(segs: &[Segment], opts: &Options) -> Result<FitReport, FitError> {
     if opts.free.is_empty() && !opts.offset.fitted() {
         return super::replaying::evaluate(segs, opts);
     }
@@ -250,6 +260,10 @@ pub fn fit(segs: &[Segment], opts: &Options) -> Result<FitReport, FitError> {
     let mut evaluated = None;
     if opts.substeps.is_none() && problem.between_samples() {
         for _ in 0..6 {
+            // Out of time: the sub-steps reached so far stand (the report says which).
+            if super::super::super::control::stop_now().is_some() {
+                break;
+            }
             let (ratio, in_se, at) = substep_change(segs, &opts, n_sub, &run.result.params)?;
             evaluated = at;
             checks.push(serde_json::json!({
