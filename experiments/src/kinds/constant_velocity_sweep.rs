@@ -186,8 +186,14 @@ pub struct Params {
     /// Speeds below this \[rad/s\] are held by the position loop on a reference ramped at
     /// the speed from the position at the segment's start (its stiffness and integral action
     /// hold speeds where a velocity loop falls into stick-slip); the others by the velocity
-    /// loop. Default 0: every speed by the velocity loop.
+    /// loop. Default 0: every speed by the velocity loop (left out of the stored spec, so a
+    /// spec written before it reads back as written).
+    #[serde(skip_serializing_if = "is_zero")]
     pub position_below_rad_s: f64,
+}
+
+fn is_zero(x: &f64) -> bool {
+    *x == 0.0
 }
 
 impl Default for Params {
