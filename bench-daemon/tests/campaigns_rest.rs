@@ -44,7 +44,13 @@ fn campaigns_are_listed_read_and_their_report_served_as_html() {
     assert_eq!(c["request"]["models"][0], "coulomb_viscous");
     // Each step's run is a run of the daemon's store.
     let run = c["steps"][0]["run_id"].as_i64().unwrap();
-    assert_eq!(d.json(&format!("/api/runs/{run}"))["id"], run);
+    let r = d.json(&format!("/api/runs/{run}"));
+    assert_eq!(r["id"], run);
+    // ... and links back to its campaign.
+    assert_eq!(
+        r["campaign"],
+        serde_json::json!({"id": id, "step": "breakaway"})
+    );
     let r = d.get(&format!("/api/campaigns/{id}/report"));
     assert_eq!(r.status, 200, "{}", r.text());
     assert!(

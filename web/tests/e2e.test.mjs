@@ -736,6 +736,10 @@ test('characterise: a short campaign (bench characterise on this daemon\'s store
   await frame.locator('svg').first().waitFor();
   assert.match(await frame.locator('body').textContent(), /describes this bench best/);
   await shot('characterise-campaign');
+  // A step's run page links back to its campaign.
+  await page.click('#campaign a[href^="#/runs/"]');
+  await page.click(`#run-campaign a[href="#/characterise/${id}"]`);
+  await page.waitForSelector('#campaign-answer');
   const r = await fetch(`${bench.url}/api/campaigns/${id}/report`);
   assert.equal(r.status, 200);
   assert.match(r.headers.get('content-type'), /^text\/html/);
