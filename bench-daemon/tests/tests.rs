@@ -1,5 +1,6 @@
 //! Integration tests of the `bench` binary, by theme.
 
+mod campaigns_rest;
 mod characterise;
 mod cli_compare;
 mod cli_fit;

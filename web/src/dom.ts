@@ -81,7 +81,7 @@ export function kvTable(rows: [string, Child | Child[]][], caption?: string): HT
   );
 }
 
-/** A data table from rows of objects; columns from the first row unless given. */
+/** A data table from rows of objects (a cell that is a Node, e.g. a link, as it is); columns from the first row unless given. */
 export function dataTable(rows: any[], columns?: string[], caption?: string): HTMLElement {
   if (!rows.length) return h('p', { class: 'muted' }, 'none');
   const cols = columns ?? Object.keys(rows[0]);
@@ -102,7 +102,7 @@ export function dataTable(rows: any[], columns?: string[], caption?: string): HT
             null,
             cols.map((c) => {
               const v = r[c];
-              return h('td', null, typeof v === 'object' && v !== null ? JSON.stringify(v) : fmt(v));
+              return h('td', null, v instanceof Node ? v : typeof v === 'object' && v !== null ? JSON.stringify(v) : fmt(v));
             }),
           ),
         ),

@@ -7,6 +7,7 @@ import { launchPage } from './pages/launch';
 import { queuePage } from './pages/queue';
 import { runsPage, runPage } from './pages/runs';
 import { modelsPage } from './pages/models';
+import { characterisePage, campaignPage } from './pages/characterise';
 
 type Page = (root: HTMLElement, arg?: string) => (() => void) | void;
 
@@ -17,6 +18,8 @@ const routes: [RegExp, Page, string][] = [
   [/^#\/runs\/(\d+)$/, runPage, 'Run'],
   [/^#\/runs$/, runsPage, 'Runs'],
   [/^#\/models$/, modelsPage, 'Models & fits'],
+  [/^#\/characterise\/(\d+)$/, campaignPage, 'Campaign'],
+  [/^#\/characterise$/, characterisePage, 'Characterise'],
 ];
 
 let cleanup: (() => void) | void;

@@ -721,6 +721,32 @@ test('a lab view: every run of the store pushed to PostgreSQL, read-only, no e-s
   }
 });
 
+test('characterise: a short campaign (bench characterise on this daemon\'s store) listed, its steps linked to their runs, its report opened', async () => {
+  const out = execFileSync(benchBin(), ['characterise', '--sim', '--models', 'coulomb_viscous', '--db', db], { encoding: 'utf8' });
+  const id = Number(out.split('\n')[0].replace('campaign ', ''));
+  assert.ok(id > 0, out);
+  await go('characterise');
+  await page.click(`a[href="#/characterise/${id}"]`);
+  await page.waitForSelector('#campaign-answer');
+  assert.match(await page.textContent('#campaign-status'), /completed/);
+  assert.match(await page.textContent('#campaign-answer'), /describes this bench best/);
+  const runLinks = await page.locator('#campaign a[href^="#/runs/"]').count();
+  assert.equal(runLinks, 6, 'five steps and the trial, each linked to its run');
+  const frame = page.frameLocator('#campaign-report-frame');
+  await frame.locator('svg').first().waitFor();
+  assert.match(await frame.locator('body').textContent(), /describes this bench best/);
+  await shot('characterise-campaign');
+  // A step's run page links back to its campaign.
+  await page.click('#campaign a[href^="#/runs/"]');
+  await page.click(`#run-campaign a[href="#/characterise/${id}"]`);
+  await page.waitForSelector('#campaign-answer');
+  const r = await fetch(`${bench.url}/api/campaigns/${id}/report`);
+  assert.equal(r.status, 200);
+  assert.match(r.headers.get('content-type'), /^text\/html/);
+  await page.goto(`${bench.url}/api/campaigns/${id}/report`);
+  await page.screenshot({ path: path.join(shots, 'characterise-report.png'), fullPage: true });
+});
+
 test('the page made no request beyond the daemon', () => {
   assert.deepEqual(external, []);
 });

@@ -115,6 +115,11 @@ stored_id!(
     "run"
 );
 stored_id!(
+    /// `{id}` of a characterisation campaign.
+    CampaignId,
+    "campaign"
+);
+stored_id!(
     /// `{id}` of a schedule entry.
     EntryId,
     "schedule entry"

@@ -44,6 +44,7 @@ pub mod web;
 pub mod audit;
 mod auto_resume;
 pub mod bench;
+pub mod campaigns;
 pub mod estop;
 pub mod fits;
 pub mod live;

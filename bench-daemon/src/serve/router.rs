@@ -21,6 +21,7 @@ fn routes() -> ApiRouter<AppState> {
     ApiRouter::new()
         .merge(super::bench::routes())
         .merge(super::runs::routes())
+        .merge(super::campaigns::routes())
         .merge(super::queue::routes())
         .merge(super::schedule::routes())
         .merge(super::params::routes())
@@ -171,6 +172,9 @@ mod tests {
             [
                 "/api/audit",
                 "/api/bench",
+                "/api/campaigns",
+                "/api/campaigns/{id}",
+                "/api/campaigns/{id}/report",
                 "/api/comparisons",
                 "/api/estop",
                 "/api/estop/reset",

@@ -194,6 +194,7 @@ function renderHead(head: HTMLElement, run: any) {
     h('h1', null, `Run #${run.id}: ${run.name} `, h('span', { class: `status ${run.status}`, id: 'run-status' }, run.status)),
     h('p', null, `${run.kind} · bench ${run.bench_id || '—'} · created ${run.created_at} · ${run.started_at ? `started ${run.started_at}` : 'not started'}${run.finished_at ? ` · finished ${run.finished_at}` : ''}${run.status_reason ? ` · ${run.status_reason}` : ''}`),
     stopNote(run),
+    run.campaign ? h('p', { id: 'run-campaign' }, `Step ${run.campaign.step} of `, h('a', { href: `#/characterise/${run.campaign.id}` }, `campaign ${run.campaign.id}`)) : null,
     chain.length > 1
       ? h(
           'p',

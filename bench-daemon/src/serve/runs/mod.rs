@@ -266,6 +266,12 @@ async fn get(State(state): State<AppState>, id: RunId) -> ApiResult<Json<Record>
     v["comparisons"] = to_value(comparisons)?;
     // The chain of continuations it belongs to (`bench runs resume`), first run first.
     v["chain"] = to_value(chain)?;
+    // The characterisation campaign it is a step of (`bench characterise`), or null.
+    let campaign = state.store.campaign_of_run(run.id).await;
+    v["campaign"] = match campaign.map_err(ApiError::store)? {
+        Some((id, step)) => serde_json::json!({"id": id, "step": step}),
+        None => serde_json::Value::Null,
+    };
     Ok(Json(Record(v)))
 }
 

@@ -1,0 +1,83 @@
+//! Characterisation campaigns (`bench characterise`, [`crate::characterise`]) as the run
+//! store keeps them: `GET /api/campaigns` (newest first), `GET /api/campaigns/{id}` (the
+//! record: steps with their run ids, fits, comparison, trial, answer, status) and
+//! `GET /api/campaigns/{id}/report` (the self-contained HTML page `bench report` writes).
+
+use super::error::{ApiError, ApiResult};
+use super::extract::{CampaignId, Query};
+use super::schema::{Record, Records};
+use super::state::AppState;
+use aide::axum::ApiRouter;
+use aide::axum::routing::get_with;
+use axum::Json;
+use axum::extract::State;
+use axum::response::Html;
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+/// The routes.
+pub fn routes() -> ApiRouter<AppState> {
+    ApiRouter::new()
+        .api_route(
+            "/api/campaigns",
+            get_with(list, |op| {
+                op.summary("Characterisation campaigns (bench characterise), newest first")
+            }),
+        )
+        .api_route(
+            "/api/campaigns/{id}",
+            get_with(get, |op| {
+                op.summary("One campaign: status, request, steps with their run ids, fits, comparison id, trial run id, answer, reason")
+            }),
+        )
+        .api_route(
+            "/api/campaigns/{id}/report",
+            get_with(report, |op| {
+                op.summary("The campaign's report as one self-contained HTML page (text/html), as bench report writes it")
+            }),
+        )
+}
+
+/// Query of `GET /api/campaigns`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct CampaignsQuery {
+    /// How many, newest first (1 to 1000, default 50).
+    limit: Option<i64>,
+}
+
+async fn list(
+    State(state): State<AppState>,
+    Query(q): Query<CampaignsQuery>,
+) -> ApiResult<Json<Records>> {
+    let limit = q.limit.unwrap_or(50);
+    if !(1..=1000).contains(&limit) {
+        let msg = format!("limit ({limit}) must be 1 to 1000");
+        return Err(ApiError::bad_request(Some("limit"), msg));
+    }
+    let list = state
+        .store
+        .campaigns(limit)
+        .await
+        .map_err(ApiError::store)?;
+    let value = serde_json::to_value(list).map_err(|e| ApiError::from_anyhow(e.into()))?;
+    Ok(Json(Records(value)))
+}
+
+async fn get(State(state): State<AppState>, CampaignId(id): CampaignId) -> ApiResult<Json<Record>> {
+    let c = state.store.campaign(id).await.map_err(ApiError::store)?;
+    let value = serde_json::to_value(c).map_err(|e| ApiError::from_anyhow(e.into()))?;
+    Ok(Json(Record(value)))
+}
+
+async fn report(
+    State(state): State<AppState>,
+    CampaignId(id): CampaignId,
+) -> ApiResult<Html<String>> {
+    state.store.campaign(id).await.map_err(ApiError::store)?;
+    let g = state.loaded.config.geometry;
+    crate::characterise::report_html(&state.store, id, g)
+        .await
+        .map(Html)
+        .map_err(ApiError::from_anyhow)
+}
