@@ -151,7 +151,7 @@ test('launch a constant-velocity sweep from the form and watch the live plot', a
   assert.equal((await page.textContent('label[for="launch-param-velocities"]')).trim(), 'velocities [rad/s]');
   assert.equal((await page.textContent('label[for="launch-param-settle_s"]')).trim(), 'settle_s [s]');
   const order = await page.$$eval('#launch-form [data-field]', (els) => els.map((e) => e.getAttribute('data-field')));
-  assert.deepEqual(order, ['velocities', 'directions', 'settle_s', 'measure_s', 'repeats', 'position_below_rad_s']);
+  assert.deepEqual(order, ['velocities', 'directions', 'settle_s', 'measure_s', 'repeats']);
   const choices = await page.$$eval('#launch-param-directions option', (els) => els.map((e) => e.value));
   assert.deepEqual(choices, ['both', 'positive', 'negative']);
   await shot('launch');
