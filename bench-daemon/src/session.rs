@@ -341,6 +341,13 @@ pub async fn execute_run_on(
     }
     let status = report.outcome.status();
     let reason = report.outcome.reason().map(StopReason::stored);
+    // A completed run's results are stored before its final status: whoever sees it completed
+    // can read its results at once.
+    let (results, analysis_error) = if status == RunStatus::Completed {
+        analyse_committed(store, &recorder, run_id, checked).await
+    } else {
+        (None, Some(format!("not analysed: the run is {status}")))
+    };
     let closed = recorder
         .close(Finish {
             status,
@@ -371,18 +378,6 @@ pub async fn execute_run_on(
             analysis_error: Some("not analysed: the recording failed".into()),
         });
     }
-
-    let (results, analysis_error) = if status == RunStatus::Completed {
-        match analyse(store, run_id, checked).await {
-            Ok(v) => {
-                store.save_results(run_id, &v).await?;
-                (Some(v), None)
-            }
-            Err(e) => (None, Some(e)),
-        }
-    } else {
-        (None, Some(format!("not analysed: the run is {status}")))
-    };
     Ok(Finished {
         run_id,
         report,
@@ -390,6 +385,29 @@ pub async fn execute_run_on(
         results,
         analysis_error,
     })
+}
+
+/// Every sample committed, then the kind's analysis of them stored: results, or why there are
+/// none. A recorder that cannot commit leaves the run unanalysed (its close says why).
+async fn analyse_committed(
+    store: &Store,
+    recorder: &Recorder,
+    run_id: i64,
+    checked: &Checked,
+) -> (Option<serde_json::Value>, Option<String>) {
+    if let Err(e) = recorder.flush().await {
+        return (
+            None,
+            Some(format!("not analysed: the recording failed: {e}")),
+        );
+    }
+    match analyse(store, run_id, checked).await {
+        Ok(v) => match store.save_results(run_id, &v).await {
+            Ok(()) => (Some(v), None),
+            Err(e) => (None, Some(format!("the results could not be stored: {e}"))),
+        },
+        Err(e) => (None, Some(e)),
+    }
 }
 
 /// The kind's analysis of the committed samples (of the whole chain, for a continuation: each
