@@ -32,8 +32,10 @@ if [ -z "${SERVE_SIM_NO_BUILD:-}" ]; then
     scripts/need-node.sh
     (cd web && npm ci --no-audit --no-fund && npm run build)
   fi
-  # The workspace's one profile (optimised; Cargo.toml): `./scripts/test.sh` builds the same
-  # artifacts, so whichever runs second compiles nothing the first did.
+  # The workspace's one profile (optimised; Cargo.toml), through clippy where it is installed:
+  # `./scripts/test.sh` builds the same artifacts, so whichever runs second compiles nothing
+  # the first did.
+  . scripts/clippy-env.sh
   cargo build --locked -p bench-daemon
 fi
 target_dir="${CARGO_TARGET_DIR:-target}"

@@ -4,11 +4,11 @@
 #
 # On 2 cores the compiler is the bottleneck, so what does not compile runs beside it: the
 # downloads (Debian packages, npm, PyPI) and the dashboard's build start first, in the
-# background; the lints and the API documentation are checked in a target directory of their
-# own (they share no artifacts with the test build), at low priority, in the CPU time the test
-# build and the tests leave. The dashboard is built before the `bench` crate compiles, so the
-# binary the tests build embeds it and nothing is compiled twice; the binaries are those of the
-# one profile `./scripts/serve-sim.sh` builds too. The time of each stage is printed at the end.
+# background. Clippy lints the workspace's crates as the test build compiles them
+# (scripts/clippy-env.sh), and rustdoc checks the API documentation against the same build, so
+# no dependency compiles twice. The dashboard is built before the `bench` crate compiles, so the
+# binary the tests build embeds it; the binaries are those of the one profile
+# `./scripts/serve-sim.sh` builds too. The time of each stage is printed at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PATH:${CARGO_HOME:-$HOME/.cargo}/bin"
@@ -107,20 +107,16 @@ python_envs() {
 }
 spawn python python_envs
 
-# House rules: formatted, lint-free, documentation without warnings (checks only: their own
-# target directory, low priority).
-lints() {
-  export CARGO_TARGET_DIR="$target_dir/lint"
-  nice -n 19 cargo clippy --workspace --all-targets --locked -- -D warnings
-  RUSTDOCFLAGS="-D warnings" nice -n 19 cargo doc --workspace --no-deps --locked
-}
+# House rules: formatted, lint-free (clippy in every build below, warnings denied),
+# documentation without warnings (after the build, which it reuses).
+. scripts/clippy-env.sh --required
 stage "cargo fmt" cargo fmt --all --check
-spawn lints lints
 
 join dashboard
 spawn packages apt_install chromium postgresql rt-tests
-stage "build (tests, bench)" cargo test --workspace --locked --no-run
+stage "build, clippy (tests, bench)" cargo test --workspace --locked --no-run
 stage "build (bench)" cargo build --locked -p bench-daemon
+stage "rustdoc" env RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
 
 # issue 14: a throwaway PostgreSQL cluster (Debian's postgresql) under target/, on a free port
 # with its unix socket in the cluster directory; the run-store suite and the lab tests run on it
@@ -132,10 +128,6 @@ eval "$(scripts/pg-cluster.sh start target/pg-test)"
 export FRICTIONBENCH_REQUIRE_PG=1
 export FRICTIONBENCH_PYTHON="$PWD/target/pyenv/bin/python"
 
-# The lints' checks (clippy, rustdoc; a cold build of their own on a fresh clone) end before
-# the tests start: beside them, the emulated 115 200-baud drive lines missed their reply
-# timeouts on a fresh clone (2 vCPUs; niced is not enough on a VM).
-join lints
 stage "cargo test" cargo test --workspace --locked
 
 # issue 31: every example of README.md and docs/ runs as written (scripts/test-docs.py; the
