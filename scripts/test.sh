@@ -5,8 +5,8 @@
 # On 2 cores the compiler is the bottleneck, so what does not compile runs beside it: the
 # downloads (Debian packages, npm, PyPI) and the dashboard's build start first, in the
 # background. Clippy lints the workspace's crates as the test build compiles them
-# (scripts/clippy-env.sh), and rustdoc checks the API documentation against the same build, so
-# no dependency compiles twice. The dashboard is built before the `bench` crate compiles, so the
+# (scripts/clippy-env.sh), and rustdoc checks the API documentation against the same target
+# directory, so no dependency compiles twice. The dashboard is built before the `bench` crate compiles, so the
 # binary the tests build embeds it; the binaries are those of the one profile
 # `./scripts/serve-sim.sh` builds too. The time of each stage is printed at the end.
 set -euo pipefail
@@ -116,7 +116,6 @@ join dashboard
 spawn packages apt_install chromium postgresql rt-tests
 stage "build, clippy (tests, bench)" cargo test --workspace --locked --no-run
 stage "build (bench)" cargo build --locked -p bench-daemon
-stage "rustdoc" env RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
 
 # issue 14: a throwaway PostgreSQL cluster (Debian's postgresql) under target/, on a free port
 # with its unix socket in the cluster directory; the run-store suite and the lab tests run on it
@@ -129,6 +128,10 @@ export FRICTIONBENCH_REQUIRE_PG=1
 export FRICTIONBENCH_PYTHON="$PWD/target/pyenv/bin/python"
 
 stage "cargo test" cargo test --workspace --locked
+
+# The API documentation, without warnings: rustdoc on the build's own artifacts (no dependency
+# compiles again), in the background beside the stages below, which mostly wait on real time.
+spawn rustdoc env RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
 
 # issue 31: every example of README.md and docs/ runs as written (scripts/test-docs.py; the
 # self-test first shows that a wrong example fails). In the background beside the stages below:
@@ -175,6 +178,7 @@ stage "serve-sim" scripts/test-serve-sim.sh
 
 join clients
 join examples
+join rustdoc
 
 # issue 31: the test command leaves the clone as it found it.
 if [ -n "$(git status --porcelain 2>/dev/null)" ]; then

@@ -193,6 +193,50 @@ fn perf_storage_reports_samples_per_second() {
     assert!(doc["db_bytes"].as_u64().unwrap() >= 20000 * 56);
 }
 
+/// Issue 28's benchmark of accounting: `bench perf audit` fills a store through the product's
+/// own writes (runs, tag edits with their audit entries) and reports every figure.
+#[test]
+fn perf_audit_tags_its_runs_and_reports_every_figure() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("audit.db");
+    let db = path.to_str().unwrap();
+    let o = bench(&[
+        "perf",
+        "audit",
+        "--json",
+        "--runs",
+        "2000",
+        "--repeats",
+        "20",
+        "--db",
+        db,
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(doc["runs"], 2000);
+    assert_eq!(
+        doc["tagged"],
+        serde_json::json!({"good": 20, "suspect": 100})
+    );
+    for key in ["audit_append_ms", "tag_edit_ms", "list_ms"] {
+        assert!(doc[key]["p99"].as_f64().unwrap() > 0.0, "{key}: {doc}");
+    }
+    // The store it leaves answers `bench runs list --tag` with exactly the tagged runs.
+    let o = bench(&["runs", "list", "--db", db, "--tag", "good", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let page: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(page["total"], 20, "{page}");
+    // The edits are in the audit log: a tag edit per tagged run, plus the timed ones.
+    let o = bench(&["audit", "--db", db, "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let log: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(log.as_array().unwrap().len() >= 100 + 20 + 20, "{log}");
+    // An existing file is refused and left alone.
+    let o = bench(&["perf", "audit", "--runs", "10", "--db", db]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--db"), "{}", stderr(&o));
+}
+
 /// Issue 28: tags and notes after the run (`bench runs tag`, `bench runs note`), `runs list
 /// --tag`, the audit log of the edits with their old values (`bench audit`), and `bench runs
 /// diff`.

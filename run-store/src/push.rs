@@ -80,6 +80,9 @@ pub struct PushReport {
     pub parameter_sets: Copied,
     /// Comparisons (one whose runs are not all in the target waits for a later push).
     pub comparisons: Copied,
+    /// Links of a continuation to the run it continues (`bench runs resume`), set once both
+    /// runs are in the target.
+    pub chains: Copied,
     /// Samples copied.
     pub samples: u64,
 }
@@ -206,6 +209,7 @@ impl Store {
         let ids = self.id_map(target).await?;
         report.parameter_sets = self.push_parameter_sets(target, &ids).await?;
         report.comparisons = self.push_comparisons(target, &ids).await?;
+        report.chains = self.push_chains(target, &ids).await?;
         Ok(report)
     }
 
@@ -388,6 +392,33 @@ impl Store {
             }
         }
         Ok(map)
+    }
+
+    /// Sets in `target` each chain link (`continues`) whose two runs it has: after the copies,
+    /// which run in parallel and in any order. A link the target holds otherwise (its run is
+    /// continued there by another) is left as it is and counted as skipped.
+    async fn push_chains(&self, target: &Store, ids: &BTreeMap<i64, i64>) -> Result<Copied, Error> {
+        let links: Vec<(i64, i64)> = on!(self.reader(), |p, DB| {
+            sqlx::query_as("SELECT id, continues FROM runs WHERE continues IS NOT NULL")
+                .fetch_all(p)
+                .await?
+        });
+        let mut copied = Copied::default();
+        for (id, of) in links {
+            let (Some(&id), Some(&of)) = (ids.get(&id), ids.get(&of)) else {
+                continue;
+            };
+            if target.continues(id).await?.is_some() {
+                copied.count(false);
+                continue;
+            }
+            match target.set_continues(id, of).await {
+                Ok(()) => copied.count(true),
+                Err(Error::InvalidInput { .. }) => copied.count(false),
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(copied)
     }
 
     async fn push_parameter_sets(

@@ -2,6 +2,7 @@
 //! read from any of their runs, never forked.
 
 use crate::util::{Engine, new_run, temp_store};
+use run_store::{PushOptions, RunStatus};
 
 async fn a_chain_is_read_from_any_of_its_runs_and_never_forks(engine: Engine) {
     let (_t, store) = temp_store(engine).await;
@@ -33,4 +34,41 @@ async fn a_chain_is_read_from_any_of_its_runs_and_never_forks(engine: Engine) {
     assert!(store.continues(999_999).await.is_err());
 }
 
-crate::on_both_engines!(a_chain_is_read_from_any_of_its_runs_and_never_forks,);
+/// `bench runs push` carries the links: the lab's store reads the same chain, in its own ids.
+async fn a_pushed_chain_is_the_same_chain_in_the_target(engine: Engine) {
+    let (_t, store) = temp_store(engine).await;
+    let (_u, lab) = temp_store(engine).await;
+    let mut ids = Vec::new();
+    for status in [
+        RunStatus::Aborted,
+        RunStatus::Interrupted,
+        RunStatus::Completed,
+    ] {
+        let id = store.create_run(&new_run("prbs", &[])).await.unwrap();
+        store.finish_run(id, status, None).await.unwrap();
+        ids.push(id);
+    }
+    store.set_continues(ids[1], ids[0]).await.unwrap();
+    store.set_continues(ids[2], ids[1]).await.unwrap();
+    let report = store.push(&lab, &PushOptions::default()).await.unwrap();
+    assert_eq!((report.chains.pushed, report.chains.skipped), (2, 0));
+    let theirs: Vec<i64> = ids
+        .iter()
+        .map(|id| {
+            let r = report.pushed.iter().find(|r| r.id == *id).unwrap();
+            r.target_id.unwrap()
+        })
+        .collect();
+    for id in &theirs {
+        assert_eq!(lab.chain(*id).await.unwrap(), theirs);
+    }
+    // Pushed again: nothing copied, the links already there.
+    let again = store.push(&lab, &PushOptions::default()).await.unwrap();
+    assert!(again.pushed.is_empty());
+    assert_eq!((again.chains.pushed, again.chains.skipped), (0, 2));
+}
+
+crate::on_both_engines!(
+    a_chain_is_read_from_any_of_its_runs_and_never_forks,
+    a_pushed_chain_is_the_same_chain_in_the_target,
+);

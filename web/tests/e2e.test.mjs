@@ -335,6 +335,67 @@ test('a compensation trial: the ranking table, the improvement bars and the erro
   await shot('run-compensation-trial');
 });
 
+test('a sweep stopped halfway, resumed from its run page: one chain, one table, tags and notes', async () => {
+  // Three velocities in two directions, short segments (about 5 s whole).
+  const spec = { kind: 'constant_velocity_sweep', name: 'e2e resumed', params: { velocities: [0.3, 0.6, 1], repeats: 1, settle_s: 0.3, measure_s: 0.5 } };
+  const post = (p, body) => api(p, { method: 'POST', headers: { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+  const r = await post('/api/runs', spec);
+  assert.equal(r.status, 201, r.text);
+  const first = r.json.id;
+  const until = async (id, done, what) => {
+    const deadline = Date.now() + 60000;
+    for (;;) {
+      const run = (await api(`/api/runs/${id}`)).json;
+      if (done(run)) return run;
+      assert.ok(Date.now() < deadline, `run ${id}: ${what} (it is ${run.status})`);
+      await new Promise((res) => setTimeout(res, 100));
+    }
+  };
+  // Stopped once half its segments are behind it: the first run measures some velocities
+  // whole, its continuation the rest.
+  const deadline = Date.now() + 60000;
+  for (;;) {
+    const live = (await api('/api/bench')).json;
+    if (live.run_id === first && live.live.segments > 0 && live.live.segment >= live.live.segments / 2) break;
+    assert.ok(Date.now() < deadline, `run ${first} reaches its middle segment`);
+    await new Promise((res) => setTimeout(res, 50));
+  }
+  assert.equal((await post(`/api/runs/${first}/stop`)).status, 202);
+  const stopped = await until(first, (run) => !['queued', 'running'].includes(run.status), 'stops after its segment');
+  assert.equal(stopped.status, 'aborted', stopped.status_reason);
+  await go(`runs/${first}`);
+  await page.click('#run-resume');
+  await page.waitForFunction((f) => /^#\/runs\/\d+$/.test(location.hash) && location.hash !== `#/runs/${f}`, first);
+  const next = Number((await page.evaluate(() => location.hash)).split('/').pop());
+  const run = await until(next, (x) => x.status === 'completed' && x.results, 'completes with results');
+  assert.equal(run.continues, first);
+  assert.deepEqual(run.chain, [first, next]);
+  // Its run log says what was left and what the first run measured whole.
+  const left = run.run_log.find((e) => /^continues run/.test(e.reason))?.reason ?? '';
+  const [, todo, measured] = left.match(/(\d+) of \d+ segments left to measure, (\d+) measured whole before/) ?? [];
+  assert.ok(Number(todo) > 0 && Number(measured) > 0, left);
+  // One Stribeck table for the chain: every velocity in both directions, each measured once.
+  const speeds = (pts) => pts.map((p) => Math.abs(p.setpoint_rad_s)).sort((a, b) => a - b);
+  assert.equal(run.results.positive.length, 3, JSON.stringify(run.results.positive));
+  assert.equal(run.results.negative.length, 3, JSON.stringify(run.results.negative));
+  assert.deepEqual(speeds(run.results.positive).map((v) => Math.round(v * 10) / 10), [0.3, 0.6, 1]);
+  // The first run can no longer be resumed: its chain goes on.
+  assert.equal((await post(`/api/runs/${first}/resume`)).status, 409);
+  // Tagged and noted on the page, then the chain with them on screen.
+  await page.waitForSelector('#run-annotations');
+  await page.fill('#ann-tags', 'resumed night');
+  await page.fill('#ann-notes', 'stopped halfway, resumed from its page');
+  await page.click('#ann-save');
+  await page.waitForSelector('#run-annotations .notice.ok');
+  await go(`runs/${next}`);
+  await page.waitForSelector('#run-chain');
+  assert.equal((await page.textContent('#run-chain')).replace(/\s+/g, ' ').trim(), `Chain (analysed as one run): #${first} → #${next}`);
+  assert.equal(await page.isVisible('#run-resume'), false, 'a completed run offers no resume');
+  await page.waitForSelector('[data-testid="stribeck-plot"]');
+  assert.equal(Number(await page.getAttribute('[data-testid="stribeck-plot"]', 'data-points')), 6);
+  await shot('run-resumed-chain');
+});
+
 test('schedule an item and see it in the queue; plan a nightly parameter sweep', async () => {
   await go('queue');
   await page.waitForSelector('#queue-paused');

@@ -10,6 +10,7 @@ mod fit_print;
 pub mod models;
 pub mod params;
 pub mod perf;
+pub mod perf_audit;
 pub mod perf_characterise;
 pub mod perf_estop;
 pub mod perf_fit;

@@ -33,6 +33,10 @@ pub enum PerfCommand {
     /// A characterisation campaign on the simulated bench in simulated time: wall seconds of
     /// its fits and comparison, and of its report (goal: < 10 s together).
     Characterise(super::perf_characterise::PerfCharacteriseArgs),
+    /// The audit append a mutating request awaits, beside the tag edit it accompanies, and
+    /// `bench runs list --tag` over 100 000 runs, beside the plain list (goals: p99 <= 1 ms;
+    /// <= 50 ms).
+    Audit(super::perf_audit::PerfAuditArgs),
 }
 
 /// Arguments of `bench perf fit`.
@@ -76,6 +80,7 @@ pub fn run(cmd: &PerfCommand) -> anyhow::Result<()> {
         PerfCommand::Estop(args) => super::perf_estop::run(args),
         PerfCommand::Serve(args) => super::perf_serve::run(args),
         PerfCommand::Characterise(args) => super::perf_characterise::run(args),
+        PerfCommand::Audit(args) => super::perf_audit::run(args),
     }
 }
 

@@ -59,7 +59,7 @@ struct Phase {
     without_loop: (Vec<f64>, Vec<f64>, usize),
 }
 
-fn percentiles(v: &mut [f64]) -> Value {
+pub(super) fn percentiles(v: &mut [f64]) -> Value {
     if v.is_empty() {
         return Value::Null;
     }

@@ -20,8 +20,8 @@ pub struct PushArgs {
     #[arg(long)]
     since: Option<String>,
     /// Print JSON: `pushed`, `skipped` and `failed` runs (each with `uuid`, `id`, `target_id`,
-    /// `bench_id`, `samples`, `checksum`, `reason`), `parameter_sets` and `comparisons`
-    /// (`pushed`, `skipped`), `samples`, `seconds`, `samples_per_s`.
+    /// `bench_id`, `samples`, `checksum`, `reason`), `parameter_sets`, `comparisons` and
+    /// `chains` (`pushed`, `skipped`), `samples`, `seconds`, `samples_per_s`.
     #[arg(long)]
     json: bool,
 }
@@ -111,7 +111,7 @@ fn print_report(
         w,
         "{} runs pushed to {target} ({} samples in {seconds:.2} s, {:.0} samples/s), {} already \
          there, {} failed; parameter sets {} pushed, {} already there; comparisons {} pushed, {} \
-         already there",
+         already there; chain links {} set, {} already there",
         report.pushed.len(),
         report.samples,
         report.samples as f64 / seconds,
@@ -121,5 +121,7 @@ fn print_report(
         report.parameter_sets.skipped,
         report.comparisons.pushed,
         report.comparisons.skipped,
+        report.chains.pushed,
+        report.chains.skipped,
     )
 }

@@ -43,6 +43,7 @@ pub fn routes() -> ApiRouter<AppState> {
 #[serde(deny_unknown_fields)]
 struct CampaignsQuery {
     /// How many, newest first (1 to 1000, default 50).
+    #[schemars(range(min = 1, max = 1000))]
     limit: Option<i64>,
 }
 
