@@ -5,6 +5,7 @@
 
 use super::InputError;
 use super::perf_estop::percentiles;
+use super::perf_storage::{scratch_db, two_workers};
 use super::runs::store_error;
 use run_store::{Annotation, AuditEntry, Location, NewRun, RunFilter, Store};
 use serde_json::{Value, json};
@@ -40,20 +41,8 @@ pub fn run(args: &PerfAuditArgs) -> anyhow::Result<()> {
     if args.runs == 0 || args.repeats == 0 {
         return Err(InputError("--runs and --repeats must be >= 1".into()).into());
     }
-    let (path, _tmp) = match &args.db {
-        Some(p) if p.exists() && Location::from(p).file().is_some() => {
-            return Err(InputError(format!("--db: {} already exists", p.display())).into());
-        }
-        Some(p) => (p.clone(), None),
-        None => {
-            let dir = tempfile::tempdir()?;
-            (dir.path().join("perf.db"), Some(dir))
-        }
-    };
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()?;
+    let (path, _tmp) = scratch_db(args.db.as_ref())?;
+    let rt = two_workers()?;
     let doc = rt.block_on(async {
         let store = Store::open(&path).await.map_err(store_error)?;
         let (ids, fill_s) = fill(&store, args.runs).await?;

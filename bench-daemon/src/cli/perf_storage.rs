@@ -32,6 +32,31 @@ pub struct PerfStorageArgs {
     db: Option<PathBuf>,
 }
 
+/// The database a perf command fills: `--db` (a file that must not exist yet, or a
+/// postgres:// URL), else a temporary file, removed with the directory returned beside it.
+pub(super) fn scratch_db(
+    db: Option<&PathBuf>,
+) -> anyhow::Result<(PathBuf, Option<tempfile::TempDir>)> {
+    match db {
+        Some(p) if p.exists() && Location::from(p).file().is_some() => {
+            Err(InputError(format!("--db: {} already exists", p.display())).into())
+        }
+        Some(p) => Ok((p.clone(), None)),
+        None => {
+            let dir = tempfile::tempdir()?;
+            Ok((dir.path().join("perf.db"), Some(dir)))
+        }
+    }
+}
+
+/// Two workers: the producer and the store's writer task run side by side, as with the loop.
+pub(super) fn two_workers() -> std::io::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+}
+
 /// One sample of a 1 kHz bench trajectory.
 fn sample(k: u64) -> Sample {
     let t = k as f64 * 1e-3;
@@ -53,21 +78,8 @@ pub fn run(args: &PerfStorageArgs) -> anyhow::Result<()> {
     if args.samples == 0 || args.batch == 0 {
         return Err(InputError("--samples and --batch must be >= 1".into()).into());
     }
-    let (path, _tmp) = match &args.db {
-        Some(p) if p.exists() && Location::from(p).file().is_some() => {
-            return Err(InputError(format!("--db: {} already exists", p.display())).into());
-        }
-        Some(p) => (p.clone(), None),
-        None => {
-            let dir = tempfile::tempdir()?;
-            (dir.path().join("perf.db"), Some(dir))
-        }
-    };
-    // Two workers: the producer and the writer task run side by side, as with the loop.
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()?;
+    let (path, _tmp) = scratch_db(args.db.as_ref())?;
+    let rt = two_workers()?;
     let (seconds, summary) = rt.block_on(async {
         let store = Store::open(&path).await.map_err(store_error)?;
         let models: Vec<String> = (0..args.models).map(|m| format!("model{m}")).collect();
