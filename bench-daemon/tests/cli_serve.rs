@@ -618,6 +618,19 @@ fn queue_and_schedule_survive_a_restart_and_a_timed_entry_runs_at_its_time() {
     let run = d.wait_final(last, Duration::from_secs(30));
     assert_eq!(run["status"], "completed");
     assert_eq!(run["name"], "timed");
+    // Its run log says which entry queued it, then that the queue started it.
+    let log: Vec<&str> = run["run_log"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["reason"].as_str().unwrap())
+        .collect();
+    let queued = format!("queued by schedule entry {timed} (once)");
+    assert_eq!(
+        log[..2],
+        [queued.as_str(), "started by the queue"],
+        "{log:?}"
+    );
     assert!(
         run["created_at"].as_str().unwrap() >= run_at.as_str(),
         "{} < {run_at}",

@@ -75,7 +75,12 @@ impl Scheduler {
         };
         match self.pool.run_waiting(expand).await {
             Ok(specs) => {
-                let (last_id, errors) = self.enqueue_all(specs, e.priority).await;
+                let by = format!(
+                    "queued by schedule entry {} ({})",
+                    e.id,
+                    e.recurrence.as_deref().unwrap_or("once")
+                );
+                let (last_id, errors) = self.enqueue_all(specs, e.priority, &by).await;
                 last = last_id;
                 for err in &errors {
                     tracing::warn!("schedule {}: {err}", e.id);

@@ -152,11 +152,18 @@ impl Scheduler {
         &mut self,
         specs: Vec<Checked>,
         priority: i64,
+        queued_by: &str,
     ) -> (Option<i64>, Vec<String>) {
         let ids = match session::create_all(&self.store, &self.loaded, &specs).await {
             Ok(ids) => ids,
             Err(e) => return (None, vec![format!("{e:#}")]),
         };
+        for &id in &ids {
+            // Who queued it, in its run log (a run started later says "started by the queue").
+            if let Err(e) = self.store.append_note(id, None, queued_by).await {
+                tracing::warn!("run {id}: '{queued_by}' not logged: {e}");
+            }
+        }
         let items: Vec<Item> = ids
             .iter()
             .zip(specs)
