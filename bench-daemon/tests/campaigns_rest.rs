@@ -86,3 +86,92 @@ fn unknown_campaigns_are_404_and_bad_queries_400_naming_the_field() {
         assert_eq!(r.json()["field"], field, "{q}");
     }
 }
+
+/// `POST /api/campaigns` starts a campaign on the daemon's own bench: its steps are runs of the
+/// queue, so the e-stop reaches them and ends the campaign `stopped` with the drive confirmed
+/// disabled. Bad bodies are refused naming the field, creating nothing; a second campaign, or
+/// one on a latched e-stop, is 409.
+#[test]
+fn a_campaign_posted_runs_its_steps_through_the_queue_and_the_estop_stops_it() {
+    use serde_json::json;
+    use std::time::{Duration, Instant};
+    let _bench = crate::util::one_bench_at_a_time();
+    let dir = tempfile::tempdir().unwrap();
+    let d = Daemon::start(&dir.path().join("runs.db"), "127.0.0.1:0", &[]);
+    for (body, status, field) in [
+        (json!({"models": ["nope"]}), 422, "models"),
+        (json!({"models": []}), 400, "models"),
+        (json!({"budget_min": 0}), 400, "budget_min"),
+        (json!({"budget_min": 5000}), 400, "budget_min"),
+    ] {
+        let r = d.req("POST", "/api/campaigns", Some(&body));
+        assert_eq!(r.status, status, "{body}: {}", r.text());
+        assert_eq!(r.json()["field"], field, "{body}: {}", r.text());
+    }
+    let r = d.req("POST", "/api/campaigns", Some(&json!({"budget_mins": 5})));
+    assert_eq!(r.status, 422, "{}", r.text());
+    assert_eq!(d.json("/api/campaigns"), json!([]));
+    assert_eq!(d.runs_total(), 0);
+
+    let body = json!({"models": ["coulomb_viscous"], "budget_min": 10});
+    let r = d.req("POST", "/api/campaigns", Some(&body));
+    assert_eq!(r.status, 201, "{}", r.text());
+    let id = r.json()["id"].as_i64().unwrap();
+    assert_eq!(r.json()["status"], "running");
+    let again = d.req("POST", "/api/campaigns", Some(&body));
+    assert_eq!(again.status, 409, "{}", again.text());
+    assert!(again.text().contains(&format!("campaign {id} is running")));
+    // Its first step (the breakaway ramps) is a run on the bench, moving.
+    let t0 = Instant::now();
+    let run = loop {
+        let bench = d.json("/api/bench");
+        if let (Some(run), true) = (
+            bench["run_id"].as_i64(),
+            bench["live"]["samples"].as_u64() > Some(100),
+        ) {
+            break run;
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(20),
+            "no step started: {bench}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(d.json(&format!("/api/runs/{run}"))["kind"], "torque_ramp");
+    let e = d.req("POST", "/api/estop", None);
+    assert_eq!(e.status, 200, "{}", e.text());
+    assert_eq!(e.json()["aborted_run"], run);
+    let stopped = d.wait_final(run, Duration::from_secs(10));
+    assert_eq!(stopped["reason_code"], "estop", "{stopped}");
+    let t0 = Instant::now();
+    let c = loop {
+        let c = d.json(&format!("/api/campaigns/{id}"));
+        if c["status"] != "running" {
+            break c;
+        }
+        assert!(t0.elapsed() < Duration::from_secs(10), "{c}");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(c["status"], "stopped", "{c}");
+    let reason = c["reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with("step breakaway: run") && reason.contains("e-stop"),
+        "{c}"
+    );
+    assert_eq!(c["steps"][0]["run_id"], run, "{c}");
+    // Nothing else moved: one run, aborted; the latch refuses a new campaign.
+    assert_eq!(d.runs_total(), 1);
+    let r = d.req("POST", "/api/campaigns", Some(&body));
+    assert_eq!(r.status, 409, "{}", r.text());
+    assert!(r.text().contains("e-stop"), "{}", r.text());
+    // The audit log has the request that started it.
+    let audit = d.json("/api/audit");
+    assert!(
+        audit
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["method"] == "POST" && e["path"] == "/api/campaigns" && e["status"] == 201),
+        "{audit}"
+    );
+}

@@ -808,6 +808,32 @@ test('characterise: a short campaign (bench characterise on this daemon\'s store
   await page.screenshot({ path: path.join(shots, 'characterise-report.png'), fullPage: true });
 });
 
+test('characterise: a campaign started from the page; a bad field named, a budget too small for its first step said', async () => {
+  await go('characterise');
+  await page.waitForSelector('#campaign-start');
+  assert.match(await page.textContent('#camp-estimate'), /at most 20 min of bench time/);
+  await page.fill('#camp-budget', '0.05');
+  assert.match(await page.textContent('#camp-estimate'), /at most 0\.05 min of bench time/);
+  await shot('characterise-start');
+  // No model: refused, the field named, nothing created.
+  const before = (await api('/api/campaigns')).json.length;
+  for (const m of ['coulomb_viscous', 'stribeck_exp', 'lugre', 'gms']) await page.uncheck(`#camp-model-${m}`);
+  await page.click('#camp-start');
+  await page.waitForSelector('#campaign-start .notice.error');
+  assert.match(await page.textContent('#campaign-start .notice.error'), /^models: /);
+  assert.equal((await api('/api/campaigns')).json.length, before);
+  // Three seconds of budget: the campaign is created, its first step is not started.
+  await page.check('#camp-model-coulomb_viscous');
+  await page.click('#camp-start');
+  await page.waitForFunction(() => /^#\/characterise\/\d+$/.test(location.hash));
+  await page.waitForFunction(() => /failed/.test(document.getElementById('campaign-status')?.textContent ?? ''));
+  assert.match(await page.textContent('#campaign-status'), /step breakaway: .*over the 3 s left/);
+  const id = Number((await page.evaluate(() => location.hash)).split('/').pop());
+  const c = (await api(`/api/campaigns/${id}`)).json;
+  assert.deepEqual(c.request.models, ['coulomb_viscous']);
+  assert.equal(c.steps.length, 0, 'no step ran');
+});
+
 test('the page made no request beyond the daemon', () => {
   assert.deepEqual(external, []);
 });

@@ -11,7 +11,9 @@ pub mod design;
 pub mod report;
 mod steps;
 
-pub use steps::{BenchHandle, StepFailed};
+pub use steps::{
+    AbortedBeforeStart, BenchHandle, OwnLoop, StepEnd, StepFailed, StepFuture, StepRunner,
+};
 
 use crate::InputError;
 use run_store::{Campaign, CampaignStatus, Store};
@@ -47,28 +49,56 @@ pub struct Request {
 }
 
 impl Request {
-    /// Checks the models and the budget; the error names the flag.
-    pub fn check(&self) -> Result<(), InputError> {
+    /// Checks the models and the budget; the error names the field.
+    pub fn check(&self) -> Result<(), RequestError> {
+        let models = |problem: String| RequestError {
+            field: "models",
+            problem,
+        };
         if self.models.is_empty() {
-            return Err(InputError("--models: give at least one model".into()));
+            return Err(models("give at least one model".into()));
         }
         for m in &self.models {
             if !KNOWN_MODELS.contains(&m.as_str()) {
-                return Err(InputError(format!(
-                    "--models: '{m}' is not a model a campaign fits (known: {})",
+                return Err(models(format!(
+                    "'{m}' is not a model a campaign fits (known: {})",
                     KNOWN_MODELS.join(", ")
                 )));
             }
         }
         if !(self.budget_min.is_finite() && self.budget_min > 0.0 && self.budget_min <= 24.0 * 60.0)
         {
-            return Err(InputError(format!(
-                "--budget-min ({}) must be > 0 and at most 1440 (a day)",
-                self.budget_min
-            )));
+            return Err(RequestError {
+                field: "budget_min",
+                problem: format!("({}) must be > 0 and at most 1440 (a day)", self.budget_min),
+            });
         }
         Ok(())
     }
+}
+
+/// A campaign request refused: which field (`models` or `budget_min`, the REST body's names)
+/// and why.
+#[derive(Debug, thiserror::Error)]
+#[error("{field}{}{problem}", sep(problem))]
+pub struct RequestError {
+    /// The field.
+    pub field: &'static str,
+    /// What is wrong with it.
+    pub problem: String,
+}
+
+impl From<RequestError> for InputError {
+    /// The command line's words: `--models`, `--budget-min`.
+    fn from(e: RequestError) -> InputError {
+        let flag = e.field.replace('_', "-");
+        InputError(format!("--{flag}{}{}", sep(&e.problem), e.problem))
+    }
+}
+
+/// `field (value) must be …`, else `field: problem`.
+fn sep(problem: &str) -> &'static str {
+    if problem.starts_with('(') { " " } else { ": " }
 }
 
 /// Runs (or resumes) campaign `id` on `bench` to its end; returns the campaign as saved. A

@@ -94,7 +94,7 @@ pub fn run(args: &CharacteriseArgs) -> anyhow::Result<()> {
         budget_min: args.budget_min.unwrap_or(DEFAULT_BUDGET_MIN),
         truth: truth(args)?,
     };
-    request.check()?;
+    request.check().map_err(InputError::from)?;
     let db = crate::db::for_bench(args.db.db.as_deref(), &loaded);
     crate::db::check_dir(&db, args.create)?;
     if let Some(dir) = &args.out

@@ -3,6 +3,7 @@
 //! wall time of its runs, of its fits and comparison, and of its report (goal: fits,
 //! comparison and report < 10 s after the last run).
 
+use crate::InputError;
 use crate::characterise::{self, BenchHandle, DEFAULT_MODELS, Request};
 use crate::config::Loaded;
 use run_store::Store;
@@ -36,7 +37,7 @@ pub fn run(args: &PerfCharacteriseArgs) -> anyhow::Result<()> {
         budget_min: 60.0,
         truth: Some(truth.clone()),
     };
-    request.check()?;
+    request.check().map_err(InputError::from)?;
     let dir = tempfile::tempdir()?;
     let db = dir.path().join("perf.db");
     let loaded = Loaded::for_command(None, Some("127.0.0.1:0"))?;

@@ -223,6 +223,7 @@ pub async fn serve(opts: Options) -> anyhow::Result<()> {
         pool,
         fits: Default::default(),
         lab: false,
+        campaign: Default::default(),
     };
     let estop = router::estop_router(state.clone());
     let app = router::router(state, opts.web.as_deref());
@@ -273,6 +274,7 @@ async fn serve_lab(
         pool: pool::Pool::default(),
         fits: Default::default(),
         lab: true,
+        campaign: Default::default(),
     };
     let estop = router::estop_router(state.clone());
     let app = router::router(state, opts.web.as_deref());

@@ -43,6 +43,8 @@ pub struct AppState {
     pub fits: Arc<Registry>,
     /// A lab view (`bench serve --lab`): read-only, no bench attached.
     pub lab: bool,
+    /// The characterisation campaign running on the bench (`POST /api/campaigns`), if any.
+    pub campaign: super::campaigns::CampaignSlot,
 }
 
 /// Sends the scheduler a command and waits for its reply (503 if it is shutting down).

@@ -1,7 +1,8 @@
-// Characterisation campaigns (`bench characterise`): the list, and one campaign's steps with
-// their runs (linked to the run pages), its answer and its report (GET /api/campaigns/{id}/report)
-// in a frame. A campaign still running is polled every 2 s.
-import { get, withToken } from '../api';
+// Characterisation campaigns (`bench characterise`): a form that starts one on this bench
+// (POST /api/campaigns), the list, and one campaign's steps with their runs (linked to the run
+// pages), its answer and its report (GET /api/campaigns/{id}/report) in a frame. A campaign
+// still running is polled every 2 s.
+import { ApiError, get, post, withToken } from '../api';
 import { h, clear, dataTable, fmt, duration, notice } from '../dom';
 
 /** `#/characterise`: the campaigns, newest first. */
@@ -10,13 +11,14 @@ export function characterisePage(root: HTMLElement): void {
   const list = h('div', { id: 'campaigns' });
   root.append(
     h('h1', null, 'Characterise'),
-    h('p', null, 'Campaigns started with ', h('code', null, 'bench characterise'), ': from an unknown bench to its friction model, its compensation and a report.'),
+    h('p', null, 'A campaign takes this bench from unknown to its friction model, its compensation and a report (as ', h('code', null, 'bench characterise'), ').'),
+    startForm(),
     msg,
     list,
   );
   get('/api/campaigns')
     .then((cs: any[]) => {
-      if (!cs.length) return msg.show('No campaign yet: run bench characterise.');
+      if (!cs.length) return msg.show('No campaign yet: start one above, or run bench characterise.');
       const rows = cs.map((c) => ({
         campaign: h('a', { href: `#/characterise/${c.id}` }, `campaign ${c.id}`),
         created: c.created_at,
@@ -27,6 +29,43 @@ export function characterisePage(root: HTMLElement): void {
       list.append(dataTable(rows, undefined, 'Campaigns, newest first'));
     })
     .catch((e) => msg.show((e as Error).message, 'error'));
+}
+
+const MODELS = ['coulomb_viscous', 'stribeck_exp', 'lugre', 'gms'];
+
+/** The start form: models and the bench-time budget, said before it starts. */
+function startForm(): HTMLElement {
+  const msg = notice();
+  const boxes = MODELS.map((m) => h('input', { type: 'checkbox', id: `camp-model-${m}`, value: m, checked: true }) as HTMLInputElement);
+  const budget = h('input', { type: 'number', id: 'camp-budget', min: '0.01', max: '1440', step: 'any', value: '20', 'aria-describedby': 'camp-estimate' }) as HTMLInputElement;
+  const estimate = h('p', { id: 'camp-estimate' });
+  const say = () => {
+    estimate.textContent = `It uses at most ${budget.value || '?'} min of bench time: seven steps, each designed from what the steps before it measured, run through the queue ahead of waiting runs; a step that would run past the budget is not started.`;
+  };
+  budget.addEventListener('input', say);
+  say();
+  const start = async (ev: Event) => {
+    ev.preventDefault();
+    const models = boxes.filter((b) => b.checked).map((b) => b.value);
+    try {
+      const c = await post<{ id: number }>('/api/campaigns', { models, budget_min: Number(budget.value) });
+      location.hash = `#/characterise/${c.id}`;
+    } catch (e) {
+      const err = e as ApiError;
+      msg.show(err.message, 'error');
+    }
+  };
+  return h(
+    'form',
+    { class: 'card', id: 'campaign-start', onsubmit: start },
+    h('h2', null, 'Start a campaign'),
+    h('fieldset', null, h('legend', null, 'Models to fit and compare'), ...boxes.flatMap((b) => [b, h('label', { for: b.id }, ` ${b.value} `)])),
+    h('label', { for: 'camp-budget' }, 'Bench-time budget [min] '),
+    budget,
+    estimate,
+    h('button', { type: 'submit', id: 'camp-start' }, 'Start the campaign'),
+    msg,
+  );
 }
 
 /** `#/characterise/ID`: one campaign, polled while it runs. */
@@ -64,6 +103,7 @@ function show(body: HTMLElement, c: any): void {
   clear(
     body,
     h('p', { id: 'campaign-status' }, `Status: ${c.status}`, c.reason ? ` — ${c.reason}` : ''),
+    c.status === 'running' ? h('p', null, 'Its step on the bench now, with the live plots: ', h('a', { href: '#/bench' }, 'Bench page'), '.') : null,
     c.answer?.text ? h('p', { id: 'campaign-answer', class: 'answer' }, c.answer.text) : null,
     c.answer?.bench_time_s != null ? h('p', null, `Bench time ${fmt(c.answer.bench_time_s, 3)} s`) : null,
     dataTable(steps, undefined, 'Steps and their runs'),

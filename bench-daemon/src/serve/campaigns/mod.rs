@@ -1,8 +1,14 @@
-//! Characterisation campaigns (`bench characterise`, [`crate::characterise`]) as the run
-//! store keeps them: `GET /api/campaigns` (newest first), `GET /api/campaigns/{id}` (the
-//! record: steps with their run ids, fits, comparison, trial, answer, status) and
-//! `GET /api/campaigns/{id}/report` (the self-contained HTML page `bench report` writes).
+//! Characterisation campaigns (`bench characterise`, [`crate::characterise`]):
+//! `POST /api/campaigns` starts one on the daemon's bench ([`start`]); `GET /api/campaigns`
+//! lists them as the run store keeps them (newest first), `GET /api/campaigns/{id}` gives the
+//! record (steps with their run ids, fits, comparison, trial, answer, status) and
+//! `GET /api/campaigns/{id}/report` the self-contained HTML page `bench report` writes.
 
+mod start;
+
+pub use start::{CampaignSlot, STEP_PRIORITY};
+
+use super::error::errors;
 use super::error::{ApiError, ApiResult};
 use super::extract::{CampaignId, Query};
 use super::schema::{Record, Records};
@@ -22,6 +28,10 @@ pub fn routes() -> ApiRouter<AppState> {
             "/api/campaigns",
             get_with(list, |op| {
                 op.summary("Characterisation campaigns (bench characterise), newest first")
+            })
+            .post_with(start::start, |op| {
+                let op = op.summary("Start a characterisation campaign on this bench (as bench characterise --config): its steps are runs queued ahead of the waiting ones; it uses at most budget_min of bench time");
+                errors(op, &[(409, "A campaign is running, the e-stop is latched or the queue is paused")])
             }),
         )
         .api_route(
