@@ -18,7 +18,9 @@ use std::sync::Arc;
 use crate::InputError;
 
 mod loaded;
+mod suspend;
 pub use loaded::resolve_params;
+pub use suspend::{SignalDevice, SuspendRule};
 
 /// The shipped configuration of the simulated bench.
 pub const SIM_TOML: &str = include_str!("../config/sim.toml");
@@ -82,6 +84,10 @@ pub struct BenchConfig {
     /// What `bench serve` does with its queue on its own. Not part of a run's snapshot.
     #[serde(default, skip_serializing)]
     pub queue: QueueConfig,
+    /// `[[suspend]]`: conditions that pause a run between segments (drive safe) until they
+    /// have been clear for their hold time, instead of ending it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub suspend: Vec<SuspendRule>,
 }
 
 /// `[queue]`: the daemon's own decisions about its queue.
@@ -257,8 +263,10 @@ pub struct Loaded {
 impl BenchConfig {
     /// Parses and checks a configuration; `source` names it in errors.
     pub fn parse(text: &str, source: &str) -> anyhow::Result<BenchConfig> {
-        let config: BenchConfig =
+        let mut config: BenchConfig =
             toml::from_str(text).map_err(|e| InputError(format!("{source}: {e}")))?;
+        suspend::note_lines(&mut config.suspend, text);
+        suspend::check_rules(&config.suspend).map_err(|e| InputError(format!("{source}: {e}")))?;
         check_bench_id(&config.bench_id).map_err(|rule| {
             InputError(format!("{source}: bench_id = {:?} {rule}", config.bench_id))
         })?;

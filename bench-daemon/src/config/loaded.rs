@@ -164,6 +164,8 @@ impl Loaded {
             Some(s) => Some(load_profile(&s.profile, dir, &source, "sensor")?),
             None => None,
         };
+        super::suspend::check_signals(&config.suspend, &drive.0, sensor.as_ref().map(|s| &*s.0))
+            .map_err(|e| InputError(format!("{source}: {e}")))?;
         Ok(Loaded {
             config,
             source,
