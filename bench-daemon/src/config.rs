@@ -409,4 +409,43 @@ mod tests {
             .to_string();
         assert!(e.contains("unknown field `foo`"), "{e}");
     }
+
+    #[test]
+    fn suspend_entries_are_checked_with_their_line() {
+        let entry = "\n[[suspend]]\nsignal = \"drive.temperature\"\nabove = 60\nhold_s = 30\n";
+        let ok = BenchConfig::parse(&format!("{SIM_TOML}{entry}"), "b.toml").unwrap();
+        let line = SIM_TOML.lines().count() + 2;
+        assert_eq!(ok.suspend[0].line, Some(line));
+        assert_eq!(ok.suspend[0].suspended_timeout_s, 3600.0);
+        for (change, says) in [
+            ("above = 60", "above and below are both given; give one"),
+            ("hold_s = -1", "hold_s = -1 must be finite and >= 0"),
+            ("suspended_timeout_s = 0", "suspended_timeout_s = 0 must be finite and > 0"),
+        ] {
+            let text = format!("{SIM_TOML}{entry}{}\n", change.replace("above", "below"));
+            let text = if change.starts_with("hold_s") {
+                text.replace("hold_s = 30\n", "")
+            } else {
+                text
+            };
+            let e = BenchConfig::parse(&text, "b.toml").unwrap_err().to_string();
+            assert_eq!(e, format!("b.toml: [[suspend]] #1 (line {line}): {says}"));
+        }
+        let text = format!("{SIM_TOML}{}", entry.replace("drive.temperature", "temperature"));
+        let e = BenchConfig::parse(&text, "b.toml").unwrap_err().to_string();
+        assert!(e.contains("must be drive.NAME or sensor.NAME"), "{e}");
+        // Against the profile: a signal it does not have.
+        let dir = std::env::temp_dir().join(format!("suspend-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("bench.toml");
+        std::fs::write(&path, format!("{SIM_TOML}{}", entry.replace("temperature", "humidity")))
+            .unwrap();
+        let e = Loaded::from_file(&path).unwrap_err().to_string();
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert!(
+            e.contains(&format!("[[suspend]] #1 (line {line}): signal = \"drive.humidity\"")),
+            "{e}"
+        );
+        assert!(e.contains("has no signal 'humidity'"), "{e}");
+    }
 }
