@@ -420,7 +420,10 @@ mod tests {
         for (change, says) in [
             ("above = 60", "above and below are both given; give one"),
             ("hold_s = -1", "hold_s = -1 must be finite and >= 0"),
-            ("suspended_timeout_s = 0", "suspended_timeout_s = 0 must be finite and > 0"),
+            (
+                "suspended_timeout_s = 0",
+                "suspended_timeout_s = 0 must be finite and > 0",
+            ),
         ] {
             let text = format!("{SIM_TOML}{entry}{}\n", change.replace("above", "below"));
             let text = if change.starts_with("hold_s") {
@@ -431,19 +434,27 @@ mod tests {
             let e = BenchConfig::parse(&text, "b.toml").unwrap_err().to_string();
             assert_eq!(e, format!("b.toml: [[suspend]] #1 (line {line}): {says}"));
         }
-        let text = format!("{SIM_TOML}{}", entry.replace("drive.temperature", "temperature"));
+        let text = format!(
+            "{SIM_TOML}{}",
+            entry.replace("drive.temperature", "temperature")
+        );
         let e = BenchConfig::parse(&text, "b.toml").unwrap_err().to_string();
         assert!(e.contains("must be drive.NAME or sensor.NAME"), "{e}");
         // Against the profile: a signal it does not have.
         let dir = std::env::temp_dir().join(format!("suspend-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("bench.toml");
-        std::fs::write(&path, format!("{SIM_TOML}{}", entry.replace("temperature", "humidity")))
-            .unwrap();
+        std::fs::write(
+            &path,
+            format!("{SIM_TOML}{}", entry.replace("temperature", "humidity")),
+        )
+        .unwrap();
         let e = Loaded::from_file(&path).unwrap_err().to_string();
         std::fs::remove_dir_all(&dir).unwrap();
         assert!(
-            e.contains(&format!("[[suspend]] #1 (line {line}): signal = \"drive.humidity\"")),
+            e.contains(&format!(
+                "[[suspend]] #1 (line {line}): signal = \"drive.humidity\""
+            )),
             "{e}"
         );
         assert!(e.contains("has no signal 'humidity'"), "{e}");

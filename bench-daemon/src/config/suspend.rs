@@ -48,7 +48,7 @@ fn default_timeout_s() -> f64 {
 }
 
 impl SuspendRule {
-    /// The device and the signal's name (after a successful [`check_rules`]).
+    /// The device and the signal's name (of an entry bench.toml validation accepted).
     pub fn target(&self) -> (SignalDevice, &str) {
         match self.signal.split_once('.') {
             Some(("sensor", name)) => (SignalDevice::Sensor, name),

@@ -117,7 +117,7 @@ pub(super) async fn pause<I: BenchIo>(
         now(io, state),
         format!(
             "continued after {paused_s:.1} s suspended: the conditions read clear; '{label}' \
-             is measured again from its start"
+             is measured from its start"
         ),
     ));
     flush_log(state).await;

@@ -76,7 +76,7 @@ fn a_warm_drive_pauses_the_run_before_its_next_segment_and_it_goes_on_once_cool(
     let (t_on, on) = &report.log[2];
     assert!(
         on.starts_with("continued after ")
-            && on.ends_with(&format!("'{second}' is measured again from its start")),
+            && on.ends_with(&format!("'{second}' is measured from its start")),
         "{log:?}"
     );
     // Clear from 2 s, read every 0.5 s, held 1 s: on again at 3 to 3.5 s.
