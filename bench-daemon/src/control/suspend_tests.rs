@@ -32,21 +32,11 @@ fn loaded(timeout_s: f64) -> Loaded {
 }
 
 fn setup(loaded: Loaded, temperatures: Vec<(f64, f64)>) -> LoopSetup {
+    let mut s = super::loop_tests::setup(loaded, sweep(), Arc::new(Control::new()));
     let sim =
         bench_sim::Sim::new(bench_sim::SimParams::default(), &bench_sim::default_truth()).unwrap();
-    let io = SimIo::new(sim).with_temperatures(temperatures);
-    LoopSetup {
-        loaded,
-        devices: Devices::Simulated(Box::new(io)),
-        plan: sweep(),
-        skip: Vec::new(),
-        models: Vec::new(),
-        compensators: Vec::new(),
-        recorder: None,
-        control: Arc::new(Control::new()),
-        status: tokio::sync::watch::channel(Status::default()).0,
-        live: None,
-    }
+    s.devices = Devices::Simulated(Box::new(SimIo::new(sim).with_temperatures(temperatures)));
+    s
 }
 
 fn lines(report: &LoopReport) -> Vec<String> {
