@@ -32,10 +32,15 @@ fn loaded(timeout_s: f64) -> Loaded {
 }
 
 fn setup(loaded: Loaded, temperatures: Vec<(f64, f64)>) -> LoopSetup {
+    setup_on(loaded, |io| io.with_temperatures(temperatures))
+}
+
+/// [`setup`] on the simulated plant as `io` makes it.
+fn setup_on(loaded: Loaded, io: impl FnOnce(SimIo) -> SimIo) -> LoopSetup {
     let mut s = super::loop_tests::setup(loaded, sweep(), Arc::new(Control::new()));
     let sim =
         bench_sim::Sim::new(bench_sim::SimParams::default(), &bench_sim::default_truth()).unwrap();
-    s.devices = Devices::Simulated(Box::new(SimIo::new(sim).with_temperatures(temperatures)));
+    s.devices = Devices::Simulated(Box::new(io(SimIo::new(sim))));
     s
 }
 
@@ -107,4 +112,22 @@ fn a_pause_beyond_its_limit_ends_the_run_suspended_timeout_with_the_drive_disabl
     assert!(report.safe_state_s.is_some());
     // Nothing but the first segment ran.
     assert!(report.ticks.abs_diff(500) <= 2, "{}", report.ticks);
+}
+
+#[test]
+fn a_drive_fault_during_a_pause_ends_the_run_as_a_drive_fault() {
+    let faulty = |io: SimIo| io.with_temperatures(vec![(0.2, 75.0)]).with_trip_at(2.0);
+    let report = run(setup_on(loaded(600.0), faulty));
+    let Outcome::Stopped(reason) = &report.outcome else {
+        panic!("{:?}", report.outcome)
+    };
+    assert_eq!(reason.code(), run_store::ReasonCode::DriveFault, "{reason}");
+    assert_eq!(report.outcome.status(), run_store::RunStatus::Failed);
+    let log = lines(&report);
+    assert!(
+        log.iter().any(|l| l.starts_with("suspended before ")),
+        "{log:?}"
+    );
+    assert!(!log.iter().any(|l| l.starts_with("continued")), "{log:?}");
+    assert!(report.safe_state_s.is_some(), "{log:?}");
 }
