@@ -18,7 +18,9 @@ use std::sync::Arc;
 use crate::InputError;
 
 mod loaded;
+mod suspend;
 pub use loaded::resolve_params;
+pub use suspend::{SignalDevice, SuspendRule};
 
 /// The shipped configuration of the simulated bench.
 pub const SIM_TOML: &str = include_str!("../config/sim.toml");
@@ -82,6 +84,10 @@ pub struct BenchConfig {
     /// What `bench serve` does with its queue on its own. Not part of a run's snapshot.
     #[serde(default, skip_serializing)]
     pub queue: QueueConfig,
+    /// `[[suspend]]`: conditions that pause a run between segments (drive safe) until they
+    /// have been clear for their hold time, instead of ending it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub suspend: Vec<SuspendRule>,
 }
 
 /// `[queue]`: the daemon's own decisions about its queue.
@@ -257,8 +263,10 @@ pub struct Loaded {
 impl BenchConfig {
     /// Parses and checks a configuration; `source` names it in errors.
     pub fn parse(text: &str, source: &str) -> anyhow::Result<BenchConfig> {
-        let config: BenchConfig =
+        let mut config: BenchConfig =
             toml::from_str(text).map_err(|e| InputError(format!("{source}: {e}")))?;
+        suspend::note_lines(&mut config.suspend, text);
+        suspend::check_rules(&config.suspend).map_err(|e| InputError(format!("{source}: {e}")))?;
         check_bench_id(&config.bench_id).map_err(|rule| {
             InputError(format!("{source}: bench_id = {:?} {rule}", config.bench_id))
         })?;
@@ -400,5 +408,55 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("unknown field `foo`"), "{e}");
+    }
+
+    #[test]
+    fn suspend_entries_are_checked_with_their_line() {
+        let entry = "\n[[suspend]]\nsignal = \"drive.temperature\"\nabove = 60\nhold_s = 30\n";
+        let ok = BenchConfig::parse(&format!("{SIM_TOML}{entry}"), "b.toml").unwrap();
+        let line = SIM_TOML.lines().count() + 2;
+        assert_eq!(ok.suspend[0].line, Some(line));
+        assert_eq!(ok.suspend[0].suspended_timeout_s, 3600.0);
+        for (change, says) in [
+            ("above = 60", "above and below are both given; give one"),
+            ("hold_s = -1", "hold_s = -1 must be finite and >= 0"),
+            (
+                "suspended_timeout_s = 0",
+                "suspended_timeout_s = 0 must be finite and > 0",
+            ),
+        ] {
+            let text = format!("{SIM_TOML}{entry}{}\n", change.replace("above", "below"));
+            let text = if change.starts_with("hold_s") {
+                text.replace("hold_s = 30\n", "")
+            } else {
+                text
+            };
+            let e = BenchConfig::parse(&text, "b.toml").unwrap_err().to_string();
+            assert_eq!(e, format!("b.toml: [[suspend]] #1 (line {line}): {says}"));
+        }
+        let text = format!(
+            "{SIM_TOML}{}",
+            entry.replace("drive.temperature", "temperature")
+        );
+        let e = BenchConfig::parse(&text, "b.toml").unwrap_err().to_string();
+        assert!(e.contains("must be drive.NAME or sensor.NAME"), "{e}");
+        // Against the profile: a signal it does not have.
+        let dir = std::env::temp_dir().join(format!("suspend-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("bench.toml");
+        std::fs::write(
+            &path,
+            format!("{SIM_TOML}{}", entry.replace("temperature", "humidity")),
+        )
+        .unwrap();
+        let e = Loaded::from_file(&path).unwrap_err().to_string();
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert!(
+            e.contains(&format!(
+                "[[suspend]] #1 (line {line}): signal = \"drive.humidity\""
+            )),
+            "{e}"
+        );
+        assert!(e.contains("has no signal 'humidity'"), "{e}");
     }
 }

@@ -59,6 +59,8 @@ pub enum Role {
     /// The number of decimal places of the sensor's scaled readings (a transmitter's
     /// `scale_exp_from` source), fixed at [`EMULATED_DECIMALS`]. Published.
     Decimals,
+    /// The drive's temperature [°C] (a drive signal named `temperature`). Published.
+    Temperature,
 }
 
 /// The decimal places an emulated transmitter is set to: 0.001 N m per count.
@@ -238,6 +240,7 @@ impl DeviceMap {
                 Role::WatchdogTimeout => watchdog_s,
                 Role::MaxTorque => fb.max_torque_nm,
                 Role::Decimals => f64::from(EMULATED_DECIMALS),
+                Role::Temperature => fb.temperature_c,
                 Role::Status if self.sensor => {
                     let overload = (fb.sensor_torque_nm - self.tare_nm).abs() > SENSOR_RANGE_NM;
                     f64::from(1 | (u16::from(overload) << 1))

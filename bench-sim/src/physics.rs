@@ -283,7 +283,13 @@ pub enum Action {
     SetWatchdog(f64),
     /// Sets the drive's maximum torque [N m] (CiA 402 6072h); negative or non-finite refused.
     SetMaxTorque(f64),
+    /// Sets the drive's temperature reading [°C] (fault injection: a drive warming up, what a
+    /// `[[suspend]]` condition pauses a run on); non-finite refused.
+    SetTemperature(f64),
 }
+
+/// The drive's temperature reading before anything sets it [°C].
+pub const AMBIENT_C: f64 = 25.0;
 
 /// Everything the devices publish, in SI units.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -311,6 +317,9 @@ pub struct Feedback {
     /// The torque the drive will not exceed in any mode [N m]: its configured maximum torque
     /// or the motor's saturation, whichever is lower.
     pub max_torque_nm: f64,
+    /// The drive's temperature reading [°C] (set by [`Action::SetTemperature`]; no thermal
+    /// model behind it).
+    pub temperature_c: f64,
 }
 
 /// Ground truth, for tests and the dashboard; never on the bus.
@@ -353,6 +362,9 @@ pub struct SimState {
     pub fault: Option<FaultCause>,
     /// Simulated time of the last command \[s\].
     pub last_command_s: f64,
+    /// The drive's temperature reading [°C] once set ([`AMBIENT_C`] before).
+    #[serde(default)]
+    pub temperature_c: Option<f64>,
 }
 
 /// Plant time, angle and speed (a serde copy of [`PlantState`]).
@@ -442,6 +454,12 @@ impl Sim {
                     return false;
                 }
                 s.command.max_torque_nm = Some(x);
+            }
+            Action::SetTemperature(x) => {
+                if !x.is_finite() {
+                    return false;
+                }
+                s.temperature_c = Some(x);
             }
         }
         true
@@ -595,6 +613,7 @@ impl Sim {
                 Mode::Position => s.command.position_rad,
             },
             max_torque_nm: self.max_torque_nm(),
+            temperature_c: s.temperature_c.unwrap_or(AMBIENT_C),
         }
     }
 

@@ -114,6 +114,10 @@ pub(crate) fn device(profile: &Profile, sensor: bool) -> Result<DeviceSetup, Sim
         } else if role == Some(Role::Status) && decimals_at.contains(&s.address) {
             role = None;
         }
+        if role.is_none() && !sensor && s.name == "temperature" && !s.access.writable() {
+            // No profile role: a reading only `[[suspend]]` conditions use, by name.
+            role = Some(Role::Temperature);
+        }
         if role.is_none() && sensor {
             // The sensor's tare command and its f32 mirror of the torque carry no role.
             if s.name == "zero" && s.access.writable() {

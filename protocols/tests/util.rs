@@ -486,7 +486,7 @@ pub fn drive_unit(p: &Profile) -> (Vec<u16>, Hook) {
         (a(Role::VelocityFeedback), a(Role::VelocityCommand)),
         (a(Role::PositionFeedback), a(Role::PositionCommand)),
     ];
-    let mut holding = vec![0u16; 0x2A];
+    let mut holding = vec![0u16; 0x2B];
     holding[status] = 0x0040;
     let hook: Hook = Box::new(move |img: &mut Image| {
         let h = &mut img.holding;

@@ -47,13 +47,15 @@ pub enum ReasonCode {
     Panic,
     /// The process recording the run ended without closing it.
     Interrupted,
+    /// A `[[suspend]]` condition paused the run longer than its `suspended_timeout_s`.
+    SuspendedTimeout,
     /// A reason from an older store that matches no code.
     Other,
 }
 
 impl ReasonCode {
     /// Every code.
-    pub const ALL: [ReasonCode; 19] = [
+    pub const ALL: [ReasonCode; 20] = [
         ReasonCode::LimitBreach,
         ReasonCode::CommandRefused,
         ReasonCode::Estop,
@@ -72,6 +74,7 @@ impl ReasonCode {
         ReasonCode::RecordingFailed,
         ReasonCode::Panic,
         ReasonCode::Interrupted,
+        ReasonCode::SuspendedTimeout,
         ReasonCode::Other,
     ];
 
@@ -96,6 +99,7 @@ impl ReasonCode {
             ReasonCode::RecordingFailed => "recording_failed",
             ReasonCode::Panic => "panic",
             ReasonCode::Interrupted => "interrupted",
+            ReasonCode::SuspendedTimeout => "suspended_timeout",
             ReasonCode::Other => "other",
         }
     }

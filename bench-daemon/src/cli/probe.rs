@@ -236,12 +236,13 @@ mod tests {
     async fn probe_prints_every_readable_signal_in_si_units() {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
-        let mut regs = vec![0u16; 0x2A];
+        let mut regs = vec![0u16; 0x2B];
         regs[0x20] = 0x0027; // operation enabled
         regs[0x21] = 10; // torque mode
         regs[0x24] = 0x0000; // position -1 rev = -131072 counts, low word first
         regs[0x25] = 0xFFFE;
         regs[0x28] = 5000; // torque 0.5 N m
+        regs[0x2A] = 375; // drive temperature 37.5 °C
         let image = Image(Arc::new(Mutex::new(regs)));
         let server = tokio_modbus::server::tcp::Server::new(listener);
         let svc = image.clone();
@@ -280,6 +281,7 @@ mod tests {
         assert_eq!(s["torque_fb"]["value"].as_f64().unwrap(), 0.5);
         assert_eq!(s["torque_fb"]["role"], "torque_feedback");
         assert_eq!(s["statusword"]["raw"], 0x27);
+        assert_eq!(s["temperature"]["value"].as_f64().unwrap(), 37.5);
         assert_eq!(l["status"]["enabled"], true);
         assert_eq!(l["status"]["fault"], false);
         // Every readable signal of the profile is there.

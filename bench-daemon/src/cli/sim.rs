@@ -2,8 +2,9 @@
 //!
 //! Faults are switched at run time on standard input, one JSON object per line: a fault set
 //! (`{"silence": true, "unit": 2}`, `{"delay_ms": 30}`, `{"exception": 4}`, `{"disconnect": true}`,
-//! `{"corrupt_crc": true}`, `{"stuck_unit": 2}`; `{}` clears every fault) or `{"trip": true}`
-//! (a drive fault). Each line is answered on stdout with the fault set in force.
+//! `{"corrupt_crc": true}`, `{"stuck_unit": 2}`; `{}` clears every fault), `{"trip": true}`
+//! (a drive fault) or `{"temperature_c": 75}` (the drive's temperature reading, register
+//! `temperature` of the simulated drive's profile). Each line is answered on stdout with the fault set in force.
 
 use super::{InputError, json_arg};
 use bench_sim::physics::{SimParams, default_truth};
@@ -147,6 +148,16 @@ pub fn run(args: &SimArgs) -> anyhow::Result<()> {
     })
 }
 
+/// `{"temperature_c": C}`: sets the simulated drive's temperature reading.
+fn temperature(bench: &bench_sim::Bench, v: &serde_json::Value) -> serde_json::Value {
+    match v["temperature_c"].as_f64() {
+        Some(c) if bench.apply(bench_sim::Action::SetTemperature(c)) => {
+            serde_json::json!({"temperature_c": c})
+        }
+        _ => serde_json::json!({"error": "temperature_c: a finite number of °C expected"}),
+    }
+}
+
 /// Reads fault switches from stdin until it closes (see the module doc).
 fn fault_console(faults: &bench_sim::Faults, bench: &bench_sim::Bench) {
     use std::io::BufRead;
@@ -161,6 +172,7 @@ fn fault_console(faults: &bench_sim::Faults, bench: &bench_sim::Bench) {
                 bench.apply(bench_sim::Action::Trip);
                 serde_json::json!({"tripped": true})
             }
+            Ok(v) if v.get("temperature_c").is_some() => temperature(bench, &v),
             Ok(v) => match serde_json::from_value::<bench_sim::FaultSet>(v) {
                 Ok(set) => {
                     faults.set(set);

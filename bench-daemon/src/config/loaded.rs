@@ -100,7 +100,12 @@ impl Loaded {
     pub fn for_command(config: Option<&Path>, sim_tcp: Option<&str>) -> anyhow::Result<Loaded> {
         match (config, sim_tcp) {
             (Some(path), None) => Loaded::from_file(path),
-            (Some(path), Some(tcp)) => Ok(Loaded::from_file(path)?.retarget(tcp)),
+            (Some(path), Some(tcp)) => {
+                let loaded = Loaded::from_file(path)?.retarget(tcp);
+                // The simulated devices' profiles must have the `[[suspend]]` signals too.
+                loaded.check_suspend()?;
+                Ok(loaded)
+            }
             (None, Some(tcp)) => Ok(Loaded::sim(tcp)),
             (None, None) => Err(InputError("give --sim or --config bench.toml".into()).into()),
         }
@@ -164,12 +169,21 @@ impl Loaded {
             Some(s) => Some(load_profile(&s.profile, dir, &source, "sensor")?),
             None => None,
         };
-        Ok(Loaded {
+        let loaded = Loaded {
             config,
             source,
             drive,
             sensor,
-        })
+        };
+        loaded.check_suspend()?;
+        Ok(loaded)
+    }
+
+    /// Each `[[suspend]]` signal is a readable signal of its device's profile.
+    fn check_suspend(&self) -> Result<(), InputError> {
+        let sensor = self.sensor.as_ref().map(|s| &*s.0);
+        super::suspend::check_signals(&self.config.suspend, &self.drive.0, sensor)
+            .map_err(|e| InputError(format!("{}: {e}", self.source)))
     }
 
     /// Link settings of a device.

@@ -4,7 +4,7 @@
 use super::io::BenchIo;
 use super::judge::DERIVED_VELOCITY_TAU_S;
 use super::stop::{Device, StopReason};
-use crate::config::{Loaded, WatchdogRule};
+use crate::config::{Loaded, SignalDevice, WatchdogRule};
 use protocols::{
     Drive, DriveFeedback, Error, Link, LinkStats, Mode, SharedLink, TorqueReading, TorqueSensor,
 };
@@ -76,6 +76,20 @@ impl BenchIo for ModbusIo {
     }
 
     /// The loop is the links' only user, so the locks are free.
+    async fn read_signal(&mut self, device: SignalDevice, name: &str) -> Result<f64, Error> {
+        let io = match (device, &self.sensor) {
+            (SignalDevice::Drive, _) => self.drive.io(),
+            (SignalDevice::Sensor, Some(sensor)) => sensor.io(),
+            (SignalDevice::Sensor, None) => {
+                return Err(Error::Protocol {
+                    context: format!("read signal 'sensor.{name}'"),
+                    reason: "no torque sensor on this link".into(),
+                });
+            }
+        };
+        Ok(io.read_signal(name).await?.value)
+    }
+
     async fn link_stats(&self) -> (LinkStats, LinkStats) {
         let drive = self.drive.io().link().lock().await.stats();
         let sensor = match &self.sensor {

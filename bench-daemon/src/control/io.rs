@@ -3,6 +3,7 @@
 //! this trait; the real bench answers over Modbus in real time ([`super::connect::ModbusIo`]),
 //! the simulated plant in simulated time ([`super::sim_io::SimIo`]).
 
+use crate::config::SignalDevice;
 use protocols::{DriveFeedback, Error, LinkStats, Mode, TorqueReading};
 
 /// The drive and torque sensor of one bench, and its clock.
@@ -40,6 +41,10 @@ pub trait BenchIo {
 
     /// Reads the torque sensor; `None` when the bench has none.
     async fn read_sensor(&mut self) -> Option<Result<TorqueReading, Error>>;
+
+    /// Reads the signal `name` of a device's profile in its SI unit (°C for a temperature):
+    /// what `[[suspend]]` conditions watch.
+    async fn read_signal(&mut self, device: SignalDevice, name: &str) -> Result<f64, Error>;
 
     /// The drive's and the sensor's link counters (the sensor's are the drive's when they share
     /// one link, or when there is no link at all).

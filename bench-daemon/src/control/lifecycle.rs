@@ -145,12 +145,15 @@ pub async fn finish(
         log.push((t_end, safe.log_line(&setup.loaded)));
     }
     let mut batch = std::mem::replace(&mut state.batch, Batch::with_capacity(0, 0, 0));
-    batch
-        .events
-        .extend(log.iter().map(|(t, reason)| Event::Log {
-            t: *t,
-            reason: reason.clone(),
-        }));
+    // A pause's lines were recorded as they happened.
+    batch.events.extend(
+        log.iter()
+            .skip(state.flushed)
+            .map(|(t, reason)| Event::Log {
+                t: *t,
+                reason: reason.clone(),
+            }),
+    );
     batch.events.push(Event::Timing(state.stats.stats()));
     // The outcome's reason reaches the log through the recorder's `Finish`.
     if let Some(r) = outcome.reason() {

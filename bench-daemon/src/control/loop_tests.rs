@@ -17,7 +17,7 @@ fn sweep() -> experiments::Plan {
     spec.plan(&experiments::BenchLimits::sim_default()).unwrap()
 }
 
-fn setup(loaded: Loaded, plan: experiments::Plan, control: Arc<Control>) -> LoopSetup {
+pub(super) fn setup(loaded: Loaded, plan: experiments::Plan, control: Arc<Control>) -> LoopSetup {
     let sim =
         bench_sim::Sim::new(bench_sim::SimParams::default(), &bench_sim::default_truth()).unwrap();
     LoopSetup {

@@ -34,6 +34,7 @@ pub mod lifecycle;
 mod lockstep;
 #[cfg(test)]
 mod loop_tests;
+mod pause;
 mod realtime;
 mod request;
 pub mod safe_state;
@@ -43,6 +44,9 @@ pub mod shell;
 pub mod sim_io;
 mod sim_shell;
 mod stop;
+pub mod suspend;
+#[cfg(test)]
+mod suspend_tests;
 pub mod tick;
 mod timing;
 

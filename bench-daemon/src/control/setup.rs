@@ -52,7 +52,8 @@ pub struct LoopSetup {
 /// Progress of the running loop, for progress bars and the status endpoint.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Status {
-    /// Phase: `connecting`, `running`, `stopping`, `done`.
+    /// Phase: `connecting`, `running`, `suspended` (paused on a `[[suspend]]` condition),
+    /// `stopping`, `done`.
     pub phase: &'static str,
     /// Run time \[s\].
     pub t: f64,

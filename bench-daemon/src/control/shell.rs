@@ -6,6 +6,7 @@
 use super::connect::{ModbusIo, connect, connect_drive};
 use super::io::BenchIo;
 use super::lifecycle::{Log, after_panic, begin, failed_early, finish, panic_message};
+use super::pause::pause;
 use super::realtime::{Locked, NoDeepIdle, loop_runtime as runtime, realtime};
 use super::setup::{Devices, LoopReport, LoopSetup};
 use super::sim_shell;
@@ -79,6 +80,19 @@ async fn run_modbus(setup: &LoopSetup) -> LoopReport {
             .record(woke.saturating_duration_since(deadline_k).as_secs_f64() * 1e6);
         if let Some(end) = tick(&mut state, &mut io, k as f64 * ts).await {
             break end;
+        }
+        if state.pause_at.is_some() {
+            let mut wait = |_: &mut ModbusIo, s: f64| {
+                setup
+                    .control
+                    .sleep_until(Instant::now() + Duration::from_secs_f64(s));
+            };
+            if let Err(stop) = pause(setup, &mut state, &mut io, &mut wait).await {
+                break stop.into();
+            }
+            // The next tick at the first deadline after the pause.
+            k = ((Instant::now() - start).as_secs_f64() / ts).floor() as u64 + 1;
+            continue;
         }
         // Next deadline; a tick that ran into the next period skips the periods it missed.
         k += 1;

@@ -6,6 +6,7 @@
 //! wire, the watchdogs or the wall clock runs over Modbus in real time.
 
 use super::io::BenchIo;
+use crate::config::SignalDevice;
 use bench_sim::device::statusword as sw;
 use bench_sim::{Action, Feedback, Sim, Truth};
 use protocols::{DriveFeedback, Error, LinkStats, Mode, TorqueReading};
@@ -41,6 +42,8 @@ pub struct SimIo {
     transaction_s: f64,
     truth: Option<TruthLog>,
     trip_at: Option<f64>,
+    /// Temperature readings to set at plant times, in time order.
+    temperatures: Vec<(f64, f64)>,
 }
 
 impl SimIo {
@@ -51,6 +54,7 @@ impl SimIo {
             transaction_s: TRANSACTION_S,
             truth: None,
             trip_at: None,
+            temperatures: Vec::new(),
         }
     }
 
@@ -74,6 +78,15 @@ impl SimIo {
     #[must_use]
     pub fn with_trip_at(mut self, t: f64) -> SimIo {
         self.trip_at = Some(t);
+        self
+    }
+
+    /// Sets the drive's temperature reading to `c` °C once the plant's time reaches `t` \[s\],
+    /// for each `(t, c)` (what `bench sim` takes on its stdin, here on simulated time).
+    #[must_use]
+    pub fn with_temperatures(mut self, mut at: Vec<(f64, f64)>) -> SimIo {
+        at.sort_by(|a, b| a.0.total_cmp(&b.0));
+        self.temperatures = at;
         self
     }
 
@@ -104,6 +117,12 @@ impl SimIo {
         if self.trip_at.is_some_and(|t| self.sim.time_s() >= t) {
             self.trip_at = None;
             self.sim.apply(Action::Trip);
+        }
+        while let Some(&(t, c)) = self.temperatures.first()
+            && self.sim.time_s() >= t
+        {
+            self.sim.apply(Action::SetTemperature(c));
+            self.temperatures.remove(0);
         }
     }
 
@@ -225,6 +244,21 @@ impl BenchIo for SimIo {
             fault: Some(false),
             heartbeat: Some(self.heartbeat()),
         }))
+    }
+
+    /// The simulated drive's `temperature` (what `bench sim` serves at that register); the
+    /// plant has no other signal a profile does not already give the loop.
+    async fn read_signal(&mut self, device: SignalDevice, name: &str) -> Result<f64, Error> {
+        self.transaction();
+        match (device, name) {
+            (SignalDevice::Drive, "temperature") => Ok(self.sim.feedback().temperature_c),
+            _ => Err(Error::Protocol {
+                context: format!("read signal '{name}'"),
+                reason: "the simulated bench serves only drive.temperature besides the \
+                         loop's own signals"
+                    .into(),
+            }),
+        }
     }
 
     async fn link_stats(&self) -> (LinkStats, LinkStats) {

@@ -4,6 +4,7 @@
 
 use super::io::BenchIo;
 use super::lifecycle::{after_panic, begin, finish, panic_message};
+use super::pause::pause;
 use super::realtime::loop_runtime as runtime;
 use super::setup::{LoopReport, LoopSetup};
 use super::sim_io::SimIo;
@@ -40,6 +41,7 @@ async fn run_on(setup: &LoopSetup, io: &mut SimIo) -> LoopReport {
 /// A run on the simulated plant, one period at a time: the whole loop of [`run`], and what a
 /// test steps through to look at single ticks (their allocations, say).
 pub(super) struct SimRun<'a> {
+    setup: &'a LoopSetup,
     state: LoopState<'a>,
     /// The plant's clock when the first tick ran \[s\].
     start: f64,
@@ -59,7 +61,12 @@ impl<'a> SimRun<'a> {
         let mut state = begin(setup, io, true).await?;
         let start = io.clock_s();
         state.t0 = start;
-        Ok(SimRun { state, start, k: 0 })
+        Ok(SimRun {
+            setup,
+            state,
+            start,
+            k: 0,
+        })
     }
 
     /// Steps the plant to the next period and runs its tick: how the run ended, if it did.
@@ -70,6 +77,15 @@ impl<'a> SimRun<'a> {
         let end = tick(&mut self.state, io, now).await;
         if end.is_none() {
             self.k += 1;
+        }
+        if end.is_none() && self.state.pause_at.is_some() {
+            let mut wait = |io: &mut SimIo, s: f64| io.advance_to(io.clock_s() + s);
+            if let Err(stop) = pause(self.setup, &mut self.state, io, &mut wait).await {
+                return Some(stop.into());
+            }
+            // The next tick at the first period after the pause.
+            let ts = self.state.period_s();
+            self.k = ((io.clock_s() - self.start) / ts).ceil() as u64;
         }
         end
     }

@@ -98,6 +98,15 @@ pub enum StopReason {
     RecordingFailed(String),
     /// A panic in the control loop, with its message.
     Panic(String),
+    /// A `[[suspend]]` condition kept the run paused longer than its limit.
+    SuspendedTimeout {
+        /// The condition, in words (`drive.temperature > 60`).
+        condition: String,
+        /// How long the run was paused \[s\].
+        paused_s: f64,
+        /// The limit (`suspended_timeout_s`) \[s\].
+        limit_s: f64,
+    },
 }
 
 impl StopReason {
@@ -124,6 +133,7 @@ impl StopReason {
             StopReason::DriveStall { .. } => ReasonCode::DriveStall,
             StopReason::RecordingFailed(_) => ReasonCode::RecordingFailed,
             StopReason::Panic(_) => ReasonCode::Panic,
+            StopReason::SuspendedTimeout { .. } => ReasonCode::SuspendedTimeout,
         }
     }
 
@@ -137,7 +147,8 @@ impl StopReason {
             | StopReason::OperatorStop(_)
             | StopReason::OperatorAbort(_)
             | StopReason::DaemonSignal(_)
-            | StopReason::DaemonShutdown => RunStatus::Aborted,
+            | StopReason::DaemonShutdown
+            | StopReason::SuspendedTimeout { .. } => RunStatus::Aborted,
             _ => RunStatus::Failed,
         }
     }
@@ -190,6 +201,15 @@ impl fmt::Display for StopReason {
             ),
             StopReason::Setup { text, .. } => f.write_str(text),
             StopReason::Panic(message) => write!(f, "panic in the control loop: {message}"),
+            StopReason::SuspendedTimeout {
+                condition,
+                paused_s,
+                limit_s,
+            } => write!(
+                f,
+                "suspended_timeout: paused {paused_s:.1} s on {condition}, longer than \
+                 suspended_timeout_s = {limit_s}"
+            ),
         }
     }
 }

@@ -7,12 +7,14 @@
 use super::io::BenchIo;
 use super::judge::{Judge, Judged, Rules, TickInput};
 use super::lockstep::Lockstep;
+use super::pause::suspend_before;
 use super::request::{Control, Request};
 use super::safety::Guard;
 use super::setup::{Frame, LiveOutputs, Status};
 use super::stop::{Device, Outcome, StopReason};
+use super::suspend::Suspenders;
 use super::timing::PeriodStats;
-use crate::config::{Loaded, OuterLoopChoice};
+use crate::config::{Loaded, OuterLoopChoice, SuspendRule};
 use experiments::{DriveMode, Flags, Measurement, OuterLoop, Plan, Sample, Sequencer, Tick};
 use friction::compensation::{CompensationInput, Compensator};
 use protocols::Mode;
@@ -20,7 +22,7 @@ use run_store::{Batch, BatchSender, Dropped};
 use tokio::sync::{broadcast, watch};
 
 /// Samples per batch handed to the recorder (20 ms at 1 kHz).
-const BATCH_SAMPLES: usize = 20;
+pub(super) const BATCH_SAMPLES: usize = 20;
 /// Status updates per second of run time.
 const STATUS_HZ: f64 = 20.0;
 
@@ -41,21 +43,21 @@ pub struct Sinks<'a> {
 /// Everything one run's loop carries from tick to tick.
 #[derive(Debug)]
 pub struct LoopState<'a> {
-    plan: &'a Plan,
-    control: &'a Control,
+    pub(super) plan: &'a Plan,
+    pub(super) control: &'a Control,
     pub(super) sinks: Sinks<'a>,
     ts: f64,
     seq: Sequencer,
     outer: OuterLoop,
-    guard: Guard,
+    pub(super) guard: Guard,
     judge: Judge,
     pub(super) lockstep: Lockstep,
     compensators: Vec<Compensator>,
-    modes: ModeMap,
+    pub(super) modes: ModeMap,
     /// The drive mode in force and the last value written in it.
     pub(super) mode: Mode,
     pub(super) wire: f64,
-    x0: f64,
+    pub(super) x0: f64,
     m: Measurement,
     stop_after: Option<(usize, StopReason)>,
     /// The bench clock at the first deadline \[s\] (samples are stamped relative to it); the
@@ -74,6 +76,15 @@ pub struct LoopState<'a> {
     pub(super) work: PeriodStats,
     /// The previous tick ran into this one's period (the shell says so).
     pub(super) overran: bool,
+    /// The `[[suspend]]` conditions and what they remember.
+    pub(super) rules: &'a [SuspendRule],
+    pub(super) suspenders: Suspenders,
+    /// A condition held at this segment's start: the shell pauses the run before it.
+    pub(super) pause_at: Option<usize>,
+    /// Segments passed over from the start (a continuation's finished ones).
+    skip: Vec<usize>,
+    /// Lines of `log` already handed to the recorder (a pause's, as they happen).
+    pub(super) flushed: usize,
 }
 
 /// What the loop is made of, besides the plan: built once per run before the drive moves.
@@ -88,7 +99,7 @@ pub struct Parts {
 impl<'a> LoopState<'a> {
     /// The state of a run whose drive starts at `x0` (rad, as the drive reads) in `mode`.
     pub fn new(
-        loaded: &Loaded,
+        loaded: &'a Loaded,
         plan: &'a Plan,
         control: &'a Control,
         sinks: Sinks<'a>,
@@ -132,13 +143,27 @@ impl<'a> LoopState<'a> {
             stats: PeriodStats::default(),
             work: PeriodStats::default(),
             overran: false,
+            rules: &cfg.suspend,
+            suspenders: Suspenders::default(),
+            pause_at: None,
+            skip: Vec::new(),
+            flushed: 0,
         }
     }
 
     /// Passes over the segments `skip` (a continuation's finished ones).
     pub fn skipping(mut self, skip: Vec<usize>) -> LoopState<'a> {
-        self.seq = Sequencer::skipping(skip);
+        self.seq = Sequencer::skipping(skip.clone());
+        self.skip = skip;
         self
+    }
+
+    /// Measures `segment` again from its start on the next tick (after a pause; never
+    /// spliced), the segments before it passed over.
+    pub(super) fn restart_at(&mut self, segment: usize) {
+        let mut skip = self.skip.clone();
+        skip.extend((0..segment).filter(|i| !self.skip.contains(i)));
+        self.seq = Sequencer::skipping(skip);
     }
 
     /// The control period \[s\].
@@ -158,6 +183,10 @@ pub async fn tick(state: &mut LoopState<'_>, io: &mut impl BenchIo, now: f64) ->
         Ok(tick) => tick,
         Err(end) => return Some(end),
     };
+    if tick.started && suspend_before(state, io, tick.segment, now).await {
+        state.pause_at = Some(tick.segment);
+        return None;
+    }
     let cmd = command(state, &tick, now);
     let input = match exchange(state, io, cmd.mode).await {
         Ok(input) => input,

@@ -53,7 +53,8 @@ pub struct Units {
 /// The running (or last) run's progress.
 #[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct Live {
-    /// `connecting`, `running`, `stopping`, `done` (empty before the first run).
+    /// `connecting`, `running`, `suspended` (paused on a `[[suspend]]` condition, drive off),
+    /// `stopping`, `done` (empty before the first run).
     pub phase: &'static str,
     /// Run time \[s\].
     pub t: f64,

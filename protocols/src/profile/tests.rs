@@ -179,10 +179,10 @@ fn read_plans_merge_neighbours_within_the_gap() {
     assert_eq!(plan.len(), 1, "{plan:?}");
     assert_eq!((plan[0].start, plan[0].count), (0x20, 10));
     let all = p.readable_plan();
-    // controlword..max_torque, the commands, the feedback block.
+    // controlword..max_torque, the commands, the feedback block with the temperature.
     let spans: Vec<(u16, u16)> = all.iter().map(|b| (b.start, b.count)).collect();
-    assert_eq!(spans, [(0x00, 4), (0x10, 6), (0x20, 10)]);
-    assert_eq!(p.extent(Table::Holding), Some(0x00..0x2A));
+    assert_eq!(spans, [(0x00, 4), (0x10, 6), (0x20, 11)]);
+    assert_eq!(p.extent(Table::Holding), Some(0x00..0x2B));
     assert_eq!(p.extent(Table::Input), None);
     let torque_fb = p.role(Role::TorqueFeedback).unwrap();
     let data: Vec<u16> = (0..10).collect();
