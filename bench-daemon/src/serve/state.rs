@@ -44,8 +44,11 @@ pub struct AppState {
     /// A lab view (`bench serve --lab`): read-only, no bench attached.
     pub lab: bool,
     /// The characterisation campaign running on the bench (`POST /api/campaigns`), if any.
-    pub campaign: super::campaigns::CampaignSlot,
+    pub campaign: CampaignSlot,
 }
+
+/// The campaign the daemon is running, if any (one at a time).
+pub type CampaignSlot = Arc<std::sync::Mutex<Option<i64>>>;
 
 /// Sends the scheduler a command and waits for its reply (503 if it is shutting down).
 pub async fn ask<T>(state: &AppState, make: impl FnOnce(Reply<T>) -> Cmd) -> Result<T, ApiError> {

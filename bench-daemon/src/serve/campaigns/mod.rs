@@ -6,7 +6,7 @@
 
 mod start;
 
-pub use start::{CampaignSlot, STEP_PRIORITY};
+pub use start::STEP_PRIORITY;
 
 use super::error::errors;
 use super::error::{ApiError, ApiResult};

@@ -6,7 +6,7 @@
 use super::super::body::Json;
 use super::super::error::{Answer, ApiError, ApiResult, Created};
 use super::super::scheduler::Cmd;
-use super::super::state::AppState;
+use super::super::state::{AppState, CampaignSlot};
 use crate::characterise::{
     self, AbortedBeforeStart, BenchHandle, DEFAULT_MODELS, Request, StepEnd, StepFuture, StepRunner,
 };
@@ -16,7 +16,7 @@ use axum::extract::State;
 use run_store::{RunStatus, Store};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
 
@@ -74,9 +74,6 @@ pub(super) struct Started {
     /// before them measured, so the real figure is known as it goes.
     budget_min: f64,
 }
-
-/// The campaign the daemon is running, if any (one at a time).
-pub type CampaignSlot = Arc<Mutex<Option<i64>>>;
 
 /// `POST /api/campaigns`.
 pub(super) async fn start(
