@@ -809,6 +809,10 @@ test('characterise: a short campaign (bench characterise on this daemon\'s store
 });
 
 test('characterise: a campaign started from the page; a bad field named, a budget too small for its first step said', async () => {
+  // The e-stop test before left the queue paused (a reset never resumes it): a campaign is
+  // refused on a paused queue, so resume it first.
+  const resumed = await api('/api/queue', { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ paused: false }) });
+  assert.equal(resumed.status, 200, resumed.text);
   await go('characterise');
   await page.waitForSelector('#campaign-start');
   assert.match(await page.textContent('#camp-estimate'), /at most 20 min of bench time/);
