@@ -200,7 +200,10 @@ def expect_output(expected, output):
 # the second block uses the `client` the first made. A block that runs until interrupted gets
 # KeyboardInterrupt after its time.
 PYTHON_DRIVER = r"""
-import contextlib, io, json, sys, threading, traceback, _thread
+import contextlib, io, json, signal, sys, threading, traceback, _thread
+# Started in the background, a process may inherit SIGINT ignored; then interrupt_main() does
+# nothing and a block that runs until interrupted never ends. Python's own handler, always.
+signal.signal(signal.SIGINT, signal.default_int_handler)
 scope = {"__name__": "__main__"}
 for line in sys.stdin:
     block = json.loads(line)

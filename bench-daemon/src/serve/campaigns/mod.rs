@@ -1,5 +1,5 @@
 //! Characterisation campaigns (`bench characterise`, [`crate::characterise`]):
-//! `POST /api/campaigns` starts one on the daemon's bench ([`start`]); `GET /api/campaigns`
+//! `POST /api/campaigns` starts one on the daemon's bench (`start.rs`); `GET /api/campaigns`
 //! lists them as the run store keeps them (newest first), `GET /api/campaigns/{id}` gives the
 //! record (steps with their run ids, fits, comparison, trial, answer, status) and
 //! `GET /api/campaigns/{id}/report` the self-contained HTML page `bench report` writes.
