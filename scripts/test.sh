@@ -129,10 +129,6 @@ export FRICTIONBENCH_PYTHON="$PWD/target/pyenv/bin/python"
 
 stage "cargo test" cargo test --workspace --locked
 
-# The API documentation, without warnings: rustdoc on the build's own artifacts (no dependency
-# compiles again), in the background beside the stages below, which mostly wait on real time.
-spawn rustdoc env RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
-
 # issue 31: every example of README.md and docs/ runs as written (scripts/test-docs.py; the
 # self-test first shows that a wrong example fails). In the background beside the stages below:
 # they all wait on real-time runs of their own daemons, which a 2-core machine runs side by side.
@@ -175,6 +171,12 @@ stage "installed binary" scripts/test-installed-binary.sh
 # issue 31: the README's first command, serve-sim.sh, harms nothing (scratch $HOME; its runs
 # stay under target/) and passes its flags through.
 stage "serve-sim" scripts/test-serve-sim.sh
+
+# The API documentation, without warnings: rustdoc on the build's own artifacts (no dependency
+# compiles again), in the background beside the client and example stages still running, which
+# mostly wait on real time. Not earlier: it holds the target directory's lock, which the
+# installed-binary and serve-sim stages need.
+spawn rustdoc env RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
 
 join clients
 join examples
