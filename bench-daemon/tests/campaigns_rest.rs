@@ -3,7 +3,7 @@
 //! `failed` after its first) is listed, read with its steps' runs, and its report served as
 //! HTML; unknown ids are 404 and bad queries 400, naming the field.
 
-use crate::cli_serve::Daemon;
+use crate::daemon::Daemon;
 use crate::util::{bench, db_in, stderr, stdout};
 
 /// A short campaign in `db`; its id.

@@ -13,7 +13,7 @@
 //! another ([`the_rtu_drives_one_after_another`]); the sensors' slower lines and the TCP runs
 //! run beside them.
 
-use crate::cli_serve::Daemon;
+use crate::daemon::Daemon;
 use crate::util::{
     SimProcess, bench, db_in, show, spawn_run, stderr, stdout, truth_model, wait_for_samples,
 };

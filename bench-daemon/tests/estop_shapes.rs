@@ -1,7 +1,7 @@
 //! The fault table's e-stop row in every request shape: JSON, a form, text, none, a foreign
 //! origin or host, and `bench estop`; each ends the run with the drive read back disabled.
 
-use crate::cli_serve::Daemon;
+use crate::daemon::Daemon;
 use crate::fault_table::{Bench, Wire, disabled_by_the_daemon};
 use crate::util::{bench, one_bench_at_a_time, stderr, stdout, wait_for_samples};
 use serde_json::Value;

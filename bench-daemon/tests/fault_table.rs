@@ -6,7 +6,7 @@
 //! the run → the safe state the run's log reports → samples kept); run with `--nocapture` to
 //! read the table.
 
-use crate::cli_serve::Daemon;
+use crate::daemon::Daemon;
 use crate::util::{
     SimProcess, bench, config_for, db_in, one_bench_at_a_time, show, spawn_run, spec, stderr,
     stdout, wait_for_samples,

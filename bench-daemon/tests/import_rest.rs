@@ -7,12 +7,12 @@ use sha2::{Digest, Sha256};
 /// A POST of `body` with `ctype` to the daemon; `length`: a Content-Length to declare instead
 /// of the body's (the body is then not sent).
 fn post_file(
-    d: &crate::cli_serve::Daemon,
+    d: &crate::daemon::Daemon,
     path: &str,
     ctype: &str,
     body: &[u8],
     length: Option<u64>,
-) -> crate::cli_serve::Resp {
+) -> crate::daemon::Resp {
     use std::io::{Read, Write};
     let mut s = std::net::TcpStream::connect(&d.addr).expect("connect");
     s.set_read_timeout(Some(std::time::Duration::from_secs(30)))
@@ -34,7 +34,7 @@ fn post_file(
     }
     let mut raw = Vec::new();
     let _ = s.read_to_end(&mut raw);
-    crate::cli_serve::parse_response(&raw)
+    crate::daemon::parse_response(&raw)
 }
 
 #[test]
@@ -42,7 +42,7 @@ fn post_api_runs_import_streams_checks_and_stores_like_the_command() {
     let _bench = crate::util::one_bench_at_a_time();
     let dir = tempfile::tempdir().unwrap();
     let token = "import-token-0123456789";
-    let mut d = crate::cli_serve::Daemon::start(
+    let mut d = crate::daemon::Daemon::start(
         &dir.path().join("runs.db"),
         "127.0.0.1:0",
         &["--token", token],

@@ -2,7 +2,7 @@
 //! `scripts/pg-cluster.sh`, `$FRICTIONBENCH_TEST_PG`): simulated benches recording into it at
 //! once, a push killed midway and run again, and the read-only lab view.
 
-use crate::cli_serve::Daemon;
+use crate::daemon::Daemon;
 use crate::util::{bench, one_bench_at_a_time, stderr, stdout};
 use serde_json::Value;
 use std::collections::BTreeSet;

@@ -2,7 +2,7 @@
 //! `bench serve --sim` left interrupted; with `[queue] auto_resume = true` the restarted daemon
 //! does it itself (once the drive reads healthy and disabled), then lets the queue go on.
 
-use crate::cli_serve::Daemon;
+use crate::daemon::Daemon;
 use serde_json::{Value, json};
 use std::path::Path;
 use std::time::{Duration, Instant};

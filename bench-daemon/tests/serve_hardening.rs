@@ -4,7 +4,7 @@
 //! refused at start; duplicate keys, oversized bodies and 422s answer JSON naming the field;
 //! the e-stop answers within 50 ms while heavy plan checks and sweeps are in flight.
 
-use crate::cli_serve::{Daemon, Resp, parse_response};
+use crate::daemon::{Daemon, Resp, parse_response};
 use serde_json::{Value, json};
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -563,7 +563,7 @@ fn a_fit_in_progress_is_listed_with_its_progress_and_cancelled_by_delete_storing
     let addr = d.addr.clone();
     let poster = std::thread::spawn(move || {
         let body = slow_fit(run, None).to_string();
-        crate::cli_serve::request(&addr, "POST", "/api/fits", Some(body.as_bytes()), None)
+        crate::daemon::request(&addr, "POST", "/api/fits", Some(body.as_bytes()), None)
     });
     // Listed, with iterations counting up.
     let t0 = Instant::now();

@@ -3,7 +3,7 @@
 //! token, 403 naming the role needed; the e-stop needs none); every mutating request, allowed
 //! or refused, read back from the audit log over HTTP (admin) and with `bench audit`.
 
-use crate::cli_serve::{Daemon, Resp, request};
+use crate::daemon::{Daemon, Resp, request};
 use crate::util::{bench, stderr, stdout};
 use serde_json::{Value, json};
 use std::path::Path;

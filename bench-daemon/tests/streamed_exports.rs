@@ -3,7 +3,7 @@
 //! and Parquet. Each download holds every sample (counted in what arrived) while the server's
 //! peak memory grows by at most 64 MB.
 
-use crate::cli_serve::Daemon;
+use crate::daemon::Daemon;
 use run_store::{Batch, Finish, NewRun, Recorder, RecorderConfig, Sample, Store};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
