@@ -6,6 +6,7 @@
 use super::super::body::Json;
 use super::super::error::{Answer, ApiError, ApiResult, Created};
 use super::super::scheduler::Cmd;
+use super::super::scheduler::clock::parse_time;
 use super::super::state::{AppState, CampaignSlot};
 use crate::characterise::{
     self, AbortedBeforeStart, BenchHandle, DEFAULT_MODELS, Request, StepEnd, StepFuture, StepRunner,
@@ -241,8 +242,7 @@ impl StepRunner for QueueRunner {
 
 /// Seconds from `start` to `end` (RFC 3339), 0 when either is missing.
 fn seconds_between(start: Option<&str>, end: Option<&str>) -> f64 {
-    let parse = |t: Option<&str>| t.and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok());
-    match (parse(start), parse(end)) {
+    match (start.and_then(parse_time), end.and_then(parse_time)) {
         (Some(a), Some(b)) => (b - a).num_milliseconds() as f64 / 1e3,
         _ => 0.0,
     }
