@@ -12,7 +12,7 @@ use sqlx::FromRow;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum CampaignStatus {
-    /// Steps are being run (or the campaign was interrupted mid-step: `--resume` continues).
+    /// Steps are being run.
     Running,
     /// Every step done.
     Completed,
@@ -20,6 +20,9 @@ pub enum CampaignStatus {
     Stopped,
     /// A step failed (fault, analysis, fit).
     Failed,
+    /// The process running it stopped (daemon killed or restarted) before it ended; marked so
+    /// at the next `bench serve` ([`Store::interrupt_running_campaigns`]): `--resume` continues.
+    Interrupted,
 }
 
 impl CampaignStatus {
@@ -30,6 +33,7 @@ impl CampaignStatus {
             CampaignStatus::Completed => "completed",
             CampaignStatus::Stopped => "stopped",
             CampaignStatus::Failed => "failed",
+            CampaignStatus::Interrupted => "interrupted",
         }
     }
 
@@ -39,6 +43,7 @@ impl CampaignStatus {
             "completed" => CampaignStatus::Completed,
             "stopped" => CampaignStatus::Stopped,
             "failed" => CampaignStatus::Failed,
+            "interrupted" => CampaignStatus::Interrupted,
             other => {
                 return Err(Error::InvalidInput {
                     field: "status",
@@ -265,6 +270,44 @@ impl Store {
             .await?
         });
         rows.into_iter().map(CampaignRow::decode).collect()
+    }
+
+    /// Marks `interrupted`, with the reason `reason(id)`, every campaign left `running` on
+    /// bench `bench_id` (the `bench_id` of its stored configuration; `""` matches every
+    /// campaign): the process that ran it is gone. Returns their ids, oldest first.
+    pub async fn interrupt_running_campaigns(
+        &self,
+        bench_id: &str,
+        reason: impl Fn(i64) -> String,
+    ) -> Result<Vec<i64>, Error> {
+        let rows: Vec<(i64, String)> = on!(self.reader(), |p, DB| {
+            sqlx::query_as("SELECT id, bench FROM campaigns WHERE status = 'running' ORDER BY id")
+                .fetch_all(p)
+                .await?
+        });
+        let mut marked = Vec::new();
+        for (id, bench) in rows {
+            let on = serde_json::from_str::<Value>(&bench)?;
+            if !bench_id.is_empty() && on["bench_id"].as_str().unwrap_or("") != bench_id {
+                continue;
+            }
+            let n = on!(self.writer(), |p, DB| {
+                sqlx::query(
+                    "UPDATE campaigns SET status = 'interrupted', reason = $2, updated_at = $3
+                     WHERE id = $1 AND status = 'running'",
+                )
+                .bind(id)
+                .bind(reason(id))
+                .bind(now_text())
+                .execute(p)
+                .await?
+                .rows_affected()
+            });
+            if n > 0 {
+                marked.push(id);
+            }
+        }
+        Ok(marked)
     }
 
     /// The campaign (id and step name) run `run` was recorded for, if any.

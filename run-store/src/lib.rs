@@ -78,7 +78,7 @@ pub use export::{
 };
 pub use liveness::DEAD_RECORDER_REASON;
 pub use push::{Copied, PushOptions, PushReport, PushedRun};
-pub use queue::{QueueRow, ScheduleEntry};
+pub use queue::{Fired, QueueRow, ScheduleEntry};
 pub use reason::{Reason, ReasonCode};
 pub use recorder::{
     Batch, BatchSender, Dropped, Event, Finish, Recorder, RecorderConfig, RecorderSummary,

@@ -44,6 +44,21 @@ pub struct ScheduleEntry {
     pub last_run_id: Option<i64>,
     /// Creation time.
     pub created_at: String,
+    /// Why it last could not enqueue or start what it runs (none once it did).
+    pub last_error: Option<String>,
+    /// The last campaign it started (a `{"campaign"}` entry).
+    pub last_campaign_id: Option<i64>,
+}
+
+/// What a schedule entry started when it fired, or why it could not.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Fired {
+    /// The last run it enqueued.
+    pub run_id: Option<i64>,
+    /// The campaign it started.
+    pub campaign_id: Option<i64>,
+    /// Why it could not enqueue or start (all or part of) what it runs.
+    pub error: Option<String>,
 }
 
 #[derive(FromRow)]
@@ -57,6 +72,8 @@ struct ScheduleRow {
     next_run_at: Option<String>,
     last_run_id: Option<i64>,
     created_at: String,
+    last_error: Option<String>,
+    last_campaign_id: Option<i64>,
 }
 
 impl Store {
@@ -199,23 +216,28 @@ impl Store {
         rows.into_iter().map(ScheduleRow::decode).collect()
     }
 
-    /// Records that an entry fired: its new state, next time and last run.
+    /// Records that an entry fired: its new state, next time, what it started and why it
+    /// could not (`fired.error`, none when it could: the previous error is cleared).
     pub async fn update_schedule(
         &self,
         id: i64,
         state: &str,
         next_run_at: Option<&str>,
-        last_run_id: Option<i64>,
+        fired: &Fired,
     ) -> Result<(), Error> {
         on!(self.writer(), |p, DB| {
             sqlx::query(
                 "UPDATE schedules SET state = $2, next_run_at = $3,
-                     last_run_id = coalesce($4, last_run_id) WHERE id = $1",
+                     last_run_id = coalesce($4, last_run_id),
+                     last_campaign_id = coalesce($5, last_campaign_id), last_error = $6
+                 WHERE id = $1",
             )
             .bind(id)
             .bind(state)
             .bind(next_run_at)
-            .bind(last_run_id)
+            .bind(fired.run_id)
+            .bind(fired.campaign_id)
+            .bind(fired.error.as_deref())
             .execute(p)
             .await?;
         });
@@ -248,6 +270,8 @@ impl ScheduleRow {
             next_run_at: self.next_run_at,
             last_run_id: self.last_run_id,
             created_at: self.created_at,
+            last_error: self.last_error,
+            last_campaign_id: self.last_campaign_id,
         })
     }
 }

@@ -66,7 +66,8 @@ async fn migrations_apply_on_a_fresh_file_in_wal_mode() {
             (10, true),
             (11, true),
             (12, true),
-            (13, true)
+            (13, true),
+            (14, true)
         ]
     );
     let mode: String = sqlx::query_scalar("PRAGMA journal_mode")
@@ -240,7 +241,8 @@ async fn migrations_apply_on_a_fresh_postgres_database() {
             (10, true),
             (11, true),
             (12, true),
-            (13, true)
+            (13, true),
+            (14, true)
         ]
     );
     conn.close().await.unwrap();
