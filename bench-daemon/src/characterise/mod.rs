@@ -7,10 +7,12 @@
 //! id and measurement, so `--resume ID` continues from the first step not completed.
 
 pub mod analyse;
+mod body;
 pub mod design;
 pub mod report;
 mod steps;
 
+pub use body::{CampaignModel, DEFAULT_BUDGET_MIN, StartCampaign};
 pub use steps::{
     AbortedBeforeStart, BenchHandle, OwnLoop, StepEnd, StepFailed, StepFuture, StepRunner,
 };

@@ -76,6 +76,17 @@ pub trait StepRunner: Send + Sync + std::fmt::Debug {
     fn abort(&self, reason: StopReason);
 }
 
+/// A runner shared with whoever may abort it (the daemon's `POST /api/campaigns/{id}/stop`).
+impl<T: StepRunner + ?Sized> StepRunner for Arc<T> {
+    fn execute<'a>(&'a self, store: &'a Store, checked: Checked) -> StepFuture<'a> {
+        (**self).execute(store, checked)
+    }
+
+    fn abort(&self, reason: StopReason) {
+        (**self).abort(reason);
+    }
+}
+
 /// Steps run by this process's own control loop: on the bench of the configuration over Modbus,
 /// or on the simulated plant in simulated time.
 #[derive(Debug)]

@@ -183,6 +183,7 @@ pub async fn serve(opts: Options) -> anyhow::Result<()> {
              the queue stays paused until an operator resumes it"
         );
     }
+    campaigns::mark_interrupted(&store, &loaded.config.bench_id, opts.config.as_deref()).await?;
     let latched = store.queue_setting("estop").await?.as_deref() == Some("true");
     let paused_before = store.queue_setting("paused").await?.as_deref() == Some("true");
     let interlock = Arc::new(Interlock::new(loaded.clone(), latched));
@@ -200,7 +201,6 @@ pub async fn serve(opts: Options) -> anyhow::Result<()> {
         pool.clone(),
     )
     .await?;
-    let scheduler = tokio::spawn(scheduler.run(cmd_rx, shutdown_rx.clone()));
     if loaded.config.queue.auto_resume && !store.interrupted_at_open().is_empty() {
         tokio::spawn(auto_resume::resume_interrupted(
             store.clone(),
@@ -225,6 +225,9 @@ pub async fn serve(opts: Options) -> anyhow::Result<()> {
         lab: false,
         campaign: Default::default(),
     };
+    let starter = Arc::new(campaigns::Scheduled(state.clone()));
+    let scheduler = scheduler.with_campaigns(starter);
+    let scheduler = tokio::spawn(scheduler.run(cmd_rx, shutdown_rx.clone()));
     let estop = router::estop_router(state.clone());
     let app = router::router(state, opts.web.as_deref());
     // The front desk runs just below the simulated bench's priority (which is just below the

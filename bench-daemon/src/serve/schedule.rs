@@ -1,6 +1,6 @@
-//! The schedule: `GET /api/schedule`, `POST /api/schedule` (a spec, a batch or a sweep, at a
-//! time and every night or week; every spec checked before the entry is kept) and
-//! `DELETE /api/schedule/{id}`.
+//! The schedule: `GET /api/schedule`, `POST /api/schedule` (a spec, a batch, a sweep or a
+//! characterisation campaign, at a time and every night or week; every spec, or the
+//! campaign's request, checked before the entry is kept) and `DELETE /api/schedule/{id}`.
 
 use super::audit::{Marked, Touched};
 use super::body::Json;
@@ -9,6 +9,7 @@ use super::extract::EntryId;
 use super::scheduler::clock::{format_time, parse_time};
 use super::scheduler::{Cmd, Recurrence, ScheduleBody, SpecDoc, Sweep};
 use super::state::{AppState, ask};
+use crate::characterise::StartCampaign;
 use aide::axum::ApiRouter;
 use aide::axum::routing::{delete_with, get_with};
 use axum::extract::State;
@@ -21,7 +22,7 @@ pub fn routes() -> ApiRouter<AppState> {
         .api_route(
             "/api/schedule",
             get_with(list, |op| op.summary("Schedule entries")).post_with(add, |op| {
-                let op = op.summary("Add an entry: at run_at (and every night or week) its specs are enqueued with its priority");
+                let op = op.summary("Add an entry: at run_at (and every night or week) its specs are enqueued with its priority, or its campaign started as POST /api/campaigns starts one");
                 errors(op, &[(503, "No plan-check worker free within 0.5 s")])
             }),
         )
@@ -31,8 +32,8 @@ pub fn routes() -> ApiRouter<AppState> {
         )
 }
 
-/// A new entry: exactly one of `spec`, `batch`, `sweep`. Every spec is checked first (422
-/// names the batch index or sweep value and the field).
+/// A new entry: exactly one of `spec`, `batch`, `sweep`, `campaign`. Every spec is checked
+/// first (422 names the batch index or sweep value and the field), as is a campaign's request.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct NewEntry {
@@ -51,18 +52,23 @@ struct NewEntry {
     batch: Option<Vec<SpecDoc>>,
     /// One run per value of a parameter.
     sweep: Option<Sweep>,
+    /// A characterisation campaign (the body of `POST /api/campaigns`), started as that
+    /// starts one; when it cannot start (a campaign running, the e-stop latched, the queue
+    /// paused) nothing moves and the entry's `last_error` says why.
+    campaign: Option<StartCampaign>,
 }
 
 impl NewEntry {
     /// The one body it gives.
     fn body(self) -> Result<ScheduleBody, ApiError> {
-        match (self.spec, self.batch, self.sweep) {
-            (Some(s), None, None) => Ok(ScheduleBody::Spec(s)),
-            (None, Some(b), None) => Ok(ScheduleBody::Batch(b)),
-            (None, None, Some(s)) => Ok(ScheduleBody::Sweep(s)),
+        match (self.spec, self.batch, self.sweep, self.campaign) {
+            (Some(s), None, None, None) => Ok(ScheduleBody::Spec(s)),
+            (None, Some(b), None, None) => Ok(ScheduleBody::Batch(b)),
+            (None, None, Some(s), None) => Ok(ScheduleBody::Sweep(s)),
+            (None, None, None, Some(c)) => Ok(ScheduleBody::Campaign(c)),
             _ => Err(ApiError::unprocessable(
                 "spec",
-                "give exactly one of \"spec\", \"batch\" or \"sweep\"".into(),
+                "give exactly one of \"spec\", \"batch\", \"sweep\" or \"campaign\"".into(),
             )),
         }
     }
@@ -87,6 +93,10 @@ pub struct Entry {
     state: EntryState,
     /// The last run it enqueued.
     last_run_id: Option<i64>,
+    /// The last campaign it started.
+    last_campaign_id: Option<i64>,
+    /// Why it last could not enqueue its runs or start its campaign (none once it could).
+    last_error: Option<String>,
     /// When it was added.
     created_at: String,
     /// Its spec, if one.
@@ -98,6 +108,9 @@ pub struct Entry {
     /// Its sweep, if one.
     #[serde(skip_serializing_if = "Option::is_none")]
     sweep: Option<Sweep>,
+    /// Its campaign, if one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    campaign: Option<StartCampaign>,
 }
 
 /// Where an entry stands.
@@ -108,18 +121,20 @@ enum EntryState {
     Pending,
     /// A one-off that fired.
     Done,
-    /// Its specs no longer passed, or its runs could not be queued.
+    /// Its specs no longer passed, its runs could not be queued or its campaign could not
+    /// start (`last_error` says why).
     Failed,
 }
 
 impl Entry {
     fn of(e: &run_store::ScheduleEntry) -> Entry {
         let body = ScheduleBody::from_stored(&e.body).ok();
-        let (mut spec, mut batch, mut sweep) = (None, None, None);
+        let (mut spec, mut batch, mut sweep, mut campaign) = (None, None, None, None);
         match body {
             Some(ScheduleBody::Spec(s)) => spec = Some(s),
             Some(ScheduleBody::Batch(b)) => batch = Some(b),
             Some(ScheduleBody::Sweep(s)) => sweep = Some(s),
+            Some(ScheduleBody::Campaign(c)) => campaign = Some(c),
             None => {}
         }
         let recurrence = match e.recurrence.as_deref() {
@@ -140,10 +155,13 @@ impl Entry {
             next_run_at: e.next_run_at.clone(),
             state,
             last_run_id: e.last_run_id,
+            last_campaign_id: e.last_campaign_id,
+            last_error: e.last_error.clone(),
             created_at: e.created_at.clone(),
             spec,
             batch,
             sweep,
+            campaign,
         }
     }
 }

@@ -8,6 +8,7 @@ use super::hub::Hub;
 use super::jobs::Registry;
 use super::pool::Pool;
 use super::scheduler::{Cmd, QueueView, Reply};
+use crate::characterise::StepRunner;
 use crate::config::Loaded;
 use crate::control::Interlock;
 use axum::http::StatusCode;
@@ -48,7 +49,16 @@ pub struct AppState {
 }
 
 /// The campaign the daemon is running, if any (one at a time).
-pub type CampaignSlot = Arc<std::sync::Mutex<Option<i64>>>;
+pub type CampaignSlot = Arc<std::sync::Mutex<Option<CurrentCampaign>>>;
+
+/// The campaign in the [`CampaignSlot`].
+#[derive(Clone, Debug)]
+pub struct CurrentCampaign {
+    /// Its id; `None` while its record is being created.
+    pub id: Option<i64>,
+    /// Who runs its steps (`abort` stops it); `None` until they start.
+    pub runner: Option<Arc<dyn StepRunner>>,
+}
 
 /// Sends the scheduler a command and waits for its reply (503 if it is shutting down).
 pub async fn ask<T>(state: &AppState, make: impl FnOnce(Reply<T>) -> Cmd) -> Result<T, ApiError> {

@@ -2,11 +2,15 @@
 //! `POST /api/campaigns` starts one on the daemon's bench (`start.rs`); `GET /api/campaigns`
 //! lists them as the run store keeps them (newest first), `GET /api/campaigns/{id}` gives the
 //! record (steps with their run ids, fits, comparison, trial, answer, status) and
-//! `GET /api/campaigns/{id}/report` the self-contained HTML page `bench report` writes.
+//! `GET /api/campaigns/{id}/report` the self-contained HTML page `bench report` writes;
+//! `POST /api/campaigns/{id}/stop` stops the running one (`stop.rs`). A schedule entry's
+//! campaign starts through the same code ([`Scheduled`]). At `bench serve` start, a campaign
+//! left `running` by a daemon that stopped is marked `interrupted` ([`mark_interrupted`]).
 
 mod start;
+mod stop;
 
-pub use start::STEP_PRIORITY;
+pub use start::{STEP_PRIORITY, Scheduled};
 
 use super::error::errors;
 use super::error::{ApiError, ApiResult};
@@ -14,7 +18,7 @@ use super::extract::{CampaignId, Query};
 use super::schema::{Record, Records};
 use super::state::AppState;
 use aide::axum::ApiRouter;
-use aide::axum::routing::get_with;
+use aide::axum::routing::{get_with, post_with};
 use axum::Json;
 use axum::extract::State;
 use axum::response::Html;
@@ -38,6 +42,13 @@ pub fn routes() -> ApiRouter<AppState> {
             "/api/campaigns/{id}",
             get_with(get, |op| {
                 op.summary("One campaign: status, request, steps with their run ids, fits, comparison id, trial run id, answer, reason")
+            }),
+        )
+        .api_route(
+            "/api/campaigns/{id}/stop",
+            post_with(stop::stop, |op| {
+                let op = op.summary("Stop the running campaign: its step's run aborted (the drive to its confirmed safe state), a waiting step dequeued, the campaign ended stopped; answers the campaign once it has ended");
+                errors(op, &[(409, "The campaign is not running (its status named), or runs in another process")])
             }),
         )
         .api_route(
@@ -91,4 +102,24 @@ async fn report(
         .await
         .map(Html)
         .map_err(ApiError::from_anyhow)
+}
+
+/// Marks `interrupted` the campaigns this bench's daemon was running when it stopped (killed or
+/// restarted): nothing runs them any more. Their reason says how to continue; each is logged.
+pub async fn mark_interrupted(
+    store: &run_store::Store,
+    bench_id: &str,
+    config: Option<&std::path::Path>,
+) -> anyhow::Result<()> {
+    let config = config.map_or_else(|| "BENCH.toml".into(), |p| p.display().to_string());
+    let reason = |id: i64| {
+        format!(
+            "the daemon stopped while it ran (killed or restarted): `bench characterise --config {config} --resume {id}` continues it from its \
+             first unfinished step"
+        )
+    };
+    for id in store.interrupt_running_campaigns(bench_id, reason).await? {
+        tracing::warn!("campaign {id}: {}", reason(id));
+    }
+    Ok(())
 }

@@ -5,64 +5,27 @@
 
 use super::super::body::Json;
 use super::super::error::{Answer, ApiError, ApiResult, Created};
-use super::super::scheduler::Cmd;
 use super::super::scheduler::clock::parse_time;
-use super::super::state::{AppState, CampaignSlot};
+use super::super::scheduler::{CampaignStarter, Cmd, StartFuture};
+use super::super::state::{AppState, CampaignSlot, CurrentCampaign};
 use crate::characterise::{
-    self, AbortedBeforeStart, BenchHandle, DEFAULT_MODELS, Request, StepEnd, StepFuture, StepRunner,
+    self, AbortedBeforeStart, BenchHandle, Request, StartCampaign, StepEnd, StepFuture, StepRunner,
 };
 use crate::control::StopReason;
 use crate::session::Checked;
 use axum::extract::State;
 use run_store::{RunStatus, Store};
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
-use std::sync::{Mutex, PoisonError};
+use serde::Serialize;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
 
 /// Queue priority of a campaign's steps: ahead of the runs users queue.
 pub const STEP_PRIORITY: i64 = 1_000_000;
 
-/// The budget when none is given \[min\] (as `bench characterise`).
-const DEFAULT_BUDGET_MIN: f64 = 20.0;
-
 /// How often a waiting step's run is read back.
 const POLL: Duration = Duration::from_millis(200);
-
-/// The body of `POST /api/campaigns`.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub(super) struct StartCampaign {
-    /// Models to fit and compare (default all four).
-    #[schemars(length(min = 1))]
-    models: Option<Vec<CampaignModel>>,
-    /// Bench time the campaign may use \[min\] (default 20, at most 1440): a step that would
-    /// run past it is not started.
-    #[schemars(extend("exclusiveMinimum" = 0, "maximum" = 1440))]
-    budget_min: Option<f64>,
-}
-
-/// A model a campaign fits in the documented order ([`characterise::KNOWN_MODELS`]).
-#[derive(Clone, Copy, Debug, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-enum CampaignModel {
-    CoulombViscous,
-    StribeckExp,
-    Lugre,
-    Gms,
-}
-
-impl CampaignModel {
-    fn id(self) -> &'static str {
-        match self {
-            CampaignModel::CoulombViscous => "coulomb_viscous",
-            CampaignModel::StribeckExp => "stribeck_exp",
-            CampaignModel::Lugre => "lugre",
-            CampaignModel::Gms => "gms",
-        }
-    }
-}
 
 /// The campaign started.
 #[derive(Debug, Serialize, JsonSchema)]
@@ -81,28 +44,7 @@ pub(super) async fn start(
     State(state): State<AppState>,
     Json(body): Json<StartCampaign>,
 ) -> ApiResult<Created<Started>> {
-    let request = Request {
-        models: match body.models {
-            Some(ms) => ms.iter().map(|m| m.id().to_string()).collect(),
-            None => DEFAULT_MODELS.map(String::from).to_vec(),
-        },
-        budget_min: body.budget_min.unwrap_or(DEFAULT_BUDGET_MIN),
-        truth: None,
-    };
-    request
-        .check()
-        .map_err(|e| ApiError::bad_request(Some(e.field), e.to_string()))?;
-    refuse_if_not_ready(&state)?;
-    reserve(&state.campaign)?;
-    let id = match create(&state, &request).await {
-        Ok(id) => id,
-        Err(e) => {
-            set(&state.campaign, None);
-            return Err(e);
-        }
-    };
-    set(&state.campaign, Some(id));
-    spawn(state, id);
+    let (id, request) = begin(&state, &body).await?;
     Ok(Answer(Started {
         id,
         status: "running",
@@ -110,25 +52,73 @@ pub(super) async fn start(
     }))
 }
 
+/// Starts the campaign `body` asks for on the daemon's bench, as `POST /api/campaigns` and a
+/// due schedule entry both do: refused (nothing created) when the body breaks a rule, a
+/// campaign is running, the e-stop is latched or the queue paused.
+pub async fn begin(state: &AppState, body: &StartCampaign) -> Result<(i64, Request), ApiError> {
+    let request = body
+        .request()
+        .map_err(|e| ApiError::bad_request(Some(e.field), e.to_string()))?;
+    refuse_if_not_ready(state)?;
+    reserve(&state.campaign)?;
+    let id = match create(state, &request).await {
+        Ok(id) => id,
+        Err(e) => {
+            set(&state.campaign, None);
+            return Err(e);
+        }
+    };
+    let runner = Arc::new(QueueRunner {
+        cmd: state.cmd.clone(),
+        current: Mutex::new((false, None)),
+    });
+    let current = CurrentCampaign {
+        id: Some(id),
+        runner: Some(runner.clone()),
+    };
+    set(&state.campaign, Some(current));
+    spawn(state.clone(), id, runner);
+    Ok((id, request))
+}
+
+/// Due `{"campaign"}` schedule entries start their campaign through [`begin`].
+#[derive(Debug)]
+pub struct Scheduled(pub AppState);
+
+impl CampaignStarter for Scheduled {
+    fn start<'a>(&'a self, body: &'a StartCampaign) -> StartFuture<'a> {
+        Box::pin(async move {
+            begin(&self.0, body)
+                .await
+                .map(|(id, _)| id)
+                .map_err(|e| e.error)
+        })
+    }
+}
+
 /// Takes the daemon's one campaign slot (while the record is created, it holds [`STARTING`]).
 fn reserve(slot: &CampaignSlot) -> Result<(), ApiError> {
     let mut slot = slot.lock().unwrap_or_else(PoisonError::into_inner);
-    match *slot {
-        Some(STARTING) => Err(ApiError::conflict("a campaign is being started".into())),
-        Some(id) => Err(ApiError::conflict(format!("campaign {id} is running"))),
+    match &*slot {
+        Some(CurrentCampaign { id: None, .. }) => {
+            Err(ApiError::conflict("a campaign is being started".into()))
+        }
+        Some(CurrentCampaign { id: Some(id), .. }) => {
+            Err(ApiError::conflict(format!("campaign {id} is running")))
+        }
         None => {
-            *slot = Some(STARTING);
+            *slot = Some(CurrentCampaign {
+                id: None,
+                runner: None,
+            });
             Ok(())
         }
     }
 }
 
-fn set(slot: &CampaignSlot, to: Option<i64>) {
+fn set(slot: &CampaignSlot, to: Option<CurrentCampaign>) {
     *slot.lock().unwrap_or_else(PoisonError::into_inner) = to;
 }
-
-/// The slot's value while a campaign's record is being created.
-const STARTING: i64 = -1;
 
 /// A campaign starts only on a bench that would start a run now.
 fn refuse_if_not_ready(state: &AppState) -> Result<(), ApiError> {
@@ -160,12 +150,8 @@ fn to_value(v: &impl Serialize) -> Result<serde_json::Value, ApiError> {
 }
 
 /// Runs campaign `id` to its end in the background; the slot is freed when it ends.
-fn spawn(state: AppState, id: i64) {
+fn spawn(state: AppState, id: i64, runner: Arc<QueueRunner>) {
     tokio::spawn(async move {
-        let runner = QueueRunner {
-            cmd: state.cmd.clone(),
-            current: Mutex::new((false, None)),
-        };
         let bench = BenchHandle::with_runner((*state.loaded).clone(), Box::new(runner));
         let done = characterise::run(&state.store, &bench, id, state.db_path.clone()).await;
         match done {
@@ -199,7 +185,15 @@ impl QueueRunner {
         let gone = || anyhow::anyhow!("the daemon is shutting down");
         self.cmd.send(enqueue).await.map_err(|_| gone())?;
         let run_id = answer.await.map_err(|_| gone())??.id;
-        self.lock().1 = Some(run_id);
+        let aborted = {
+            let mut cur = self.lock();
+            cur.1 = Some(run_id);
+            cur.0
+        };
+        if aborted {
+            // Stopped while the step was being queued: it goes (no further step starts).
+            self.abort_run(run_id);
+        }
         let run = loop {
             let run = store.run(run_id).await?;
             if run.status.is_final() {
@@ -220,6 +214,14 @@ impl QueueRunner {
         })
     }
 
+    /// Aborts run `run_id` as `POST /api/runs/{id}/abort` does (a waiting one is dequeued).
+    fn abort_run(&self, run_id: i64) {
+        let (reply, _) = oneshot::channel();
+        if self.cmd.try_send(Cmd::Abort { run_id, reply }).is_err() {
+            tracing::error!("run {run_id}: the abort could not reach the scheduler");
+        }
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, (bool, Option<i64>)> {
         self.current.lock().unwrap_or_else(PoisonError::into_inner)
     }
@@ -231,11 +233,13 @@ impl StepRunner for QueueRunner {
     }
 
     fn abort(&self, _reason: StopReason) {
-        let mut cur = self.lock();
-        cur.0 = true;
-        if let Some(run_id) = cur.1 {
-            let (reply, _) = oneshot::channel();
-            let _ = self.cmd.try_send(Cmd::Abort { run_id, reply });
+        let run = {
+            let mut cur = self.lock();
+            cur.0 = true;
+            cur.1
+        };
+        if let Some(run_id) = run {
+            self.abort_run(run_id);
         }
     }
 }

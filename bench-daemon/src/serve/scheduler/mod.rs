@@ -10,15 +10,19 @@
 //!
 //! Schedule entries fire at `next_run_at` (RFC 3339 UTC): their specs are checked again
 //! against the limits and enqueued with the entry's priority; a `nightly` entry then moves
-//! one day on, a `weekly` one seven, a one-off one becomes `done`.
+//! one day on, a `weekly` one seven, a one-off one becomes `done`. A `campaign` entry starts its
+//! characterisation campaign through the [`CampaignStarter`] it is given (as
+//! `POST /api/campaigns` does); when one cannot start, the entry keeps why (`last_error`).
 //!
 //! - [`cmd`]: the requests and answers, [`error`] the refusals; [`view`]: what is published;
 //! - [`plans`]: specs and schedule bodies checked against the bench;
 //! - `waiting.rs`: the queue (enqueue, reorder, remove, settings); [`order`]: its sort keys;
 //! - `running.rs`: the run on the bench (start, stop, its end); `resuming.rs`: a run's
 //!   continuation started;
-//! - `timetable.rs`: the schedule firing; [`clock`]: its time.
+//! - `timetable.rs`: the schedule firing, `campaign.rs` a campaign entry's; [`clock`]: its
+//!   time.
 
+mod campaign;
 pub mod clock;
 pub mod cmd;
 pub mod error;
@@ -30,6 +34,7 @@ mod timetable;
 pub mod view;
 mod waiting;
 
+pub use campaign::{CampaignStarter, StartFuture};
 pub use clock::Clock;
 pub use cmd::{Cmd, Enqueued, EnqueuedStatus, Latch, OnFailure, Recurrence, Reply};
 pub use error::SchedulerError;
@@ -106,6 +111,8 @@ pub struct Scheduler {
     view: watch::Sender<QueueView>,
     /// What "now" is for the schedule.
     clock: Clock,
+    /// Starts the campaigns of due `campaign` entries (none: they are refused when due).
+    campaigns: Option<Arc<dyn CampaignStarter>>,
 }
 
 enum Wake {
@@ -157,6 +164,7 @@ impl Scheduler {
             pool,
             view,
             clock: Clock::Wall,
+            campaigns: None,
         };
         s.persist_whole_queue().await?;
         s.publish();
@@ -166,6 +174,12 @@ impl Scheduler {
     /// The same scheduler on another clock.
     pub fn with_clock(mut self, clock: Clock) -> Scheduler {
         self.clock = clock;
+        self
+    }
+
+    /// The same scheduler starting due campaign entries with `starter`.
+    pub fn with_campaigns(mut self, starter: Arc<dyn CampaignStarter>) -> Scheduler {
+        self.campaigns = Some(starter);
         self
     }
 

@@ -1,8 +1,11 @@
 //! Specs checked against the bench: one spec document ([`check_value`], its errors naming the
 //! field by its dotted path) and what a schedule entry runs ([`ScheduleBody`]: one spec, a
-//! batch, or a sweep of one spec over a parameter's values), expanded into checked plans.
+//! batch, or a sweep of one spec over a parameter's values, each expanded into checked plans;
+//! or a characterisation campaign, whose request is checked and whose steps are designed as it
+//! runs).
 
 use super::error::SchedulerError;
+use crate::characterise::StartCampaign;
 use crate::config::Loaded;
 use crate::session::{self, Checked};
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
@@ -51,8 +54,9 @@ pub struct Sweep {
     pub values: Vec<Value>,
 }
 
-/// What a schedule entry runs, as it is stored: `{"spec": S}`, `{"batch": [S, ...]}` or
-/// `{"sweep": {"spec": S, "param": PATH, "values": [...]}}`.
+/// What a schedule entry runs, as it is stored: `{"spec": S}`, `{"batch": [S, ...]}`,
+/// `{"sweep": {"spec": S, "param": PATH, "values": [...]}}` or
+/// `{"campaign": {"models": [...], "budget_min": M}}`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ScheduleBody {
@@ -62,6 +66,9 @@ pub enum ScheduleBody {
     Batch(Vec<SpecDoc>),
     /// One run per value.
     Sweep(Sweep),
+    /// A characterisation campaign, started as `POST /api/campaigns` starts one (its steps are
+    /// designed as it goes: nothing is expanded ahead).
+    Campaign(StartCampaign),
 }
 
 impl ScheduleBody {
@@ -75,8 +82,8 @@ impl ScheduleBody {
         ScheduleBody::deserialize(v).map_err(|e| format!("a stored schedule body: {e}"))
     }
 
-    /// Every spec checked against the bench, in order. Errors name the batch index or sweep
-    /// value and the field.
+    /// Every spec checked against the bench, in order (none for a campaign, whose request is
+    /// checked). Errors name the batch index or sweep value and the field.
     pub fn expand(&self, loaded: &Loaded) -> Result<Vec<Checked>, SchedulerError> {
         let mut out = Vec::new();
         self.each_checked(loaded, |c| {
@@ -116,6 +123,13 @@ impl ScheduleBody {
                 Ok(())
             }
             ScheduleBody::Sweep(sweep) => sweep.each_checked(loaded, each),
+            ScheduleBody::Campaign(c) => match c.request() {
+                Ok(_) => Ok(()),
+                Err(e) => {
+                    let field = format!("campaign.{}", e.field);
+                    Err(SchedulerError::invalid(&field, format!("campaign.{e}")))
+                }
+            },
         }
     }
 }

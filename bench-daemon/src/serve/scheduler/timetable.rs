@@ -1,13 +1,14 @@
 //! The schedule: entries added and deleted, and each due entry fired in turn — its specs
-//! checked again off this task and enqueued with its priority, the entry moved on (nightly,
-//! weekly) or closed (done, failed).
+//! checked again off this task and enqueued with its priority, or its campaign started
+//! (`campaign.rs`) — the entry moved on (nightly, weekly) or closed (done, failed), with why it
+//! could not (`last_error`).
 
 use super::clock::{format_time, next_occurrence, parse_time};
 use super::cmd::Recurrence;
 use super::plans::ScheduleBody;
 use super::{Scheduler, SchedulerError};
 use chrono::{DateTime, Utc};
-use run_store::ScheduleEntry;
+use run_store::{Fired, ScheduleEntry};
 
 impl Scheduler {
     /// Adds an entry (its specs checked by the caller).
@@ -63,61 +64,75 @@ impl Scheduler {
         more
     }
 
-    /// Enqueues the runs of schedule entry `e` and moves it on (or marks it done or failed).
+    /// Enqueues the runs of schedule entry `e` (or starts its campaign) and moves it on (or
+    /// marks it done or failed).
     async fn fire(&mut self, e: ScheduleEntry, now: DateTime<Utc>) {
-        let mut last = None;
-        let mut state = "pending";
+        let fired = match ScheduleBody::from_stored(&e.body) {
+            Ok(ScheduleBody::Campaign(c)) => self.fire_campaign(&e, &c).await,
+            _ => self.fire_runs(&e).await,
+        };
+        let rule = match e.recurrence.as_deref() {
+            Some("nightly") => Some(Recurrence::Nightly),
+            Some("weekly") => Some(Recurrence::Weekly),
+            _ => None,
+        };
+        let (state, next) = match rule {
+            Some(rule) => {
+                let due = e.next_run_at.as_deref().and_then(parse_time).unwrap_or(now);
+                (
+                    "pending",
+                    Some(format_time(next_occurrence(due, now, rule))),
+                )
+            }
+            None if fired.error.is_some() => ("failed", None),
+            None => ("done", None),
+        };
+        if let Err(err) = self
+            .store
+            .update_schedule(e.id, state, next.as_deref(), &fired)
+            .await
+        {
+            tracing::error!("schedule {}: {err}", e.id);
+        }
+    }
+
+    /// Enqueues the runs of entry `e`, its specs checked again off this task.
+    async fn fire_runs(&mut self, e: &ScheduleEntry) -> Fired {
         let (body, loaded) = (e.body.clone(), self.loaded.clone());
         let expand = move || {
             let body =
                 ScheduleBody::from_stored(&body).map_err(|m| SchedulerError::invalid("body", m))?;
             body.expand(&loaded)
         };
-        match self.pool.run_waiting(expand).await {
-            Ok(specs) => {
-                let by = format!(
-                    "queued by schedule entry {} ({})",
-                    e.id,
-                    e.recurrence.as_deref().unwrap_or("once")
-                );
-                let (last_id, errors) = self.enqueue_all(specs, e.priority, &by).await;
-                last = last_id;
-                for err in &errors {
-                    tracing::warn!("schedule {}: {err}", e.id);
-                }
-                if !errors.is_empty() {
-                    state = "failed";
-                }
-            }
+        let specs = match self.pool.run_waiting(expand).await {
+            Ok(specs) => specs,
             Err(err) => {
                 tracing::warn!("schedule {}: {}", e.id, err);
-                state = "failed";
+                return Fired {
+                    error: Some(err.to_string()),
+                    ..Fired::default()
+                };
             }
+        };
+        let by = format!(
+            "queued by schedule entry {} ({})",
+            e.id,
+            e.recurrence.as_deref().unwrap_or("once")
+        );
+        let (last, errors) = self.enqueue_all(specs, e.priority, &by).await;
+        for err in &errors {
+            tracing::warn!("schedule {}: {err}", e.id);
         }
-        let rule = match e.recurrence.as_deref() {
-            Some("nightly") => Some(Recurrence::Nightly),
-            Some("weekly") => Some(Recurrence::Weekly),
-            _ => None,
-        };
-        let next = match rule {
-            Some(rule) => {
-                let due = e.next_run_at.as_deref().and_then(parse_time).unwrap_or(now);
-                state = "pending";
-                Some(format_time(next_occurrence(due, now, rule)))
-            }
-            None => {
-                if state == "pending" {
-                    state = "done";
-                }
-                None
-            }
-        };
-        if let Err(err) = self
-            .store
-            .update_schedule(e.id, state, next.as_deref(), last)
-            .await
-        {
-            tracing::error!("schedule {}: {err}", e.id);
+        Fired {
+            run_id: last,
+            campaign_id: None,
+            error: (!errors.is_empty()).then(|| {
+                errors
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            }),
         }
     }
 
