@@ -840,6 +840,25 @@ test('characterise: a campaign started from the page; a bad field named, a budge
   assert.equal(c.steps.length, 0, 'no step ran');
 });
 
+test('characterise: a running campaign stopped from its page (its step\'s run aborted, the campaign stopped)', async () => {
+  await go('characterise');
+  await page.waitForSelector('#campaign-start');
+  for (const m of ['stribeck_exp', 'lugre', 'gms']) await page.uncheck(`#camp-model-${m}`);
+  await page.check('#camp-model-coulomb_viscous');
+  await page.fill('#camp-budget', '10');
+  await page.click('#camp-start');
+  await page.waitForSelector('#campaign-stop');
+  const id = Number((await page.evaluate(() => location.hash)).split('/').pop());
+  await shot('characterise-running');
+  await page.click('#campaign-stop');
+  await page.waitForFunction(() => /stopped/.test(document.getElementById('campaign-status')?.textContent ?? ''));
+  assert.equal(await page.locator('#campaign-stop').count(), 0, 'no Stop button on a stopped campaign');
+  const c = (await api(`/api/campaigns/${id}`)).json;
+  assert.equal(c.status, 'stopped');
+  const run = (await api(`/api/runs/${c.steps[0].run_id}`)).json;
+  assert.equal(run.status, 'aborted');
+});
+
 test('the page made no request beyond the daemon', () => {
   assert.deepEqual(external, []);
 });

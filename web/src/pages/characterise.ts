@@ -1,7 +1,7 @@
 // Characterisation campaigns (`bench characterise`): a form that starts one on this bench
 // (POST /api/campaigns), the list, and one campaign's steps with their runs (linked to the run
 // pages), its answer and its report (GET /api/campaigns/{id}/report) in a frame. A campaign
-// still running is polled every 2 s.
+// still running is polled every 2 s and has a Stop button (POST /api/campaigns/{id}/stop).
 import { ApiError, get, post, withToken } from '../api';
 import { h, clear, dataTable, fmt, duration, notice } from '../dom';
 
@@ -75,9 +75,10 @@ export function campaignPage(root: HTMLElement, id?: string): () => void {
   root.append(h('h1', null, `Campaign ${id}`), msg, body);
   let timer: number | undefined;
   const load = async () => {
+    window.clearTimeout(timer);
     try {
       const c = await get(`/api/campaigns/${id}`);
-      show(body, c);
+      show(body, c, msg, load);
       if (c.status === 'running') timer = window.setTimeout(load, 2000);
     } catch (e) {
       msg.show((e as Error).message, 'error');
@@ -87,7 +88,22 @@ export function campaignPage(root: HTMLElement, id?: string): () => void {
   return () => window.clearTimeout(timer);
 }
 
-function show(body: HTMLElement, c: any): void {
+/** The Stop button of a running campaign: its step's run aborted, the campaign ended `stopped`. */
+function stopButton(id: number, msg: ReturnType<typeof notice>, reload: () => void): HTMLElement {
+  const button = h('button', { type: 'button', id: 'campaign-stop' }, 'Stop the campaign') as HTMLButtonElement;
+  button.addEventListener('click', async () => {
+    button.disabled = true;
+    try {
+      await post(`/api/campaigns/${id}/stop`, undefined);
+    } catch (e) {
+      msg.show((e as Error).message, 'error');
+    }
+    reload();
+  });
+  return button;
+}
+
+function show(body: HTMLElement, c: any, msg: ReturnType<typeof notice>, reload: () => void): void {
   const steps = (c.steps ?? []).map((s: any) => ({
     step: s.name,
     status: s.status,
@@ -103,7 +119,8 @@ function show(body: HTMLElement, c: any): void {
   clear(
     body,
     h('p', { id: 'campaign-status' }, `Status: ${c.status}`, c.reason ? ` — ${c.reason}` : ''),
-    c.status === 'running' ? h('p', null, 'Its step on the bench now, with the live plots: ', h('a', { href: '#/bench' }, 'Bench page'), '.') : null,
+    c.status === 'running' ? h('p', null, 'Its step on the bench now, with the live plots: ', h('a', { href: '#/bench' }, 'Bench page'), '. ', stopButton(c.id, msg, reload)) : null,
+    c.status === 'interrupted' ? h('p', { id: 'campaign-interrupted' }, 'Nothing runs it now: continue it from the command line as its reason says (the steps it completed are kept).') : null,
     c.answer?.text ? h('p', { id: 'campaign-answer', class: 'answer' }, c.answer.text) : null,
     c.answer?.bench_time_s != null ? h('p', null, `Bench time ${fmt(c.answer.bench_time_s, 3)} s`) : null,
     dataTable(steps, undefined, 'Steps and their runs'),
