@@ -857,6 +857,15 @@ test('characterise: a running campaign stopped from its page (its step\'s run ab
   assert.equal(c.status, 'stopped');
   const run = (await api(`/api/runs/${c.steps[0].run_id}`)).json;
   assert.equal(run.status, 'aborted');
+  // A campaign scheduled for the night is listed on the queue page.
+  const entry = { campaign: { models: ['lugre'], budget_min: 30 }, run_at: '2099-01-01T02:00:00Z', recurrence: 'nightly' };
+  const added = await api('/api/schedule', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(entry) });
+  assert.equal(added.status, 201, added.text);
+  await go('queue');
+  const row = page.locator('#schedule-table tbody tr', { hasText: 'characterisation campaign (lugre; at most 30 min)' });
+  await row.waitFor();
+  const gone = await api(`/api/schedule/${added.json.id}`, { method: 'DELETE' });
+  assert.equal(gone.status, 204, gone.text);
 });
 
 test('the page made no request beyond the daemon', () => {

@@ -129,7 +129,7 @@ export function queuePage(root: HTMLElement): () => void {
         ? h(
             'table',
             { class: 'data', id: 'schedule-table' },
-            h('thead', null, h('tr', null, ['id', 'what', 'run at', 'recurrence', 'next', 'priority', 'state', 'last run', ''].map((c) => h('th', { scope: 'col' }, c)))),
+            h('thead', null, h('tr', null, ['id', 'what', 'run at', 'recurrence', 'next', 'priority', 'state', 'last started', ''].map((c) => h('th', { scope: 'col' }, c)))),
             h(
               'tbody',
               null,
@@ -143,8 +143,8 @@ export function queuePage(root: HTMLElement): () => void {
                   h('td', null, e.recurrence ?? 'once'),
                   h('td', null, e.next_run_at ?? '—'),
                   h('td', null, fmt(e.priority)),
-                  h('td', null, e.state ?? '—'),
-                  h('td', null, e.last_run_id != null ? h('a', { href: `#/runs/${e.last_run_id}` }, `#${e.last_run_id}`) : '—'),
+                  h('td', null, e.state ?? '—', e.last_error ? h('span', { class: 'bad' }, ` — ${e.last_error}`) : null),
+                  h('td', null, lastStarted(e)),
                   h(
                     'td',
                     null,
@@ -200,7 +200,15 @@ function describe(e: any): string {
   if (e.spec) return `${e.spec.kind}${e.spec.name ? ` “${e.spec.name}”` : ''}`;
   if (Array.isArray(e.batch)) return `batch of ${e.batch.length}: ${e.batch.map((s: any) => s.kind).join(', ')}`;
   if (e.sweep) return `${e.sweep.spec?.kind} with ${e.sweep.param} over [${(e.sweep.values ?? []).map((v: any) => JSON.stringify(v)).join(', ')}]`;
+  if (e.campaign) return `characterisation campaign (${(e.campaign.models ?? ['all four models']).join(', ')}; at most ${e.campaign.budget_min ?? 20} min)`;
   return JSON.stringify(e);
+}
+
+/** The last run an entry queued, or the last campaign it started. */
+function lastStarted(e: any): HTMLElement | string {
+  if (e.last_campaign_id != null) return h('a', { href: `#/characterise/${e.last_campaign_id}` }, `campaign ${e.last_campaign_id}`);
+  if (e.last_run_id != null) return h('a', { href: `#/runs/${e.last_run_id}` }, `#${e.last_run_id}`);
+  return '—';
 }
 
 /** Local `datetime-local` value → RFC 3339 UTC. */
