@@ -318,6 +318,12 @@ fn bad_campaign_entries_are_refused_and_a_paused_queue_starts_none() {
         assert_eq!(r.json()["field"], field, "{body}: {}", r.text());
     }
     assert_eq!(d.json("/api/schedule"), json!([]));
+    let doc = d.json("/api/openapi.json");
+    assert!(doc["paths"]["/api/campaigns/{id}/stop"]["post"].is_object());
+    assert!(
+        doc.to_string().contains("\"campaign\""),
+        "the schedule body has campaign"
+    );
 
     let r = d.req("PUT", "/api/queue", Some(&json!({"paused": true})));
     assert_eq!(r.status, 200, "{}", r.text());
