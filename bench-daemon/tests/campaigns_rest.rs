@@ -30,6 +30,17 @@ fn first_step_moving(d: &Daemon) -> i64 {
     run
 }
 
+/// Asserts the audit log has a `POST path` answered `status`.
+fn assert_audited(d: &Daemon, path: &str, status: u16) {
+    let audit = d.json("/api/audit");
+    let found = audit
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|e| e["method"] == "POST" && e["path"] == path && e["status"] == status);
+    assert!(found, "POST {path} {status} not in {audit}");
+}
+
 /// Campaign `id` once it is no longer `running` (at most 10 s).
 fn campaign_ended(d: &Daemon, id: i64) -> Value {
     let t0 = Instant::now();
@@ -174,15 +185,7 @@ fn a_campaign_posted_runs_its_steps_through_the_queue_and_the_estop_stops_it() {
     assert_eq!(r.status, 409, "{}", r.text());
     assert!(r.text().contains("e-stop"), "{}", r.text());
     // The audit log has the request that started it.
-    let audit = d.json("/api/audit");
-    assert!(
-        audit
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|e| e["method"] == "POST" && e["path"] == "/api/campaigns" && e["status"] == 201),
-        "{audit}"
-    );
+    assert_audited(&d, "/api/campaigns", 201);
 }
 
 /// A `{"campaign"}` schedule entry due now starts its campaign as `POST /api/campaigns` does:
@@ -243,17 +246,7 @@ fn a_scheduled_campaign_starts_and_the_stop_endpoint_ends_it_stopped() {
         "{}",
         r.text()
     );
-    let audit = d.json("/api/audit");
-    assert!(
-        audit
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|e| e["method"] == "POST"
-                && e["path"] == format!("/api/campaigns/{id}/stop")
-                && e["status"] == 200),
-        "{audit}"
-    );
+    assert_audited(&d, &format!("/api/campaigns/{id}/stop"), 200);
 }
 
 /// Schedule entry `id` once `done(entry)` holds (at most 10 s).

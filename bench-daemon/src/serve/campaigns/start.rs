@@ -81,7 +81,8 @@ pub async fn begin(state: &AppState, body: &StartCampaign) -> Result<(i64, Reque
     Ok((id, request))
 }
 
-/// Due `{"campaign"}` schedule entries start their campaign through [`begin`].
+/// Due `{"campaign"}` schedule entries start their campaign through `begin`, as
+/// `POST /api/campaigns` does.
 #[derive(Debug)]
 pub struct Scheduled(pub AppState);
 
