@@ -395,7 +395,7 @@ fn oversized() -> Vec<(&'static str, Value, &'static str, String)> {
 }
 
 #[test]
-fn every_kind_refuses_oversized_plans_naming_the_field_and_the_cap_within_10_ms() {
+fn every_kind_refuses_oversized_plans_naming_the_field_and_the_cap_before_building_them() {
     let lim = BenchLimits::sim_default();
     let cases = oversized();
     for kind in Kind::NAMES {
@@ -423,8 +423,9 @@ fn every_kind_refuses_oversized_plans_naming_the_field_and_the_cap_within_10_ms(
             msg.contains(cap.as_str()),
             "{kind} {field}: {msg}\n  wants: {cap}"
         );
-        // Generous: counting takes microseconds; building a 4e9 plan takes minutes or aborts.
-        assert!(took < Duration::from_millis(10), "{kind} {field}: {took:?}");
+        // No timed assertion (a loaded machine would fail it): a cap checked after building
+        // the plan would show as a test that runs for minutes or aborts out of memory on the
+        // 4e9-entry cases; the slowest refusal is printed.
         if took > slowest.0 {
             slowest = (took, field);
         }
