@@ -131,29 +131,17 @@ eval "$(scripts/pg-cluster.sh start target/pg-test)"
 export FRICTIONBENCH_REQUIRE_PG=1
 export FRICTIONBENCH_PYTHON="$PWD/target/pyenv/bin/python"
 
-# From here on most of the time is real time: simulated benches and daemons run at their own
-# pace, and the daemon's suite, the longest stage, uses under one core on average.
-
-# Beside the daemon's suite, at a lower CPU priority so that its real-time runs (RTU frames
-# over ptys, 10 ms silences) keep their margins: the other crates' suites, the doctests, and
-# rustdoc (-D warnings) on the build's own artifacts (no dependency compiles again; it holds the
-# target directory's lock, which nothing else needs by then).
-crates() {
-  nice -n 10 scripts/test-binaries.py "$logs/build.json" --except bench-daemon
-  nice -n 10 cargo test --workspace --locked --doc
-  RUSTDOCFLAGS="-D warnings" nice -n 10 cargo doc --workspace --no-deps --locked
-}
-spawn crates crates
-
-# The daemon's suite: its tests that need the bench alone take a lock (one_bench_at_a_time);
-# three threads let the device emulations' slow lines run beside them.
+# The daemon's suite first, alone: its device emulations answer RTU frames over ptys with
+# 10 ms silences and 50 ms timeouts, which other CPU load beside it made them miss (two
+# threads; its tests that need the bench alone take a lock, one_bench_at_a_time).
 stage "cargo test (bench-daemon)" \
-  scripts/test-binaries.py "$logs/build.json" --only bench-daemon -- --test-threads=3
-join crates
+  scripts/test-binaries.py "$logs/build.json" --only bench-daemon -- --test-threads=2
+
+# From here on the stages wait mostly on real time (daemons and simulated benches run at their
+# own pace), so they run side by side.
 
 # issue 31: every example of README.md and docs/ runs as written (scripts/test-docs.py; the
-# self-test first shows that a wrong example fails). In the background beside the stages below:
-# they all wait on real-time runs of their own daemons, which a 2-core machine runs side by side.
+# self-test first shows that a wrong example fails).
 docs_examples() {
   BENCH_BIN="$target_dir/debug/bench" python3 scripts/test-docs.py --self-test
   BENCH_BIN="$target_dir/debug/bench" CLIENT_PYTHON=target/clientenv/bin/python DOCTEST_JOBS=2 \
@@ -163,14 +151,24 @@ spawn examples docs_examples
 
 # issue 13: schemathesis against the real server: the OpenAPI document exactly as strict as it.
 # issue 16: the Python client (clients/python), installed into a fresh venv with pinned
-# dependencies from PyPI, against `bench serve --sim`. Both in the background beside the
-# dashboard's tests: each talks to a daemon of its own over HTTP and waits on its runs.
+# dependencies from PyPI, against `bench serve --sim`. Each talks to a daemon of its own over
+# HTTP and waits on its runs.
 clients() {
   BENCH_BIN="$target_dir/debug/bench" scripts/test-schemathesis.sh
   BENCH_BIN="$target_dir/debug/bench" \
     target/clientenv/bin/python -m pytest -q -p no:cacheprovider clients/python/tests
 }
 spawn clients clients
+
+# At a lower CPU priority: rustdoc (-D warnings) on the build's own artifacts (no dependency
+# compiles again; first, as it holds the target directory's lock, which the installed-binary
+# stage needs later), then the other crates' suites and the doctests.
+crates() {
+  RUSTDOCFLAGS="-D warnings" nice -n 10 cargo doc --workspace --no-deps --locked
+  nice -n 10 scripts/test-binaries.py "$logs/build.json" --except bench-daemon
+  nice -n 10 cargo test --workspace --locked --doc
+}
+spawn crates crates
 
 # issue 16: the manual (docs/): build it, check its internal links and that no file cites a
 # document the repository does not contain.
@@ -196,6 +194,7 @@ stage "serve-sim" scripts/test-serve-sim.sh
 
 join clients
 join examples
+join crates
 
 # issue 31: the test command leaves the clone as it found it.
 if [ -n "$(git status --porcelain 2>/dev/null)" ]; then
