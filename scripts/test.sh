@@ -114,11 +114,7 @@ stage "cargo fmt" cargo fmt --all --check
 
 join dashboard
 spawn packages apt_install chromium postgresql rt-tests
-# The test binaries it builds are listed in $logs/build.json (scripts/test-binaries.py runs them).
-build_tests() {
-  cargo test --workspace --locked --no-run --message-format=json-render-diagnostics >"$logs/build.json"
-}
-stage "build, clippy (tests, bench)" build_tests
+stage "build, clippy (tests, bench)" cargo test --workspace --locked --no-run
 stage "build (bench)" cargo build --locked -p bench-daemon
 
 # issue 14: a throwaway PostgreSQL cluster (Debian's postgresql) under target/, on a free port
@@ -131,44 +127,17 @@ eval "$(scripts/pg-cluster.sh start target/pg-test)"
 export FRICTIONBENCH_REQUIRE_PG=1
 export FRICTIONBENCH_PYTHON="$PWD/target/pyenv/bin/python"
 
-# The daemon's suite first, alone: its device emulations answer RTU frames over ptys with
-# 10 ms silences and 50 ms timeouts, which other CPU load beside it made them miss (two
-# threads; its tests that need the bench alone take a lock, one_bench_at_a_time).
-stage "cargo test (bench-daemon)" \
-  scripts/test-binaries.py "$logs/build.json" --only bench-daemon -- --test-threads=2
-
-# From here on the stages wait mostly on real time (daemons and simulated benches run at their
-# own pace), so they run side by side.
+stage "cargo test" cargo test --workspace --locked
 
 # issue 31: every example of README.md and docs/ runs as written (scripts/test-docs.py; the
-# self-test first shows that a wrong example fails).
+# self-test first shows that a wrong example fails). In the background beside the stages below:
+# they all wait on real-time runs of their own daemons, which a 2-core machine runs side by side.
 docs_examples() {
   BENCH_BIN="$target_dir/debug/bench" python3 scripts/test-docs.py --self-test
   BENCH_BIN="$target_dir/debug/bench" CLIENT_PYTHON=target/clientenv/bin/python DOCTEST_JOBS=2 \
     python3 scripts/test-docs.py
 }
 spawn examples docs_examples
-
-# issue 13: schemathesis against the real server: the OpenAPI document exactly as strict as it.
-# issue 16: the Python client (clients/python), installed into a fresh venv with pinned
-# dependencies from PyPI, against `bench serve --sim`. Each talks to a daemon of its own over
-# HTTP and waits on its runs.
-clients() {
-  BENCH_BIN="$target_dir/debug/bench" scripts/test-schemathesis.sh
-  BENCH_BIN="$target_dir/debug/bench" \
-    target/clientenv/bin/python -m pytest -q -p no:cacheprovider clients/python/tests
-}
-spawn clients clients
-
-# At a lower CPU priority: rustdoc (-D warnings) on the build's own artifacts (no dependency
-# compiles again; first, as it holds the target directory's lock, which the installed-binary
-# stage needs later), then the other crates' suites and the doctests.
-crates() {
-  RUSTDOCFLAGS="-D warnings" nice -n 10 cargo doc --workspace --no-deps --locked
-  nice -n 10 scripts/test-binaries.py "$logs/build.json" --except bench-daemon
-  nice -n 10 cargo test --workspace --locked --doc
-}
-spawn crates crates
 
 # issue 16: the manual (docs/): build it, check its internal links and that no file cites a
 # document the repository does not contain.
@@ -177,6 +146,17 @@ book() {
   python3 scripts/check-book-links.py
 }
 stage "manual" book
+
+# issue 13: schemathesis against the real server: the OpenAPI document exactly as strict as it.
+# issue 16: the Python client (clients/python), installed into a fresh venv with pinned
+# dependencies from PyPI, against `bench serve --sim`. Both in the background beside the
+# dashboard's tests: each talks to a daemon of its own over HTTP and waits on its runs.
+clients() {
+  BENCH_BIN="$target_dir/debug/bench" scripts/test-schemathesis.sh
+  BENCH_BIN="$target_dir/debug/bench" \
+    target/clientenv/bin/python -m pytest -q -p no:cacheprovider clients/python/tests
+}
+spawn clients clients
 
 # issue 7: the dashboard end to end, in a real headless Chromium (Debian's chromium driven by
 # playwright-core from npm) against `bench serve --sim`; screenshots in target/e2e-screenshots/.
@@ -192,9 +172,15 @@ stage "installed binary" scripts/test-installed-binary.sh
 # stay under target/) and passes its flags through.
 stage "serve-sim" scripts/test-serve-sim.sh
 
+# The API documentation, without warnings: rustdoc on the build's own artifacts (no dependency
+# compiles again), in the background beside the client and example stages still running, which
+# mostly wait on real time. Not earlier: it holds the target directory's lock, which the
+# installed-binary and serve-sim stages need.
+spawn rustdoc env RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
+
 join clients
 join examples
-join crates
+join rustdoc
 
 # issue 31: the test command leaves the clone as it found it.
 if [ -n "$(git status --porcelain 2>/dev/null)" ]; then
