@@ -5,6 +5,8 @@ mod util;
 
 mod analyses;
 mod caps;
+mod caps_schema;
 mod docs_pages;
+mod plan_inputs;
 mod specs;
 mod validation;
