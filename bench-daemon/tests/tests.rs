@@ -24,6 +24,7 @@ mod perf_loop;
 mod resume;
 mod resume_serve;
 mod sensors;
+mod serve_fits;
 mod serve_hardening;
 mod serve_queue;
 mod serve_users;
