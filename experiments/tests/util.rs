@@ -42,25 +42,12 @@ impl TestBench {
         }
     }
 
-    /// The simulated bench's default truth (`bench_sim::default_truth`, mirrored here as
-    /// experiments does not depend on bench-sim): GMS with Coulomb 1 N m and breakaway 1.5 N m,
-    /// the negative direction's levels 10 % lower, with 2 mN m of sensor noise.
+    /// The simulated bench's default truth ([`bench_sim::default_truth`]): GMS with Coulomb
+    /// 1 N m and breakaway 1.5 N m, the negative direction's levels 10 % lower, with 2 mN m of
+    /// sensor noise.
     pub fn sim_default() -> TestBench {
-        let mut b = TestBench::new(
-            "gms",
-            serde_json::json!({
-                "k": [500.0, 250.0, 150.0, 100.0],
-                "alpha": [0.1, 0.2, 0.3, 0.4],
-                "fc": 1.0,
-                "fs": 1.5,
-                "vs": 0.1,
-                "delta": 2.0,
-                "sigma1": 1.0,
-                "sigma2": 0.05,
-                "c": 50.0,
-                "negative": {"fc": 0.9, "fs": 1.35, "c": 50.0}
-            }),
-        );
+        let truth = bench_sim::default_truth();
+        let mut b = TestBench::new(&truth.model, truth.params);
         b.sensor_noise_nm = 0.002;
         b
     }
