@@ -1,7 +1,10 @@
 //! Profile parsing and validation tests.
 
+use std::time::Duration;
+
 use super::*;
 use crate::ErrorKind;
+use crate::error::Error;
 
 const MINIMAL_DRIVE: &str = r#"
 [device]

@@ -20,6 +20,7 @@ mod vectors;
 use std::time::Duration;
 
 use super::*;
+use crate::error::Error;
 
 pub(super) use raw::RawProfile;
 pub(super) use vectors::check_vector;
