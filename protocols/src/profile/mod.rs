@@ -67,7 +67,7 @@
 //! feedback and sequence values are SI everywhere above this module: position rad, velocity
 //! rad/s, torque N m, times s.
 //!
-//! Every validation failure is an [`Error::Profile`] naming the file, the entry (for example
+//! Every validation failure is an [`Error::Profile`](crate::Error::Profile) naming the file, the entry (for example
 //! `signal 'torque_cmd' (#4).eng.max`) and the rule it broke.
 
 mod codec;

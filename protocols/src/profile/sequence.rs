@@ -29,7 +29,7 @@ pub enum Step {
     },
 }
 
-/// The name of the sequence a client runs once at connect ([`Profile::connect_sequence`]).
+/// The name of the sequence a client runs once at connect ([`Profile::connect_sequence`](super::Profile::connect_sequence)).
 pub const CONNECT_SEQUENCE: &str = "connect";
 
 /// A named multi-step procedure (`connect`, `enable`, `disable`, `fault_reset`,
