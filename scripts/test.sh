@@ -117,6 +117,13 @@ spawn packages apt_install chromium postgresql rt-tests
 stage "build, clippy (tests, bench)" cargo test --workspace --locked --no-run
 stage "build (bench)" cargo build --locked -p bench-daemon
 
+# The installed binary serves the embedded dashboard from outside the source tree.
+stage "installed binary" scripts/test-installed-binary.sh
+
+# issue 31: the README's first command, serve-sim.sh, harms nothing (scratch $HOME; its runs
+# stay under target/) and passes its flags through.
+stage "serve-sim" scripts/test-serve-sim.sh
+
 # issue 14: a throwaway PostgreSQL cluster (Debian's postgresql) under target/, on a free port
 # with its unix socket in the cluster directory; the run-store suite and the lab tests run on it
 # as well as on SQLite. Stopped and removed when this script ends.
@@ -127,11 +134,13 @@ eval "$(scripts/pg-cluster.sh start target/pg-test)"
 export FRICTIONBENCH_REQUIRE_PG=1
 export FRICTIONBENCH_PYTHON="$PWD/target/pyenv/bin/python"
 
-stage "cargo test" cargo test --workspace --locked
+# Everything after the build runs side by side: the stages below mostly wait on real-time runs
+# of their own daemons. The simulated benches they talk to run at real-time priority, as the
+# control loops do (SCHED_FIFO, as root in CI): they keep their timing as hardware would, so
+# the load of the other stages cannot make an emulated drive miss a reply.
 
 # issue 31: every example of README.md and docs/ runs as written (scripts/test-docs.py; the
-# self-test first shows that a wrong example fails). In the background beside the stages below:
-# they all wait on real-time runs of their own daemons, which a 2-core machine runs side by side.
+# self-test first shows that a wrong example fails).
 docs_examples() {
   BENCH_BIN="$target_dir/debug/bench" python3 scripts/test-docs.py --self-test
   BENCH_BIN="$target_dir/debug/bench" CLIENT_PYTHON=target/clientenv/bin/python DOCTEST_JOBS=2 \
@@ -139,18 +148,10 @@ docs_examples() {
 }
 spawn examples docs_examples
 
-# issue 16: the manual (docs/): build it, check its internal links and that no file cites a
-# document the repository does not contain.
-book() {
-  target/mdbook/bin/mdbook build docs
-  python3 scripts/check-book-links.py
-}
-stage "manual" book
-
 # issue 13: schemathesis against the real server: the OpenAPI document exactly as strict as it.
 # issue 16: the Python client (clients/python), installed into a fresh venv with pinned
-# dependencies from PyPI, against `bench serve --sim`. Both in the background beside the
-# dashboard's tests: each talks to a daemon of its own over HTTP and waits on its runs.
+# dependencies from PyPI, against `bench serve --sim`. Each talks to a daemon of its own over
+# HTTP and waits on its runs.
 clients() {
   BENCH_BIN="$target_dir/debug/bench" scripts/test-schemathesis.sh
   BENCH_BIN="$target_dir/debug/bench" \
@@ -163,21 +164,31 @@ spawn clients clients
 e2e() {
   (cd web && BENCH_BIN="$target_dir/debug/bench" CHROMIUM="$(command -v chromium)" npm run test:e2e)
 }
-stage "dashboard end to end" e2e
+spawn e2e e2e
 
-# The installed binary serves the embedded dashboard from outside the source tree.
-stage "installed binary" scripts/test-installed-binary.sh
+# issue 16: the manual (docs/): build it, check its internal links and that no file cites a
+# document the repository does not contain.
+book() {
+  target/mdbook/bin/mdbook build docs
+  python3 scripts/check-book-links.py
+}
+stage "manual" book
 
-# issue 31: the README's first command, serve-sim.sh, harms nothing (scratch $HOME; its runs
-# stay under target/) and passes its flags through.
-stage "serve-sim" scripts/test-serve-sim.sh
+# Every Rust suite, on SQLite and PostgreSQL. The API documentation without warnings (rustdoc
+# on the build's own artifacts: no dependency compiles again) runs beside the test binaries:
+# cargo holds the target directory's lock while it checks the build, and lets go of it when the
+# first test binary starts.
+cargo_test() {
+  local log="$logs/cargo-test.log"
+  cargo test --workspace --locked > >(tee "$log") 2>&1 &
+  local pid=$!
+  while kill -0 "$pid" 2>/dev/null && ! grep -q 'Running ' "$log" 2>/dev/null; do sleep 0.5; done
+  spawn rustdoc env RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
+  wait "$pid"
+}
+stage "cargo test" cargo_test
 
-# The API documentation, without warnings: rustdoc on the build's own artifacts (no dependency
-# compiles again), in the background beside the client and example stages still running, which
-# mostly wait on real time. Not earlier: it holds the target directory's lock, which the
-# installed-binary and serve-sim stages need.
-spawn rustdoc env RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
-
+join e2e
 join clients
 join examples
 join rustdoc

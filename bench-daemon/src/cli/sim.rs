@@ -54,6 +54,12 @@ pub struct SimArgs {
     /// ship at 1).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u8).range(1..=247))]
     pub sensor_unit: Option<u8>,
+    /// SCHED_FIFO priority of its threads (0 = normal scheduling). By default one step below a
+    /// bench.toml's default control loop (49), as `--sim` runs it in process: it stands in for
+    /// hardware, which keeps its timing however busy the PC is. Needs root or CAP_SYS_NICE;
+    /// without them it runs at normal priority and says so on start.
+    #[arg(long, default_value_t = 48, value_name = "N", value_parser = clap::value_parser!(u8).range(0..=98))]
+    pub realtime_priority: u8,
 }
 
 /// Builds the simulator configuration from the arguments.
@@ -104,8 +110,17 @@ pub fn config(args: &SimArgs) -> anyhow::Result<SimConfig> {
 /// on start.
 pub fn run(args: &SimArgs) -> anyhow::Result<()> {
     let config = config(args)?;
+    let refused = std::sync::Arc::new(std::sync::Mutex::new(None));
+    let note = refused.clone();
+    let priority = args.realtime_priority;
+    // Every thread of the runtime (and the physics thread, which inherits it) at that priority.
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
+        .on_thread_start(move || {
+            if let Some(e) = crate::control::realtime(priority) {
+                *note.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
+            }
+        })
         .build()?;
     rt.block_on(async move {
         let truth = config.truth.clone();
@@ -113,7 +128,11 @@ pub fn run(args: &SimArgs) -> anyhow::Result<()> {
         use tokio::signal::unix::{SignalKind, signal};
         let mut interrupt = signal(SignalKind::interrupt())?;
         let mut terminate = signal(SignalKind::terminate())?;
-        let sim = SimBench::start(config).await?;
+        // Started on a worker, so that the physics thread it spawns inherits the priority.
+        let sim = tokio::spawn(SimBench::start(config)).await??;
+        if let Some(note) = refused.lock().unwrap_or_else(|p| p.into_inner()).take() {
+            eprintln!("bench sim: {note}");
+        }
         let ep = sim.endpoints();
         println!(
             "{}",
