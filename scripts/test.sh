@@ -174,13 +174,15 @@ book() {
 }
 stage "manual" book
 
-# Every Rust suite, on SQLite and PostgreSQL. The API documentation without warnings (rustdoc
-# on the build's own artifacts: no dependency compiles again) runs beside the test binaries:
-# cargo holds the target directory's lock while it checks the build, and lets go of it when the
-# first test binary starts.
+# Every Rust suite, on SQLite and PostgreSQL. Three test threads: the daemon's suite mostly
+# waits on real time (the RTU drives one after another, the real-time runs one at a time, and
+# the rest beside them). The API documentation without warnings (rustdoc on the build's own
+# artifacts: no dependency compiles again) runs beside the test binaries: cargo holds the
+# target directory's lock while it checks the build, and lets go of it when the first test
+# binary starts.
 cargo_test() {
   local log="$logs/cargo-test.log"
-  cargo test --workspace --locked > >(tee "$log") 2>&1 &
+  RUST_TEST_THREADS=3 cargo test --workspace --locked > >(tee "$log") 2>&1 &
   local pid=$!
   while kill -0 "$pid" 2>/dev/null && ! grep -q 'Running ' "$log" 2>/dev/null; do sleep 0.5; done
   spawn rustdoc env RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
