@@ -11,6 +11,7 @@ use crate::fitting::{Field, FitRequest, fit::fit_stored};
 use friction::identify::procedures::Offset;
 use friction::identify::procedures::compare::{self, CompareOptions, ModelChoice, Regimes};
 use friction::identify::procedures::output_error::Replay;
+use friction::identify::procedures::quality::REL_STD_ERROR_LIMIT;
 use run_store::{Campaign, NewComparison, Store};
 use serde_json::{Value, json};
 use std::path::Path;
@@ -19,43 +20,82 @@ use std::path::Path;
 /// Stribeck curve from the sweep's held points, then the presliding part from the presliding
 /// run. When the velocity loop did not hold the Stribeck region (the held points
 /// show no fall from the breakaway level), the held points cannot tell `fs` and `vs`: the static fit then takes `fs`
-/// from the breakaway ramps (S4 §4.4 fixes `fs` before fitting the shape), and `vs` (with the
+/// per direction from the breakaway ramps (S4 §4.4 fixes `fs` before fitting the shape), and `vs` (with the
 /// dynamic models' damping, as the documented optional step) is fitted by output error on the
 /// low-speed check, whose stick-slip crosses the falling part of the curve.
 pub fn order(model: &str, est: &Estimates) -> Vec<(&'static str, &'static str, Option<Value>)> {
-    let fs = match (est.fs_pos, est.fs_neg) {
-        (Some(a), Some(b)) => Some(0.5 * (a + b)),
-        (a, b) => a.or(b),
-    };
     let unheld = !est.stribeck_held;
     let stribeck = model != "coulomb_viscous";
-    let static_given = match fs {
-        Some(fs) if unheld && stribeck => {
-            Some(json!({"fs": fs, "vs": est.vs.unwrap_or(0.1), "delta": 2.0}))
-        }
-        _ => None,
+    let static_given = if unheld && stribeck {
+        breakaway_given(est, Some(est.vs.unwrap_or(0.1)))
+    } else {
+        None
     };
     let mut out = vec![("static_curve", "sweep", static_given)];
-    let dynamic = match model {
-        "lugre" => {
-            out.push(("presliding_sine", "presliding", None));
-            vec!["vs", "sigma1"]
-        }
-        "gms" => {
-            out.push(("maxwell_slip", "presliding", None));
-            vec!["vs", "sigma1", "c"]
-        }
-        _ => Vec::new(),
-    };
-    if unheld && !dynamic.is_empty() {
-        out.push((
-            "output_error",
-            "low_speed_check",
-            Some(json!({"fit": dynamic, "max_iters": 30, "timeout_s": FIT_TIMEOUT_S})),
-        ));
+    if let Some(p) = presliding_procedure(model) {
+        out.push((p, "presliding", None));
+    }
+    if unheld && let Some(dynamic) = output_error_step(model) {
+        out.push(dynamic);
     }
     out
 }
+
+/// The presliding part of a dynamic model's order.
+fn presliding_procedure(model: &str) -> Option<&'static str> {
+    match model {
+        "lugre" => Some("presliding_sine"),
+        "gms" => Some("maxwell_slip"),
+        _ => None,
+    }
+}
+
+/// The documented optional step of a dynamic model: `vs` and the damping by output error on
+/// the low-speed check, whose stick-slip crosses the falling part of the curve.
+fn output_error_step(model: &str) -> Option<(&'static str, &'static str, Option<Value>)> {
+    let fit = match model {
+        "lugre" => vec!["vs", "sigma1"],
+        "gms" => vec!["vs", "sigma1", "c"],
+        _ => return None,
+    };
+    Some((
+        "output_error",
+        "low_speed_check",
+        Some(json!({"fit": fit, "max_iters": 30, "timeout_s": FIT_TIMEOUT_S})),
+    ))
+}
+
+/// The static fit's known values from the breakaway: `fs` per direction (the slowest ramp's
+/// breakaway), the Gaussian shape (`delta` 2) and, when given, `vs`. `None` without a breakaway.
+pub fn breakaway_given(est: &Estimates, vs: Option<f64>) -> Option<Value> {
+    let (pos, neg) = match (est.fs_pos, est.fs_neg) {
+        (Some(a), Some(b)) => (a, b),
+        (Some(a), None) | (None, Some(a)) => (a, a),
+        (None, None) => return None,
+    };
+    let mut given = json!({"fs": pos, "negative": {"fs": neg}, "delta": 2.0});
+    if let Some(vs) = vs {
+        given["vs"] = json!(vs);
+    }
+    Some(given)
+}
+
+/// A fitted parameter of a fit record that the data do not determine (its relative standard
+/// error over the verdict's limit, or infinite), in either direction.
+fn undetermined(fit: &Value, names: &[&str]) -> bool {
+    let rel = &fit["report"]["relative_std_errors"];
+    let bad = |set: &Value, n: &str| match set.get(n) {
+        None => false,
+        Some(Value::Null) => true,
+        Some(r) => r.as_f64().is_none_or(|r| r > REL_STD_ERROR_LIMIT),
+    };
+    names
+        .iter()
+        .any(|n| bad(rel, n) || bad(&rel["negative"], n))
+}
+
+/// Why the campaign refitted a static curve from the breakaway.
+pub const STATIC_FROM_BREAKAWAY: &str = "the sweep's static fit could not tell fs and vs (its verdict); refitted with fs per direction held at the breakaway step's and the Gaussian shape, vs fitted on the sweep";
 
 /// Fits every model in its order, compares them on the validation run and, on the simulated
 /// bench, scores the true model on the same run (the noise floor). Returns the fits, the
@@ -74,23 +114,34 @@ pub async fn fit_and_compare(
     let mut fits = Vec::new();
     let est = estimates(c);
     for model in &req.models {
-        for (procedure, from, given) in order(model, &est) {
-            let fr = FitRequest {
-                model: model.clone(),
-                procedure: procedure.into(),
-                run: run(from)?,
-                given: given.and_then(|g| g.as_object().cloned()),
-                name: Some(format!("{model}-campaign{}-{procedure}", c.id)),
-                segments: None,
-                t_range: None,
-                timeout_s: Some(FIT_TIMEOUT_S),
+        let mut steps = order(model, &est);
+        let mut i = 0;
+        while i < steps.len() {
+            let (procedure, from, given) = steps[i].clone();
+            i += 1;
+            let name = format!("{model}-campaign{}-{procedure}", c.id);
+            let fit = fit_one(model, procedure, run(from)?, given.clone(), name, db).await?;
+            let refit = procedure == "static_curve"
+                && model != "coulomb_viscous"
+                && given.is_none()
+                && (fit.get("error").is_some() || undetermined(&fit, &["fs", "vs"]));
+            fits.push(fit);
+            if !refit {
+                continue;
+            }
+            let Some(given) = breakaway_given(&est, None) else {
+                continue;
             };
-            let dbp = db.to_path_buf();
-            let fitted = tokio::task::spawn_blocking(move || fit_stored(&fr, &dbp)).await?;
-            fits.push(match fitted.map(|f| f.to_json()) {
-                Ok(Ok(report)) => json!({"model": model, "procedure": procedure, "run_id": run(from)?, "report": report}),
-                Ok(Err(e)) | Err(e) => json!({"model": model, "procedure": procedure, "run_id": run(from)?, "error": e.to_string()}),
-            });
+            let name = format!("{model}-campaign{}-static_curve-breakaway", c.id);
+            let mut fit = fit_one(model, procedure, run(from)?, Some(given), name, db).await?;
+            fit["note"] = json!(STATIC_FROM_BREAKAWAY);
+            if undetermined(&fit, &["vs"])
+                && !steps.iter().any(|s| s.0 == "output_error")
+                && let Some(dynamic) = output_error_step(model)
+            {
+                steps.push(dynamic);
+            }
+            fits.push(fit);
         }
     }
     let (presliding, validation) = (run("presliding")?, run("validation")?);
@@ -123,6 +174,7 @@ pub async fn fit_and_compare(
     };
     let stored = match scored {
         Ok(table) => {
+            fits.extend(contained_sets(&store, c.id, validation, &table).await?);
             let mut json = serde_json::to_value(&table)?;
             json["residual"] = json!(format!("friction [{}]", geometry.force()));
             let new = NewComparison {
@@ -142,6 +194,38 @@ pub async fn fit_and_compare(
     };
     store.close().await;
     Ok((fits, stored?, truth.transpose()?.flatten()))
+}
+
+/// Fits `model` by `procedure` on run `run_id`, stored as `name`; the campaign's fit record
+/// (its report, or the error that stopped it).
+async fn fit_one(
+    model: &str,
+    procedure: &'static str,
+    run_id: i64,
+    given: Option<Value>,
+    name: String,
+    db: &Path,
+) -> anyhow::Result<Value> {
+    let fr = FitRequest {
+        model: model.into(),
+        procedure: procedure.into(),
+        run: run_id,
+        given: given.and_then(|g| g.as_object().cloned()),
+        name: Some(name),
+        segments: None,
+        t_range: None,
+        timeout_s: Some(FIT_TIMEOUT_S),
+    };
+    let dbp = db.to_path_buf();
+    let fitted = tokio::task::spawn_blocking(move || fit_stored(&fr, &dbp)).await?;
+    Ok(match fitted.map(|f| f.to_json()) {
+        Ok(Ok(report)) => {
+            json!({"model": model, "procedure": procedure, "run_id": run_id, "report": report})
+        }
+        Ok(Err(e)) | Err(e) => {
+            json!({"model": model, "procedure": procedure, "run_id": run_id, "error": e.to_string()})
+        }
+    })
 }
 
 /// |v| below this is presliding in the comparison's regime split \[rad/s\].
@@ -179,9 +263,40 @@ async fn score(
         timeout: None,
         offset: Offset::None,
     };
-    tokio::task::spawn_blocking(move || compare::compare(&est, &val, &models, &opts))
-        .await?
-        .map_err(|e| anyhow::anyhow!("compare: {e}"))
+    tokio::task::spawn_blocking(move || {
+        let mut table = compare::compare(&est, &val, &models, &opts)?;
+        compare::never_worse_than_contained(&mut table, &est, &val, &opts);
+        Ok::<_, friction::identify::FitError>(table)
+    })
+    .await?
+    .map_err(|e| anyhow::anyhow!("compare: {e}"))
+}
+
+/// Stores the parameters of every row the comparison replaced by a contained model's (the
+/// model's final campaign set from now on: the report and the compensation trial use it) and
+/// returns their fit records, the replacement as the verdict.
+async fn contained_sets(
+    store: &Store,
+    campaign: i64,
+    validation: i64,
+    table: &compare::Table,
+) -> anyhow::Result<Vec<Value>> {
+    let mut out = Vec::new();
+    for row in table.rows.iter().filter(|r| r.note.is_some()) {
+        let note = row.note.clone().unwrap_or_default();
+        let provenance = json!({"procedure": "contained", "campaign": campaign,
+                                "validation_run": validation, "notes": [note]});
+        let name = format!("{}-campaign{campaign}-contained", row.model);
+        let id = store
+            .add_parameter_set(&name, &row.model, &row.params, &provenance)
+            .await?;
+        out.push(json!({
+            "model": row.model, "procedure": "contained", "run_id": validation, "note": note,
+            "report": {"parameter_set_id": id, "parameter_set_name": name, "params": row.params,
+                       "verdict": {"status": "warning", "reasons": [note]}}
+        }));
+    }
+    Ok(out)
 }
 
 /// The answer from the comparison table and the trial's record: the ranking, the best model,
@@ -193,7 +308,7 @@ pub fn answer(table: &Value, trial: &Value) -> Value {
         .map(|r| {
             let mse = r["validation"]["all"].as_f64();
             json!({"rank": r["rank"], "model": r["model"], "validation_mse": mse,
-                   "validation_rms": mse.map(f64::sqrt), "error": r["error"]})
+                   "validation_rms": mse.map(f64::sqrt), "error": r["error"], "note": r["note"]})
         })
         .collect();
     let trials = trial["results"]["ranking"]

@@ -93,22 +93,23 @@ fn ranking(h: &mut String, c: &Campaign, f: &str) {
     h.push_str("<h2>Models ranked on the validation run</h2><table id=\"ranking\"><tr><th>rank</th><th>model</th>");
     let _ = write!(
         h,
-        "<th>validation RMS [{f}]</th><th>validation MSE [{f}²]</th></tr>"
+        "<th>validation RMS [{f}]</th><th>validation MSE [{f}²]</th><th>note</th></tr>"
     );
     for r in c.answer["ranking"].as_array().into_iter().flatten() {
         let _ = write!(
             h,
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             r["rank"],
             esc(r["model"].as_str().unwrap_or("")),
             num(&r["validation_rms"]),
-            num(&r["validation_mse"])
+            num(&r["validation_mse"]),
+            esc(r["note"].as_str().unwrap_or(""))
         );
     }
     if let Some(t) = c.answer["truth_validation_mse"].as_f64() {
         let _ = write!(
             h,
-            "<tr><td>–</td><td>true model (simulated bench)</td><td>{:.4}</td><td>{t:.3e}</td></tr>",
+            "<tr><td>–</td><td>true model (simulated bench)</td><td>{:.4}</td><td>{t:.3e}</td><td></td></tr>",
             t.sqrt()
         );
     }
@@ -155,6 +156,13 @@ fn parameters(h: &mut String, c: &Campaign, g: Geometry) {
         }
         let r = &fit["report"];
         let v = &r["verdict"];
+        if let Some(note) = fit["note"].as_str()
+            && !v["reasons"]
+                .as_array()
+                .is_some_and(|rs| rs.iter().any(|x| x == note))
+        {
+            let _ = write!(h, "<p class=\"warn\">{}</p>", esc(note));
+        }
         let _ = write!(
             h,
             "<p>verdict <b>{}</b>{}</p><table><tr><th>parameter</th><th>value</th><th>standard error</th><th>95 % interval</th><th>unit</th></tr>",

@@ -202,6 +202,9 @@ pub struct Row {
     pub validation: Scores,
     /// Why the model could not be fitted or scored.
     pub error: Option<String>,
+    /// What was done to its parameters after the fit (see [`never_worse_than_contained`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 /// The comparison table.
@@ -287,6 +290,7 @@ pub fn compare(
             estimation: Scores::failed(),
             validation: Scores::failed(),
             error: None,
+            note: None,
         };
         let outcome = (|| -> Result<(), FitError> {
             if !m.fit.is_empty() {
@@ -329,19 +333,7 @@ pub fn compare(
         }
         rows.push(row);
     }
-    rows.sort_by(|a, b| {
-        let key = |r: &Row| {
-            if r.error.is_none() {
-                r.validation.all
-            } else {
-                f64::INFINITY
-            }
-        };
-        key(a).total_cmp(&key(b))
-    });
-    for (i, r) in rows.iter_mut().enumerate() {
-        r.rank = i + 1;
-    }
+    rank(&mut rows);
     Ok(Table {
         residual: opts.replay.residual_name().into(),
         regimes: opts.regimes,
@@ -349,6 +341,110 @@ pub fn compare(
         validation_data: validate.iter().map(Segment::used).collect(),
         rows,
     })
+}
+
+/// Sorts rows by validation MSE (failed ones last; of equal scores the simpler model first)
+/// and numbers them, equal scores sharing a rank.
+fn rank(rows: &mut [Row]) {
+    let key = |r: &Row| {
+        if r.error.is_none() {
+            r.validation.all
+        } else {
+            f64::INFINITY
+        }
+    };
+    rows.sort_by(|a, b| {
+        let depth = |r: &Row| super::nested::chain(&r.model).len();
+        key(a)
+            .total_cmp(&key(b))
+            .then_with(|| depth(a).cmp(&depth(b)))
+    });
+    for i in 0..rows.len() {
+        rows[i].rank = match i.checked_sub(1) {
+            Some(j) if key(&rows[j]) == key(&rows[i]) && rows[i].error.is_none() => rows[j].rank,
+            _ => i + 1,
+        };
+    }
+}
+
+/// The verdict of a row whose fitted parameters were replaced by a contained model's.
+pub const CONTAINED_USED: &str = "fit worse than contained model; contained parameters used";
+
+/// A model is never reported worse than a simpler one it contains (Coulomb + viscous ⊂
+/// Stribeck ⊂ LuGre, GMS; docs/src/identification.md#nested-models): a row scoring worse on
+/// validation than a contained model's row (or failing) is scored again with that row's
+/// parameters put in its place (its steady state exactly the contained model's, its own
+/// presliding spring kept, with and without its damping), and the best of these is used, its
+/// `note` saying so. The fits keep
+/// every nested model at least as good as the model it contains on the data they were fitted
+/// on; this holds the same on the validation data, where a fit that extrapolated can fail.
+pub fn never_worse_than_contained(
+    table: &mut Table,
+    estimate: &[Segment],
+    validate: &[Segment],
+    opts: &CompareOptions,
+) {
+    let mask = |segs: &[Segment]| -> Vec<Vec<bool>> {
+        segs.iter().map(|s| opts.regimes.presliding(s)).collect()
+    };
+    let (masks_e, masks_v) = (mask(estimate), mask(validate));
+    let scored: Vec<(String, Value, f64)> = table
+        .rows
+        .iter()
+        .filter(|r| r.error.is_none())
+        .map(|r| (r.model.clone(), r.params.clone(), r.validation.all))
+        .collect();
+    for row in &mut table.rows {
+        let chain = super::nested::chain(&row.model);
+        let mut best: Option<(Value, Scores, Scores, &str)> = None;
+        let own = if row.error.is_none() {
+            row.validation.all
+        } else {
+            f64::INFINITY
+        };
+        for (inner, params, mse) in scored.iter().filter(|s| chain.contains(&s.0.as_str())) {
+            let bar = best.as_ref().map_or(own, |b| b.2.all);
+            if *mse >= bar {
+                continue;
+            }
+            let Some(p) = super::nested::embed(&row.model, &row.params, inner, params) else {
+                continue;
+            };
+            // As fitted, and without the damping the contained model has no counterpart of.
+            let mut undamped = p.clone();
+            for name in super::nested::damping(&row.model) {
+                undamped[*name] = 0.0.into();
+                if let Some(n) = undamped
+                    .get_mut("negative")
+                    .filter(|n| n.get(*name).is_some())
+                {
+                    n[*name] = 0.0.into();
+                }
+            }
+            for p in [p, undamped] {
+                let replay = |segs: &[Segment], masks: &[Vec<bool>]| {
+                    output_error::residuals_of(&row.model, &p, segs, opts.replay)
+                        .ok()
+                        .map(|r| score(&r, masks))
+                };
+                let bar = best.as_ref().map_or(bar, |b| b.2.all);
+                if let (Some(e), Some(v)) = (replay(estimate, &masks_e), replay(validate, &masks_v))
+                    && v.all.is_finite()
+                    && v.all < bar
+                {
+                    best = Some((p, e, v, inner.as_str()));
+                }
+            }
+        }
+        if let Some((p, e, v, inner)) = best {
+            row.note = Some(format!("{CONTAINED_USED} ({inner})"));
+            row.params = p;
+            row.estimation = e;
+            row.validation = v;
+            row.error = None;
+        }
+    }
+    rank(&mut table.rows);
 }
 
 #[cfg(test)]
@@ -393,5 +489,98 @@ mod tests {
             presliding_displacement: Some(0.25),
         };
         assert_eq!(r.presliding(&seg), [true, true, true, false, true]);
+    }
+
+    /// A sine sweep through zero of a Coulomb + viscous bench (fc 0.8/0.7, fv 0.05).
+    fn cv_segment(name: &str, phase: f64) -> Segment {
+        let t: Vec<f64> = (0..4000).map(|i| i as f64 * 1e-3).collect();
+        let v: Vec<f64> = t.iter().map(|t| 0.6 * (2.0 * t + phase).sin()).collect();
+        let x: Vec<f64> = t
+            .iter()
+            .map(|t| 0.3 - 0.3 * (2.0 * t + phase).cos())
+            .collect();
+        let friction = v
+            .iter()
+            .map(|v| {
+                if *v >= 0.0 {
+                    0.8 + 0.05 * v
+                } else {
+                    -0.7 + 0.05 * v
+                }
+            })
+            .collect();
+        Segment {
+            source: name.into(),
+            u: vec![0.0; t.len()],
+            t,
+            x,
+            v,
+            friction,
+        }
+    }
+
+    #[test]
+    fn a_model_is_never_ranked_below_a_model_it_contains() {
+        let (est, val) = ([cv_segment("est", 0.3)], [cv_segment("val", 1.1)]);
+        let cv = serde_json::json!({"fc": 0.8, "fv": 0.05, "negative": {"fc": 0.7, "fv": 0.05}});
+        // The extrapolated static fit of a sweep that never held a speed below vs.
+        let hump = serde_json::json!({"fc": 0.8, "fs": 25.9, "vs": 0.072, "delta": 0.88,
+            "negative": {"fc": 0.7, "fs": 89437.0, "vs": 0.00086, "delta": 0.41}});
+        let mut stribeck = hump.clone();
+        stribeck["fv"] = 0.05.into();
+        stribeck["negative"]["fv"] = 0.05.into();
+        let mut lugre = hump;
+        lugre["sigma2"] = 0.05.into();
+        lugre["negative"]["sigma2"] = 0.05.into();
+        lugre["sigma0"] = 5000.0.into();
+        let choice = |m: &str, p: &Value| ModelChoice {
+            model: m.into(),
+            params: p.clone(),
+            fit: Vec::new(),
+        };
+        let models = [
+            choice("stribeck_exp", &stribeck),
+            choice("lugre", &lugre),
+            choice("coulomb_viscous", &cv),
+        ];
+        let opts = CompareOptions::default();
+        let mut t = compare(&est, &val, &models, &opts).unwrap();
+        let before = |m: &str| t.rows.iter().find(|r| r.model == m).unwrap().validation.all;
+        let (cv_mse, stribeck_mse, lugre_mse) = (
+            before("coulomb_viscous"),
+            before("stribeck_exp"),
+            before("lugre"),
+        );
+        assert!(stribeck_mse > 10.0 * cv_mse && lugre_mse > 10.0 * cv_mse);
+        never_worse_than_contained(&mut t, &est, &val, &opts);
+        let row = |m: &str| t.rows.iter().find(|r| r.model == m).unwrap();
+        // Stribeck with fs = fc is the line exactly: the same score, not a worse one.
+        let s = row("stribeck_exp");
+        assert_eq!(s.validation.all, cv_mse);
+        assert_eq!(s.params["fs"], 0.8);
+        assert_eq!(s.params["negative"]["fs"], 0.7);
+        assert_eq!(s.params["negative"]["fv"], 0.05);
+        assert!(s.note.as_deref().unwrap().starts_with(CONTAINED_USED));
+        // LuGre takes the line too, keeping its own presliding stiffness.
+        let l = row("lugre");
+        assert!(l.validation.all < lugre_mse / 10.0, "{:?}", l.validation);
+        assert_eq!(
+            (l.params["sigma0"].as_f64(), l.params["sigma2"].as_f64()),
+            (Some(5000.0), Some(0.05))
+        );
+        assert_eq!(l.params["fs"], l.params["fc"]);
+        assert!(
+            l.note.as_deref().unwrap().contains("(coulomb_viscous)"),
+            "{:?}",
+            l.note
+        );
+        // The line and the Stribeck curve holding it share the first rank, the line first.
+        let ranks: Vec<(&str, usize)> = t.rows.iter().map(|r| (r.model.as_str(), r.rank)).collect();
+        assert_eq!(
+            ranks,
+            [("coulomb_viscous", 1), ("stribeck_exp", 1), ("lugre", 3)]
+        );
+        // The line itself is untouched.
+        assert!(row("coulomb_viscous").note.is_none());
     }
 }

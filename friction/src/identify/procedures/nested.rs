@@ -300,3 +300,68 @@ pub(crate) fn screen(
     }
     Ok(out)
 }
+
+/// The models `model` contains, nearest first (LuGre: Stribeck, then Coulomb + viscous).
+pub(crate) fn chain(model: &str) -> Vec<&'static str> {
+    let mut out = Vec::new();
+    let mut m = model;
+    while let Some((inner, _)) = contained(m) {
+        out.push(inner);
+        m = inner;
+    }
+    out
+}
+
+/// The damping parameters of a dynamic model that a contained static model has no
+/// counterpart of: set to 0 they leave the presliding spring alone, so that in a replay by the
+/// measured velocity the model follows the static curve it contains with a smooth transition.
+pub(crate) fn damping(model: &str) -> &'static [&'static str] {
+    match model {
+        "lugre" | "gms" => &["sigma1"],
+        _ => &[],
+    }
+}
+
+/// `params` of `model` with the parameters of the contained model `inner` (`inner_params`, one
+/// set or per direction) put in their place, so that its steady state is exactly `inner`'s: a
+/// Stribeck level taken from a model without one is `fs = fc` (no hump). The parameters the
+/// contained model has no counterpart of (presliding, damping) stay as they are. `None` when
+/// `model` does not contain `inner`.
+pub(crate) fn embed(
+    model: &str,
+    params: &Value,
+    inner: &str,
+    inner_params: &Value,
+) -> Option<Value> {
+    let (next, map) = contained(model)?;
+    let from = if next == inner {
+        inner_params.clone()
+    } else {
+        embed(next, &json!({}), inner, inner_params)?
+    };
+    let mut out = params.as_object().cloned().unwrap_or_default();
+    let has_fs = map.iter().any(|(c, _)| *c == "fs");
+    let put = |set: &mut serde_json::Map<String, Value>, src: &Value| {
+        for (c, m) in map {
+            if let Some(v) = src.get(*c) {
+                set.insert((*m).into(), v.clone());
+            }
+        }
+        if !has_fs && let Some(fc) = set.get("fc").cloned() {
+            set.insert("fs".into(), fc);
+        }
+    };
+    put(&mut out, &from);
+    let neg_src = from.get("negative").unwrap_or(&from);
+    if let Some(Value::Object(neg)) = out.get_mut("negative") {
+        put(neg, neg_src);
+    } else if from.get("negative").is_some() {
+        let mut neg = serde_json::Map::new();
+        put(&mut neg, neg_src);
+        out.insert("negative".into(), Value::Object(neg));
+    }
+    if let Some(o) = from.get("offset") {
+        out.insert("offset".into(), o.clone());
+    }
+    Some(Value::Object(out))
+}

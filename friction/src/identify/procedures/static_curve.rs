@@ -25,7 +25,9 @@
 //! speeds spanning the Stribeck region (several points below `vs`) and the viscous region (the
 //! fastest third should be past the Stribeck dip, where the curve is a straight line). Points at
 //! `v = 0` are ignored. Any parameter in `given` (by the model's name) is held fixed, as S4 §4.4
-//! fixes `fs`, `fc`, `fv` before fitting the shape.
+//! fixes `fs`, `fc`, `fv` before fitting the shape; `given.negative` (an object of the same
+//! names) holds values of the negative direction only, over those of both (an asymmetric
+//! bench's breakaway, measured per direction).
 //!
 //! **Offset** (`given.offset = true`): a constant `c` in the measured friction,
 //! `F(v) + c`; on magnitudes `|F| + sgn(v) c`, so it needs points in both directions, which then
@@ -66,7 +68,7 @@ pub const PROCEDURE: Procedure = Procedure {
         "improved_lugre",
     ],
     columns: &["v", "friction"],
-    options: &["offset", "bootstrap", "seed", "nested"],
+    options: &["offset", "bootstrap", "seed", "nested", "negative"],
     known_params: true,
 };
 
@@ -411,6 +413,15 @@ fn fit_direction(
             starts.push(st);
         }
     }
+    // A held Stribeck level (the breakaway, measured apart) leaves only the fall's speed to
+    // find, from below the slowest point (the sweep may not have held a speed below vs) up.
+    if free.contains(&VS) && !free.contains(&FS) && lay.shape != Shape::Line {
+        for f in [0.3, 0.5, 0.7, 1.0, 2.0] {
+            let mut st = full;
+            st[VS] = f * s_min;
+            starts.push(st);
+        }
+    }
     let (p, cost, termination, start) = best_of(&mut problem, &starts, &bounds)?;
     problem.full = start;
     let mut jac = nalgebra::DMatrix::zeros(0, 0);
@@ -525,12 +536,26 @@ pub fn fit(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitEr
     let v = table.column("v", PROCEDURE.name)?;
     let f = table.column("friction", PROCEDURE.name)?;
     let lay = layout(model);
-    let mut fixed = [None; N];
-    for (i, name) in lay.names.iter().enumerate() {
-        if let Some(n) = name {
-            fixed[i] = given_f64(given, n)?;
+    let fixed = held(&lay, given, "")?;
+    let fixed_neg = match given.get("negative") {
+        None | Some(Value::Null) => fixed,
+        Some(Value::Object(neg)) => {
+            let mut f = held(&lay, neg, "negative.")?;
+            for (f, both) in f.iter_mut().zip(fixed) {
+                *f = f.or(both);
+            }
+            f
         }
-    }
+        Some(v) => {
+            return Err(FitError::Config {
+                field: "given.negative".into(),
+                value: f64::NAN,
+                rule: format!(
+                    "must be an object of the negative direction's known values (got {v})"
+                ),
+            });
+        }
+    };
     let offset = super::given_offset(given)?;
     let nested = match given.get("nested") {
         None | Some(Value::Null) => true,
@@ -596,9 +621,13 @@ pub fn fit(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitEr
         fits.push(d);
     }
     if !neg.0.is_empty() {
+        let ask = Ask {
+            fixed: if asymmetric { &fixed_neg } else { &fixed },
+            ..ask
+        };
         let d = fit_direction(&neg.0, &neg.1, &neg.2, &ask, "negative-velocity points")?;
         let mut sub: [Map<String, Value>; 3] = Default::default();
-        emit(&d, &lay, &fixed, &mut sub);
+        emit(&d, &lay, ask.fixed, &mut sub);
         if out[0].is_empty() {
             report
                 .provenance
@@ -642,7 +671,35 @@ pub fn fit(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitEr
         super::Offset::None => {}
     }
     finish(&mut report, &fits, &lay, &fixed, ask.bootstrap);
+    let neg_held: Vec<&str> = (0..N)
+        .filter(|i| fixed_neg[*i] != fixed[*i])
+        .filter_map(|i| lay.names[i])
+        .collect();
+    if asymmetric && !neg_held.is_empty() {
+        report.provenance.notes.push(format!(
+            "held fixed for the negative direction (given.negative): {}",
+            neg_held.join(", ")
+        ));
+    }
     Ok(report)
+}
+
+/// The values of `given` held fixed, by the layout's names; `prefix` names their field.
+fn held(lay: &Layout, given: &Given, prefix: &str) -> Result<[Option<f64>; N], FitError> {
+    let mut fixed = [None; N];
+    for (i, name) in lay.names.iter().enumerate() {
+        if let Some(n) = name {
+            fixed[i] = given_f64(given, n).map_err(|e| match e {
+                FitError::Config { field, value, rule } => FitError::Config {
+                    field: field.replacen("given.", &format!("given.{prefix}"), 1),
+                    value,
+                    rule,
+                },
+                e => e,
+            })?;
+        }
+    }
+    Ok(fixed)
 }
 
 /// MSE, goodness, termination, bounds, condition, notes and details of the finished fits.
@@ -776,5 +833,48 @@ mod tests {
         assert_eq!(r.negative_param("fv"), Some(0.4));
         assert!(r.std_errors["negative"].get("fv").is_none());
         assert!((r.negative_param("fc").unwrap() - 1.0).abs() < 1e-8);
+    }
+
+    #[test]
+    fn a_negative_given_holds_that_direction_only() {
+        let (pos, neg) = (
+            [1.0, 1.5, 0.4, 0.3, 2.0, 0.0],
+            [0.8, 1.1, 0.4, 0.3, 2.0, 0.0],
+        );
+        let pts: Vec<(f64, f64)> = (0..30)
+            .flat_map(|i| {
+                let s = 0.05 * 1.15f64.powi(i);
+                [
+                    (s, curve(Shape::Exp, &pos, s)),
+                    (-s, -curve(Shape::Exp, &neg, s)),
+                ]
+            })
+            .collect();
+        let given: Given = serde_json::from_value(serde_json::json!(
+            {"fs": 1.5, "delta": 2.0, "negative": {"fs": 1.1}}
+        ))
+        .unwrap();
+        let r = fit("stribeck_exp", &table(&pts), &given).unwrap();
+        assert_eq!(
+            (r.param("fs"), r.negative_param("fs")),
+            (Some(1.5), Some(1.1))
+        );
+        assert!(r.std_errors.get("fs").is_none() && r.std_errors["negative"].get("fs").is_none());
+        assert!(
+            (r.negative_param("fc").unwrap() - 0.8).abs() < 1e-6,
+            "{:?}",
+            r.params
+        );
+        assert!(
+            (r.negative_param("vs").unwrap() - 0.3).abs() < 1e-6,
+            "{:?}",
+            r.params
+        );
+        let bad: Given =
+            serde_json::from_value(serde_json::json!({"negative": {"fs": "x"}})).unwrap();
+        let e = fit("stribeck_exp", &table(&pts), &bad)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("given.negative.fs"), "{e}");
     }
 }
