@@ -34,6 +34,22 @@ fn campaign(db: &str, out: &str) -> (i64, Value) {
     (id, serde_json::from_str(json).unwrap())
 }
 
+/// `bench characterise --sim` on the true model `(id, params)` with `models`, then `rest`.
+fn characterise_sim(truth: (&str, &str), models: &str, rest: &[&str]) -> std::process::Output {
+    let mut args = vec![
+        "characterise",
+        "--sim",
+        "--truth",
+        truth.0,
+        "--truth-params",
+        truth.1,
+        "--models",
+        models,
+    ];
+    args.extend(rest);
+    bench(&args)
+}
+
 fn err_pct(got: f64, truth: f64) -> f64 {
     100.0 * (got - truth) / truth
 }
@@ -182,20 +198,11 @@ fn bad_input_is_refused_before_anything_is_created() {
 fn a_budget_too_small_for_a_step_stops_the_campaign_and_resume_continues_it() {
     let dir = tempfile::tempdir().unwrap();
     let db = db_in(&dir);
-    let o = bench(&[
-        "characterise",
-        "--sim",
-        "--truth",
-        "stribeck_exp",
-        "--truth-params",
-        TRUTH,
-        "--models",
+    let o = characterise_sim(
+        ("stribeck_exp", TRUTH),
         "coulomb_viscous",
-        "--budget-min",
-        "0.5",
-        "--db",
-        &db,
-    ]);
+        &["--budget-min", "0.5", "--db", &db],
+    );
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(stderr(&o).contains("--budget-min"), "{}", stderr(&o));
     let id = stdout(&o)
@@ -255,19 +262,11 @@ fn a_gms_truth_whose_sweep_holds_no_speed_below_vs_gets_fs_from_the_breakaway_an
  {
     let dir = tempfile::tempdir().unwrap();
     let db = db_in(&dir);
-    let o = bench(&[
-        "characterise",
-        "--sim",
-        "--truth",
-        "gms",
-        "--truth-params",
-        GMS_UNHELD,
-        "--models",
+    let o = characterise_sim(
+        ("gms", GMS_UNHELD),
         "coulomb_viscous,stribeck_exp,gms",
-        "--db",
-        &db,
-        "--json",
-    ]);
+        &["--db", &db, "--json"],
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     let c: Value = serde_json::from_str(stdout(&o).split_once('\n').unwrap().1).unwrap();
     let fits = c["fits"].as_array().unwrap();
