@@ -139,3 +139,65 @@ fn sim_switches_faults_from_stdin() {
         .unwrap();
     assert!(child.wait().unwrap().success());
 }
+
+/// `(thread name, scheduling policy, real-time priority)` of each thread of process `pid`,
+/// from `/proc/PID/task/*/stat` (fields 40 and 41; policy 1 is SCHED_FIFO).
+fn thread_policies(pid: u32) -> Vec<(String, u32, u32)> {
+    let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).expect("/proc/PID/task");
+    tasks
+        .filter_map(|t| {
+            let stat = std::fs::read_to_string(t.ok()?.path().join("stat")).ok()?;
+            let (head, rest) = stat.rsplit_once(") ")?;
+            let name = head.split_once(" (")?.1.to_string();
+            let fields: Vec<&str> = rest.split_whitespace().collect();
+            // `rest` starts at field 3.
+            Some((name, fields[38].parse().ok()?, fields[37].parse().ok()?))
+        })
+        .collect()
+}
+
+/// `bench sim` stands in for hardware: its physics thread and its Modbus runtime run under
+/// SCHED_FIFO at `--realtime-priority`, so a busy PC cannot make an emulated drive miss a
+/// reply; `--realtime-priority 0` leaves every thread at normal scheduling. Where SCHED_FIFO
+/// is not permitted, the simulator says so on start and the first half is not checked.
+#[test]
+fn sim_runs_its_threads_at_the_real_time_priority_it_is_given() {
+    for priority in ["30", "0"] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_bench"))
+            .args([
+                "sim",
+                "--tcp",
+                "127.0.0.1:0",
+                "--realtime-priority",
+                priority,
+            ])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("run bench sim");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        assert!(line.contains("\"tcp\""), "{line}");
+        let threads = thread_policies(child.id());
+        child.kill().unwrap();
+        let o = child.wait_with_output().unwrap();
+        let refused = stderr(&o).contains("SCHED_FIFO 30 refused");
+        let physics = threads
+            .iter()
+            .find(|(name, ..)| name == "bench-sim-physi")
+            .unwrap_or_else(|| panic!("no physics thread in {threads:?}"));
+        if priority == "0" {
+            assert!(threads.iter().all(|t| t.1 == 0), "{threads:?}");
+        } else if refused {
+            eprintln!("SCHED_FIFO not permitted here: {}", stderr(&o));
+        } else {
+            assert_eq!((physics.1, physics.2), (1, 30), "{threads:?}");
+            // The physics thread's and at least one Modbus worker's (the one that started it).
+            let fifo = threads.iter().filter(|t| t.1 == 1 && t.2 == 30).count();
+            assert!(fifo >= 2, "the runtime's workers too: {threads:?}");
+        }
+    }
+}

@@ -508,7 +508,14 @@ test('a comparison: a ranked table with a model column and a bar chart of valida
   const models = await page.$$eval('.comparison-table tbody tr', (trs) => trs.map((tr) => tr.getAttribute('data-model')));
   assert.deepEqual([...models].sort(), ['coulomb_viscous', 'stribeck_exp']);
   const ranks = await page.$$eval('.comparison-table tbody tr td:first-child', (tds) => tds.map((td) => td.textContent));
-  assert.deepEqual(ranks, ['1', '2']);
+  // Two ranks, or one shared: a Stribeck fit that found no Stribeck effect scores exactly what
+  // the line it contains does, and then the line is listed first.
+  if (ranks[1] === '1') {
+    assert.deepEqual(models, ['coulomb_viscous', 'stribeck_exp']);
+    assert.equal(ranks[0], '1');
+  } else {
+    assert.deepEqual(ranks, ['1', '2']);
+  }
   assert.equal(await page.locator('.comparison .bars .bar-row').count(), 2);
   assert.doesNotMatch(await page.textContent('.comparison'), /estimation\.n_gross_sliding|estimation runs \[\]/);
   await page.locator('.comparison').first().screenshot({ path: path.join(shots, 'comparison.png') });
