@@ -4,19 +4,13 @@ use crate::util::{bench, stderr, stdout};
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 
-#[test]
-fn sim_prints_its_endpoints_serves_and_stops_on_ctrl_c() {
+/// `bench sim --tcp 127.0.0.1:0` plus `args`, its standard streams piped; the endpoints it
+/// prints first.
+fn start_sim(args: &[&str]) -> (std::process::Child, serde_json::Value) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_bench"))
-        .args([
-            "sim",
-            "--tcp",
-            "127.0.0.1:0",
-            "--rtu",
-            "--baud",
-            "921600",
-            "--seed",
-            "3",
-        ])
+        .args(["sim", "--tcp", "127.0.0.1:0"])
+        .args(args)
+        .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -25,7 +19,13 @@ fn sim_prints_its_endpoints_serves_and_stops_on_ctrl_c() {
     BufReader::new(child.stdout.take().unwrap())
         .read_line(&mut line)
         .unwrap();
-    let ep: serde_json::Value = serde_json::from_str(&line).expect("one JSON line");
+    let endpoints = serde_json::from_str(&line).expect("one JSON line");
+    (child, endpoints)
+}
+
+#[test]
+fn sim_prints_its_endpoints_serves_and_stops_on_ctrl_c() {
+    let (mut child, ep) = start_sim(&["--rtu", "--baud", "921600", "--seed", "3"]);
     assert_eq!(ep["baud"], 921600);
     assert_eq!(ep["drive_unit"], 1);
     assert_eq!(ep["sensor_unit"], 2);
@@ -163,24 +163,7 @@ fn thread_policies(pid: u32) -> Vec<(String, u32, u32)> {
 #[test]
 fn sim_runs_its_threads_at_the_real_time_priority_it_is_given() {
     for priority in ["30", "0"] {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_bench"))
-            .args([
-                "sim",
-                "--tcp",
-                "127.0.0.1:0",
-                "--realtime-priority",
-                priority,
-            ])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("run bench sim");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        assert!(line.contains("\"tcp\""), "{line}");
+        let (mut child, _) = start_sim(&["--realtime-priority", priority]);
         let threads = thread_policies(child.id());
         child.kill().unwrap();
         let o = child.wait_with_output().unwrap();
