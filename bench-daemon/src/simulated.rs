@@ -3,7 +3,7 @@
 //! just below the control loop's: it stands in for hardware, which does not slow down when
 //! the PC is busy.
 
-use crate::control::realtime;
+use crate::control::realtime_runtime;
 use bench_sim::{SimBench, SimConfig};
 use tokio::runtime::Runtime;
 
@@ -21,25 +21,20 @@ impl InProcessSim {
     /// Starts the shipped simulated bench on loopback TCP (any free port). `priority` is the
     /// SCHED_FIFO priority of its threads (0 = normal scheduling).
     pub async fn start(config: SimConfig, priority: u8) -> anyhow::Result<InProcessSim> {
-        let note = std::sync::Arc::new(std::sync::Mutex::new(None));
-        let n = note.clone();
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .thread_name("bench-sim")
-            .enable_all()
-            .on_thread_start(move || {
-                if let Some(e) = realtime(priority) {
-                    *n.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
-                }
-            })
-            .build()?;
+        let (rt, refused) = realtime_runtime(
+            tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .thread_name("bench-sim")
+                .enable_all(),
+            priority,
+        )?;
         let sim = rt.spawn(SimBench::start(config)).await??;
         let tcp = sim
             .endpoints()
             .tcp
             .map(|a| a.to_string())
             .ok_or_else(|| anyhow::anyhow!("the simulated bench serves no TCP endpoint"))?;
-        let priority_note = note.lock().unwrap_or_else(|p| p.into_inner()).take();
+        let priority_note = refused();
         Ok(InProcessSim {
             rt: Some(rt),
             sim: Some(sim),

@@ -110,18 +110,11 @@ pub fn config(args: &SimArgs) -> anyhow::Result<SimConfig> {
 /// on start.
 pub fn run(args: &SimArgs) -> anyhow::Result<()> {
     let config = config(args)?;
-    let refused = std::sync::Arc::new(std::sync::Mutex::new(None));
-    let note = refused.clone();
-    let priority = args.realtime_priority;
     // Every thread of the runtime (and the physics thread, which inherits it) at that priority.
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .on_thread_start(move || {
-            if let Some(e) = crate::control::realtime(priority) {
-                *note.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
-            }
-        })
-        .build()?;
+    let (rt, refused) = crate::control::realtime_runtime(
+        tokio::runtime::Builder::new_multi_thread().enable_all(),
+        args.realtime_priority,
+    )?;
     rt.block_on(async move {
         let truth = config.truth.clone();
         // Listen before printing the endpoints: whoever reads them may stop us at once.
@@ -130,7 +123,7 @@ pub fn run(args: &SimArgs) -> anyhow::Result<()> {
         let mut terminate = signal(SignalKind::terminate())?;
         // Started on a worker, so that the physics thread it spawns inherits the priority.
         let sim = tokio::spawn(SimBench::start(config)).await??;
-        if let Some(note) = refused.lock().unwrap_or_else(|p| p.into_inner()).take() {
+        if let Some(note) = refused() {
             eprintln!("bench sim: {note}");
         }
         let ep = sim.endpoints();

@@ -53,7 +53,7 @@ mod timing;
 pub use interlock::Interlock;
 pub use io::BenchIo;
 pub use lockstep::Lockstep;
-pub use realtime::{Locked, NoDeepIdle, realtime, spawn_with_runtime};
+pub use realtime::{Locked, NoDeepIdle, realtime, realtime_runtime, spawn_with_runtime};
 pub use request::{Control, Request};
 pub use safe_state::SafeState;
 pub use safety::Breach;

@@ -34,6 +34,27 @@ pub fn realtime(priority: u8) -> Option<String> {
     .map(|e| format!("normal priority: SCHED_FIFO {priority} refused ({e:?})"))
 }
 
+/// Builds `builder`'s runtime with every thread it starts under SCHED_FIFO at `priority`
+/// (threads they spawn inherit it). The second value takes the note of a refusal, once a
+/// thread has started: the simulated bench, in process or alone, stands in for hardware.
+pub fn realtime_runtime(
+    builder: &mut tokio::runtime::Builder,
+    priority: u8,
+) -> std::io::Result<(tokio::runtime::Runtime, impl Fn() -> Option<String> + use<>)> {
+    use std::sync::{Arc, Mutex};
+    let note: Arc<Mutex<Option<String>>> = Arc::new(Mutex::new(None));
+    let set = note.clone();
+    let rt = builder
+        .on_thread_start(move || {
+            if let Some(e) = realtime(priority) {
+                *set.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
+            }
+        })
+        .build()?;
+    let take = move || note.lock().unwrap_or_else(|p| p.into_inner()).take();
+    Ok((rt, take))
+}
+
 /// Holds the CPUs at zero wake-up latency (PM QoS) until dropped.
 #[derive(Debug)]
 pub struct NoDeepIdle {
