@@ -57,7 +57,8 @@ impl Resolved {
     }
 }
 
-/// The output-error problem over one or more segments ([`Residuals`] in scaled coordinates).
+/// The output-error problem over one or more segments
+/// ([`Residuals`](crate::identify::Residuals) in scaled coordinates).
 #[derive(Debug)]
 pub struct OutputError<'a> {
     pub(super) entry: &'static ModelEntry,
