@@ -319,3 +319,48 @@ fn a_gms_truth_whose_sweep_holds_no_speed_below_vs_gets_fs_from_the_breakaway_an
         "best {best} against the truth's {truth}"
     );
 }
+
+/// Stiff GMS truths whose first elements slip within one or two encoder counts of a reversal
+/// (Σk 10 500 and 10 000 N m/rad; 1.7 and 1.2 counts): the campaign's staggered reversals let
+/// `maxwell_slip` read Σk at the count changes within 10 %.
+const GMS_STIFF: [(&str, f64); 2] = [
+    (
+        r#"{"k":[6000,2500,1200,800],"alpha":[0.15,0.25,0.25,0.35],"fc":0.8,"fs":1.2,"vs":0.4,
+        "delta":2,"sigma1":1,"sigma2":0.05,"c":50,"negative":{"fc":0.7,"fs":1.0,"c":50}}"#,
+        10_500.0,
+    ),
+    (
+        r#"{"k":[4000,3000,2000,1000],"alpha":[0.1,0.3,0.3,0.3],"fc":0.9,"fs":1.3,"vs":0.3,
+        "delta":2,"sigma1":1,"sigma2":0.05,"c":50,"negative":{"fc":0.8,"fs":1.1,"c":50}}"#,
+        10_000.0,
+    ),
+];
+
+#[test]
+fn a_stiff_gms_truth_gets_its_presliding_stiffness_from_the_count_changes_within_ten_percent() {
+    for (params, sum_k) in GMS_STIFF {
+        let dir = tempfile::tempdir().unwrap();
+        let db = db_in(&dir);
+        let o = characterise_sim(("gms", params), "gms", &["--db", &db, "--json"]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let c: Value = serde_json::from_str(stdout(&o).split_once('\n').unwrap().1).unwrap();
+        let fit = c["fits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["procedure"] == "maxwell_slip")
+            .unwrap_or_else(|| panic!("no maxwell_slip fit: {c}"));
+        let d = &fit["report"]["details"];
+        let (got, se) = (
+            d["sum_k"].as_f64().unwrap(),
+            d["sum_k_std_error"].as_f64().unwrap(),
+        );
+        eprintln!(
+            "ACCEPTANCE | gms, Σk {sum_k} | Σk {got:.0} ± {se:.0} ({:+.1} %)",
+            err_pct(got, sum_k)
+        );
+        assert_eq!(d["at_count_changes"], true, "{d}");
+        assert!(d["phase_spread"].as_f64().unwrap() >= 0.3, "{d}");
+        assert!(err_pct(got, sum_k).abs() <= 10.0, "{d}");
+    }
+}

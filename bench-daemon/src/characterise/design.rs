@@ -159,21 +159,44 @@ pub fn sweep(lim: &BenchLimits, est: &Estimates) -> Value {
 }
 
 /// Step 4: presliding ramps, reversals, sine and step with torques below the smaller
-/// measured breakaway (sine 40 %, step 30 %).
-pub fn presliding(est: &Estimates) -> Value {
+/// measured breakaway (sine 40 %, step 30 %). The reversals are legs as long as the ramps,
+/// each ending a different fraction of an encoder count past a whole count (steps of 0.3
+/// count): the reversal curves then start at different points of the count grid, which is
+/// what lets `maxwell_slip` resolve a stiffness whose first elements slip within a count or
+/// two of a reversal (docs/src/identification.md#maxwell_slip).
+pub fn presliding(lim: &BenchLimits, est: &Estimates) -> Value {
     let fs = est.fs_pos.unwrap_or(1.0).min(est.fs_neg.unwrap_or(1.0));
     json!({
         "kind": "presliding",
         "name": "characterise 4: presliding",
         "params": {
             "parts": ["ramp", "reversals", "sine", "step"],
-            "ramp_rate_rad_s": 0.005, "ramp_distance_rad": 0.02, "ramp_repeats": 2,
-            "reversals_rad": [0.002, -0.002, 0.001, -0.0005, 0.001, -0.002],
-            "reversals_rate_rad_s": 0.002,
+            "ramp_rate_rad_s": RAMP_RATE, "ramp_distance_rad": RAMP_DISTANCE, "ramp_repeats": 2,
+            "reversals_rad": staggered_reversals(lim.rad_per_count()),
+            "reversals_rate_rad_s": RAMP_RATE,
             "sine_amplitude_nm": round(0.4 * fs), "sine_frequency_hz": 2.0, "sine_cycles": 6,
             "step_torque_nm": round(0.3 * fs), "step_hold_s": 0.5, "rest_s": 0.5
         }
     })
+}
+
+/// Speed \[rad/s\] and length \[rad\] of the presliding ramps and reversal legs: slow (the
+/// quasi-static reversal curves), long enough for the position loop to reach gross sliding.
+const RAMP_RATE: f64 = 0.005;
+const RAMP_DISTANCE: f64 = 0.02;
+
+/// Reversal points of the staggered legs: up and back by [`RAMP_DISTANCE`], the `i`-th
+/// point moved on by `0.3 i` encoder counts (mod 1), so the reversals fall at spread
+/// fractions of a count.
+fn staggered_reversals(count: f64) -> Vec<f64> {
+    (1..=8)
+        .map(|i| {
+            let base = if i % 2 == 1 { RAMP_DISTANCE } else { 0.0 };
+            let frac = (0.3 * f64::from(i)).fract();
+            let x = base + frac * count;
+            (x * 1e9).round() / 1e9
+        })
+        .collect()
 }
 
 /// Step 5: a validation profile of position ramps, steps and holds (not used for fitting),

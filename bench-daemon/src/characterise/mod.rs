@@ -129,7 +129,7 @@ pub async fn run(
             "breakaway" => design::breakaway(&bench.limits()),
             "low_speed_check" => design::low_speed_check(&bench.limits()),
             "sweep" => design::sweep(&bench.limits(), &est),
-            "presliding" => design::presliding(&est),
+            "presliding" => design::presliding(&bench.limits(), &est),
             _ => design::validation(),
         };
         let spent = bench_time(&c);

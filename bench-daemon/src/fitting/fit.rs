@@ -357,12 +357,17 @@ async fn imported_curve(
     Ok((table, ts.notes))
 }
 
-/// The part of a presliding run each presliding procedure reads.
-const PRESLIDING_PARTS: &[(&str, Role, &str)] = &[
-    ("presliding_sine", Role::TorqueSine, "sine"),
-    ("step_damping", Role::TorqueStep, "step"),
-    ("maxwell_slip", Role::DisplacementRamp, "ramp"),
-    ("lugre_regression", Role::Reversals, "reversals"),
+/// The parts of a presliding run each presliding procedure reads (`maxwell_slip`: every
+/// reversal of the position-driven parts, the ramps and the reversal legs).
+const PRESLIDING_PARTS: &[(&str, &[Role], &str)] = &[
+    ("presliding_sine", &[Role::TorqueSine], "sine"),
+    ("step_damping", &[Role::TorqueStep], "step"),
+    (
+        "maxwell_slip",
+        &[Role::DisplacementRamp, Role::Reversals],
+        "ramp and reversals",
+    ),
+    ("lugre_regression", &[Role::Reversals], "reversals"),
 ];
 
 /// Without `--segments`/`--t-range`, a presliding procedure reads its own part of a
@@ -372,7 +377,7 @@ fn part_of(
     procedure: &str,
     sel: &Selection,
 ) -> Result<Option<(Selection, String)>, FitError> {
-    let Some((_, role, part)) = PRESLIDING_PARTS.iter().find(|p| p.0 == procedure) else {
+    let Some((_, roles, part)) = PRESLIDING_PARTS.iter().find(|p| p.0 == procedure) else {
         return Ok(None);
     };
     if run.kind != "presliding" || *sel != Selection::default() {
@@ -380,7 +385,7 @@ fn part_of(
     }
     let plan = run_data::plan(run)?;
     let of_part: Vec<u32> = (0..plan.segments.len() as u32)
-        .filter(|&i| plan.segments[i as usize].tag.role == *role)
+        .filter(|&i| roles.contains(&plan.segments[i as usize].tag.role))
         .collect();
     let (Some(&a), Some(&b)) = (of_part.first(), of_part.last()) else {
         return Err(FitError::field(

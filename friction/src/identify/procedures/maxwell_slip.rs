@@ -13,8 +13,7 @@
 //! fixed on a geometric grid the curve is linear in the `k_j >= 0`, so the fit is a
 //! non-negative least-squares problem (Lawson & Hanson) with no start values and one optimum;
 //! the grid points that carry stiffness become the elements, with
-//! `alpha_j = k_j d_j / Σ k d` (so `Σ alpha = 1`). Each branch gets its own force offset (the
-//! force at the reversal sample is one noisy reading).
+//! `alpha_j = k_j d_j / Σ k d` (so `Σ alpha = 1`).
 //!
 //! The branches are cut at the reversals of the measured position (a hysteresis of three
 //! encoder counts, the smallest position step in the data, unless `given.hysteresis` says
@@ -22,6 +21,22 @@
 //! change levels off: it went on for at least twice the displacement at which it reached 95 %
 //! of its largest change), so its start is a full reversal; its points up to three times that
 //! displacement are fitted.
+//!
+//! **Quantisation.** The first elements of a stiff contact slip within a count or two of a
+//! reversal, so a fit of the force against the counted position reads the slope averaged
+//! over the first count (biased low). The fit therefore uses only the samples where the count
+//! changes: there the shaft is on a count edge, whose distance from the branch's first edge
+//! is a whole number `m` of counts. The reversal itself lies an unknown fraction `phi` of a
+//! count before that first edge, and the force there is the extreme of the force around it
+//! (the torque sensor resolves what the encoder does not): the points are
+//! `(phi + m) count, F - F_rev`. With the `phi` of each branch fixed the curve is the NNLS
+//! problem above (without offsets); each `phi` is found by a search over `[0, 1)` count,
+//! branch by branch until none moves (the breakpoint grid starts at one count: a kink
+//! within the first count would let any phase fit). Branches whose reversals fall at different fractions
+//! of a count sample the first count at different points, which is what determines the
+//! initial slope: with every reversal at one fraction, Σk within the first count is only
+//! bounded below (the report says so). The standard error of `Σ k` is the larger of the
+//! least-squares one and the jackknife over branches (each left out in turn).
 //!
 //! The ramps do not determine the micro-damping `sigma1` of stuck elements: the report sets it
 //! to 0 (the registry's default is sized for 1e5 N/m on 1 kg and would swamp another bench's
@@ -178,6 +193,180 @@ fn nnls(a: &DMatrix<f64>, b: &DVector<f64>, nonneg: &[bool]) -> DVector<f64> {
     z
 }
 
+/// A used branch sampled at its count changes: whole counts `m` from its first edge and the
+/// force change `y` from the reversal, both in the branch's direction.
+#[derive(Clone, Debug, Default)]
+struct Crossings {
+    m: Vec<f64>,
+    y: Vec<f64>,
+}
+
+/// Moving mean over this many samples for the force at a reversal (its extreme).
+const REVERSAL_MEAN: usize = 5;
+
+/// The samples of branch `b` where the count changes by one, up to `range` from its first
+/// edge, with the force change from the reversal's force (the extreme of the moving mean
+/// between the branch's start and its first count change). `None` without a count change.
+fn crossings(b: &Branch, x: &[f64], f: &[f64], count: f64, range: f64) -> Option<Crossings> {
+    let ks: Vec<usize> = (b.start + 1..=b.end)
+        .filter(|&k| x[k] != x[k - 1] && (x[k] - x[k - 1]).abs() < 1.5 * count)
+        .collect();
+    let first = *ks.first()?;
+    let d = b.direction;
+    let window = &f[b.start..=first];
+    let n = REVERSAL_MEAN.min(window.len());
+    let f_rev = -d
+        * window
+            .windows(n)
+            .map(|w| -d * w.iter().sum::<f64>() / n as f64)
+            .fold(f64::NEG_INFINITY, f64::max);
+    let edge = |k: usize| x[k].max(x[k - 1]);
+    let e0 = edge(first);
+    let mut c = Crossings::default();
+    for k in ks {
+        let m = (d * (edge(k) - e0) / count).round();
+        if m >= 0.0 && m * count <= range && thinned(m) {
+            c.m.push(m);
+            // The edge was crossed at some time between the two samples: their mean force.
+            c.y.push(d * (0.5 * (f[k] + f[k - 1]) - f_rev));
+        }
+    }
+    Some(c)
+}
+
+/// Every count edge up to the 16th after the first, then about 8 per doubling of the distance
+/// (the curve's detail is near the reversal; this keeps the problem small on a fine encoder).
+fn thinned(m: f64) -> bool {
+    let m = m as u64;
+    m < 16 || m.is_multiple_of(m / 8)
+}
+
+/// The curve's NNLS problem for reversal phases `phi` (counts), on the branches `keep`:
+/// design matrix, solution and residual sum of squares.
+struct Solved {
+    a: DMatrix<f64>,
+    z: DVector<f64>,
+    rss: f64,
+}
+
+fn solve(data: &[Crossings], phi: &[f64], keep: &[usize], grid: &[f64], count: f64) -> Solved {
+    let rows: Vec<(f64, f64)> = keep
+        .iter()
+        .flat_map(|&b| {
+            let c = &data[b];
+            c.m.iter()
+                .zip(&c.y)
+                .map(move |(m, y)| ((phi[b] + m) * count, *y))
+        })
+        .collect();
+    let a = DMatrix::from_fn(rows.len(), grid.len(), |r, j| rows[r].0.min(grid[j]));
+    let y = DVector::from_iterator(rows.len(), rows.iter().map(|r| r.1));
+    let z = nnls(&a, &y, &vec![true; grid.len()]);
+    let rss = (&y - &a * &z).norm_squared();
+    Solved { a, z, rss }
+}
+
+/// The reversal phase of each branch of `keep`, by coordinate search (each branch's phase
+/// over a tenth-of-a-count grid, then in eightieths around the best, with the others fixed,
+/// until none moves), from `phi`.
+fn phases(
+    data: &[Crossings],
+    mut phi: Vec<f64>,
+    keep: &[usize],
+    grid: &[f64],
+    count: f64,
+) -> Vec<f64> {
+    let rss = |phi: &[f64], b: usize, c: f64| {
+        let mut p = phi.to_vec();
+        p[b] = c;
+        solve(data, &p, keep, grid, count).rss
+    };
+    let best = |phi: &[f64], b: usize, cands: &mut dyn Iterator<Item = f64>| {
+        cands
+            .map(|c| (rss(phi, b, c), c))
+            .min_by(|a, b| a.0.total_cmp(&b.0))
+            .map_or(phi[b], |m| m.1)
+    };
+    for _ in 0..8 {
+        let mut moved = false;
+        for &b in keep {
+            let coarse = best(&phi, b, &mut (0..10).map(|i| (f64::from(i) + 0.5) / 10.0));
+            let fine = best(
+                &phi,
+                b,
+                &mut (-4..=4).map(|i| (coarse + f64::from(i) / 80.0).clamp(0.0, 0.999)),
+            );
+            moved |= (fine - phi[b]).abs() > 1e-9;
+            phi[b] = fine;
+        }
+        if !moved {
+            break;
+        }
+    }
+    phi
+}
+
+/// Jackknife standard error of `Σ k` over the branches (phases held).
+fn jackknife(data: &[Crossings], phi: &[f64], keep: &[usize], grid: &[f64], count: f64) -> f64 {
+    let n = keep.len();
+    if n < 3 {
+        return f64::NAN;
+    }
+    let sums: Vec<f64> = keep
+        .iter()
+        .map(|&out| {
+            let rest: Vec<usize> = keep.iter().copied().filter(|&b| b != out).collect();
+            solve(data, phi, &rest, grid, count).z.sum()
+        })
+        .collect();
+    let mean = sums.iter().sum::<f64>() / n as f64;
+    let ss: f64 = sums.iter().map(|s| (s - mean).powi(2)).sum();
+    ((n - 1) as f64 / n as f64 * ss).sqrt()
+}
+
+/// The curve fitted on every sample of the used branches, each with its own force offset:
+/// the first [`GRID`] columns of `a` are the breakpoints, the others the offsets.
+fn with_offsets(curves: &[&[(f64, f64)]], grid: &[f64], range: f64) -> Solved {
+    let points: Vec<(usize, f64, f64)> = curves
+        .iter()
+        .enumerate()
+        .flat_map(|(b, c)| {
+            c.iter()
+                .filter(|p| p.0 >= 0.0 && p.0 <= range)
+                .map(move |p| (b, p.0, p.1))
+        })
+        .collect();
+    let cols = GRID + curves.len();
+    let a = DMatrix::from_fn(points.len(), cols, |r, c| {
+        let (b, dx, _) = points[r];
+        match c.checked_sub(GRID) {
+            None => dx.min(grid[c]),
+            Some(o) => f64::from(u8::from(o == b)),
+        }
+    });
+    let y = DVector::from_iterator(points.len(), points.iter().map(|p| p.2));
+    let nonneg: Vec<bool> = (0..cols).map(|c| c < GRID).collect();
+    let z = nnls(&a, &y, &nonneg);
+    let rss = (&y - &a * &z).norm_squared();
+    Solved { a, z, rss }
+}
+
+/// The smallest breakpoint carrying stiffness, in counts.
+fn first_kink(s: &Solved, grid: &[f64], count: f64) -> f64 {
+    let sum: f64 = s.z.rows(0, GRID).sum();
+    (0..GRID)
+        .find(|&j| s.z[j] > 1e-6 * sum)
+        .map_or(f64::INFINITY, |j| grid[j] / count)
+}
+
+/// Branches the count-change fit uses at most (the phase search costs a solve per branch and
+/// candidate; a dozen reversals at spread phases determine the first count).
+const MAX_BRANCHES: usize = 12;
+
+/// With the first kink of the all-samples fit at this many counts or more, the encoder
+/// resolves the curve and that fit stands; below it the count-change fit is used.
+const RESOLVED_COUNTS: f64 = 4.0;
+
 /// The GMS elements `k`, `alpha` from the `t, x, friction` columns.
 pub fn fit(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitError> {
     let t = table.column("t", PROCEDURE.name)?;
@@ -209,28 +398,32 @@ pub fn fit(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitEr
             lo * (hi / lo).powf(j as f64 / (GRID - 1) as f64)
         })
         .collect();
-    let points: Vec<(usize, f64, f64)> = used
+    let used_curves: Vec<&[(f64, f64)]> = used.iter().map(|&i| curves[i].as_slice()).collect();
+    need_rows(
+        used_curves.iter().map(|c| c.len()).sum(),
+        GRID + used.len() + 1,
+        PROCEDURE.name,
+    )?;
+    let screen = with_offsets(&used_curves, &grid, 3.0 * reach);
+    let kink = first_kink(&screen, &grid, count);
+    let data: Vec<Crossings> = used
         .iter()
-        .enumerate()
-        .flat_map(|(b, &i)| {
-            curves[i]
-                .iter()
-                .filter(|p| p.0 >= 0.0 && p.0 <= 3.0 * reach)
-                .map(move |p| (b, p.0, p.1))
-        })
+        .filter_map(|&i| crossings(&all[i], x, f, count, 3.0 * reach))
+        .filter(|c| !c.m.is_empty())
+        .take(MAX_BRANCHES)
         .collect();
-    let cols = GRID + used.len();
-    need_rows(points.len(), cols + 1, PROCEDURE.name)?;
-    let a = DMatrix::from_fn(points.len(), cols, |r, c| {
-        let (b, dx, _) = points[r];
-        match c.checked_sub(GRID) {
-            None => dx.min(grid[c]),
-            Some(o) => f64::from(u8::from(o == b)),
-        }
-    });
-    let y = DVector::from_iterator(points.len(), points.iter().map(|p| p.2));
-    let nonneg: Vec<bool> = (0..cols).map(|c| c < GRID).collect();
-    let z = nnls(&a, &y, &nonneg);
+    let keep: Vec<usize> = (0..data.len()).collect();
+    let crossed: usize = data.iter().map(|c| c.m.len()).sum();
+    let quantised = kink < RESOLVED_COUNTS && crossed > GRID;
+    let (solved, points, phi, jk_se) = if quantised {
+        let phi = phases(&data, vec![0.5; data.len()], &keep, &grid, count);
+        let jk = jackknife(&data, &phi, &keep, &grid, count);
+        (solve(&data, &phi, &keep, &grid, count), crossed, phi, jk)
+    } else {
+        let n = screen.a.nrows();
+        (screen, n, Vec::new(), f64::NAN)
+    };
+    let Solved { a, z, rss } = solved;
     let sum_k: f64 = z.rows(0, GRID).sum();
     let elements: Vec<usize> = (0..GRID).filter(|&j| z[j] > 1e-6 * sum_k).collect();
     if elements.is_empty() {
@@ -242,16 +435,15 @@ pub fn fit(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitEr
     let k: Vec<f64> = elements.iter().map(|&j| z[j]).collect();
     let alpha: Vec<f64> = elements.iter().map(|&j| z[j] * grid[j] / swing).collect();
 
-    // Standard errors from the least-squares problem on the columns that carry a value.
-    let active: Vec<usize> = (0..cols)
-        .filter(|&c| c >= GRID || elements.contains(&c))
-        .collect();
+    // Standard errors from the least-squares problem on the columns that carry a value, and
+    // for Σk the jackknife over branches when it is larger (it carries the phases' error).
+    let active: Vec<usize> = elements.iter().copied().chain(GRID..a.ncols()).collect();
     let sub = a.select_columns(&active);
-    let resid = &y - &a * &z;
-    let dof = (points.len() - active.len()).max(1) as f64;
-    let sigma2 = resid.norm_squared() / dof;
-    let cov = (sub.transpose() * &sub).try_inverse().map(|m| m * sigma2);
-    let (k_se, sum_se) = match &cov {
+    let dof = (points - active.len()).max(1) as f64;
+    let cov = (sub.transpose() * &sub)
+        .try_inverse()
+        .map(|m| m * (rss / dof));
+    let (k_se, ls_se) = match &cov {
         Some(c) => {
             let ne = elements.len();
             let se: Vec<f64> = (0..ne).map(|i| c[(i, i)].max(0.0).sqrt()).collect();
@@ -260,13 +452,23 @@ pub fn fit(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitEr
         }
         None => (vec![f64::NAN; elements.len()], f64::NAN),
     };
+    let sum_se = if jk_se.is_finite() {
+        ls_se.max(jk_se)
+    } else {
+        ls_se
+    };
+    let spread = if quantised { phase_spread(&phi) } else { 1.0 };
 
     let mut rep = FitReport::new(
         PROCEDURE.name,
         model,
-        "non-negative least squares (Lawson-Hanson) on a breakpoint grid",
+        if quantised {
+            "non-negative least squares (Lawson-Hanson) on a breakpoint grid at the count changes, reversal phases searched"
+        } else {
+            "non-negative least squares (Lawson-Hanson) on a breakpoint grid"
+        },
         PROCEDURE.columns,
-        points.len(),
+        points,
         given,
     );
     rep.params.insert("k".into(), json!(k));
@@ -279,31 +481,64 @@ pub fn fit(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitEr
         "k".into(),
         Value::Array(k_se.iter().map(|s| num(*s)).collect()),
     );
-    rep.mse = Some(resid.norm_squared() / points.len() as f64);
+    rep.mse = Some(rss / points as f64);
     rep.condition = scaled_condition(&sub);
     let first = used.first().map_or(0, |&i| all[i].start);
     let last = used.last().map_or(0, |&i| all[i].end);
     rep.time_range(&t[first..=last]);
     rep.provenance.notes.push(format!(
-        "{} of {} branches used (each after one that reached gross sliding); reversals cut at {h:.3e} (3 position steps of {count:.3e})",
+        "{} of {} branches used (each after one that reached gross sliding), {points} points ({}); reversals cut at {h:.3e} (3 position steps of {count:.3e})",
         used.len(),
-        all.len()
+        all.len(),
+        if quantised {
+            format!("the count changes: the first kink of the all-samples fit, {kink:.1} counts, is under {RESOLVED_COUNTS}")
+        } else {
+            "every sample, a force offset per branch: the encoder resolves the first kink".into()
+        }
     ));
     rep.provenance.notes.push(format!(
         "total stiffness {sum_k:.4} ± {sum_se:.2e}, swing s+ + s- = {swing:.4} (the plateau of the reversal curves), {} elements",
         k.len()
     ));
+    if spread < MIN_PHASE_SPREAD {
+        rep.provenance.notes.push(format!(
+            "the reversals fall within {spread:.2} count of one another on the count grid: the stiffness within the first count after a reversal is not resolved (Σk may be low); reversals at spread fractions of a count resolve it"
+        ));
+    }
     rep.details = json!({
         "sum_k": num(sum_k),
         "sum_k_std_error": num(sum_se),
+        "sum_k_jackknife_std_error": num(jk_se),
         "swing": num(swing),
         "breakpoints": elements.iter().map(|&j| grid[j]).collect::<Vec<_>>(),
         "branches": all.len(),
         "branches_used": used.len(),
+        "at_count_changes": quantised,
+        "reversal_phases": phi,
+        "phase_spread": spread,
         "hysteresis": h,
         "fit_range": 3.0 * reach,
     });
     Ok(rep)
+}
+
+/// Below this spread of the reversal phases (in counts) the first count is sampled at one
+/// point only.
+const MIN_PHASE_SPREAD: f64 = 0.3;
+
+/// The largest gap-free arc of the phases on the unit circle, complemented: how much of a
+/// count the reversals cover.
+fn phase_spread(phi: &[f64]) -> f64 {
+    let mut p = phi.to_vec();
+    p.sort_by(f64::total_cmp);
+    let Some((&lo, &hi)) = p.first().zip(p.last()) else {
+        return 0.0;
+    };
+    let widest = p
+        .windows(2)
+        .map(|w| w[1] - w[0])
+        .fold(1.0 - hi + lo, f64::max);
+    1.0 - widest
 }
 
 #[cfg(test)]
@@ -355,7 +590,11 @@ mod tests {
         let r = fit("gms", &table, &Given::new()).unwrap();
         let sum_k = r.details["sum_k"].as_f64().unwrap();
         let swing = r.details["swing"].as_f64().unwrap();
-        assert!((sum_k - 1000.0).abs() < 50.0, "{r:#?}");
+        assert!(
+            (sum_k - 1000.0).abs() < 50.0,
+            "sum_k {sum_k} {:?}",
+            r.details
+        );
         // s at 5 mrad/s is f_s to 0.25 %: the swing is 1.5 + 1.35.
         assert!((swing - 2.85).abs() < 0.03, "{r:#?}");
         let alpha: Vec<f64> = serde_json::from_value(r.params["alpha"].clone()).unwrap();
