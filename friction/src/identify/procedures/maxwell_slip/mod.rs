@@ -54,6 +54,11 @@ use crate::identify::FitError;
 use nalgebra::{DMatrix, DVector};
 use serde_json::{Value, json};
 
+mod count_changes;
+use count_changes::{
+    Crossings, MIN_PHASE_SPREAD, crossings, jackknife, phase_spread, phases, solve,
+};
+
 /// `maxwell_slip`: the GMS elements.
 pub const PROCEDURE: Procedure = Procedure {
     name: "maxwell_slip",
@@ -193,135 +198,12 @@ fn nnls(a: &DMatrix<f64>, b: &DVector<f64>, nonneg: &[bool]) -> DVector<f64> {
     z
 }
 
-/// A used branch sampled at its count changes: whole counts `m` from its first edge and the
-/// force change `y` from the reversal, both in the branch's direction.
-#[derive(Clone, Debug, Default)]
-struct Crossings {
-    m: Vec<f64>,
-    y: Vec<f64>,
-}
-
-/// Moving mean over this many samples for the force at a reversal (its extreme).
-const REVERSAL_MEAN: usize = 5;
-
-/// The samples of branch `b` where the count changes by one, up to `range` from its first
-/// edge, with the force change from the reversal's force (the extreme of the moving mean
-/// between the branch's start and its first count change). `None` without a count change.
-fn crossings(b: &Branch, x: &[f64], f: &[f64], count: f64, range: f64) -> Option<Crossings> {
-    let ks: Vec<usize> = (b.start + 1..=b.end)
-        .filter(|&k| x[k] != x[k - 1] && (x[k] - x[k - 1]).abs() < 1.5 * count)
-        .collect();
-    let first = *ks.first()?;
-    let d = b.direction;
-    let window = &f[b.start..=first];
-    let n = REVERSAL_MEAN.min(window.len());
-    let f_rev = -d
-        * window
-            .windows(n)
-            .map(|w| -d * w.iter().sum::<f64>() / n as f64)
-            .fold(f64::NEG_INFINITY, f64::max);
-    let edge = |k: usize| x[k].max(x[k - 1]);
-    let e0 = edge(first);
-    let mut c = Crossings::default();
-    for k in ks {
-        let m = (d * (edge(k) - e0) / count).round();
-        if m >= 0.0 && m * count <= range && thinned(m) {
-            c.m.push(m);
-            // The edge was crossed at some time between the two samples: their mean force.
-            c.y.push(d * (0.5 * (f[k] + f[k - 1]) - f_rev));
-        }
-    }
-    Some(c)
-}
-
-/// Every count edge up to the 16th after the first, then about 8 per doubling of the distance
-/// (the curve's detail is near the reversal; this keeps the problem small on a fine encoder).
-fn thinned(m: f64) -> bool {
-    let m = m as u64;
-    m < 16 || m.is_multiple_of(m / 8)
-}
-
 /// The curve's NNLS problem for reversal phases `phi` (counts), on the branches `keep`:
 /// design matrix, solution and residual sum of squares.
 struct Solved {
     a: DMatrix<f64>,
     z: DVector<f64>,
     rss: f64,
-}
-
-fn solve(data: &[Crossings], phi: &[f64], keep: &[usize], grid: &[f64], count: f64) -> Solved {
-    let rows: Vec<(f64, f64)> = keep
-        .iter()
-        .flat_map(|&b| {
-            let c = &data[b];
-            c.m.iter()
-                .zip(&c.y)
-                .map(move |(m, y)| ((phi[b] + m) * count, *y))
-        })
-        .collect();
-    let a = DMatrix::from_fn(rows.len(), grid.len(), |r, j| rows[r].0.min(grid[j]));
-    let y = DVector::from_iterator(rows.len(), rows.iter().map(|r| r.1));
-    let z = nnls(&a, &y, &vec![true; grid.len()]);
-    let rss = (&y - &a * &z).norm_squared();
-    Solved { a, z, rss }
-}
-
-/// The reversal phase of each branch of `keep`, by coordinate search (each branch's phase
-/// over a tenth-of-a-count grid, then in eightieths around the best, with the others fixed,
-/// until none moves), from `phi`.
-fn phases(
-    data: &[Crossings],
-    mut phi: Vec<f64>,
-    keep: &[usize],
-    grid: &[f64],
-    count: f64,
-) -> Vec<f64> {
-    let rss = |phi: &[f64], b: usize, c: f64| {
-        let mut p = phi.to_vec();
-        p[b] = c;
-        solve(data, &p, keep, grid, count).rss
-    };
-    let best = |phi: &[f64], b: usize, cands: &mut dyn Iterator<Item = f64>| {
-        cands
-            .map(|c| (rss(phi, b, c), c))
-            .min_by(|a, b| a.0.total_cmp(&b.0))
-            .map_or(phi[b], |m| m.1)
-    };
-    for _ in 0..8 {
-        let mut moved = false;
-        for &b in keep {
-            let coarse = best(&phi, b, &mut (0..10).map(|i| (f64::from(i) + 0.5) / 10.0));
-            let fine = best(
-                &phi,
-                b,
-                &mut (-4..=4).map(|i| (coarse + f64::from(i) / 80.0).clamp(0.0, 0.999)),
-            );
-            moved |= (fine - phi[b]).abs() > 1e-9;
-            phi[b] = fine;
-        }
-        if !moved {
-            break;
-        }
-    }
-    phi
-}
-
-/// Jackknife standard error of `Σ k` over the branches (phases held).
-fn jackknife(data: &[Crossings], phi: &[f64], keep: &[usize], grid: &[f64], count: f64) -> f64 {
-    let n = keep.len();
-    if n < 3 {
-        return f64::NAN;
-    }
-    let sums: Vec<f64> = keep
-        .iter()
-        .map(|&out| {
-            let rest: Vec<usize> = keep.iter().copied().filter(|&b| b != out).collect();
-            solve(data, phi, &rest, grid, count).z.sum()
-        })
-        .collect();
-    let mean = sums.iter().sum::<f64>() / n as f64;
-    let ss: f64 = sums.iter().map(|s| (s - mean).powi(2)).sum();
-    ((n - 1) as f64 / n as f64 * ss).sqrt()
 }
 
 /// The curve fitted on every sample of the used branches, each with its own force offset:
@@ -520,25 +402,6 @@ pub fn fit(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitEr
         "fit_range": 3.0 * reach,
     });
     Ok(rep)
-}
-
-/// Below this spread of the reversal phases (in counts) the first count is sampled at one
-/// point only.
-const MIN_PHASE_SPREAD: f64 = 0.3;
-
-/// The largest gap-free arc of the phases on the unit circle, complemented: how much of a
-/// count the reversals cover.
-fn phase_spread(phi: &[f64]) -> f64 {
-    let mut p = phi.to_vec();
-    p.sort_by(f64::total_cmp);
-    let Some((&lo, &hi)) = p.first().zip(p.last()) else {
-        return 0.0;
-    };
-    let widest = p
-        .windows(2)
-        .map(|w| w[1] - w[0])
-        .fold(1.0 - hi + lo, f64::max);
-    1.0 - widest
 }
 
 #[cfg(test)]
