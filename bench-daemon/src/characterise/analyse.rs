@@ -145,6 +145,8 @@ pub async fn fit_and_compare(
                 fit["note"] = json!(sliding_note(f));
                 fit["sliding"] = json!({"vs": f.vs, "vs_std_error": f.vs_se, "delta": f.delta,
                                         "points": f.n, "reduced_chi2": f.chi2});
+            } else if procedure == "static_curve" && given.is_some() {
+                fit["note"] = json!(VS_NOT_MEASURED);
             }
             let refit = procedure == "static_curve"
                 && model != "coulomb_viscous"
@@ -395,6 +397,10 @@ pub async fn final_params(store: &Store, c: &Campaign, model: &str) -> Option<Va
     let id = final_fit(c, model)?["report"]["parameter_set_id"].as_i64()?;
     store.parameter_set(id).await.ok().map(|s| s.params)
 }
+
+/// Why the static fit holds an estimated `vs`: neither a held point nor the sliding phases
+/// measured it.
+pub const VS_NOT_MEASURED: &str = "vs not measured: no loop held a speed on the Stribeck fall and the sliding phases of the low-speed check's stick-slip did not determine it (too few bins below vs, or friction lagging the speed in the slips); vs held at the low-speed check's estimate and delta at 2, so vs and the fc it shapes are not the bench's to within 10 %";
 
 /// Why the static fit holds `vs` and `delta`.
 fn sliding_note(f: &Fall) -> String {
