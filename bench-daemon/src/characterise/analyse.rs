@@ -4,6 +4,7 @@
 //! `MODEL=none`, each model at its newest set), and the plain-language answer.
 
 use super::design::Estimates;
+use super::sliding::{self, Bin, Fall};
 use super::{Request, estimates, step};
 use crate::config::Geometry;
 use crate::fitting::compare::{Source, read_sources};
@@ -23,13 +24,24 @@ use std::path::Path;
 /// per direction from the breakaway ramps (S4 §4.4 fixes `fs` before fitting the shape), and `vs` (with the
 /// dynamic models' damping, as the documented optional step) is fitted by output error on the
 /// low-speed check, whose stick-slip crosses the falling part of the curve.
-pub fn order(model: &str, est: &Estimates) -> Vec<(&'static str, &'static str, Option<Value>)> {
+///
+/// With `fall` (the Stribeck velocity and shape the sliding phases of the stick-slip placed,
+/// [`sliding`]) the static fit holds those in place of the estimate from the held points.
+pub fn order(
+    model: &str,
+    est: &Estimates,
+    fall: Option<&Fall>,
+) -> Vec<(&'static str, &'static str, Option<Value>)> {
     let unheld = !est.stribeck_held;
     let stribeck = model != "coulomb_viscous";
-    let static_given = if unheld && stribeck {
-        breakaway_given(est, Some(est.vs.unwrap_or(0.1)))
-    } else {
-        None
+    let static_given = match (unheld && stribeck, fall) {
+        (false, _) => None,
+        (true, Some(f)) => breakaway_given(est, Some(f.vs)).map(|mut g| {
+            g["delta"] = json!(f.delta);
+            g["negative"]["delta"] = json!(f.delta);
+            g
+        }),
+        (true, None) => breakaway_given(est, Some(est.vs.unwrap_or(0.1))),
     };
     let mut out = vec![("static_curve", "sweep", static_given)];
     if let Some(p) = presliding_procedure(model) {
@@ -113,14 +125,29 @@ pub async fn fit_and_compare(
     };
     let mut fits = Vec::new();
     let est = estimates(c);
+    let fall = if est.stribeck_held {
+        None
+    } else {
+        sliding_fall(c, &est, db).await?
+    };
     for model in &req.models {
-        let mut steps = order(model, &est);
+        let mut steps = order(model, &est, fall.as_ref());
         let mut i = 0;
         while i < steps.len() {
             let (procedure, from, given) = steps[i].clone();
             i += 1;
             let name = format!("{model}-campaign{}-{procedure}", c.id);
-            let fit = fit_one(model, procedure, run(from)?, given.clone(), name, db).await?;
+            let mut fit = fit_one(model, procedure, run(from)?, given.clone(), name, db).await?;
+            if procedure == "static_curve"
+                && given.is_some()
+                && let Some(f) = &fall
+            {
+                fit["note"] = json!(sliding_note(f));
+                fit["sliding"] = json!({"vs": f.vs, "vs_std_error": f.vs_se, "delta": f.delta,
+                                        "points": f.n, "reduced_chi2": f.chi2});
+            } else if procedure == "static_curve" && given.is_some() {
+                fit["note"] = json!(VS_NOT_MEASURED);
+            }
             let refit = procedure == "static_curve"
                 && model != "coulomb_viscous"
                 && given.is_none()
@@ -369,6 +396,107 @@ pub fn final_fit<'a>(c: &'a Campaign, model: &str) -> Option<&'a Value> {
 pub async fn final_params(store: &Store, c: &Campaign, model: &str) -> Option<Value> {
     let id = final_fit(c, model)?["report"]["parameter_set_id"].as_i64()?;
     store.parameter_set(id).await.ok().map(|s| s.params)
+}
+
+/// Why the static fit holds an estimated `vs`: neither a held point nor the sliding phases
+/// measured it.
+pub const VS_NOT_MEASURED: &str = "vs not measured: no loop held a speed on the Stribeck fall and the sliding phases of the low-speed check's stick-slip did not determine it (too few bins below vs, or friction lagging the speed in the slips); vs held at the low-speed check's estimate and delta at 2, so vs and the fc it shapes are not the bench's to within 10 %";
+
+/// Why the static fit holds `vs` and `delta`.
+fn sliding_note(f: &Fall) -> String {
+    format!(
+        "no loop held a speed below vs: vs {:.4} ± {:.4} rad/s and delta {} from {} bins of the sliding phases of the low-speed check's stick-slip (torque sensor against the encoder's centred speed) and the held sweep points, fs per direction held at the breakaway step's (reduced chi-square {:.1}); held in this fit",
+        f.vs, f.vs_se, f.delta, f.n, f.chi2
+    )
+}
+
+/// The Stribeck fall from the sliding phases of the low-speed check's stick-slip with the
+/// sweep's held points ([`sliding::fit`]), `fs` per direction at the
+/// breakaway's; `None` when they do not determine `vs` (its relative standard error over the
+/// verdict's limit, fewer than [`MIN_BELOW`] sliding bins below it, or a reduced chi-square
+/// over [`MAX_CHI2`]) or there is no breakaway.
+async fn sliding_fall(c: &Campaign, est: &Estimates, db: &Path) -> anyhow::Result<Option<Fall>> {
+    let (Some(pos), Some(neg)) = (est.fs_pos, est.fs_neg) else {
+        return Ok(None);
+    };
+    let sweep = step(c, "sweep");
+    let held: Vec<Bin> = sweep
+        .into_iter()
+        .flat_map(|s| ["positive", "negative"].map(|d| (d == "positive", s["results"][d].clone())))
+        .flat_map(|(positive, pts)| {
+            let pts = pts.as_array().cloned().unwrap_or_default();
+            pts.into_iter().filter_map(move |p| {
+                if p["stick_slip"] != json!(false) {
+                    return None;
+                }
+                let n = p["n"].as_f64()?.max(1.0);
+                Some(Bin {
+                    v: p["velocity_rad_s"].as_f64()?.abs(),
+                    f: p["mean_torque_nm"].as_f64()?.abs(),
+                    se: p["std_torque_nm"].as_f64()? / n.sqrt(),
+                    positive,
+                })
+            })
+        })
+        .collect();
+    // Sliding samples below the slowest held speed (above it the held points measure the
+    // curve at steady state).
+    let v_top = held
+        .iter()
+        .map(|b| b.v)
+        .reduce(f64::min)
+        .or(est.v_hold)
+        .unwrap_or(1.0);
+    let store = crate::db::open_existing(db).await?;
+    // The low-speed check's slips only: it runs every speed through the velocity loop. The
+    // sweep's slips below the held speed run against the position loop's spring, and their
+    // bins sit about 2 % above the curve on the simulated bench (its friction changes within
+    // the centred window), which a 10 % reading of `vs` cannot afford.
+    let mut slips = Vec::new();
+    if let Some(id) = step(c, "low_speed_check").and_then(|s| s["run_id"].as_i64()) {
+        let query = run_store::SampleQuery::default();
+        let set = crate::resume::chain_samples(&store, id, &query).await;
+        store.close().await;
+        let samples: Vec<_> = set?
+            .samples
+            .iter()
+            .map(crate::session::to_experiment_sample)
+            .collect();
+        slips = sliding::bins(&samples, count_of(&samples), v_top);
+    } else {
+        store.close().await;
+    }
+    let slips_v: Vec<f64> = slips.iter().map(|b| b.v).collect();
+    let mut bins = held;
+    bins.extend(slips);
+    let v_lo = bins.iter().map(|b| b.v).reduce(f64::min).unwrap_or(0.0);
+    let v_hi = bins.iter().map(|b| b.v).reduce(f64::max).unwrap_or(0.0);
+    let floor = 1e-3 * pos.max(neg);
+    let fall =
+        tokio::task::spawn_blocking(move || sliding::fit(&bins, (pos, neg), floor, (v_lo, v_hi)))
+            .await?;
+    Ok(fall.filter(|f| {
+        let below = slips_v.iter().filter(|v| **v < f.vs).count();
+        f.vs_se / f.vs <= REL_STD_ERROR_LIMIT && f.chi2 <= MAX_CHI2 && below >= MIN_BELOW
+    }))
+}
+
+/// Largest reduced chi-square of a sliding fit the campaign uses: above it the bins do not
+/// follow one steady-state curve (the friction lags the speed in the slips, as a LuGre
+/// bristle does), and no static curve read from them is the bench's.
+const MAX_CHI2: f64 = 10.0;
+/// Fewest sliding bins below the fitted `vs` (the rule for the sweep: points below
+/// `vs`, not only the fall's tail).
+const MIN_BELOW: usize = 5;
+
+/// The encoder's count \[rad\]: the smallest step of the recorded angle.
+fn count_of(samples: &[experiments::Sample]) -> f64 {
+    samples
+        .windows(2)
+        .map(|w| (w[1].x - w[0].x).abs())
+        .filter(|d| *d > 0.0)
+        .reduce(f64::min)
+        .unwrap_or(0.0)
 }
 
 /// Wall-time cap of one fit \[s\]: the campaign's fits, comparison and report stay within

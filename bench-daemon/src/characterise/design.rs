@@ -71,8 +71,9 @@ pub fn low_speed_check(lim: &BenchLimits) -> Value {
     })
 }
 
-/// The slowest speed above which every point of both directions held (no stick-slip); `None`
-/// if the fastest point did not hold either.
+/// The slowest speed above which every point of both directions held (no stick-slip), from
+/// the fastest held point down: points above it that missed their speed (the loop at the
+/// torque limit, not stick-slip) do not end the run. `None` if no point held.
 pub fn slowest_held(sweep: &Value) -> Option<f64> {
     let mut points: Vec<(f64, bool)> = ["positive", "negative"]
         .iter()
@@ -87,8 +88,11 @@ pub fn slowest_held(sweep: &Value) -> Option<f64> {
     points.sort_by(|a, b| b.0.total_cmp(&a.0));
     let mut held = None;
     for (v, slipped) in points {
-        if slipped {
+        if slipped && held.is_some() {
             break;
+        }
+        if slipped {
+            continue;
         }
         held = Some(v);
     }
@@ -270,6 +274,12 @@ mod tests {
             "negative": [p(-0.01, false), p(-0.1, false), p(-1.0, false)]
         });
         assert_eq!(slowest_held(&sweep), Some(0.1));
+        // The fastest point missed its speed at the torque limit: the run below it counts.
+        let sweep = json!({
+            "positive": [p(0.01, true), p(0.3, false), p(1.0, false), p(4.0, true)],
+            "negative": [p(-0.01, true), p(-0.3, false), p(-1.0, false), p(-4.0, true)]
+        });
+        assert_eq!(slowest_held(&sweep), Some(0.3));
     }
 
     #[test]

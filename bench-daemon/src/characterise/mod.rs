@@ -10,6 +10,7 @@ pub mod analyse;
 mod body;
 pub mod design;
 pub mod report;
+pub mod sliding;
 mod steps;
 
 pub use body::{CampaignModel, DEFAULT_BUDGET_MIN, StartCampaign};
