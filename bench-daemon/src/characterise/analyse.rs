@@ -53,6 +53,39 @@ pub fn order(
     out
 }
 
+/// Largest relative gap between the reversal curves' plateau and the static curve's swing
+/// `fs⁺ + fs⁻` for which the reversals count as full ones between the sliding levels.
+const MAX_SWING_GAP: f64 = 0.15;
+
+/// Masing's rule puts the plateau of a reversal curve at the swing between the two sliding
+/// levels, `fs⁺ + fs⁻` at the legs' slow speed. A plateau far from it means the legs were not
+/// full reversals (stick-slip on a soft loop, legs too short), so `maxwell_slip`'s Σk and its
+/// standard error do not describe the bench: the fit's note and verdict say so.
+fn check_swing(fit: &mut Value, fits: &[Value]) {
+    let static_fit = fits
+        .iter()
+        .rev()
+        .find(|f| f["procedure"] == "static_curve" && f["model"] == fit["model"]);
+    let (Some(p), Some(swing)) = (
+        static_fit.map(|f| &f["report"]["params"]),
+        fit["report"]["details"]["swing"].as_f64(),
+    ) else {
+        return;
+    };
+    let Some(fs) = p["fs"].as_f64() else { return };
+    let expected = fs + p["negative"]["fs"].as_f64().unwrap_or(fs);
+    let gap = swing / expected - 1.0;
+    if gap.abs() <= MAX_SWING_GAP {
+        return;
+    }
+    let note = format!(
+        "presliding stiffness not determined: the reversal curves level off at {swing:.3}, not at the static curve's swing fs+ + fs- = {expected:.3} ({:+.0} %), so the legs were not full reversals between the sliding levels and the sum of the element stiffnesses does not describe the bench",
+        100.0 * gap
+    );
+    fit["note"] = json!(note);
+    fit["report"]["verdict"] = json!({"status": "warning", "reasons": [note]});
+}
+
 /// The presliding part of a dynamic model's order.
 fn presliding_procedure(model: &str) -> Option<&'static str> {
     match model {
@@ -147,6 +180,8 @@ pub async fn fit_and_compare(
                                         "points": f.n, "reduced_chi2": f.chi2});
             } else if procedure == "static_curve" && given.is_some() {
                 fit["note"] = json!(VS_NOT_MEASURED);
+            } else if procedure == "maxwell_slip" {
+                check_swing(&mut fit, &fits);
             }
             let refit = procedure == "static_curve"
                 && model != "coulomb_viscous"
@@ -502,3 +537,33 @@ fn count_of(samples: &[experiments::Sample]) -> f64 {
 /// Wall-time cap of one fit \[s\]: the campaign's fits, comparison and report stay within
 /// seconds after its last run (a fit stopped there says `timeout` in its report).
 const FIT_TIMEOUT_S: f64 = 5.0;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fits(swing: f64) -> (Value, Vec<Value>) {
+        let stat = json!({"model": "gms", "procedure": "static_curve",
+                          "report": {"params": {"fs": 1.2, "negative": {"fs": 1.0}}}});
+        let ms = json!({"model": "gms", "procedure": "maxwell_slip",
+                        "report": {"details": {"swing": swing}, "verdict": {"status": "ok", "reasons": []}}});
+        (ms, vec![stat])
+    }
+
+    #[test]
+    fn reversal_curves_short_of_the_static_swing_leave_the_stiffness_undetermined() {
+        let (mut full, before) = fits(2.21);
+        check_swing(&mut full, &before);
+        assert!(full.get("note").is_none(), "{full}");
+        assert_eq!(full["report"]["verdict"]["status"], "ok");
+        let (mut short, before) = fits(1.5);
+        check_swing(&mut short, &before);
+        let note = short["note"].as_str().unwrap();
+        assert!(
+            note.starts_with("presliding stiffness not determined"),
+            "{note}"
+        );
+        assert!(note.contains("2.200") && note.contains("-32 %"), "{note}");
+        assert_eq!(short["report"]["verdict"]["status"], "warning");
+    }
+}
