@@ -82,15 +82,7 @@ impl BatchSender {
     /// Hands a batch to the writer without waiting. When the channel is full (or the writer is
     /// gone) the batch is dropped and counted; the counts are stored with the run.
     pub fn try_send(&self, batch: Batch) -> Result<(), Dropped> {
-        let samples = batch.samples.len();
-        if batch.outputs.len() != samples * self.models {
-            self.count_drop(samples);
-            return Err(Dropped::Malformed {
-                samples,
-                outputs: batch.outputs.len(),
-                models: self.models,
-            });
-        }
+        let samples = self.well_formed(&batch)?;
         self.tx.try_send(Msg::Batch(batch)).map_err(|e| {
             self.count_drop(samples);
             match e {
@@ -103,6 +95,16 @@ impl BatchSender {
     /// Hands a batch to the writer, waiting for room: for producers that are not real-time
     /// (imports, benchmarks). Never call this from the control loop.
     pub async fn send(&self, batch: Batch) -> Result<(), Dropped> {
+        let samples = self.well_formed(&batch)?;
+        self.tx.send(Msg::Batch(batch)).await.map_err(|_| {
+            self.count_drop(samples);
+            Dropped::Closed { samples }
+        })
+    }
+
+    /// The batch's sample count, or the drop of a batch whose outputs do not match its
+    /// samples times the run's models (counted like any other drop).
+    fn well_formed(&self, batch: &Batch) -> Result<usize, Dropped> {
         let samples = batch.samples.len();
         if batch.outputs.len() != samples * self.models {
             self.count_drop(samples);
@@ -112,10 +114,7 @@ impl BatchSender {
                 models: self.models,
             });
         }
-        self.tx.send(Msg::Batch(batch)).await.map_err(|_| {
-            self.count_drop(samples);
-            Dropped::Closed { samples }
-        })
+        Ok(samples)
     }
 
     fn count_drop(&self, samples: usize) {
