@@ -10,6 +10,8 @@
 //! too few bins) is reported as such and the campaign keeps its estimate.
 
 use experiments::Sample;
+use friction::curve::phi_exp;
+use friction::identify::lsq;
 
 /// A bin of sliding samples of one direction: mean speed and friction magnitudes.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -170,65 +172,27 @@ pub fn fit(bins: &[Bin], fs: (f64, f64), floor_nm: f64, (v_lo, v_hi): (f64, f64)
 }
 
 /// Weighted residual sum of squares at `(vs, delta)` with `fc` per direction and `fv` at their
-/// least-squares values (normal equations of three unknowns).
+/// weighted least-squares values; a direction without bins has no `fc` column.
 fn weighted_sse(bins: &[Bin], fs: (f64, f64), floor_nm: f64, vs: f64, delta: f64) -> f64 {
-    let rows: Vec<([f64; 3], f64, f64)> = bins
-        .iter()
-        .map(|b| {
-            let e = (-(b.v / vs).powf(delta)).exp();
-            let fs_d = if b.positive { fs.0 } else { fs.1 };
-            let x = if b.positive {
-                [1.0 - e, 0.0, b.v]
-            } else {
-                [0.0, 1.0 - e, b.v]
-            };
-            (x, b.f - fs_d * e, 1.0 / b.se.max(floor_nm).powi(2))
-        })
-        .collect();
-    let mut a = [[0.0; 3]; 3];
-    let mut y = [0.0; 3];
-    for (x, r, w) in &rows {
-        for (aj, (yj, xj)) in a.iter_mut().zip(y.iter_mut().zip(x)) {
-            *yj += w * xj * r;
-            for (ajk, xk) in aj.iter_mut().zip(x) {
-                *ajk += w * xj * xk;
-            }
-        }
+    let present = [true, false].map(|d| bins.iter().any(|b| b.positive == d));
+    let mut rows = Vec::with_capacity(bins.len());
+    let mut targets = Vec::with_capacity(bins.len());
+    let mut weights = Vec::with_capacity(bins.len());
+    for b in bins {
+        let e = phi_exp(b.v, vs, delta);
+        let fs_d = if b.positive { fs.0 } else { fs.1 };
+        let mut row: Vec<f64> = [true, false]
+            .iter()
+            .zip(present)
+            .filter(|(_, here)| *here)
+            .map(|(d, _)| if b.positive == *d { 1.0 - e } else { 0.0 })
+            .collect();
+        row.push(b.v);
+        rows.push(row);
+        targets.push(b.f - fs_d * e);
+        weights.push(1.0 / b.se.max(floor_nm).powi(2));
     }
-    let Some(c) = solve3(a, y) else {
-        return f64::INFINITY;
-    };
-    rows.iter()
-        .map(|(x, r, w)| w * (r - (c[0] * x[0] + c[1] * x[1] + c[2] * x[2])).powi(2))
-        .sum()
-}
-
-/// Solves a 3×3 system by Cramer's rule; `None` when singular (a direction without bins: its
-/// `fc` column is zero, so that direction's unknown is dropped by regularising it to zero).
-fn solve3(mut a: [[f64; 3]; 3], y: [f64; 3]) -> Option<[f64; 3]> {
-    for (j, row) in a.iter_mut().enumerate() {
-        if row[j] == 0.0 {
-            row[j] = 1.0;
-        }
-    }
-    let det = |m: &[[f64; 3]; 3]| {
-        m[0][0] * (m[1][1] * m[2][2] - m[1][2] * m[2][1])
-            - m[0][1] * (m[1][0] * m[2][2] - m[1][2] * m[2][0])
-            + m[0][2] * (m[1][0] * m[2][1] - m[1][1] * m[2][0])
-    };
-    let d = det(&a);
-    if d.abs() < 1e-300 || !d.is_finite() {
-        return None;
-    }
-    let mut out = [0.0; 3];
-    for (k, o) in out.iter_mut().enumerate() {
-        let mut m = a;
-        for (row, yj) in m.iter_mut().zip(y) {
-            row[k] = yj;
-        }
-        *o = det(&m) / d;
-    }
-    Some(out)
+    lsq::solve(&rows, &targets, Some(&weights)).map_or(f64::INFINITY, |s| s.rss)
 }
 
 #[cfg(test)]
