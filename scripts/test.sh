@@ -174,19 +174,53 @@ book() {
 }
 stage "manual" book
 
-# Every Rust suite, on SQLite and PostgreSQL. Three test threads: the daemon's suite mostly
-# waits on real time (the RTU drives one after another, the real-time runs one at a time, and
-# the rest beside them). The API documentation without warnings (rustdoc on the build's own
-# artifacts: no dependency compiles again) runs beside the test binaries: cargo holds the
-# target directory's lock while it checks the build, and lets go of it when the first test
-# binary starts.
+# Every Rust suite, on SQLite and PostgreSQL. The daemon's suite mostly waits on real time (the
+# RTU drives one after another, the real-time runs one at a time, the rest beside them), so it
+# runs with three test threads, and the other crates' suites run beside it rather than after
+# it: the test binaries the build stage made are run directly (a `cargo test -p` of a part of
+# the workspace would resolve other features and compile dependencies again), each in its
+# package's directory as cargo runs them. Then the doctests, and the API documentation without
+# warnings (rustdoc on the build's own artifacts) beside the rest.
+test_binaries() {
+  cargo test --workspace --locked --no-run --message-format=json 2>/dev/null | python3 -c '
+import json, os, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["profile"]["test"]:
+        print(os.path.dirname(m["manifest_path"]) + "\t" + m["executable"])
+'
+}
+# run_suites LOG DIR<TAB>EXE...: runs each test binary in its package's directory, in order.
+run_suites() {
+  local log=$1 line
+  shift
+  for line in "$@"; do
+    (cd "${line%%$'\t'*}" && "${line#*$'\t'}") >>"$log" 2>&1 || {
+      echo "test.sh: ${line#*$'\t'} failed (log: $log)" >>"$log"
+      return 1
+    }
+  done
+}
 cargo_test() {
-  local log="$logs/cargo-test.log"
-  RUST_TEST_THREADS=3 cargo test --workspace --locked > >(tee "$log") 2>&1 &
-  local pid=$!
-  while kill -0 "$pid" 2>/dev/null && ! grep -q 'Running ' "$log" 2>/dev/null; do sleep 0.5; done
+  local daemon=() crates=() line
+  while IFS= read -r line; do
+    case "$line" in */bench-daemon$'\t'*) daemon+=("$line") ;; *) crates+=("$line") ;; esac
+  done < <(test_binaries)
+  [ ${#daemon[@]} -gt 0 ] && [ ${#crates[@]} -gt 0 ] || { echo "test.sh: no test binaries found" >&2; return 1; }
+  RUST_TEST_THREADS=3 run_suites "$logs/cargo-test-daemon.log" "${daemon[@]}" &
+  local daemon_pid=$!
+  run_suites "$logs/cargo-test-crates.log" "${crates[@]}" &
+  local crates_pid=$!
+  cargo test --workspace --locked --doc > >(tee "$logs/cargo-test-doc.log") 2>&1
   spawn rustdoc env RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
-  wait "$pid"
+  local failed=0
+  wait "$crates_pid" || failed=1
+  wait "$daemon_pid" || failed=1
+  grep -h "test result" "$logs"/cargo-test-*.log
+  if [ $failed = 1 ]; then
+    cat "$logs/cargo-test-crates.log" "$logs/cargo-test-daemon.log" >&2
+    return 1
+  fi
 }
 stage "cargo test" cargo_test
 

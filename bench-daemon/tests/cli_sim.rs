@@ -156,6 +156,19 @@ fn thread_policies(pid: u32) -> Vec<(String, u32, u32)> {
         .collect()
 }
 
+/// The threads of `pid` once one is named `name`: a new thread takes its name from inside
+/// itself, so for a moment after the endpoints are printed it may still bear its parent's.
+fn named_threads(pid: u32, name: &str) -> Vec<(String, u32, u32)> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    loop {
+        let threads = thread_policies(pid);
+        if threads.iter().any(|t| t.0 == name) || std::time::Instant::now() > deadline {
+            return threads;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
 /// `bench sim` stands in for hardware: its physics thread and its Modbus runtime run under
 /// SCHED_FIFO at `--realtime-priority`, so a busy PC cannot make an emulated drive miss a
 /// reply; `--realtime-priority 0` leaves every thread at normal scheduling. Where SCHED_FIFO
@@ -164,7 +177,7 @@ fn thread_policies(pid: u32) -> Vec<(String, u32, u32)> {
 fn sim_runs_its_threads_at_the_real_time_priority_it_is_given() {
     for priority in ["30", "0"] {
         let (mut child, _) = start_sim(&["--realtime-priority", priority]);
-        let threads = thread_policies(child.id());
+        let threads = named_threads(child.id(), "bench-sim-physi");
         child.kill().unwrap();
         let o = child.wait_with_output().unwrap();
         let refused = stderr(&o).contains("SCHED_FIFO 30 refused");
