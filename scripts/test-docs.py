@@ -2,9 +2,9 @@
 """Runs the manual's examples: every ```sh, ```console and ```python block of README.md and
 docs/src/ (docs/src/contributing.md#examples-are-tested says how to write one).
 
-Each file gets a sandbox: a fresh directory (the repository's experiments/, profiles/ and
-clients/ linked in), its own run database ($FRICTIONBENCH_DB) and, when an example talks to
-localhost:8080, its own `bench serve --sim` on a free port, which the address in the example is
+Each file gets a sandbox: a fresh directory (the repository's experiments/, profiles/,
+clients/ and bench-daemon/config/ linked in), its own run database ($FRICTIONBENCH_DB) and,
+when an example talks to localhost:8080, its own `bench serve --sim` on a free port, which the address in the example is
 rewritten to; `cargo run -p bench-daemon --` is rewritten to `bench`, the binary under test.
 Blocks of one file run in order and share the sandbox, so `bench runs show ID`
 after a `bench run` sees that run (ID: the last `run N` a command printed). Every command must
@@ -106,6 +106,9 @@ class Sandbox:
         self.dir = Path(tempfile.mkdtemp(prefix="doctest-"))
         for name in ("experiments", "profiles", "clients", "packaging"):
             (self.dir / name).symlink_to(REPO / name)
+        # The shipped bench configurations (bench-daemon/config/*.toml) at their paths.
+        (self.dir / "bench-daemon").mkdir()
+        (self.dir / "bench-daemon" / "config").symlink_to(REPO / "bench-daemon" / "config")
         self.bin = self.dir / ".bin"
         self.bin.mkdir()
         (self.bin / "bench").symlink_to(bench)

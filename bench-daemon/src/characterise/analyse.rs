@@ -49,8 +49,20 @@ pub fn order(
     }
     if unheld && let Some(dynamic) = output_error_step(model) {
         out.push(dynamic);
+    } else if !unheld && let Some(damping) = damping_step(model) {
+        out.push(damping);
     }
     out
+}
+
+/// Where the loops held the Stribeck region (no stick-slip to fit `vs` on), LuGre's damping
+/// `sigma1` is still to be fitted: by output error on the presliding run (its reversals, sine
+/// and step are where the bristle damping shows), everything else held at the set before it.
+fn damping_step(model: &str) -> Option<(&'static str, &'static str, Option<Value>)> {
+    (model == "lugre").then(|| {
+        let given = json!({"fit": ["sigma1"], "max_iters": 30, "timeout_s": FIT_TIMEOUT_S});
+        ("output_error", "presliding", Some(given))
+    })
 }
 
 /// Largest relative gap between the reversal curves' plateau and the static curve's swing

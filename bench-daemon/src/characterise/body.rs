@@ -34,6 +34,7 @@ impl StartCampaign {
             },
             budget_min: self.budget_min.unwrap_or(DEFAULT_BUDGET_MIN),
             truth: None,
+            sim_params: None,
         };
         request.check()?;
         Ok(request)

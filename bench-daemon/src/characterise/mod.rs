@@ -49,6 +49,19 @@ pub struct Request {
     /// The simulated bench's true friction (`--sim`), else null.
     #[serde(default)]
     pub truth: Option<friction::registry::ModelSpec>,
+    /// The simulated plant's parameters (`--sim-params`; absent: the simulator's defaults), so
+    /// that `--resume` continues on the same plant.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sim_params: Option<bench_sim::SimParams>,
+}
+
+impl Request {
+    /// The simulated plant of a `--sim` campaign (its parameters and true friction), else
+    /// `None` (the bench of the configuration).
+    pub fn plant(&self) -> Option<(bench_sim::SimParams, friction::registry::ModelSpec)> {
+        let t = self.truth.clone()?;
+        Some((self.sim_params.clone().unwrap_or_default(), t))
+    }
 }
 
 impl Request {

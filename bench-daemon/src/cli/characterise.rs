@@ -38,6 +38,11 @@ pub struct CharacteriseArgs {
     /// With --truth: its parameters (JSON inline or @file; unset ones take the defaults).
     #[arg(long, value_name = "JSON|@FILE", requires = "truth")]
     truth_params: Option<String>,
+    /// With --sim: the simulated plant's parameters (inertia, encoder, the drive's own gains,
+    /// noise, ...; the keys of `bench sim --params`), JSON inline or @file. Its
+    /// `encoder_counts_per_rev` must be the bench's `[limits]` one (give --config).
+    #[arg(long, value_name = "JSON|@FILE", requires = "sim")]
+    sim_params: Option<String>,
     /// Models to fit and compare (comma-separated).
     #[arg(long, value_delimiter = ',', default_values_t = DEFAULT_MODELS.map(String::from))]
     models: Vec<String>,
@@ -85,6 +90,47 @@ fn truth(args: &CharacteriseArgs) -> anyhow::Result<Option<ModelSpec>> {
     }
 }
 
+/// The simulated plant's parameters from `--sim-params` (`None` without it: the defaults),
+/// checked against the bench it runs under: the daemon reads positions in the `[limits]`
+/// encoder's counts, and the lockstep models simulate torque segments with
+/// `[lockstep] plant_inertia_kg_m2`, so both must be the plant's.
+pub fn sim_params(
+    text: Option<&str>,
+    loaded: &Loaded,
+) -> anyhow::Result<Option<bench_sim::SimParams>> {
+    let Some(text) = text else { return Ok(None) };
+    let p = super::sim::sim_params("--sim-params", Some(text))?;
+    let c = &loaded.config;
+    let refuse = |key: &str, plant: f64, bench: &str, value: f64| {
+        InputError(format!(
+            "--sim-params: {key} ({plant}) is not the bench's {bench} ({value}): give a --config whose {bench} is the plant's"
+        ))
+    };
+    let (plant, bench) = (p.encoder_counts_per_rev, c.limits.encoder_counts_per_rev);
+    if plant != bench {
+        let key = "encoder_counts_per_rev";
+        let e = refuse(
+            key,
+            plant.into(),
+            "[limits] encoder_counts_per_rev",
+            bench.into(),
+        );
+        return Err(e.into());
+    }
+    if let Some(j) = c.lockstep.plant_inertia_kg_m2
+        && (p.inertia_kg_m2 - j).abs() > 1e-9 * j
+    {
+        let e = refuse(
+            "inertia_kg_m2",
+            p.inertia_kg_m2,
+            "[lockstep] plant_inertia_kg_m2",
+            j,
+        );
+        return Err(e.into());
+    }
+    Ok(Some(p))
+}
+
 /// Runs the campaign.
 pub fn run(args: &CharacteriseArgs) -> anyhow::Result<()> {
     let loaded = Loaded::for_command(args.config.as_deref(), args.sim.then_some("127.0.0.1:0"))?;
@@ -93,6 +139,7 @@ pub fn run(args: &CharacteriseArgs) -> anyhow::Result<()> {
         models: args.models.clone(),
         budget_min: args.budget_min.unwrap_or(DEFAULT_BUDGET_MIN),
         truth: truth(args)?,
+        sim_params: sim_params(args.sim_params.as_deref(), &loaded)?,
     };
     request.check().map_err(InputError::from)?;
     let db = crate::db::for_bench(args.db.db.as_deref(), &loaded);
@@ -171,10 +218,7 @@ async fn campaign(
             &crate::bench_lock::this_command(),
         )?),
     };
-    let sim = request
-        .truth
-        .clone()
-        .map(|t| (bench_sim::SimParams::default(), t));
+    let sim = request.plant();
     let geometry = loaded.config.geometry;
     let bench = Arc::new(BenchHandle::new(loaded, sim));
     let ctrl_c = {

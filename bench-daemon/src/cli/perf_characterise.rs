@@ -1,4 +1,5 @@
-//! `bench perf characterise [--truth ID --truth-params JSON] [--models IDS] [--json]`: a
+//! `bench perf characterise [--truth ID --truth-params JSON] [--config bench.toml]
+//! [--sim-params JSON] [--models IDS] [--json]`: a
 //! campaign on the simulated bench in simulated time, into a temporary database; prints the
 //! wall time of its runs, of its fits and comparison, and of its report (goal: fits,
 //! comparison and report < 10 s after the last run).
@@ -19,6 +20,12 @@ pub struct PerfCharacteriseArgs {
     /// Its parameters (JSON inline or @file).
     #[arg(long, value_name = "JSON|@FILE", requires = "truth")]
     truth_params: Option<String>,
+    /// The bench's configuration (its limits and gains; default: the shipped simulated one).
+    #[arg(long, value_name = "FILE")]
+    config: Option<std::path::PathBuf>,
+    /// The simulated plant's parameters (the keys of `bench sim --params`), JSON or @file.
+    #[arg(long, value_name = "JSON|@FILE")]
+    sim_params: Option<String>,
     /// Models to fit and compare (comma-separated).
     #[arg(long, value_delimiter = ',', default_values_t = DEFAULT_MODELS.map(String::from))]
     models: Vec<String>,
@@ -32,15 +39,16 @@ pub struct PerfCharacteriseArgs {
 pub fn run(args: &PerfCharacteriseArgs) -> anyhow::Result<()> {
     let truth =
         super::characterise::truth_spec(args.truth.as_deref(), args.truth_params.as_deref())?;
+    let loaded = Loaded::for_command(args.config.as_deref(), Some("127.0.0.1:0"))?;
     let request = Request {
         models: args.models.clone(),
         budget_min: 60.0,
-        truth: Some(truth.clone()),
+        truth: Some(truth),
+        sim_params: super::characterise::sim_params(args.sim_params.as_deref(), &loaded)?,
     };
     request.check().map_err(InputError::from)?;
     let dir = tempfile::tempdir()?;
     let db = dir.path().join("perf.db");
-    let loaded = Loaded::for_command(None, Some("127.0.0.1:0"))?;
     super::block_on(async move {
         let store = Store::open(&db).await?;
         let id = store
@@ -51,7 +59,7 @@ pub fn run(args: &PerfCharacteriseArgs) -> anyhow::Result<()> {
             )
             .await?;
         let g = loaded.config.geometry;
-        let bench = BenchHandle::new(loaded, Some((bench_sim::SimParams::default(), truth)));
+        let bench = BenchHandle::new(loaded, request.plant());
         let t0 = Instant::now();
         let c = characterise::run(&store, &bench, id, db.clone()).await?;
         let total = t0.elapsed().as_secs_f64();

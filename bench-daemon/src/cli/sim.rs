@@ -76,15 +76,8 @@ pub fn config(args: &SimArgs) -> anyhow::Result<SimConfig> {
     };
     // Fail early, naming the model and parameter.
     friction::registry::build_model(&truth).map_err(|e| InputError(format!("--truth: {e}")))?;
-    let mut params: SimParams = match &args.params {
-        Some(p) => serde_json::from_value(json_arg("--params", p)?)
-            .map_err(|e| InputError(format!("--params: {e}")))?,
-        None => SimParams::default(),
-    };
+    let mut params = sim_params("--params", args.params.as_deref())?;
     params.seed = args.seed;
-    params
-        .validate()
-        .map_err(|e| InputError(format!("--params: {e}")))?;
     let tcp = match (args.tcp, args.rtu) {
         (None, false) => Some(SocketAddr::from(([127, 0, 0, 1], 5020))),
         (tcp, _) => tcp,
@@ -104,6 +97,20 @@ pub fn config(args: &SimArgs) -> anyhow::Result<SimConfig> {
         drive_unit: args.drive_unit,
         sensor_unit: args.sensor_unit,
     })
+}
+
+/// The simulated plant's parameters from `flag`'s JSON or @file (unset keys take the
+/// defaults), checked: an unknown key or a broken rule is refused naming the field.
+pub fn sim_params(flag: &str, text: Option<&str>) -> anyhow::Result<SimParams> {
+    let params: SimParams = match text {
+        Some(p) => serde_json::from_value(json_arg(flag, p)?)
+            .map_err(|e| InputError(format!("{flag}: {e}")))?,
+        None => SimParams::default(),
+    };
+    params
+        .validate()
+        .map_err(|e| InputError(format!("{flag}: {e}")))?;
+    Ok(params)
 }
 
 /// Runs the simulated bench until Ctrl-C (or SIGTERM). Prints one JSON line with the endpoints
