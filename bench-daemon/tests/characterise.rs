@@ -514,3 +514,41 @@ fn the_low_speed_bench_holds_a_lugre_fall_below_its_stribeck_velocity_and_measur
         "",
     );
 }
+
+/// A campaign keeps its simulated plant for `--resume`, and the bench it resumes under must
+/// match that plant again: a low-speed campaign (20-bit encoder) resumed without its
+/// `--config` (the shipped 17-bit limits) is refused naming the encoder, and nothing runs.
+#[test]
+fn a_resumed_campaign_on_another_plant_than_its_bench_is_refused() {
+    let config = concat!(env!("CARGO_MANIFEST_DIR"), "/config/low-speed-bench.toml");
+    let plant = concat!(
+        "@",
+        env!("CARGO_MANIFEST_DIR"),
+        "/config/low-speed-bench.sim.json"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let db = db_in(&dir);
+    let args = ["--config", config, "--sim-params", plant];
+    let o = characterise_sim(
+        ("stribeck_exp", TRUTH),
+        "coulomb_viscous",
+        &[&args[..], &["--budget-min", "0.05", "--db", &db]].concat(),
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let id = stdout(&o).lines().next().unwrap()["campaign ".len()..].to_string();
+    let o = bench(&["characterise", "--sim", "--resume", &id, "--db", &db]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("encoder_counts_per_rev (1048576)"),
+        "{}",
+        stderr(&o)
+    );
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let store = rt
+        .block_on(Store::open_existing(std::path::Path::new(&db)))
+        .unwrap();
+    let c = rt.block_on(store.campaign(id.parse().unwrap())).unwrap();
+    rt.block_on(store.close());
+    assert_eq!(c.status, CampaignStatus::Failed);
+    assert!(c.steps.is_empty(), "{:?}", c.steps);
+}

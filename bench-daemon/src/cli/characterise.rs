@@ -100,6 +100,13 @@ pub fn sim_params(
 ) -> anyhow::Result<Option<bench_sim::SimParams>> {
     let Some(text) = text else { return Ok(None) };
     let p = super::sim::sim_params("--sim-params", Some(text))?;
+    check_plant(&p, loaded)?;
+    Ok(Some(p))
+}
+
+/// Refuses a plant whose encoder or inertia is not the bench's (see [`sim_params`]); also
+/// run on a resumed campaign's stored plant, which `--config` must match again.
+fn check_plant(p: &bench_sim::SimParams, loaded: &Loaded) -> Result<(), InputError> {
     let c = &loaded.config;
     let refuse = |key: &str, plant: f64, bench: &str, value: f64| {
         InputError(format!(
@@ -115,20 +122,19 @@ pub fn sim_params(
             "[limits] encoder_counts_per_rev",
             bench.into(),
         );
-        return Err(e.into());
+        return Err(e);
     }
     if let Some(j) = c.lockstep.plant_inertia_kg_m2
         && (p.inertia_kg_m2 - j).abs() > 1e-9 * j
     {
-        let e = refuse(
+        return Err(refuse(
             "inertia_kg_m2",
             p.inertia_kg_m2,
             "[lockstep] plant_inertia_kg_m2",
             j,
-        );
-        return Err(e.into());
+        ));
     }
-    Ok(Some(p))
+    Ok(())
 }
 
 /// Runs the campaign.
@@ -198,6 +204,10 @@ async fn campaign(
                     }
                 ))
                 .into());
+            }
+            if let Some(p) = &stored.sim_params {
+                check_plant(p, &loaded)
+                    .map_err(|e| InputError(format!("--resume: campaign {id}'s {}", e.0)))?;
             }
             (id, stored)
         }
