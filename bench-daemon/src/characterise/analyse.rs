@@ -60,42 +60,21 @@ pub fn order(
 /// and step are where the bristle damping shows), everything else held at the set before it.
 fn damping_step(model: &str) -> Option<(&'static str, &'static str, Option<Value>)> {
     (model == "lugre").then(|| {
-        let given = json!({"fit": ["sigma1"], "max_iters": 30, "timeout_s": FIT_TIMEOUT_S});
+        let given = json!({"fit": ["sigma1"], "max_iters": 30});
         ("output_error", "presliding", Some(given))
     })
 }
 
-/// Largest relative gap between the reversal curves' plateau and the static curve's swing
-/// `fs⁺ + fs⁻` for which the reversals count as full ones between the sliding levels.
-const MAX_SWING_GAP: f64 = 0.15;
-
-/// Masing's rule puts the plateau of a reversal curve at the swing between the two sliding
-/// levels, `fs⁺ + fs⁻` at the legs' slow speed. A plateau far from it means the legs were not
-/// full reversals (stick-slip on a soft loop, legs too short), so `maxwell_slip`'s Σk and its
-/// standard error do not describe the bench: the fit's note and verdict say so.
-fn check_swing(fit: &mut Value, fits: &[Value]) {
-    let static_fit = fits
+/// The static curve's swing `fs⁺ + fs⁻` from the newest static fit of `model` in `fits`:
+/// `maxwell_slip` judges its reversal curves' plateau against it (Masing's rule).
+fn static_swing(fits: &[Value], model: &str) -> Option<Value> {
+    let p = &fits
         .iter()
         .rev()
-        .find(|f| f["procedure"] == "static_curve" && f["model"] == fit["model"]);
-    let (Some(p), Some(swing)) = (
-        static_fit.map(|f| &f["report"]["params"]),
-        fit["report"]["details"]["swing"].as_f64(),
-    ) else {
-        return;
-    };
-    let Some(fs) = p["fs"].as_f64() else { return };
-    let expected = fs + p["negative"]["fs"].as_f64().unwrap_or(fs);
-    let gap = swing / expected - 1.0;
-    if gap.abs() <= MAX_SWING_GAP {
-        return;
-    }
-    let note = format!(
-        "presliding stiffness not determined: the reversal curves level off at {swing:.3}, not at the static curve's swing fs+ + fs- = {expected:.3} ({:+.0} %), so the legs were not full reversals between the sliding levels and the sum of the element stiffnesses does not describe the bench",
-        100.0 * gap
-    );
-    fit["note"] = json!(note);
-    fit["report"]["verdict"] = json!({"status": "warning", "reasons": [note]});
+        .find(|f| f["procedure"] == "static_curve" && f["model"] == model)?["report"]["params"];
+    let fs = p["fs"].as_f64()?;
+    let swing = fs + p["negative"]["fs"].as_f64().unwrap_or(fs);
+    (swing > 0.0).then(|| json!({ "static_swing": swing }))
 }
 
 /// The presliding part of a dynamic model's order.
@@ -118,7 +97,7 @@ fn output_error_step(model: &str) -> Option<(&'static str, &'static str, Option<
     Some((
         "output_error",
         "low_speed_check",
-        Some(json!({"fit": fit, "max_iters": 30, "timeout_s": FIT_TIMEOUT_S})),
+        Some(json!({"fit": fit, "max_iters": 30})),
     ))
 }
 
@@ -179,8 +158,11 @@ pub async fn fit_and_compare(
         let mut steps = order(model, &est, fall.as_ref());
         let mut i = 0;
         while i < steps.len() {
-            let (procedure, from, given) = steps[i].clone();
+            let (procedure, from, mut given) = steps[i].clone();
             i += 1;
+            if procedure == "maxwell_slip" {
+                given = static_swing(&fits, model);
+            }
             let name = format!("{model}-campaign{}-{procedure}", c.id);
             let mut fit = fit_one(model, procedure, run(from)?, given.clone(), name, db).await?;
             if procedure == "static_curve"
@@ -192,8 +174,6 @@ pub async fn fit_and_compare(
                                         "points": f.n, "reduced_chi2": f.chi2});
             } else if procedure == "static_curve" && given.is_some() {
                 fit["note"] = json!(VS_NOT_MEASURED);
-            } else if procedure == "maxwell_slip" {
-                check_swing(&mut fit, &fits);
             }
             let refit = procedure == "static_curve"
                 && model != "coulomb_viscous"
@@ -288,7 +268,7 @@ async fn fit_one(
         name: Some(name),
         segments: None,
         t_range: None,
-        timeout_s: Some(FIT_TIMEOUT_S),
+        timeout_s: Some(FIT_FUSE_S),
     };
     let dbp = db.to_path_buf();
     let fitted = tokio::task::spawn_blocking(move || fit_stored(&fr, &dbp)).await?;
@@ -546,36 +526,33 @@ fn count_of(samples: &[experiments::Sample]) -> f64 {
         .unwrap_or(0.0)
 }
 
-/// Wall-time cap of one fit \[s\]: the campaign's fits, comparison and report stay within
-/// seconds after its last run (a fit stopped there says `timeout` in its report).
-const FIT_TIMEOUT_S: f64 = 5.0;
+/// A fuse on one fit's wall time \[s\]. The fits are bounded by their work (the iteration
+/// caps, the output-error fit's starts and its sub-step refinement's budget), not by the
+/// clock, so that a campaign's results do not depend on the machine's load; this only stops a
+/// fit that would not end (its report then says `timeout`).
+const FIT_FUSE_S: f64 = 120.0;
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn fits(swing: f64) -> (Value, Vec<Value>) {
-        let stat = json!({"model": "gms", "procedure": "static_curve",
-                          "report": {"params": {"fs": 1.2, "negative": {"fs": 1.0}}}});
-        let ms = json!({"model": "gms", "procedure": "maxwell_slip",
-                        "report": {"details": {"swing": swing}, "verdict": {"status": "ok", "reasons": []}}});
-        (ms, vec![stat])
-    }
-
     #[test]
-    fn reversal_curves_short_of_the_static_swing_leave_the_stiffness_undetermined() {
-        let (mut full, before) = fits(2.21);
-        check_swing(&mut full, &before);
-        assert!(full.get("note").is_none(), "{full}");
-        assert_eq!(full["report"]["verdict"]["status"], "ok");
-        let (mut short, before) = fits(1.5);
-        check_swing(&mut short, &before);
-        let note = short["note"].as_str().unwrap();
-        assert!(
-            note.starts_with("presliding stiffness not determined"),
-            "{note}"
+    fn maxwell_slip_is_given_the_swing_of_the_models_newest_static_curve() {
+        let stat = |model: &str, p: Value| json!({"model": model, "procedure": "static_curve", "report": {"params": p}});
+        let fits = [
+            stat("gms", json!({"fs": 25.9, "negative": {"fs": 20.0}})),
+            stat("gms", json!({"fs": 1.2, "negative": {"fs": 1.0}})),
+            stat("lugre", json!({"fs": 0.9})),
+            json!({"model": "gms", "procedure": "static_curve", "error": "no data"}),
+        ];
+        let swing = |m: &str| static_swing(&fits[..3], m).map(|g| g["static_swing"].clone());
+        assert!((swing("gms").unwrap().as_f64().unwrap() - 2.2).abs() < 1e-12);
+        assert_eq!(swing("lugre"), Some(json!(1.8)));
+        assert_eq!(
+            static_swing(&fits, "gms"),
+            None,
+            "a failed refit gives none"
         );
-        assert!(note.contains("2.200") && note.contains("-32 %"), "{note}");
-        assert_eq!(short["report"]["verdict"]["status"], "warning");
+        assert_eq!(static_swing(&fits, "stribeck_exp"), None);
     }
 }

@@ -21,6 +21,12 @@ pub(super) fn advance_elements(
     let lambda_h = q.c * dt / lvl;
     let d = sgn(v);
     let fs_max = p.fs_max();
+    // The level of each side at `v`, computed once per step (not per stuck element).
+    let mut side_levels = [None; 2];
+    let mut side_level = |trial: f64| {
+        let i = usize::from(trial < 0.0);
+        *side_levels[i].get_or_insert_with(|| p.side(trial).level(v))
+    };
     let mut total = 0.0;
     for (((f, slip), &k), &a) in s.f.iter_mut().zip(&mut s.slipping).zip(&p.k).zip(&p.alpha) {
         let lim = a * lvl;
@@ -39,7 +45,7 @@ pub(super) fn advance_elements(
             // be cut to the negative side's (lower) level, which would release force
             // discontinuously and feed an oscillation.
             let trial = f0 + k * dx;
-            let lim = a * p.side(trial).level(v);
+            let lim = a * side_level(trial);
             if trial.abs() > lim {
                 *slip = true;
                 *f = sat(trial, lim);

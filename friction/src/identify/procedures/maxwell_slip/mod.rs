@@ -38,6 +38,14 @@
 //! bounded below (the report says so). The standard error of `Σ k` is the larger of the
 //! least-squares one and the jackknife over branches (each left out in turn).
 //!
+//! **The swing.** Masing's rule puts the plateau of a full reversal's curve at the swing
+//! between the two sliding levels, `f_s⁺ + f_s⁻` at the ramps' slow speed. With that swing
+//! from the static curve (`given.static_swing`, N m or N) the fit judges its own plateau: one
+//! more than [`MAX_SWING_GAP`] away from it means the legs were not full reversals between
+//! the sliding levels (stick-slip on a soft loop, legs too short), so `Σ k` and its standard
+//! error do not describe the bench, and the verdict says the presliding stiffness is not
+//! determined.
+//!
 //! The ramps do not determine the micro-damping `sigma1` of stuck elements: the report sets it
 //! to 0 (the registry's default is sized for 1e5 N/m on 1 kg and would swamp another bench's
 //! presliding); fit it afterwards by output error.
@@ -55,18 +63,24 @@ use nalgebra::{DMatrix, DVector};
 use serde_json::{Value, json};
 
 mod count_changes;
+mod nnls;
 use count_changes::{
     Crossings, MIN_PHASE_SPREAD, crossings, jackknife, phase_spread, phases, solve,
 };
+use nnls::nnls;
 
 /// `maxwell_slip`: the GMS elements.
 pub const PROCEDURE: Procedure = Procedure {
     name: "maxwell_slip",
     models: &["gms"],
     columns: &["t", "x", "friction"],
-    options: &["hysteresis"],
+    options: &["hysteresis", "static_swing"],
     known_params: false,
 };
+
+/// Largest relative gap between the reversal curves' plateau and `given.static_swing` for
+/// which the reversals count as full ones between the sliding levels.
+pub const MAX_SWING_GAP: f64 = 0.15;
 
 /// Candidate breakpoints on the geometric grid.
 const GRID: usize = 24;
@@ -142,62 +156,6 @@ fn saturation(c: &[(f64, f64)]) -> (f64, bool) {
     (reach, top > 0.0 && span >= 2.0 * reach)
 }
 
-/// Non-negative least squares `min |A z - b|, z_j >= 0` for the columns `j` with `nonneg[j]`
-/// (the others free), by the active-set method of Lawson & Hanson (1974, ch. 23).
-fn nnls(a: &DMatrix<f64>, b: &DVector<f64>, nonneg: &[bool]) -> DVector<f64> {
-    let n = a.ncols();
-    let mut passive: Vec<bool> = nonneg.iter().map(|nn| !nn).collect();
-    let solve = |passive: &[bool]| -> DVector<f64> {
-        let cols: Vec<usize> = (0..n).filter(|&j| passive[j]).collect();
-        let mut full = DVector::zeros(n);
-        if cols.is_empty() {
-            return full;
-        }
-        let sub = a.select_columns(&cols);
-        if let Ok(s) = sub.clone().svd(true, true).solve(b, 1e-12) {
-            for (i, &j) in cols.iter().enumerate() {
-                full[j] = s[i];
-            }
-        }
-        full
-    };
-    // The free columns start in the passive set (zeros if there are none).
-    let mut z = solve(&passive);
-    let tol = 1e-10 * a.norm() * b.norm().max(1e-300);
-    for _ in 0..3 * n {
-        let w = a.transpose() * (b - a * &z);
-        let Some(j) = (0..n)
-            .filter(|&j| !passive[j] && w[j] > tol)
-            .max_by(|&i, &j| w[i].total_cmp(&w[j]))
-        else {
-            break;
-        };
-        passive[j] = true;
-        loop {
-            let s = solve(&passive);
-            let bad: Vec<usize> = (0..n)
-                .filter(|&i| passive[i] && nonneg[i] && s[i] <= 0.0)
-                .collect();
-            if bad.is_empty() {
-                z = s;
-                break;
-            }
-            let step = bad
-                .iter()
-                .map(|&i| z[i] / (z[i] - s[i]))
-                .fold(f64::INFINITY, f64::min);
-            z = &z + (s - &z) * step;
-            for i in 0..n {
-                if passive[i] && nonneg[i] && z[i] <= 1e-15 {
-                    passive[i] = false;
-                    z[i] = 0.0;
-                }
-            }
-        }
-    }
-    z
-}
-
 /// The curve's NNLS problem for reversal phases `phi` (counts), on the branches `keep`:
 /// design matrix, solution and residual sum of squares.
 struct Solved {
@@ -258,6 +216,7 @@ pub fn fit(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitEr
     let count = position_step(x)
         .ok_or_else(|| FitError::Data("maxwell_slip: the position never changes".into()))?;
     let h = given_positive(given, "hysteresis")?.unwrap_or(3.0 * count);
+    let static_swing = given_positive(given, "static_swing")?;
     let all = branches(x, h);
     let curves: Vec<Vec<(f64, f64)>> = all.iter().map(|b| curve(b, x, f)).collect();
     let sat: Vec<(f64, bool)> = curves.iter().map(|c| saturation(c)).collect();
@@ -387,6 +346,10 @@ pub fn fit(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitEr
             "the reversals fall within {spread:.2} count of one another on the count grid: the stiffness within the first count after a reversal is not resolved (Σk may be low); reversals at spread fractions of a count resolve it"
         ));
     }
+    let swing_note = static_swing.and_then(|s| swing_gap(swing, s));
+    if let Some(note) = &swing_note {
+        rep.provenance.notes.push(note.clone());
+    }
     rep.details = json!({
         "sum_k": num(sum_k),
         "sum_k_std_error": num(sum_se),
@@ -400,19 +363,32 @@ pub fn fit(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitEr
         "phase_spread": spread,
         "hysteresis": h,
         "fit_range": 3.0 * reach,
+        "static_swing": static_swing,
+        "warnings": swing_note.into_iter().collect::<Vec<_>>(),
     });
     Ok(rep)
+}
+
+/// Why `Σ k` does not describe the bench when the plateau `swing` lies more than
+/// [`MAX_SWING_GAP`] from the static curve's `expected` one; `None` when it does not.
+fn swing_gap(swing: f64, expected: f64) -> Option<String> {
+    let gap = swing / expected - 1.0;
+    (gap.abs() > MAX_SWING_GAP).then(|| format!(
+        "presliding stiffness not determined: the reversal curves level off at {swing:.3}, not at the static curve's swing fs+ + fs- = {expected:.3} ({:+.0} %, more than {:.0} % away), so the legs were not full reversals between the sliding levels (Masing's rule) and the sum of the element stiffnesses does not describe the bench",
+        100.0 * gap,
+        100.0 * MAX_SWING_GAP
+    ))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::identify::procedures::quality::Status;
     use crate::registry;
 
     /// A slow triangle of displacement through the true GMS (velocity replay), sampled at
-    /// 1 kHz with a 1e-5 rad encoder: the fit finds Σk and the swing of the truth.
-    #[test]
-    fn elements_of_a_known_gms_from_its_reversal_curves() {
+    /// 1 kHz with a 1e-5 rad encoder; the truth's swing fs+ + fs- is 1.5 + 1.35.
+    fn triangle() -> Table {
         let truth = json!({
             "k": [500.0, 250.0, 150.0, 100.0], "alpha": [0.1, 0.2, 0.3, 0.4],
             "fc": 1.0, "fs": 1.5, "vs": 0.1, "delta": 2.0, "sigma1": 0.0, "sigma2": 0.0, "c": 50.0,
@@ -444,12 +420,18 @@ mod tests {
             x.push(q);
             fr.push(out);
         }
-        let table = Table::new(vec![
+        Table::new(vec![
             ("t".into(), t),
             ("x".into(), x),
             ("friction".into(), fr),
         ])
-        .unwrap();
+        .unwrap()
+    }
+
+    /// The fit finds Σk and the swing of the truth.
+    #[test]
+    fn elements_of_a_known_gms_from_its_reversal_curves() {
+        let table = triangle();
         let r = fit("gms", &table, &Given::new()).unwrap();
         let sum_k = r.details["sum_k"].as_f64().unwrap();
         let swing = r.details["swing"].as_f64().unwrap();
@@ -464,13 +446,32 @@ mod tests {
         assert!((alpha.iter().sum::<f64>() - 1.0).abs() < 1e-9);
     }
 
+    /// With the static curve's swing given, the fit judges its plateau: the truth's swing
+    /// leaves the verdict as it is, one the plateau falls 30 % short of turns it to a warning
+    /// that the presliding stiffness is not determined.
     #[test]
-    fn nnls_keeps_coefficients_non_negative() {
-        // b = 2 a1 - a2 exactly: the unconstrained fit needs a negative coefficient.
-        let a = DMatrix::from_row_slice(3, 2, &[1.0, 1.0, 2.0, 1.0, 3.0, 2.0]);
-        let b = DVector::from_row_slice(&[1.0, 3.0, 4.0]);
-        let z = nnls(&a, &b, &[true, true]);
-        assert!(z.iter().all(|v| *v >= 0.0), "{z}");
-        assert!((z[0] - 19.0 / 14.0).abs() < 1e-9 && z[1] == 0.0, "{z}");
+    fn a_plateau_short_of_the_given_static_swing_leaves_the_stiffness_undetermined() {
+        let table = triangle();
+        let with = |swing: f64| {
+            let given: Given = serde_json::from_value(json!({ "static_swing": swing })).unwrap();
+            super::super::run("maxwell_slip", "gms", &table, &given).unwrap()
+        };
+        let full = with(2.85);
+        assert_eq!(full.verdict.status, Status::Ok, "{:?}", full.verdict);
+        assert_eq!(full.details["warnings"], json!([]));
+        let short = with(2.85 / 0.7);
+        assert_eq!(short.verdict.status, Status::Warning);
+        let reason = &short.verdict.reasons[0];
+        assert!(
+            reason.starts_with("presliding stiffness not determined") && reason.contains("(-30 %"),
+            "{reason}"
+        );
+        assert!(short.provenance.notes.contains(reason));
+        assert_eq!(short.details["static_swing"], json!(2.85 / 0.7));
+        let bad: Given = serde_json::from_value(json!({"static_swing": -1.0})).unwrap();
+        let err = super::super::run("maxwell_slip", "gms", &table, &bad)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("given.static_swing"), "{err}");
     }
 }
