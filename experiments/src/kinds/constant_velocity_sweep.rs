@@ -12,9 +12,7 @@
 //! velocity loop did not hold the set point (the encoder's speed over windows of 20 counts, at least 10 ms and two samples,
 //! misses it by more than 5 % on average or spreads over 10 % of it, or the mean measured
 //! velocity misses it by more than 5 %: stick-slip on the falling
-//! part of the Stribeck curve) is flagged `stick_slip` and left out of fits. So is a point
-//! whose torque spreads over twice the median spread of the points the velocity held (a limit
-//! cycle too fast for the windows: see `flag_fast_cycles`).
+//! part of the Stribeck curve) is flagged `stick_slip` and left out of fits.
 //!
 //! Defaults: Nnaji's identification set, 0.003 to 1 rad/s in steps of 0.003 rad/s, 10 runs per
 //! velocity; settle 1 s and measure 2 s (not given by the papers).
@@ -235,9 +233,8 @@ pub struct StribeckPoint {
     pub velocity_std_rad_s: f64,
     /// The velocity loop did not hold the set point: the windowed velocity's mean misses it by
     /// more than 5 % or its spread exceeds 10 % of it (friction-induced stick-slip below the
-    /// Stribeck velocity), or the torque spreads over twice the median spread of the points it
-    /// held (a limit cycle faster than the windows). The torque is then an average over stick
-    /// and slip, not a point of the steady-state curve: fits leave such points out.
+    /// Stribeck velocity). The torque is then an average over stick and slip, not a point of
+    /// the steady-state curve: fits leave such points out.
     #[serde(default)]
     pub stick_slip: bool,
 }
@@ -249,18 +246,6 @@ const WINDOW_MIN_S: f64 = 0.01;
 const MEAN_MISS: f64 = 0.05;
 /// Largest relative spread (std) of the windowed velocity before a point is flagged.
 const SPREAD_MISS: f64 = 0.1;
-
-/// Largest ratio of a point's torque spread (std) to the median spread of the points whose
-/// velocity held, before the point is flagged: see [`flag_fast_cycles`].
-const SPREAD_FACTOR: f64 = 2.0;
-
-/// Fewest held points whose median spread is a reference: with two, one limit cycle would be
-/// half the reference.
-const MIN_REFERENCE: usize = 3;
-
-/// Fewest torque samples of a point whose spread is judged (10 degrees of freedom, see
-/// [`flag_fast_cycles`]).
-const MIN_SAMPLES: usize = 11;
 
 /// Stribeck points per direction, sorted by increasing `|velocity|`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -411,49 +396,7 @@ impl Params {
         };
         out.positive.sort_by(by_speed);
         out.negative.sort_by(by_speed);
-        flag_fast_cycles(&mut out);
         Ok(out)
-    }
-}
-
-/// Flags the points the velocity criteria passed whose torque spreads over [`SPREAD_FACTOR`]
-/// times the median spread of those points (both directions, at least [`MIN_REFERENCE`] of
-/// at least [`MIN_SAMPLES`] samples each).
-///
-/// Why: a limit cycle faster than the encoder windows (a few milliseconds: the loop hunting
-/// on a falling friction slope at speeds it seems to hold) averages out of the windowed
-/// velocity but not out of the torque, whose mean over the cycle is then not a point of the
-/// steady-state curve. At a held point the torque's spread is the sensor's noise and the
-/// loop's ripple, which do not depend on whether friction falls with speed; the median over
-/// the held points measures it without a configured noise figure, and a minority of cycling
-/// points does not move it. The threshold: a held point's sample variance over `n` samples
-/// scatters by `sqrt(2/(n-1))` relative to the true one; even with the samples correlated over
-/// tens of control periods, 10 independent samples remain in a measure window, and a variance
-/// four times the reference (`chi²/ν > 4`, `ν = 10`) then has a chance under 1e-4. A spread
-/// twice the reference means an oscillation carrying three times the noise's power (a sine of
-/// amplitude over 2.4 times the noise's std): no noise, a cycle.
-fn flag_fast_cycles(out: &mut Output) {
-    let mut held: Vec<f64> = out
-        .positive
-        .iter()
-        .chain(&out.negative)
-        .filter(|p| !p.stick_slip && p.n >= MIN_SAMPLES)
-        .map(|p| p.std_torque_nm)
-        .collect();
-    if held.len() < MIN_REFERENCE {
-        return;
-    }
-    held.sort_by(f64::total_cmp);
-    let m = held.len() / 2;
-    let median = if held.len() % 2 == 1 {
-        held[m]
-    } else {
-        0.5 * (held[m - 1] + held[m])
-    };
-    for p in out.positive.iter_mut().chain(out.negative.iter_mut()) {
-        if p.n >= MIN_SAMPLES && p.std_torque_nm > SPREAD_FACTOR * median {
-            p.stick_slip = true;
-        }
     }
 }
 
@@ -505,62 +448,5 @@ mod tests {
             "params.velocities[1] (0) must be > 0"
         );
         assert!(serde_json::from_str::<Velocities>(r#"{"from": 1}"#).is_err());
-    }
-
-    /// Synthetic measure windows at 1 kHz, the speed held exactly over every 10 ms window:
-    /// torque 0.6 N m with Gaussian noise of 2 mN m, one point with 1.5 times that noise (held)
-    /// and one (+0.5 rad/s) with a 200 Hz limit cycle of 30 mN m in torque and 0.1 rad/s in
-    /// speed (two whole periods per window, so the windows cannot see it).
-    #[test]
-    fn a_limit_cycle_faster_than_the_windows_is_flagged_by_its_torque_spread() {
-        let p = Params {
-            velocities: Velocities::List(vec![0.5, 1.0, 2.0]),
-            settle_s: 0.2,
-            measure_s: 0.5,
-            repeats: 1,
-            ..Params::default()
-        };
-        let plan = crate::Kind::ConstantVelocitySweep(p.clone())
-            .plan("t", &BenchLimits::sim_default())
-            .unwrap();
-        let mut seed = 0x2545_f491_4f6c_dd1d_u64;
-        let mut uniform = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            ((seed >> 11) as f64 + 0.5) / (1u64 << 53) as f64
-        };
-        let mut gauss = move || {
-            let (a, b) = (uniform(), uniform());
-            (-2.0 * a.ln()).sqrt() * (std::f64::consts::TAU * b).cos()
-        };
-        let (mut samples, mut t) = (Vec::new(), 0.0);
-        for (k, seg) in plan.segments.iter().enumerate() {
-            let v = seg.tag.value;
-            let cycle = if v == 0.5 { 1.0 } else { 0.0 };
-            let noise = if v == -1.0 { 0.003 } else { 0.002 };
-            for i in 0..(seg.expected_s / 1e-3).round() as usize {
-                let ts = i as f64 * 1e-3;
-                let w = std::f64::consts::TAU * 200.0;
-                samples.push(Sample {
-                    t,
-                    x: v * ts + cycle * 0.1 / w * (w * ts).sin(),
-                    v: v + cycle * 0.1 * (w * ts).cos(),
-                    torque_sensor: v.signum() * 0.6
-                        + cycle * 0.03 * (w * ts).sin()
-                        + noise * gauss(),
-                    segment: k as u32,
-                    ..Sample::default()
-                });
-                t += 1e-3;
-            }
-        }
-        let out = p.analyse(&plan, &samples).unwrap();
-        for q in out.positive.iter().chain(&out.negative) {
-            assert!(q.velocity_std_rad_s < 1e-6, "{q:?}");
-            assert_eq!(q.stick_slip, q.setpoint_rad_s == 0.5, "{q:?}");
-        }
-        let noisy = out.negative.iter().find(|q| q.setpoint_rad_s == -1.0);
-        assert!(noisy.unwrap().std_torque_nm > 0.0028);
     }
 }
