@@ -220,6 +220,17 @@ fn bad_input_is_refused_before_anything_is_created() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
 }
 
+/// Campaign `id` as the store at `db` holds it.
+fn stored_campaign(db: &str, id: &str) -> run_store::Campaign {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let store = rt
+        .block_on(Store::open_existing(std::path::Path::new(db)))
+        .unwrap();
+    let c = rt.block_on(store.campaign(id.parse().unwrap())).unwrap();
+    rt.block_on(store.close());
+    c
+}
+
 #[test]
 fn a_budget_too_small_for_a_step_stops_the_campaign_and_resume_continues_it() {
     let dir = tempfile::tempdir().unwrap();
@@ -238,12 +249,7 @@ fn a_budget_too_small_for_a_step_stops_the_campaign_and_resume_continues_it() {
         .strip_prefix("campaign ")
         .unwrap()
         .to_string();
-    let rt = tokio::runtime::Runtime::new().unwrap();
-    let store = rt
-        .block_on(Store::open_existing(std::path::Path::new(&db)))
-        .unwrap();
-    let c = rt.block_on(store.campaign(id.parse().unwrap())).unwrap();
-    rt.block_on(store.close());
+    let c = stored_campaign(&db, &id);
     assert_eq!(c.status, CampaignStatus::Failed);
     let done_before = c.steps.len();
     assert!(done_before >= 1, "{:?}", c.steps);
@@ -452,6 +458,18 @@ fn a_small_stribeck_velocity_that_no_loop_holds_is_read_from_the_sliding_phases_
     );
 }
 
+/// The flags of the shipped low-speed bench: its configuration and its simulated plant.
+const LOW_SPEED_BENCH: [&str; 4] = [
+    "--config",
+    concat!(env!("CARGO_MANIFEST_DIR"), "/config/low-speed-bench.toml"),
+    "--sim-params",
+    concat!(
+        "@",
+        env!("CARGO_MANIFEST_DIR"),
+        "/config/low-speed-bench.sim.json"
+    ),
+];
+
 /// The shipped low-speed bench (`config/low-speed-bench.toml` with its plant,
 /// `low-speed-bench.sim.json`: a flywheel of 5e-2 kg m², a 20-bit encoder, loop gains from
 /// the inertia and the encoder): its loops hold the Stribeck fall of a LuGre truth with `vs`
@@ -461,26 +479,12 @@ fn a_small_stribeck_velocity_that_no_loop_holds_is_read_from_the_sliding_phases_
 #[test]
 fn the_low_speed_bench_holds_a_lugre_fall_below_its_stribeck_velocity_and_measures_vs() {
     const LUGRE: &str = r#"{"fc":0.6,"fs":0.9,"vs":0.05,"sigma0":2000,"sigma1":60,"sigma2":0.04}"#;
-    let config = concat!(env!("CARGO_MANIFEST_DIR"), "/config/low-speed-bench.toml");
-    let plant = concat!(
-        "@",
-        env!("CARGO_MANIFEST_DIR"),
-        "/config/low-speed-bench.sim.json"
-    );
     let dir = tempfile::tempdir().unwrap();
     let db = db_in(&dir);
     let o = characterise_sim(
         ("lugre", LUGRE),
         "stribeck_exp",
-        &[
-            "--config",
-            config,
-            "--sim-params",
-            plant,
-            "--db",
-            &db,
-            "--json",
-        ],
+        &[&LOW_SPEED_BENCH[..], &["--db", &db, "--json"]].concat(),
     );
     assert!(o.status.success(), "{}", stderr(&o));
     let c: Value = serde_json::from_str(stdout(&o).split_once('\n').unwrap().1).unwrap();
@@ -520,19 +524,12 @@ fn the_low_speed_bench_holds_a_lugre_fall_below_its_stribeck_velocity_and_measur
 /// `--config` (the shipped 17-bit limits) is refused naming the encoder, and nothing runs.
 #[test]
 fn a_resumed_campaign_on_another_plant_than_its_bench_is_refused() {
-    let config = concat!(env!("CARGO_MANIFEST_DIR"), "/config/low-speed-bench.toml");
-    let plant = concat!(
-        "@",
-        env!("CARGO_MANIFEST_DIR"),
-        "/config/low-speed-bench.sim.json"
-    );
     let dir = tempfile::tempdir().unwrap();
     let db = db_in(&dir);
-    let args = ["--config", config, "--sim-params", plant];
     let o = characterise_sim(
         ("stribeck_exp", TRUTH),
         "coulomb_viscous",
-        &[&args[..], &["--budget-min", "0.05", "--db", &db]].concat(),
+        &[&LOW_SPEED_BENCH[..], &["--budget-min", "0.05", "--db", &db]].concat(),
     );
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     let id = stdout(&o).lines().next().unwrap()["campaign ".len()..].to_string();
@@ -543,12 +540,7 @@ fn a_resumed_campaign_on_another_plant_than_its_bench_is_refused() {
         "{}",
         stderr(&o)
     );
-    let rt = tokio::runtime::Runtime::new().unwrap();
-    let store = rt
-        .block_on(Store::open_existing(std::path::Path::new(&db)))
-        .unwrap();
-    let c = rt.block_on(store.campaign(id.parse().unwrap())).unwrap();
-    rt.block_on(store.close());
+    let c = stored_campaign(&db, &id);
     assert_eq!(c.status, CampaignStatus::Failed);
     assert!(c.steps.is_empty(), "{:?}", c.steps);
 }
