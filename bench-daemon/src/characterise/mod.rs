@@ -62,9 +62,7 @@ impl Request {
         let t = self.truth.clone()?;
         Some((self.sim_params.clone().unwrap_or_default(), t))
     }
-}
 
-impl Request {
     /// Checks the models and the budget; the error names the field.
     pub fn check(&self) -> Result<(), RequestError> {
         let models = |problem: String| RequestError {
