@@ -463,11 +463,7 @@ fn report(
         .into_iter()
         .filter(|n| given.contains_key(*n))
         .collect();
-    if !held.is_empty() {
-        rep.provenance
-            .notes
-            .push(format!("held fixed (given): {}", held.join(", ")));
-    }
+    rep.note_held(&held);
     if let Offset::Known(c) = offset {
         rep.provenance
             .notes

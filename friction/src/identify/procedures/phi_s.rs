@@ -248,11 +248,6 @@ pub fn fit(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitEr
         .filter(|(_, f)| f.is_some())
         .map(|(n, _)| *n)
         .collect();
-    if !held.is_empty() {
-        report
-            .provenance
-            .notes
-            .push(format!("held fixed (given): {}", held.join(", ")));
-    }
+    report.note_held(&held);
     Ok(report)
 }

@@ -80,6 +80,14 @@ pub struct FitReport {
 }
 
 impl FitReport {
+    /// Notes the parameters a given held fixed (nothing when none was).
+    pub(crate) fn note_held(&mut self, held: &[&str]) {
+        if !held.is_empty() {
+            let note = format!("held fixed (given): {}", held.join(", "));
+            self.provenance.notes.push(note);
+        }
+    }
+
     /// An empty report for `procedure` on `model`, with the columns read and `n_points` rows.
     pub(crate) fn new(
         procedure: &str,

@@ -81,12 +81,7 @@ pub(super) fn finish(
         .zip(fixed)
         .filter_map(|(n, f)| f.and(*n))
         .collect();
-    if !held.is_empty() {
-        report
-            .provenance
-            .notes
-            .push(format!("held fixed (given): {}", held.join(", ")));
-    }
+    report.note_held(&held);
     let dirs: Vec<Value> = fits
         .iter()
         .map(|d| serde_json::json!({"n_points": d.n, "mse": num(d.cost / d.n as f64), "termination": d.termination}))
