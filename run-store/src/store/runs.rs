@@ -62,10 +62,7 @@ impl Store {
                 .await?
                 .rows_affected()
         });
-        if done == 0 {
-            return Err(Error::RunNotFound { id });
-        }
-        Ok(())
+        found(id, done)
     }
 
     /// Appends a line to a run's interruption log: for what could not travel with its
@@ -101,10 +98,7 @@ impl Store {
                 .await?
                 .rows_affected()
         });
-        if done == 0 {
-            return Err(Error::RunNotFound { id });
-        }
-        Ok(())
+        found(id, done)
     }
 
     /// Stores (or replaces) the analysis results of a run.
@@ -165,9 +159,7 @@ pub(crate) async fn finish(
             .await?
             .rows_affected()
     });
-    if done == 0 {
-        return Err(Error::RunNotFound { id });
-    }
+    found(id, done)?;
     if let Some(timing) = timing {
         set_timing(conn, id, timing).await?;
     }
@@ -226,4 +218,12 @@ async fn insert_run(conn: ConnRef<'_>, run: &NewRun) -> Result<i64, Error> {
         .fetch_one(c)
         .await?
     }))
+}
+
+/// `RunNotFound` when a write to run `id` touched no row.
+fn found(id: i64, rows_affected: u64) -> Result<(), Error> {
+    if rows_affected == 0 {
+        return Err(Error::RunNotFound { id });
+    }
+    Ok(())
 }
