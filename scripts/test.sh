@@ -114,7 +114,8 @@ stage "cargo fmt" cargo fmt --all --check
 
 join dashboard
 spawn packages apt_install chromium postgresql rt-tests
-stage "build, clippy (tests, bench)" cargo test --workspace --locked --no-run
+# --timings: each crate's compile time in target/cargo-timings/cargo-timing.html.
+stage "build, clippy (tests, bench)" cargo test --workspace --locked --no-run --timings
 stage "build (bench)" cargo build --locked -p bench-daemon
 
 # The installed binary serves the embedded dashboard from outside the source tree.
@@ -151,13 +152,13 @@ spawn examples docs_examples
 # issue 13: schemathesis against the real server: the OpenAPI document exactly as strict as it.
 # issue 16: the Python client (clients/python), installed into a fresh venv with pinned
 # dependencies from PyPI, against `bench serve --sim`. Each talks to a daemon of its own over
-# HTTP and waits on its runs.
-clients() {
-  BENCH_BIN="$target_dir/debug/bench" scripts/test-schemathesis.sh
+# HTTP and waits on its runs, so they run beside each other.
+spawn schemathesis env BENCH_BIN="$target_dir/debug/bench" scripts/test-schemathesis.sh
+python_client() {
   BENCH_BIN="$target_dir/debug/bench" \
     target/clientenv/bin/python -m pytest -q -p no:cacheprovider clients/python/tests
 }
-spawn clients clients
+spawn python-client python_client
 
 # issue 7: the dashboard end to end, in a real headless Chromium (Debian's chromium driven by
 # playwright-core from npm) against `bench serve --sim`; screenshots in target/e2e-screenshots/.
@@ -225,7 +226,8 @@ cargo_test() {
 stage "cargo test" cargo_test
 
 join e2e
-join clients
+join schemathesis
+join python-client
 join examples
 join rustdoc
 

@@ -60,7 +60,9 @@ test('bench page: state, limits and the live stream connected', async () => {
 // Four speeds in both directions, 1.5 s each: a 12 s run with enough points for a static-curve
 // fit; 0.02 rad/s is below the speed the velocity loop holds on the simulated bench, so its
 // points are flagged stick-slip (left out of fits).
-const sweep = { velocities: '0.02, 0.3, 0.6, 1', repeats: '1', settle_s: '0.5', measure_s: '1' };
+// About 20 s of bench time: long enough that the live plot is still streaming when the bench
+// page has loaded, on a loaded 2-core machine too.
+const sweep = { velocities: '0.02, 0.3, 0.6, 1', repeats: '1', settle_s: '0.5', measure_s: '2' };
 
 // Every axis label fits the room beside its plot (issue 31: a cut-off label), measured with the
 // font it is drawn in; returns how many labels were checked.
@@ -103,7 +105,7 @@ test('an out-of-limit value: the server message beside the field, nothing starte
   const direct = await api('/api/experiments/check', {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ kind: 'constant_velocity_sweep', params: { velocities: [0.5, 1000], repeats: 1, settle_s: 0.5, measure_s: 1 } }),
+    body: JSON.stringify({ kind: 'constant_velocity_sweep', params: { velocities: [0.5, 1000], repeats: 1, settle_s: 0.5, measure_s: 2 } }),
   });
   assert.equal(direct.status, 422, direct.text);
   assert.match(direct.json.field, /^params\.velocities/);
@@ -163,7 +165,11 @@ test('launch a constant-velocity sweep from the form and watch the live plot', a
   const total = async () => Number(await page.getAttribute('#live-charts', 'data-total'));
   await page.waitForFunction(() => Number(document.getElementById('live-charts')?.dataset.total) > 10, null, { timeout: 30000 });
   const first = await total();
-  await page.waitForFunction((n) => Number(document.getElementById('live-charts')?.dataset.total) > n + 10, first, { timeout: 20000 });
+  await page.waitForFunction((n) => Number(document.getElementById('live-charts')?.dataset.total) > n + 10, first, { timeout: 20000 })
+    .catch(async () => {
+      const run = (await api(`/api/runs/${runId}`)).json;
+      assert.fail(`the live plot stopped at ${await total()} points (${first} before); the run is ${run.status} with ${run.sample_count} samples`);
+    });
   const second = await total();
   assert.ok(second > first, `live points increase (${first} → ${second})`);
   // The chart really drew the points: uPlot's canvas for the torque chart is not blank.
