@@ -15,42 +15,21 @@ if ! target/stenv/bin/schemathesis --version 2>/dev/null | grep -q "version $ver
   target/stenv/bin/pip install --quiet --disable-pip-version-check "schemathesis==$version"
 fi
 [ "${1:-}" = install ] && exit 0
-# One seed against one `bench serve --sim` of its own (its own store, runs and e-stop): the two
-# seeds run beside each other, each mostly waiting on its server.
-# run_seed SEED DIR: schemathesis's output in DIR/out.
-run_seed() {
-  local seed=$1 work=$2 serve url
-  "${BENCH_BIN:-target/debug/bench}" serve --sim --listen 127.0.0.1:0 --web /nonexistent \
-    --db "$work/runs.db" >"$work/serve.out" 2>"$work/serve.err" &
-  serve=$!
-  for _ in $(seq 100); do
-    grep -q 'http://' "$work/serve.out" && break
-    sleep 0.1
-  done
-  url="$(grep -o 'http://[^/]*' "$work/serve.out" | head -1)"
-  # schemathesis keeps a cache in ./.schemathesis: run it in the scratch directory, so the
-  # clone stays as it was.
-  local status=0
+work="$(mktemp -d)"
+"${BENCH_BIN:-target/debug/bench}" serve --sim --listen 127.0.0.1:0 --web /nonexistent \
+  --db "$work/runs.db" >"$work/serve.out" 2>"$work/serve.err" &
+serve=$!
+trap 'kill $serve 2>/dev/null; wait $serve 2>/dev/null; rm -rf "$work"' EXIT
+for _ in $(seq 100); do
+  grep -q 'http://' "$work/serve.out" && break
+  sleep 0.1
+done
+url="$(grep -o 'http://[^/]*' "$work/serve.out" | head -1)"
+# schemathesis keeps a cache in ./.schemathesis: run it in the scratch directory, so the clone
+# stays as it was.
+repo="$PWD"
+for seed in 1 2; do
   (cd "$work" && "$repo/target/stenv/bin/schemathesis" --config-file "$repo/scripts/schemathesis.toml" run \
     "$url/api/openapi.json" --checks all --max-examples 30 --seed "$seed" \
-    --request-timeout 20 --generation-database none --no-color) >"$work/out" 2>&1 || status=$?
-  kill $serve 2>/dev/null
-  wait $serve 2>/dev/null
-  return $status
-}
-repo="$PWD"
-work="$(mktemp -d)"
-trap 'kill $(jobs -p) 2>/dev/null || true; wait; rm -rf "$work"' EXIT
-pids=()
-for seed in 1 2; do
-  mkdir "$work/$seed"
-  run_seed "$seed" "$work/$seed" &
-  pids+=($!)
+    --request-timeout 20 --generation-database none --no-color)
 done
-failed=0
-for i in 0 1; do
-  wait "${pids[$i]}" || failed=1
-  echo "=== schemathesis, seed $((i + 1))"
-  cat "$work/$((i + 1))/out"
-done
-exit $failed

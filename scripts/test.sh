@@ -152,13 +152,14 @@ spawn examples docs_examples
 # issue 13: schemathesis against the real server: the OpenAPI document exactly as strict as it.
 # issue 16: the Python client (clients/python), installed into a fresh venv with pinned
 # dependencies from PyPI, against `bench serve --sim`. Each talks to a daemon of its own over
-# HTTP and waits on its runs, so they run beside each other.
-spawn schemathesis env BENCH_BIN="$target_dir/debug/bench" scripts/test-schemathesis.sh
-python_client() {
+# HTTP and waits on its runs; one after the other, so that one more simulated bench at a time
+# runs beside the daemon's suite.
+clients() {
+  BENCH_BIN="$target_dir/debug/bench" scripts/test-schemathesis.sh
   BENCH_BIN="$target_dir/debug/bench" \
     target/clientenv/bin/python -m pytest -q -p no:cacheprovider clients/python/tests
 }
-spawn python-client python_client
+spawn clients clients
 
 # issue 7: the dashboard end to end, in a real headless Chromium (Debian's chromium driven by
 # playwright-core from npm) against `bench serve --sim`; screenshots in target/e2e-screenshots/.
@@ -226,8 +227,7 @@ cargo_test() {
 stage "cargo test" cargo_test
 
 join e2e
-join schemathesis
-join python-client
+join clients
 join examples
 join rustdoc
 

@@ -519,6 +519,57 @@ fn the_low_speed_bench_holds_a_lugre_fall_below_its_stribeck_velocity_and_measur
     );
 }
 
+/// On the low-speed bench the presliding sine gives LuGre's `sigma0` and `sigma1` (the bristle
+/// loop corrected, `presliding_sine` given the static fit's `fs`): each within two standard
+/// errors of the truth, the standard errors a few percent, no damping step by output error
+/// after it, and LuGre's validation MSE that of the truth.
+#[test]
+fn the_low_speed_sine_tells_lugres_stiffness_and_damping_within_their_errors() {
+    const LUGRE: &str = r#"{"fc":0.6,"fs":0.9,"vs":0.05,"sigma0":2000,"sigma1":60,"sigma2":0.04}"#;
+    let dir = tempfile::tempdir().unwrap();
+    let db = db_in(&dir);
+    let o = characterise_sim(
+        ("lugre", LUGRE),
+        "lugre",
+        &[&LOW_SPEED_BENCH[..], &["--db", &db, "--json"]].concat(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let c: Value = serde_json::from_str(stdout(&o).split_once('\n').unwrap().1).unwrap();
+    let fits = c["fits"].as_array().unwrap();
+    let sine = fits
+        .iter()
+        .find(|f| f["procedure"] == "presliding_sine")
+        .unwrap();
+    let report = &sine["report"];
+    for (name, truth) in [("sigma0", 2000.0), ("sigma1", 60.0)] {
+        let got = report["params"][name].as_f64().unwrap();
+        let se = report["std_errors"][name].as_f64().unwrap();
+        eprintln!(
+            "low-speed bench, lugre: {name} {got:.1} ± {se:.1} (truth {truth}, {:+.2} %)",
+            err_pct(got, truth)
+        );
+        assert!((got - truth).abs() <= 2.0 * se, "{name}: {report}");
+        assert!(se < 0.03 * truth, "{name}: {report}");
+    }
+    assert!(
+        !fits
+            .iter()
+            .any(|f| f["procedure"] == "output_error" && f["model"] == "lugre"),
+        "{fits:?}"
+    );
+    let answer = &c["answer"];
+    let truth_mse = answer["truth_validation_mse"].as_f64().unwrap();
+    let lugre = answer["ranking"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["model"] == "lugre")
+        .unwrap();
+    let ratio = lugre["validation_mse"].as_f64().unwrap() / truth_mse;
+    eprintln!("low-speed bench, lugre: validation MSE {ratio:.3} times the truth's");
+    assert!(ratio < 1.05, "{answer}");
+}
+
 /// A campaign keeps its simulated plant for `--resume`, and the bench it resumes under must
 /// match that plant again: a low-speed campaign (20-bit encoder) resumed without its
 /// `--config` (the shipped 17-bit limits) is refused naming the encoder, and nothing runs.

@@ -15,7 +15,8 @@
 
 use crate::daemon::Daemon;
 use crate::util::{
-    SimProcess, bench, db_in, show, spawn_run, stderr, stdout, truth_model, wait_for_samples,
+    RTU_SIM_PRIORITY, SimProcess, bench, db_in, rtu_loop_priority, show, spawn_run, stderr, stdout,
+    truth_model, wait_for_samples,
 };
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
@@ -89,7 +90,10 @@ impl Device {
     /// the Delta's shortest (whole seconds); unverified signals are allowed and logged.
     fn config(&self, dir: &Path, pty: &str) -> PathBuf {
         let link = format!("serial = \"{pty}\"\nbaud = {BAUD}");
-        self.config_on(dir, &link, "0.1")
+        let path = self.config_on(dir, &link, "0.1");
+        let text = rtu_loop_priority(&std::fs::read_to_string(&path).unwrap());
+        std::fs::write(&path, text).unwrap();
+        path
     }
 
     /// bench.toml for this drive and the simulated sensor on `link` (the `tcp = ...` or
@@ -128,8 +132,15 @@ impl Device {
     fn emulated(&self) -> (tempfile::TempDir, String, SimProcess, String, PathBuf) {
         let dir = tempfile::tempdir().unwrap();
         let db = db_in(&dir);
-        let sim =
-            SimProcess::start_with(&["--rtu", "--baud", BAUD, "--drive-profile", &self.profile()]);
+        let sim = SimProcess::start_with(&[
+            "--rtu",
+            "--baud",
+            BAUD,
+            "--drive-profile",
+            &self.profile(),
+            "--realtime-priority",
+            RTU_SIM_PRIORITY,
+        ]);
         let pty = sim.rtu.clone().expect("bench sim --rtu prints its pty");
         let cfg = self.config(dir.path(), &pty);
         (dir, db, sim, pty, cfg)
@@ -408,7 +419,8 @@ fn the_fault_subset(device: &Device) {
     assert_eq!(
         (&e["aborted_run"], &e["safe_state"]["confirmed"]),
         (&json!(id), &Value::Bool(true)),
-        "{e}"
+        "{e}; the run: {}",
+        daemon.req("GET", &format!("/api/runs/{id}"), None).text()
     );
     let run = daemon.wait_final(id, std::time::Duration::from_secs(10));
     assert_eq!(run["status_reason"], "e-stop: device fault subset", "{run}");
@@ -488,8 +500,15 @@ fn the_rtu_drives_one_after_another() {
 /// low-word-first values as swapped; a tripped drive fails the check until it is reset.
 /// Nothing is written.
 fn probe_check_passes_the_right_profile_and_names_what_to_fix_in_a_wrong_one() {
-    let mut sim =
-        SimProcess::start_with(&["--rtu", "--baud", BAUD, "--drive-profile", &DELTA.profile()]);
+    let mut sim = SimProcess::start_with(&[
+        "--rtu",
+        "--baud",
+        BAUD,
+        "--drive-profile",
+        &DELTA.profile(),
+        "--realtime-priority",
+        RTU_SIM_PRIORITY,
+    ]);
     let pty = sim.rtu.clone().expect("bench sim --rtu prints its pty");
     let check = |device: &Device| device.probe(&pty, &["--check"]);
     let o = check(&DELTA);

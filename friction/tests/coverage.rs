@@ -139,3 +139,83 @@ fn lugre_output_error_intervals_cover_the_truth() {
         SETS as usize,
     );
 }
+
+/// One presliding sine on a LuGre truth: `sigma0`, `J`, the bristle damping ratio and the
+/// amplitude as a fraction `a` of `fs` drawn from the seed (S4's bench, ratio 0.6, to a
+/// flywheel's, 3), 2 Hz for 6 cycles, integrated at 0.05 ms and sampled at 1 kHz through a
+/// 2^20-count encoder, torque noise 0.5 % of the amplitude.
+fn presliding_set(seed: u64) -> (Value, Table, Given) {
+    let mut rng = Rng::new(7000 + seed);
+    let sigma0 = 10f64.powf(3.0 + 1.5 * rng.uniform());
+    let j = 10f64.powf(-1.7 + rng.uniform());
+    let a = 0.1 + 0.35 * rng.uniform();
+    let w = TAU * 2.0;
+    let sigma1 = (0.3 + 2.7 * rng.uniform()) * 2.0 * (sigma0 * j).sqrt();
+    let (fc, fs) = (0.6, 0.9);
+    let mut m = model(
+        "lugre",
+        json!({"sigma0": sigma0, "sigma1": sigma1, "sigma2": 0.04, "fc": fc, "fs": fs, "vs": 0.05}),
+    );
+    let p = friction::plant::PlantParams { mass: j };
+    let mut s = friction::plant::PlantState::default();
+    let q = TAU / f64::from(1u32 << 20);
+    let amp = a * fs;
+    let (mut t, mut x, mut u) = (Vec::new(), Vec::new(), Vec::new());
+    for k in 0..6000 {
+        t.push(s.t);
+        x.push((s.x / q).round() * q);
+        u.push(amp * (w * s.t).sin() + 0.005 * amp * rng.normal());
+        for _ in 0..20 {
+            let applied = friction::plant::Applied::force(amp * (w * s.t).sin(), 0.0);
+            friction::plant::step(m.as_mut(), &p, &mut s, &applied, 5e-5);
+        }
+        assert!(s.x.is_finite(), "set {seed} diverged at sample {k}");
+    }
+    let table = Table::new(vec![("t".into(), t), ("x".into(), x), ("u".into(), u)]).unwrap();
+    let given = json!({"fs": fs, "j": j}).as_object().unwrap().clone();
+    (json!({"sigma0": sigma0, "sigma1": sigma1}), table, given)
+}
+
+/// `presliding_sine` given `fs` and `J`: `sigma0` and `sigma1` from the complex stiffness
+/// corrected for the inertia and LuGre's bristle loop, their intervals covering the truths
+/// from S4's bench to a flywheel's.
+#[test]
+fn presliding_sine_intervals_cover_sigma0_and_sigma1() {
+    let mut reports = Vec::new();
+    let mut truths = Vec::new();
+    for seed in 0..SETS {
+        let (truth, table, given) = presliding_set(seed);
+        let r = run("presliding_sine", "lugre", &table, &given).unwrap();
+        let rel = |k: &str| {
+            let t = truth[k].as_f64().unwrap();
+            let se = r.std_errors[k].as_f64().unwrap_or(f64::INFINITY);
+            format!(
+                "{k} {:+.2} % (se {:.2} %)",
+                100.0 * (r.param(k).unwrap() / t - 1.0),
+                100.0 * se / t
+            )
+        };
+        eprintln!(
+            "set {seed}: sigma0 {:.0}: {}, {}",
+            truth["sigma0"].as_f64().unwrap(),
+            rel("sigma0"),
+            rel("sigma1")
+        );
+        truths.push(truth);
+        reports.push(r);
+    }
+    let mut counts = Vec::new();
+    for name in ["sigma0", "sigma1"] {
+        let n = reports
+            .iter()
+            .zip(&truths)
+            .filter(|(r, truth)| {
+                let t = truth[name].as_f64().unwrap();
+                let ci = r.ci95[name].as_array().unwrap();
+                ci[0].as_f64().unwrap() <= t && t <= ci[1].as_f64().unwrap()
+            })
+            .count();
+        counts.push((name.to_string(), n));
+    }
+    assert_covers("presliding_sine lugre", &counts, SETS as usize);
+}

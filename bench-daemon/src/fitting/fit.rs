@@ -118,7 +118,15 @@ async fn fit_in(store: &Store, req: &FitRequest, sel: &Selection) -> Result<Fitt
     if ITERATIVE.contains(&req.procedure.as_str()) {
         start_under_params(&start, &mut given);
     }
+    let level = (req.procedure == "presliding_sine")
+        .then(|| bristle_level(&start, &mut given))
+        .flatten();
     let mut report = fit_table(&req.procedure, &req.model, &table, &given)?;
+    if let Some(fs) = level {
+        report.provenance.notes.push(format!(
+            "given.fs = {fs} (the bristle loop's level): the smaller fs of the start values"
+        ));
+    }
     if friction::identify::control::cancelled() {
         return Err(FitError::Cancelled);
     }
@@ -439,6 +447,24 @@ fn replay(model: &str, doc: &Value, table: &Table) -> Option<Value> {
         "model": pick(&model_out),
         "every": every,
     }))
+}
+
+/// `presliding_sine`'s bristle level `given.fs`, when the user gave none: the smaller `fs` of
+/// the start values (the sine crosses both directions). Returns the value it put there.
+fn bristle_level(start: &start::Start, given: &mut Given) -> Option<f64> {
+    if given.contains_key("fs") {
+        return None;
+    }
+    let v = &start.values;
+    let pos = v.get("fs").and_then(Value::as_f64)?;
+    let neg = v
+        .get("negative")
+        .and_then(|n| n.get("fs"))
+        .and_then(Value::as_f64)
+        .unwrap_or(pos);
+    let fs = pos.abs().min(neg.abs());
+    given.insert("fs".into(), json!(fs));
+    Some(fs)
 }
 
 /// Procedures that iterate from start values (`given.params`).
