@@ -470,6 +470,21 @@ const LOW_SPEED_BENCH: [&str; 4] = [
     ),
 ];
 
+/// `bench characterise --sim --json` of `models` on the shipped low-speed bench with a LuGre
+/// truth of `vs` 0.05 rad/s: the campaign's JSON.
+fn low_speed_lugre_campaign(models: &str) -> Value {
+    const LUGRE: &str = r#"{"fc":0.6,"fs":0.9,"vs":0.05,"sigma0":2000,"sigma1":60,"sigma2":0.04}"#;
+    let dir = tempfile::tempdir().unwrap();
+    let db = db_in(&dir);
+    let o = characterise_sim(
+        ("lugre", LUGRE),
+        models,
+        &[&LOW_SPEED_BENCH[..], &["--db", &db, "--json"]].concat(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    serde_json::from_str(stdout(&o).split_once('\n').unwrap().1).unwrap()
+}
+
 /// The shipped low-speed bench (`config/low-speed-bench.toml` with its plant,
 /// `low-speed-bench.sim.json`: a flywheel of 5e-2 kg m², a 20-bit encoder, loop gains from
 /// the inertia and the encoder): its loops hold the Stribeck fall of a LuGre truth with `vs`
@@ -478,16 +493,7 @@ const LOW_SPEED_BENCH: [&str; 4] = [
 /// keep the test cheap; the LuGre fits are the same as on any bench).
 #[test]
 fn the_low_speed_bench_holds_a_lugre_fall_below_its_stribeck_velocity_and_measures_vs() {
-    const LUGRE: &str = r#"{"fc":0.6,"fs":0.9,"vs":0.05,"sigma0":2000,"sigma1":60,"sigma2":0.04}"#;
-    let dir = tempfile::tempdir().unwrap();
-    let db = db_in(&dir);
-    let o = characterise_sim(
-        ("lugre", LUGRE),
-        "stribeck_exp",
-        &[&LOW_SPEED_BENCH[..], &["--db", &db, "--json"]].concat(),
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
-    let c: Value = serde_json::from_str(stdout(&o).split_once('\n').unwrap().1).unwrap();
+    let c = low_speed_lugre_campaign("stribeck_exp");
     // The sweep held every point (none stick-slipping), 4 of its 6 below its estimate of vs
     // under the true vs.
     let sweep = &c["steps"][2]["results"];
@@ -525,16 +531,7 @@ fn the_low_speed_bench_holds_a_lugre_fall_below_its_stribeck_velocity_and_measur
 /// after it, and LuGre's validation MSE that of the truth.
 #[test]
 fn the_low_speed_sine_tells_lugres_stiffness_and_damping_within_their_errors() {
-    const LUGRE: &str = r#"{"fc":0.6,"fs":0.9,"vs":0.05,"sigma0":2000,"sigma1":60,"sigma2":0.04}"#;
-    let dir = tempfile::tempdir().unwrap();
-    let db = db_in(&dir);
-    let o = characterise_sim(
-        ("lugre", LUGRE),
-        "lugre",
-        &[&LOW_SPEED_BENCH[..], &["--db", &db, "--json"]].concat(),
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
-    let c: Value = serde_json::from_str(stdout(&o).split_once('\n').unwrap().1).unwrap();
+    let c = low_speed_lugre_campaign("lugre");
     let fits = c["fits"].as_array().unwrap();
     let sine = fits
         .iter()

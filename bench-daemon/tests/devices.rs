@@ -15,8 +15,7 @@
 
 use crate::daemon::Daemon;
 use crate::util::{
-    RTU_SIM_PRIORITY, SimProcess, bench, db_in, rtu_loop_priority, show, spawn_run, stderr, stdout,
-    truth_model, wait_for_samples,
+    SimProcess, bench, db_in, show, spawn_run, stderr, stdout, truth_model, wait_for_samples,
 };
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
@@ -90,10 +89,7 @@ impl Device {
     /// the Delta's shortest (whole seconds); unverified signals are allowed and logged.
     fn config(&self, dir: &Path, pty: &str) -> PathBuf {
         let link = format!("serial = \"{pty}\"\nbaud = {BAUD}");
-        let path = self.config_on(dir, &link, "0.1");
-        let text = rtu_loop_priority(&std::fs::read_to_string(&path).unwrap());
-        std::fs::write(&path, text).unwrap();
-        path
+        self.config_on(dir, &link, "0.1")
     }
 
     /// bench.toml for this drive and the simulated sensor on `link` (the `tcp = ...` or
@@ -132,15 +128,8 @@ impl Device {
     fn emulated(&self) -> (tempfile::TempDir, String, SimProcess, String, PathBuf) {
         let dir = tempfile::tempdir().unwrap();
         let db = db_in(&dir);
-        let sim = SimProcess::start_with(&[
-            "--rtu",
-            "--baud",
-            BAUD,
-            "--drive-profile",
-            &self.profile(),
-            "--realtime-priority",
-            RTU_SIM_PRIORITY,
-        ]);
+        let sim =
+            SimProcess::start_with(&["--rtu", "--baud", BAUD, "--drive-profile", &self.profile()]);
         let pty = sim.rtu.clone().expect("bench sim --rtu prints its pty");
         let cfg = self.config(dir.path(), &pty);
         (dir, db, sim, pty, cfg)
@@ -500,15 +489,8 @@ fn the_rtu_drives_one_after_another() {
 /// low-word-first values as swapped; a tripped drive fails the check until it is reset.
 /// Nothing is written.
 fn probe_check_passes_the_right_profile_and_names_what_to_fix_in_a_wrong_one() {
-    let mut sim = SimProcess::start_with(&[
-        "--rtu",
-        "--baud",
-        BAUD,
-        "--drive-profile",
-        &DELTA.profile(),
-        "--realtime-priority",
-        RTU_SIM_PRIORITY,
-    ]);
+    let mut sim =
+        SimProcess::start_with(&["--rtu", "--baud", BAUD, "--drive-profile", &DELTA.profile()]);
     let pty = sim.rtu.clone().expect("bench sim --rtu prints its pty");
     let check = |device: &Device| device.probe(&pty, &["--check"]);
     let o = check(&DELTA);

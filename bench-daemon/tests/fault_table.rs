@@ -8,8 +8,8 @@
 
 use crate::daemon::Daemon;
 use crate::util::{
-    RTU_SIM_PRIORITY, SimProcess, bench, config_for, db_in, one_bench_at_a_time, rtu_loop_priority,
-    show, spawn_run, spec, stderr, stdout, wait_for_samples,
+    SimProcess, bench, config_for, db_in, one_bench_at_a_time, show, spawn_run, spec, stderr,
+    stdout, wait_for_samples,
 };
 use serde_json::{Value, json};
 use std::io::Read;
@@ -43,13 +43,7 @@ impl Bench {
     pub(crate) fn new(wire: Wire) -> Bench {
         let sim = match wire {
             Wire::Tcp => SimProcess::start(),
-            Wire::Rtu => SimProcess::start_with(&[
-                "--rtu",
-                "--baud",
-                "921600",
-                "--realtime-priority",
-                RTU_SIM_PRIORITY,
-            ]),
+            Wire::Rtu => SimProcess::start_with(&["--rtu", "--baud", "921600"]),
         };
         let dir = tempfile::tempdir().unwrap();
         let db = db_in(&dir);
@@ -57,7 +51,8 @@ impl Bench {
         if wire == Wire::Rtu {
             // Both devices on the pty at 921 600 baud; a period the line can carry.
             let pty = sim.rtu.clone().expect("bench sim --rtu prints its pty");
-            let text = rtu_loop_priority(&std::fs::read_to_string(&cfg).unwrap())
+            let text = std::fs::read_to_string(&cfg)
+                .unwrap()
                 .replace(
                     &format!("tcp = \"{}\"", sim.tcp),
                     &format!("serial = \"{pty}\"\nbaud = 921600"),

@@ -159,24 +159,6 @@ pub fn one_bench_at_a_time() -> std::sync::MutexGuard<'static, ()> {
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// The SCHED_FIFO priority of the RTU tests' emulated devices (`bench sim --rtu`), and
-/// [`rtu_loop_priority`] their loops': above every other bench the test command runs beside
-/// them (the end-to-end, schemathesis, Python-client and manual daemons and the 1 kHz tests,
-/// whose loops run at 49 and simulated plants at 48, each 10 kHz plant waking every 100 µs).
-/// Their 10–50 Hz loops over a pty take little CPU, but on a loaded 2-core machine a reply that
-/// waits behind the other benches' real-time threads misses its 50 ms timeout. A bench PC runs
-/// one bench; these tests are about the protocol, not about sharing the machine.
-pub const RTU_SIM_PRIORITY: &str = "70";
-
-/// bench.toml text with the control loop at one step above [`RTU_SIM_PRIORITY`].
-pub fn rtu_loop_priority(bench_toml: &str) -> String {
-    assert!(
-        bench_toml.contains("realtime_priority = 49"),
-        "{bench_toml}"
-    );
-    bench_toml.replace("realtime_priority = 49", "realtime_priority = 71")
-}
-
 pub fn spec(name: &str) -> String {
     format!("{}/../experiments/specs/{name}", env!("CARGO_MANIFEST_DIR"))
 }
