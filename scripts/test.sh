@@ -177,15 +177,12 @@ book() {
 stage "manual" book
 
 # Every Rust suite, on SQLite and PostgreSQL. The daemon's suite mostly waits on real time (the
-# real-time runs one at a time, the rest beside them), so it runs with three test threads, and
-# the other crates' suites run beside it rather than after it: the test binaries the build
-# stage made are run directly (a `cargo test -p` of a part of the workspace would resolve other
-# features and compile dependencies again), each in its package's directory as cargo runs them.
-# The emulated drives and sensors on a pty (RTU_TESTS) run in a process of their own beside
-# them, and the doctests and the API documentation without warnings (rustdoc on the build's own
-# artifacts) only after those: a pty hands its bytes on through the kernel's normal-priority
-# workers, which the compilers' bursts on 2 cores starve past a drive's 100 ms reply timeout.
-RTU_TESTS=(devices::the_rtu_drives_one_after_another sensors::)
+# RTU drives one after another, the real-time runs one at a time, the rest beside them), so it
+# runs with three test threads, and the other crates' suites run beside it rather than after
+# it: the test binaries the build stage made are run directly (a `cargo test -p` of a part of
+# the workspace would resolve other features and compile dependencies again), each in its
+# package's directory as cargo runs them. Then the doctests, and the API documentation without
+# warnings (rustdoc on the build's own artifacts) beside the rest.
 test_binaries() {
   cargo test --workspace --locked --no-run --message-format=json 2>/dev/null | python3 -c '
 import json, os, sys
@@ -195,43 +192,35 @@ for line in sys.stdin:
         print(os.path.dirname(m["manifest_path"]) + "\t" + m["executable"])
 '
 }
-# run_suites LOG DIR<TAB>EXE... [-- ARG...]: runs each test binary in its package's directory,
-# in order, with the ARGs.
+# run_suites LOG DIR<TAB>EXE...: runs each test binary in its package's directory, in order.
 run_suites() {
   local log=$1 line
   shift
-  local bins=() args=()
-  while [ $# -gt 0 ] && [ "$1" != -- ]; do bins+=("$1"); shift; done
-  [ $# -gt 0 ] && shift && args=("$@")
-  for line in "${bins[@]}"; do
-    (cd "${line%%$'\t'*}" && "${line#*$'\t'}" "${args[@]}") >>"$log" 2>&1 || {
+  for line in "$@"; do
+    (cd "${line%%$'\t'*}" && "${line#*$'\t'}") >>"$log" 2>&1 || {
       echo "test.sh: ${line#*$'\t'} failed (log: $log)" >>"$log"
       return 1
     }
   done
 }
 cargo_test() {
-  local daemon=() crates=() line skips=() t
+  local daemon=() crates=() line
   while IFS= read -r line; do
     case "$line" in */bench-daemon$'\t'*) daemon+=("$line") ;; *) crates+=("$line") ;; esac
   done < <(test_binaries)
   [ ${#daemon[@]} -gt 0 ] && [ ${#crates[@]} -gt 0 ] || { echo "test.sh: no test binaries found" >&2; return 1; }
-  for t in "${RTU_TESTS[@]}"; do skips+=(--skip "$t"); done
-  RUST_TEST_THREADS=3 run_suites "$logs/cargo-test-daemon.log" "${daemon[@]}" -- "${skips[@]}" &
+  RUST_TEST_THREADS=3 run_suites "$logs/cargo-test-daemon.log" "${daemon[@]}" &
   local daemon_pid=$!
-  RUST_TEST_THREADS=2 run_suites "$logs/cargo-test-rtu.log" "${daemon[@]}" -- "${RTU_TESTS[@]}" &
-  local rtu_pid=$!
   run_suites "$logs/cargo-test-crates.log" "${crates[@]}" &
   local crates_pid=$!
-  local failed=0
-  wait "$rtu_pid" || failed=1
-  cargo test --workspace --locked --doc > >(tee "$logs/cargo-test-doc.log") 2>&1 || failed=1
+  cargo test --workspace --locked --doc > >(tee "$logs/cargo-test-doc.log") 2>&1
   spawn rustdoc env RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
+  local failed=0
   wait "$crates_pid" || failed=1
   wait "$daemon_pid" || failed=1
   grep -h "test result" "$logs"/cargo-test-*.log
   if [ $failed = 1 ]; then
-    cat "$logs/cargo-test-crates.log" "$logs/cargo-test-rtu.log" "$logs/cargo-test-daemon.log" >&2
+    cat "$logs/cargo-test-crates.log" "$logs/cargo-test-daemon.log" >&2
     return 1
   fi
 }
