@@ -56,7 +56,7 @@ pub fn order(
 }
 
 /// Where the loops held the Stribeck region (no stick-slip to fit `vs` on), LuGre's damping
-/// `sigma1` is still to be fitted when the sine could not tell it ([`sine_told_sigma1`]): by
+/// `sigma1` is still to be fitted when the sine could not tell it (`sine_told_sigma1`): by
 /// output error on the presliding run (its reversals, sine and step are where the bristle
 /// damping shows), everything else held at the set before it.
 fn damping_step(model: &str) -> Option<(&'static str, &'static str, Option<Value>)> {

@@ -23,7 +23,7 @@
 //! a force of amplitude `a g` is softer than `sigma0` by a complex factor `kappa(a)` that
 //! depends on `a` alone ([`bristle_loop`]: in-phase 0.996 at `a` = 0.1, 0.928 at 0.4). So
 //! `K + J omega^2 = sigma0 (1 + i omega tau) kappa(a_z)`, `a_z` the amplitude behind the lag,
-//! which [`bristle_fit`] solves for `sigma0` and `tau` given the level `given.fs` (`f_s` for
+//! which `bristle_fit` solves for `sigma0` and `tau` given the level `given.fs` (`f_s` for
 //! LuGre; `bench fit` and the campaign take it from the model's newest static fit). Without
 //! it, `sigma0 = Re K + J omega^2` and the note says the loop is not corrected.
 //!
