@@ -321,19 +321,25 @@ fn quantisation_error(t: &[f64], omega: f64, phasor: (f64, f64), q: f64) -> (f64
     if !(q.is_finite() && amp > 0.0) {
         return (0.0, 0.0);
     }
+    // The sampled sine and its basis, once for all offsets.
+    let basis: Vec<(f64, f64, f64)> = t
+        .iter()
+        .map(|t| {
+            let (sn, cs) = (omega * t).sin_cos();
+            (sn, cs, phasor.0 * sn + phasor.1 * cs)
+        })
+        .collect();
+    let samples = t.len() as f64;
     let (mut sum_sq, mut turn_sq) = (0.0, 0.0);
     for j in 0..OFFSETS {
         let off = (j as f64 + 0.5) / OFFSETS as f64 * q;
         let (mut ps, mut pc) = (0.0, 0.0);
-        for t in t {
-            let (sn, cs) = (omega * t).sin_cos();
-            let y = phasor.0 * sn + phasor.1 * cs;
+        for &(sn, cs, y) in &basis {
             let e = ((y + off) / q).round() * q - off - y;
             ps += e * sn;
             pc += e * cs;
         }
-        let n = t.len() as f64;
-        let (ea, eb) = (2.0 * ps / n, 2.0 * pc / n);
+        let (ea, eb) = (2.0 * ps / samples, 2.0 * pc / samples);
         let changed = (phasor.0 + ea).hypot(phasor.1 + eb);
         sum_sq += ((changed - amp) / amp).powi(2);
         let turned = (phasor.1 + eb).atan2(phasor.0 + ea) - phasor.1.atan2(phasor.0);
