@@ -60,7 +60,7 @@ fn sim_rejects_a_bad_truth_naming_the_parameter() {
 }
 
 #[test]
-fn perf_modbus_reports_every_key() {
+fn perf_modbus_reports_every_key_over_tcp_and_rtu() {
     let o = bench(&["perf", "modbus", "--tcp", "--seconds", "0.3", "--peer"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let r: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();

@@ -293,7 +293,7 @@ fn kill(child: &Child, signal: &str) {
 }
 
 #[test]
-fn one_percent_corrupted_crcs_are_survived() {
+fn one_percent_corrupted_crcs_are_survived_over_rtu() {
     let _slot = one_bench_at_a_time();
     let mut b = Bench::new(Wire::Rtu);
     let (child, id) = b.spawn_run();

@@ -80,7 +80,7 @@ fn sweep_through_a_sensor(file: &str, baud: &str, stall_s: &str) {
 }
 
 #[test]
-fn the_sweep_through_the_emulated_ato_torque_sensor() {
+fn the_sweep_through_the_emulated_ato_torque_sensor_over_rtu() {
     // 0.01 N m counts: at a steady torque the reading holds one value for seconds, which an
     // unchanged-reading stall check takes for a stuck sensor; off (a silent sensor still
     // fails the run through its comms-error budget).
@@ -88,7 +88,7 @@ fn the_sweep_through_the_emulated_ato_torque_sensor() {
 }
 
 #[test]
-fn the_sweep_through_the_emulated_weighing_transmitter() {
+fn the_sweep_through_the_emulated_weighing_transmitter_over_rtu() {
     // At 10 Hz, a reading at rest can repeat its 0.001 N m count: the check is off here too.
     sweep_through_a_sensor("generic-weighing-transmitter.toml", "9600", "0.0");
 }

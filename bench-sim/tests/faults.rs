@@ -60,13 +60,15 @@ bench_test!(fixed_delay, |tb| {
         t0.elapsed()
     );
     tb.sim.faults().clear();
-    let t0 = Instant::now();
-    status(&mut ctx, d).await;
-    assert!(
-        t0.elapsed() < Duration::from_millis(60),
-        "{:?}",
-        t0.elapsed()
-    );
+    // The quickest of five round trips: a busy PC can hold one reply on a pty past 60 ms (the
+    // test command's load was measured doing so), a delay still in force holds all of them.
+    let mut quickest = Duration::MAX;
+    for _ in 0..5 {
+        let t0 = Instant::now();
+        status(&mut ctx, d).await;
+        quickest = quickest.min(t0.elapsed());
+    }
+    assert!(quickest < Duration::from_millis(60), "{quickest:?}");
 });
 
 bench_test!(stuck_sensor_value, |tb| {

@@ -18,6 +18,10 @@ impl Flags {
     pub const OVERRUN: Flags = Flags(1 << 3);
     /// The drive reported a fault.
     pub const DRIVE_FAULT: Flags = Flags(1 << 4);
+    /// The drive's feedback came back late (a round trip over twice the usual): the time
+    /// stamp, the middle of the round trip, is uncertain by up to half of it, so analyses
+    /// that divide by time do not end an interval on this sample.
+    pub const LATE_READ: Flags = Flags(1 << 5);
 
     /// Whether every bit of `other` is set.
     pub fn contains(self, other: Flags) -> bool {

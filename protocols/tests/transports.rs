@@ -106,6 +106,20 @@ async fn timeout_then_late_reply_is_never_taken_for_fresh_data(kind: Kind) {
 }
 bench_test!(timeout_then_late_reply_is_never_taken_for_fresh_data);
 
+async fn a_retried_request_survives_one_lost_reply(kind: Kind) {
+    let bench = Bench::start(kind, image()).await;
+    let mut l = link(&bench, 100, 300).await;
+    l.set_retries(1);
+    bench.state.lock().unwrap().delay_next = Some(Duration::from_millis(250));
+    assert_eq!(l.read(1, Table::Holding, 0, 2).await.unwrap(), [99, 100]);
+    // A unit that never answers: the error after the retry's timeout too.
+    let err = l.read(7, Table::Holding, 0, 1).await.unwrap_err();
+    assert!(matches!(err, Error::Timeout { .. }), "{err:?}");
+    let s = l.stats();
+    assert_eq!((s.requests, s.timeouts, s.ok), (4, 3, 1), "{s:?}");
+}
+bench_test!(a_retried_request_survives_one_lost_reply);
+
 async fn silent_unit_times_out(kind: Kind) {
     let bench = Bench::start(kind, image()).await;
     let mut l = link(&bench, 100, 100).await;
@@ -159,6 +173,45 @@ async fn rtu_corrupted_crc_is_detected_and_counted() {
     assert_eq!(l.read(1, Table::Holding, 0, 2).await.unwrap(), [99, 100]);
     let s = l.stats();
     assert_eq!((s.crc_errors, s.timeouts, s.ok), (1, 0, 1), "{s:?}");
+}
+
+/// A reply later than the device's maximum response time reaches the wait for the next
+/// request's reply (the link has already reopened): it is dropped there when it cannot be that
+/// reply (another unit, another function), and cleared when it came before the request.
+#[tokio::test]
+async fn rtu_never_takes_a_late_reply_for_the_next_one() {
+    let bench = Bench::start(Kind::Rtu, image().with_unit(2, vec![7, 8, 9], None)).await;
+    // A 150 ms timeout, a device that promises 100 ms: the next request leaves 150 ms after
+    // the one that timed out, and the simulated slave (one request at a time) answers it
+    // right after its late reply.
+    let mut l = link(&bench, 150, 100).await;
+    let late = |ms| bench.state.lock().unwrap().delay_next = Some(Duration::from_millis(ms));
+    // Unit 1's [99, 100] comes at 250 ms, while the link waits for unit 2's reply.
+    late(250);
+    let err = l.read(1, Table::Holding, 0, 2).await.unwrap_err();
+    assert!(matches!(err, Error::Timeout { .. }), "{err:?}");
+    assert_eq!(l.read(2, Table::Holding, 0, 3).await.unwrap(), [7, 8, 9]);
+    // The same unit, another function: a read's reply while a write's is awaited.
+    late(250);
+    assert!(l.read(1, Table::Holding, 0, 2).await.is_err());
+    l.write(1, Table::Holding, 20, &[5]).await.unwrap();
+    assert_eq!(l.read(1, Table::Holding, 20, 1).await.unwrap(), [5]);
+    // The same shape of reply, already there when the next request leaves.
+    late(170);
+    assert!(l.read(1, Table::Holding, 0, 2).await.is_err());
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert_eq!(l.read(1, Table::Holding, 10, 2).await.unwrap(), [10, 11]);
+    let s = l.stats();
+    assert_eq!(
+        (
+            s.timeouts,
+            s.stale_replies,
+            s.ok,
+            s.crc_errors + s.framing_errors
+        ),
+        (3, 2, 4, 0),
+        "{s:?}"
+    );
 }
 
 #[tokio::test]

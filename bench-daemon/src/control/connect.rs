@@ -32,6 +32,29 @@ impl ModbusIo {
     pub fn drive(&mut self) -> &mut Drive {
         &mut self.drive
     }
+
+    /// Sets how often the links send a failed request again ([`Link::set_retries`]):
+    /// [`PREPARE_RETRIES`] while the devices are prepared, none from the first tick on.
+    pub async fn set_retries(&self, n: u32) {
+        self.drive.io().link().lock().await.set_retries(n);
+        if let Some(s) = &self.sensor {
+            s.io().link().lock().await.set_retries(n);
+        }
+    }
+}
+
+/// Times a failed request is sent again while a device is prepared (connect, the profile's
+/// sequences, the watchdog read back): one frame lost on a noisy line, or held by a busy PC,
+/// should not fail a run before it starts. From the first tick on nothing is retried: the
+/// loop's misses count against `[safety] comm_errors`, on time, and the stop path has its
+/// own deadlines.
+pub const PREPARE_RETRIES: u32 = 1;
+
+/// Opens a link that retries as preparing a device should.
+async fn open_link(cfg: protocols::LinkConfig) -> Result<SharedLink, Error> {
+    let mut link = Link::open(cfg).await?;
+    link.set_retries(PREPARE_RETRIES);
+    Ok(link.shared())
 }
 
 impl BenchIo for ModbusIo {
@@ -103,13 +126,12 @@ impl BenchIo for ModbusIo {
 /// Opens the drive's link and client.
 pub async fn connect_drive(loaded: &Loaded) -> Result<Drive, StopReason> {
     let (dprof, _) = &loaded.drive;
-    let dlink: SharedLink = Link::open(Loaded::link_config(&loaded.config.drive, dprof))
+    let dlink: SharedLink = open_link(Loaded::link_config(&loaded.config.drive, dprof))
         .await
         .map_err(|e| StopReason::NoConnection {
             device: Device::Drive,
             detail: e.to_string(),
-        })?
-        .shared();
+        })?;
     let mut drive = Drive::new(dprof.clone(), dlink).map_err(|e| setup(e.to_string()))?;
     if let Some(u) = loaded.config.drive.unit {
         drive = drive.with_unit(u);
@@ -206,13 +228,12 @@ async fn connect_sensor(
     {
         drive.io().link().clone()
     } else {
-        Link::open(Loaded::link_config(sc, sprof))
+        open_link(Loaded::link_config(sc, sprof))
             .await
             .map_err(|e| StopReason::NoConnection {
                 device: Device::TorqueSensor,
                 detail: e.to_string(),
             })?
-            .shared()
     };
     let mut s = TorqueSensor::new(sprof.clone(), link).map_err(|e| setup(e.to_string()))?;
     if let Some(u) = sc.unit {

@@ -68,6 +68,7 @@ async fn run_modbus(setup: &LoopSetup) -> LoopReport {
         Err(report) => return with_notes(report, notes),
     };
     let ts = state.period_s();
+    io.set_retries(0).await;
     let start = Instant::now();
     state.t0 = io.clock_s();
     let mut k: u64 = 0;

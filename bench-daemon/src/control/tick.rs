@@ -13,7 +13,7 @@ use super::safety::Guard;
 use super::setup::{Frame, LiveOutputs, Status};
 use super::stop::{Device, Outcome, StopReason};
 use super::suspend::Suspenders;
-use super::timing::PeriodStats;
+use super::timing::{PeriodStats, RoundTrip};
 use crate::config::{Loaded, OuterLoopChoice, SuspendRule};
 use experiments::{DriveMode, Flags, Measurement, OuterLoop, Plan, Sample, Sequencer, Tick};
 use friction::compensation::{CompensationInput, Compensator};
@@ -76,6 +76,9 @@ pub struct LoopState<'a> {
     pub(super) work: PeriodStats,
     /// The previous tick ran into this one's period (the shell says so).
     pub(super) overran: bool,
+    /// The drive's usual round trip, and whether this tick's was late.
+    round_trip: RoundTrip,
+    late_read: bool,
     /// The `[[suspend]]` conditions and what they remember.
     pub(super) rules: &'a [SuspendRule],
     pub(super) suspenders: Suspenders,
@@ -143,6 +146,8 @@ impl<'a> LoopState<'a> {
             stats: PeriodStats::default(),
             work: PeriodStats::default(),
             overran: false,
+            round_trip: RoundTrip::default(),
+            late_read: false,
             rules: &cfg.suspend,
             suspenders: Suspenders::default(),
             pause_at: None,
@@ -321,7 +326,9 @@ async fn exchange(
         Err(e) if e.is_limit() => return Err(StopReason::CommandRefused(e.to_string())),
         other => other.map_err(|e| e.to_string()),
     };
-    let t = 0.5 * (sent + io.clock_s()) - state.t0;
+    let read = io.clock_s();
+    state.late_read = state.round_trip.late(read - sent);
+    let t = 0.5 * (sent + read) - state.t0;
     let sensor = io.read_sensor().await.map(|r| r.map_err(|e| e.to_string()));
     Ok(TickInput { t, drive, sensor })
 }
@@ -334,6 +341,7 @@ fn sample(state: &LoopState<'_>, tick: &Tick, judged: &Judged, cmd: &Command, t:
         (tick.started, Flags::SEGMENT_START),
         (!judged.sensor_fresh, Flags::SENSOR_STALE),
         (state.overran, Flags::OVERRUN),
+        (state.late_read, Flags::LATE_READ),
     ] {
         if set {
             flags = flags.with(flag);

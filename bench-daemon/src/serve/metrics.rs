@@ -208,6 +208,7 @@ fn links(out: &mut String, status: &crate::control::Status) {
             ("framing_errors", l.framing_errors),
             ("transport_errors", l.transport_errors),
             ("resyncs", l.resyncs),
+            ("stale_replies", l.stale_replies),
         ] {
             let _ = writeln!(out, "{name}{{device=\"{device}\",event=\"{event}\"}} {n}");
         }

@@ -21,7 +21,7 @@ use super::{Directions, segment, sign_str, tag};
 use crate::caps::{self, Size};
 use crate::error::{LimitKind, check};
 use crate::plan::{DriveMode, Role, Segment, Stop};
-use crate::{BenchLimits, Error, Plan, Sample, Setpoint};
+use crate::{BenchLimits, Error, Flags, Plan, Sample, Setpoint};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -403,7 +403,9 @@ impl Params {
 /// Mean velocities of consecutive windows of `xs`, each long enough for 20 encoder counts of
 /// travel at `setpoint` (and at least 10 samples), from the encoder position: a window's
 /// quantisation error is then at most 5 % of the set point, while stick-slip (periods of tens
-/// of milliseconds) still shows as spread. Empty if the segment is shorter than two windows.
+/// of milliseconds) still shows as spread. Windows that start or end on a late read
+/// ([`Flags::LATE_READ`]: its time stamp is uncertain) are left out. Empty if the segment is
+/// shorter than two windows.
 fn window_velocities(xs: &[Sample], setpoint: f64, rad_per_count: f64) -> Vec<f64> {
     let (Some(first), Some(last)) = (xs.first(), xs.last()) else {
         return Vec::new();
@@ -418,17 +420,49 @@ fn window_velocities(xs: &[Sample], setpoint: f64, rad_per_count: f64) -> Vec<f6
     if xs.len() < 2 * w + 1 {
         return Vec::new();
     }
+    let timed = |s: &Sample| !s.flags.contains(Flags::LATE_READ);
     (0..(xs.len() - 1) / w)
-        .map(|i| {
-            let (a, b) = (&xs[i * w], &xs[(i + 1) * w]);
-            (b.x - a.x) / (b.t - a.t)
-        })
+        .map(|i| (&xs[i * w], &xs[(i + 1) * w]))
+        .filter(|(a, b)| timed(a) && timed(b))
+        .map(|(a, b)| (b.x - a.x) / (b.t - a.t))
         .collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// 1 rad/s held on a 10 Hz link, 20 samples; the drive latched sample 10 at 45 ms from
+    /// its time stamp (a 90 ms round trip).
+    fn held_with_a_late_read(flag: bool) -> Vec<Sample> {
+        let mut xs: Vec<Sample> = (0..20)
+            .map(|k| Sample {
+                t: 0.1 * k as f64,
+                x: 0.1 * k as f64,
+                ..Sample::default()
+            })
+            .collect();
+        xs[10].x += 0.045;
+        if flag {
+            xs[10].flags = Flags::LATE_READ;
+        }
+        xs
+    }
+
+    #[test]
+    fn a_late_read_never_bounds_a_speed_window() {
+        let spread = |xs: &[Sample]| {
+            let w = window_velocities(xs, 1.0, 1e-5);
+            crate::analysis::mean_std(w.into_iter())
+        };
+        let (_, sd, n) = spread(&held_with_a_late_read(false));
+        assert!(sd > SPREAD_MISS, "unflagged: spread {sd} over {n} windows");
+        let (v, sd, n) = spread(&held_with_a_late_read(true));
+        assert!(
+            sd < 1e-9 && (v - 1.0).abs() < 1e-9 && n == 7,
+            "{v} {sd} {n}"
+        );
+    }
 
     #[test]
     fn velocities_expand_lists_and_ranges() {

@@ -101,4 +101,7 @@ pub struct LinkStats {
     pub resyncs: u64,
     /// Successful reopens after a resync.
     pub reopens: u64,
+    /// Late replies to earlier requests (serial links: another unit or function, CRC intact)
+    /// dropped while waiting for the real reply.
+    pub stale_replies: u64,
 }

@@ -1,7 +1,7 @@
 //! Modbus links: TCP, or RTU over any serial path (a USB adapter, a pty), on tokio-modbus.
 //!
-//! A [`Link`] makes one request per call and never retries. It adds what tokio-modbus leaves to
-//! the caller:
+//! A [`Link`] makes one request per call and, unless told to ([`Link::set_retries`]), never
+//! retries. It adds what tokio-modbus leaves to the caller:
 //!
 //! - **A timeout on every request** ([`LinkConfig::timeout`]).
 //! - **Resynchronisation** after a timeout, a framing/CRC error or a reply that does not match
@@ -15,11 +15,14 @@
 //!   opened (the line's last traffic may be another master's).
 //! - **Echo and byte-count checks**: write replies must echo address and value/count, read
 //!   replies must carry exactly the registers asked for.
+//! - **Late replies are dropped, not taken** (serial links): the input is cleared as each
+//!   request is written, and a whole frame with a good CRC from another unit or for another
+//!   function is counted and skipped while the wait for the real reply goes on ([`serial`]).
 //! - **CRC errors are detected and counted**: on serial links a tap checks the CRC as soon as a
 //!   reply of the expected length has arrived, so a corrupted reply fails fast instead of
 //!   turning into a timeout.
 //! - **Counters** ([`LinkStats`]) of requests, timeouts, CRC/framing errors, exceptions and
-//!   resyncs.
+//!   resyncs, late replies.
 //!
 //! Here: the [`Link`] and its one request path. Around it, one job each: where a link goes and
 //! how it behaves ([`config`]), the serial line and its CRC tap ([`serial`]), the checks that a
@@ -44,7 +47,7 @@ mod serial;
 pub use config::{Endpoint, LinkConfig, LinkStats};
 use reply::{check_reply, op_name};
 pub use serial::usb_latency_timer_ms;
-use serial::{Tap, TapState, open_serial, reply_len};
+use serial::{Expected, Tap, TapState, open_serial, reply_len};
 
 /// One Modbus connection (a TCP socket, or a serial line shared by several units).
 pub struct Link {
@@ -53,6 +56,8 @@ pub struct Link {
     tap: Option<Arc<StdMutex<TapState>>>,
     /// No request before this instant (inter-frame gap, resync wait).
     quiet_until: Instant,
+    /// Times a request that failed on the link is sent again ([`Link::set_retries`]).
+    retries: u32,
     stats: LinkStats,
 }
 
@@ -77,6 +82,7 @@ impl Link {
             ctx: None,
             tap: None,
             quiet_until: Instant::now(),
+            retries: 0,
             stats: LinkStats::default(),
         };
         link.reopen().await?;
@@ -96,6 +102,16 @@ impl Link {
     /// Counters so far.
     pub fn stats(&self) -> LinkStats {
         self.stats
+    }
+
+    /// Sends a request that failed on the link (no reply, a garbled or mismatched one, a
+    /// transport error; never an exception) up to `n` more times before the error reaches the
+    /// caller, each after the resync wait. 0 (the default) for a control loop, which judges
+    /// its own misses on time; 1 for preparing a device and bringing it to a safe state,
+    /// where one frame lost on a noisy line or held by a busy PC should not end a run. The
+    /// retried failures still count in [`LinkStats`].
+    pub fn set_retries(&mut self, n: u32) {
+        self.retries = n;
     }
 
     /// True while the link is open (false after a failure, until the next request reopens it).
@@ -177,6 +193,21 @@ impl Link {
         req: Request<'static>,
         what: &RegisterRef,
     ) -> Result<Response, Error> {
+        let mut left = self.retries;
+        loop {
+            match self.transact_once(unit, req.clone(), what).await {
+                Err(e) if left > 0 && e.is_link_error() => left -= 1,
+                done => return done,
+            }
+        }
+    }
+
+    async fn transact_once(
+        &mut self,
+        unit: u8,
+        req: Request<'static>,
+        what: &RegisterRef,
+    ) -> Result<Response, Error> {
         if self.ctx.is_none() {
             wait_until(self.quiet_until).await;
             self.reopen().await?;
@@ -186,9 +217,7 @@ impl Link {
         let expect = reply_len(&req);
         if let Some(tap) = &self.tap {
             let mut st = tap.lock().unwrap_or_else(|e| e.into_inner());
-            st.expect = Some(expect);
-            st.rx.clear();
-            st.crc_error = false;
+            st.expect(Expected::of(unit, &req));
         }
         let ctx = self
             .ctx
@@ -201,7 +230,8 @@ impl Link {
         let result = tokio::time::timeout(self.cfg.timeout, ctx.call(req.clone())).await;
         let (rx_len, crc_error) = match &self.tap {
             Some(tap) => {
-                let st = tap.lock().unwrap_or_else(|e| e.into_inner());
+                let mut st = tap.lock().unwrap_or_else(|e| e.into_inner());
+                self.stats.stale_replies += std::mem::take(&mut st.stale);
                 (st.rx.len(), st.crc_error)
             }
             None => (0, false),
