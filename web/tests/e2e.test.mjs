@@ -389,7 +389,10 @@ test('a sweep stopped halfway, resumed from its run page: one chain, one table, 
   assert.deepEqual(speeds(run.results.positive).map((v) => Math.round(v * 10) / 10), [0.3, 0.6, 1]);
   // The first run can no longer be resumed: its chain goes on.
   assert.equal((await post(`/api/runs/${first}/resume`)).status, 409);
-  // Tagged and noted on the page, then the chain with them on screen.
+  // Tagged and noted on the page, then the chain with them on screen. The page redraws the run
+  // (its annotations form too) when it sees the run complete, up to 2 s after the API does:
+  // annotate once it has.
+  await page.waitForFunction(() => document.querySelector('#run-status')?.textContent === 'completed');
   await page.waitForSelector('#run-annotations');
   await page.fill('#ann-tags', 'resumed night');
   await page.fill('#ann-notes', 'stopped halfway, resumed from its page');
