@@ -375,6 +375,11 @@ test('a sweep stopped halfway, resumed from its run page: one chain, one table, 
   await page.click('#run-resume');
   await page.waitForFunction((f) => /^#\/runs\/\d+$/.test(location.hash) && location.hash !== `#/runs/${f}`, first);
   const next = Number((await page.evaluate(() => location.hash)).split('/').pop());
+  // Tags and notes typed while the continuation runs: the page's redraw when it completes
+  // keeps them.
+  await page.waitForSelector('#run-annotations');
+  await page.fill('#ann-tags', 'resumed night');
+  await page.fill('#ann-notes', 'stopped halfway, resumed from its page');
   const run = await until(next, (x) => x.status === 'completed' && x.results, 'completes with results');
   assert.equal(run.continues, first);
   assert.deepEqual(run.chain, [first, next]);
@@ -389,13 +394,10 @@ test('a sweep stopped halfway, resumed from its run page: one chain, one table, 
   assert.deepEqual(speeds(run.results.positive).map((v) => Math.round(v * 10) / 10), [0.3, 0.6, 1]);
   // The first run can no longer be resumed: its chain goes on.
   assert.equal((await post(`/api/runs/${first}/resume`)).status, 409);
-  // Tagged and noted on the page, then the chain with them on screen. The page redraws the run
-  // (its annotations form too) when it sees the run complete, up to 2 s after the API does:
-  // annotate once it has.
+  // Saved once the page has seen the run complete, then the chain with them on screen.
   await page.waitForFunction(() => document.querySelector('#run-status')?.textContent === 'completed');
-  await page.waitForSelector('#run-annotations');
-  await page.fill('#ann-tags', 'resumed night');
-  await page.fill('#ann-notes', 'stopped halfway, resumed from its page');
+  assert.equal(await page.inputValue('#ann-tags'), 'resumed night');
+  assert.equal(await page.inputValue('#ann-notes'), 'stopped halfway, resumed from its page');
   await page.click('#ann-save');
   await page.waitForSelector('#run-annotations .notice.ok');
   await go(`runs/${next}`);

@@ -226,7 +226,10 @@ async function renderBody(body: HTMLElement, run: any, charts: { destroy(): void
   const log = h('section', { class: 'card', 'aria-labelledby': 'log-h', id: 'run-interruptions' }, h('h2', { id: 'log-h' }, 'Interruption log'));
   const checks = h('section', { class: 'card', 'aria-labelledby': 'checks-h', id: 'run-log' }, h('h2', { id: 'checks-h' }, 'Run log'));
   const prov = h('section', { class: 'card', 'aria-labelledby': 'prov-h', id: 'run-provenance' }, h('h2', { id: 'prov-h' }, 'Provenance'));
-  body.replaceChildren(res, ts, cmp, log, checks, prov, annotateCard(run));
+  // The tags-and-notes card outlives a redraw (the run completing under an operator who is
+  // typing a note): only what they save changes it.
+  const annotations = body.querySelector<HTMLElement>('#run-annotations') ?? annotateCard(run);
+  body.replaceChildren(res, ts, cmp, log, checks, prov, annotations);
 
   const imported = run.kind === 'imported';
   if (imported) res.querySelector('h2')!.textContent = 'Recording';
