@@ -108,6 +108,35 @@ pub struct Histogram {
     pub sum_us: f64,
 }
 
+/// How much longer than usual a round trip must be, besides twice as long, to count as late.
+const LATE_MARGIN_S: f64 = 1e-3;
+
+/// The drive's usual round trip (request sent to feedback read), to tell a late one: a
+/// sample is stamped at the middle of its round trip, and the drive latched it anywhere in
+/// it, so a round trip that a busy line or PC stretched leaves its time stamp uncertain by up
+/// to half of it.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RoundTrip {
+    typical_s: Option<f64>,
+}
+
+impl RoundTrip {
+    /// Whether `rtt_s` \[s\] is late: over twice the typical round trip and
+    /// [`LATE_MARGIN_S`] over it. Round trips that are not late move the typical one (1/64
+    /// weight each); the first one sets it.
+    pub fn late(&mut self, rtt_s: f64) -> bool {
+        let Some(typical) = self.typical_s else {
+            self.typical_s = Some(rtt_s);
+            return false;
+        };
+        let late = rtt_s > 2.0 * typical && rtt_s > typical + LATE_MARGIN_S;
+        if !late {
+            self.typical_s = Some(typical + (rtt_s - typical) / 64.0);
+        }
+        late
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -141,40 +170,6 @@ mod tests {
         assert_eq!(h.cumulative[10], 5, "every tick in the last");
         assert!((h.sum_us - 50_730.0).abs() < 1e-9);
     }
-}
-
-/// How much longer than usual a round trip must be, besides twice as long, to count as late.
-const LATE_MARGIN_S: f64 = 1e-3;
-
-/// The drive's usual round trip (request sent to feedback read), to tell a late one: a
-/// sample is stamped at the middle of its round trip, and the drive latched it anywhere in
-/// it, so a round trip that a busy line or PC stretched leaves its time stamp uncertain by up
-/// to half of it.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct RoundTrip {
-    typical_s: Option<f64>,
-}
-
-impl RoundTrip {
-    /// Whether `rtt_s` \[s\] is late: over twice the typical round trip and
-    /// [`LATE_MARGIN_S`] over it. Round trips that are not late move the typical one (1/64
-    /// weight each); the first one sets it.
-    pub fn late(&mut self, rtt_s: f64) -> bool {
-        let Some(typical) = self.typical_s else {
-            self.typical_s = Some(rtt_s);
-            return false;
-        };
-        let late = rtt_s > 2.0 * typical && rtt_s > typical + LATE_MARGIN_S;
-        if !late {
-            self.typical_s = Some(typical + (rtt_s - typical) / 64.0);
-        }
-        late
-    }
-}
-
-#[cfg(test)]
-mod round_trip_tests {
-    use super::RoundTrip;
 
     #[test]
     fn a_stretched_round_trip_is_late_and_does_not_move_the_typical_one() {

@@ -47,7 +47,7 @@ mod serial;
 pub use config::{Endpoint, LinkConfig, LinkStats};
 use reply::{check_reply, op_name};
 pub use serial::usb_latency_timer_ms;
-use serial::{Expected, Tap, TapState, open_serial, reply_len};
+use serial::{Expected, Tap, TapState, open_serial};
 
 /// One Modbus connection (a TCP socket, or a serial line shared by several units).
 pub struct Link {
@@ -107,9 +107,9 @@ impl Link {
     /// Sends a request that failed on the link (no reply, a garbled or mismatched one, a
     /// transport error; never an exception) up to `n` more times before the error reaches the
     /// caller, each after the resync wait. 0 (the default) for a control loop, which judges
-    /// its own misses on time; 1 for preparing a device and bringing it to a safe state,
-    /// where one frame lost on a noisy line or held by a busy PC should not end a run. The
-    /// retried failures still count in [`LinkStats`].
+    /// its own misses on time; 1 for preparing a device, where one frame lost on a noisy line
+    /// or held by a busy PC should not end a run. The retried failures still count in
+    /// [`LinkStats`].
     pub fn set_retries(&mut self, n: u32) {
         self.retries = n;
     }
@@ -214,10 +214,10 @@ impl Link {
             self.stats.reopens += 1;
         }
         wait_until(self.quiet_until).await;
-        let expect = reply_len(&req);
+        let expected = Expected::of(unit, &req);
         if let Some(tap) = &self.tap {
             let mut st = tap.lock().unwrap_or_else(|e| e.into_inner());
-            st.expect(Expected::of(unit, &req));
+            st.expect(expected);
         }
         let ctx = self
             .ctx
@@ -244,7 +244,8 @@ impl Link {
                     Err(Error::Protocol {
                         context: context(),
                         reason: format!(
-                            "incomplete or unparsable reply: {rx_len} bytes, expected {expect}, within {} ms",
+                            "incomplete or unparsable reply: {rx_len} bytes, expected {}, within {} ms",
+                            expected.len,
                             self.cfg.timeout.as_secs_f64() * 1e3
                         ),
                     })

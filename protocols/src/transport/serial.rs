@@ -181,18 +181,19 @@ impl AsyncRead for Tap {
 impl Tap {
     /// Passes on what the held bytes may give (None: nothing yet, read on).
     fn pass_on(&mut self, buf: &mut ReadBuf<'_>) -> Option<io::Result<()>> {
-        let mut st = self.state();
+        let mut guard = self.state();
+        let st = &mut *guard;
         let n = st.sift().min(buf.remaining());
         if n == 0 {
             return None;
         }
-        let passed: Vec<u8> = st.held.drain(..n).collect();
-        st.rx.extend_from_slice(&passed);
-        if let Some(e) = st.crc_failure() {
-            return Some(Err(e));
+        st.rx.extend_from_slice(&st.held[..n]);
+        let failure = st.crc_failure();
+        if failure.is_none() {
+            buf.put_slice(&st.held[..n]);
         }
-        buf.put_slice(&passed);
-        Some(Ok(()))
+        st.held.drain(..n);
+        Some(failure.map_or(Ok(()), Err))
     }
 }
 
@@ -225,7 +226,7 @@ fn hex(b: &[u8]) -> String {
 }
 
 /// Length of a normal RTU reply to `req`.
-pub(super) fn reply_len(req: &Request<'_>) -> usize {
+fn reply_len(req: &Request<'_>) -> usize {
     match req {
         Request::ReadCoils(_, n) | Request::ReadDiscreteInputs(_, n) => {
             5 + usize::from(*n).div_ceil(8)
