@@ -7,7 +7,7 @@ use friction::identify::TerminationReason;
 use friction::identify::procedures::compare::{CompareOptions, ModelChoice, Regimes, compare};
 use friction::identify::procedures::nnaji::{self, NnajiOptions};
 use friction::identify::procedures::output_error::{
-    self, FreeParam, Method, Options, Replay, Segment, excitation_velocity,
+    self, FreeParam, Hold, Method, Options, Replay, Segment, excitation_velocity,
 };
 use friction::identify::procedures::seven_parameter;
 use friction::identify::procedures::{self, Given, Table};
@@ -377,4 +377,82 @@ fn dispatch_runs_output_error_aep_and_nnaji() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("does not apply"), "{e}");
+}
+
+/// The RMS of residuals per segment and sample.
+fn rms_of(r: &[Vec<f64>]) -> f64 {
+    let all: Vec<f64> = r.iter().flatten().copied().collect();
+    (all.iter().map(|x| x * x).sum::<f64>() / all.len() as f64).sqrt()
+}
+
+/// A replay without a fit (what a comparison scores) doubles its sub-steps until they settle
+/// it, and stops where doubling does not pay: a GMS whose stiff elements stick and slip inside
+/// an interval (the set a campaign fitted on a LuGre bench with a 20-bit encoder) does not
+/// settle with finer steps, and was replayed at 64 sub-steps here (at the ceiling of 256 in
+/// the campaign, 2.3 s a run); a LuGre settles within a few doublings, its score as at a much
+/// finer step.
+#[test]
+fn a_replay_doubles_its_sub_steps_only_while_doubling_pays() {
+    let lugre =
+        json!({"fc": 0.5, "fs": 0.7, "vs": 0.03, "sigma0": 2000.0, "sigma1": 60.0, "sigma2": 0.04});
+    let gms = json!({"k": [7829.0, 234.0, 2614.0, 1332.0, 868.0, 80.0, 765.0, 206.0, 188.0, 101.0, 15.0, 113.0],
+        "alpha": [0.0924, 0.0044, 0.1005, 0.1041, 0.1089, 0.0161, 0.1950, 0.0841, 0.0975, 0.0659, 0.0121, 0.119],
+        "c": 10000.0, "fc": 0.5, "fs": 0.7, "vs": 0.03, "delta": 1.99, "sigma1": 0.0, "sigma2": 0.04});
+    let mut m = model("lugre", lugre);
+    let presliding = |t: f64| 0.05 * (std::f64::consts::TAU * 0.5 * t).sin();
+    let mut seg = Segment::sample_velocity_driven(
+        "presliding",
+        m.as_mut(),
+        presliding,
+        DT,
+        8000,
+        10,
+        0.005,
+        0.0,
+        3,
+    );
+    // As a bench records it: the position counted by a 20-bit encoder, the speed its
+    // difference over the period.
+    let count = std::f64::consts::TAU / f64::from(1 << 20);
+    seg.x = seg
+        .x
+        .iter()
+        .map(|x| crate::util::quantise(*x, count))
+        .collect();
+    seg.v = std::iter::once(0.0)
+        .chain(seg.x.windows(2).map(|w| (w[1] - w[0]) / DT))
+        .collect();
+    let (_, n) =
+        output_error::replay_of("gms", &gms, &[seg], Replay::Velocity, Hold::Linear).unwrap();
+    assert!(n <= 8, "GMS replayed at {n} sub-steps");
+
+    let seg = lugre_segment("lugre", 20.0, 0.0, 5);
+    let (res, n) = output_error::replay_of(
+        "lugre",
+        &lugre_truth(),
+        std::slice::from_ref(&seg),
+        Replay::Velocity,
+        Hold::Linear,
+    )
+    .unwrap();
+    let fine = fixed_substeps_rms("lugre", &lugre_truth(), &seg, 64);
+    assert!(
+        (rms_of(&res) - fine).abs() < 0.01 * fine,
+        "LuGre at {n} sub-steps: RMS {} against {fine} at 64",
+        rms_of(&res)
+    );
+}
+
+/// The RMS residual of `params` replayed on `seg` at `n` sub-steps, given (no choice).
+fn fixed_substeps_rms(model: &str, params: &Value, seg: &Segment, n: usize) -> f64 {
+    let opts = Options {
+        params: params.clone(),
+        substeps: Some(n),
+        ..Options::new(model, &["fc"])
+    };
+    let segs = [seg.clone()];
+    let problem = output_error::OutputError::new(&segs, &opts).unwrap();
+    let mut r = vec![0.0; problem.len()];
+    problem.residuals(&problem.start(), &mut r).unwrap();
+    rms_of(&[r])
 }
