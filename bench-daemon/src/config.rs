@@ -72,6 +72,11 @@ pub struct BenchConfig {
     /// says so in the run's log.
     #[serde(default = "default_rt_priority")]
     pub realtime_priority: u8,
+    /// A CPU for the run's real-time threads (the loop, and the simulated bench when it runs
+    /// in process), every other thread of the process kept off it while a run goes on: a
+    /// number, or `"last"`. Default: no pinning.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loop_cpu: Option<crate::control::cpus::LoopCpu>,
     /// Gains of the daemon's own velocity PI and position PID.
     #[serde(default)]
     pub controller: LoopGains,
@@ -139,6 +144,10 @@ pub struct DeviceConfig {
     /// Unit id (default: the profile's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unit: Option<u8>,
+    /// `[sensor]` on the drive's Modbus TCP endpoint: a connection of its own, so that each
+    /// tick reads the sensor while the drive answers (default: one connection for both).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub own_connection: bool,
 }
 
 /// Who closes the velocity and position loops of velocity and position segments.
@@ -325,6 +334,12 @@ impl BenchConfig {
                 ))
                 .into());
             }
+            if dev.own_connection && (name == "drive" || dev.tcp.is_none()) {
+                return Err(InputError(format!(
+                    "{source}: [{name}] own_connection = true is for a sensor on Modbus TCP (tcp = \"host:port\"): a serial port has one master, and the drive's connection is its own"
+                ))
+                .into());
+            }
         }
         Ok(config)
     }
@@ -408,6 +423,29 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("unknown field `foo`"), "{e}");
+    }
+
+    #[test]
+    fn own_connection_is_for_a_sensor_on_modbus_tcp_only() {
+        assert!(BenchConfig::sim().sensor.unwrap().own_connection);
+        let on_drive = SIM_TOML.replacen(
+            "tcp = \"127.0.0.1:5020\"",
+            "tcp = \"127.0.0.1:5020\"\nown_connection = true",
+            1,
+        );
+        let serial = SIM_TOML.replace(
+            "tcp = \"127.0.0.1:5020\"\nown_connection",
+            "serial = \"/dev/ttyUSB0\"\nown_connection",
+        );
+        for (text, section) in [(on_drive, "[drive]"), (serial, "[sensor]")] {
+            let e = BenchConfig::parse(&text, "b.toml").unwrap_err().to_string();
+            assert!(
+                e.starts_with(&format!(
+                    "b.toml: {section} own_connection = true is for a sensor on Modbus TCP"
+                )),
+                "{e}"
+            );
+        }
     }
 
     #[test]

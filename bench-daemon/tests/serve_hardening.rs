@@ -349,6 +349,13 @@ fn the_estop_answers_within_50_ms_while_heavy_checks_and_sweeps_are_in_flight() 
         gauge(&m, "link_events_total{device=\"sensor\",event=\"ok\"}") >= ticks,
         "{m}"
     );
+    // The shipped simulated bench gives the sensor a connection of its own
+    // (`[sensor] own_connection`): the drive's link carries the drive's transactions only
+    // (one per tick and the run's preparation), not the sensor's too.
+    assert!(
+        requests < 1.5 * ticks,
+        "the sensor's transactions on the drive's link: {m}"
+    );
     // Two 100-value sweeps of the shipped full Stribeck sweep (run_at far ahead) and four
     // 10 000-velocity plan checks, all at once.
     let full: Value = serde_json::from_str(

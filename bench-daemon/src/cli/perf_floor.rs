@@ -47,6 +47,8 @@ pub struct FloorRun {
     pub priority: u8,
     /// Whether the loop locks its memory.
     pub mlock: bool,
+    /// The CPU the loop is pinned to (`loop_cpu`), if any: cyclictest's thread then wakes there.
+    pub cpu: Option<usize>,
 }
 
 /// A cyclictest lateness histogram.
@@ -110,6 +112,9 @@ fn once(exe: &std::path::Path, run: FloorRun) -> anyhow::Result<Histogram> {
     }
     if run.mlock {
         cmd.arg("--mlockall");
+    }
+    if let Some(cpu) = run.cpu {
+        cmd.arg(format!("--affinity={cpu}"));
     }
     let out = cmd.output()?;
     if !out.status.success() {

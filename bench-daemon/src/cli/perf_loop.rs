@@ -11,6 +11,7 @@
 use super::InputError;
 use super::perf_floor::{FloorRun, measure, side_by_side};
 use crate::config::Loaded;
+use crate::control::cpus::{LastCpu, LoopCpu, choose};
 use crate::control::{Control, Status};
 use crate::session::{self, Watchers};
 use crate::simulated::InProcessSim;
@@ -43,6 +44,10 @@ pub struct PerfLoopArgs {
     /// both side by side (JSON keys `floor`, `loop`, `late_ratio`, `budget_us`).
     #[arg(long)]
     floor: bool,
+    /// A CPU for the loop and the in-process simulated bench, the rest of the process kept off
+    /// it (bench.toml's `loop_cpu`): a number or `last`; the floor is then measured there too.
+    #[arg(long, value_name = "N|last", value_parser = parse_loop_cpu)]
+    loop_cpu: Option<LoopCpu>,
     /// Print JSON: `rate_hz`, `achieved_hz`, `period_error_us` {`p50`, `p99`, `max`},
     /// `overruns`.
     #[arg(long)]
@@ -97,6 +102,9 @@ pub fn run(args: &PerfLoopArgs) -> anyhow::Result<()> {
         loaded.config.limits.period_s = 1.0 / args.rate;
         loaded.config.lockstep.models = args.models.clone();
         loaded.config.lockstep.params.clear();
+        if let Some(cpu) = args.loop_cpu {
+            loaded.config.loop_cpu = Some(cpu);
+        }
         let spec = experiments::Spec::from_value(spec).map_err(|e| InputError(e.to_string()))?;
         let checked = session::check_spec(spec, &loaded)?;
         let _bench =
@@ -110,6 +118,7 @@ pub fn run(args: &PerfLoopArgs) -> anyhow::Result<()> {
                     seconds: checked.plan.estimate_duration(),
                     priority: loaded.config.realtime_priority,
                     mlock: loaded.config.realtime_priority > 0,
+                    cpu: loaded.config.loop_cpu.and_then(|c| choose(c).ok()),
                 };
                 let (h, note) = tokio::task::spawn_blocking(move || measure(&exe, run)).await??;
                 if let Some(note) = note {
@@ -190,4 +199,15 @@ pub fn run(args: &PerfLoopArgs) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// `--loop-cpu`: a CPU number or `last`.
+fn parse_loop_cpu(s: &str) -> Result<LoopCpu, String> {
+    match s {
+        "last" => Ok(LoopCpu::Named(LastCpu::Last)),
+        _ => s
+            .parse()
+            .map(LoopCpu::Index)
+            .map_err(|_| format!("{s:?} is neither a CPU number nor `last`")),
+    }
 }

@@ -120,6 +120,7 @@ fn floor(seconds: f64) -> anyhow::Result<Histogram> {
         seconds,
         priority,
         mlock: priority > 0,
+        cpu: None,
     };
     let (histogram, note) = measure(&exe, run)?;
     if let Some(note) = note {

@@ -1,13 +1,14 @@
 //! The real bench over Modbus: connecting the drive and the torque sensor, preparing the
 //! drive's own safety (watchdog read back, torque cap), and the [`BenchIo`] they make.
 
-use super::io::BenchIo;
+use super::io::{BenchIo, Exchanged, one_after_another};
 use super::judge::DERIVED_VELOCITY_TAU_S;
 use super::stop::{Device, StopReason};
 use crate::config::{Loaded, SignalDevice, WatchdogRule};
 use protocols::{
     Drive, DriveFeedback, Error, Link, LinkStats, Mode, SharedLink, TorqueReading, TorqueSensor,
 };
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// The devices of the bench, connected, and the wall clock.
@@ -95,6 +96,31 @@ impl BenchIo for ModbusIo {
         match &mut self.sensor {
             None => None,
             Some(s) => Some(s.read().await),
+        }
+    }
+
+    /// With the sensor on a link of its own, its request goes out beside the drive's.
+    async fn exchange(&mut self, value: f64) -> Exchanged {
+        let epoch = self.epoch;
+        let clock = || epoch.elapsed().as_secs_f64();
+        let Some(sensor) = self
+            .sensor
+            .as_mut()
+            .filter(|s| !Arc::ptr_eq(s.io().link(), self.drive.io().link()))
+        else {
+            return one_after_another(self, value).await;
+        };
+        let sent = clock();
+        let drive = async {
+            let fb = self.drive.command_and_read(value).await;
+            (fb, clock())
+        };
+        let ((drive, read), sensor) = tokio::join!(drive, sensor.read());
+        Exchanged {
+            sent,
+            read,
+            drive,
+            sensor: Some(sensor),
         }
     }
 
@@ -224,7 +250,7 @@ async fn connect_sensor(
     };
     let dlink_cfg = Loaded::link_config(&cfg.drive, &loaded.drive.0);
     let link = if sc.tcp.is_none() && sc.serial.is_none()
-        || Loaded::link_config(sc, sprof).endpoint == dlink_cfg.endpoint
+        || Loaded::link_config(sc, sprof).endpoint == dlink_cfg.endpoint && !sc.own_connection
     {
         drive.io().link().clone()
     } else {

@@ -6,6 +6,19 @@
 use crate::config::SignalDevice;
 use protocols::{DriveFeedback, Error, LinkStats, Mode, TorqueReading};
 
+/// What one tick's [`BenchIo::exchange`] brought back.
+#[derive(Debug)]
+pub struct Exchanged {
+    /// The bench's clock when the drive's request left \[s\].
+    pub sent: f64,
+    /// The bench's clock when the drive's reply was in \[s\].
+    pub read: f64,
+    /// The drive's feedback.
+    pub drive: Result<DriveFeedback, Error>,
+    /// The sensor's reading; `None` when the bench has none.
+    pub sensor: Option<Result<TorqueReading, Error>>,
+}
+
 /// The drive and torque sensor of one bench, and its clock.
 ///
 /// The loop runs on one thread with a runtime of its own, so the futures need not be `Send`.
@@ -42,6 +55,12 @@ pub trait BenchIo {
     /// Reads the torque sensor; `None` when the bench has none.
     async fn read_sensor(&mut self) -> Option<Result<TorqueReading, Error>>;
 
+    /// A tick's transactions: [`Self::command_and_read`] with `value`, then the sensor. A bench
+    /// whose sensor has a link of its own reads it while the drive answers.
+    async fn exchange(&mut self, value: f64) -> Exchanged {
+        one_after_another(self, value).await
+    }
+
     /// Reads the signal `name` of a device's profile in its SI unit (°C for a temperature):
     /// what `[[suspend]]` conditions watch.
     async fn read_signal(&mut self, device: SignalDevice, name: &str) -> Result<f64, Error>;
@@ -49,4 +68,18 @@ pub trait BenchIo {
     /// The drive's and the sensor's link counters (the sensor's are the drive's when they share
     /// one link, or when there is no link at all).
     async fn link_stats(&self) -> (LinkStats, LinkStats);
+}
+
+/// [`BenchIo::exchange`] on one link: the drive's transaction, then the sensor's.
+pub async fn one_after_another(io: &mut (impl BenchIo + ?Sized), value: f64) -> Exchanged {
+    let sent = io.clock_s();
+    let drive = io.command_and_read(value).await;
+    let read = io.clock_s();
+    let sensor = io.read_sensor().await;
+    Exchanged {
+        sent,
+        read,
+        drive,
+        sensor,
+    }
 }

@@ -27,6 +27,7 @@
 #[cfg(test)]
 mod alloc_tests;
 pub mod connect;
+pub mod cpus;
 mod interlock;
 pub mod io;
 mod judge;

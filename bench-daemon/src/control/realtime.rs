@@ -1,7 +1,8 @@
 //! What a Linux PC needs to keep a 1 kHz loop on time: SCHED_FIFO for the loop thread, CPUs
 //! that stay out of deep idle states and memory locked while a run goes on.
 //!
-//! The loop is not pinned to a CPU of its own: on a 2-vCPU VM, the loop on one CPU and the
+//! The loop is pinned only when bench.toml asks (`loop_cpu`, [`super::cpus`]), and then with
+//! the simulated bench's threads beside it: on a 2-vCPU VM, the loop on one CPU and the
 //! simulated bench with the rest of the process on the other made 4 kHz ticks overrun 2 to 60
 //! times as often (each Modbus round trip then waits for the other vCPU to wake); isolating a
 //! CPU is the bench PC's setting (`isolcpus`, `taskset`), measured with `bench perf loop --floor`.

@@ -4,6 +4,7 @@
 //! [`super::tick`]; this file only keeps time.
 
 use super::connect::{ModbusIo, connect, connect_drive};
+use super::cpus::Pinned;
 use super::io::BenchIo;
 use super::lifecycle::{Log, after_panic, begin, failed_early, finish, panic_message};
 use super::pause::pause;
@@ -34,6 +35,15 @@ pub fn run(mut setup: LoopSetup) -> LoopReport {
     if let Some(Err(note)) = &locked {
         notes.push(note.clone());
     }
+    let pinned = setup.loaded.config.loop_cpu.map(Pinned::apply);
+    match &pinned {
+        Some(Ok(p)) => notes.push(format!(
+            "loop_cpu: the loop and the process's other real-time threads on CPU {}, the rest off it",
+            p.cpu()
+        )),
+        Some(Err(note)) => notes.push(note.clone()),
+        None => {}
+    }
     let caught =
         std::panic::catch_unwind(AssertUnwindSafe(|| runtime().block_on(run_modbus(&setup))));
     let mut report = match caught {
@@ -48,7 +58,7 @@ pub fn run(mut setup: LoopSetup) -> LoopReport {
             .await
         }),
     };
-    drop((idle, locked));
+    drop((idle, locked, pinned));
     report.notes.extend(notes.into_iter().map(|n| (None, n)));
     report
 }
