@@ -56,4 +56,4 @@ pub use problem::{OutputError, Resolved};
 pub use refining::{
     MAX_SUBSTEPS, ORDER_SHORTFALL, REFINE_BUDGET, REFINE_ITERS, SUBSTEP_RELATIVE, SUBSTEP_TOLERANCE,
 };
-pub use replaying::{replay_of, residuals_of};
+pub use replaying::{REPLAY_SETTLED, replay_of, residuals_of};
