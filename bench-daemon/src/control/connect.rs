@@ -249,8 +249,10 @@ async fn connect_sensor(
         return Ok(None);
     };
     let dlink_cfg = Loaded::link_config(&cfg.drive, &loaded.drive.0);
+    // A second connection to the drive's endpoint only over TCP: a serial line has one master.
+    let own = sc.own_connection && matches!(dlink_cfg.endpoint, protocols::Endpoint::Tcp(_));
     let link = if sc.tcp.is_none() && sc.serial.is_none()
-        || Loaded::link_config(sc, sprof).endpoint == dlink_cfg.endpoint && !sc.own_connection
+        || Loaded::link_config(sc, sprof).endpoint == dlink_cfg.endpoint && !own
     {
         drive.io().link().clone()
     } else {
