@@ -146,12 +146,6 @@ pub(super) struct Tap {
     pub(super) state: Arc<StdMutex<TapState>>,
 }
 
-impl Tap {
-    fn state(&self) -> std::sync::MutexGuard<'_, TapState> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
-    }
-}
-
 impl AsyncRead for Tap {
     fn poll_read(
         mut self: Pin<&mut Self>,
@@ -179,6 +173,10 @@ impl AsyncRead for Tap {
 }
 
 impl Tap {
+    fn state(&self) -> std::sync::MutexGuard<'_, TapState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     /// Passes on what the held bytes may give (None: nothing yet, read on).
     fn pass_on(&mut self, buf: &mut ReadBuf<'_>) -> Option<io::Result<()>> {
         let mut guard = self.state();

@@ -40,6 +40,18 @@ pub const REFINE_BUDGET: u64 = 1500;
 /// promise is 4×).
 pub const ORDER_SHORTFALL: f64 = 0.5;
 
+/// The factor by which refining the sub-steps by `factor` should cut a replay's error: its
+/// square for the extrapolated replay (second order), the factor itself for the plain one.
+pub(super) fn promised(factor: f64, extrapolated: bool) -> f64 {
+    factor.powf(if extrapolated { 2.0 } else { 1.0 })
+}
+
+/// Whether a change that shrank by `reduction` where the order promised `promised` falls
+/// short ([`ORDER_SHORTFALL`]): finer replays will not settle it.
+pub(super) fn falls_short(reduction: f64, promised: f64) -> bool {
+    reduction < promised.powf(ORDER_SHORTFALL)
+}
+
 /// `opts` with `n` sub-steps.
 pub(super) fn with_substeps(opts: &Options, n: usize) -> Options {
     Options {
@@ -250,7 +262,6 @@ pub(super) fn refine(
     extrapolated: bool,
     refits: bool,
 ) -> Result<Refined, FitError> {
-    let order = if extrapolated { 2.0 } else { 1.0 };
     let n_free = opts.free.len() as u64;
     let mut checks = Vec::new();
     let (mut work, mut evaluated, mut over) = (0u64, None, f64::NAN);
@@ -280,9 +291,9 @@ pub(super) fn refine(
             break Stop::Ceiling;
         }
         if let Some((n0, in_se0)) = last {
-            let promised = (n_sub as f64 / n0 as f64).powf(order);
+            let promised = promised(n_sub as f64 / n0 as f64, extrapolated);
             let reduction = in_se0 / c.in_se;
-            if reduction < promised.powf(ORDER_SHORTFALL) {
+            if falls_short(reduction, promised) {
                 break Stop::NotConverging {
                     reduction,
                     promised,

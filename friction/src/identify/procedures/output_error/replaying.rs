@@ -3,7 +3,8 @@
 
 use super::super::replay::{ReplaySetup, replay_segment};
 use super::super::{FitReport, Given, Offset, num};
-use super::{Hold, MAX_SUBSTEPS, ORDER_SHORTFALL, Options, Replay, Segment, model_err};
+use super::refining::{falls_short, promised};
+use super::{Hold, MAX_SUBSTEPS, Options, Replay, Segment, model_err};
 use crate::FrictionModel;
 use crate::identify::FitError;
 use crate::registry;
@@ -19,7 +20,7 @@ pub const REPLAY_SETTLED: f64 = 0.01;
 /// The sub-steps double from 1 until the replay changes by less than [`REPLAY_SETTLED`] of its
 /// RMS residual, at most [`MAX_SUBSTEPS`], and stop as the fit's refinement does when a doubling
 /// cuts the change by less than the square root of what the replay's order promises
-/// ([`ORDER_SHORTFALL`]): a model that switches between sticking and slipping inside an
+/// ([`ORDER_SHORTFALL`](super::ORDER_SHORTFALL)): a model that switches between sticking and slipping inside an
 /// interval (GMS) does not settle with finer steps, and doubling on to the ceiling would only
 /// cost time (a GMS replay of 44 000 samples took 2.3 s that way).
 pub fn residuals_of(
@@ -83,7 +84,7 @@ pub fn replay_of(
             .fold((0.0, 0usize), |(s, n), x| (s + x * x, n + 1));
         (s / n.max(1) as f64).sqrt()
     };
-    let promised: f64 = if richardson { 4.0 } else { 2.0 };
+    let promised = promised(2.0, richardson);
     let mut n = 1;
     let mut out = run(m.as_mut(), n);
     let mut last_change = f64::INFINITY;
@@ -96,7 +97,7 @@ pub fn replay_of(
             .collect();
         let (d, f) = (rms(&diff), rms(&finer));
         let settled = d.is_nan() || d <= REPLAY_SETTLED * f;
-        let stalled = last_change / d < promised.powf(ORDER_SHORTFALL);
+        let stalled = falls_short(last_change / d, promised);
         out = finer;
         n *= 2;
         last_change = d;
