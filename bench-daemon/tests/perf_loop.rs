@@ -28,6 +28,10 @@ fn perf_loop_reports_every_key() {
     }
     assert!(v["overruns"].is_u64());
     assert_eq!(v["status"], "completed");
+    // Against the simulated bench alone the loop takes a CPU of its own when there are two.
+    let mask = rustix::thread::sched_getaffinity(None).unwrap();
+    let cpus = (0..rustix::thread::CpuSet::MAX_CPU).filter(|&c| mask.is_set(c));
+    assert_eq!(v["loop_cpu"].is_u64(), cpus.count() >= 2, "{v}");
 }
 
 #[test]

@@ -141,7 +141,9 @@ impl Bench {
         const WAKE_EVERY: u64 = 5;
         let h = self.lock().sim.params.step_s;
         let max_batch = (0.1 / h).ceil() as u64;
-        let start = Instant::now();
+        // Wake-ups on whole and half milliseconds, where a control loop sharing this CPU
+        // keeps no deadline (see the loop's grid in the daemon's control shell).
+        let start = protocols::timing::after_whole_ms(Duration::ZERO);
         let mut done: u64 = 0;
         while !self.stop.load(Ordering::Relaxed) {
             let due = (start.elapsed().as_secs_f64() / h) as u64;

@@ -52,9 +52,55 @@ pub fn sleep_until_blocking(deadline: Instant) {
     }
 }
 
+/// The first whole millisecond of the monotonic clock after now, plus `offset`: the start of
+/// a grid of deadlines that keeps `offset` away from whole milliseconds.
+///
+/// Linux fires each CPU's periodic scheduler tick at whole multiples of its period (1, 4 or
+/// 10 ms at HZ 1000, 250 or 100) of CLOCK_MONOTONIC, the clock `Instant` reads, and the tick
+/// holds the CPU for several microseconds (tens on a VM). A loop that spins to its deadlines
+/// on a grid started at a random phase may have every n-th deadline just after a tick and
+/// wake that late, for the whole run; on a 2-vCPU VM at 4 kHz that was 4 % of the ticks
+/// about 10 to 30 µs late in one run of three. Elsewhere (other systems) the grid starts
+/// `offset` after now.
+pub fn after_whole_ms(offset: Duration) -> Instant {
+    let now = Instant::now();
+    #[cfg(target_os = "linux")]
+    {
+        let clock = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
+        let into_ms = clock.tv_nsec.rem_euclid(1_000_000) as u64;
+        now + Duration::from_nanos(1_000_000 - into_ms) + offset
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        now + offset
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The grid's start, read back on the same clock, sits `offset` after a whole millisecond.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_grid_starts_its_offset_after_a_whole_millisecond() {
+        use rustix::time::{ClockId, clock_gettime};
+        for offset_us in [0, 125, 250, 900] {
+            let offset = Duration::from_micros(offset_us);
+            let start = after_whole_ms(offset);
+            let (now, clock) = (Instant::now(), clock_gettime(ClockId::Monotonic));
+            let clock_ns = clock.tv_sec as i128 * 1_000_000_000 + clock.tv_nsec as i128;
+            let start_ns = clock_ns + (start - now).as_nanos() as i128;
+            let phase_ns = (start_ns - offset.as_nanos() as i128).rem_euclid(1_000_000);
+            // Two clock reads apart by at most a few microseconds on a busy machine.
+            let off_by = phase_ns.min(1_000_000 - phase_ns);
+            assert!(
+                off_by < 20_000,
+                "{offset_us} µs: {phase_ns} ns past a whole ms"
+            );
+            assert!(start - now <= Duration::from_millis(1) + offset);
+        }
+    }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn never_returns_before_the_deadline() {

@@ -45,9 +45,10 @@ pub struct PerfLoopArgs {
     #[arg(long)]
     floor: bool,
     /// A CPU for the loop and the in-process simulated bench, the rest of the process kept off
-    /// it (bench.toml's `loop_cpu`): a number or `last`; the floor is then measured there too.
-    #[arg(long, value_name = "N|last", value_parser = parse_loop_cpu)]
-    loop_cpu: Option<LoopCpu>,
+    /// it (bench.toml's `loop_cpu`): a number, `last`, or `none` to pin nothing; the floor is
+    /// then measured there too. Default: `last` with `--sim` alone, else bench.toml's setting.
+    #[arg(long, value_name = "N|last|none", value_parser = parse_loop_cpu)]
+    loop_cpu: Option<Placement>,
     /// Print JSON: `rate_hz`, `achieved_hz`, `period_error_us` {`p50`, `p99`, `max`},
     /// `overruns`.
     #[arg(long)]
@@ -102,9 +103,8 @@ pub fn run(args: &PerfLoopArgs) -> anyhow::Result<()> {
         loaded.config.limits.period_s = 1.0 / args.rate;
         loaded.config.lockstep.models = args.models.clone();
         loaded.config.lockstep.params.clear();
-        if let Some(cpu) = args.loop_cpu {
-            loaded.config.loop_cpu = Some(cpu);
-        }
+        loaded.config.loop_cpu = placement(args, loaded.config.loop_cpu);
+        let cpu = loaded.config.loop_cpu.and_then(|c| choose(c).ok());
         let spec = experiments::Spec::from_value(spec).map_err(|e| InputError(e.to_string()))?;
         let checked = session::check_spec(spec, &loaded)?;
         let _bench =
@@ -118,7 +118,7 @@ pub fn run(args: &PerfLoopArgs) -> anyhow::Result<()> {
                     seconds: checked.plan.estimate_duration(),
                     priority: loaded.config.realtime_priority,
                     mlock: loaded.config.realtime_priority > 0,
-                    cpu: loaded.config.loop_cpu.and_then(|c| choose(c).ok()),
+                    cpu,
                 };
                 let (h, note) = tokio::task::spawn_blocking(move || measure(&exe, run)).await??;
                 if let Some(note) = note {
@@ -148,9 +148,9 @@ pub fn run(args: &PerfLoopArgs) -> anyhow::Result<()> {
             sim.shutdown().await;
         }
         let f = f?;
-        anyhow::Ok((f, floor))
+        anyhow::Ok((f, floor, cpu))
     })?;
-    let (f, floor) = finished;
+    let (f, floor, cpu) = finished;
     let r = &f.report;
     let st = &r.stats;
     let achieved = if r.elapsed_s > 0.0 {
@@ -172,6 +172,7 @@ pub fn run(args: &PerfLoopArgs) -> anyhow::Result<()> {
         "status": f.status,
         "dropped_batches": r.dropped_batches,
         "safe_state_s": r.safe_state_s,
+        "loop_cpu": cpu,
     });
     let side_by_side = floor.map(|h| side_by_side(&h, &r.stats, r.ticks, args.rate));
     if let Some((figures, _)) = &side_by_side {
@@ -183,7 +184,7 @@ pub fn run(args: &PerfLoopArgs) -> anyhow::Result<()> {
         println!("{out}");
     } else {
         println!(
-            "loop {} Hz: achieved {achieved:.1} Hz over {:.1} s ({} ticks, run {}); period error p50 {:.0} µs, p99 {:.0} µs, max {:.0} µs; {} overruns; {} batches dropped",
+            "loop {} Hz: achieved {achieved:.1} Hz over {:.1} s ({} ticks, run {}); period error p50 {:.0} µs, p99 {:.0} µs, max {:.0} µs; {} overruns; {} batches dropped; {}",
             args.rate,
             r.elapsed_s,
             r.ticks,
@@ -192,7 +193,10 @@ pub fn run(args: &PerfLoopArgs) -> anyhow::Result<()> {
             st.period_error_p99_us.unwrap_or(f64::NAN),
             st.period_error_max_us.unwrap_or(f64::NAN),
             st.overruns,
-            r.dropped_batches
+            r.dropped_batches,
+            cpu.map_or("no CPU of its own".to_string(), |c| format!(
+                "loop on CPU {c}"
+            ))
         );
         if let Some((_, table)) = side_by_side {
             println!("{table}");
@@ -201,13 +205,74 @@ pub fn run(args: &PerfLoopArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `--loop-cpu`: a CPU number or `last`.
-fn parse_loop_cpu(s: &str) -> Result<LoopCpu, String> {
+/// `--loop-cpu`: a CPU, or none.
+#[derive(Clone, Copy, Debug)]
+enum Placement {
+    Pin(LoopCpu),
+    Unpinned,
+}
+
+/// The run's `loop_cpu`: `--loop-cpu` when given; else the last CPU against the simulated bench
+/// alone (sharing two CPUs across a Modbus round trip made 4 kHz ticks overrun 3 to 9 times
+/// as often as pinned: docs/src/performance.md#a-cpu-of-its-own); else bench.toml's.
+fn placement(args: &PerfLoopArgs, configured: Option<LoopCpu>) -> Option<LoopCpu> {
+    match args.loop_cpu {
+        Some(Placement::Pin(cpu)) => Some(cpu),
+        Some(Placement::Unpinned) => None,
+        None if args.config.is_none() => Some(LoopCpu::Named(LastCpu::Last)),
+        None => configured,
+    }
+}
+
+/// `--loop-cpu`: a CPU number, `last` or `none`.
+fn parse_loop_cpu(s: &str) -> Result<Placement, String> {
     match s {
-        "last" => Ok(LoopCpu::Named(LastCpu::Last)),
+        "last" => Ok(Placement::Pin(LoopCpu::Named(LastCpu::Last))),
+        "none" => Ok(Placement::Unpinned),
         _ => s
             .parse()
-            .map(LoopCpu::Index)
-            .map_err(|_| format!("{s:?} is neither a CPU number nor `last`")),
+            .map(|i| Placement::Pin(LoopCpu::Index(i)))
+            .map_err(|_| format!("{s:?} is neither a CPU number nor `last` nor `none`")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: PerfLoopArgs,
+    }
+
+    fn placed(argv: &[&str], configured: Option<LoopCpu>) -> Option<LoopCpu> {
+        let cli = Cli::try_parse_from(std::iter::once("perf-loop").chain(argv.iter().copied()))
+            .unwrap_or_else(|e| panic!("{argv:?}: {e}"));
+        placement(&cli.args, configured)
+    }
+
+    /// Against the simulated bench alone the loop gets the last CPU unless told otherwise; with
+    /// a bench.toml, the file decides unless the flag does.
+    #[test]
+    fn the_loop_is_pinned_by_default_against_the_simulated_bench_only() {
+        let last = Some(LoopCpu::Named(LastCpu::Last));
+        assert_eq!(placed(&["--sim"], None), last);
+        assert_eq!(placed(&["--sim", "--loop-cpu", "none"], None), None);
+        assert_eq!(
+            placed(&["--sim", "--loop-cpu", "0"], None),
+            Some(LoopCpu::Index(0))
+        );
+        assert_eq!(placed(&["--config", "b.toml"], None), None);
+        assert_eq!(placed(&["--config", "b.toml"], last), last);
+        assert_eq!(
+            placed(&["--config", "b.toml", "--loop-cpu", "none"], last),
+            None
+        );
+        let e = Cli::try_parse_from(["perf-loop", "--sim", "--loop-cpu", "first"])
+            .err()
+            .unwrap();
+        assert!(e.to_string().contains("nor `none`"), "{e}");
     }
 }

@@ -1,6 +1,7 @@
 //! A CPU of the run's own (`loop_cpu` in bench.toml): while a run goes on, the process's
 //! real-time threads (the control loop, and the simulated bench when it runs in process) share
 //! one CPU, and every other thread of the process (the recorder, SQLite, HTTP) keeps off it.
+//! That CPU may be one `isolcpus` set aside (outside every process's mask), as on a bench PC.
 //!
 //! Why both halves: on a 2-vCPU VM at 4 kHz, a tick whose Modbus round trip crosses to the
 //! other CPU waits for that CPU to wake, and shares its stalls; and the recorder's SQLite
@@ -18,8 +19,8 @@ use serde::{Deserialize, Serialize};
 pub enum LoopCpu {
     /// That CPU, by its number.
     Index(usize),
-    /// `"last"`: the highest-numbered CPU the process may use (where `isolcpus` usually
-    /// leaves one).
+    /// `"last"`: the highest-numbered CPU the process may use or that `isolcpus` set aside
+    /// (where a bench PC usually isolates one).
     Named(LastCpu),
 }
 
@@ -27,7 +28,7 @@ pub enum LoopCpu {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum LastCpu {
-    /// The highest-numbered CPU the process may use.
+    /// The highest-numbered CPU the process may use or that `isolcpus` set aside.
     Last,
 }
 
@@ -37,23 +38,52 @@ fn allowed() -> Result<Vec<usize>, String> {
     Ok((0..CpuSet::MAX_CPU).filter(|&c| set.is_set(c)).collect())
 }
 
-/// The CPU `choice` names among those the calling thread may use; an error naming the
-/// setting when it is not one of them, or when there is no other CPU for the rest.
+/// The CPUs the kernel keeps out of every process's mask (`isolcpus=`), read from sysfs:
+/// exactly the ones a bench PC sets aside for the loop.
+fn isolated() -> Vec<usize> {
+    std::fs::read_to_string("/sys/devices/system/cpu/isolated")
+        .map(|list| cpu_list(&list))
+        .unwrap_or_default()
+}
+
+/// A kernel CPU list (`0-2,5`); what does not parse is left out.
+fn cpu_list(text: &str) -> Vec<usize> {
+    let one = |s: &str| s.trim().parse::<usize>().ok();
+    text.trim()
+        .split(',')
+        .filter_map(|part| match part.split_once('-') {
+            Some((a, b)) => Some((one(a)?..=one(b)?).collect::<Vec<_>>()),
+            None => one(part).map(|c| vec![c]),
+        })
+        .flatten()
+        .collect()
+}
+
+/// The CPU `choice` names among those the loop may take (the calling thread's, and the
+/// isolated ones); an error naming the setting when it is not one of them, or when no other
+/// CPU would be left for the rest of the process.
 pub fn choose(choice: LoopCpu) -> Result<usize, String> {
-    let cpus = allowed()?;
-    if cpus.len() < 2 {
+    let mask = allowed()?;
+    let mut cpus: Vec<usize> = mask.iter().copied().chain(isolated()).collect();
+    cpus.sort_unstable();
+    cpus.dedup();
+    let cpu = match choice {
+        LoopCpu::Named(LastCpu::Last) => *cpus.last().ok_or("loop_cpu: no CPU in the mask")?,
+        LoopCpu::Index(i) if cpus.contains(&i) => i,
+        LoopCpu::Index(i) => {
+            return Err(format!(
+                "loop_cpu = {i}: neither among the CPUs this process may use nor isolated \
+                 ({cpus:?}); nothing pinned"
+            ));
+        }
+    };
+    if !mask.iter().any(|&c| c != cpu) {
         return Err(format!(
-            "loop_cpu: this process may use {} CPU only; nothing pinned",
-            cpus.len()
+            "loop_cpu: this process may use CPU {cpu} only, none would be left for the rest of \
+             it; nothing pinned"
         ));
     }
-    match choice {
-        LoopCpu::Named(LastCpu::Last) => Ok(cpus[cpus.len() - 1]),
-        LoopCpu::Index(i) if cpus.contains(&i) => Ok(i),
-        LoopCpu::Index(i) => Err(format!(
-            "loop_cpu = {i}: not among the CPUs this process may use ({cpus:?}); nothing pinned"
-        )),
-    }
+    Ok(cpu)
 }
 
 /// The run's CPU, held until dropped (every thread of the process then may use every CPU it
@@ -135,6 +165,13 @@ mod tests {
     }
 
     #[test]
+    fn kernel_cpu_lists_read_as_the_kernel_writes_them() {
+        assert_eq!(cpu_list("0-2,5\n"), vec![0, 1, 2, 5]);
+        assert_eq!(cpu_list("3"), vec![3]);
+        assert!(cpu_list("\n").is_empty());
+    }
+
+    #[test]
     fn a_cpu_outside_the_mask_is_refused_by_name() {
         let e = choose(LoopCpu::Index(CpuSet::MAX_CPU - 1)).unwrap_err();
         assert!(e.starts_with("loop_cpu"), "{e}");
@@ -147,9 +184,10 @@ mod tests {
         let cpus = allowed().unwrap();
         let spare =
             std::thread::spawn(|| std::thread::park_timeout(std::time::Duration::from_secs(5)));
+        let last = choose(LoopCpu::Named(LastCpu::Last));
         match Pinned::apply(LoopCpu::Named(LastCpu::Last)) {
             Ok(p) => {
-                assert_eq!(p.cpu(), *cpus.last().unwrap());
+                assert_eq!(Ok(p.cpu()), last);
                 assert_eq!(allowed().unwrap(), vec![p.cpu()]);
                 drop(p);
                 assert_eq!(allowed().unwrap(), cpus);

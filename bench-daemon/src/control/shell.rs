@@ -79,7 +79,7 @@ async fn run_modbus(setup: &LoopSetup) -> LoopReport {
     };
     let ts = state.period_s();
     io.set_retries(0).await;
-    let start = Instant::now();
+    let start = grid_start(ts);
     state.t0 = io.clock_s();
     let mut k: u64 = 0;
     let outcome = loop {
@@ -121,6 +121,14 @@ async fn run_modbus(setup: &LoopSetup) -> LoopReport {
     let elapsed_s = start.elapsed().as_secs_f64();
     let report = finish(setup, state, &mut io, outcome, k as f64 * ts, elapsed_s).await;
     with_notes(report, notes)
+}
+
+/// The first deadline: half a period (at most a quarter of a millisecond) after a whole
+/// millisecond, so that the kernel's tick and the in-process simulated bench's physics
+/// wake-ups, both on whole or half milliseconds, fall mid-period and never in the spin just
+/// before a deadline ([`protocols::timing::after_whole_ms`]).
+fn grid_start(period_s: f64) -> Instant {
+    protocols::timing::after_whole_ms(Duration::from_secs_f64(period_s.min(5e-4) / 2.0))
 }
 
 /// `report` with what connecting checked and read back (the run log) in front.
