@@ -213,8 +213,9 @@ enum Placement {
 }
 
 /// The run's `loop_cpu`: `--loop-cpu` when given; else the last CPU against the simulated bench
-/// alone (sharing two CPUs across a Modbus round trip made 4 kHz ticks overrun 3 to 9 times
-/// as often as pinned: docs/src/performance.md#a-cpu-of-its-own); else bench.toml's.
+/// alone (sharing two CPUs across a Modbus round trip made 4 kHz ticks overrun 3 to 16 times
+/// as often as pinned in 60 s runs: docs/src/performance.md#a-cpu-of-its-own); else
+/// bench.toml's.
 fn placement(args: &PerfLoopArgs, configured: Option<LoopCpu>) -> Option<LoopCpu> {
     match args.loop_cpu {
         Some(Placement::Pin(cpu)) => Some(cpu),
