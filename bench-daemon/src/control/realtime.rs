@@ -1,11 +1,12 @@
 //! What a Linux PC needs to keep a 1 kHz loop on time: SCHED_FIFO for the loop thread, CPUs
 //! that stay out of deep idle states and memory locked while a run goes on.
 //!
-//! The loop is pinned only when bench.toml asks (`loop_cpu`, [`super::cpus`]), and then with
-//! the simulated bench's threads beside it: on a 2-vCPU VM, the loop on one CPU and the
-//! simulated bench with the rest of the process on the other made 4 kHz ticks overrun 2 to 60
-//! times as often (each Modbus round trip then waits for the other vCPU to wake); isolating a
-//! CPU is the bench PC's setting (`isolcpus`, `taskset`), measured with `bench perf loop --floor`.
+//! The loop is pinned only when its configuration asks (`loop_cpu`, [`super::cpus`]; `bench
+//! perf loop --sim` asks by default), and then with the simulated bench's threads beside it:
+//! on a 2-vCPU VM, the loop on one CPU and the simulated bench with the rest of the process on
+//! the other made 4 kHz ticks overrun 2 to 60 times as often (each Modbus round trip then
+//! waits for the other vCPU to wake); isolating a CPU is the bench PC's setting (`isolcpus`,
+//! `taskset`), measured with `bench perf loop --floor`.
 //!
 //! A CPU (or a virtual CPU) that halts when idle takes from tens of microseconds to several
 //! milliseconds to wake for the next deadline; on our 2-core VMs an idle-halting vCPU gave a
