@@ -251,9 +251,8 @@ async fn connect_sensor(
     let dlink_cfg = Loaded::link_config(&cfg.drive, &loaded.drive.0);
     // A second connection to the drive's endpoint only over TCP: a serial line has one master.
     let own = sc.own_connection && matches!(dlink_cfg.endpoint, protocols::Endpoint::Tcp(_));
-    let link = if sc.tcp.is_none() && sc.serial.is_none()
-        || Loaded::link_config(sc, sprof).endpoint == dlink_cfg.endpoint && !own
-    {
+    let same_endpoint = Loaded::link_config(sc, sprof).endpoint == dlink_cfg.endpoint;
+    let link = if sc.tcp.is_none() && sc.serial.is_none() || (same_endpoint && !own) {
         drive.io().link().clone()
     } else {
         open_link(Loaded::link_config(sc, sprof))
