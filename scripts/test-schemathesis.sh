@@ -28,8 +28,12 @@ url="$(grep -o 'http://[^/]*' "$work/serve.out" | head -1)"
 # schemathesis keeps a cache in ./.schemathesis: run it in the scratch directory, so the clone
 # stays as it was.
 repo="$PWD"
+# The daemon's own word on any request it answered after a second or more (its route and
+# status), printed whether schemathesis passed or not.
+slow() { grep 'slow request' "$work/serve.err" || true; }
 for seed in 1 2; do
   (cd "$work" && "$repo/target/stenv/bin/schemathesis" --config-file "$repo/scripts/schemathesis.toml" run \
     "$url/api/openapi.json" --checks all --max-examples 30 --seed "$seed" \
-    --request-timeout 20 --generation-database none --no-color)
+    --request-timeout 20 --generation-database none --no-color) || { slow; exit 1; }
 done
+slow

@@ -194,6 +194,12 @@ fn bad_requests_are_4xx_name_the_field_and_change_nothing() {
     let r = d.req("POST", "/api/schedule", Some(&sched));
     assert_eq!(r.status, 422);
     assert_eq!(r.json()["field"], "batch[1].params.velocities[1]");
+    // A start in the past (a wrong year) would move the bench at once: refused, nothing kept.
+    let past = json!({"run_at": "2020-01-01T02:00:00Z", "batch": [tiny("a", 0.5), tiny("b", 0.5)]});
+    let r = d.req("POST", "/api/schedule", Some(&past));
+    assert_eq!(r.status, 422, "{}", r.text());
+    assert_eq!(r.json()["field"], "run_at", "{}", r.text());
+    assert!(r.text().contains("start_if_past"), "{}", r.text());
 
     let bad: Vec<(&str, &str, Option<&[u8]>, u16)> = vec![
         ("POST", "/api/runs", Some(b"[1,2]"), 422),

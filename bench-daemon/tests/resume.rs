@@ -87,6 +87,52 @@ async fn starts_per_segment(store: &Store, id: i64, n: usize) -> Vec<usize> {
     starts
 }
 
+/// In how many runs of the chain from `root` each trial of `plan` (a measuring segment with
+/// the settling segments that lead into it, [`experiments::Plan::trial_start`]) was measured
+/// whole, read from each run's own stored samples (not through the chain reader, which keeps
+/// each segment from one run by construction). A segment is whole in a run that holds its
+/// samples and then moved on to another segment, or completed with it; a trial, when all its
+/// segments are. A continuation runs a settling segment again before the measurement it
+/// leads into: that is not a trial measured twice.
+async fn whole_per_trial(store: &Store, root: i64, plan: &experiments::Plan) -> Vec<usize> {
+    let n = plan.segments.len();
+    let trials: Vec<usize> = (0..n).map(|s| plan.trial_start(s)).collect();
+    let mut whole_trials = vec![0; n];
+    for id in store.chain(root).await.unwrap() {
+        let run = store.run(id).await.unwrap();
+        let set = store.samples(id, &SampleQuery::default()).await.unwrap();
+        let mut order: Vec<u32> = Vec::new();
+        for s in &set.samples {
+            if order.last() != Some(&s.segment) {
+                order.push(s.segment);
+            }
+        }
+        let ended = match run.status.as_str() {
+            "completed" => order.len(),
+            _ => order.len().saturating_sub(1),
+        };
+        let whole: Vec<usize> = order[..ended].iter().map(|&s| s as usize).collect();
+        for trial in trials
+            .iter()
+            .copied()
+            .collect::<std::collections::BTreeSet<_>>()
+        {
+            let all = (0..n)
+                .filter(|&s| trials[s] == trial)
+                .all(|s| whole.contains(&s));
+            if all {
+                whole_trials[trial] += 1;
+            }
+        }
+    }
+    trials
+        .iter()
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .map(|&t| whole_trials[t])
+        .collect()
+}
+
 #[test]
 fn a_sweep_resumed_twice_gives_one_table_with_each_point_measured_whole() {
     let b = SimBench::default();
@@ -135,6 +181,9 @@ fn a_sweep_resumed_twice_gives_one_table_with_each_point_measured_whole() {
         for id in [first.run_id, third.run_id] {
             assert_eq!(starts_per_segment(&store, id, n).await, vec![1; n]);
         }
+        // And in the runs themselves: no continuation measured again what was whole before.
+        let trials = whole_per_trial(&store, first.run_id, &checked.plan).await;
+        assert_eq!(trials, vec![1; trials.len()]);
         // A completed run has nothing to resume.
         let done = resume::continuation(&store, &b.loaded, third.run_id).await;
         assert!(done.unwrap_err().to_string().contains("it is completed"));
@@ -285,14 +334,15 @@ fn a_sweep_killed_20_times_with_sigkill_and_resumed_gives_the_uninterrupted_tabl
         let store = Store::open_existing(std::path::Path::new(&db))
             .await
             .unwrap();
-        let n = experiments::Spec::parse(SWEEP_RT, Format::Json)
+        let plan = experiments::Spec::parse(SWEEP_RT, Format::Json)
             .unwrap()
             .plan(&experiments::BenchLimits::sim_default())
-            .unwrap()
-            .segments
-            .len();
+            .unwrap();
+        let n = plan.segments.len();
         // 0 segments missing, 0 measured twice.
         assert_eq!(starts_per_segment(&store, root, n).await, vec![1; n]);
+        let trials = whole_per_trial(&store, root, &plan).await;
+        assert_eq!(trials, vec![1; trials.len()]);
         store.close().await;
     });
 }

@@ -416,6 +416,29 @@ test('schedule an item and see it in the queue; plan a nightly parameter sweep',
   if (!(await page.isChecked('#queue-paused'))) await page.check('#queue-paused');
   await page.waitForFunction(async () => (await (await fetch('/api/queue')).json()).paused === true);
   await page.waitForSelector('#plan-form');
+  // A start time in the past (a wrong year): the form says so before anything is sent, and
+  // asks; declined, nothing is scheduled.
+  const before = (await api('/api/schedule')).json.length;
+  await page.selectOption('#plan-kind', 'constant_velocity_sweep');
+  for (const [k, v] of Object.entries(sweep)) await page.fill(`#plan-param-${k}`, v);
+  await page.fill('#plan-run-at', '2020-01-01T02:00:00');
+  await page.waitForFunction(() => /in the past/.test(document.querySelector('#plan-preview')?.textContent ?? ''));
+  assert.match(await page.textContent('#plan-preview'), /^1 run, about .*: from .* to .*\. The start time is .* in the past: scheduling it starts moving the bench now\.$/);
+  await shot('schedule-past');
+  let asked = '';
+  page.once('dialog', async (d) => {
+    asked = d.message();
+    await d.dismiss();
+  });
+  await page.click('#plan-submit');
+  await page.waitForFunction(() => /not confirmed/.test(document.querySelector('#queue-notice')?.textContent ?? ''));
+  assert.match(asked, /is .* in the past: the bench starts moving now\. Schedule it\?/);
+  assert.equal((await api('/api/schedule')).json.length, before, 'nothing scheduled');
+  // Over REST the same entry is refused naming run_at, unless it says start_if_past.
+  const refused = await api('/api/schedule', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ run_at: '2020-01-01T02:00:00Z', spec: { kind: 'prbs' } }) });
+  assert.equal(refused.status, 422);
+  assert.equal(refused.json.field, 'run_at');
+  // A start a few seconds ahead starts moving the bench now: asked, accepted.
   const at = await page.evaluate(() => {
     const d = new Date(Date.now() + 4000);
     const p = (n) => String(n).padStart(2, '0');
@@ -425,8 +448,13 @@ test('schedule an item and see it in the queue; plan a nightly parameter sweep',
   await page.selectOption('#plan-kind', 'constant_velocity_sweep');
   for (const [k, v] of Object.entries(sweep)) await page.fill(`#plan-param-${k}`, v);
   await page.fill('#plan-name', 'e2e scheduled');
+  page.once('dialog', async (d) => {
+    asked = d.message();
+    await d.accept();
+  });
   await page.click('#plan-submit');
   await page.waitForSelector('#schedule-table tr[data-schedule-id]');
+  assert.match(asked, /^This starts moving the bench now\. Schedule it\?$/);
   await shot('schedule');
   // When due, the scheduler enqueues it: it appears in the queue with its ETA.
   const row = page.locator('#queue-table tbody tr', { hasText: 'e2e scheduled' });
@@ -451,6 +479,9 @@ test('schedule an item and see it in the queue; plan a nightly parameter sweep',
   await page.fill('#plan-sweep-param', 'params.velocities');
   await page.fill('#plan-sweep-values', '[[0.3], [0.6], [1]]');
   await page.fill('#plan-name', 'e2e nightly sweep');
+  // The plan's size and time from the service: three runs, tomorrow evening; nothing to ask.
+  await page.waitForFunction(() => /^3 runs, about /.test(document.querySelector('#plan-preview')?.textContent ?? ''));
+  assert.doesNotMatch(await page.textContent('#plan-preview'), /now|past/);
   await page.click('#plan-submit');
   const sweepRow = page.locator('#schedule-table tbody tr', { hasText: 'params.velocities' });
   await sweepRow.first().waitFor();

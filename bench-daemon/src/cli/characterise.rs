@@ -55,7 +55,7 @@ pub struct CharacteriseArgs {
     /// Create the database's directory if it does not exist.
     #[arg(long)]
     create: bool,
-    /// Write the report into this directory (campaign-ID.html).
+    /// Write the report into this directory (campaign-ID.html), made if missing.
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
     /// Print the campaign record as JSON on stdout (after the `campaign ID` line).
@@ -150,10 +150,9 @@ pub fn run(args: &CharacteriseArgs) -> anyhow::Result<()> {
     request.check().map_err(InputError::from)?;
     let db = crate::db::for_bench(args.db.db.as_deref(), &loaded);
     crate::db::check_dir(&db, args.create)?;
-    if let Some(dir) = &args.out
-        && !dir.is_dir()
-    {
-        return Err(InputError(format!("--out: {} is not a directory", dir.display())).into());
+    if let Some(dir) = &args.out {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| InputError(format!("--out: cannot create {}: {e}", dir.display())))?;
     }
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -19,6 +19,7 @@ pub mod perf_http;
 pub mod perf_import;
 pub mod perf_loop;
 pub mod perf_modbus;
+pub mod perf_routes;
 pub mod perf_serve;
 pub mod perf_storage;
 pub mod probe;

@@ -54,32 +54,50 @@ pub fn start_daemon() -> anyhow::Result<Daemon> {
     })
 }
 
-/// One HTTP/1.1 request; returns (status, JSON body or null).
+/// One HTTP/1.1 request with a JSON body; returns (status, JSON body or null).
 pub fn request(
     addr: &str,
     method: &str,
     path: &str,
     body: Option<&Value>,
 ) -> anyhow::Result<(u16, Value)> {
+    let body = body.map(Value::to_string).unwrap_or_default();
+    let (status, rest) = request_raw(addr, method, path, "application/json", body.as_bytes())?;
+    Ok((status, serde_json::from_slice(&rest).unwrap_or(Value::Null)))
+}
+
+/// One HTTP/1.1 request with a body of `content_type`; returns (status, body bytes).
+pub fn request_raw(
+    addr: &str,
+    method: &str,
+    path: &str,
+    content_type: &str,
+    body: &[u8],
+) -> anyhow::Result<(u16, Vec<u8>)> {
     let mut s = TcpStream::connect(addr)?;
     s.set_nodelay(true)?;
     s.set_read_timeout(Some(Duration::from_secs(60)))?;
-    let body = body.map(Value::to_string).unwrap_or_default();
     write!(
         s,
         "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\
-         Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+         Content-Type: {content_type}\r\nContent-Length: {}\r\n\r\n",
         body.len()
     )?;
-    let mut raw = String::new();
-    s.read_to_string(&mut raw)?;
-    let (head, rest) = raw.split_once("\r\n\r\n").unwrap_or((&raw, ""));
+    s.write_all(body)?;
+    let mut raw = Vec::new();
+    s.read_to_end(&mut raw)?;
+    let split = raw
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .unwrap_or(raw.len());
+    let head = String::from_utf8_lossy(&raw[..split]);
     let status = head
         .split(' ')
         .nth(1)
         .and_then(|c| c.parse().ok())
         .unwrap_or(0);
-    Ok((status, serde_json::from_str(rest).unwrap_or(Value::Null)))
+    let rest = raw.get(split + 4..).unwrap_or_default().to_vec();
+    Ok((status, rest))
 }
 
 /// SSE clients that read and discard for as long as the daemon lives.

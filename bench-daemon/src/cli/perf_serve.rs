@@ -5,10 +5,14 @@
 //! timing (overruns, period-error p99 and max) and dropped batches, and the REST requests per
 //! second the daemon answered meanwhile. With `--floor`, cyclictest first measures the
 //! machine's own wake-up floor at the runs' rate and the daemon's priority, with the daemon and
-//! its simulated bench up, and each run is set beside it ([`super::perf_floor`]).
+//! its simulated bench up, and each run is set beside it ([`super::perf_floor`]). During the
+//! loaded run an export worker downloads the quiet run as Parquet back to back and a prober
+//! times a request to every REST route ([`super::perf_routes`]): JSON `routes` and
+//! `route_goals`.
 
 use super::perf_floor::{FloorRun, Histogram, measure, side_by_side};
 use super::perf_http::{live_clients, request, start_daemon};
+use super::perf_routes;
 use run_store::TimingStats;
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -34,7 +38,8 @@ pub struct PerfServeArgs {
     floor: bool,
     /// Print JSON: `quiet` and `loaded` runs (`overruns`, `period_error_p99_us`,
     /// `period_error_max_us`, `dropped_batches`, `samples`), `rest_requests_per_s`,
-    /// `rest_errors`, `overrun_ratio`.
+    /// `rest_errors`, `overrun_ratio`, `exports`; `routes` (per route under load: `n`,
+    /// `statuses`, `p50_ms`, `p99_ms`, `max_ms`, `mutating`) and `route_goals`.
     #[arg(long)]
     json: bool,
 }
@@ -51,11 +56,20 @@ fn spec(seconds: f64) -> Value {
 
 /// Runs `spec` now and waits for it to end; returns its stored record.
 fn run_once(addr: &str, spec: &Value) -> anyhow::Result<Value> {
+    wait_for_end(addr, start_now(addr, spec)?)
+}
+
+/// Starts `spec` now; its run id.
+fn start_now(addr: &str, spec: &Value) -> anyhow::Result<i64> {
     let (code, r) = request(addr, "POST", "/api/runs?start=now", Some(spec))?;
-    let id = r["id"]
+    r["id"]
         .as_i64()
         .filter(|_| code < 300)
-        .ok_or_else(|| anyhow::anyhow!("the run was refused ({code}): {r}"))?;
+        .ok_or_else(|| anyhow::anyhow!("the run was refused ({code}): {r}"))
+}
+
+/// Waits for run `id` to end; its stored record.
+fn wait_for_end(addr: &str, id: i64) -> anyhow::Result<Value> {
     loop {
         std::thread::sleep(Duration::from_millis(200));
         let (_, run) = request(addr, "GET", &format!("/api/runs/{id}"), None)?;
@@ -154,16 +168,26 @@ pub fn run(args: &PerfServeArgs) -> anyhow::Result<()> {
     let quiet = run_once(&addr, &spec)?;
     eprintln!("bench perf serve: quiet run {}", figures(&quiet));
 
+    let quiet_id = quiet["id"]
+        .as_i64()
+        .ok_or_else(|| anyhow::anyhow!("the quiet run has no id: {quiet}"))?;
+
     live_clients(&addr, args.live_clients)?;
     let stop = Arc::new(AtomicBool::new(false));
     let (workers, ok, bad) = rest_load(&addr, args.rest_workers, &stop);
+    let exports = perf_routes::export_load(&addr, quiet_id, &stop);
     let t0 = Instant::now();
-    let loaded = run_once(&addr, &spec)?;
+    // The prober starts once the bench is busy: nothing it sends may start a run or campaign.
+    let loaded_id = start_now(&addr, &spec)?;
+    let prober = perf_routes::start(&addr, perf_routes::Fixtures { run: quiet_id });
+    let loaded = wait_for_end(&addr, loaded_id)?;
     let took = t0.elapsed().as_secs_f64();
     stop.store(true, Ordering::Relaxed);
+    let routes = prober.finish();
     for w in workers {
         let _ = w.join();
     }
+    let exported = exports.join().unwrap_or(0);
     let overruns = |r: &Value| r["timing"]["overruns"].as_f64().unwrap_or(f64::NAN);
     let (mut quiet_row, mut loaded_row) = (figures(&quiet), figures(&loaded));
     let mut out = json!({
@@ -173,6 +197,9 @@ pub fn run(args: &PerfServeArgs) -> anyhow::Result<()> {
         "rest_requests_per_s": ok.load(Ordering::Relaxed) as f64 / took,
         "rest_errors": bad.load(Ordering::Relaxed),
         "overrun_ratio": overruns(&loaded) / overruns(&quiet).max(1.0),
+        "exports": exported,
+        "routes": routes["routes"],
+        "route_goals": routes["goals"],
     });
     let mut tables = Vec::new();
     if let Some(floor) = &floor {

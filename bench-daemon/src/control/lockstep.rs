@@ -38,8 +38,24 @@ pub struct Lockstep {
 }
 
 /// Environment variable of the fault-injection hook the fail-safe tests use: the lockstep
-/// step panics once the run time reaches this many seconds, as a buggy model would.
+/// step panics once the run time reaches this many seconds, as a buggy model would. Read only
+/// by builds with debug assertions (the tests' profile); a release build (`cargo install`)
+/// has no such hook.
 pub const PANIC_HOOK_ENV: &str = "FRICTIONBENCH_TEST_PANIC_IN_MODEL_STEP_AT_S";
+
+/// The run time the fault-injection hook asks the model step to panic at, if any.
+#[cfg(debug_assertions)]
+fn injected_panic_at_s() -> Option<f64> {
+    std::env::var(PANIC_HOOK_ENV)
+        .ok()
+        .and_then(|v| v.parse().ok())
+}
+
+/// A release build reads no fault-injection hook.
+#[cfg(not(debug_assertions))]
+fn injected_panic_at_s() -> Option<f64> {
+    None
+}
 
 impl Lockstep {
     /// Builds the models (specs were validated when the configuration was loaded).
@@ -78,9 +94,7 @@ impl Lockstep {
             plant,
             values: vec![f64::NAN; n],
             last_u: None,
-            panic_at_s: std::env::var(PANIC_HOOK_ENV)
-                .ok()
-                .and_then(|v| v.parse().ok()),
+            panic_at_s: injected_panic_at_s(),
         })
     }
 

@@ -141,3 +141,93 @@ fn models_that_do_not_build_fail_the_run_before_the_drive_moves() {
     );
     assert_eq!(report.ticks, 0);
 }
+
+/// The simulated bench, counting the transactions the tick asks for by name.
+struct Counting {
+    io: SimIo,
+    exchanges: u64,
+    command_and_reads: u64,
+    sensor_reads: u64,
+}
+
+impl BenchIo for Counting {
+    fn clock_s(&self) -> f64 {
+        self.io.clock_s()
+    }
+    fn has_mode(&self, mode: protocols::Mode) -> bool {
+        self.io.has_mode(mode)
+    }
+    async fn read_feedback(&mut self) -> Result<protocols::DriveFeedback, protocols::Error> {
+        self.io.read_feedback().await
+    }
+    async fn command_in(&mut self, mode: protocols::Mode, v: f64) -> Result<(), protocols::Error> {
+        self.io.command_in(mode, v).await
+    }
+    async fn set_mode(&mut self, mode: protocols::Mode) -> Result<(), protocols::Error> {
+        self.io.set_mode(mode).await
+    }
+    async fn enable(&mut self) -> Result<(), protocols::Error> {
+        self.io.enable().await
+    }
+    async fn disable(&mut self) -> Result<(), protocols::Error> {
+        self.io.disable().await
+    }
+    async fn command_and_read(
+        &mut self,
+        value: f64,
+    ) -> Result<protocols::DriveFeedback, protocols::Error> {
+        self.command_and_reads += 1;
+        self.io.command_and_read(value).await
+    }
+    async fn read_sensor(&mut self) -> Option<Result<protocols::TorqueReading, protocols::Error>> {
+        self.sensor_reads += 1;
+        self.io.read_sensor().await
+    }
+    /// The bench's own exchange (a real bench's: the sensor beside the drive), not the
+    /// default that calls this wrapper's two methods.
+    async fn exchange(&mut self, value: f64) -> io::Exchanged {
+        self.exchanges += 1;
+        self.io.exchange(value).await
+    }
+    async fn read_signal(
+        &mut self,
+        device: crate::config::SignalDevice,
+        name: &str,
+    ) -> Result<f64, protocols::Error> {
+        self.io.read_signal(device, name).await
+    }
+    async fn link_stats(&self) -> (protocols::LinkStats, protocols::LinkStats) {
+        self.io.link_stats().await
+    }
+}
+
+/// What `docs/src/real-bench.md` ("Drive and sensor at once") describes: each tick's drive
+/// transaction and sensor read go through [`BenchIo::exchange`], the one method a bench with
+/// the sensor on a link of its own answers concurrently. A tick that read the drive and then
+/// the sensor itself would never use it.
+#[test]
+fn every_tick_reads_drive_and_sensor_through_the_benchs_exchange() {
+    let s = setup(sim(), sweep(), Arc::new(Control::new()));
+    let sim =
+        bench_sim::Sim::new(bench_sim::SimParams::default(), &bench_sim::default_truth()).unwrap();
+    let mut io = Counting {
+        io: SimIo::new(sim),
+        exchanges: 0,
+        command_and_reads: 0,
+        sensor_reads: 0,
+    };
+    const TICKS: u64 = 200;
+    realtime::loop_runtime().block_on(async {
+        let mut state = lifecycle::begin(&s, &mut io, true).await.unwrap();
+        let (start, ts) = (io.clock_s(), state.period_s());
+        state.t0 = start;
+        for k in 0..TICKS {
+            io.io.advance_to(start + k as f64 * ts);
+            assert_eq!(tick::tick(&mut state, &mut io, k as f64 * ts).await, None);
+        }
+    });
+    assert_eq!(
+        (io.exchanges, io.command_and_reads, io.sensor_reads),
+        (TICKS, 0, 0)
+    );
+}

@@ -4,7 +4,7 @@
 //! real-time shell calls it at absolute deadlines over Modbus; the simulated shell back to
 //! back in simulated time. Nothing here reads a clock or sleeps.
 
-use super::io::BenchIo;
+use super::io::{BenchIo, Exchanged};
 use super::judge::{Judge, Judged, Rules, TickInput};
 use super::lockstep::Lockstep;
 use super::pause::suspend_before;
@@ -302,7 +302,8 @@ fn command(state: &mut LoopState<'_>, tick: &Tick, now: f64) -> Command {
 }
 
 /// Stage 4: the switch to `mode` if the segment needs one, the command written with the
-/// feedback read back, then the sensor. The sample is stamped when the drive latched it
+/// feedback read back, and the sensor read ([`BenchIo::exchange`]: beside the drive's
+/// transaction when the sensor has a link of its own). The sample is stamped when the drive latched it
 /// (between request and reply), not when its tick was due: a tick that starts or waits late
 /// would otherwise put a later position at the scheduled time (a false 10 % speed spread at
 /// 2 rad/s from one 9 ms stall).
@@ -320,16 +321,20 @@ async fn exchange(
             })?;
         state.mode = mode;
     }
-    let sent = io.clock_s();
-    let drive = match io.command_and_read(state.wire).await {
+    let Exchanged {
+        sent,
+        read,
+        drive,
+        sensor,
+    } = io.exchange(state.wire).await;
+    let drive = match drive {
         // A value the profile refuses never left: not a comms fault, a command to stop on.
         Err(e) if e.is_limit() => return Err(StopReason::CommandRefused(e.to_string())),
         other => other.map_err(|e| e.to_string()),
     };
-    let read = io.clock_s();
     state.late_read = state.round_trip.late(read - sent);
     let t = 0.5 * (sent + read) - state.t0;
-    let sensor = io.read_sensor().await.map(|r| r.map_err(|e| e.to_string()));
+    let sensor = sensor.map(|r| r.map_err(|e| e.to_string()));
     Ok(TickInput { t, drive, sensor })
 }
 

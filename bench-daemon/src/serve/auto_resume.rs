@@ -3,7 +3,8 @@
 //! the queue go on if an operator had not paused it. Without the setting, or when the drive
 //! does not read so, the queue stays paused for an operator, as after any unclean stop.
 
-use super::scheduler::{Cmd, OnFailure};
+use super::scheduler::resuming::continuation;
+use super::scheduler::{Cmd, OnFailure, SchedulerError};
 use crate::config::Loaded;
 use crate::resume::auto::drive_ready;
 use run_store::Store;
@@ -34,9 +35,19 @@ pub async fn resume_interrupted(
     let by = format!(
         "the daemon on restart ([queue] auto_resume; run {id} was interrupted by the daemon's death; {why})"
     );
+    let store = &store;
+    let not_resumed = |e: SchedulerError| async move {
+        let line = format!("not resumed automatically: {e}; the queue stays paused");
+        tracing::warn!("run {id}: {line}");
+        let _ = store.append_note(id, None, &line).await;
+    };
+    let checked = match continuation(store, &loaded, id).await {
+        Ok(checked) => checked,
+        Err(e) => return not_resumed(e).await,
+    };
     let (tx, rx) = oneshot::channel();
     let sent = cmd.send(Cmd::Resume {
-        run_id: id,
+        checked: Box::new(checked),
         by,
         reply: tx,
     });
@@ -44,12 +55,7 @@ pub async fn resume_interrupted(
         (Ok(()), Ok(Ok(answer))) => {
             tracing::info!("run {id} resumed automatically as run {}", answer.id);
         }
-        (_, Ok(Err(e))) => {
-            let line = format!("not resumed automatically: {e}; the queue stays paused");
-            tracing::warn!("run {id}: {line}");
-            let _ = store.append_note(id, None, &line).await;
-            return;
-        }
+        (_, Ok(Err(e))) => return not_resumed(e).await,
         _ => return,
     }
     if !paused_before {

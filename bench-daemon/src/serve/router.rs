@@ -98,7 +98,29 @@ fn layered(routes: Router<AppState>, state: AppState) -> Router {
             state.clone(),
             super::audit::audit,
         ))
+        .layer(middleware::from_fn(slow_requests))
         .with_state(state)
+}
+
+/// Requests whose answer took longer than this are logged (a request should never wait on
+/// the bench: the engine-room goal is 1 s at most on any mutating route).
+pub const SLOW_REQUEST: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Logs every request answered after [`SLOW_REQUEST`] or more (to its headers; a stream's body
+/// goes on after), with its method, path and status: what to look at when a client timed out.
+async fn slow_requests(req: axum::extract::Request, next: middleware::Next) -> Response {
+    let (method, path) = (req.method().clone(), req.uri().path().to_string());
+    let t0 = std::time::Instant::now();
+    let answer = next.run(req).await;
+    let took = t0.elapsed();
+    if took >= SLOW_REQUEST {
+        tracing::warn!(
+            "slow request: {method} {path} answered {} after {} ms",
+            answer.status().as_u16(),
+            took.as_millis()
+        );
+    }
+    answer
 }
 
 /// In a lab view (`bench serve --lab`), every call but GET, HEAD and OPTIONS is answered 409
@@ -200,6 +222,7 @@ mod tests {
             "/api/runs/{id}/samples",
             "/api/runs/{id}/stop",
             "/api/schedule",
+            "/api/schedule/check",
             "/api/schedule/{id}",
             "/metrics",
         ] {

@@ -1,19 +1,23 @@
 //! The schedule: `GET /api/schedule`, `POST /api/schedule` (a spec, a batch, a sweep or a
 //! characterisation campaign, at a time and every night or week; every spec, or the
-//! campaign's request, checked before the entry is kept) and `DELETE /api/schedule/{id}`.
+//! campaign's request, checked before the entry is kept; a first time in the past refused
+//! unless asked for), `POST /api/schedule/check` (what an entry would run, how long and until
+//! when, nothing kept) and `DELETE /api/schedule/{id}`.
 
 use super::audit::{Marked, Touched};
 use super::body::Json;
 use super::error::{Answer, ApiError, ApiResult, Created, errors};
 use super::extract::EntryId;
+use super::scheduler::PAST_GRACE;
 use super::scheduler::clock::{format_time, parse_time};
-use super::scheduler::{Cmd, Recurrence, ScheduleBody, SpecDoc, Sweep};
+use super::scheduler::{Cmd, Planned, Recurrence, ScheduleBody, SpecDoc, Sweep};
 use super::state::{AppState, ask};
 use crate::characterise::StartCampaign;
 use aide::axum::ApiRouter;
-use aide::axum::routing::{delete_with, get_with};
+use aide::axum::routing::{delete_with, get_with, post_with};
 use axum::extract::State;
 use axum::response::NoContent;
+use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 /// The routes.
@@ -23,6 +27,13 @@ pub fn routes() -> ApiRouter<AppState> {
             "/api/schedule",
             get_with(list, |op| op.summary("Schedule entries")).post_with(add, |op| {
                 let op = op.summary("Add an entry: at run_at (and every night or week) its specs are enqueued with its priority, or its campaign started as POST /api/campaigns starts one");
+                errors(op, &[(503, "No plan-check worker free within 0.5 s")])
+            }),
+        )
+        .api_route(
+            "/api/schedule/check",
+            post_with(check, |op| {
+                let op = op.summary("What an entry would run: its runs, their estimated duration, its start and end, and whether its start is in the past; nothing is kept");
                 errors(op, &[(503, "No plan-check worker free within 0.5 s")])
             }),
         )
@@ -37,9 +48,12 @@ pub fn routes() -> ApiRouter<AppState> {
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct NewEntry {
-    /// First time (RFC 3339; default: now).
+    /// First time (RFC 3339; default: now). A time more than 60 s in the past is refused
+    /// (422 naming `run_at`): a wrong year or a.m./p.m. would start moving the bench at once.
     #[schemars(extend("format" = "date-time"))]
     run_at: Option<String>,
+    /// Accept a `run_at` in the past and fire the entry at once (default false).
+    start_if_past: Option<bool>,
     /// Every night or week after, or once (null).
     recurrence: Option<Recurrence>,
     /// Priority of its runs, higher first (default 0).
@@ -59,6 +73,29 @@ struct NewEntry {
 }
 
 impl NewEntry {
+    /// Its body, first time (default now) and priority (default 0), each checked.
+    fn checked_fields(self) -> Result<(ScheduleBody, DateTime<Utc>, i64), ApiError> {
+        let run_at = match &self.run_at {
+            None => Utc::now(),
+            Some(text) => parse_time(text).ok_or_else(|| {
+                ApiError::unprocessable(
+                    "run_at",
+                    format!(
+                        "run_at ({text:?}) must be an RFC 3339 time, e.g. 2026-11-23T02:00:00Z"
+                    ),
+                )
+            })?,
+        };
+        let priority = self.priority.unwrap_or(0);
+        if !(-1000..=1000).contains(&priority) {
+            return Err(ApiError::unprocessable(
+                "priority",
+                format!("priority ({priority}) must be an integer within -1000..=1000"),
+            ));
+        }
+        Ok((self.body()?, run_at, priority))
+    }
+
     /// The one body it gives.
     fn body(self) -> Result<ScheduleBody, ApiError> {
         match (self.spec, self.batch, self.sweep, self.campaign) {
@@ -166,6 +203,53 @@ impl Entry {
     }
 }
 
+/// What an entry would do (`POST /api/schedule/check`).
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+struct Preview {
+    /// Runs it queues each time it fires (0 for a campaign, whose steps are designed as it runs).
+    runs: usize,
+    /// Their estimated duration together (a campaign: its budget) \[s\].
+    estimate_s: f64,
+    /// When it first fires (RFC 3339 UTC).
+    #[schemars(extend("format" = "date-time"))]
+    run_at: String,
+    /// When the runs of that first firing would end, started on time (RFC 3339 UTC).
+    #[schemars(extend("format" = "date-time"))]
+    ends_at: String,
+    /// From now to `run_at` \[s\] (negative: in the past).
+    starts_in_s: f64,
+    /// `run_at` is more than 60 s in the past: `POST /api/schedule` refuses it without
+    /// `"start_if_past": true`, and with it the entry fires at once.
+    past: bool,
+}
+
+/// Checks every spec of `body` off the request threads; what it runs.
+async fn planned(state: &AppState, body: &ScheduleBody) -> Result<Planned, ApiError> {
+    let (checked, loaded) = (body.clone(), state.loaded.clone());
+    state
+        .pool
+        .run(move || checked.validate(&loaded).map_err(ApiError::from))
+        .await
+}
+
+async fn check(
+    State(state): State<AppState>,
+    Json(new): Json<NewEntry>,
+) -> ApiResult<axum::Json<Preview>> {
+    let (body, run_at, _) = new.checked_fields()?;
+    let planned = planned(&state, &body).await?;
+    let starts_in = run_at - Utc::now();
+    let ends_at = run_at + chrono::Duration::milliseconds((planned.estimate_s * 1e3) as i64);
+    Ok(axum::Json(Preview {
+        runs: planned.runs,
+        estimate_s: planned.estimate_s,
+        run_at: format_time(run_at),
+        ends_at: format_time(ends_at),
+        starts_in_s: starts_in.num_milliseconds() as f64 / 1e3,
+        past: starts_in < -PAST_GRACE,
+    }))
+}
+
 async fn list(State(state): State<AppState>) -> axum::Json<Vec<Entry>> {
     axum::Json(state.view.borrow().schedule.iter().map(Entry::of).collect())
 }
@@ -174,34 +258,16 @@ async fn add(
     State(state): State<AppState>,
     Json(new): Json<NewEntry>,
 ) -> ApiResult<Marked<Created<Entry>>> {
-    let (run_at, recurrence, priority) = (new.run_at.clone(), new.recurrence, new.priority);
-    let body = new.body()?;
-    let run_at = match run_at {
-        None => format_time(chrono::Utc::now()),
-        Some(text) => format_time(parse_time(&text).ok_or_else(|| {
-            ApiError::unprocessable(
-                "run_at",
-                format!("run_at ({text:?}) must be an RFC 3339 time, e.g. 2026-11-23T02:00:00Z"),
-            )
-        })?),
-    };
-    let priority = priority.unwrap_or(0);
-    if !(-1000..=1000).contains(&priority) {
-        return Err(ApiError::unprocessable(
-            "priority",
-            format!("priority ({priority}) must be an integer within -1000..=1000"),
-        ));
-    }
-    let (checked, loaded) = (body.clone(), state.loaded.clone());
-    state
-        .pool
-        .run(move || checked.validate(&loaded).map_err(ApiError::from))
-        .await?;
+    let (recurrence, start_if_past) = (new.recurrence, new.start_if_past.unwrap_or(false));
+    let (body, run_at, priority) = new.checked_fields()?;
+    planned(&state, &body).await?;
+    let run_at = format_time(run_at);
     let entry = ask(&state, |reply| Cmd::AddSchedule {
         body,
         run_at,
         recurrence,
         priority,
+        start_if_past,
         reply,
     })
     .await?;

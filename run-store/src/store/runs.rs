@@ -77,6 +77,32 @@ impl Store {
         self.append_to("run_log", id, t, text).await
     }
 
+    /// Appends the same note to the log of every run of `ids`, in one transaction (a batch of
+    /// a thousand runs is one commit, not a thousand).
+    pub async fn append_note_to_all(&self, ids: &[i64], text: &str) -> Result<(), Error> {
+        on!(self.writer(), |p, DB| {
+            let sql = format!(
+                "UPDATE runs SET run_log = {} WHERE id = $4",
+                DB::log_append("run_log", 1, 2, 3)
+            );
+            let mut tx = p.begin().await?;
+            let at = now_text();
+            for &id in ids {
+                let done = sqlx::query(AssertSqlSafe(sql.clone()))
+                    .bind(&at)
+                    .bind(None::<f64>)
+                    .bind(text)
+                    .bind(id)
+                    .execute(&mut *tx)
+                    .await?
+                    .rows_affected();
+                found(id, done)?;
+            }
+            tx.commit().await?;
+            Ok(())
+        })
+    }
+
     async fn append_to(
         &self,
         column: &str,

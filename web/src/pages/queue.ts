@@ -9,6 +9,7 @@ const LISTED = 200;
 
 export function queuePage(root: HTMLElement): () => void {
   const msg = notice();
+  msg.id = 'queue-notice';
   const queueBox = h('section', { class: 'card', 'aria-labelledby': 'queue-h', id: 'queue' });
   const schedBox = h('section', { class: 'card', 'aria-labelledby': 'sched-list-h', id: 'schedule' });
   const planBox = h('section', { class: 'card', 'aria-labelledby': 'plan-h' });
@@ -231,6 +232,7 @@ function planForm(box: HTMLElement, kinds: any[], msg: ReturnType<typeof notice>
   const sweepValues = h('input', { id: 'plan-sweep-values', type: 'text', placeholder: 'JSON list, e.g. [[0.1, 0.2], [0.5, 1]]', spellcheck: 'false' });
   const batch = h('textarea', { id: 'plan-batch', rows: 5, spellcheck: 'false', placeholder: '[{"kind": "torque_ramp", "params": {}}, {"kind": "constant_velocity_sweep", "params": {"repeats": 2}}]' });
   const err = h('p', { class: 'field-error', role: 'alert', id: 'plan-error', hidden: true });
+  const preview = h('p', { id: 'plan-preview', role: 'status', 'aria-live': 'polite', class: 'estimate' });
   const sweepBox = h('div', { class: 'sweep', hidden: true }, h('div', { class: 'field' }, h('label', { for: sweepParam.id }, 'Parameter to vary (path)'), sweepParam), h('div', { class: 'field' }, h('label', { for: sweepValues.id }, 'Values (JSON list, one entry per run)'), sweepValues));
   const batchBox = h('div', { class: 'field', hidden: true }, h('label', { for: batch.id }, 'Specs (JSON list)'), batch);
   mode.addEventListener('change', () => {
@@ -247,35 +249,113 @@ function planForm(box: HTMLElement, kinds: any[], msg: ReturnType<typeof notice>
     sweepBox,
     batchBox,
     f.el,
+    preview,
     err,
     h('div', { class: 'actions' }, h('button', { type: 'submit', id: 'plan-submit', class: 'primary' }, 'Schedule')),
   );
   box.replaceChildren(form);
+  /** The entry the form describes (throws on a list that is not JSON). */
+  const entry = (): any => {
+    const body: any = { run_at: toRfc3339(runAt.value), recurrence: rec.value || null, priority: Number(prio.value) || 0 };
+    if (mode.value === 'batch') body.batch = JSON.parse(batch.value);
+    else if (mode.value === 'sweep') body.sweep = { spec: f.spec(), param: sweepParam.value.trim(), values: JSON.parse(sweepValues.value) };
+    else body.spec = f.spec();
+    return body;
+  };
+  // What the plan runs, how long and until when, from the service (the same checks as the
+  // entry's); only the latest answer is shown.
+  let checks = 0;
+  let timer = 0;
+  const showPreview = async () => {
+    const seq = ++checks;
+    let body: any;
+    try {
+      body = entry();
+    } catch {
+      preview.textContent = '';
+      return;
+    }
+    try {
+      const p = await post('/api/schedule/check', body);
+      if (seq !== checks) return;
+      preview.textContent = describePlan(p);
+      preview.className = `estimate ${p.past ? 'error' : 'ok'}`;
+    } catch (e) {
+      if (seq !== checks) return;
+      preview.textContent = `Cannot plan this: ${(e as ApiError).message}`;
+      preview.className = 'estimate error';
+    }
+  };
+  form.addEventListener('input', () => {
+    clearTimeout(timer);
+    timer = window.setTimeout(showPreview, 300);
+  });
+  form.addEventListener('change', () => {
+    clearTimeout(timer);
+    timer = window.setTimeout(showPreview, 300);
+  });
+  void showPreview();
   form.addEventListener('submit', async (ev) => {
     ev.preventDefault();
     f.clearErrors();
     err.hidden = true;
-    const body: any = { run_at: toRfc3339(runAt.value), recurrence: rec.value || null, priority: Number(prio.value) || 0 };
+    let body: any;
     try {
-      if (mode.value === 'batch') body.batch = JSON.parse(batch.value);
-      else if (mode.value === 'sweep') body.sweep = { spec: f.spec(), param: sweepParam.value.trim(), values: JSON.parse(sweepValues.value) };
-      else body.spec = f.spec();
+      body = entry();
     } catch (e) {
       err.textContent = `not valid JSON: ${(e as Error).message}`;
       err.hidden = false;
       return;
     }
     try {
-      const entry = await post('/api/schedule', body);
-      msg.show(`scheduled entry ${entry.id ?? ''} for ${body.run_at}`);
+      // Motion now, motion from a time already past, or over an hour of bench time is asked
+      // for once more before it is committed.
+      const p = await post('/api/schedule/check', body);
+      const ask = confirmation(p);
+      if (ask && !window.confirm(ask)) {
+        msg.show('Not scheduled: not confirmed.', 'error');
+        return;
+      }
+      if (p.past) body.start_if_past = true;
+      const made = await post('/api/schedule', body);
+      msg.show(`scheduled entry ${made.id ?? ''} for ${new Date(made.run_at ?? body.run_at).toLocaleString()}`);
       refresh();
     } catch (e) {
       const x = e as ApiError;
-      if (!(mode.value !== 'batch' && f.showError(x.field, x.message))) {
+      if (x.field === 'run_at') {
+        err.textContent = `Start at: ${x.message}`;
+        err.hidden = false;
+      } else if (!(mode.value !== 'batch' && f.showError(x.field, x.message))) {
         err.textContent = x.field ? `${x.field}: ${x.message}` : x.message;
         err.hidden = false;
       }
       msg.show(`not scheduled: ${x.message}`, 'error');
     }
   });
+}
+
+/** Plans that start within this [s] of now start "now" and ask first. */
+const STARTS_NOW_S = 60;
+/** Plans estimated longer than this [s] ask first, as Launch does. */
+const LONG_PLAN_S = 3600;
+
+/** "2 runs, about 5 h 33 min: from 28/11 22:00 to 29/11 03:33." */
+function describePlan(p: any): string {
+  const what = p.runs > 0 ? `${p.runs} run${p.runs === 1 ? '' : 's'}, about ${duration(p.estimate_s)}` : `a campaign of at most ${duration(p.estimate_s)}`;
+  const span = `from ${new Date(p.run_at).toLocaleString()} to ${new Date(p.ends_at).toLocaleString()}`;
+  const when = p.past
+    ? ` The start time is ${duration(-p.starts_in_s)} in the past: scheduling it starts moving the bench now.`
+    : p.starts_in_s < STARTS_NOW_S
+      ? ' It starts moving the bench now.'
+      : '';
+  return `${what}: ${span}.${when}`;
+}
+
+/** The question to ask before scheduling `p`, or null when nothing needs asking. */
+function confirmation(p: any): string | null {
+  const parts: string[] = [];
+  if (p.past) parts.push(`The start time (${new Date(p.run_at).toLocaleString()}) is ${duration(-p.starts_in_s)} in the past: the bench starts moving now.`);
+  else if (p.starts_in_s < STARTS_NOW_S) parts.push('This starts moving the bench now.');
+  if (p.estimate_s > LONG_PLAN_S) parts.push(`It runs for about ${duration(p.estimate_s)}, until ${new Date(p.ends_at).toLocaleString()}.`);
+  return parts.length ? `${parts.join(' ')} Schedule it?` : null;
 }

@@ -6,6 +6,7 @@ use super::super::audit::{Marked, Touched};
 use super::super::error::{Answer, ApiResult, Created};
 use super::super::extract::RunId;
 use super::super::guard::Caller;
+use super::super::scheduler::resuming::continuation;
 use super::super::scheduler::{Cmd, Enqueued};
 use super::super::state::{AppState, ask};
 use axum::Extension;
@@ -18,8 +19,9 @@ pub(super) async fn resume(
     RunId(id): RunId,
 ) -> ApiResult<Marked<Created<Enqueued>>> {
     let by = who(&caller);
+    let checked = continuation(&state.store, &state.loaded, id).await?;
     let answer = ask(&state, |reply| Cmd::Resume {
-        run_id: id,
+        checked: Box::new(checked),
         by,
         reply,
     })

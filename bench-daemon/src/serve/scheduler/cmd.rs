@@ -113,8 +113,9 @@ pub enum Cmd {
     /// Start the continuation of an interrupted, failed or aborted run now (409 if the bench
     /// is busy or the e-stop latched, or the run cannot be resumed).
     Resume {
-        /// The run to continue.
-        run_id: i64,
+        /// Its continuation ([`crate::resume::continuation`], worked out by the caller: it
+        /// reads the chain's samples, which this task never waits for).
+        checked: Box<Checked>,
         /// Who asked (for both runs' logs).
         by: String,
         /// The continuation, running.
@@ -173,6 +174,8 @@ pub enum Cmd {
         recurrence: Option<Recurrence>,
         /// Priority of its runs.
         priority: i64,
+        /// Whether a `run_at` more than 60 s ago is accepted (the entry then fires at once).
+        start_if_past: bool,
         /// The entry.
         reply: Reply<ScheduleEntry>,
     },

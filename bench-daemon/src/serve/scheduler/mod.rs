@@ -9,7 +9,8 @@
 //! free, not paused and the e-stop not latched, the first item starts.
 //!
 //! Schedule entries fire at `next_run_at` (RFC 3339 UTC): their specs are checked again
-//! against the limits and enqueued with the entry's priority; a `nightly` entry then moves
+//! against the limits (off this task: it never waits on the plan-check pool) and enqueued with
+//! the entry's priority; a `nightly` entry then moves
 //! one day on, a `weekly` one seven, a one-off one becomes `done`. A `campaign` entry starts its
 //! characterisation campaign through the [`CampaignStarter`] it is given (as
 //! `POST /api/campaigns` does); when one cannot start, the entry keeps why (`last_error`).
@@ -28,7 +29,7 @@ pub mod cmd;
 pub mod error;
 pub mod order;
 pub mod plans;
-mod resuming;
+pub mod resuming;
 mod running;
 mod timetable;
 pub mod view;
@@ -38,7 +39,8 @@ pub use campaign::{CampaignStarter, StartFuture};
 pub use clock::Clock;
 pub use cmd::{Cmd, Enqueued, EnqueuedStatus, Latch, OnFailure, Recurrence, Reply};
 pub use error::SchedulerError;
-pub use plans::{ScheduleBody, SpecDoc, Sweep, check_value};
+pub use plans::{Planned, ScheduleBody, SpecDoc, Sweep, check_value};
+pub use timetable::PAST_GRACE;
 pub use view::{EVENT_ITEMS, ItemView, QueueListing, QueueView, RunEvent, RunningView};
 
 use super::hub::Hub;
@@ -47,9 +49,10 @@ use crate::config::Loaded;
 use crate::control::{Control, Interlock, StopReason};
 use crate::session::{Checked, Finished};
 use run_store::{QueueRow, ReasonCode, RunStatus, ScheduleEntry, Store};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::Duration;
+use timetable::Firing;
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
@@ -113,11 +116,19 @@ pub struct Scheduler {
     clock: Clock,
     /// Starts the campaigns of due `campaign` entries (none: they are refused when due).
     campaigns: Option<Arc<dyn CampaignStarter>>,
+    /// Entries firing off this task now.
+    firing: BTreeSet<i64>,
+    /// Where their firings come back.
+    firings: (
+        mpsc::UnboundedSender<Firing>,
+        mpsc::UnboundedReceiver<Firing>,
+    ),
 }
 
 enum Wake {
     Cmd(Option<Cmd>),
     Done(Result<anyhow::Result<Finished>, tokio::task::JoinError>),
+    Fired(Firing),
     Tick,
     Shutdown,
 }
@@ -165,6 +176,8 @@ impl Scheduler {
             view,
             clock: Clock::Wall,
             campaigns: None,
+            firing: BTreeSet::new(),
+            firings: mpsc::unbounded_channel(),
         };
         s.persist_whole_queue().await?;
         s.publish();
@@ -200,6 +213,7 @@ impl Scheduler {
                 r = shutdown.wait_for(|s| *s) => { let _ = r; Wake::Shutdown }
                 done = running::wait(&mut self.running) => Wake::Done(done),
                 cmd = cmds.recv() => Wake::Cmd(cmd),
+                Some(fired) = self.firings.1.recv() => Wake::Fired(fired),
                 _ = tick.tick() => Wake::Tick,
                 () = std::future::ready(()), if more_due => Wake::Tick,
             };
@@ -207,13 +221,22 @@ impl Scheduler {
                 Wake::Cmd(Some(cmd)) => self.handle(cmd).await,
                 Wake::Cmd(None) | Wake::Shutdown => break,
                 Wake::Done(done) => self.finished(done).await,
-                Wake::Tick => more_due = self.fire_due().await,
+                Wake::Fired(fired) => self.fired(fired).await,
+                Wake::Tick => more_due = self.fire_due(),
             }
         }
         if let Some(r) = &self.running {
             r.control.abort(StopReason::DaemonShutdown);
             let done = running::wait(&mut self.running).await;
             self.finished(done).await;
+        }
+        // Entries firing now end as they would have: their runs queued (a restart finds them
+        // waiting, paused if it was unclean) and the entries moved on, never fired twice.
+        while !self.firing.is_empty() {
+            match self.firings.1.recv().await {
+                Some(fired) => self.fired(fired).await,
+                None => break,
+            }
         }
     }
 
@@ -227,8 +250,8 @@ impl Scheduler {
             } => {
                 let _ = reply.send(self.enqueue(*checked, priority, now).await);
             }
-            Cmd::Resume { run_id, by, reply } => {
-                let _ = reply.send(self.resume(run_id, &by).await);
+            Cmd::Resume { checked, by, reply } => {
+                let _ = reply.send(self.resume(*checked, &by).await);
             }
             Cmd::Stop { run_id, reply } => {
                 let _ = reply.send(self.end(run_id, false).await);
@@ -256,11 +279,16 @@ impl Scheduler {
                 run_at,
                 recurrence,
                 priority,
+                start_if_past,
                 reply,
             } => {
-                let r = self
-                    .add_schedule(&body, &run_at, recurrence, priority)
-                    .await;
+                let r = match self.refuse_past(&run_at, start_if_past) {
+                    Ok(()) => {
+                        self.add_schedule(&body, &run_at, recurrence, priority)
+                            .await
+                    }
+                    Err(e) => Err(e),
+                };
                 let _ = reply.send(r);
             }
             Cmd::DeleteSchedule { id, reply } => {

@@ -71,6 +71,15 @@ pub enum ScheduleBody {
     Campaign(StartCampaign),
 }
 
+/// What a schedule entry runs each time it fires.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Planned {
+    /// Runs it queues (0 for a campaign, whose steps are designed as it runs).
+    pub runs: usize,
+    /// Their estimated duration together (a campaign: its budget) \[s\].
+    pub estimate_s: f64,
+}
+
 impl ScheduleBody {
     /// The body as the run store keeps it.
     pub fn stored(&self) -> Value {
@@ -93,12 +102,20 @@ impl ScheduleBody {
         Ok(out)
     }
 
-    /// Checks every spec as [`ScheduleBody::expand`] does, holding one plan at a time.
-    pub fn validate(&self, loaded: &Loaded) -> Result<(), SchedulerError> {
+    /// Checks every spec as [`ScheduleBody::expand`] does, holding one plan at a time, and
+    /// says how much the entry runs each time it fires.
+    pub fn validate(&self, loaded: &Loaded) -> Result<Planned, SchedulerError> {
+        let mut planned = Planned::default();
         self.each_checked(loaded, |c| {
-            drop(c);
+            planned.runs += 1;
+            planned.estimate_s += c.plan.estimate_duration();
             Ok(())
-        })
+        })?;
+        if let ScheduleBody::Campaign(c) = self {
+            // Its steps are designed as it runs: its budget bounds its time.
+            planned.estimate_s = c.request().map_or(0.0, |r| r.budget_min * 60.0);
+        }
+        Ok(planned)
     }
 
     /// Calls `each` with every checked spec, in order.

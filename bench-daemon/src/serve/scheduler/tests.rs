@@ -138,6 +138,7 @@ async fn a_nightly_entry_queues_its_run_each_night_and_not_before() {
             run_at: run_at.clone(),
             recurrence: Some(Recurrence::Nightly),
             priority: 5,
+            start_if_past: false,
             reply,
         })
         .await
@@ -201,6 +202,7 @@ async fn an_entry_whose_spec_no_longer_plans_fails_and_queues_nothing() {
             run_at: format_time(f.clock.now() + chrono::Duration::hours(1)),
             recurrence: None,
             priority: 0,
+            start_if_past: false,
             reply,
         })
         .await
@@ -216,5 +218,41 @@ async fn an_entry_whose_spec_no_longer_plans_fails_and_queues_nothing() {
     }
     assert_eq!((entry.id, state.as_str()), (entry.id, "failed"));
     assert!(f.runs().await.is_empty());
+    f.stop().await;
+}
+
+#[tokio::test]
+async fn an_entry_in_the_past_is_refused_naming_run_at_unless_asked_to_start() {
+    let f = start(None).await;
+    let add = |run_at: String, start_if_past: bool| {
+        f.ask(move |reply| Cmd::AddSchedule {
+            body: ScheduleBody::Spec(SpecDoc(sweep())),
+            run_at,
+            recurrence: None,
+            priority: 0,
+            start_if_past,
+            reply,
+        })
+    };
+    let year_ago = format_time(f.clock.now() - chrono::Duration::days(365));
+    let e = add(year_ago.clone(), false).await.unwrap_err();
+    match &e {
+        SchedulerError::Invalid { field, message } => {
+            assert_eq!(field, "run_at");
+            assert!(message.contains("365 days before now"), "{message}");
+            assert!(message.contains("start_if_past"), "{message}");
+        }
+        other => panic!("{other:?}"),
+    }
+    // Within the grace: a form filled half a minute ago.
+    let just_now = format_time(f.clock.now() - chrono::Duration::seconds(30));
+    add(just_now, false).await.unwrap();
+    assert_eq!(
+        f.store.schedules().await.unwrap().len(),
+        1,
+        "nothing stored for the refused one"
+    );
+    add(year_ago, true).await.unwrap();
+    assert_eq!(f.store.schedules().await.unwrap().len(), 2);
     f.stop().await;
 }
