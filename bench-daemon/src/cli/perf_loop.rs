@@ -50,7 +50,8 @@ pub struct PerfLoopArgs {
     #[arg(long, value_name = "N|last|none", value_parser = parse_loop_cpu)]
     loop_cpu: Option<Placement>,
     /// Print JSON: `rate_hz`, `achieved_hz`, `period_error_us` {`p50`, `p99`, `max`},
-    /// `overruns`.
+    /// `overruns`, `tick_work_p50_us` (a tick's median time from wake-up to its end: the
+    /// drive's and sensor's round trips are most of it).
     #[arg(long)]
     json: bool,
 }
@@ -167,6 +168,7 @@ pub fn run(args: &PerfLoopArgs) -> anyhow::Result<()> {
             "max": st.period_error_max_us,
         },
         "overruns": st.overruns,
+        "tick_work_p50_us": st.tick_work_p50_us,
         "ticks": r.ticks,
         "seconds": r.elapsed_s,
         "status": f.status,
