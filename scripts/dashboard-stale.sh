@@ -4,6 +4,6 @@
 # makes cargo compile the `bench` crate again (it embeds web/dist).
 cd "$(dirname "$0")/.."
 [ -f web/dist/index.html ] || exit 0
-newer="$(find web/src web/index.html web/build.mjs web/package.json web/package-lock.json \
+newer="$(find web/src web/index.html web/favicon.svg web/build.mjs web/package.json web/package-lock.json \
   web/tsconfig.json -newer web/dist/index.html 2>/dev/null | head -n 1)"
 [ -n "$newer" ]

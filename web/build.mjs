@@ -17,4 +17,5 @@ await esbuild.build({
   logLevel: 'warning',
 });
 copyFileSync(`${dir}index.html`, `${dir}dist/index.html`);
+copyFileSync(`${dir}favicon.svg`, `${dir}dist/favicon.svg`);
 console.log('built web/dist');

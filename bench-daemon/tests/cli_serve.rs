@@ -246,6 +246,8 @@ fn bad_requests_are_4xx_name_the_field_and_change_nothing() {
         ("GET", "/api/parameter-sets/999", None, 404),
         ("GET", "/api/nope", None, 404),
         ("PATCH", "/api/queue", Some(b"{}"), 405),
+        // 33 tags (duplicates count): over the 32 the document allows.
+        ("PATCH", "/api/runs/999", Some(br#"{"add": ["a","b","c","d","e","f","g","h","i","j","k","l","m","n","o","p","q","r","s","t","u","v","w","x","y","z","a0","b0","c0","d0","e0","f0","a"]}"#), 400),
     ];
     for (method, path, body, want) in &bad {
         let r = request(&d.addr, method, path, *body, None);

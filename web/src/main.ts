@@ -64,6 +64,7 @@ function header() {
       // A lab view has no bench: nothing to stop, nothing queued; said on every page.
       labView.hidden = !d.lab;
       estop.hidden = !!d.lab;
+      document.getElementById('estop-key')!.hidden = !!d.lab;
       // A paused queue is said on every page: nothing will start until someone resumes it.
       queueState.hidden = !d.paused || !!d.lab;
       estop.classList.toggle('latched', !!d.estop);
@@ -75,7 +76,7 @@ function header() {
     dropping.hidden = !msg;
     if (msg && dropping.textContent !== msg) dropping.textContent = msg;
   }, 500);
-  estop.addEventListener('click', async () => {
+  const press = async () => {
     try {
       await post('/api/estop');
       estop.classList.add('latched');
@@ -83,6 +84,24 @@ function header() {
     } catch (e) {
       alert(`E-stop request failed: ${(e as ApiError).message}`);
     }
+  };
+  estop.addEventListener('click', press);
+  // Esc presses the e-stop from every page. In a text field the first Esc only leaves it
+  // (Esc there means "cancel this edit" to most people); the next one stops the bench.
+  document.addEventListener('keydown', (ev) => {
+    if (ev.key !== 'Escape' || ev.defaultPrevented || estop.hidden) return;
+    const t = ev.target as HTMLElement | null;
+    if (t && (t.isContentEditable || ['INPUT', 'TEXTAREA', 'SELECT'].includes(t.tagName))) {
+      t.blur();
+      return;
+    }
+    ev.preventDefault();
+    void press();
+  });
+  // The skip link moves focus to the page's content; as a hash link it would route away.
+  document.querySelector<HTMLAnchorElement>('a.skip')?.addEventListener('click', (ev) => {
+    ev.preventDefault();
+    document.getElementById('main')?.focus();
   });
   showConn();
 }

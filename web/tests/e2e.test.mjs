@@ -1,6 +1,6 @@
 // End-to-end tests of the dashboard in a real headless Chromium (Debian's chromium driven by
 // playwright-core) against `bench serve --sim`. Screenshots go to target/e2e-screenshots/.
-import { test, before, after } from 'node:test';
+import { test, before, after, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,6 +13,7 @@ const shots = path.join(repo, 'target', 'e2e-screenshots');
 const chromiumPath = process.env.CHROMIUM ?? '/usr/bin/chromium';
 let bench, browser, page, db, origin;
 const external = [];
+const pageErrors = [];
 const api = async (p, init) => {
   const r = await fetch(`${bench.url}${p}`, init);
   const text = await r.text();
@@ -39,7 +40,14 @@ before(async () => {
     const u = req.url();
     if (!u.startsWith(origin) && !u.startsWith('data:') && !u.startsWith('blob:')) external.push(u);
   });
-  page.on('pageerror', (e) => console.error('page error:', e.message));
+  page.on('pageerror', (e) => pageErrors.push(e.message));
+});
+
+// A page that threw (an uncaught error or a rejected promise) fails the test that drove it,
+// even when what the test looked at came out right.
+afterEach(() => {
+  const thrown = pageErrors.splice(0);
+  assert.deepEqual(thrown, [], `the page threw: ${thrown.join(' | ')}`);
 });
 
 after(async () => {
@@ -511,6 +519,18 @@ test('models & fits: the models listed; a static-curve fit on the run, drawn on 
   const fitted = await page.textContent('#fit-result');
   assert.match(fitted, /fc/);
   assert.match(fitted, /fv/);
+  // The numbers shown are the service's: each fitted value (and standard error, where the
+  // stored provenance keeps them) against the parameter set the fit saved.
+  const setId = Number((await page.textContent('#fit-notice')).match(/parameter set #(\d+)/)?.[1]);
+  const set = (await api(`/api/parameter-sets/${setId}`)).json;
+  const shown = await page.$$eval('#fit-result table.data tbody tr', (trs) => trs.map((tr) => [...tr.cells].map((c) => c.textContent.trim())));
+  assert.deepEqual(shown.map((r) => r[0]).sort(), Object.keys(set.params).filter((k) => typeof set.params[k] === 'number').sort());
+  const near = (text, want, what) => assert.ok(Math.abs(Number(text) - want) <= 1e-3 * Math.abs(want) + 1e-12, `${what}: shown ${text}, stored ${want}`);
+  for (const [name, value, , se] of shown) {
+    near(value, set.params[name], name);
+    const stored = set.provenance?.std_errors?.[name];
+    if (typeof stored === 'number') near(se, stored, `std error of ${name}`);
+  }
   await shot('models-fit');
   const sets = (await api('/api/parameter-sets?model=coulomb_viscous')).json;
   assert.ok(sets.some((s) => (s.provenance?.runs ?? []).includes(runId)), 'the parameter set names the run');
@@ -795,6 +815,37 @@ test('the e-stop is reached from the keyboard, latches, and resets', async () =>
   await page.waitForFunction(async () => (await (await fetch('/api/bench')).json()).estop === false);
   await page.waitForSelector('#estop-reset', { state: 'hidden' });
   await page.waitForSelector('#estop:not(.latched)');
+  // Esc presses it from any page, as the hint beside the button says; in a text field the
+  // first Esc only leaves the field.
+  assert.equal((await page.textContent('#estop-key')).trim(), 'Esc');
+  assert.equal(await page.getAttribute('#estop', 'aria-keyshortcuts'), 'Escape');
+  await go('launch');
+  await page.waitForSelector('#launch-name');
+  await page.focus('#launch-name');
+  await page.keyboard.press('Escape');
+  assert.notEqual(await page.evaluate(() => document.activeElement?.id), 'launch-name', 'Esc left the field');
+  assert.equal((await api('/api/bench')).json.estop, false, 'the first Esc in a field stops nothing');
+  await page.keyboard.press('Escape');
+  await page.waitForFunction(async () => (await (await fetch('/api/bench')).json()).estop === true);
+  await page.waitForSelector('#estop.latched');
+  const reset = await api('/api/estop/reset', { method: 'POST' });
+  assert.equal(reset.status, 200, reset.text);
+  await page.waitForSelector('#estop:not(.latched)');
+});
+
+test('the skip link goes to the content of the page, and the page has an icon of its own', async () => {
+  await go('queue');
+  await page.waitForSelector('#plan-form');
+  await page.focus('a.skip');
+  await page.keyboard.press('Enter');
+  assert.equal(await page.evaluate(() => location.hash), '#/queue', 'still on the queue page');
+  assert.equal(await page.evaluate(() => document.activeElement?.id), 'main');
+  const icon = await page.evaluate(async () => {
+    const href = document.querySelector('link[rel=icon]')?.getAttribute('href');
+    const r = await fetch(href);
+    return { href, status: r.status, type: r.headers.get('content-type') };
+  });
+  assert.deepEqual(icon, { href: 'favicon.svg', status: 200, type: 'image/svg+xml' });
 });
 
 test('a lab view: every run of the store pushed to PostgreSQL, read-only, no e-stop', async () => {

@@ -228,9 +228,8 @@ fn round(addr: &str, f: &Fixtures, all: &mut BTreeMap<String, Timings>) {
     }
     let fit = json!({"model": "coulomb_viscous", "procedure": "static_curve", "run": run});
     call("POST /api/fits", "/api/fits", Some(&fit));
-    // A fit's request answers when it ends, so none is in progress here: these two are
-    // measured answering 404.
-    call("GET /api/fits/{id}", "/api/fits/0", None);
+    // A fit's request answers when it ends, so none is in progress here: measured answering
+    // 404.
     call("DELETE /api/fits/{id}", "/api/fits/0", None);
     let sets = call("GET /api/parameter-sets", "/api/parameter-sets", None);
     if let Some(id) = sets[0]["id"].as_i64() {

@@ -90,6 +90,7 @@ function runOptions(runs: RunSummary[]) {
 
 async function fitForm(box: HTMLElement, models: any[], after: () => void) {
   const msg = notice();
+  msg.id = 'fit-notice';
   const runs = await completedRuns();
   const run = h('select', { id: 'fit-run' }, runOptions(runs));
   const model = h('select', { id: 'fit-model' }, models.map((m) => h('option', { value: m.id, selected: m.id === 'stribeck_exp' }, m.id)));

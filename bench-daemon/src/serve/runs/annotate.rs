@@ -66,6 +66,17 @@ pub(super) async fn patch(
     RunId(id): RunId,
     Json(body): Json<RunEdit>,
 ) -> ApiResult<Marked<axum::Json<Annotations>>> {
+    // The lists as the document bounds them, duplicates counted (the store checks the tags
+    // the run ends with).
+    for (field, n) in [("tags", body.tags.as_ref()), ("add", body.add.as_ref())] {
+        let n = n.map_or(0, Vec::len);
+        if n > run_store::MAX_TAGS {
+            return Err(ApiError::bad_request(
+                Some(field),
+                format!("{field} lists {n} tags: at most {}", run_store::MAX_TAGS),
+            ));
+        }
+    }
     let edit = Annotation {
         set: strings(body.tags),
         add: strings(body.add).unwrap_or_default(),

@@ -91,7 +91,9 @@ impl Scheduler {
         let Some(r) = self.running.take() else { return };
         let id = r.view.run_id;
         self.interlock.detach(id);
-        let status = match done {
+        // Why it ended, as the loop said (the store is read only when the loop's report
+        // has no reason for a status other than completed).
+        let (status, said) = match done {
             Ok(Ok(f)) => {
                 if let Some(s) = f.report.safe_state_s {
                     tracing::info!(
@@ -100,19 +102,23 @@ impl Scheduler {
                         s * 1e6
                     );
                 }
-                f.status
+                (f.status, f.report.outcome.reason().map(StopReason::code))
             }
             Ok(Err(e)) => {
-                self.mark_failed(id, Reason::new(ReasonCode::Other, format!("{e:#}")))
-                    .await
+                let reason = Reason::new(ReasonCode::Other, format!("{e:#}"));
+                (self.mark_failed(id, reason).await, None)
             }
             Err(e) => {
                 let reason = Reason::new(ReasonCode::Panic, format!("the run task ended: {e}"));
-                self.mark_failed(id, reason).await
+                (self.mark_failed(id, reason).await, None)
             }
         };
         self.connected = status != RunStatus::Failed;
-        let code = self.reason_code(id).await;
+        let code = match said {
+            Some(code) => Some(code),
+            None if status == RunStatus::Completed => None,
+            None => self.reason_code(id).await,
+        };
         if let Some(c) = code {
             *self.stops.entry(c).or_default() += 1;
         }
