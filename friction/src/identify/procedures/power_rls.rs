@@ -325,18 +325,16 @@ pub fn fit(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitEr
         None | Some("zoh") => Discretisation::Zoh,
         Some("tustin") => Discretisation::Tustin,
         Some(o) => {
-            return Err(FitError::Config {
+            return Err(FitError::Setting {
                 field: format!("given.discretisation ({o})"),
-                value: f64::NAN,
                 rule: "must be \"zoh\" or \"tustin\"".into(),
             });
         }
     };
     let eta = given_str(given, "eta").unwrap_or("v2");
     if !["one", "threshold", "v2"].contains(&eta) {
-        return Err(FitError::Config {
+        return Err(FitError::Setting {
             field: format!("given.eta ({eta})"),
-            value: f64::NAN,
             rule: "must be \"one\", \"threshold\" or \"v2\"".into(),
         });
     }
