@@ -15,7 +15,7 @@
 //! corrected for serial correlation), with the relative standard errors.
 //!
 //! **Defaults from the data.** The bandwidth `f_b` of the record is the 99 % occupied bandwidth
-//! of `u` ([`occupied_bandwidth`]); the position filter's cut-off is `5 f_b` (at most 0.4 of the
+//! of `u` ([`occupied_bandwidth`](crate::identify::signal::occupied_bandwidth)); the position filter's cut-off is `5 f_b` (at most 0.4 of the
 //! sampling rate) and the decimation `r = round(0.8 f_nyq / (2 f_b))` (the decimation filter
 //! passes `2 f_b`), as in the EMPS scripts (`f_b` = 20 Hz there: 100 Hz, 10). `cutoff_hz` and
 //! `decimation` override them; both, with `f_b`, are recorded in the provenance. Samples within
