@@ -144,3 +144,19 @@ fn per_direction_options_are_refused_clearly() {
     .to_string();
     assert_eq!(e, "given.asymmetric must be true or false (got 1)");
 }
+
+#[test]
+fn power_rls_fits_each_direction() {
+    let rec = record(Excitation::Moves, 1);
+    let r = run(
+        "power_rls",
+        "coulomb_viscous",
+        &rec,
+        &given(json!({"asymmetric": true})),
+    )
+    .unwrap();
+    // The power weighting (v²) leaves the rest out by itself.
+    assert_sides(&r, 1.0);
+    assert!(r.directions.as_ref().unwrap().differ);
+    assert!(r.details["one"]["negative"]["fc"].is_number());
+}
