@@ -2,6 +2,7 @@
 //! closed-loop records with a known truth: fc⁺ 20 N, fc⁻ 16 N, fv⁺ 200 N s/m, fv⁻ 260 N s/m.
 
 use friction::identify::procedures::synthetic::{BallScrew, Excitation};
+use friction::identify::procedures::validation::validate;
 use friction::identify::procedures::{FitReport, Given, Table, run};
 use serde_json::{Value, json};
 
@@ -159,4 +160,107 @@ fn power_rls_fits_each_direction() {
     assert_sides(&r, 1.0);
     assert!(r.directions.as_ref().unwrap().differ);
     assert!(r.details["one"]["negative"]["fc"].is_number());
+}
+
+/// The report with the true parameters in place of the fitted ones (the true model's own
+/// held-out error).
+fn truth_of(r: &FitReport) -> FitReport {
+    let mut t = r.clone();
+    t.params.insert("fv".into(), json!(POSITIVE.0));
+    t.params.insert("fc".into(), json!(POSITIVE.1));
+    t.params.insert("j".into(), json!(95.0));
+    t.params.insert(
+        "negative".into(),
+        json!({"fv": NEGATIVE.0, "fc": NEGATIVE.1}),
+    );
+    t
+}
+
+#[test]
+fn a_held_out_record_of_another_excitation_scores_within_five_percent_of_the_truth() {
+    let fit_on = record(Excitation::Moves, 1);
+    let held_out = record(Excitation::Sines { pulse: 40.0 }, 7);
+    for procedure in ["idim_ls", "power_rls"] {
+        let mut g = given(json!({"asymmetric": true}));
+        if procedure == "idim_ls" {
+            g = asymmetric();
+        }
+        let r = run(procedure, "coulomb_viscous", &fit_on, &g).unwrap();
+        let fitted = validate(&r, &held_out, "sines").unwrap();
+        let truth = validate(&truth_of(&r), &held_out, "sines").unwrap();
+        assert!(fitted.n > 1000 && fitted.record == "sines");
+        assert!(
+            (fitted.rel_error_pct - truth.rel_error_pct).abs() < 0.05 * truth.rel_error_pct,
+            "{procedure}: {} % against the truth's {} %",
+            fitted.rel_error_pct,
+            truth.rel_error_pct
+        );
+        assert!(fitted.r2.unwrap() > 0.9, "{fitted:?}");
+    }
+}
+
+#[test]
+fn validation_is_refused_for_a_procedure_without_one() {
+    let curve = Table::new(vec![
+        (
+            "v".into(),
+            vec![0.1, 0.2, 0.3, 0.4, 0.5, -0.1, -0.2, -0.3, -0.4, -0.5],
+        ),
+        (
+            "friction".into(),
+            vec![1.1, 1.2, 1.3, 1.4, 1.5, -1.1, -1.2, -1.3, -1.4, -1.5],
+        ),
+    ])
+    .unwrap();
+    let r = run("static_curve", "coulomb_viscous", &curve, &Given::new()).unwrap();
+    let e = validate(&r, &curve, "x").unwrap_err().to_string();
+    assert!(
+        e.starts_with("validate is not available for procedure 'static_curve'"),
+        "{e}"
+    );
+}
+
+/// `t, x, v, friction` of Coulomb + viscous friction (1 N, 0.4 N s/m) under a velocity of
+/// frequency `f` \[Hz\], with noise.
+fn friction_record(f: f64, seed: u64) -> Table {
+    let mut rng = friction::identify::rng::Rng::new(seed);
+    let t: Vec<f64> = (0..4000).map(|k| k as f64 * 1e-3).collect();
+    let w = std::f64::consts::TAU * f;
+    let v: Vec<f64> = t.iter().map(|t| (w * t).sin() + 0.2).collect();
+    let x: Vec<f64> = t
+        .iter()
+        .map(|t| (1.0 - (w * t).cos()) / w + 0.2 * t)
+        .collect();
+    let fr: Vec<f64> = v
+        .iter()
+        .map(|v| v.signum() + 0.4 * v + 0.02 * rng.normal())
+        .collect();
+    Table::new(vec![
+        ("t".into(), t),
+        ("x".into(), x),
+        ("v".into(), v),
+        ("friction".into(), fr),
+    ])
+    .unwrap()
+}
+
+#[test]
+fn output_error_validates_by_replaying_the_held_out_record() {
+    let fit_on = friction_record(1.0, 1);
+    let held_out = friction_record(2.3, 2);
+    let g = given(json!({"fit": ["fc", "fv"]}));
+    let r = run("output_error", "coulomb_viscous", &fit_on, &g).unwrap();
+    let fitted = validate(&r, &held_out, "2.3 Hz").unwrap();
+    let mut truth = r.clone();
+    truth.params.insert("fc".into(), json!(1.0));
+    truth.params.insert("fv".into(), json!(0.4));
+    let own = validate(&truth, &held_out, "2.3 Hz").unwrap();
+    assert_eq!(fitted.n, 4000);
+    assert!(
+        (fitted.rel_error_pct - own.rel_error_pct).abs() < 0.05 * own.rel_error_pct,
+        "{fitted:?} {own:?}"
+    );
+    // A wrong set scores worse.
+    truth.params.insert("fc".into(), json!(1.2));
+    assert!(validate(&truth, &held_out, "x").unwrap().rel_error_pct > 2.0 * own.rel_error_pct);
 }

@@ -51,6 +51,7 @@ pub mod static_curve;
 pub mod step_damping;
 pub mod synthetic;
 mod table;
+pub mod validation;
 
 pub use given::Offset;
 pub(crate) use given::{

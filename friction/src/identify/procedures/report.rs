@@ -80,6 +80,9 @@ pub struct FitReport {
     pub directions: Option<super::sides::Directions>,
     /// `ok`, or `warning` with the reasons ([`quality::verdict`]).
     pub verdict: quality::Verdict,
+    /// Scores on held-out records (`bench fit --validate`), one per record.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub validation: Vec<super::validation::Validation>,
 }
 
 impl FitReport {
@@ -128,6 +131,7 @@ impl FitReport {
             bic: None,
             directions: None,
             verdict: quality::Verdict::default(),
+            validation: Vec::new(),
         }
     }
 

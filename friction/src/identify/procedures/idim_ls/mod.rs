@@ -51,8 +51,10 @@
 
 mod problem;
 mod regression;
+mod validate;
 
 pub use regression::{Regression, Side, regression};
+pub use validate::predict;
 
 use super::quality::scaled_condition;
 use super::sides::{self, Pair};
