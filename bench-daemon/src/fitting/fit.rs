@@ -219,7 +219,7 @@ pub fn fit_table(
 }
 
 /// The procedure's table from what run `run` recorded, and notes on the data used.
-async fn run_table(
+pub(super) async fn run_table(
     store: &Store,
     run: &Run,
     procedure: &str,
