@@ -62,23 +62,42 @@ pub fn regression(
         centre_held(&mut u);
     }
     let fs = 1.0 / grid.step;
-    let bandwidth = occupied_bandwidth(&u, fs, BANDWIDTH_FRACTION).ok_or_else(|| {
-        FitError::Data("idim_ls: u is constant: the record does not excite the axis".into())
-    })?;
-    let cutoff = match given_positive(given, "cutoff_hz")? {
-        Some(c) => c,
-        None => (CUTOFF_PER_BANDWIDTH * bandwidth).min(0.4 * fs),
+    // The bandwidth sets the defaults only: with both given (a held-out record conditioned as
+    // its fit was) its two dozen trial filters are not run.
+    let both_given = given.contains_key("cutoff_hz") && given.contains_key("decimation");
+    let bandwidth = if both_given {
+        None
+    } else {
+        Some(
+            occupied_bandwidth(&u, fs, BANDWIDTH_FRACTION).ok_or_else(|| {
+                FitError::Data("idim_ls: u is constant: the record does not excite the axis".into())
+            })?,
+        )
     };
-    let decimation = match given_f64(given, "decimation")? {
-        Some(r) if r.fract() != 0.0 || r < 1.0 => {
+    let cutoff = match (given_positive(given, "cutoff_hz")?, bandwidth) {
+        (Some(c), _) => c,
+        (None, Some(b)) => (CUTOFF_PER_BANDWIDTH * b).min(0.4 * fs),
+        (None, None) => {
+            return Err(FitError::Bug(
+                "idim_ls: no bandwidth for the cut-off".into(),
+            ));
+        }
+    };
+    let decimation = match (given_f64(given, "decimation")?, bandwidth) {
+        (Some(r), _) if r.fract() != 0.0 || r < 1.0 => {
             return Err(FitError::Config {
                 field: "given.decimation".into(),
                 value: r,
                 rule: "must be a whole number >= 1".into(),
             });
         }
-        Some(r) => r as usize,
-        None => ((0.8 * 0.5 * fs / (2.0 * bandwidth)).round() as usize).max(1),
+        (Some(r), _) => r as usize,
+        (None, Some(b)) => ((0.8 * 0.5 * fs / (2.0 * b)).round() as usize).max(1),
+        (None, None) => {
+            return Err(FitError::Bug(
+                "idim_ls: no bandwidth for the decimation".into(),
+            ));
+        }
     };
     let filter = Butterworth::lowpass(4, cutoff, fs).map_err(|e| match e {
         FitError::Config { value, rule, .. } => FitError::Config {
@@ -111,7 +130,9 @@ pub fn regression(
         c.drain(..border);
     }
     let mut settings = serde_json::Map::new();
-    settings.insert("bandwidth_hz".into(), num(bandwidth));
+    if let Some(b) = bandwidth {
+        settings.insert("bandwidth_hz".into(), num(b));
+    }
     settings.insert("cutoff_hz".into(), num(cutoff));
     settings.insert("decimation".into(), json!(decimation));
     settings.insert(
@@ -126,9 +147,20 @@ pub fn regression(
         notes.push("u is a command held over the following step (given.force_held): averaged over consecutive samples, so that it is centred on the position's central differences".into());
     }
     notes.push(format!(
-        "bandwidth {bandwidth:.3} Hz (99 % of the energy of u); position filter cut-off {cutoff:.3} Hz{}; decimation {decimation}{}",
-        if given.contains_key("cutoff_hz") { " (given)" } else { " (5 x bandwidth)" },
-        if given.contains_key("decimation") { " (given)" } else { " (keeps 2 x bandwidth)" },
+        "{}position filter cut-off {cutoff:.3} Hz{}; decimation {decimation}{}",
+        bandwidth.map_or(String::new(), |b| format!(
+            "bandwidth {b:.3} Hz (99 % of the energy of u); "
+        )),
+        if given.contains_key("cutoff_hz") {
+            " (given)"
+        } else {
+            " (5 x bandwidth)"
+        },
+        if given.contains_key("decimation") {
+            " (given)"
+        } else {
+            " (keeps 2 x bandwidth)"
+        },
     ));
     if asymmetric {
         let margin = (REST_MARGIN_PERIODS * fs / lowest).ceil() as usize;
