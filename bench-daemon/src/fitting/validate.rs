@@ -1,5 +1,5 @@
 //! Held-out validation of a fit (`bench fit --validate RUN|CSV`): each record is read the way
-//! the fit reads its own input (a stored run by [`super::fit::run_table`], a CSV file by its
+//! the fit reads its own input (a stored run as `bench fit --run` reads it, a CSV file by its
 //! header) and scored by `friction::identify::procedures::validation` the procedure's own way.
 
 use super::run_data::{self, Selection};
@@ -53,25 +53,15 @@ fn csv_table(path: &str) -> Result<Table, FitError> {
     Table::from_csv(&text).map_err(|e| FitError::field(Field::Validate, format!(" {path}: {e}")))
 }
 
-/// Run `id`'s table for the report's procedure (on a runtime of its own).
+/// Run `id`'s table for the report's procedure.
 fn stored_table(report: &FitReport, id: i64, db: &Path) -> Result<Table, FitError> {
-    let procedure = report.provenance.procedure.clone();
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(anyhow::Error::from)?
-        .block_on(async {
-            let store = crate::db::open_existing(db)
-                .await
-                .map_err(|e| FitError::field(Field::Validate, format!(" run {id}: {e:#}")))?;
-            let done = async {
-                let run = run_data::load_run(&store, id, Field::Validate).await?;
-                super::fit::run_table(&store, &run, &procedure, &Selection::default()).await
-            }
-            .await;
-            store.close().await;
-            Ok(done?.0)
-        })
+    let procedure = &report.provenance.procedure;
+    super::fit::on_store(db, async |store| {
+        let run = run_data::load_run(store, id, Field::Validate).await?;
+        let (table, _) =
+            super::fit::run_table(store, &run, procedure, &Selection::default()).await?;
+        Ok(table)
+    })
 }
 
 #[cfg(test)]
