@@ -220,3 +220,131 @@ fn idim_ls_from_a_csv_of_position_and_force() {
     assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
     assert!(stderr(&o).contains("given.ofset"), "{}", stderr(&o));
 }
+
+/// A simulated axis whose friction differs by direction, as `t,x,u` CSV text.
+fn per_direction_csv(excitation: friction::identify::procedures::synthetic::Excitation) -> String {
+    use friction::identify::procedures::synthetic::BallScrew;
+    let rec = BallScrew {
+        duration: 30.0,
+        negative: Some((260.0, 16.0)),
+        offset: 0.0,
+        excitation,
+        ..BallScrew::default()
+    }
+    .simulate()
+    .unwrap();
+    let (t, x, u) = (
+        rec.get("t").unwrap(),
+        rec.get("x").unwrap(),
+        rec.get("u").unwrap(),
+    );
+    let mut csv = String::from("t,x,u\n");
+    for k in 0..t.len() {
+        csv.push_str(&format!("{},{},{}\n", t[k], x[k], u[k]));
+    }
+    csv
+}
+
+/// `bench fit --given {"asymmetric": true}` (issue 43): both directions with standard errors,
+/// `directions`, and `--validate` on a held-out CSV and the same record stored as a run.
+#[test]
+fn idim_ls_per_direction_validated_on_a_held_out_csv_and_run() {
+    use friction::identify::procedures::synthetic::Excitation;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("runs.db").display().to_string();
+    let fit_on = dir.path().join("moves.csv");
+    std::fs::write(&fit_on, per_direction_csv(Excitation::Moves)).unwrap();
+    let held = dir.path().join("sines.csv");
+    std::fs::write(&held, per_direction_csv(Excitation::Sines { pulse: 40.0 })).unwrap();
+    let imported = bench(&[
+        "runs",
+        "import",
+        held.to_str().unwrap(),
+        "--columns",
+        "t=t,x=x,u=u",
+        "--geometry",
+        "linear",
+        "--db",
+        &db,
+        "--json",
+    ]);
+    assert!(imported.status.success(), "{}", stderr(&imported));
+    let run: Value = serde_json::from_slice(&imported.stdout).unwrap();
+    let id = run["run_id"].as_i64().unwrap().to_string();
+    let fit = |json: bool| {
+        let mut args = vec![
+            "fit",
+            "--model",
+            "coulomb_viscous",
+            "--procedure",
+            "idim_ls",
+            "--csv",
+            fit_on.to_str().unwrap(),
+            "--given",
+            r#"{"asymmetric": true, "force_held": true}"#,
+            "--validate",
+            held.to_str().unwrap(),
+            "--validate",
+            &id,
+            "--db",
+            &db,
+        ];
+        if json {
+            args.push("--json");
+        }
+        bench(&args)
+    };
+    let o = fit(true);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    for (side, fv, fc) in [("", 200.0, 20.0), ("negative", 260.0, 16.0)] {
+        let p = if side.is_empty() {
+            &doc["params"]
+        } else {
+            &doc["params"][side]
+        };
+        let e = if side.is_empty() {
+            &doc["std_errors"]
+        } else {
+            &doc["std_errors"][side]
+        };
+        for (name, truth) in [("fv", fv), ("fc", fc)] {
+            let (v, se) = (p[name].as_f64().unwrap(), e[name].as_f64().unwrap());
+            assert!((v - truth).abs() < 4.0 * se, "{side}.{name}: {v} ± {se}");
+        }
+    }
+    assert!(doc["ci95"]["negative"]["fv"].is_array(), "{doc}");
+    assert_eq!(doc["directions"]["differ"], true, "{doc}");
+    assert!(
+        doc["verdict"]["directions"]
+            .as_str()
+            .unwrap()
+            .starts_with("the directions differ")
+    );
+    let v = doc["validation"].as_array().unwrap();
+    assert_eq!(v.len(), 2, "{doc}");
+    assert_eq!(v[1]["record"], format!("run {id}"));
+    let rel = |i: usize| v[i]["rel_error_pct"].as_f64().unwrap();
+    assert!(rel(0) > 0.0 && rel(0) < 10.0, "{doc}");
+    assert!(
+        (rel(0) - rel(1)).abs() < 1e-6 * rel(0),
+        "the CSV and the run are one record"
+    );
+    for key in ["rms", "r2", "n"] {
+        assert!(v[0][key].is_number(), "{key}");
+    }
+    let text = stdout(&fit(false));
+    assert!(text.contains("directions: the directions differ"), "{text}");
+    assert!(
+        text.contains(&format!("held out run {id}: relative error")),
+        "{text}"
+    );
+    // A procedure without a held-out score says so, naming the flag.
+    let o = bench(&[
+        "fit", "--model", "coulomb_viscous", "--procedure", "static_curve", "--csv",
+        temp_file("sv.csv", "v,friction\n0.1,1.1\n0.2,1.2\n0.3,1.3\n0.4,1.4\n-0.1,-1.1\n-0.2,-1.2\n-0.3,-1.3\n-0.4,-1.4\n").to_str().unwrap(),
+        "--validate", held.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    assert!(stderr(&o).contains("--validate"), "{}", stderr(&o));
+}

@@ -1,6 +1,7 @@
 //! Integration tests of the friction library, by theme.
 
 mod coverage;
+mod directions;
 mod docs_pages;
 mod identify;
 mod identify_dynamic;

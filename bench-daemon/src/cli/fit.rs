@@ -1,4 +1,5 @@
-//! `bench fit --model ID --procedure NAME (--run ID [--db PATH] | --csv FILE) [--json]`.
+//! `bench fit --model ID --procedure NAME (--run ID [--db PATH] | --csv FILE) [--validate RUN|CSV]...
+//! [--json]`.
 //!
 //! Runs one identification procedure of `friction::identify::procedures` on recorded data and
 //! prints the fitted parameters (by the model's names), their standard errors, the residual MSE
@@ -6,11 +7,15 @@
 //! `rate,breakaway`, the time-series procedures read the columns `bench simulate` writes
 //! (`t,x,v,u,friction`). `--given` holds known values (held fixed) and procedure options.
 //!
+//! `--validate` (repeatable) scores the fitted set on each held-out record (a stored run's id or
+//! a CSV file) the procedure's own way ([`crate::fitting::validate`]): JSON `validation`.
+//!
 //! From a stored run (`--run`) the flags make the same [`FitRequest`] as a `POST /api/fits`
 //! body, fitted and saved by [`crate::fitting::fit_stored`].
 
 use super::runs::DbArgs;
 use super::{InputError, json_arg};
+use crate::fitting::validate::{Record, held_out};
 use crate::fitting::{FitError, FitRequest, fit};
 use friction::identify::procedures::{Given, Table};
 use serde_json::Value;
@@ -47,6 +52,10 @@ pub struct FitArgs {
     /// {"offset": true}; keys a procedure does not take are refused.
     #[arg(long)]
     given: Option<String>,
+    /// Held-out record to score the fitted set on (idim_ls, power_rls, output_error): a stored
+    /// run's id or a CSV file; repeatable. JSON `validation`: rms, rel_error_pct, r2, n each.
+    #[arg(long, value_name = "RUN|CSV")]
+    validate: Vec<String>,
     /// Print the report as JSON (fitted values under `params`; `parameter_set_id` with --run).
     #[arg(long)]
     json: bool,
@@ -58,16 +67,20 @@ pub struct FitArgs {
 /// Runs the fit and prints the report.
 pub fn run(args: &FitArgs) -> anyhow::Result<()> {
     let given = given_of(args)?;
+    let held: Vec<Record> = args.validate.iter().map(|v| Record::parse(v)).collect();
     let Some(run) = args.run else {
-        if args.db.db.is_some() {
-            return Err(InputError("--db is used with --run only".into()).into());
+        let stored = held.iter().any(|r| matches!(r, Record::Run(_)));
+        if args.db.db.is_some() && !stored {
+            return Err(InputError("--db is used with --run or --validate RUN only".into()).into());
         }
         let csv = args.csv.as_deref().unwrap_or_default();
         let text = std::fs::read_to_string(csv)
             .map_err(|e| InputError(format!("--csv: cannot read {csv}: {e}")))?;
         let table = Table::from_csv(&text).map_err(|e| InputError(format!("--csv {csv}: {e}")))?;
-        let report = fit::fit_table(&args.procedure, &args.model, &table, &given)
+        let mut report = fit::fit_table(&args.procedure, &args.model, &table, &given)
             .map_err(FitError::into_cli)?;
+        report.validation =
+            held_out(&report, &held, &args.db.path()).map_err(FitError::into_cli)?;
         return super::fit_print::print(args.json, args.config.as_deref(), &report, None);
     };
     let request = FitRequest {
@@ -80,7 +93,10 @@ pub fn run(args: &FitArgs) -> anyhow::Result<()> {
         t_range: args.t_range.clone(),
         timeout_s: None,
     };
-    let done = crate::fitting::fit_stored(&request, &args.db.path()).map_err(FitError::into_cli)?;
+    let mut done =
+        crate::fitting::fit_stored(&request, &args.db.path()).map_err(FitError::into_cli)?;
+    done.report.validation =
+        held_out(&done.report, &held, &args.db.path()).map_err(FitError::into_cli)?;
     super::fit_print::print(
         args.json,
         args.config.as_deref(),

@@ -113,6 +113,16 @@ fn print_quality(report: &FitReport) {
             }
         }
     }
+    if let Some(d) = &v.directions {
+        println!("directions: {d}");
+    }
+    for h in &report.validation {
+        let r2 = h.r2.map_or("-".to_string(), |r2| format!("{r2:.6}"));
+        println!(
+            "held out {}: relative error {:.3} %, rms {:e}, R² {r2}, {} samples ({})",
+            h.record, h.rel_error_pct, h.rms, h.n, h.compared
+        );
+    }
 }
 
 /// `name in [low, high] unit (95 %)` per interval, recursing into the negative set.

@@ -43,7 +43,7 @@ pub enum PerfCommand {
 #[derive(Debug, clap::Args)]
 pub struct PerfFitArgs {
     /// Print JSON: `static_curve_ms` (median), `static_curve_ms_max`, `runs`, `idim_ls`,
-    /// `lugre_output_error`.
+    /// `idim_ls_per_direction`, `lugre_output_error`.
     #[arg(long)]
     json: bool,
     /// Number of fits timed.
@@ -222,11 +222,12 @@ fn fit(args: &PerfFitArgs) -> anyhow::Result<()> {
     ms.sort_by(f64::total_cmp);
     let (median, max) = (ms[ms.len() / 2], ms[ms.len() - 1]);
     let idim = super::perf_fit::idim_ls(25.0, args.runs)?;
+    let per_direction = super::perf_fit::idim_ls_per_direction(25.0, args.runs)?;
     let oe = super::perf_fit::lugre_output_error(args.oe_seconds, args.oe_threads)?;
     if args.json {
         println!(
             "{}",
-            serde_json::json!({"static_curve_ms": median, "static_curve_ms_max": max, "runs": ms.len(), "idim_ls": idim, "lugre_output_error": oe})
+            serde_json::json!({"static_curve_ms": median, "static_curve_ms_max": max, "runs": ms.len(), "idim_ls": idim, "idim_ls_per_direction": per_direction, "lugre_output_error": oe})
         );
     } else {
         println!(
@@ -239,6 +240,16 @@ fn fit(args: &PerfFitArgs) -> anyhow::Result<()> {
             idim["ms"].as_f64().unwrap_or(f64::NAN),
             idim["ms_max"].as_f64().unwrap_or(f64::NAN),
             idim["runs"]
+        );
+        let d = &per_direction;
+        let f = |k: &str| d[k].as_f64().unwrap_or(f64::NAN);
+        println!(
+            "idim_ls per direction ({} samples): median {:.3} ms, max {:.3} ms (goal < 50 ms); held-out validation {:.3} ms, {:.1} % of the fit (goal < 20 %)",
+            d["samples"],
+            f("ms"),
+            f("ms_max"),
+            f("validate_ms"),
+            f("validation_pct")
         );
         super::perf_fit::print_text(&mut std::io::stdout().lock(), &oe)?;
     }

@@ -78,19 +78,58 @@ pub fn idim_ls(seconds: f64, runs: usize) -> anyhow::Result<serde_json::Value> {
     .simulate()?;
     let mut given = Given::new();
     given.insert("offset".into(), serde_json::json!(true));
+    let (ms, last) = timed(runs, || run("idim_ls", "coulomb_viscous", &table, &given))?;
+    Ok(serde_json::json!({
+        "samples": table.len(), "ms": ms[ms.len() / 2], "ms_max": ms[ms.len() - 1], "runs": ms.len(),
+        "goal_ms": 50.0, "params": last.params,
+    }))
+}
+
+/// Times `idim_ls` per direction (`given.asymmetric`) on `seconds` of a simulated axis whose
+/// friction differs by direction, and its held-out validation on a record of another
+/// excitation of the same length. Returns `{samples, ms, ms_max, runs, goal_ms, validate_ms,
+/// validation_pct (of the fit's time), goal_validation_pct, rel_error_pct, params}`.
+pub fn idim_ls_per_direction(seconds: f64, runs: usize) -> anyhow::Result<serde_json::Value> {
+    use friction::identify::procedures::synthetic::{BallScrew, Excitation};
+    use friction::identify::procedures::validation::validate;
+    use friction::identify::procedures::{Given, run};
+    let axis = |excitation| BallScrew {
+        duration: seconds,
+        negative: Some((260.0, 16.0)),
+        offset: 0.0,
+        excitation,
+        ..BallScrew::default()
+    };
+    let table = axis(Excitation::Moves).simulate()?;
+    let held = axis(Excitation::Sines { pulse: 40.0 }).simulate()?;
+    let given: Given =
+        serde_json::from_value(serde_json::json!({"asymmetric": true, "force_held": true}))?;
+    let (ms, fitted) = timed(runs, || run("idim_ls", "coulomb_viscous", &table, &given))?;
+    let (vms, scored) = timed(runs, || validate(&fitted, &held, "sines"))?;
+    let (fit, val) = (ms[ms.len() / 2], vms[vms.len() / 2]);
+    Ok(serde_json::json!({
+        "samples": table.len(), "ms": fit, "ms_max": ms[ms.len() - 1], "runs": ms.len(),
+        "goal_ms": 50.0, "validate_ms": val, "validation_pct": 100.0 * val / fit,
+        "goal_validation_pct": 20.0, "rel_error_pct": scored.rel_error_pct, "params": fitted.params,
+    }))
+}
+
+/// Runs `f` `runs` times (at least once); the sorted wall times \[ms\] and the last result.
+fn timed<T, E: std::error::Error + Send + Sync + 'static>(
+    runs: usize,
+    mut f: impl FnMut() -> Result<T, E>,
+) -> anyhow::Result<(Vec<f64>, T)> {
     let mut ms = Vec::with_capacity(runs.max(1));
     let mut last = None;
     for _ in 0..runs.max(1) {
         let t0 = std::time::Instant::now();
-        let r = std::hint::black_box(run("idim_ls", "coulomb_viscous", &table, &given)?);
+        let r = std::hint::black_box(f()?);
         ms.push(t0.elapsed().as_secs_f64() * 1e3);
         last = Some(r);
     }
     ms.sort_by(f64::total_cmp);
-    Ok(serde_json::json!({
-        "samples": table.len(), "ms": ms[ms.len() / 2], "ms_max": ms[ms.len() - 1], "runs": ms.len(),
-        "goal_ms": 50.0, "params": last.map(|r| r.params),
-    }))
+    let last = last.ok_or_else(|| anyhow::anyhow!("BUG: nothing timed"))?;
+    Ok((ms, last))
 }
 
 /// Prints the figures of [`lugre_output_error`] as text.

@@ -87,6 +87,14 @@ pub fn fit_stored(req: &FitRequest, db: &Path) -> Result<Fitted, FitError> {
     if req.name.as_deref().is_some_and(|n| n.trim().is_empty()) {
         return Err(FitError::field(Field::Name, " must not be empty"));
     }
+    on_store(db, async |store| fit_in(store, req, &sel).await)
+}
+
+/// Runs `f` on the run database at `db` on a runtime of its own, closing the store after it.
+pub(super) fn on_store<T>(
+    db: &Path,
+    f: impl AsyncFnOnce(&Store) -> Result<T, FitError>,
+) -> Result<T, FitError> {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -95,7 +103,7 @@ pub fn fit_stored(req: &FitRequest, db: &Path) -> Result<Fitted, FitError> {
             let store = crate::db::open_existing(db)
                 .await
                 .map_err(input_or_failed)?;
-            let done = fit_in(&store, req, &sel).await;
+            let done = f(&store).await;
             store.close().await;
             done
         })
@@ -219,7 +227,7 @@ pub fn fit_table(
 }
 
 /// The procedure's table from what run `run` recorded, and notes on the data used.
-async fn run_table(
+pub(super) async fn run_table(
     store: &Store,
     run: &Run,
     procedure: &str,

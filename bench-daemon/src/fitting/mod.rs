@@ -15,6 +15,7 @@ pub mod compare;
 pub mod fit;
 pub mod run_data;
 pub mod start;
+pub mod validate;
 
 use crate::InputError;
 use serde::{Deserialize, Serialize};

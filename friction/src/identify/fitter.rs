@@ -19,6 +19,16 @@ pub enum FitError {
         /// The rule.
         rule: String,
     },
+    /// An option or setting breaks a rule where no number is at fault (an unknown key, a
+    /// string that is not one of the choices): named without a value, e.g.
+    /// "given.asymmetric is not an option of procedure 'phi_s' (it takes: ...)".
+    #[error("{field} {rule}")]
+    Setting {
+        /// The setting.
+        field: String,
+        /// The rule, phrased after the name.
+        rule: String,
+    },
     /// The residuals could not be evaluated at these parameters.
     #[error("model evaluation failed: {0}")]
     Eval(String),

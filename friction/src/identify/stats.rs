@@ -93,6 +93,25 @@ pub fn least_squares(jac: &DMatrix<f64>, resid: &[f64], serial: bool) -> Option<
     })
 }
 
+/// Standard errors of the differences `θ_a - θ_b` for `pairs` of (disjoint) columns of `jac`,
+/// corrected for serial correlation as [`least_squares`] does. The problem is reparametrised
+/// to `(θ_a, θ_a - θ_b)` by the columns `c_a + c_b` and `-c_b`, which fit the same values, so
+/// the covariance of the two estimates (they share the data and the other parameters) counts.
+pub fn difference_std_errors(
+    jac: &DMatrix<f64>,
+    resid: &[f64],
+    pairs: &[(usize, usize)],
+) -> Option<Vec<f64>> {
+    let mut j = jac.clone();
+    for &(a, b) in pairs {
+        let cb = jac.column(b).clone_owned();
+        let sum = jac.column(a) + &cb;
+        j.set_column(a, &sum);
+        j.set_column(b, &(-cb));
+    }
+    let u = least_squares(&j, resid, true)?;
+    Some(pairs.iter().map(|&(_, b)| u.std_errors[b]).collect())
+}
 /// Andrews' AR(1) plug-in window for the Bartlett kernel: `1.1447 (alpha m)^(1/3)` with
 /// `alpha = 4 rho² / ((1 - rho)² (1 + rho)²)`, `rho` the lag-one autocorrelation of `r`;
 /// between 1 and a third of the samples.

@@ -39,9 +39,8 @@ impl ModelChoice {
             Some((id, n)) => (id.trim(), Some(n.trim())),
             None => (text.trim(), None),
         };
-        let entry = registry::entry(id).map_err(|e| FitError::Config {
+        let entry = registry::entry(id).map_err(|e| FitError::Setting {
             field: "models".into(),
-            value: f64::NAN,
             rule: e.to_string(),
         })?;
         let fit = match names {
@@ -54,9 +53,8 @@ impl ModelChoice {
             .find(|n| *n != "mass" && !entry.params.iter().any(|p| p.name == n.as_str()))
         {
             let known: Vec<&str> = entry.params.iter().map(|p| p.name).collect();
-            return Err(FitError::Config {
+            return Err(FitError::Setting {
                 field: format!("{id}.{bad}"),
-                value: f64::NAN,
                 rule: format!("is not a parameter of '{id}' (known: {})", known.join(", ")),
             });
         }

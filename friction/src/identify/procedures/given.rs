@@ -12,9 +12,8 @@ pub(crate) fn given_f64(given: &Given, name: &str) -> Result<Option<f64>, FitErr
             .as_f64()
             .filter(|x| x.is_finite())
             .map(Some)
-            .ok_or_else(|| FitError::Config {
+            .ok_or_else(|| FitError::Setting {
                 field: format!("given.{name}"),
-                value: f64::NAN,
                 rule: format!("must be a finite number (got {v})"),
             }),
     }
@@ -65,9 +64,8 @@ pub(crate) fn given_offset(given: &Given) -> Result<Offset, FitError> {
         Some(Value::Bool(true)) => Ok(Offset::Fit),
         Some(v) => match v.as_f64().filter(|x| x.is_finite()) {
             Some(c) => Ok(Offset::Known(c)),
-            None => Err(FitError::Config {
+            None => Err(FitError::Setting {
                 field: "given.offset".into(),
-                value: f64::NAN,
                 rule: format!(
                     "must be true (fit a constant offset), false, or a known offset [N or N m] (got {v})"
                 ),
@@ -99,6 +97,34 @@ pub(crate) fn given_bootstrap(given: &Given) -> Result<Option<(usize, u64)>, Fit
         });
     }
     Ok(Some((n as usize, seed as u64)))
+}
+
+/// A boolean given value, or an error naming it.
+pub(crate) fn given_bool(given: &Given, name: &str) -> Result<Option<bool>, FitError> {
+    match given.get(name) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Bool(b)) => Ok(Some(*b)),
+        Some(v) => Err(FitError::Setting {
+            field: format!("given.{name}"),
+            rule: format!("must be true or false (got {v})"),
+        }),
+    }
+}
+
+/// `given.asymmetric = true` with a fitted offset is refused: over moving samples
+/// `[v > 0] + [v < 0] = 1`, so a constant and the two Coulomb levels trade off exactly.
+pub(crate) fn asymmetric_without_fitted_offset(
+    given: &Given,
+    offset: Offset,
+) -> Result<bool, FitError> {
+    let asymmetric = given_bool(given, "asymmetric")?.unwrap_or(false);
+    if asymmetric && offset.fitted() {
+        return Err(FitError::Setting {
+            field: "given.offset".into(),
+            rule: "cannot be fitted with given.asymmetric = true: a constant offset c and the two Coulomb levels (fc + c, negative.fc - c) explain the data equally well; give a known offset [N or N m] or none".into(),
+        });
+    }
+    Ok(asymmetric)
 }
 
 /// A string given value.

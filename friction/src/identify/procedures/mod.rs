@@ -45,14 +45,19 @@ mod report;
 pub mod ruina_step;
 mod segment;
 pub mod seven_parameter;
+pub mod sides;
 pub mod staircase;
 pub mod static_curve;
 pub mod step_damping;
 pub mod synthetic;
 mod table;
+pub mod validation;
 
 pub use given::Offset;
-pub(crate) use given::{given_bootstrap, given_f64, given_offset, given_positive, given_str};
+pub(crate) use given::{
+    asymmetric_without_fitted_offset, given_bool, given_bootstrap, given_f64, given_offset,
+    given_positive, given_str,
+};
 pub(crate) use report::num;
 pub use report::{FitReport, Provenance};
 pub use table::Table;
@@ -92,9 +97,8 @@ impl Procedure {
                 continue;
             }
             if let ("offset", Some(why)) = (key.as_str(), no_offset(self.name)) {
-                return Err(FitError::Config {
+                return Err(FitError::Setting {
                     field: "given.offset".into(),
-                    value: f64::NAN,
                     rule: format!("is not taken by procedure '{}': {why}", self.name),
                 });
             }
@@ -105,9 +109,8 @@ impl Procedure {
                     if takes.is_empty() { "" } else { ", " }
                 ));
             }
-            return Err(FitError::Config {
+            return Err(FitError::Setting {
                 field: format!("given.{key}"),
-                value: f64::NAN,
                 rule: format!(
                     "is not an option of procedure '{}' (it takes: {})",
                     self.name,

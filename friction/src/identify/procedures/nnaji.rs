@@ -204,9 +204,8 @@ pub fn fit_table(_model: &str, table: &Table, given: &Given) -> Result<FitReport
         None | Some(Value::Null) => Value::Object(Map::new()),
         Some(p @ Value::Object(_)) => p.clone(),
         Some(_) => {
-            return Err(FitError::Config {
+            return Err(FitError::Setting {
                 field: "given.params".into(),
-                value: f64::NAN,
                 rule: "must be a JSON object".into(),
             });
         }
@@ -217,9 +216,8 @@ pub fn fit_table(_model: &str, table: &Table, given: &Given) -> Result<FitReport
         "zb" => fit_zb(&[seg], &params, max_iters, offset)?,
         "tau" => fit_tau(&[seg], &params, max_iters, offset)?,
         "all" => {
-            let split = super::given_f64(given, "presliding_until_s")?.ok_or_else(|| FitError::Config {
+            let split = super::given_f64(given, "presliding_until_s")?.ok_or_else(|| FitError::Setting {
                 field: "given.presliding_until_s".into(),
-                value: f64::NAN,
                 rule: "is needed for step all (rows before it: presliding run; after: frictional-lag run)".into(),
             })?;
             let k = seg.t.partition_point(|&t| t < split);
@@ -232,9 +230,8 @@ pub fn fit_table(_model: &str, table: &Table, given: &Given) -> Result<FitReport
                 friction: seg.friction[a..b].to_vec(),
             };
             let inertia =
-                super::given_positive(given, "inertia")?.ok_or_else(|| FitError::Config {
+                super::given_positive(given, "inertia")?.ok_or_else(|| FitError::Setting {
                     field: "given.inertia".into(),
-                    value: f64::NAN,
                     rule: "is needed for sigma (S3 eq. 33)".into(),
                 })?;
             let mut o = NnajiOptions::new(params, inertia);
@@ -250,9 +247,8 @@ pub fn fit_table(_model: &str, table: &Table, given: &Given) -> Result<FitReport
             )?
         }
         other => {
-            return Err(FitError::Config {
+            return Err(FitError::Setting {
                 field: "given.step".into(),
-                value: f64::NAN,
                 rule: format!("must be zb, tau or all (got {other})"),
             });
         }

@@ -41,6 +41,7 @@ pub use super::segment::{DataUsed, Segment, excitation_velocity};
 
 mod fitting;
 mod given;
+mod held_out;
 mod options;
 mod problem;
 mod refining;
@@ -50,6 +51,7 @@ mod residuals;
 
 pub use fitting::fit;
 pub use given::{OPTIONS, PROCEDURE, fit_table, options_from_given};
+pub use held_out::predict;
 pub use options::{FreeParam, Hold, Method, Options, Replay, Scale};
 pub(super) use problem::model_err;
 pub use problem::{OutputError, Resolved};

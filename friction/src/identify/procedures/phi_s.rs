@@ -173,9 +173,8 @@ pub fn fit(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitEr
     }
     let offset = super::given_offset(given)?;
     if offset.fitted() {
-        return Err(FitError::Config {
+        return Err(FitError::Setting {
             field: "given.offset".into(),
-            value: f64::NAN,
             rule: "phi_s cannot fit an offset (breakaway points alone cannot tell it from the per-direction levels fs, fc); give a known one [N or N m], e.g. from idim_ls or output_error on a time series".into(),
         });
     }

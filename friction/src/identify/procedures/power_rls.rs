@@ -28,6 +28,13 @@
 //! With `given.offset = true` the regression gains a constant term (the filter passes it
 //! unchanged), reported as `offset`; a known offset is subtracted from `u`.
 //!
+//! **Per direction** (`given.asymmetric = true`): the regressors become
+//! `(a, v⁺, [v > 0], v⁻, -[v < 0])` (`v⁺ = max(v, 0)`, `v⁻ = min(v, 0)` of the filtered
+//! speed), the positive side's `fv`, `fc` are reported under `params` and the negative side's
+//! under `params.negative`, and `directions` says whether they differ beyond their standard
+//! errors. A fitted offset is refused with it (it trades off exactly with the two Coulomb
+//! levels).
+//!
 //! **Standard errors.** Once the forgetting factor has reached 1 the estimate is the weighted
 //! least-squares one, so its standard errors are those of the weighted regression at the RLS
 //! estimate ([`stats::least_squares`] on the rows `sqrt(eta) phi`, corrected for serially
@@ -75,6 +82,7 @@ pub const PROCEDURE: Procedure = Procedure {
         "eta",
         "offset",
         "max_gap_steps",
+        "asymmetric",
     ],
     known_params: false,
 };
@@ -227,9 +235,40 @@ pub fn regressors(
     Ok((rows, y))
 }
 
-/// The regressor `j` of row `k` (`[a, v, sgn v]`, then 1 for the offset).
-fn phi(row: &[f64; 3], j: usize) -> f64 {
-    if j < 3 { row[j] } else { 1.0 }
+/// Which regressors a row gives: `[a, v, sgn v]`, or per direction (`given.asymmetric`)
+/// `[a, v⁺, [v > 0], v⁻, -[v < 0]]` (`v⁺ = max(v, 0)`, `v⁻ = min(v, 0)`), then 1 for a
+/// fitted offset.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Design {
+    /// Friction per direction.
+    pub asymmetric: bool,
+    /// A constant term.
+    pub offset: bool,
+}
+
+impl Design {
+    /// Number of regressors.
+    pub fn count(self) -> usize {
+        3 + 2 * usize::from(self.asymmetric) + usize::from(self.offset)
+    }
+
+    /// The regressor `j` of `row` (`[a, v, sgn v]`).
+    pub fn phi(self, row: &[f64; 3], j: usize) -> f64 {
+        let [a, v, s] = *row;
+        if !self.asymmetric {
+            return if j < 3 { row[j] } else { 1.0 };
+        }
+        let on = |positive: bool| s != 0.0 && (s > 0.0) == positive;
+        match j {
+            0 => a,
+            1 if on(true) => v,
+            2 if on(true) => 1.0,
+            3 if on(false) => v,
+            4 if on(false) => -1.0,
+            5 => 1.0,
+            _ => 0.0,
+        }
+    }
 }
 
 /// Runs the weighted RLS over the rows (with a constant column when `offset`); returns
@@ -239,9 +278,9 @@ pub fn estimate(
     y: &[f64],
     w: Weighting,
     alpha: f64,
-    offset: bool,
+    design: Design,
 ) -> Option<Vec<f64>> {
-    let n = if offset { 4 } else { 3 };
+    let n = design.count();
     if rows.iter().filter(|r| w.eta(r[1]) > 0.0).count() < MIN_WEIGHTED {
         return None;
     }
@@ -257,7 +296,7 @@ pub fn estimate(
     let ry = rms(&|i| y[i]);
     let scale: Vec<f64> = (0..n)
         .map(|j| {
-            let r = rms(&|i| phi(&rows[i], j));
+            let r = rms(&|i| design.phi(&rows[i], j));
             if r > 0.0 && ry > 0.0 { ry / r } else { 1.0 }
         })
         .collect();
@@ -265,7 +304,7 @@ pub fn estimate(
     let mut p = vec![0.0; n];
     for (row, y) in rows.iter().zip(y) {
         for (j, pj) in p.iter_mut().enumerate() {
-            *pj = phi(row, j);
+            *pj = design.phi(row, j);
         }
         rls.update(&p, *y, w.eta(row[1]));
     }
@@ -278,8 +317,9 @@ fn uncertainty(
     rows: &[[f64; 3]],
     y: &[f64],
     w: Weighting,
+    design: Design,
     theta: &[f64],
-) -> Option<stats::Uncertainty> {
+) -> Option<(stats::Uncertainty, Option<super::sides::Directions>)> {
     let n = theta.len();
     let used: Vec<(usize, f64)> = rows
         .iter()
@@ -289,23 +329,32 @@ fn uncertainty(
         .collect();
     let jac = nalgebra::DMatrix::from_fn(used.len(), n, |i, j| {
         let (k, s) = used[i];
-        s * phi(&rows[k], j)
+        s * design.phi(&rows[k], j)
     });
     let resid: Vec<f64> = used
         .iter()
         .map(|&(k, s)| {
-            let pred: f64 = (0..n).map(|j| theta[j] * phi(&rows[k], j)).sum();
+            let pred: f64 = (0..n).map(|j| theta[j] * design.phi(&rows[k], j)).sum();
             s * (y[k] - pred)
         })
         .collect();
-    stats::least_squares(&jac, &resid, true)
+    let unc = stats::least_squares(&jac, &resid, true)?;
+    let directions = design.asymmetric.then(|| {
+        let pairs = [("fv", (1, 3)), ("fc", (2, 4))].map(|(name, (p, q))| super::sides::Pair {
+            name,
+            columns: (p, q),
+            values: (theta[p], theta[q]),
+        });
+        super::sides::compare(&jac, &resid, &pairs, unc.n_eff - n as f64)
+    });
+    Some((unc, directions.flatten()))
 }
 
 /// The weighted least-squares solution on the same rows (what the recursion tends to).
-fn batch(rows: &[[f64; 3]], y: &[f64], w: Weighting, n: usize) -> Option<Vec<f64>> {
+fn batch(rows: &[[f64; 3]], y: &[f64], w: Weighting, design: Design) -> Option<Vec<f64>> {
     let a: Vec<Vec<f64>> = rows
         .iter()
-        .map(|r| (0..n).map(|j| phi(r, j)).collect())
+        .map(|r| (0..design.count()).map(|j| design.phi(r, j)).collect())
         .collect();
     let weights: Vec<f64> = rows.iter().map(|r| w.eta(r[1])).collect();
     crate::identify::lsq::solve(&a, y, Some(&weights))
@@ -321,22 +370,24 @@ pub fn fit(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitEr
     let pn = given_positive(given, "p_n")?.unwrap_or(P_N);
     let alpha = given_positive(given, "alpha")?.unwrap_or(ALPHA);
     let offset = given_offset(given)?;
+    let design = Design {
+        asymmetric: super::asymmetric_without_fitted_offset(given, offset)?,
+        offset: offset.fitted(),
+    };
     let how = match given_str(given, "discretisation") {
         None | Some("zoh") => Discretisation::Zoh,
         Some("tustin") => Discretisation::Tustin,
         Some(o) => {
-            return Err(FitError::Config {
+            return Err(FitError::Setting {
                 field: format!("given.discretisation ({o})"),
-                value: f64::NAN,
                 rule: "must be \"zoh\" or \"tustin\"".into(),
             });
         }
     };
     let eta = given_str(given, "eta").unwrap_or("v2");
     if !["one", "threshold", "v2"].contains(&eta) {
-        return Err(FitError::Config {
+        return Err(FitError::Setting {
             field: format!("given.eta ({eta})"),
-            value: f64::NAN,
             rule: "must be \"one\", \"threshold\" or \"v2\"".into(),
         });
     }
@@ -386,13 +437,16 @@ pub fn fit(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitEr
     let mut details = serde_json::Map::new();
     let mut theta = None;
     for w in [Weighting::One, Weighting::Threshold(v_min), Weighting::V2] {
-        let th = estimate(&rows, &y, w, alpha, offset.fitted());
+        let th = estimate(&rows, &y, w, alpha, design);
         let entry = match &th {
             Some(th) => {
                 let mut e =
                     serde_json::json!({"j": num(th[0]), "fv": num(th[1]), "fc": num(th[2])});
+                if design.asymmetric {
+                    e["negative"] = serde_json::json!({"fv": num(th[3]), "fc": num(th[4])});
+                }
                 if offset.fitted() {
-                    e["offset"] = num(th[3]);
+                    e["offset"] = num(th[design.count() - 1]);
                 }
                 e
             }
@@ -410,9 +464,10 @@ pub fn fit(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitEr
         .ok_or_else(|| {
             FitError::Data("power_rls: the estimate is not finite (no excitation?)".into())
         })?;
-    let unc = uncertainty(&rows, &y, chosen, &theta);
+    let (unc, directions) = uncertainty(&rows, &y, chosen, design, &theta).unzip();
+    report.directions = directions.flatten();
     let mut warnings = Vec::new();
-    if let (Some(u), Some(batch)) = (&unc, batch(&rows, &y, chosen, theta.len())) {
+    if let (Some(u), Some(batch)) = (&unc, batch(&rows, &y, chosen, design)) {
         let far = (0..theta.len())
             .map(|j| (theta[j] - batch[j]).abs() / u.std_errors[j].max(f64::MIN_POSITIVE))
             .fold(0.0, f64::max);
@@ -439,8 +494,13 @@ pub fn fit(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitEr
     }
     report.set(fv_name, theta[1], se(1));
     report.set("fc", theta[2], se(2));
+    if design.asymmetric {
+        report.set_negative(fv_name, theta[3], se(3));
+        report.set_negative("fc", theta[4], se(4));
+    }
+    let last = design.count() - 1;
     match offset {
-        Offset::Fit => report.set("offset", theta[3], se(3)),
+        Offset::Fit => report.set("offset", theta[last], se(last)),
         Offset::Known(c) => report.set("offset", c, None),
         Offset::None => {}
     }
@@ -448,7 +508,11 @@ pub fn fit(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitEr
     let resid: Vec<f64> = rows
         .iter()
         .zip(&y)
-        .map(|(r, y)| y - (0..theta.len()).map(|j| theta[j] * phi(r, j)).sum::<f64>())
+        .map(|(r, y)| {
+            y - (0..theta.len())
+                .map(|j| theta[j] * design.phi(r, j))
+                .sum::<f64>()
+        })
         .collect();
     report.mse = Some(resid.iter().map(|e| e * e).sum::<f64>() / rows.len() as f64);
     report.goodness(&y, &resid, theta.len());
@@ -473,6 +537,57 @@ pub fn fit(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitEr
         "standard errors: the weighted regression at the RLS estimate; mse is of the filtered torque, unweighted".into(),
     );
     Ok(report)
+}
+
+/// `(measured, predicted)` filtered force on a held-out `table` (`t, x, u`) by the set of
+/// `report`: the same filter (`p_n`, discretisation) as the fit, every row unweighted.
+pub fn predict(report: &FitReport, table: &Table) -> Result<(Vec<f64>, Vec<f64>), FitError> {
+    let t = table.column("t", PROCEDURE.name)?;
+    let x = table.column("x", PROCEDURE.name)?;
+    let u = table.column("u", PROCEDURE.name)?;
+    let settings = &report.details["settings"];
+    let pn = settings["p_n"].as_f64().unwrap_or(P_N);
+    let how = match settings["discretisation"].as_str() {
+        Some("tustin") => Discretisation::Tustin,
+        _ => Discretisation::Zoh,
+    };
+    let max_gap = given_positive(&report.provenance.given, "max_gap_steps")?.unwrap_or(10.0);
+    need_rows(t.len(), 10, "power_rls")?;
+    let grid = Grid::of(t, max_gap)?;
+    let (tg, x, u) = (grid.times(), grid.sample(t, x), grid.sample(t, u));
+    let (rows, y) = regressors(&tg, &x, &u, pn, how)?;
+    let design = Design {
+        asymmetric: report.params.contains_key("negative"),
+        offset: false,
+    };
+    let fv_name = if report.provenance.model == "lugre" {
+        "sigma2"
+    } else {
+        "fv"
+    };
+    let value = |v: Option<f64>, name: &str| {
+        v.ok_or_else(|| FitError::Bug(format!("power_rls: the report has no value of {name}")))
+    };
+    let mut theta = vec![
+        value(report.param("j"), "j")?,
+        value(report.param(fv_name), fv_name)?,
+        value(report.param("fc"), "fc")?,
+    ];
+    if design.asymmetric {
+        theta.push(value(report.negative_param(fv_name), fv_name)?);
+        theta.push(value(report.negative_param("fc"), "fc")?);
+    }
+    let offset = report.param("offset").unwrap_or(0.0);
+    let predicted = rows
+        .iter()
+        .map(|r| {
+            offset
+                + (0..theta.len())
+                    .map(|j| theta[j] * design.phi(r, j))
+                    .sum::<f64>()
+        })
+        .collect();
+    Ok((y, predicted))
 }
 
 #[cfg(test)]

@@ -36,6 +36,9 @@ pub struct Verdict {
     pub status: Status,
     /// One sentence per problem found.
     pub reasons: Vec<String>,
+    /// With a fit per direction: whether the directions differ beyond their standard errors.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub directions: Option<String>,
 }
 
 /// Condition number of `JᵀJ` after scaling its columns to unit norm (scale-free: a parameter
@@ -208,6 +211,7 @@ pub fn verdict(r: &FitReport) -> Verdict {
             Status::Warning
         },
         reasons,
+        directions: r.directions.as_ref().map(|d| d.summary.clone()),
     }
 }
 

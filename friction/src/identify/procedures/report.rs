@@ -75,8 +75,14 @@ pub struct FitReport {
     /// Schwarz's Bayesian information criterion `n ln(SSE/n) + k ln n`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub bic: Option<f64>,
+    /// With `given.asymmetric = true`: whether the two directions differ, per parameter.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub directions: Option<super::sides::Directions>,
     /// `ok`, or `warning` with the reasons ([`quality::verdict`]).
     pub verdict: quality::Verdict,
+    /// Scores on held-out records (`bench fit --validate`), one per record.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub validation: Vec<super::validation::Validation>,
 }
 
 impl FitReport {
@@ -123,7 +129,9 @@ impl FitReport {
             r2: None,
             aic: None,
             bic: None,
+            directions: None,
             verdict: quality::Verdict::default(),
+            validation: Vec::new(),
         }
     }
 
@@ -180,6 +188,23 @@ impl FitReport {
         self.params.insert(name.into(), num(value));
         if let Some(s) = std_error {
             self.std_errors.insert(name.into(), num(s));
+        }
+    }
+
+    /// Sets a parameter of the negative direction (`params.negative.NAME`) and (optionally)
+    /// its standard error.
+    pub(crate) fn set_negative(&mut self, name: &str, value: f64, std_error: Option<f64>) {
+        let put = |map: &mut Map<String, Value>, v: Value| {
+            if let Value::Object(m) = map
+                .entry("negative")
+                .or_insert_with(|| Value::Object(Map::new()))
+            {
+                m.insert(name.into(), v);
+            }
+        };
+        put(&mut self.params, num(value));
+        if let Some(s) = std_error {
+            put(&mut self.std_errors, num(s));
         }
     }
 

@@ -76,9 +76,8 @@ pub fn options(params: Value) -> Options {
 /// is `aep`.
 pub fn fit(segs: &[Segment], opts: &Options) -> Result<FitReport, FitError> {
     if !matches!(opts.method, Method::Aep { .. }) {
-        return Err(FitError::Config {
+        return Err(FitError::Setting {
             field: "method".into(),
-            value: f64::NAN,
             rule: "must be aep for the aep procedure".into(),
         });
     }

@@ -18,6 +18,9 @@ pub struct BallScrew {
     pub fv: f64,
     /// Coulomb level \[N\].
     pub fc: f64,
+    /// `(fv, fc)` for negative motion when the friction differs by direction (`None`: the
+    /// same both ways).
+    pub negative: Option<(f64, f64)>,
     /// Constant force offset in the measured force \[N\] (the motor must supply it: gravity on an
     /// inclined axis, a drive's bias).
     pub offset: f64,
@@ -39,6 +42,23 @@ pub struct BallScrew {
     pub duration: f64,
     /// Seed of the noise and of the reference moves.
     pub seed: u64,
+    /// The reference the controller follows.
+    pub excitation: Excitation,
+}
+
+/// The position reference of a [`BallScrew`] record.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Excitation {
+    /// Trapezoidal-velocity moves between random positions with dwells (the identification
+    /// record's kind).
+    Moves,
+    /// A sum of three sines about the middle of the stroke with random phases, and force
+    /// pulses of this size \[N\] every 2 s on the axis (a held-out record of another kind, as
+    /// the EMPS validation record is).
+    Sines {
+        /// Size of the force pulses \[N\], each 50 ms long.
+        pulse: f64,
+    },
 }
 
 impl Default for BallScrew {
@@ -60,14 +80,48 @@ impl Default for BallScrew {
             substeps: 10,
             duration: 25.0,
             seed: 1,
+            negative: None,
+            excitation: Excitation::Moves,
         }
     }
 }
 
 impl BallScrew {
-    /// The reference: trapezoidal-velocity moves between random positions in 0.01..0.24 m at
-    /// random speeds of 0.02..0.125 m/s (acceleration 1 m/s²), each followed by a 0.2 s dwell.
+    /// The reference of the excitation.
     fn reference(&self, n: usize, rng: &mut Rng) -> Vec<f64> {
+        match self.excitation {
+            Excitation::Moves => self.moves(n, rng),
+            Excitation::Sines { .. } => {
+                let phase: Vec<f64> = (0..3)
+                    .map(|_| std::f64::consts::TAU * rng.uniform())
+                    .collect();
+                let tone = [(0.06, 0.25), (0.025, 0.9), (0.006, 3.1)];
+                (0..n)
+                    .map(|k| {
+                        let t = k as f64 * self.dt;
+                        0.125
+                            + tone
+                                .iter()
+                                .zip(&phase)
+                                .map(|((a, f), p)| a * (std::f64::consts::TAU * f * t + p).sin())
+                                .sum::<f64>()
+                    })
+                    .collect()
+            }
+        }
+    }
+
+    /// A force pulse on the axis at `t` \[N\] (the sine excitation's disturbance).
+    fn pulse(&self, t: f64) -> f64 {
+        match self.excitation {
+            Excitation::Sines { pulse } if (t % 2.0) >= 1.0 && (t % 2.0) < 1.05 => pulse,
+            _ => 0.0,
+        }
+    }
+
+    /// Trapezoidal-velocity moves between random positions in 0.01..0.24 m at
+    /// random speeds of 0.02..0.125 m/s (acceleration 1 m/s²), each followed by a 0.2 s dwell.
+    fn moves(&self, n: usize, rng: &mut Rng) -> Vec<f64> {
         let (acc, dwell) = (1.0, 0.2);
         let mut q = Vec::with_capacity(n);
         let (mut from, mut t_move, mut plan) = (0.1, 0.0, None::<(f64, f64, f64)>);
@@ -110,11 +164,14 @@ impl BallScrew {
         let qg = self.reference(n, &mut rng);
         let spec = ModelSpec {
             model: "coulomb_viscous".into(),
-            params: serde_json::json!({"fc": self.fc, "fv": self.fv}),
+            params: match self.negative {
+                None => serde_json::json!({"fc": self.fc, "fv": self.fv}),
+                Some((fv, fc)) => serde_json::json!({"fc": self.fc, "fv": self.fv,
+                    "negative": {"fc": fc, "fv": fv}}),
+            },
         };
-        let mut model = build_model(&spec).map_err(|e| FitError::Config {
+        let mut model = build_model(&spec).map_err(|e| FitError::Setting {
             field: "ball screw".into(),
-            value: f64::NAN,
             rule: e.to_string(),
         })?;
         let pp = PlantParams { mass: self.mass };
@@ -140,7 +197,7 @@ impl BallScrew {
             t.push(k as f64 * self.dt);
             x.push(xm);
             u.push(force + self.force_noise * rng.normal());
-            let w = self.disturbance * rng.normal();
+            let w = self.disturbance * rng.normal() + self.pulse(k as f64 * self.dt);
             for _ in 0..self.substeps.max(1) {
                 let a = Applied::force(force - self.offset + w, 0.0);
                 plant::step(model.as_mut(), &pp, &mut st, &a, h);

@@ -167,9 +167,8 @@ fn fit_within_limit(segs: &[Segment], opts: &Options) -> Result<FitReport, FitEr
     let problem = OutputError::new(segs, &with_substeps(&opts, n_sub))?;
     let q0 = problem.start();
     if problem.model_at(&q0).is_none() {
-        return Err(FitError::Config {
+        return Err(FitError::Setting {
             field: "params".into(),
-            value: f64::NAN,
             rule: "the start values break the model's rules".into(),
         });
     }

@@ -43,9 +43,8 @@ pub const OPTIONS: &[&str] = &[
 ];
 
 fn given_err(field: &str, rule: &str) -> FitError {
-    FitError::Config {
+    FitError::Setting {
         field: format!("given.{field}"),
-        value: f64::NAN,
         rule: rule.into(),
     }
 }

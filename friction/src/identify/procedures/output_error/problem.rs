@@ -83,9 +83,8 @@ pub struct OutputError<'a> {
 }
 
 pub(crate) fn model_err(e: BuildError) -> FitError {
-    FitError::Config {
+    FitError::Setting {
         field: "params".into(),
-        value: f64::NAN,
         rule: e.to_string(),
     }
 }
@@ -95,9 +94,8 @@ impl<'a> OutputError<'a> {
     pub fn new(segs: &'a [Segment], opts: &Options) -> Result<OutputError<'a>, FitError> {
         let entry = registry::entry(&opts.model).map_err(model_err)?;
         let Value::Object(mut base) = opts.params.clone() else {
-            return Err(FitError::Config {
+            return Err(FitError::Setting {
                 field: "params".into(),
-                value: f64::NAN,
                 rule: "must be a JSON object".into(),
             });
         };
@@ -111,9 +109,8 @@ impl<'a> OutputError<'a> {
                 Some(
                     v.as_f64()
                         .filter(|x| x.is_finite())
-                        .ok_or_else(|| FitError::Config {
+                        .ok_or_else(|| FitError::Setting {
                             field: "params.offset".into(),
-                            value: f64::NAN,
                             rule: format!("must be a number [N or N m] (got {v})"),
                         })?,
                 )
@@ -141,9 +138,8 @@ impl<'a> OutputError<'a> {
         let mut free = Vec::new();
         for f in &opts.free {
             if free.iter().any(|r: &Resolved| r.name == f.name) {
-                return Err(FitError::Config {
+                return Err(FitError::Setting {
                     field: f.name.clone(),
-                    value: f64::NAN,
                     rule: "is named twice".into(),
                 });
             }
@@ -157,9 +153,8 @@ impl<'a> OutputError<'a> {
             } else {
                 let Some(d) = start.get(&f.name).and_then(Value::as_f64) else {
                     let known: Vec<&str> = entry.params.iter().map(|p| p.name).collect();
-                    return Err(FitError::Config {
+                    return Err(FitError::Setting {
                         field: f.name.clone(),
-                        value: f64::NAN,
                         rule: format!(
                             "is not a numeric parameter of '{}' (known: {})",
                             entry.id,

@@ -94,9 +94,8 @@ pub fn fit(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitEr
             f
         }
         Some(v) => {
-            return Err(FitError::Config {
+            return Err(FitError::Setting {
                 field: "given.negative".into(),
-                value: f64::NAN,
                 rule: format!(
                     "must be an object of the negative direction's known values (got {v})"
                 ),
@@ -104,17 +103,7 @@ pub fn fit(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitEr
         }
     };
     let offset = super::given_offset(given)?;
-    let nested = match given.get("nested") {
-        None | Some(Value::Null) => true,
-        Some(Value::Bool(b)) => *b,
-        Some(_) => {
-            return Err(FitError::Config {
-                field: "given.nested".into(),
-                value: f64::NAN,
-                rule: "must be true or false".into(),
-            });
-        }
-    };
+    let nested = super::given_bool(given, "nested")?.unwrap_or(true);
     let ask = Ask {
         lay: &lay,
         fixed: &fixed,
@@ -240,6 +229,10 @@ fn held(lay: &Layout, given: &Given, prefix: &str) -> Result<[Option<f64>; N], F
                 FitError::Config { field, value, rule } => FitError::Config {
                     field: field.replacen("given.", &format!("given.{prefix}"), 1),
                     value,
+                    rule,
+                },
+                FitError::Setting { field, rule } => FitError::Setting {
+                    field: field.replacen("given.", &format!("given.{prefix}"), 1),
                     rule,
                 },
                 e => e,

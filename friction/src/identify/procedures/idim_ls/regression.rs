@@ -1,0 +1,303 @@
+//! Conditioning a `t, x, u` record for IDIM-LS: resampling, the zero-phase position filter,
+//! central differences and parallel decimation (the module doc of [`super`] gives the rules).
+
+use super::super::{Given, given_bool, given_f64, given_positive, num};
+use super::{BANDWIDTH_FRACTION, CUTOFF_PER_BANDWIDTH, MAX_GAP_STEPS};
+use crate::curve::sgn;
+use crate::identify::FitError;
+use crate::identify::signal::{
+    Butterworth, Grid, central_difference, decimate, occupied_bandwidth,
+};
+use serde_json::{Value, json};
+
+/// The velocity and sign columns of one direction's friction (or of both, pooled).
+#[derive(Clone, Debug)]
+pub struct Side {
+    /// Decimated velocity of this side (`max(v, 0)`, `min(v, 0)`, or `v` pooled).
+    pub v: Vec<f64>,
+    /// Decimated sign of this side (`[v > 0]`, `-[v < 0]`, or `sgn v` pooled), low-passed
+    /// with the others, so not exactly 0 or ±1.
+    pub s: Vec<f64>,
+}
+
+/// The conditioned regression: decimated rows, target `u`, and how it was made.
+#[derive(Clone, Debug)]
+pub struct Regression {
+    /// Decimated acceleration \[m/s² or rad/s²\].
+    pub a: Vec<f64>,
+    /// Decimated velocity (both directions).
+    pub v: Vec<f64>,
+    /// One side pooled, or the positive and the negative side.
+    pub sides: Vec<Side>,
+    /// Decimated force.
+    pub u: Vec<f64>,
+    /// Settings and figures for the provenance.
+    pub settings: serde_json::Map<String, Value>,
+    /// Remarks (resampling).
+    pub notes: Vec<String>,
+}
+
+/// Filters, differentiates and decimates the `t, x, u` columns; `asymmetric` splits the
+/// velocity and its sign by direction before the decimation (the filter is linear, so the
+/// sides add up to the pooled columns).
+pub fn regression(
+    t: &[f64],
+    x: &[f64],
+    u: &[f64],
+    given: &Given,
+    asymmetric: bool,
+) -> Result<Regression, FitError> {
+    let max_gap = given_positive(given, "max_gap_steps")?.unwrap_or(MAX_GAP_STEPS);
+    let grid = Grid::of(t, max_gap)?;
+    let mut notes = Vec::new();
+    if grid.resampled {
+        notes.push(format!(
+            "time stamps not uniform: resampled by linear interpolation on a grid of {:e} s (the median step), {} samples; largest gap {:e} s ending at t = {} s",
+            grid.step, grid.len, grid.largest_gap.0, grid.largest_gap.1
+        ));
+    }
+    let (x, mut u) = (grid.sample(t, x), grid.sample(t, u));
+    let held = given_bool(given, "force_held")?.unwrap_or(false);
+    if held {
+        centre_held(&mut u);
+    }
+    let fs = 1.0 / grid.step;
+    // The bandwidth sets the defaults only: with both given (a held-out record conditioned as
+    // its fit was) its two dozen trial filters are not run.
+    let both_given = given.contains_key("cutoff_hz") && given.contains_key("decimation");
+    let bandwidth = if both_given {
+        None
+    } else {
+        Some(
+            occupied_bandwidth(&u, fs, BANDWIDTH_FRACTION).ok_or_else(|| {
+                FitError::Data("idim_ls: u is constant: the record does not excite the axis".into())
+            })?,
+        )
+    };
+    let cutoff = match (given_positive(given, "cutoff_hz")?, bandwidth) {
+        (Some(c), _) => c,
+        (None, Some(b)) => (CUTOFF_PER_BANDWIDTH * b).min(0.4 * fs),
+        (None, None) => {
+            return Err(FitError::Bug(
+                "idim_ls: no bandwidth for the cut-off".into(),
+            ));
+        }
+    };
+    let decimation = match (given_f64(given, "decimation")?, bandwidth) {
+        (Some(r), _) if r.fract() != 0.0 || r < 1.0 => {
+            return Err(FitError::Config {
+                field: "given.decimation".into(),
+                value: r,
+                rule: "must be a whole number >= 1".into(),
+            });
+        }
+        (Some(r), _) => r as usize,
+        (None, Some(b)) => ((0.8 * 0.5 * fs / (2.0 * b)).round() as usize).max(1),
+        (None, None) => {
+            return Err(FitError::Bug(
+                "idim_ls: no bandwidth for the decimation".into(),
+            ));
+        }
+    };
+    let filter = Butterworth::lowpass(4, cutoff, fs).map_err(|e| match e {
+        FitError::Config { value, rule, .. } => FitError::Config {
+            field: "given.cutoff_hz".into(),
+            value,
+            rule,
+        },
+        e => e,
+    })?;
+    let q = filter.filtfilt(&x);
+    let v = central_difference(&q, grid.step);
+    let a = central_difference(&v, grid.step);
+    let raw = raw_sides(&v, asymmetric);
+    let mut columns: Vec<&[f64]> = vec![&a, &v, &u];
+    for (sv, ss) in &raw {
+        columns.push(sv);
+        columns.push(ss);
+    }
+    let mut cols = decimate(&columns, decimation, fs)?;
+    let lowest = cutoff.min(0.8 * 0.5 * fs / decimation as f64);
+    let border = ((3.0 * fs / lowest).ceil() as usize + 2).div_ceil(decimation);
+    let m = cols[0].len();
+    if m <= 2 * border + 8 {
+        return Err(FitError::Data(format!(
+            "idim_ls: {m} decimated samples, too few after leaving {border} out at each end"
+        )));
+    }
+    for c in &mut cols {
+        c.truncate(m - border);
+        c.drain(..border);
+    }
+    let mut settings = serde_json::Map::new();
+    if let Some(b) = bandwidth {
+        settings.insert("bandwidth_hz".into(), num(b));
+    }
+    settings.insert("cutoff_hz".into(), num(cutoff));
+    settings.insert("decimation".into(), json!(decimation));
+    settings.insert(
+        "filter".into(),
+        json!("butterworth order 4, zero-phase (forward and backward)"),
+    );
+    settings.insert("border_samples".into(), json!(border * decimation));
+    settings.insert("step_s".into(), num(grid.step));
+    settings.insert("resampled".into(), json!(grid.resampled));
+    if held {
+        settings.insert("force_held".into(), json!(true));
+        notes.push("u is a command held over the following step (given.force_held): averaged over consecutive samples, so that it is centred on the position's central differences".into());
+    }
+    notes.push(format!(
+        "{}position filter cut-off {cutoff:.3} Hz{}; decimation {decimation}{}",
+        bandwidth.map_or(String::new(), |b| format!(
+            "bandwidth {b:.3} Hz (99 % of the energy of u); "
+        )),
+        if given.contains_key("cutoff_hz") {
+            " (given)"
+        } else {
+            " (5 x bandwidth)"
+        },
+        if given.contains_key("decimation") {
+            " (given)"
+        } else {
+            " (keeps 2 x bandwidth)"
+        },
+    ));
+    if asymmetric {
+        let margin = (REST_MARGIN_PERIODS * fs / lowest).ceil() as usize;
+        let mask = moving(&v, given, margin)?;
+        let at = (decimation, border);
+        keep_moving(&mut cols, mask, at, given, (&mut settings, &mut notes))?;
+    }
+    let mut cols = cols.into_iter();
+    let mut next = || {
+        cols.next()
+            .ok_or_else(|| FitError::Bug("decimation lost a column".into()))
+    };
+    let (a, v, u) = (next()?, next()?, next()?);
+    let mut sides = Vec::with_capacity(raw.len());
+    for _ in 0..raw.len() {
+        sides.push(Side {
+            v: next()?,
+            s: next()?,
+        });
+    }
+    Ok(Regression {
+        a,
+        v,
+        sides,
+        u,
+        settings,
+        notes,
+    })
+}
+
+/// `u[k] <- (u[k-1] + u[k]) / 2`: a force held from sample `k-1` to `k` and from `k` to `k+1`
+/// acts, on average, over the interval the central differences at `k` span.
+fn centre_held(u: &mut [f64]) {
+    for k in (1..u.len()).rev() {
+        u[k] = 0.5 * (u[k - 1] + u[k]);
+    }
+}
+
+/// The undecimated `(velocity, sign)` columns of each side.
+fn raw_sides(v: &[f64], asymmetric: bool) -> Vec<(Vec<f64>, Vec<f64>)> {
+    if !asymmetric {
+        return vec![(v.to_vec(), v.iter().map(|v| sgn(*v)).collect())];
+    }
+    let pick = |keep: fn(f64) -> bool| -> (Vec<f64>, Vec<f64>) {
+        v.iter()
+            .map(|&v| if keep(v) { (v, sgn(v)) } else { (0.0, 0.0) })
+            .unzip()
+    };
+    vec![pick(|v| v > 0.0), pick(|v| v < 0.0)]
+}
+
+/// Default speed below which a per-direction fit leaves a sample out, as a fraction of the
+/// 99th percentile of the speed.
+pub const V_MIN_FRACTION: f64 = 0.05;
+/// Periods of the lowest cut-off left out on each side of a sample at rest.
+pub const REST_MARGIN_PERIODS: f64 = 3.0;
+
+/// Which samples a per-direction fit keeps: `|v| >= given.v_min` (default [`V_MIN_FRACTION`]
+/// of the 99th percentile of the speed) for `margin` samples on each side. At rest the axis
+/// sticks and the filtered velocity's sign is that of the filter's ringing, so those rows
+/// (and the rows the low-pass filters smear them into) would credit one direction with the
+/// force of the other. Returns the mask and `v_min`.
+fn moving(v: &[f64], given: &Given, margin: usize) -> Result<(Vec<bool>, f64), FitError> {
+    let mut speeds: Vec<f64> = v.iter().map(|v| v.abs()).collect();
+    speeds.sort_by(f64::total_cmp);
+    let v99 = speeds[((speeds.len() - 1) as f64 * 0.99) as usize];
+    let v_min = given_positive(given, "v_min")?.unwrap_or(V_MIN_FRACTION * v99);
+    let mut keep = vec![true; v.len()];
+    for (k, _) in v.iter().enumerate().filter(|(_, v)| v.abs() < v_min) {
+        let (a, b) = (k.saturating_sub(margin), (k + margin + 1).min(v.len()));
+        keep[a..b].fill(false);
+    }
+    Ok((keep, v_min))
+}
+
+/// Leaves out the decimated rows (every `r`-th sample, less `border` at each end) at rest by
+/// `mask`, recording how many.
+fn keep_moving(
+    cols: &mut [Vec<f64>],
+    (mask, v_min): (Vec<bool>, f64),
+    (r, border): (usize, usize),
+    given: &Given,
+    (settings, notes): (&mut serde_json::Map<String, Value>, &mut Vec<String>),
+) -> Result<(), FitError> {
+    let keep: Vec<bool> = (0..cols[0].len())
+        .map(|i| mask.get((i + border) * r).copied().unwrap_or(false))
+        .collect();
+    let kept = keep.iter().filter(|k| **k).count();
+    if kept < 16 {
+        return Err(FitError::Config {
+            field: "given.v_min".into(),
+            value: v_min,
+            rule: format!(
+                "leaves {kept} decimated samples in motion (need 16): lower it, or record longer moves"
+            ),
+        });
+    }
+    for c in cols.iter_mut() {
+        let mut k = keep.iter();
+        c.retain(|_| *k.next().unwrap_or(&false));
+    }
+    settings.insert("v_min".into(), num(v_min));
+    notes.push(format!(
+        "per direction: {} of {} decimated samples at rest or within a filter period of rest (|v| < {v_min:e}{}) left out",
+        keep.len() - kept,
+        keep.len(),
+        if given.contains_key("v_min") { ", given" } else { ", 5 % of the speed's 99th percentile" }
+    ));
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_sides_add_up_to_the_pooled_columns_after_decimation() {
+        let v: Vec<f64> = (0..2000).map(|k| (k as f64 * 0.01).sin() + 0.1).collect();
+        let pooled = raw_sides(&v, false);
+        let split = raw_sides(&v, true);
+        let cols = |s: &[(Vec<f64>, Vec<f64>)]| -> Vec<Vec<f64>> {
+            let c: Vec<&[f64]> = s.iter().flat_map(|(a, b)| [&a[..], &b[..]]).collect();
+            decimate(&c, 10, 1000.0).unwrap()
+        };
+        let (p, s) = (cols(&pooled), cols(&split));
+        assert!(s[1].iter().any(|x| *x > 0.5) && s[3].iter().any(|x| *x < -0.5));
+        for k in 0..p[0].len() {
+            assert!((s[0][k] + s[2][k] - p[0][k]).abs() < 1e-9);
+            assert!((s[1][k] + s[3][k] - p[1][k]).abs() < 1e-9);
+        }
+    }
+
+    #[test]
+    fn rest_and_its_margin_are_left_out() {
+        let v = [1.0, 1.0, 1.0, 0.0, 1.0, 1.0, 1.0, 1.0];
+        let (keep, v_min) = moving(&v, &Given::new(), 1).unwrap();
+        assert_eq!(v_min, 0.05);
+        assert_eq!(keep, [true, true, false, false, false, true, true, true]);
+    }
+}
