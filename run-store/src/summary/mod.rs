@@ -122,7 +122,7 @@ struct PendingSet {
 
 impl Store {
     /// Derives the summary rows of every result and parameter set stored before summaries
-    /// existed (or by a process that did not write them), [`BACKFILL_BATCH`] records per
+    /// existed (or by a process that did not write them), 500 records per
     /// transaction; returns how many records it summarised. Runs when a store opens.
     pub async fn backfill_summaries(&self) -> Result<u64, Error> {
         let mut done = 0;
