@@ -26,8 +26,11 @@ CREATE TABLE run_summaries (
     std_error REAL,
     PRIMARY KEY (run_id, set_id, model, param, idx)
 );
+-- A trend of one bench, and of one model's fits on every bench (covering: a baseline's mean
+-- reads no table row); drift from a tag's runs (covering, one seek per tagged run).
 CREATE INDEX run_summaries_bench_trend ON run_summaries (param, bench_id, at);
-CREATE INDEX run_summaries_trend ON run_summaries (param, at);
+CREATE INDEX run_summaries_trend ON run_summaries (param, model, at, bench_id, value);
+CREATE INDEX run_summaries_drift ON run_summaries (param, model, run_id, value, bench_id, at);
 CREATE INDEX run_summaries_set ON run_summaries (set_id);
 
 ALTER TABLE results ADD COLUMN summarised INTEGER NOT NULL DEFAULT 0;

@@ -62,10 +62,10 @@ impl Store {
                      WHERE param = $1 AND model = $2 AND at >= $3 AND at < $4
                      GROUP BY bench_id)
                  SELECT s.run_id, s.bench_id, s.at, s.value, b.mean
-                 FROM run_summaries s
+                 FROM run_tags t CROSS JOIN run_summaries s
                  JOIN base b ON b.bench_id = s.bench_id
-                 JOIN run_tags t ON t.run_id = s.run_id AND t.tag = $5
-                 WHERE s.param = $1 AND s.model = $2 AND abs(s.value - b.mean) > $6 * abs(b.mean)
+                 WHERE t.tag = $5 AND s.run_id = t.run_id AND s.param = $1 AND s.model = $2
+                     AND abs(s.value - b.mean) > $6 * abs(b.mean)
                  ORDER BY s.at, s.run_id",
             )
             .bind(&q.param)
