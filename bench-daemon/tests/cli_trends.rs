@@ -74,13 +74,15 @@ fn check_trend(doc: &Value, ids: &[i64]) {
     );
 }
 
+/// `bench trends --param fs --db DB ARGS...`.
+fn trends(db: &str, args: &[&str]) -> std::process::Output {
+    bench(&[&["trends", "--param", "fs", "--db", db], args].concat())
+}
+
 fn trends_on(db: &str) {
     let ids = fill(db);
-    let o = bench(&[
-        "trends", "--param", "fs", "--model", "lugre", "--db", db, "--json",
-    ]);
-    check_trend(&json(&o), &ids);
-    let o = bench(&["trends", "--param", "fs", "--bench", "b12", "--db", db]);
+    check_trend(&json(&trends(db, &["--model", "lugre", "--json"])), &ids);
+    let o = trends(db, &["--bench", "b12"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let text = stdout(&o);
     assert_eq!(text.matches(" OUT ").count(), 1, "{text}");
@@ -89,37 +91,17 @@ fn trends_on(db: &str) {
         "{text}"
     );
     // A 20 % band from the points up to the 2nd: nothing lies outside.
-    let o = bench(&[
-        "trends",
-        "--param",
-        "fs",
-        "--db",
+    let band = ["--json", "--band", "0.2", "--baseline-until", "2026-02-02"];
+    let doc = json(&trends(
         db,
-        "--json",
-        "--band",
-        "0.2",
-        "--baseline-until",
-        "2026-02-02",
-        "--until",
-        "2026-02-28",
-    ]);
-    let doc = json(&o);
+        &[&band[..], &["--until", "2026-02-28"]].concat(),
+    ));
+    let limits = &doc["series"][0]["limits"];
     assert_eq!(
-        (
-            doc["outside"].as_u64(),
-            doc["series"][0]["limits"]["baseline_points"].as_u64()
-        ),
+        (doc["outside"].as_u64(), limits["baseline_points"].as_u64()),
         (Some(0), Some(2))
     );
-    let o = bench(&[
-        "trends",
-        "--param",
-        "fs",
-        "--db",
-        db,
-        "--since",
-        "yesterday",
-    ]);
+    let o = trends(db, &["--since", "yesterday"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("since"), "{}", stderr(&o));
 }

@@ -162,6 +162,30 @@ async fn measured_rows_come_from_the_results_and_bad_filters_name_their_field(en
         got,
         [(1.4, Some(0.05), "breakaway"), (1.7, None, "breakaway")]
     );
+    // A sweep's curve: one series per position on it (the n-th velocity of every run).
+    for &id in &ids {
+        let point = |v: f64| {
+            json!({"setpoint_rad_s": v, "velocity_rad_s": v,
+            "mean_torque_nm": 1.0 + v, "std_torque_nm": 0.01, "n": 100})
+        };
+        let sweep = json!({"kind": "constant_velocity_sweep", "positive": [point(0.1), point(1.0)],
+            "negative": []});
+        store.save_results(id, &sweep).await.unwrap();
+    }
+    let curve = store
+        .trend(&TrendQuery {
+            model: None,
+            ..query("steady_state_torque_nm")
+        })
+        .await
+        .unwrap();
+    let series: Vec<_> = curve
+        .series
+        .iter()
+        .map(|s| (s.idx, s.points, s.limits.mean))
+        .collect();
+    assert_eq!(series, [(0, 2, Some(1.1)), (1, 2, Some(2.0))]);
+    assert_eq!(curve.points[1].x, Some(1.0));
     let err = store
         .trend(&TrendQuery {
             since: Some("01/02/2026".into()),

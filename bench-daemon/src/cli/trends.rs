@@ -19,8 +19,8 @@ pub struct TrendsArgs {
     db: DbArgs,
     /// Print JSON: `param`, `model`, `bench`, `since`, `until`, `points` (each `run_id`,
     /// `bench_id`, `at`, `source`, `model`, `idx`, `x`, `value`, `std_error`,
-    /// `parameter_set_id`, `tags`, `outside`), `series` (each `bench_id`, `model`, `points`,
-    /// `limits`), `outside`.
+    /// `parameter_set_id`, `tags`, `outside`), `series` (each `bench_id`, `model`, `idx`,
+    /// `points`, `limits`), `outside`.
     #[arg(long)]
     json: bool,
 }
@@ -161,10 +161,15 @@ fn print(w: &mut impl Write, t: &Trend) -> std::io::Result<()> {
             .as_deref()
             .map(|n| format!(" ({n})"))
             .unwrap_or_default();
+        let (name, at) = match (s.model.as_str(), s.idx) {
+            ("", 0) => (t.param.as_str(), String::new()),
+            ("", k) => (t.param.as_str(), format!(" point {k}")),
+            (model, _) => (model, String::new()),
+        };
         writeln!(
             w,
-            "bench {} {}: {} points, limits {limits} ({method} of {} baseline points){note}",
-            s.bench_id, s.model, s.points, l.baseline_points
+            "bench {} {name}{at}: {} points, limits {limits} ({method} of {} baseline points){note}",
+            s.bench_id, s.points, l.baseline_points
         )?;
     }
     writeln!(

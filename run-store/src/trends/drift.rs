@@ -4,10 +4,11 @@
 
 use super::{check_name, end_of};
 use crate::Error;
-use crate::backend::on;
+use crate::backend::{Dialect, on};
 use crate::store::{Store, normalise_time};
 use schemars::JsonSchema;
 use serde::Serialize;
+use sqlx::AssertSqlSafe;
 
 /// What drift to look for.
 #[derive(Clone, Debug, PartialEq)]
@@ -55,28 +56,33 @@ impl Store {
         }
         let since = normalise_time("baseline_since", &q.baseline_since)?;
         let until = end_of("baseline_until", &q.baseline_until)?;
-        let rows: Vec<(i64, String, String, f64, f64)> = on!(self.reader(), |p, DB| {
-            sqlx::query_as(
+        let text: String = on!(self.reader(), |p, DB| {
+            let sql = format!(
                 "WITH base AS (
                      SELECT bench_id, avg(value) AS mean FROM run_summaries
                      WHERE param = $1 AND model = $2 AND at >= $3 AND at < $4
                      GROUP BY bench_id)
-                 SELECT s.run_id, s.bench_id, s.at, s.value, b.mean
-                 FROM run_tags t CROSS JOIN run_summaries s
-                 JOIN base b ON b.bench_id = s.bench_id
-                 WHERE t.tag = $5 AND s.run_id = t.run_id AND s.param = $1 AND s.model = $2
-                     AND abs(s.value - b.mean) > $6 * abs(b.mean)
-                 ORDER BY s.at, s.run_id",
-            )
-            .bind(&q.param)
-            .bind(&q.model)
-            .bind(&since)
-            .bind(&until)
-            .bind(&q.tag)
-            .bind(q.fraction)
-            .fetch_all(p)
-            .await?
+                 SELECT {} FROM (
+                     SELECT s.run_id, s.bench_id, s.at, s.value, b.mean
+                     FROM run_tags t CROSS JOIN run_summaries s
+                     JOIN base b ON b.bench_id = s.bench_id
+                     WHERE t.tag = $5 AND s.run_id = t.run_id AND s.param = $1
+                         AND s.model = $2 AND abs(s.value - b.mean) > $6 * abs(b.mean)
+                 ) drifted",
+                DB::json_rows("run_id, bench_id, at, value, mean")
+            );
+            sqlx::query_scalar(AssertSqlSafe(sql))
+                .bind(&q.param)
+                .bind(&q.model)
+                .bind(&since)
+                .bind(&until)
+                .bind(&q.tag)
+                .bind(q.fraction)
+                .fetch_one(p)
+                .await?
         });
+        let mut rows: Vec<(i64, String, String, f64, f64)> = serde_json::from_str(&text)?;
+        rows.sort_by(|a, b| (&a.2, a.0).cmp(&(&b.2, b.0)));
         Ok(rows
             .into_iter()
             .map(|(run_id, bench_id, at, value, baseline_mean)| DriftPoint {

@@ -1,7 +1,8 @@
 //! Trends: one parameter over many runs (`bench trends`, `GET /api/trends`), read from the
 //! summary rows. One point per run (per model and, for a curve's parameter, per point of the
-//! curve), in time order, with its standard error, run, tags and parameter set; per bench and
-//! model, control limits from a baseline and the points outside them flagged.
+//! curve), in time order, with its standard error, run, tags and parameter set; per bench,
+//! model and curve position, control limits from a baseline and the points outside them
+//! flagged.
 
 use crate::Error;
 use crate::backend::on;
@@ -110,13 +111,16 @@ pub struct TrendPoint {
     pub outside: Option<bool>,
 }
 
-/// The points of one bench and model.
+/// The points of one bench and model (and, for a curve's parameter, one position on the
+/// curve: the runs' n-th steady-state point).
 #[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
 pub struct Series {
     /// The bench.
     pub bench_id: String,
     /// The model ('' for a measurement).
     pub model: String,
+    /// The curve position its points share (0 for a fit or a single value).
+    pub idx: i64,
     /// Its points.
     pub points: usize,
     /// Its limits.
@@ -237,18 +241,17 @@ fn same_point(p: &TrendPoint, r: &Joined) -> bool {
     p.run_id == r.run_id && p.model == r.model && p.idx == i64::from(r.idx)
 }
 
-/// Draws each series' limits from its baseline (the points before `cut`, or its first
-/// `baseline.points`) and flags every point against its series'.
+/// Groups the points by bench, model and curve position, draws each series' limits from its
+/// baseline (the points before `cut`, or its first `baseline.points`) and flags every point
+/// against its series'.
 fn flag(points: &mut [TrendPoint], baseline: &Baseline, cut: Option<&str>) -> Vec<Series> {
-    let mut by_series: BTreeMap<(String, String), Vec<usize>> = BTreeMap::new();
+    let mut by_series: BTreeMap<(String, String, i64), Vec<usize>> = BTreeMap::new();
     for (i, p) in points.iter().enumerate() {
-        by_series
-            .entry((p.bench_id.clone(), p.model.clone()))
-            .or_default()
-            .push(i);
+        let key = (p.bench_id.clone(), p.model.clone(), p.idx);
+        by_series.entry(key).or_default().push(i);
     }
     let mut series = Vec::new();
-    for ((bench_id, model), idx) in by_series {
+    for ((bench_id, model, position), idx) in by_series {
         let base: Vec<&TrendPoint> = match cut {
             Some(cut) => idx
                 .iter()
@@ -273,6 +276,7 @@ fn flag(points: &mut [TrendPoint], baseline: &Baseline, cut: Option<&str>) -> Ve
         series.push(Series {
             bench_id,
             model,
+            idx: position,
             points: idx.len(),
             limits,
         });
