@@ -54,6 +54,9 @@ enum Command {
     Users(cli::users::UsersCommand),
     /// Who did what: the audit log of every mutating request, newest first.
     Audit(cli::audit::AuditArgs),
+    /// One parameter over many runs: a point per fitted run with its standard error, control
+    /// limits from a baseline and the points outside them flagged.
+    Trends(cli::trends::TrendsArgs),
     /// Serve the bench over REST (queue, schedule, live stream, dashboard) until Ctrl-C.
     Serve(cli::serve::ServeArgs),
     /// Print the shell completion script (bash, zsh, fish, elvish, powershell).
@@ -115,6 +118,7 @@ fn main() -> ExitCode {
         Command::FaultReset(args) => cli::fault_reset::run(&args),
         Command::Estop(args) => cli::estop::run(&args),
         Command::Audit(args) => cli::audit::run(&args),
+        Command::Trends(args) => cli::trends::run(&args),
         Command::Users(cmd) => cli::users::run(&cmd),
         Command::Completions(args) => cli::shell::completions(&args, Cli::command()),
         Command::Man(args) => cli::shell::man(&args, Cli::command()),

@@ -12,6 +12,7 @@ mod cli_runs;
 mod cli_serve;
 mod cli_shell;
 mod cli_sim;
+mod cli_trends;
 mod compensation;
 mod daemon;
 mod devices;

@@ -149,6 +149,9 @@ pub(crate) trait Dialect {
     /// The JSON log in `column` (`interruption_log` or `run_log`) with one entry appended,
     /// from the placeholders `$at`, `$t`, `$reason`.
     fn log_append(column: &str, at: u8, t: u8, reason: u8) -> String;
+    /// An aggregate of every row as one JSON array text of arrays of `columns` (a large
+    /// answer in one row: sqlx hands SQLite's rows over one at a time, at several µs each).
+    fn json_rows(columns: &str) -> String;
 }
 
 impl Dialect for Sqlite {
@@ -159,6 +162,9 @@ impl Dialect for Sqlite {
              'reason', ${reason}))"
         )
     }
+    fn json_rows(columns: &str) -> String {
+        format!("json_group_array(json_array({columns}))")
+    }
 }
 
 impl Dialect for Postgres {
@@ -168,6 +174,9 @@ impl Dialect for Postgres {
             "({column}::jsonb || jsonb_build_array(jsonb_build_object('at', ${at}::text, \
              't', ${t}::float8, 'reason', ${reason}::text)))::text"
         )
+    }
+    fn json_rows(columns: &str) -> String {
+        format!("coalesce(json_agg(json_build_array({columns})), '[]')::text")
     }
 }
 

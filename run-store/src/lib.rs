@@ -17,6 +17,9 @@
 //! [`Store::schedules`] ([`ScheduleEntry`]).
 //! Fits and comparisons: [`Store::add_parameter_set`] → [`ParameterSet`] (by id or name),
 //! [`Store::add_comparison`] ([`NewComparison`] → [`Comparison`], listed per run).
+//! Trends: results and fits leave summary rows (bench, run, time, model, parameter, value,
+//! standard error); [`Store::trend`] ([`TrendQuery`] → [`Trend`], with [`Limits`]) and
+//! [`Store::drift`] ([`DriftQuery`] → [`DriftPoint`]) read them.
 //! A lab: [`Store::push`] copies finished runs, sets and comparisons into another store
 //! ([`PushReport`]), verified by [`Store::sample_checksum`]; [`Store::for_bench`] scopes the
 //! queue, its settings and the schedule to one bench of a shared store.
@@ -62,6 +65,8 @@ mod queue;
 mod reason;
 mod recorder;
 mod store;
+mod summary;
+mod trends;
 mod types;
 
 pub use annotations::{
@@ -84,6 +89,10 @@ pub use recorder::{
     Batch, BatchSender, Dropped, Event, Finish, Recorder, RecorderConfig, RecorderSummary,
 };
 pub use store::{INTERRUPTED_REASON, Store};
+pub use trends::{
+    Band, Baseline, DEFAULT_BASELINE_POINTS, DriftPoint, DriftQuery, Limits, Series, Trend,
+    TrendPoint, TrendQuery,
+};
 pub use types::{
     Comparison, IMPORTED_KIND, LogEntry, NewComparison, NewRun, ParameterSet, Run, RunFilter,
     RunPage, RunStatus, RunSummary, Sample, SampleQuery, SampleSet, TimingStats,

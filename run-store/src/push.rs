@@ -330,10 +330,11 @@ impl Store {
                     "INSERT INTO results (run_id, analysis, created_at) VALUES ($1, $2, $3)",
                 )
                 .bind(new_id)
-                .bind(analysis)
+                .bind(&analysis)
                 .bind(created_at)
                 .execute(&mut *tx)
                 .await?;
+                crate::summary::write_results(tx.conn(), new_id, &analysis).await?;
             }
             tx.commit().await?;
             Ok(Some((new_id, checksum)))
@@ -437,11 +438,12 @@ impl Store {
         let mut copied = Copied::default();
         for set in sets {
             let provenance = translate_provenance(&set.provenance, set.id, ids, self.location())?;
-            let done = on!(target.writer(), |p, DB| {
-                sqlx::query(
+            let inserted = on!(target.writer(), |p, DB| {
+                let mut tx = p.begin().await?;
+                let id: Option<i64> = sqlx::query_scalar(
                     "INSERT INTO parameter_sets (uuid, name, model_id, params, provenance,
                          created_at)
-                     VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (uuid) DO NOTHING",
+                     VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (uuid) DO NOTHING RETURNING id",
                 )
                 .bind(&set.uuid)
                 .bind(&set.name)
@@ -449,11 +451,16 @@ impl Store {
                 .bind(&set.params)
                 .bind(&provenance)
                 .bind(&set.created_at)
-                .execute(p)
-                .await?
-                .rows_affected()
+                .fetch_optional(&mut *tx)
+                .await?;
+                if let Some(id) = id {
+                    let (model, params) = (&set.model_id, &set.params);
+                    crate::summary::write_set(tx.conn(), id, model, params, &provenance).await?;
+                }
+                tx.commit().await?;
+                id.is_some()
             });
-            copied.count(done == 1);
+            copied.count(inserted);
         }
         Ok(copied)
     }

@@ -6,7 +6,7 @@ use run_store::{INTERRUPTED_REASON, Recorder, RecorderConfig, RunStatus, SampleQ
 use std::time::Duration;
 
 /// The tables of a store, on either engine.
-const TABLES: [&str; 14] = [
+const TABLES: [&str; 15] = [
     "audit_log",
     "bench_settings",
     "campaign_runs",
@@ -17,6 +17,7 @@ const TABLES: [&str; 14] = [
     "parameter_sets",
     "queue_items",
     "results",
+    "run_summaries",
     "run_tags",
     "runs",
     "samples",
@@ -67,7 +68,8 @@ async fn migrations_apply_on_a_fresh_file_in_wal_mode() {
             (11, true),
             (12, true),
             (13, true),
-            (14, true)
+            (14, true),
+            (15, true)
         ]
     );
     let mode: String = sqlx::query_scalar("PRAGMA journal_mode")
@@ -242,7 +244,8 @@ async fn migrations_apply_on_a_fresh_postgres_database() {
             (11, true),
             (12, true),
             (13, true),
-            (14, true)
+            (14, true),
+            (15, true)
         ]
     );
     conn.close().await.unwrap();

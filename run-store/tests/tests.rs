@@ -11,4 +11,5 @@ mod reasons;
 mod recorder;
 mod recovery;
 mod run_log;
+mod trends;
 mod util;

@@ -8,6 +8,7 @@ import { queuePage } from './pages/queue';
 import { runsPage, runPage } from './pages/runs';
 import { modelsPage } from './pages/models';
 import { characterisePage, campaignPage } from './pages/characterise';
+import { trendsPage } from './pages/trends';
 
 type Page = (root: HTMLElement, arg?: string) => (() => void) | void;
 
@@ -20,6 +21,7 @@ const routes: [RegExp, Page, string][] = [
   [/^#\/models$/, modelsPage, 'Models & fits'],
   [/^#\/characterise\/(\d+)$/, campaignPage, 'Campaign'],
   [/^#\/characterise$/, characterisePage, 'Characterise'],
+  [/^#\/trends$/, trendsPage, 'Trends'],
 ];
 
 let cleanup: (() => void) | void;

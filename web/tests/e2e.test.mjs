@@ -559,6 +559,32 @@ test('models & fits: the models listed; a static-curve fit on the run, drawn on 
   await replay.screenshot({ path: path.join(shots, 'fit-replay.png') });
 });
 
+test('trends: a fitted parameter over the runs, plotted per bench with its limits, each point linked to its run; a bad date named', async () => {
+  const sets = (await api('/api/parameter-sets?model=coulomb_viscous')).json;
+  const fittedRuns = new Set(sets.flatMap((s) => s.provenance?.runs ?? []));
+  const expected = (await api('/api/trends?param=fc&model=coulomb_viscous')).json;
+  assert.equal(expected.points.length, fittedRuns.size, 'one point per fitted run');
+  await go('trends');
+  await page.fill('#trends-param', 'fc');
+  await page.fill('#trends-model', 'coulomb_viscous');
+  await page.click('#trends-form button[type=submit]');
+  await page.waitForSelector('#trends-table tbody tr');
+  assert.equal(await page.locator('#trends-table tbody tr').count(), expected.points.length);
+  const first = expected.points[0];
+  const plot = page.locator(`[data-testid="trend-plot-${first.bench_id}"]`);
+  await plot.locator('canvas').waitFor();
+  assert.equal(Number(await plot.getAttribute('data-points')), expected.points.filter((p) => p.bench_id === first.bench_id).length);
+  assert.match(await page.textContent('#trends-summary'), new RegExp(`${expected.points.length} points, ${expected.outside} outside`));
+  await shot('trends');
+  await page.click(`#trends-table a[href="#/runs/${first.run_id}"]`);
+  await page.waitForSelector('main[data-page="Run"]');
+  await go('trends');
+  await page.fill('#trends-since', '2026-13-01');
+  await page.click('#trends-form button[type=submit]');
+  await page.waitForSelector('#trends-out [role=alert]');
+  assert.match(await page.textContent('#trends-out [role=alert]'), /since/);
+});
+
 test('a comparison: a ranked table with a model column and a bar chart of validation errors', async () => {
   const r = await api('/api/comparisons', {
     method: 'POST',

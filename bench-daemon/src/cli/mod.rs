@@ -17,6 +17,7 @@ pub mod perf_fit;
 pub mod perf_floor;
 pub mod perf_http;
 pub mod perf_import;
+pub mod perf_lab;
 pub mod perf_loop;
 pub mod perf_modbus;
 pub mod perf_routes;
@@ -36,6 +37,7 @@ pub mod serve;
 pub mod shell;
 pub mod sim;
 pub mod simulate;
+pub mod trends;
 pub mod users;
 
 pub use crate::InputError;

@@ -37,6 +37,9 @@ pub enum PerfCommand {
     /// `bench runs list --tag` over 100 000 runs, beside the plain list (goals: p99 <= 1 ms;
     /// <= 50 ms).
     Audit(super::perf_audit::PerfAuditArgs),
+    /// A lab's questions over 100 000 runs on 50 benches: one bench's trend over 90 days and
+    /// the drift of the runs tagged good (goals: <= 50 ms; <= 100 ms).
+    Lab(super::perf_lab::PerfLabArgs),
 }
 
 /// Arguments of `bench perf fit`.
@@ -81,6 +84,7 @@ pub fn run(cmd: &PerfCommand) -> anyhow::Result<()> {
         PerfCommand::Serve(args) => super::perf_serve::run(args),
         PerfCommand::Characterise(args) => super::perf_characterise::run(args),
         PerfCommand::Audit(args) => super::perf_audit::run(args),
+        PerfCommand::Lab(args) => super::perf_lab::run(args),
     }
 }
 

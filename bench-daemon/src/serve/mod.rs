@@ -52,6 +52,7 @@ pub mod params;
 pub mod queue;
 pub mod runs;
 pub mod schedule;
+pub mod trends;
 // The routes together.
 pub mod router;
 

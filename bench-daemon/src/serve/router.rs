@@ -30,6 +30,7 @@ fn routes() -> ApiRouter<AppState> {
         .merge(super::live::routes())
         .merge(super::metrics::routes())
         .merge(super::audit::routes())
+        .merge(super::trends::routes())
         .api_route(
             "/api/openapi.json",
             get_with(openapi, |op| op.summary("This document")),

@@ -59,7 +59,7 @@ enum Pools {
 impl Store {
     /// Opens the store at `location` for the process that records runs (the daemon, `bench
     /// run`): creates a missing SQLite file (and its directory), applies the migrations of its
-    /// engine, then marks `interrupted` every run left `running` that no live process records
+    /// engine, derives the summary rows an older store lacks, then marks `interrupted` every run left `running` that no live process records
     /// (their committed samples stay). [`Store::interrupted_at_open`] lists them. Runs another
     /// live process records (it holds their lock) are left alone. Readers use
     /// [`Store::open_existing`].
@@ -94,12 +94,14 @@ impl Store {
             Location::Sqlite(path) => connect_sqlite(path, create).await?,
             Location::Postgres(url) => connect_postgres(url).await?,
         };
-        Ok(Store {
+        let store = Store {
             location,
             pools,
             interrupted: Vec::new(),
             bench: "".into(),
-        })
+        };
+        store.backfill_summaries().await?;
+        Ok(store)
     }
 
     /// Marks `interrupted` the `running` runs no live process records (another recorder's

@@ -2,7 +2,7 @@
 
 use super::Store;
 use crate::Error;
-use crate::backend::{now_text, on};
+use crate::backend::{AsConn, now_text, on};
 use crate::types::ParameterSet;
 use sqlx::FromRow;
 
@@ -19,7 +19,8 @@ pub(crate) struct ParameterSetRow {
 }
 
 impl Store {
-    /// Stores a parameter set; returns its id.
+    /// Stores a parameter set with its summary rows (under the run it was fitted to); returns
+    /// its id.
     pub async fn add_parameter_set(
         &self,
         name: &str,
@@ -31,8 +32,9 @@ impl Store {
             serde_json::to_string(params)?,
             serde_json::to_string(provenance)?,
         );
-        Ok(on!(self.writer(), |p, DB| {
-            sqlx::query_scalar(
+        on!(self.writer(), |p, DB| {
+            let mut tx = p.begin().await?;
+            let id: i64 = sqlx::query_scalar(
                 "INSERT INTO parameter_sets (uuid, name, model_id, params, provenance, created_at)
                  VALUES ($1, $2, $3, $4, $5, $6) RETURNING id",
             )
@@ -42,9 +44,12 @@ impl Store {
             .bind(&params)
             .bind(&provenance)
             .bind(now_text())
-            .fetch_one(p)
-            .await?
-        }))
+            .fetch_one(&mut *tx)
+            .await?;
+            crate::summary::write_set(tx.conn(), id, model_id, &params, &provenance).await?;
+            tx.commit().await?;
+            Ok(id)
+        })
     }
 
     /// Parameter sets, newest first, optionally of one model only.

@@ -13,7 +13,7 @@ impl Store {
     pub async fn create_run(&self, run: &NewRun) -> Result<i64, Error> {
         on!(self.writer(), |p, DB| {
             let mut conn = p.acquire().await?;
-            insert_run(conn.conn(), run).await
+            insert_run(conn.conn(), run, &now_text()).await
         })
     }
 
@@ -23,8 +23,28 @@ impl Store {
         on!(self.writer(), |p, DB| {
             let mut tx = p.begin().await?;
             let mut ids = Vec::with_capacity(runs.len());
+            let at = now_text();
             for run in runs {
-                ids.push(insert_run(tx.conn(), run).await?);
+                ids.push(insert_run(tx.conn(), run, &at).await?);
+            }
+            tx.commit().await?;
+            Ok(ids)
+        })
+    }
+
+    /// Creates `queued` runs in one transaction as [`Store::create_runs`] does, each created at
+    /// its given time (YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ, UTC): recordings made earlier, such
+    /// as the months of history `bench perf lab` generates. Returns their ids in order.
+    pub async fn create_runs_at(&self, runs: &[(NewRun, String)]) -> Result<Vec<i64>, Error> {
+        let times = runs
+            .iter()
+            .map(|(_, at)| super::normalise_time("created_at", at))
+            .collect::<Result<Vec<_>, _>>()?;
+        on!(self.writer(), |p, DB| {
+            let mut tx = p.begin().await?;
+            let mut ids = Vec::with_capacity(runs.len());
+            for ((run, _), at) in runs.iter().zip(&times) {
+                ids.push(insert_run(tx.conn(), run, at).await?);
             }
             tx.commit().await?;
             Ok(ids)
@@ -127,11 +147,12 @@ impl Store {
         found(id, done)
     }
 
-    /// Stores (or replaces) the analysis results of a run.
+    /// Stores (or replaces) the analysis results of a run, with their summary rows.
     pub async fn save_results(&self, id: i64, analysis: &serde_json::Value) -> Result<(), Error> {
         self.require_run(id).await?;
         let analysis = serde_json::to_string(analysis)?;
         on!(self.writer(), |p, DB| {
+            let mut tx = p.begin().await?;
             sqlx::query(
                 "INSERT INTO results (run_id, analysis, created_at) VALUES ($1, $2, $3)
                  ON CONFLICT (run_id) DO UPDATE SET analysis = excluded.analysis,
@@ -140,8 +161,10 @@ impl Store {
             .bind(id)
             .bind(&analysis)
             .bind(now_text())
-            .execute(p)
+            .execute(&mut *tx)
             .await?;
+            crate::summary::write_results(tx.conn(), id, &analysis).await?;
+            tx.commit().await?;
         });
         Ok(())
     }
@@ -217,7 +240,7 @@ pub(crate) async fn set_timing(
     Ok(())
 }
 
-async fn insert_run(conn: ConnRef<'_>, run: &NewRun) -> Result<i64, Error> {
+async fn insert_run(conn: ConnRef<'_>, run: &NewRun, at: &str) -> Result<i64, Error> {
     let text = (
         serde_json::to_string(&run.spec)?,
         serde_json::to_string(&run.bench_config)?,
@@ -240,7 +263,7 @@ async fn insert_run(conn: ConnRef<'_>, run: &NewRun) -> Result<i64, Error> {
         .bind(&run.notes)
         .bind(&text.3)
         .bind(run.period_s)
-        .bind(now_text())
+        .bind(at)
         .fetch_one(c)
         .await?
     }))
