@@ -301,7 +301,7 @@ impl DaqProfile {
         self.registers.values()
     }
 
-    /// The register family member `name`[`index`] (e.g. `AIN#`, 3 → AIN3's address).
+    /// The address of member `index` of the family `name` (e.g. `AIN#`, 3 → AIN3's address).
     pub fn address(&self, name: &str, index: u16) -> Result<u16, Error> {
         let r = self.register(name)?;
         r.at(index).ok_or_else(|| Error::Unsupported {
