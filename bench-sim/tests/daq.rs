@@ -60,6 +60,14 @@ fn turn(bench: &TestBench) {
     b.advance(0.3);
 }
 
+/// This project's DAQ client, connected to the emulation.
+async fn client(daq: &DaqSim) -> (Arc<protocols::DaqProfile>, DaqClient) {
+    let profile = Arc::new(shipped_t7().unwrap());
+    let timeout = Duration::from_secs(2);
+    let c = DaqClient::connect(daq.endpoints().modbus, Arc::clone(&profile), timeout).await;
+    (profile, c.unwrap())
+}
+
 fn expected_volts(bench: &TestBench) -> f64 {
     bench.sim.bench().feedback().sensor_torque_nm / DaqSimOptions::default().nm_per_v + OFFSET_V
 }
@@ -158,14 +166,7 @@ async fn async_labjack_streams_the_emulated_t7_with_its_calibration() {
 async fn the_daq_client_configures_reads_and_streams_every_scan() {
     let (bench, daq) = t7().await;
     turn(&bench);
-    let profile = Arc::new(shipped_t7().unwrap());
-    let mut c = DaqClient::connect(
-        daq.endpoints().modbus,
-        Arc::clone(&profile),
-        Duration::from_secs(2),
-    )
-    .await
-    .unwrap();
+    let (profile, mut c) = client(&daq).await;
     let ain = AinConfig {
         range_v: 10.0,
         negative_ch: None,
@@ -234,14 +235,7 @@ async fn the_daq_client_configures_reads_and_streams_every_scan() {
 #[tokio::test]
 async fn a_stream_the_device_cannot_run_is_refused_before_it_starts() {
     let (_bench, daq) = t7().await;
-    let profile = Arc::new(shipped_t7().unwrap());
-    let mut c = DaqClient::connect(
-        daq.endpoints().modbus,
-        Arc::clone(&profile),
-        Duration::from_secs(2),
-    )
-    .await
-    .unwrap();
+    let (_, mut c) = client(&daq).await;
     let config = StreamConfig {
         scan_rate_hz: 60_000.0,
         scan_list: vec![0, 2],
