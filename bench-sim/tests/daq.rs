@@ -254,3 +254,52 @@ async fn a_stream_the_device_cannot_run_is_refused_before_it_starts() {
     );
     daq.shutdown().await;
 }
+
+/// Nobody reads the stream: the device buffer (4096 bytes, 2048 one-address scans) fills and
+/// the T7 goes into auto-recovery, discarding scans. Once a reader connects the buffer drains,
+/// packets carry "auto-recover active" (2940) and then "auto-recover end" (2941) with the
+/// number of scans skipped, which the tracker adds to its scan clock.
+#[tokio::test]
+async fn an_unread_stream_recovers_and_reports_the_scans_it_skipped() {
+    let (_bench, daq) = t7().await;
+    let mut lj = LabjackClient::connect(daq.endpoints().modbus)
+        .await
+        .unwrap();
+    let config = StreamConfigBuilder::default()
+        .num_addresses(1)
+        .scan_rate(4000.0)
+        .auto_target(1)
+        .samples_per_packet(64)
+        .build()
+        .unwrap();
+    lj.start_stream(&config, vec![AIN0.into()]).await.unwrap();
+    while daq.stream_stats().skipped == 0 {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let mut socket = tokio::net::TcpStream::connect(daq.endpoints().stream)
+        .await
+        .unwrap();
+    let codes = shipped_t7().unwrap().stream.status;
+    let mut tracker = protocols::daq::StreamTracker::default();
+    let mut statuses = Vec::new();
+    while tracker.recoveries == 0 {
+        use tokio::io::AsyncReadExt;
+        let mut header = [0u8; protocols::daq::HEADER_BYTES];
+        socket.read_exact(&mut header).await.unwrap();
+        let mut data = vec![0u8; 2 * protocols::daq::StreamPacket::sample_count(&header).unwrap()];
+        socket.read_exact(&mut data).await.unwrap();
+        let packet = protocols::daq::StreamPacket::decode(&header, &data).unwrap();
+        statuses.push(packet.status);
+        assert!(statuses.len() < 10_000, "no auto-recover end in 10 000 packets");
+        tracker.account(&packet, 1, &codes, u32::MAX).unwrap();
+    }
+    assert!(
+        statuses.contains(&codes.auto_recover_active),
+        "{statuses:?}"
+    );
+    assert_eq!(statuses.last(), Some(&codes.auto_recover_end));
+    assert!(tracker.skipped_scans > 0);
+    assert!(tracker.skipped_scans <= daq.stream_stats().skipped);
+    lj.stop_stream().await.unwrap();
+    daq.shutdown().await;
+}
