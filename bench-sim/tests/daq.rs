@@ -290,7 +290,10 @@ async fn an_unread_stream_recovers_and_reports_the_scans_it_skipped() {
         socket.read_exact(&mut data).await.unwrap();
         let packet = protocols::daq::StreamPacket::decode(&header, &data).unwrap();
         statuses.push(packet.status);
-        assert!(statuses.len() < 10_000, "no auto-recover end in 10 000 packets");
+        assert!(
+            statuses.len() < 10_000,
+            "no auto-recover end in 10 000 packets"
+        );
         tracker.account(&packet, 1, &codes, u32::MAX).unwrap();
     }
     assert!(
@@ -301,5 +304,38 @@ async fn an_unread_stream_recovers_and_reports_the_scans_it_skipped() {
     assert!(tracker.skipped_scans > 0);
     assert!(tracker.skipped_scans <= daq.stream_stats().skipped);
     lj.stop_stream().await.unwrap();
+    daq.shutdown().await;
+}
+
+/// A drive in analog mode: DAC0 is its torque input, (volts − 2.5 V) × 0.4 N m/V.
+#[tokio::test]
+async fn dac0_commands_the_drive_torque_in_analog_mode() {
+    let bench = TestBench::virtual_time(Link::Tcp).await;
+    let analog = bench_sim::daq::AnalogCommand {
+        center_v: 2.5,
+        nm_per_v: 0.4,
+    };
+    let options = DaqSimOptions {
+        analog_command: Some(analog),
+        ..DaqSimOptions::default()
+    };
+    let any = "127.0.0.1:0".parse().unwrap();
+    let b = Arc::clone(bench.sim.bench());
+    let daq = DaqSim::start(b, shipped_t7().unwrap(), options, any, any)
+        .await
+        .unwrap();
+    let plant = bench.sim.bench();
+    for a in [Action::Enable, Action::SetMode(Mode::Torque)] {
+        assert!(plant.apply(a));
+    }
+    let (_, mut c) = client(&daq).await;
+    c.write_dac(0, 3.0).await.unwrap();
+    assert!(
+        (plant.feedback().setpoint - 0.2).abs() < 1e-6,
+        "{}",
+        plant.feedback().setpoint
+    );
+    c.write_dac(0, 2.5).await.unwrap();
+    assert_eq!(plant.feedback().setpoint, 0.0);
     daq.shutdown().await;
 }
