@@ -309,17 +309,11 @@ async fn rtu_wire_timing_at_19200_baud() {
     assert!(ideal > 0.0);
 }
 
-/// The Delta's emulation needs its 10 ms of silence before every frame, as the drive does
-/// ("before and after the transmission in RTU mode, 10 ms of silent interval is needed"): a
-/// client keeping the profile's gap is answered every time; one keeping only t3.5 sends its
-/// next request into the Delta's silence, which the drive does not hear, and times out.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_emulated_delta_hears_only_after_its_silent_interval() {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../profiles/delta-asda-a2.toml"
-    );
-    let delta = Arc::new(protocols::Profile::load(path).unwrap());
+/// A drive profile of `profiles/` and the simulated bench emulating it over RTU (virtual time,
+/// the wire timing of 115200 baud).
+async fn rtu_drive(file: &str) -> (Arc<protocols::Profile>, bench_sim::SimBench) {
+    let path = format!("{}/../profiles/{file}", env!("CARGO_MANIFEST_DIR"));
+    let profile = Arc::new(protocols::Profile::load(&path).unwrap());
     let sim = bench_sim::SimBench::start(bench_sim::SimConfig {
         clock: bench_sim::Clock::Virtual {
             per_request_s: TICK_S,
@@ -330,6 +324,16 @@ async fn the_emulated_delta_hears_only_after_its_silent_interval() {
     })
     .await
     .unwrap();
+    (profile, sim)
+}
+
+/// The Delta's emulation needs its 10 ms of silence before every frame, as the drive does
+/// ("before and after the transmission in RTU mode, 10 ms of silent interval is needed"): a
+/// client keeping the profile's gap is answered every time; one keeping only t3.5 sends its
+/// next request into the Delta's silence, which the drive does not hear, and times out.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_emulated_delta_hears_only_after_its_silent_interval() {
+    let (delta, sim) = rtu_drive("delta-asda-a2.toml").await;
     let ep = sim.endpoints();
     let (_, stats) = sim.line().unwrap();
     let kpp = delta.signal("kpp").unwrap();
@@ -366,21 +370,7 @@ async fn the_emulated_delta_hears_only_after_its_silent_interval() {
 /// the panel would.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_emulated_v90_enables_and_takes_a_speed_over_rtu() {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../profiles/siemens-sinamics-v90.toml"
-    );
-    let v90 = Arc::new(protocols::Profile::load(path).unwrap());
-    let sim = bench_sim::SimBench::start(bench_sim::SimConfig {
-        clock: bench_sim::Clock::Virtual {
-            per_request_s: TICK_S,
-        },
-        rtu: Some(bench_sim::RtuConfig::default()),
-        drive_profile: Some(path.into()),
-        ..bench_sim::SimConfig::default()
-    })
-    .await
-    .unwrap();
+    let (v90, sim) = rtu_drive("siemens-sinamics-v90.toml").await;
     let bench = Arc::clone(sim.bench());
     bench.apply(bench_sim::Action::SetMode(bench_sim::Mode::Velocity));
     let ep = sim.endpoints();
