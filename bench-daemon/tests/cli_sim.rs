@@ -42,6 +42,52 @@ fn sim_prints_its_endpoints_serves_and_stops_on_ctrl_c() {
     assert!(status.success(), "exit {status:?}");
 }
 
+/// `bench sim --daq t7` serves a LabJack T7 in front of the bench: the DAQ client finds a T7
+/// (PRODUCT_ID 7) and reads the torque amplifier's offset on AIN0; the drive bus still answers.
+#[test]
+fn sim_serves_a_t7_daq_beside_the_drive_bus() {
+    let (mut child, ep) = start_sim(&[
+        "--daq",
+        "t7",
+        "--daq-options",
+        r#"{"offset_v": 2.0, "noise_v": 0}"#,
+    ]);
+    assert_eq!(ep["daq"]["kind"], "t7");
+    let modbus: std::net::SocketAddr = ep["daq"]["modbus"].as_str().unwrap().parse().unwrap();
+    std::net::TcpStream::connect(ep["daq"]["stream"].as_str().unwrap())
+        .expect("stream port accepts");
+    std::net::TcpStream::connect(ep["tcp"].as_str().unwrap()).expect("drive bus accepts");
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let volts = rt.block_on(async {
+        let profile = std::sync::Arc::new(bench_sim::daq::shipped_t7().unwrap());
+        let timeout = std::time::Duration::from_secs(5);
+        let mut c = protocols::DaqClient::connect(modbus, profile, timeout)
+            .await
+            .unwrap();
+        c.read_ain(0).await.unwrap()
+    });
+    // At rest the sensor reads its noise (σ 2 mN m = 4 mV at 0.5 N m/V): 2 V within 10 σ.
+    assert!((volts - 2.0).abs() < 0.04, "AIN0 {volts} V");
+    let e = Command::new(env!("CARGO_BIN_EXE_bench"))
+        .args(["sim", "--daq", "t7", "--daq-options", r#"{"offset": 2.0}"#])
+        .output()
+        .unwrap();
+    assert!(!e.status.success());
+    assert!(
+        stderr(&e).contains("--daq-options") && stderr(&e).contains("offset"),
+        "{}",
+        stderr(&e)
+    );
+    Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(child.wait().unwrap().success());
+}
+
 #[test]
 fn sim_rejects_a_bad_truth_naming_the_parameter() {
     let o = bench(&[

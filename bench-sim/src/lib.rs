@@ -42,6 +42,7 @@
 #![warn(unreachable_pub)]
 
 pub mod bench;
+pub mod daq;
 pub mod device;
 pub mod faults;
 pub mod image;

@@ -337,6 +337,49 @@ mod tests {
         assert_eq!(load(None, false).unwrap().watchdog_at_power_on_s, None);
     }
 
+    /// The SINAMICS V90 emulated from its profile: the status word (40110, PDU 109) shows ready,
+    /// then operation enabled once the control word (40100, PDU 99) has bit 0, then the fault
+    /// bit on a trip; the speed setpoint (40101) in 0x4000 = 100 % reaches the plant as rad/s.
+    #[test]
+    fn the_v90_enables_by_its_control_word_and_takes_its_scaled_speed_setpoint() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../profiles/siemens-sinamics-v90.toml"
+        );
+        let mut d = load(Some(Path::new(path)), false).unwrap();
+        let mut sim = Sim::new(SimParams::default(), &default_truth()).unwrap();
+        // Speed control is set on the panel (p29003), not over the bus.
+        sim.apply(Action::SetMode(crate::physics::Mode::Velocity));
+        assert_eq!(
+            word(&mut d, &mut sim, 109) & 0x000F,
+            0x0001,
+            "ready, not enabled"
+        );
+        d.map
+            .serve(&Request::WriteSingleRegister(99, 1), &mut sim)
+            .unwrap();
+        assert_eq!(
+            word(&mut d, &mut sim, 109) & 0x000F,
+            0x0005,
+            "operation enabled"
+        );
+        d.map
+            .serve(&Request::WriteSingleRegister(100, 0x2000), &mut sim)
+            .unwrap();
+        let rad_s = 1500.0 * std::f64::consts::TAU / 60.0;
+        assert!(
+            (sim.feedback().setpoint - rad_s).abs() < 1e-9,
+            "{}",
+            sim.feedback().setpoint
+        );
+        sim.apply(Action::Trip);
+        assert_eq!(
+            word(&mut d, &mut sim, 109) & 0x0008,
+            0x0008,
+            "fault present"
+        );
+    }
+
     #[test]
     fn the_shipped_simulated_drive_keeps_cia_402() {
         let mut d = load(None, false).unwrap();

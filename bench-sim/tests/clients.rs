@@ -309,17 +309,11 @@ async fn rtu_wire_timing_at_19200_baud() {
     assert!(ideal > 0.0);
 }
 
-/// The Delta's emulation needs its 10 ms of silence before every frame, as the drive does
-/// ("before and after the transmission in RTU mode, 10 ms of silent interval is needed"): a
-/// client keeping the profile's gap is answered every time; one keeping only t3.5 sends its
-/// next request into the Delta's silence, which the drive does not hear, and times out.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_emulated_delta_hears_only_after_its_silent_interval() {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../profiles/delta-asda-a2.toml"
-    );
-    let delta = Arc::new(protocols::Profile::load(path).unwrap());
+/// A drive profile of `profiles/` and the simulated bench emulating it over RTU (virtual time,
+/// the wire timing of 115200 baud).
+async fn rtu_drive(file: &str) -> (Arc<protocols::Profile>, bench_sim::SimBench) {
+    let path = format!("{}/../profiles/{file}", env!("CARGO_MANIFEST_DIR"));
+    let profile = Arc::new(protocols::Profile::load(&path).unwrap());
     let sim = bench_sim::SimBench::start(bench_sim::SimConfig {
         clock: bench_sim::Clock::Virtual {
             per_request_s: TICK_S,
@@ -330,6 +324,16 @@ async fn the_emulated_delta_hears_only_after_its_silent_interval() {
     })
     .await
     .unwrap();
+    (profile, sim)
+}
+
+/// The Delta's emulation needs its 10 ms of silence before every frame, as the drive does
+/// ("before and after the transmission in RTU mode, 10 ms of silent interval is needed"): a
+/// client keeping the profile's gap is answered every time; one keeping only t3.5 sends its
+/// next request into the Delta's silence, which the drive does not hear, and times out.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_emulated_delta_hears_only_after_its_silent_interval() {
+    let (delta, sim) = rtu_drive("delta-asda-a2.toml").await;
     let ep = sim.endpoints();
     let (_, stats) = sim.line().unwrap();
     let kpp = delta.signal("kpp").unwrap();
@@ -356,5 +360,36 @@ async fn the_emulated_delta_hears_only_after_its_silent_interval() {
     let answered = reads(1.75).await;
     assert!(answered < 5, "t3.5 only: {answered} of 5 answered");
     assert!(stats.unheard() >= 1, "{}", stats.unheard());
+    sim.shutdown().await;
+}
+
+/// The SINAMICS V90 emulated from its profile over RTU with the wire timing of 115200 baud,
+/// driven by the project's drive client: servo on by the control word (40100), speed setpoint
+/// in 0x4000 = 100 % (40101) reaching the plant, the status word (40110) read back, servo off.
+/// Speed control is a panel setting (p29003) on the V90, so the test sets the plant's mode as
+/// the panel would.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_emulated_v90_enables_and_takes_a_speed_over_rtu() {
+    let (v90, sim) = rtu_drive("siemens-sinamics-v90.toml").await;
+    let bench = Arc::clone(sim.bench());
+    bench.apply(bench_sim::Action::SetMode(bench_sim::Mode::Velocity));
+    let ep = sim.endpoints();
+    let cfg = LinkConfig::serial(ep.rtu.as_deref().unwrap(), ep.baud, &v90);
+    let link = Link::open(cfg).await.unwrap().shared();
+    let mut drive = Drive::new(Arc::clone(&v90), link)
+        .unwrap()
+        .with_unit(ep.drive_unit);
+    assert_eq!(drive.read_feedback().await.unwrap().enabled, Some(false));
+    drive.enable().await.unwrap();
+    assert_eq!(drive.read_feedback().await.unwrap().enabled, Some(true));
+    assert!(bench.feedback().enabled);
+    drive.command_in(Mode::Velocity, 10.0).await.unwrap();
+    // One count is 3000/16384 rpm ≈ 0.019 rad/s.
+    let set = bench.feedback().setpoint;
+    assert!((set - 10.0).abs() < 0.01, "setpoint {set} rad/s");
+    let e = drive.command_in(Mode::Velocity, 400.0).await.unwrap_err();
+    assert!(e.is_limit(), "{e}");
+    drive.disable().await.unwrap();
+    assert!(!bench.feedback().enabled);
     sim.shutdown().await;
 }

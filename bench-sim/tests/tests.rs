@@ -2,6 +2,7 @@
 
 mod bus;
 mod clients;
+mod daq;
 mod faults;
 mod interop;
 mod plant;

@@ -30,6 +30,7 @@
 #![warn(unreachable_pub, missing_debug_implementations)]
 #![forbid(unsafe_code)]
 
+pub mod daq;
 mod device;
 mod drive;
 mod error;
@@ -38,6 +39,7 @@ mod sensor;
 pub mod timing;
 mod transport;
 
+pub use daq::{DaqClient, DaqProfile, DaqStream};
 pub use device::{DeviceIo, SignalValue};
 pub use drive::{Drive, DriveFeedback};
 pub use sensor::{TorqueReading, TorqueSensor};

@@ -60,6 +60,53 @@ pub struct SimArgs {
     /// without them it runs at normal priority and says so on start.
     #[arg(long, default_value_t = 48, value_name = "N", value_parser = clap::value_parser!(u8).range(0..=98))]
     pub realtime_priority: u8,
+    /// Also serve a DAQ in front of the bench (`t7`: a LabJack T7 from profiles/labjack-t7.toml,
+    /// over Modbus TCP, with its hardware-timed stream); the drive and sensor stay on --tcp/--rtu.
+    #[arg(long, value_enum, value_name = "KIND")]
+    pub daq: Option<DaqKind>,
+    /// The DAQ's Modbus TCP address (default: --tcp's host, any free port; a real T7 uses 502).
+    #[arg(long, value_name = "ADDR", requires = "daq")]
+    pub daq_tcp: Option<SocketAddr>,
+    /// The DAQ's stream address (default: the DAQ's host, any free port; a real T7 uses 702).
+    #[arg(long, value_name = "ADDR", requires = "daq")]
+    pub daq_stream: Option<SocketAddr>,
+    /// What is wired to the DAQ (torque amplifier input and scale, noise, analog command):
+    /// JSON or @file, keys of `bench_sim::daq::DaqSimOptions`.
+    #[arg(long, value_name = "JSON|@FILE", requires = "daq")]
+    pub daq_options: Option<String>,
+}
+
+/// DAQs `bench sim` can emulate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum DaqKind {
+    /// LabJack T7.
+    T7,
+}
+
+/// The DAQ to serve: its profile, what is wired to it, and where it listens.
+struct DaqPlan {
+    options: bench_sim::daq::DaqSimOptions,
+    modbus: SocketAddr,
+    stream: SocketAddr,
+}
+
+fn daq_plan(args: &SimArgs, bus: Option<SocketAddr>) -> anyhow::Result<Option<DaqPlan>> {
+    let Some(DaqKind::T7) = args.daq else {
+        return Ok(None);
+    };
+    let options = match &args.daq_options {
+        Some(p) => serde_json::from_value(json_arg("--daq-options", p)?)
+            .map_err(|e| InputError(format!("--daq-options: {e}")))?,
+        None => bench_sim::daq::DaqSimOptions::default(),
+    };
+    let host = bus.map_or([127, 0, 0, 1].into(), |a| a.ip());
+    let modbus = args.daq_tcp.unwrap_or(SocketAddr::new(host, 0));
+    let stream = args.daq_stream.unwrap_or(SocketAddr::new(modbus.ip(), 0));
+    Ok(Some(DaqPlan {
+        options,
+        modbus,
+        stream,
+    }))
 }
 
 /// Builds the simulator configuration from the arguments.
@@ -117,6 +164,7 @@ pub fn sim_params(flag: &str, text: Option<&str>) -> anyhow::Result<SimParams> {
 /// on start.
 pub fn run(args: &SimArgs) -> anyhow::Result<()> {
     let config = config(args)?;
+    let daq_plan = daq_plan(args, config.tcp)?;
     // Every thread of the runtime (and the physics thread, which inherits it) at that priority.
     let (rt, refused) = crate::control::realtime_runtime(
         tokio::runtime::Builder::new_multi_thread().enable_all(),
@@ -133,6 +181,17 @@ pub fn run(args: &SimArgs) -> anyhow::Result<()> {
         if let Some(note) = refused() {
             eprintln!("bench sim: {note}");
         }
+        let daq = match daq_plan {
+            Some(d) => {
+                let profile = bench_sim::daq::shipped_t7()?;
+                let b = sim.bench().clone();
+                Some(
+                    bench_sim::daq::DaqSim::start(b, profile, d.options, d.modbus, d.stream)
+                        .await?,
+                )
+            }
+            None => None,
+        };
         let ep = sim.endpoints();
         println!(
             "{}",
@@ -143,8 +202,20 @@ pub fn run(args: &SimArgs) -> anyhow::Result<()> {
                 "drive_unit": ep.drive_unit,
                 "sensor_unit": ep.sensor_unit,
                 "truth": truth,
+                "daq": daq.as_ref().map(|d| serde_json::json!({
+                    "kind": "t7",
+                    "modbus": d.endpoints().modbus.to_string(),
+                    "stream": d.endpoints().stream.to_string(),
+                })),
             })
         );
+        if let Some(d) = &daq {
+            let e = d.endpoints();
+            eprintln!(
+                "bench sim: LabJack T7 on Modbus TCP {} (stream packets on {})",
+                e.modbus, e.stream
+            );
+        }
         if let Some(a) = ep.tcp {
             eprintln!(
                 "bench sim: Modbus TCP on {a} (drive unit {}, torque sensor unit {})",
@@ -161,6 +232,9 @@ pub fn run(args: &SimArgs) -> anyhow::Result<()> {
         tokio::select! {
             _ = interrupt.recv() => {}
             _ = terminate.recv() => {}
+        }
+        if let Some(d) = daq {
+            d.shutdown().await;
         }
         sim.shutdown().await;
         anyhow::Ok(())

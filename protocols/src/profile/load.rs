@@ -32,7 +32,8 @@ impl Profile {
     }
 }
 
-/// Loads every `*.toml` in `dir` (sorted by name).
+/// Loads every drive and sensor `*.toml` in `dir` (sorted by name); DAQ profiles
+/// (`kind = "daq"`) are skipped, [`crate::DaqProfile::load`] reads them.
 pub fn load_dir(dir: impl AsRef<Path>) -> Result<Vec<Profile>, Error> {
     let dir = dir.as_ref();
     let rd = std::fs::read_dir(dir).map_err(|e| {
@@ -50,6 +51,10 @@ pub fn load_dir(dir: impl AsRef<Path>) -> Result<Vec<Profile>, Error> {
     let mut seen = HashSet::new();
     let mut out = Vec::new();
     for p in paths {
+        // DAQ profiles have their own loader (crate::daq::DaqProfile).
+        if std::fs::read_to_string(&p).is_ok_and(|t| crate::daq::is_daq_text(&t)) {
+            continue;
+        }
         let prof = Profile::load(&p)?;
         if !seen.insert(prof.device.name.clone()) {
             return Err(Error::profile(

@@ -1,0 +1,200 @@
+//! A LabJack T7 emulated in front of the simulated bench, over real Modbus TCP: the torque
+//! amplifier's ±10 V output on an analog input (with its noise), the encoder on the quadrature
+//! counter, DAC0 as the drive's analog torque command when the drive is in analog mode, and the
+//! hardware-timed stream sending spontaneous packets on its own port. Every address comes from
+//! the DAQ profile (`profiles/labjack-t7.toml`), as the drives' and sensors' come from theirs.
+//!
+//! ```text
+//! DaqProfile ──► DaqImage (stored registers, AIN ← sensor torque, counter ← encoder)
+//!   ──► DaqService (FC03/04/06/16, Modbus Feedback 76) ──► serve_tcp
+//!   STREAM_ENABLE = 1 ──► stream thread (scan clock, device buffer, auto-recovery) ──► port
+//! ```
+
+mod image;
+mod service;
+mod stream;
+
+use crate::bench::Bench;
+use crate::faults::Faults;
+use crate::physics::Action;
+use image::DaqImage;
+use protocols::daq::DaqProfile;
+pub use service::DaqService;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use stream::StreamCtl;
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+
+/// The shipped T7 profile (`profiles/labjack-t7.toml`).
+pub const LABJACK_T7_TOML: &str = include_str!("../../../profiles/labjack-t7.toml");
+
+/// The shipped T7 profile, parsed.
+pub fn shipped_t7() -> Result<DaqProfile, protocols::Error> {
+    DaqProfile::from_toml_str(LABJACK_T7_TOML, "profiles/labjack-t7.toml")
+}
+
+/// The drive's analog torque input wired to DAC0: torque = (volts − `center_v`) × `nm_per_v`.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AnalogCommand {
+    /// DAC voltage of zero torque \[V\] (DAC0 is unipolar).
+    pub center_v: f64,
+    /// Torque per volt \[N m/V\].
+    pub nm_per_v: f64,
+}
+
+/// What is wired to the emulated DAQ.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct DaqSimOptions {
+    /// The AIN the torque amplifier drives.
+    pub torque_ain: u16,
+    /// The amplifier's scale \[N m per V\] (±10 V ↔ ±`10 × nm_per_v` N m).
+    pub nm_per_v: f64,
+    /// The amplifier's output at zero torque \[V\].
+    pub offset_v: f64,
+    /// The amplifier's noise, standard deviation \[V\] (on top of the sensor's own).
+    pub noise_v: f64,
+    /// Noise seed.
+    pub seed: u64,
+    /// DAC0 commands the drive's torque (analog mode); `None`: the drive stays on Modbus.
+    pub analog_command: Option<AnalogCommand>,
+}
+
+impl Default for DaqSimOptions {
+    fn default() -> Self {
+        DaqSimOptions {
+            torque_ain: 0,
+            nm_per_v: 0.5,
+            offset_v: 0.0,
+            noise_v: 0.001,
+            seed: 1,
+            analog_command: None,
+        }
+    }
+}
+
+/// What the service and the stream thread share.
+#[derive(Debug)]
+pub(crate) struct DaqShared {
+    pub(crate) profile: DaqProfile,
+    pub(crate) bench: Arc<Bench>,
+    pub(crate) options: DaqSimOptions,
+    image: Mutex<DaqImage>,
+    stream: StreamCtl,
+}
+
+impl DaqShared {
+    pub(crate) fn lock(&self) -> MutexGuard<'_, DaqImage> {
+        self.image.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Side effects of a write: the stream starts and stops, DAC0 commands the drive.
+    pub(crate) fn after_write(
+        self: &Arc<Self>,
+        name: &str,
+        raw: u32,
+    ) -> Result<(), tokio_modbus::ExceptionCode> {
+        match name {
+            "STREAM_ENABLE" if raw == 1 => stream::start(self),
+            "STREAM_ENABLE" => {
+                self.stream.stop();
+                Ok(())
+            }
+            "DAC#" => {
+                if let Some(a) = self.options.analog_command {
+                    let dac0 = self.profile.address("DAC#", 0).ok();
+                    let v = f64::from(f32::from_bits(self.lock().stored(&self.profile, "DAC#", 0)));
+                    if dac0.is_some() {
+                        self.bench
+                            .apply(Action::Torque((v - a.center_v) * a.nm_per_v));
+                    }
+                }
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+/// Where the emulated DAQ listens.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+pub struct DaqEndpoints {
+    /// Modbus TCP (a real T7: port 502).
+    pub modbus: SocketAddr,
+    /// Spontaneous stream packets (a real T7: port 702).
+    pub stream: SocketAddr,
+}
+
+/// A running emulated DAQ.
+#[derive(Debug)]
+pub struct DaqSim {
+    shared: Arc<DaqShared>,
+    endpoints: DaqEndpoints,
+    stop: watch::Sender<bool>,
+    tasks: Vec<tokio::task::JoinHandle<()>>,
+}
+
+impl DaqSim {
+    /// Serves `profile`'s device in front of `bench`: Modbus TCP on `modbus`, the stream on
+    /// `stream` (port 0 = any free port).
+    pub async fn start(
+        bench: Arc<Bench>,
+        profile: DaqProfile,
+        options: DaqSimOptions,
+        modbus: SocketAddr,
+        stream: SocketAddr,
+    ) -> std::io::Result<DaqSim> {
+        let mb = TcpListener::bind(modbus).await?;
+        let st = TcpListener::bind(stream).await?;
+        let endpoints = DaqEndpoints {
+            modbus: mb.local_addr()?,
+            stream: st.local_addr()?,
+        };
+        let image = Mutex::new(DaqImage::new(&profile, options.seed));
+        let shared = Arc::new(DaqShared {
+            profile,
+            bench,
+            options,
+            image,
+            stream: StreamCtl::default(),
+        });
+        let (stop, rx) = watch::channel(false);
+        let svc = DaqService {
+            shared: Arc::clone(&shared),
+        };
+        let serve = tokio::spawn(async move {
+            let _ = crate::server::serve_tcp(mb, svc, Faults::new(), rx).await;
+        });
+        let accept = tokio::spawn(stream::accept(st, Arc::clone(&shared), stop.subscribe()));
+        Ok(DaqSim {
+            shared,
+            endpoints,
+            stop,
+            tasks: vec![serve, accept],
+        })
+    }
+
+    /// Where it listens.
+    pub fn endpoints(&self) -> DaqEndpoints {
+        self.endpoints
+    }
+
+    /// Stream counters so far.
+    pub fn stream_stats(&self) -> stream::StreamStats {
+        self.shared.stream.stats()
+    }
+
+    /// Stops the stream and the servers.
+    pub async fn shutdown(self) {
+        self.shared.stream.stop();
+        let _ = self.stop.send(true);
+        for t in self.tasks {
+            t.abort();
+            let _ = t.await;
+        }
+    }
+}
+
+pub use stream::StreamStats;
