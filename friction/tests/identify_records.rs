@@ -43,10 +43,16 @@ fn idim_ls_recovers_the_simulated_axis_with_its_offset() {
         &given(json!({"offset": true})),
     )
     .unwrap();
+    // Held to the known truth, not only to the fit's own standard errors (a defect that
+    // inflated them would loosen those): 1 % as the IDIM-LS issue states. The offset, which
+    // only the reversals tell from the Coulomb level, comes out -3.39 N on this record (truth
+    // -3 N): held to 0.5 N.
     for (n, t) in [("j", 95.0), ("fv", 200.0), ("fc", 20.0)] {
-        assert!(rel(r.param(n).unwrap(), t) < 0.03, "{n}: {:?}", r.params);
+        assert!(rel(r.param(n).unwrap(), t) < 0.01, "{n}: {:?}", r.params);
         within_se(&r, n, t, 3.0);
     }
+    let offset = r.param("offset").unwrap();
+    assert!((offset - -3.0).abs() < 0.5, "offset {offset}: {:?}", r.params);
     within_se(&r, "offset", -3.0, 3.0);
     // Standard errors, relative errors, intervals and the defaults from the bandwidth.
     for n in ["j", "fv", "fc", "offset"] {
@@ -74,7 +80,7 @@ fn idim_ls_recovers_the_simulated_axis_with_its_offset() {
     .unwrap();
     assert_eq!(r2.provenance.settings["cutoff_hz"], 60.0);
     assert_eq!(r2.provenance.settings["decimation"], 5);
-    assert!(rel(r2.param("j").unwrap(), 95.0) < 0.03);
+    assert!(rel(r2.param("j").unwrap(), 95.0) < 0.01, "{:?}", r2.params);
     // Without the offset the Coulomb level absorbs it less well: the offset-free fit is worse.
     let plain = run("idim_ls", "coulomb_viscous", &rec, &Given::new()).unwrap();
     assert!(plain.mse.unwrap() > r.mse.unwrap());
@@ -162,7 +168,7 @@ fn non_uniform_time_stamps_are_resampled_or_refused() {
     .unwrap();
     assert_eq!(r.provenance.settings["resampled"], true);
     assert!(r.provenance.notes.iter().any(|n| n.contains("resampled")));
-    assert!(rel(r.param("j").unwrap(), 95.0) < 0.03, "{:?}", r.params);
+    assert!(rel(r.param("j").unwrap(), 95.0) < 0.01, "{:?}", r.params);
     let gap = keep(&|k| !(4000..4050).contains(&k));
     let e = refused("idim_ls", "coulomb_viscous", &gap, json!({}));
     assert!(e.contains("largest gap") && e.contains("t = 4.05"), "{e}");
