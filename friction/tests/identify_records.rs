@@ -52,7 +52,11 @@ fn idim_ls_recovers_the_simulated_axis_with_its_offset() {
         within_se(&r, n, t, 3.0);
     }
     let offset = r.param("offset").unwrap();
-    assert!((offset - -3.0).abs() < 0.5, "offset {offset}: {:?}", r.params);
+    assert!(
+        (offset - -3.0).abs() < 0.5,
+        "offset {offset}: {:?}",
+        r.params
+    );
     within_se(&r, "offset", -3.0, 3.0);
     // Standard errors, relative errors, intervals and the defaults from the bandwidth.
     for n in ["j", "fv", "fc", "offset"] {

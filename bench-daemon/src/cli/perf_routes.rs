@@ -170,6 +170,7 @@ fn round(addr: &str, f: &Fixtures, all: &mut BTreeMap<String, Timings>) {
         ("GET /api/schedule", "/api/schedule".into()),
         ("GET /api/fits", "/api/fits".into()),
         ("GET /api/campaigns", "/api/campaigns".into()),
+        ("GET /api/trends", "/api/trends?param=fc".into()),
         ("GET /api/campaigns/{id}", "/api/campaigns/1".into()),
         (
             "GET /api/campaigns/{id}/report",

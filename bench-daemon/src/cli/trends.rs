@@ -34,12 +34,15 @@ pub struct TrendFilter {
     /// measured one (`fs_nm`, `breakaway_pos_nm`, `breakaway_neg_nm`, `stiffness_pos_nm_rad`,
     /// `stiffness_neg_nm_rad`, `steady_state_torque_nm`).
     #[arg(long)]
+    #[schemars(length(min = 1, max = 128))]
     pub param: String,
     /// Only fits of this model (e.g. `lugre`).
     #[arg(long)]
+    #[schemars(length(min = 1, max = 128))]
     pub model: Option<String>,
     /// Only this bench (its `bench_id`).
     #[arg(long)]
+    #[schemars(length(min = 1, max = 128))]
     pub bench: Option<String>,
     /// Runs started on or after this UTC date (YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ).
     #[arg(long)]
@@ -61,6 +64,7 @@ pub struct TrendFilter {
     pub baseline_points: usize,
     /// Limits at the baseline mean ± this fraction of it (0.05 = ± 5 %) instead of ± 3σ.
     #[arg(long, value_name = "FRACTION")]
+    #[schemars(extend("exclusiveMinimum" = 0))]
     pub band: Option<f64>,
 }
 

@@ -221,7 +221,6 @@ fn columns(
     let mut head = b"{\"models\":".to_vec();
     serde_json::to_writer(&mut head, &models)?;
     sink.send(head)?;
-    type Column = fn(&SampleSet, usize) -> serde_json::Value;
     let sample_columns: [(&str, Column); 9] = [
         ("idx", |s, i| s.idx[i].into()),
         ("t", |s, i| num(s.samples[i].t)),
@@ -234,6 +233,25 @@ fn columns(
         ("flags", |s, i| s.samples[i].flags.into()),
     ];
     let mut pages = Some(first);
+    if let Some(texts) = one_pass(handle, &mut pages, &sample_columns, models.len())? {
+        let mut texts = texts.into_iter();
+        for ((name, _), text) in sample_columns.iter().zip(texts.by_ref()) {
+            sink.send(format!(",\"{name}\":[").into_bytes())?;
+            sink.send(text)?;
+            sink.send(b"]".to_vec())?;
+        }
+        sink.send(b",\"outputs\":{".to_vec())?;
+        for (m, (id, text)) in models.iter().zip(texts).enumerate() {
+            let mut key = if m == 0 { Vec::new() } else { b",".to_vec() };
+            serde_json::to_writer(&mut key, id)?;
+            key.extend_from_slice(b":[");
+            sink.send(key)?;
+            sink.send(text)?;
+            sink.send(b"]".to_vec())?;
+        }
+        return sink.send(b"}}".to_vec());
+    }
+    // Too large to hold: one pass over the store per column.
     for (name, value) in sample_columns {
         sink.send(format!(",\"{name}\":[").into_bytes())?;
         column(handle, store, &mut pages, run, q, sink, value)?;
@@ -251,6 +269,49 @@ fn columns(
         sink.send(b"]".to_vec())?;
     }
     sink.send(b"}}".to_vec())
+}
+
+/// The most JSON text a columnar answer may hold in memory to be read in one pass over the
+/// store (a decimated plot's worth); a larger one is read once per column instead, so that the
+/// server's memory stays bounded whatever the run's length.
+const ONE_PASS_BYTES: usize = 16 << 20;
+
+/// A column of the columnar answer: the value of sample `i` of a page.
+type Column = fn(&SampleSet, usize) -> serde_json::Value;
+
+/// Every column's comma-separated values in one pass over `pages`, or `None` (the pages spent)
+/// once they pass [`ONE_PASS_BYTES`].
+fn one_pass(
+    handle: &Handle,
+    pages: &mut Option<SamplePages>,
+    sample_columns: &[(&str, Column)],
+    models: usize,
+) -> anyhow::Result<Option<Vec<Vec<u8>>>> {
+    let Some(mut pass) = pages.take() else {
+        return Ok(None);
+    };
+    let push = |text: &mut Vec<u8>, v: serde_json::Value| {
+        if !text.is_empty() {
+            text.push(b',');
+        }
+        serde_json::to_writer(text, &v)
+    };
+    let mut texts = vec![Vec::new(); sample_columns.len() + models];
+    while let Some(set) = next(handle, &mut pass)? {
+        for i in 0..set.samples.len() {
+            let (samples, outputs) = texts.split_at_mut(sample_columns.len());
+            for ((_, value), text) in sample_columns.iter().zip(samples) {
+                push(text, value(&set, i))?;
+            }
+            for (m, text) in outputs.iter_mut().enumerate() {
+                push(text, num(set.outputs_at(i)[m]))?;
+            }
+        }
+        if texts.iter().map(Vec::len).sum::<usize>() > ONE_PASS_BYTES {
+            return Ok(None);
+        }
+    }
+    Ok(Some(texts))
 }
 
 /// One pass: the values `value` picks from every sample, comma separated.
