@@ -174,11 +174,7 @@ impl Entry {
             Some(ScheduleBody::Campaign(c)) => campaign = Some(c),
             None => {}
         }
-        let recurrence = match e.recurrence.as_deref() {
-            Some("nightly") => Some(Recurrence::Nightly),
-            Some("weekly") => Some(Recurrence::Weekly),
-            _ => None,
-        };
+        let recurrence = Recurrence::parse(e.recurrence.as_deref());
         let state = match e.state.as_str() {
             "done" => EntryState::Done,
             "failed" => EntryState::Failed,

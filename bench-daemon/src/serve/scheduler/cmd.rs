@@ -86,6 +86,15 @@ pub enum Recurrence {
 }
 
 impl Recurrence {
+    /// The rule the store keeps as `nightly` or `weekly`; none for a one-off entry.
+    pub fn parse(stored: Option<&str>) -> Option<Recurrence> {
+        match stored {
+            Some("nightly") => Some(Recurrence::Nightly),
+            Some("weekly") => Some(Recurrence::Weekly),
+            _ => None,
+        }
+    }
+
     /// `nightly` or `weekly` (as the store keeps it).
     pub fn as_str(self) -> &'static str {
         match self {

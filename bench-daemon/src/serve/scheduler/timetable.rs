@@ -153,11 +153,7 @@ impl Scheduler {
             }
             Prepared::Campaign(fired) => fired,
         };
-        let rule = match e.recurrence.as_deref() {
-            Some("nightly") => Some(Recurrence::Nightly),
-            Some("weekly") => Some(Recurrence::Weekly),
-            _ => None,
-        };
+        let rule = Recurrence::parse(e.recurrence.as_deref());
         let (state, next) = match rule {
             Some(rule) => {
                 let due = e.next_run_at.as_deref().and_then(parse_time).unwrap_or(now);
