@@ -24,8 +24,6 @@ BOOK = ROOT / "docs" / "book"
 # Written split so that this file does not match itself.
 FORBIDDEN = ["MODELS" + ".md", "../" + "shared", "design" + ".md", "API" + ".md",
              "protocols-and-crates" + ".md", "style" + ".md"]
-# bench-daemon/ is being edited on another branch; its references are mapped in the report to
-# the lead and checked once that mapping is applied.
 EXCLUDED = []
 
 

@@ -36,7 +36,7 @@ if [ -z "${SERVE_SIM_NO_BUILD:-}" ]; then
   # `./scripts/test.sh` builds the same artifacts, so whichever runs second compiles nothing
   # the first did.
   . scripts/clippy-env.sh
-  cargo build --locked -p bench-daemon
+  cargo build --locked -p bench-cli
 fi
 target_dir="${CARGO_TARGET_DIR:-target}"
 url="http://127.0.0.1:8080/"

@@ -5,7 +5,7 @@ docs/src/ (docs/src/contributing.md#examples-are-tested says how to write one).
 Each file gets a sandbox: a fresh directory (the repository's experiments/, profiles/,
 clients/ and bench-daemon/config/ linked in), its own run database ($FRICTIONBENCH_DB) and,
 when an example talks to localhost:8080, its own `bench serve --sim` on a free port, which the address in the example is
-rewritten to; `cargo run -p bench-daemon --` is rewritten to `bench`, the binary under test.
+rewritten to; `cargo run -p bench-cli --` is rewritten to `bench`, the binary under test.
 Blocks of one file run in order and share the sandbox, so `bench runs show ID`
 after a `bench run` sees that run (ID: the last `run N` a command printed). Every command must
 exit 0 (or the status a directive gives); in a ```console block the lines after a `$ command`
@@ -159,8 +159,8 @@ class Sandbox:
         shutil.rmtree(self.dir, ignore_errors=True)
 
     def rewrite(self, command):
-        # `cargo run -p bench-daemon --` is `bench` built from this clone: the binary under test.
-        command = re.sub(r"\bcargo run (--locked )?-p bench-daemon --", "bench", command)
+        # `cargo run -p bench-cli --` is `bench` built from this clone: the binary under test.
+        command = re.sub(r"\bcargo run (--locked )?-p bench-(cli|daemon) --", "bench", command)
         if ADDRESS.search(command):
             command = ADDRESS.sub(self.serve(), command)
         code, comment = split_comment(command)

@@ -9,7 +9,7 @@ test -f web/dist/index.html || { echo "web/dist is not built (cd web && npm run 
 root="$PWD/target/install-test"
 # --debug: the dev profile (optimised here) that `cargo test` already built; a path install
 # builds in the workspace's target directory, so this reuses it instead of a release compile.
-cargo install --debug --locked --quiet --force --path bench-daemon --root "$root"
+cargo install --debug --locked --quiet --force --path bench-cli --root "$root"
 # Neither profile keeps debug information in the binary (Cargo.toml): the installed one is small
 # (about 43 MB: the dev profile compiles the daemon, the run store and the transports at
 # opt-level 1, which inlines less; debug information would add hundreds of MB).

@@ -116,7 +116,7 @@ join dashboard
 spawn packages apt_install chromium postgresql rt-tests
 # --timings: each crate's compile time in target/cargo-timings/cargo-timing.html.
 stage "build, clippy (tests, bench)" cargo test --workspace --locked --no-run --timings
-stage "build (bench)" cargo build --locked -p bench-daemon
+stage "build (bench)" cargo build --locked -p bench-cli
 
 # The installed binary serves the embedded dashboard from outside the source tree.
 stage "installed binary" scripts/test-installed-binary.sh
@@ -210,7 +210,7 @@ run_suites() {
 cargo_test() {
   local daemon=() crates=() line
   while IFS= read -r line; do
-    case "$line" in */bench-daemon$'\t'*) daemon+=("$line") ;; *) crates+=("$line") ;; esac
+    case "$line" in */bench-daemon$'\t'* | */bench-service$'\t'* | */campaign$'\t'* | */recording-import$'\t'* | */bench-cli$'\t'*) daemon+=("$line") ;; *) crates+=("$line") ;; esac
   done < <(test_binaries)
   [ ${#daemon[@]} -gt 0 ] && [ ${#crates[@]} -gt 0 ] || { echo "test.sh: no test binaries found" >&2; return 1; }
   RUST_TEST_THREADS=3 run_suites "$logs/cargo-test-daemon.log" "--skip rtu" "${daemon[@]}" &

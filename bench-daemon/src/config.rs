@@ -18,8 +18,10 @@ use std::sync::Arc;
 use crate::InputError;
 
 mod loaded;
+mod loop_cpu;
 mod suspend;
 pub use loaded::resolve_params;
+pub use loop_cpu::{LastCpu, LoopCpu};
 pub use suspend::{SignalDevice, SuspendRule};
 
 /// The shipped configuration of the simulated bench.
@@ -76,7 +78,7 @@ pub struct BenchConfig {
     /// in process), every other thread of the process kept off it while a run goes on: a
     /// number, or `"last"`. Default: no pinning.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub loop_cpu: Option<crate::control::cpus::LoopCpu>,
+    pub loop_cpu: Option<LoopCpu>,
     /// Gains of the daemon's own velocity PI and position PID.
     #[serde(default)]
     pub controller: LoopGains,

@@ -1,28 +1,26 @@
-//! The `bench` daemon and command line as a library: the binary (`src/main.rs`) parses the
-//! command line and calls [`cli`]; tests drive the scheduler ([`serve::scheduler`]) in-process.
+//! The frictionbench core, what every front end stands on: one run on the bench from a checked
+//! spec to its stored record, and what is done with stored runs.
 //!
 //! - [`control`]: the real-time loop, its safety judge and the interlock;
 //! - [`session`]: one run from a checked spec to its stored record;
 //! - [`fitting`]: fits and comparisons on stored runs, saved with them;
-//! - [`serve`]: `bench serve` (scheduler, REST, live stream, dashboard);
-//! - [`import`]: recordings made elsewhere (CSV, MAT, Parquet) stored as runs;
+//! - [`resume`]: a killed run's continuation; [`chain`]: a run and its continuations read as one;
 //! - [`config`]: bench.toml; [`bench_lock`]: one controller per bench; [`db`]: where the run
-//!   database is; [`signals`]: what stops a command; [`InputError`]: the user's mistakes;
-//! - [`cli`]: every subcommand.
+//!   database is; [`signals`]: what stops a command; [`users`]: who may use the service;
+//!   [`InputError`]: the user's mistakes.
 //!
-//! Everything but [`cli`] is the core: the command line uses it, it never uses the command line.
+//! Above it (each a crate that imports only downward): `recording-import` (recordings made
+//! elsewhere), `campaign` (`bench characterise`), `bench-service` (`bench serve`) and
+//! `bench-cli` (the `bench` binary).
 
 pub mod bench_lock;
-pub mod characterise;
-pub mod cli;
+pub mod chain;
 pub mod config;
 pub mod control;
 pub mod db;
 pub mod fitting;
-pub mod import;
 mod input;
 pub mod resume;
-pub mod serve;
 pub mod session;
 pub mod signals;
 pub mod simulated;

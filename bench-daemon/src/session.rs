@@ -26,7 +26,7 @@ pub struct Checked {
     pub plan: Plan,
     /// Set when the run continues another ([`crate::resume`]): it runs only what that chain
     /// did not finish.
-    pub resume: Option<crate::resume::Continuation>,
+    pub resume: Option<crate::chain::Continuation>,
 }
 
 /// Parses a spec document and plans it against the configuration's limits. The error names
@@ -417,7 +417,7 @@ async fn analyse(
     run_id: i64,
     checked: &Checked,
 ) -> Result<serde_json::Value, String> {
-    let set = crate::resume::chain_samples(store, run_id, &SampleQuery::default())
+    let set = crate::chain::chain_samples(store, run_id, &SampleQuery::default())
         .await
         .map_err(|e| format!("reading the samples: {e}"))?;
     let samples: Vec<experiments::Sample> = set.samples.iter().map(to_experiment_sample).collect();

@@ -10,27 +10,8 @@
 //! pinning (see [`super::realtime`]); the loop and the simulated bench together, the rest
 //! elsewhere, was better (docs/src/performance.md#a-cpu-of-its-own).
 
+pub use crate::config::{LastCpu, LoopCpu};
 use rustix::thread::{CpuSet, Pid, sched_getaffinity, sched_setaffinity};
-use serde::{Deserialize, Serialize};
-
-/// Which CPU `loop_cpu` names.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(untagged)]
-pub enum LoopCpu {
-    /// That CPU, by its number.
-    Index(usize),
-    /// `"last"`: the highest-numbered CPU the process may use or that `isolcpus` set aside
-    /// (where a bench PC usually isolates one).
-    Named(LastCpu),
-}
-
-/// The word `"last"`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum LastCpu {
-    /// The highest-numbered CPU the process may use or that `isolcpus` set aside.
-    Last,
-}
 
 /// The CPUs the calling thread may use.
 fn allowed() -> Result<Vec<usize>, String> {
@@ -147,6 +128,7 @@ fn threads() -> Vec<(Pid, bool)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde::Deserialize;
 
     #[test]
     fn the_setting_reads_a_number_or_last() {

@@ -279,7 +279,7 @@ impl CompareJob {
 }
 
 /// Reads the segments of `sources`; run ids come from `store`.
-pub(crate) async fn read_sources(
+pub async fn read_sources(
     field: Field,
     sources: &[Source],
     store: Option<&Store>,

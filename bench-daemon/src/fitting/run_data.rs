@@ -216,7 +216,7 @@ pub async fn time_series(
         to_t: sel.t_range.and_then(|r| r.1),
         every: 1,
     };
-    let set = crate::resume::chain_samples(store, run.id, &query).await?;
+    let set = crate::chain::chain_samples(store, run.id, &query).await?;
     let present = present_columns(run);
     let mut ts = TimeSeries {
         names: (0..5)

@@ -4,28 +4,19 @@
 //! chain measured whole, from the drive's present position, after the same checks as any run.
 //! A partly measured segment is measured again from its start, never spliced.
 //!
-//! - [`chain`]: which segments a run measured whole, and a chain's samples read as one run;
+//! - [`crate::chain`]: which segments a run measured whole, and a chain's samples read as one
+//!   run (below the session, which reads them too);
 //! - [`auto`]: the daemon's own resume, on restart, of a run its death interrupted.
 
 pub mod auto;
-pub mod chain;
 
-pub use chain::{chain_samples, whole_segments};
+pub use crate::chain::{Continuation, chain_samples, whole_segments};
 
 use crate::InputError;
 use crate::config::Loaded;
 use crate::session::{self, Checked};
 use run_store::{RunStatus, Store};
 use std::collections::BTreeSet;
-
-/// What a continuation carries besides its spec.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Continuation {
-    /// The run it continues.
-    pub of: i64,
-    /// Plan segments measured whole by the chain so far: not run again.
-    pub done: Vec<usize>,
-}
 
 /// Why a run cannot be resumed.
 #[derive(Debug, thiserror::Error)]

@@ -1,0 +1,36 @@
+//! Integration tests of the `bench` binary, by theme.
+
+mod campaigns_rest;
+mod characterise;
+mod cli_compare;
+mod cli_fit;
+mod cli_fit_runs;
+mod cli_import;
+mod cli_models;
+mod cli_run;
+mod cli_runs;
+mod cli_serve;
+mod cli_shell;
+mod cli_sim;
+mod cli_trends;
+mod compensation;
+mod daemon;
+mod devices;
+mod estop_shapes;
+mod fault_table;
+mod fit_quality;
+mod floors;
+mod import_rest;
+mod lab;
+mod perf_loop;
+mod resume;
+mod resume_serve;
+mod sensors;
+mod serve_fits;
+mod serve_hardening;
+mod serve_queue;
+mod serve_users;
+mod streamed_exports;
+mod suspend;
+mod truth;
+mod util;

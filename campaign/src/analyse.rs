@@ -1,0 +1,578 @@
+//! The campaign's fits, comparison and answer: each model fitted in the documented order
+//! (docs/src/identification.md#order: the Stribeck curve on the sweep, then the presliding part
+//! on the presliding run), the fitted sets scored on the validation run (`bench compare` with
+//! `MODEL=none`, each model at its newest set), and the plain-language answer.
+
+use super::design::Estimates;
+use super::sliding::{self, Bin, Fall};
+use super::{Request, estimates, step};
+use bench_daemon::config::Geometry;
+use bench_daemon::fitting::compare::{Source, read_sources};
+use bench_daemon::fitting::{Field, FitRequest, fit::fit_stored};
+use friction::identify::procedures::Offset;
+use friction::identify::procedures::compare::{self, CompareOptions, ModelChoice, Regimes};
+use friction::identify::procedures::output_error::Replay;
+use friction::identify::procedures::quality::REL_STD_ERROR_LIMIT;
+use run_store::{Campaign, NewComparison, Store};
+use serde_json::{Value, json};
+use std::path::Path;
+
+/// The documented order of one model: (procedure, step whose run it fits, given). The
+/// Stribeck curve from the sweep's held points, then the presliding part from the presliding
+/// run. When the velocity loop did not hold the Stribeck region (the held points
+/// show no fall from the breakaway level), the held points cannot tell `fs` and `vs`: the static fit then takes `fs`
+/// per direction from the breakaway ramps (S4 §4.4 fixes `fs` before fitting the shape), and `vs` (with the
+/// dynamic models' damping, as the documented optional step) is fitted by output error on the
+/// low-speed check, whose stick-slip crosses the falling part of the curve.
+///
+/// With `fall` (the Stribeck velocity and shape the sliding phases of the stick-slip placed,
+/// [`sliding`]) the static fit holds those in place of the estimate from the held points.
+pub fn order(
+    model: &str,
+    est: &Estimates,
+    fall: Option<&Fall>,
+) -> Vec<(&'static str, &'static str, Option<Value>)> {
+    let unheld = !est.stribeck_held;
+    let stribeck = model != "coulomb_viscous";
+    let static_given = match (unheld && stribeck, fall) {
+        (false, _) => None,
+        (true, Some(f)) => breakaway_given(est, Some(f.vs)).map(|mut g| {
+            g["delta"] = json!(f.delta);
+            g["negative"]["delta"] = json!(f.delta);
+            g
+        }),
+        (true, None) => breakaway_given(est, Some(est.vs.unwrap_or(0.1))),
+    };
+    let mut out = vec![("static_curve", "sweep", static_given)];
+    if let Some(p) = presliding_procedure(model) {
+        out.push((p, "presliding", None));
+    }
+    if unheld && let Some(dynamic) = output_error_step(model) {
+        out.push(dynamic);
+    } else if !unheld && let Some(damping) = damping_step(model) {
+        out.push(damping);
+    }
+    out
+}
+
+/// Where the loops held the Stribeck region (no stick-slip to fit `vs` on), LuGre's damping
+/// `sigma1` is still to be fitted when the sine could not tell it (`sine_told_sigma1`): by
+/// output error on the presliding run (its reversals, sine and step are where the bristle
+/// damping shows), everything else held at the set before it.
+fn damping_step(model: &str) -> Option<(&'static str, &'static str, Option<Value>)> {
+    (model == "lugre").then(|| {
+        let given = json!({"fit": ["sigma1"], "max_iters": 30});
+        ("output_error", "presliding", Some(given))
+    })
+}
+
+/// Whether the newest `presliding_sine` fit of `model` told `sigma1` (from the loss angle of
+/// its bristle loop, docs/src/identification.md#presliding_sine): the damping step by output
+/// error is then not needed (on the low-speed bench it found 43 against the sine's 59.6 and the
+/// truth's 60).
+fn sine_told_sigma1(fits: &[Value], model: &str) -> bool {
+    fits.iter()
+        .rev()
+        .find(|f| f["procedure"] == "presliding_sine" && f["model"] == model)
+        .is_some_and(|f| {
+            f.get("error").is_none()
+                && f["report"]["params"].get("sigma1").is_some()
+                && !undetermined(f, &["sigma1"])
+        })
+}
+
+/// The static curve's swing `fs⁺ + fs⁻` from the newest static fit of `model` in `fits`:
+/// `maxwell_slip` judges its reversal curves' plateau against it (Masing's rule).
+fn static_swing(fits: &[Value], model: &str) -> Option<Value> {
+    let p = &fits
+        .iter()
+        .rev()
+        .find(|f| f["procedure"] == "static_curve" && f["model"] == model)?["report"]["params"];
+    let fs = p["fs"].as_f64()?;
+    let swing = fs + p["negative"]["fs"].as_f64().unwrap_or(fs);
+    (swing > 0.0).then(|| json!({ "static_swing": swing }))
+}
+
+/// The presliding part of a dynamic model's order.
+fn presliding_procedure(model: &str) -> Option<&'static str> {
+    match model {
+        "lugre" => Some("presliding_sine"),
+        "gms" => Some("maxwell_slip"),
+        _ => None,
+    }
+}
+
+/// The documented optional step of a dynamic model: `vs` and the damping by output error on
+/// the low-speed check, whose stick-slip crosses the falling part of the curve.
+fn output_error_step(model: &str) -> Option<(&'static str, &'static str, Option<Value>)> {
+    let fit = match model {
+        "lugre" => vec!["vs", "sigma1"],
+        "gms" => vec!["vs", "sigma1", "c"],
+        _ => return None,
+    };
+    Some((
+        "output_error",
+        "low_speed_check",
+        Some(json!({"fit": fit, "max_iters": 30})),
+    ))
+}
+
+/// The static fit's known values from the breakaway: `fs` per direction (the slowest ramp's
+/// breakaway), the Gaussian shape (`delta` 2) and, when given, `vs`. `None` without a breakaway.
+pub fn breakaway_given(est: &Estimates, vs: Option<f64>) -> Option<Value> {
+    let (pos, neg) = match (est.fs_pos, est.fs_neg) {
+        (Some(a), Some(b)) => (a, b),
+        (Some(a), None) | (None, Some(a)) => (a, a),
+        (None, None) => return None,
+    };
+    let mut given = json!({"fs": pos, "negative": {"fs": neg}, "delta": 2.0});
+    if let Some(vs) = vs {
+        given["vs"] = json!(vs);
+    }
+    Some(given)
+}
+
+/// A fitted parameter of a fit record that the data do not determine (its relative standard
+/// error over the verdict's limit, or infinite), in either direction.
+fn undetermined(fit: &Value, names: &[&str]) -> bool {
+    let rel = &fit["report"]["relative_std_errors"];
+    let bad = |set: &Value, n: &str| match set.get(n) {
+        None => false,
+        Some(Value::Null) => true,
+        Some(r) => r.as_f64().is_none_or(|r| r > REL_STD_ERROR_LIMIT),
+    };
+    names
+        .iter()
+        .any(|n| bad(rel, n) || bad(&rel["negative"], n))
+}
+
+/// Why the campaign refitted a static curve from the breakaway.
+pub const STATIC_FROM_BREAKAWAY: &str = "the sweep's static fit could not tell fs and vs (its verdict); refitted with fs per direction held at the breakaway step's and the Gaussian shape, vs fitted on the sweep";
+
+/// Fits every model in its order, compares them on the validation run and, on the simulated
+/// bench, scores the true model on the same run (the noise floor). Returns the fits, the
+/// stored comparison's id and the truth's validation MSE.
+pub async fn fit_and_compare(
+    c: &Campaign,
+    req: &Request,
+    db: &Path,
+    geometry: Geometry,
+) -> anyhow::Result<(Vec<Value>, i64, Option<f64>)> {
+    let run = |name: &str| {
+        step(c, name)
+            .and_then(|s| s["run_id"].as_i64())
+            .ok_or_else(|| anyhow::anyhow!("the {name} step has no completed run"))
+    };
+    let mut fits = Vec::new();
+    let est = estimates(c);
+    let fall = if est.stribeck_held {
+        None
+    } else {
+        sliding_fall(c, &est, db).await?
+    };
+    for model in &req.models {
+        let mut steps = order(model, &est, fall.as_ref());
+        let mut i = 0;
+        while i < steps.len() {
+            let (procedure, from, mut given) = steps[i].clone();
+            i += 1;
+            if procedure == "output_error" && from == "presliding" && sine_told_sigma1(&fits, model)
+            {
+                continue;
+            }
+            if procedure == "maxwell_slip" {
+                given = static_swing(&fits, model);
+            }
+            let name = format!("{model}-campaign{}-{procedure}", c.id);
+            let mut fit = fit_one(model, procedure, run(from)?, given.clone(), name, db).await?;
+            if procedure == "static_curve"
+                && given.is_some()
+                && let Some(f) = &fall
+            {
+                fit["note"] = json!(sliding_note(f));
+                fit["sliding"] = json!({"vs": f.vs, "vs_std_error": f.vs_se, "delta": f.delta,
+                                        "points": f.n, "reduced_chi2": f.chi2});
+            } else if procedure == "static_curve" && given.is_some() {
+                fit["note"] = json!(VS_NOT_MEASURED);
+            }
+            let refit = procedure == "static_curve"
+                && model != "coulomb_viscous"
+                && given.is_none()
+                && (fit.get("error").is_some() || undetermined(&fit, &["fs", "vs"]));
+            fits.push(fit);
+            if !refit {
+                continue;
+            }
+            let Some(given) = breakaway_given(&est, None) else {
+                continue;
+            };
+            let name = format!("{model}-campaign{}-static_curve-breakaway", c.id);
+            let mut fit = fit_one(model, procedure, run(from)?, Some(given), name, db).await?;
+            fit["note"] = json!(STATIC_FROM_BREAKAWAY);
+            if undetermined(&fit, &["vs"])
+                && !steps.iter().any(|s| s.0 == "output_error")
+                && let Some(dynamic) = output_error_step(model)
+            {
+                steps.push(dynamic);
+            }
+            fits.push(fit);
+        }
+    }
+    let (presliding, validation) = (run("presliding")?, run("validation")?);
+    let store = bench_daemon::db::open_existing(db).await?;
+    let mut choices = Vec::new();
+    for m in &req.models {
+        // Each model scored at its final set (every part the order fitted), not refitted.
+        let params = match final_fit_id(&fits, m) {
+            Some(id) => store.parameter_set(id).await?.params,
+            None => json!({}),
+        };
+        choices.push(ModelChoice {
+            model: m.clone(),
+            params,
+            fit: Vec::new(),
+        });
+    }
+    let scored = score(&store, presliding, validation, choices).await;
+    let truth = match (&req.truth, &scored) {
+        (Some(t), Ok(_)) => {
+            let choice = ModelChoice {
+                model: t.model.clone(),
+                params: t.params.clone(),
+                fit: Vec::new(),
+            };
+            let table = score(&store, presliding, validation, vec![choice]).await;
+            Some(table.map(|t| t.rows.first().map(|r| r.validation.all)))
+        }
+        _ => None,
+    };
+    let stored = match scored {
+        Ok(table) => {
+            fits.extend(contained_sets(&store, c.id, validation, &table).await?);
+            let mut json = serde_json::to_value(&table)?;
+            json["residual"] = json!(format!("friction [{}]", geometry.force()));
+            let new = NewComparison {
+                estimate_runs: vec![presliding],
+                validate_runs: vec![validation],
+                models: req.models.iter().map(|m| format!("{m}=none")).collect(),
+                options: json!({"replay": "velocity", "presliding_velocity": PRESLIDING_V,
+                                "campaign": c.id, "params": "each model's final campaign set"}),
+                table: json,
+            };
+            store
+                .add_comparison(&new)
+                .await
+                .map_err(anyhow::Error::from)
+        }
+        Err(e) => Err(e),
+    };
+    store.close().await;
+    Ok((fits, stored?, truth.transpose()?.flatten()))
+}
+
+/// Fits `model` by `procedure` on run `run_id`, stored as `name`; the campaign's fit record
+/// (its report, or the error that stopped it).
+async fn fit_one(
+    model: &str,
+    procedure: &'static str,
+    run_id: i64,
+    given: Option<Value>,
+    name: String,
+    db: &Path,
+) -> anyhow::Result<Value> {
+    let fr = FitRequest {
+        model: model.into(),
+        procedure: procedure.into(),
+        run: run_id,
+        given: given.and_then(|g| g.as_object().cloned()),
+        name: Some(name),
+        segments: None,
+        t_range: None,
+        timeout_s: Some(FIT_FUSE_S),
+    };
+    let dbp = db.to_path_buf();
+    let fitted = tokio::task::spawn_blocking(move || fit_stored(&fr, &dbp)).await?;
+    Ok(match fitted.map(|f| f.to_json()) {
+        Ok(Ok(report)) => {
+            json!({"model": model, "procedure": procedure, "run_id": run_id, "report": report})
+        }
+        Ok(Err(e)) | Err(e) => {
+            json!({"model": model, "procedure": procedure, "run_id": run_id, "error": e.to_string()})
+        }
+    })
+}
+
+/// |v| below this is presliding in the comparison's regime split \[rad/s\].
+const PRESLIDING_V: f64 = 1e-3;
+
+/// The set id the last successful fit of `model` saved.
+fn final_fit_id(fits: &[Value], model: &str) -> Option<i64> {
+    fits.iter()
+        .rev()
+        .filter(|f| f["model"] == model)
+        .find_map(|f| f["report"]["parameter_set_id"].as_i64())
+}
+
+/// Scores `models` (no fitting) on the validation run, the presliding run as estimation data,
+/// replayed by the measured velocity.
+async fn score(
+    store: &Store,
+    estimate: i64,
+    validation: i64,
+    models: Vec<ModelChoice>,
+) -> anyhow::Result<compare::Table> {
+    let est = read_sources(Field::Estimate, &[Source::Run(estimate)], Some(store))
+        .await
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let val = read_sources(Field::Validate, &[Source::Run(validation)], Some(store))
+        .await
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let opts = CompareOptions {
+        replay: Replay::Velocity,
+        regimes: Regimes {
+            presliding_velocity: PRESLIDING_V,
+            presliding_displacement: None,
+        },
+        max_iters: 1,
+        timeout: None,
+        offset: Offset::None,
+    };
+    tokio::task::spawn_blocking(move || {
+        let mut table = compare::compare(&est, &val, &models, &opts)?;
+        compare::never_worse_than_contained(&mut table, &est, &val, &opts);
+        Ok::<_, friction::identify::FitError>(table)
+    })
+    .await?
+    .map_err(|e| anyhow::anyhow!("compare: {e}"))
+}
+
+/// Stores the parameters of every row the comparison replaced by a contained model's (the
+/// model's final campaign set from now on: the report and the compensation trial use it) and
+/// returns their fit records, the replacement as the verdict.
+async fn contained_sets(
+    store: &Store,
+    campaign: i64,
+    validation: i64,
+    table: &compare::Table,
+) -> anyhow::Result<Vec<Value>> {
+    let mut out = Vec::new();
+    for row in table.rows.iter().filter(|r| r.note.is_some()) {
+        let note = row.note.clone().unwrap_or_default();
+        let provenance = json!({"procedure": "contained", "campaign": campaign,
+                                "validation_run": validation, "notes": [note]});
+        let name = format!("{}-campaign{campaign}-contained", row.model);
+        let id = store
+            .add_parameter_set(&name, &row.model, &row.params, &provenance)
+            .await?;
+        out.push(json!({
+            "model": row.model, "procedure": "contained", "run_id": validation, "note": note,
+            "report": {"parameter_set_id": id, "parameter_set_name": name, "params": row.params,
+                       "verdict": {"status": "warning", "reasons": [note]}}
+        }));
+    }
+    Ok(out)
+}
+
+/// The answer from the comparison table and the trial's record: the ranking, the best model,
+/// its validation RMS, its compensation gain, and the sentence that says so.
+pub fn answer(table: &Value, trial: &Value) -> Value {
+    let rows = table["rows"].as_array().cloned().unwrap_or_default();
+    let ranking: Vec<Value> = rows
+        .iter()
+        .map(|r| {
+            let mse = r["validation"]["all"].as_f64();
+            json!({"rank": r["rank"], "model": r["model"], "validation_mse": mse,
+                   "validation_rms": mse.map(f64::sqrt), "error": r["error"], "note": r["note"]})
+        })
+        .collect();
+    let trials = trial["results"]["ranking"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let gain = |m: &str| {
+        trials
+            .iter()
+            .find(|t| t["name"] == m)
+            .and_then(|t| t["improvement_pct"].as_f64())
+    };
+    let unit = table["residual"]
+        .as_str()
+        .and_then(|r| {
+            r.split_once('[')
+                .map(|(_, u)| u.trim_end_matches(']').to_string())
+        })
+        .unwrap_or_else(|| "N m".into());
+    let best = ranking.iter().find(|r| r["validation_rms"].is_number());
+    let text = match best {
+        Some(b) => {
+            let m = b["model"].as_str().unwrap_or("?");
+            let rms = b["validation_rms"].as_f64().unwrap_or(f64::NAN);
+            let comp = match gain(m) {
+                Some(g) if g >= 0.0 => {
+                    format!("compensating with it reduces the tracking error by {g:.0} %")
+                }
+                Some(g) => format!(
+                    "compensating with it increases the tracking error by {:.0} %",
+                    -g
+                ),
+                None => "it was not part of the compensation trial".into(),
+            };
+            format!("{m} describes this bench best: validation RMS {rms:.3} {unit}; {comp}.")
+        }
+        None => "No model could be scored on the validation run.".into(),
+    };
+    json!({
+        "text": text,
+        "best_model": best.map(|b| b["model"].clone()),
+        "ranking": ranking,
+        "best_compensator": trials.first().map(|t| t["name"].clone()),
+        "compensation": trials,
+        "unit": unit,
+    })
+}
+
+/// The newest fitted set of `model` in the campaign's fits (the last step of its order).
+pub fn final_fit<'a>(c: &'a Campaign, model: &str) -> Option<&'a Value> {
+    c.fits
+        .iter()
+        .rev()
+        .find(|f| f["model"] == model && f["report"].is_object())
+}
+
+/// The stored parameter set a model's last fit saved, whole (Stribeck and presliding parts).
+pub async fn final_params(store: &Store, c: &Campaign, model: &str) -> Option<Value> {
+    let id = final_fit(c, model)?["report"]["parameter_set_id"].as_i64()?;
+    store.parameter_set(id).await.ok().map(|s| s.params)
+}
+
+/// Why the static fit holds an estimated `vs`: neither a held point nor the sliding phases
+/// measured it.
+pub const VS_NOT_MEASURED: &str = "vs not measured: no loop held a speed on the Stribeck fall and the sliding phases of the low-speed check's stick-slip did not determine it (too few bins below vs, or friction lagging the speed in the slips); vs held at the low-speed check's estimate and delta at 2, so vs and the fc it shapes are not the bench's to within 10 %";
+
+/// Why the static fit holds `vs` and `delta`.
+fn sliding_note(f: &Fall) -> String {
+    format!(
+        "no loop held a speed below vs: vs {:.4} ± {:.4} rad/s and delta {} from {} bins of the sliding phases of the low-speed check's stick-slip (torque sensor against the encoder's centred speed) and the held sweep points, fs per direction held at the breakaway step's (reduced chi-square {:.1}); held in this fit",
+        f.vs, f.vs_se, f.delta, f.n, f.chi2
+    )
+}
+
+/// The Stribeck fall from the sliding phases of the low-speed check's stick-slip with the
+/// sweep's held points ([`sliding::fit`]), `fs` per direction at the
+/// breakaway's; `None` when they do not determine `vs` (its relative standard error over the
+/// verdict's limit, fewer than [`MIN_BELOW`] sliding bins below it, or a reduced chi-square
+/// over [`MAX_CHI2`]) or there is no breakaway.
+async fn sliding_fall(c: &Campaign, est: &Estimates, db: &Path) -> anyhow::Result<Option<Fall>> {
+    let (Some(pos), Some(neg)) = (est.fs_pos, est.fs_neg) else {
+        return Ok(None);
+    };
+    let sweep = step(c, "sweep");
+    let held: Vec<Bin> = sweep
+        .into_iter()
+        .flat_map(|s| ["positive", "negative"].map(|d| (d == "positive", s["results"][d].clone())))
+        .flat_map(|(positive, pts)| {
+            let pts = pts.as_array().cloned().unwrap_or_default();
+            pts.into_iter().filter_map(move |p| {
+                if p["stick_slip"] != json!(false) {
+                    return None;
+                }
+                let n = p["n"].as_f64()?.max(1.0);
+                Some(Bin {
+                    v: p["velocity_rad_s"].as_f64()?.abs(),
+                    f: p["mean_torque_nm"].as_f64()?.abs(),
+                    se: p["std_torque_nm"].as_f64()? / n.sqrt(),
+                    positive,
+                })
+            })
+        })
+        .collect();
+    // Sliding samples below the slowest held speed (above it the held points measure the
+    // curve at steady state).
+    let v_top = held
+        .iter()
+        .map(|b| b.v)
+        .reduce(f64::min)
+        .or(est.v_hold)
+        .unwrap_or(1.0);
+    let store = bench_daemon::db::open_existing(db).await?;
+    // The low-speed check's slips only: it runs every speed through the velocity loop. The
+    // sweep's slips below the held speed run against the position loop's spring, and their
+    // bins sit about 2 % above the curve on the simulated bench (its friction changes within
+    // the centred window), which a 10 % reading of `vs` cannot afford.
+    let mut slips = Vec::new();
+    if let Some(id) = step(c, "low_speed_check").and_then(|s| s["run_id"].as_i64()) {
+        let query = run_store::SampleQuery::default();
+        let set = bench_daemon::resume::chain_samples(&store, id, &query).await;
+        store.close().await;
+        let samples: Vec<_> = set?
+            .samples
+            .iter()
+            .map(bench_daemon::session::to_experiment_sample)
+            .collect();
+        slips = sliding::bins(&samples, count_of(&samples), v_top);
+    } else {
+        store.close().await;
+    }
+    let slips_v: Vec<f64> = slips.iter().map(|b| b.v).collect();
+    let mut bins = held;
+    bins.extend(slips);
+    let v_lo = bins.iter().map(|b| b.v).reduce(f64::min).unwrap_or(0.0);
+    let v_hi = bins.iter().map(|b| b.v).reduce(f64::max).unwrap_or(0.0);
+    let floor = 1e-3 * pos.max(neg);
+    let fall =
+        tokio::task::spawn_blocking(move || sliding::fit(&bins, (pos, neg), floor, (v_lo, v_hi)))
+            .await?;
+    Ok(fall.filter(|f| {
+        let below = slips_v.iter().filter(|v| **v < f.vs).count();
+        f.vs_se / f.vs <= REL_STD_ERROR_LIMIT && f.chi2 <= MAX_CHI2 && below >= MIN_BELOW
+    }))
+}
+
+/// Largest reduced chi-square of a sliding fit the campaign uses: above it the bins do not
+/// follow one steady-state curve (the friction lags the speed in the slips, as a LuGre
+/// bristle does), and no static curve read from them is the bench's.
+const MAX_CHI2: f64 = 10.0;
+/// Fewest sliding bins below the fitted `vs` (the rule for the sweep: points below
+/// `vs`, not only the fall's tail).
+const MIN_BELOW: usize = 5;
+
+/// The encoder's count \[rad\]: the smallest step of the recorded angle.
+fn count_of(samples: &[experiments::Sample]) -> f64 {
+    samples
+        .windows(2)
+        .map(|w| (w[1].x - w[0].x).abs())
+        .filter(|d| *d > 0.0)
+        .reduce(f64::min)
+        .unwrap_or(0.0)
+}
+
+/// A fuse on one fit's wall time \[s\]. The fits are bounded by their work (the iteration
+/// caps, the output-error fit's starts and its sub-step refinement's budget), not by the
+/// clock, so that a campaign's results do not depend on the machine's load; this only stops a
+/// fit that would not end (its report then says `timeout`).
+const FIT_FUSE_S: f64 = 120.0;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn maxwell_slip_is_given_the_swing_of_the_models_newest_static_curve() {
+        let stat = |model: &str, p: Value| json!({"model": model, "procedure": "static_curve", "report": {"params": p}});
+        let fits = [
+            stat("gms", json!({"fs": 25.9, "negative": {"fs": 20.0}})),
+            stat("gms", json!({"fs": 1.2, "negative": {"fs": 1.0}})),
+            stat("lugre", json!({"fs": 0.9})),
+            json!({"model": "gms", "procedure": "static_curve", "error": "no data"}),
+        ];
+        let swing = |m: &str| static_swing(&fits[..3], m).map(|g| g["static_swing"].clone());
+        assert!((swing("gms").unwrap().as_f64().unwrap() - 2.2).abs() < 1e-12);
+        assert_eq!(swing("lugre"), Some(json!(1.8)));
+        assert_eq!(
+            static_swing(&fits, "gms"),
+            None,
+            "a failed refit gives none"
+        );
+        assert_eq!(static_swing(&fits, "stribeck_exp"), None);
+    }
+}
