@@ -77,7 +77,7 @@ fn campaigns_are_listed_read_and_their_report_served_as_html() {
     let dir = tempfile::tempdir().unwrap();
     let db = db_in(&dir);
     let id = short_campaign(&db);
-    let d = Daemon::start(std::path::Path::new(&db), "127.0.0.1:0", &[]);
+    let d = Daemon::in_process(&["--sim"], std::path::Path::new(&db));
     let list = d.json("/api/campaigns");
     let list = list.as_array().unwrap();
     assert_eq!(list.len(), 1);
@@ -114,7 +114,7 @@ fn campaigns_are_listed_read_and_their_report_served_as_html() {
 fn unknown_campaigns_are_404_and_bad_queries_400_naming_the_field() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("runs.db");
-    let d = Daemon::start(&db, "127.0.0.1:0", &[]);
+    let d = Daemon::in_process(&["--sim"], &db);
     assert_eq!(d.json("/api/campaigns"), json!([]));
     for path in [
         "/api/campaigns/999",
@@ -140,7 +140,7 @@ fn unknown_campaigns_are_404_and_bad_queries_400_naming_the_field() {
 fn a_campaign_posted_runs_its_steps_through_the_queue_and_the_estop_stops_it() {
     let _bench = crate::util::one_bench_at_a_time();
     let dir = tempfile::tempdir().unwrap();
-    let d = Daemon::start(&dir.path().join("runs.db"), "127.0.0.1:0", &[]);
+    let d = Daemon::in_process(&["--sim"], &dir.path().join("runs.db"));
     for (body, status, field) in [
         (json!({"models": ["nope"]}), 422, "models"),
         (json!({"models": []}), 400, "models"),
@@ -196,7 +196,7 @@ fn a_campaign_posted_runs_its_steps_through_the_queue_and_the_estop_stops_it() {
 fn a_scheduled_campaign_starts_and_the_stop_endpoint_ends_it_stopped() {
     let _bench = crate::util::one_bench_at_a_time();
     let dir = tempfile::tempdir().unwrap();
-    let d = Daemon::start(&dir.path().join("runs.db"), "127.0.0.1:0", &[]);
+    let d = Daemon::in_process(&["--sim"], &dir.path().join("runs.db"));
     let body = json!({"campaign": {"models": ["coulomb_viscous"], "budget_min": 10.0}});
     let r = d.req("POST", "/api/schedule", Some(&body));
     assert_eq!(r.status, 201, "{}", r.text());
@@ -274,7 +274,7 @@ fn scheduled(d: &Daemon, id: i64, done: impl Fn(&Value) -> bool) -> Value {
 #[test]
 fn bad_campaign_entries_are_refused_and_a_paused_queue_starts_none() {
     let dir = tempfile::tempdir().unwrap();
-    let d = Daemon::start(&dir.path().join("runs.db"), "127.0.0.1:0", &[]);
+    let d = Daemon::in_process(&["--sim"], &dir.path().join("runs.db"));
     let spec = json!({"kind": "torque_ramp"});
     for (body, status, field) in [
         (

@@ -124,7 +124,7 @@ fn the_trends_route_answers_the_same_filters() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("runs.db");
     let ids = fill(&db.display().to_string());
-    let d = Daemon::start(&db, "127.0.0.1:0", &[]);
+    let d = Daemon::in_process(&["--sim"], &db);
     check_trend(&d.json("/api/trends?param=fs&model=lugre&bench=b12"), &ids);
     let banded = d.json("/api/trends?param=fs&band=0.2&baseline_points=2&since=2026-02-02");
     assert_eq!(banded["points"].as_array().unwrap().len(), 11);

@@ -1,5 +1,7 @@
-//! A `bench serve` child process and raw HTTP/1.1 to it (`std::net::TcpStream`): the harness
-//! of every test that talks to a real daemon.
+//! A `bench serve` daemon and raw HTTP/1.1 to it (`std::net::TcpStream`): the harness of every
+//! test that talks to a real daemon. A child process where the test is about the process
+//! (signals, SIGKILL, its memory, the CLI); in process (`bench_service::run` on port 0, on a
+//! thread of its own) where it is about the API.
 
 use serde_json::Value;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -8,9 +10,10 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// A `bench serve --sim` process, killed on drop.
+/// A `bench serve` daemon: a process killed on drop (SIGKILL), or the service in this process
+/// shut down on drop (gracefully: the running run aborted, the store closed).
 pub(crate) struct Daemon {
-    child: Child,
+    host: Host,
     /// host:port to connect to.
     pub(crate) addr: String,
     pub(crate) token: Option<String>,
@@ -50,10 +53,68 @@ impl Daemon {
             .unwrap()
             .replace("0.0.0.0", "127.0.0.1");
         Daemon {
-            child,
+            host: Host::Process(child),
             addr: host,
             token: None,
         }
+    }
+
+    /// `bench serve --sim` (or `--config FILE` with `bench_args`) as a library call in this
+    /// process: `bench_service::run` on 127.0.0.1:0 on a runtime of its own thread.
+    pub(crate) fn in_process(bench_args: &[&str], db: &Path) -> Daemon {
+        let mut opts = bench_service::Options {
+            sim: false,
+            lab: false,
+            config: None,
+            listen: "127.0.0.1:0".parse().unwrap(),
+            db: Some(db.to_path_buf()),
+            web: Some("/nonexistent/web/dist".into()),
+            token: None,
+            token_for_reads: false,
+            create: false,
+        };
+        let mut args = bench_args.iter();
+        while let Some(arg) = args.next() {
+            match *arg {
+                "--sim" => opts.sim = true,
+                "--lab" => opts.lab = true,
+                "--config" => opts.config = Some(args.next().expect("--config FILE").into()),
+                "--token" => {
+                    opts.token = Some((args.next().expect("--token T").to_string(), "--token"))
+                }
+                other => panic!("Daemon::in_process does not take {other}"),
+            }
+        }
+        let listener = std::net::TcpListener::bind(opts.listen).unwrap();
+        let addr = listener.local_addr().unwrap().to_string();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let (ready, up) = std::sync::mpsc::channel();
+        let thread = std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_multi_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            let served = rt.block_on(async move {
+                let _ = ready.send(());
+                bench_service::run(listener, opts, async move {
+                    let _ = stopped.await;
+                })
+                .await
+            });
+            served.expect("bench_service::run");
+        });
+        up.recv().unwrap();
+        let d = Daemon {
+            host: Host::InProcess {
+                stop: Some(stop),
+                thread: Some(thread),
+            },
+            addr,
+            token: None,
+        };
+        // The listener is bound: connections wait in its backlog until the service answers.
+        d.get("/api/health");
+        d
     }
 
     pub(crate) fn req(&self, method: &str, path: &str, body: Option<&Value>) -> Resp {
@@ -109,7 +170,10 @@ impl Daemon {
 
     /// The daemon's process id.
     pub(crate) fn pid(&self) -> u32 {
-        self.child.id()
+        match &self.host {
+            Host::Process(child) => child.id(),
+            Host::InProcess { .. } => std::process::id(),
+        }
     }
 
     pub(crate) fn runs_total(&self) -> i64 {
@@ -117,10 +181,32 @@ impl Daemon {
     }
 }
 
+/// Where the daemon runs.
+enum Host {
+    Process(Child),
+    InProcess {
+        stop: Option<tokio::sync::oneshot::Sender<()>>,
+        thread: Option<std::thread::JoinHandle<()>>,
+    },
+}
+
 impl Drop for Daemon {
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        match &mut self.host {
+            Host::Process(child) => {
+                let _ = child.kill();
+                let _ = child.wait();
+            }
+            Host::InProcess { stop, thread } => {
+                let _ = stop.take().map(|s| s.send(()));
+                if let Some(t) = thread.take()
+                    && t.join().is_err()
+                    && !std::thread::panicking()
+                {
+                    panic!("the in-process daemon panicked");
+                }
+            }
+        }
     }
 }
 

@@ -42,10 +42,9 @@ fn post_api_runs_import_streams_checks_and_stores_like_the_command() {
     let _bench = crate::util::one_bench_at_a_time();
     let dir = tempfile::tempdir().unwrap();
     let token = "import-token-0123456789";
-    let mut d = crate::daemon::Daemon::start(
+    let mut d = crate::daemon::Daemon::in_process(
+        &["--sim", "--token", token],
         &dir.path().join("runs.db"),
-        "127.0.0.1:0",
-        &["--token", token],
     );
     let rows = simulated_rows();
     let text = excel_csv(&rows);

@@ -35,7 +35,7 @@ fn slow_fit(run: i64, timeout_s: Option<f64>) -> Value {
 fn a_fit_in_progress_is_listed_with_its_progress_and_cancelled_by_delete_storing_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let (db, run) = db_with_a_presliding_run(&dir);
-    let d = Daemon::start(&db, "127.0.0.1:0", &[]);
+    let d = Daemon::in_process(&["--sim"], &db);
     let addr = d.addr.clone();
     let poster = std::thread::spawn(move || {
         let body = slow_fit(run, None).to_string();
@@ -81,7 +81,7 @@ fn a_fit_in_progress_is_listed_with_its_progress_and_cancelled_by_delete_storing
 fn a_fit_stops_at_its_time_limit_and_says_so() {
     let dir = tempfile::tempdir().unwrap();
     let (db, run) = db_with_a_presliding_run(&dir);
-    let d = Daemon::start(&db, "127.0.0.1:0", &[]);
+    let d = Daemon::in_process(&["--sim"], &db);
     let r = d.req("POST", "/api/fits", Some(&slow_fit(run, Some(0.5))));
     assert_eq!(r.status, 201, "{}", r.text());
     let report = &r.json()["report"];

@@ -66,7 +66,7 @@ fn each_role_is_allowed_and_refused_its_requests_and_every_change_is_audited() {
     );
 
     let db = dir.path().join("runs.db");
-    let d = Daemon::start_on(&["--sim", "--config", c], &db, "127.0.0.1:0", &[]);
+    let d = Daemon::in_process(&["--sim", "--config", c], &db);
     let (v, o, a) = (
         Some(viewer.as_str()),
         Some(operator.as_str()),

@@ -49,6 +49,7 @@ pub mod estop;
 pub mod fits;
 pub mod live;
 pub mod params;
+pub mod procedures;
 pub mod queue;
 pub mod runs;
 pub mod schedule;
@@ -129,8 +130,30 @@ fn token_of(
     Ok(token.map(|(t, _)| Arc::from(t)))
 }
 
-/// Runs the service until Ctrl-C or SIGTERM.
+/// `bench serve`: binds `--listen` and runs the service until Ctrl-C, SIGTERM or SIGHUP.
 pub async fn serve(opts: Options) -> anyhow::Result<()> {
+    let listener = std::net::TcpListener::bind(opts.listen)
+        .map_err(|e| InputError(format!("--listen {}: {e}", opts.listen)))?;
+    let stopping = match opts.lab {
+        true => "shutting down",
+        false => "shutting down (aborting the running run, if any)",
+    };
+    run(listener, opts, async move {
+        let signal = bench_daemon::signals::stop_signal().await;
+        tracing::info!("{signal}: {stopping}");
+    })
+    .await
+}
+
+/// The service on `listener` until `shutdown` completes (a signal for `bench serve`, a test's
+/// own trigger): the library's entry point, callable from a test on port 0. The guard's
+/// loopback and host rules judge the listener's own address (`opts.listen` is replaced by it).
+pub async fn run(
+    listener: std::net::TcpListener,
+    mut opts: Options,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<()> {
+    opts.listen = listener.local_addr()?;
     // Check the configuration (and the token rule) before starting anything.
     let probe = if opts.lab {
         Loaded::lab()
@@ -155,8 +178,6 @@ pub async fn serve(opts: Options) -> anyhow::Result<()> {
         users: (!probe.config.users.is_empty())
             .then(|| Arc::new(bench_daemon::users::Users::new(probe.config.users.clone()))),
     });
-    let listener = std::net::TcpListener::bind(opts.listen)
-        .map_err(|e| InputError(format!("--listen {}: {e}", opts.listen)))?;
     let addr = listener.local_addr()?;
 
     let sim = if opts.sim {
@@ -171,7 +192,7 @@ pub async fn serve(opts: Options) -> anyhow::Result<()> {
     };
     let tcp = sim.as_ref().map(|s| s.tcp().to_string());
     if opts.lab {
-        return serve_lab(opts, probe, guard, listener).await;
+        return serve_lab(opts, probe, guard, listener, shutdown).await;
     }
     let loaded = Arc::new(Loaded::for_command(opts.config.as_deref(), tcp.as_deref())?);
     let _bench = BenchLock::acquire(&loaded, &bench_daemon::bench_lock::this_command())?;
@@ -239,8 +260,7 @@ pub async fn serve(opts: Options) -> anyhow::Result<()> {
         "bench serve: http://{addr}/ (database {})",
         store.location()
     );
-    let stopping = "shutting down (aborting the running run, if any)";
-    serve_until_stopped(listener, app, banner, stopping, (shutdown_tx, shutdown_rx)).await?;
+    serve_until_stopped(listener, app, banner, shutdown, (shutdown_tx, shutdown_rx)).await?;
     let _ = scheduler.await;
     store.close().await;
     if let Some(sim) = sim {
@@ -256,6 +276,7 @@ async fn serve_lab(
     loaded: Loaded,
     guard: Arc<guard::Guard>,
     listener: std::net::TcpListener,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
     let addr = listener.local_addr()?;
     let db = bench_daemon::db::for_bench(opts.db.as_deref(), &loaded);
@@ -287,30 +308,22 @@ async fn serve_lab(
         "bench serve: http://{addr}/ (lab view, read-only, database {})",
         store.location()
     );
-    serve_until_stopped(
-        listener,
-        app,
-        banner,
-        "shutting down",
-        (shutdown_tx, shutdown_rx),
-    )
-    .await?;
+    serve_until_stopped(listener, app, banner, shutdown, (shutdown_tx, shutdown_rx)).await?;
     store.close().await;
     Ok(())
 }
 
-/// Prints `banner` (the URL line clients wait for) and serves `app` until Ctrl-C, SIGTERM or
-/// another reason sends `true` on the shutdown channel.
+/// Prints `banner` (the URL line clients wait for) and serves `app` until `shutdown` completes
+/// or another reason sends `true` on the shutdown channel.
 async fn serve_until_stopped(
     listener: front::Handoff,
     app: axum::Router,
     banner: String,
-    stopping: &'static str,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
     (shutdown_tx, shutdown_rx): (watch::Sender<bool>, watch::Receiver<bool>),
 ) -> anyhow::Result<()> {
     tokio::spawn(async move {
-        let signal = bench_daemon::signals::stop_signal().await;
-        tracing::info!("{signal}: {stopping}");
+        shutdown.await;
         let _ = shutdown_tx.send(true);
     });
     println!("{banner}");
@@ -432,7 +445,15 @@ mod tests {
         assert_eq!(circle(&scheduler), None, "serve/scheduler/: {scheduler:?}");
         // Resources import only downward: none names another but `router`, which names all.
         let resources = [
-            "bench", "estop", "fits", "live", "params", "queue", "runs", "schedule",
+            "bench",
+            "estop",
+            "fits",
+            "live",
+            "params",
+            "procedures",
+            "queue",
+            "runs",
+            "schedule",
         ];
         for r in resources {
             let named: Vec<&String> = top[r]

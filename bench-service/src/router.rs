@@ -31,6 +31,7 @@ fn routes() -> ApiRouter<AppState> {
         .merge(super::metrics::routes())
         .merge(super::audit::routes())
         .merge(super::trends::routes())
+        .merge(super::procedures::routes())
         .api_route(
             "/api/openapi.json",
             get_with(openapi, |op| op.summary("This document")),

@@ -12,26 +12,11 @@
 use super::run_data::{self, Selection};
 use super::{Field, FitError, FitRequest, start};
 use crate::InputError;
-use experiments::{Kind, Results, Role};
-use friction::identify::procedures::{self, FitReport, Given, PROCEDURES, Table};
+use experiments::{Results, Role};
+use friction::identify::procedures::{self, FitReport, Given, PROCEDURES, Reads, Table};
 use run_store::{Run, Store};
 use serde_json::{Map, Value, json};
 use std::path::Path;
-
-/// The run kinds each time-series procedure can use (`aep` and `output_error`: any kind).
-const TIME_SERIES_KINDS: &[(&str, &[&str])] = &[
-    ("idim_ls", &["prbs", "validation_profile", "imported"]),
-    ("power_rls", &["prbs", "validation_profile", "imported"]),
-    ("staircase", &["breakaway_staircase"]),
-    ("presliding_sine", &["presliding"]),
-    ("step_damping", &["presliding"]),
-    ("nnaji", &["presliding", "frictional_lag"]),
-    ("lugre_regression", &["presliding"]),
-    ("maxwell_slip", &["presliding"]),
-    ("ruina_step", &["constant_velocity_sweep", "frictional_lag"]),
-    ("aep", Kind::NAMES),
-    ("output_error", Kind::NAMES),
-];
 
 /// A fit done and saved.
 #[derive(Debug)]
@@ -123,7 +108,7 @@ async fn fit_in(store: &Store, req: &FitRequest, sel: &Selection) -> Result<Fitt
     let (table, notes) = run_table(store, &run, &req.procedure, sel).await?;
     let mut given = req.given.clone().unwrap_or_default();
     let start = start::start_for(store, &req.model, &req.procedure).await?;
-    if ITERATIVE.contains(&req.procedure.as_str()) {
+    if registered(&req.procedure)?.iterates {
         start_under_params(&start, &mut given);
     }
     let level = (req.procedure == "presliding_sine")
@@ -226,6 +211,11 @@ pub fn fit_table(
     })
 }
 
+/// The registry's procedure `name`, an unknown one refused as the user's mistake.
+fn registered(name: &str) -> Result<&'static procedures::Procedure, FitError> {
+    procedures::procedure(name).map_err(|e| FitError::Input(InputError(e.to_string())))
+}
+
 /// The procedure's table from what run `run` recorded, and notes on the data used.
 pub(super) async fn run_table(
     store: &Store,
@@ -234,11 +224,11 @@ pub(super) async fn run_table(
     sel: &Selection,
 ) -> Result<(Table, Vec<String>), FitError> {
     let imported = run.kind == run_store::IMPORTED_KIND;
+    let reads = registered(procedure)?.reads;
     let wrong_kind = |works: &[&str]| {
-        let also = if procedure == "phi_s" {
-            ""
-        } else {
-            ", imported"
+        let also = match reads {
+            Reads::BreakawayRates => "",
+            _ => ", imported",
         };
         FitError::field(
             Field::Run,
@@ -262,9 +252,9 @@ pub(super) async fn run_table(
         Table::new(cols)
             .map_err(|e| FitError::Failed(anyhow::anyhow!("BUG: table of run {}: {e}", run.id)))
     };
-    match procedure {
-        "static_curve" if imported => imported_curve(store, run, sel).await,
-        "static_curve" => {
+    match reads {
+        Reads::SweepPoints if imported => imported_curve(store, run, sel).await,
+        Reads::SweepPoints => {
             if run.kind != "constant_velocity_sweep" {
                 return Err(wrong_kind(&["constant_velocity_sweep"]));
             }
@@ -294,7 +284,7 @@ pub(super) async fn run_table(
                 vec![note],
             ))
         }
-        "phi_s" => {
+        Reads::BreakawayRates => {
             if run.kind != "torque_ramp" {
                 return Err(wrong_kind(&["torque_ramp"]));
             }
@@ -321,18 +311,11 @@ pub(super) async fn run_table(
                 vec![note],
             ))
         }
-        _ => {
-            let works = TIME_SERIES_KINDS
-                .iter()
-                .find(|(p, _)| *p == procedure)
-                .map(|(_, k)| *k)
-                .ok_or_else(|| {
-                    FitError::Failed(anyhow::anyhow!(
-                        "BUG: procedure {procedure} has no run kinds listed"
-                    ))
-                })?;
+        Reads::TimeSeries(kinds) => {
             // A recording made elsewhere is whatever its owner fits it with.
-            if !imported && !works.contains(&run.kind.as_str()) {
+            if let Some(works) =
+                kinds.filter(|works| !imported && !works.contains(&run.kind.as_str()))
+            {
                 return Err(wrong_kind(works));
             }
             let (sel, part) = match part_of(run, procedure, sel)? {
@@ -373,18 +356,18 @@ async fn imported_curve(
     Ok((table, ts.notes))
 }
 
-/// The parts of a presliding run each presliding procedure reads (`maxwell_slip`: every
-/// reversal of the position-driven parts, the ramps and the reversal legs).
-const PRESLIDING_PARTS: &[(&str, &[Role], &str)] = &[
-    ("presliding_sine", &[Role::TorqueSine], "sine"),
-    ("step_damping", &[Role::TorqueStep], "step"),
-    (
-        "maxwell_slip",
-        &[Role::DisplacementRamp, Role::Reversals],
-        "ramp and reversals",
-    ),
-    ("lugre_regression", &[Role::Reversals], "reversals"),
-];
+/// A part's roles as the plan names them (a name the registry gives that no role has is a bug
+/// the registry test catches first).
+fn part_roles(part: &procedures::Part) -> Result<Vec<Role>, FitError> {
+    part.roles
+        .iter()
+        .map(|r| {
+            serde_json::from_value(json!(r)).map_err(|e| {
+                FitError::Failed(anyhow::anyhow!("BUG: part '{}': role {r}: {e}", part.name))
+            })
+        })
+        .collect()
+}
 
 /// Without `--segments`/`--t-range`, a presliding procedure reads its own part of a
 /// `presliding` run: the selection of that part's segments and a note saying so.
@@ -393,9 +376,11 @@ fn part_of(
     procedure: &str,
     sel: &Selection,
 ) -> Result<Option<(Selection, String)>, FitError> {
-    let Some((_, roles, part)) = PRESLIDING_PARTS.iter().find(|p| p.0 == procedure) else {
+    let Some(part) = registered(procedure)?.part else {
         return Ok(None);
     };
+    let roles = part_roles(&part)?;
+    let part = part.name;
     if run.kind != "presliding" || *sel != Selection::default() {
         return Ok(None);
     }
@@ -475,9 +460,6 @@ fn bristle_level(start: &start::Start, given: &mut Given) -> Option<f64> {
     Some(fs)
 }
 
-/// Procedures that iterate from start values (`given.params`).
-const ITERATIVE: &[&str] = &["output_error", "aep"];
-
 /// The start values under `given.params`, below the user's.
 fn start_under_params(start: &start::Start, given: &mut Given) {
     let mut params = match given.get("params") {
@@ -546,4 +528,32 @@ fn parameter_document(
         anyhow::anyhow!("the fitted values do not make a valid {model} model ({e}); nothing saved")
     })?;
     Ok((doc, other))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every part the registry declares names roles a plan has; every run kind it names is a
+    /// kind (or an imported recording).
+    #[test]
+    fn the_registry_names_only_roles_and_kinds_that_exist() {
+        for p in PROCEDURES {
+            if let Some(part) = &p.part {
+                assert!(part_roles(part).is_ok(), "{}: {part:?}", p.name);
+            }
+            for kind in p.reads.run_kinds().unwrap_or_default() {
+                assert!(
+                    experiments::Kind::NAMES.contains(kind) || *kind == run_store::IMPORTED_KIND,
+                    "{}: run kind {kind}",
+                    p.name
+                );
+            }
+        }
+        let bogus = procedures::Part {
+            name: "bogus",
+            roles: &["no_such_role"],
+        };
+        assert!(part_roles(&bogus).is_err());
+    }
 }

@@ -173,6 +173,7 @@ fn round(addr: &str, f: &Fixtures, all: &mut BTreeMap<String, Timings>) {
         ("GET /api/fits", "/api/fits".into()),
         ("GET /api/campaigns", "/api/campaigns".into()),
         ("GET /api/trends", "/api/trends?param=fc".into()),
+        ("GET /api/procedures", "/api/procedures".into()),
         ("GET /api/campaigns/{id}", "/api/campaigns/1".into()),
         (
             "GET /api/campaigns/{id}/report",

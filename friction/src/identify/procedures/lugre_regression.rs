@@ -20,7 +20,7 @@
 //! inertia). The regression is sensitive to position noise, which biases `sigma0` (S1): use a
 //! high-resolution position sensor.
 
-use super::{FitReport, Given, Procedure, Table, need_rows};
+use super::{FitReport, Given, Part, Procedure, Reads, Table, need_rows};
 use crate::identify::FitError;
 use crate::identify::lsq;
 use serde_json::json;
@@ -32,6 +32,14 @@ pub const PROCEDURE: Procedure = Procedure {
     columns: &["t", "x", "u"],
     options: &["offset"],
     known_params: false,
+    reads: Reads::TimeSeries(Some(&["presliding"])),
+    part: Some(Part {
+        name: "reversals",
+        roles: &["reversals"],
+    }),
+    iterates: false,
+    offset_refused: None,
+    fit,
 };
 
 /// `(sigma0, fs)` by S1 eq. 8.52 from the `t, x, u` columns.

@@ -22,8 +22,9 @@
 //! procedure has residuals the goodness of fit `r2`, `aic`, `bic`.
 //!
 //! To add a procedure: a file here with `pub fn fit(model, &Table, &Given) -> Result<FitReport,
-//! FitError>` and its "requirements on the data", one line in [`PROCEDURES`] and one match arm in
-//! [`run`].
+//! FitError>`, its "requirements on the data" and its [`Procedure`] (what it reads, which part,
+//! whether it iterates, its options), and one line in [`PROCEDURES`]. Every front end reads the
+//! registry: the daemon's fits, the CLI, `GET /api/procedures` and the dashboard's fit form.
 
 use super::FitError;
 use serde_json::{Map, Value};
@@ -66,12 +67,15 @@ pub(crate) use table::{mean, need_rows};
 /// Values the user gives: known parameters (held fixed) and procedure options, by name.
 pub type Given = Map<String, Value>;
 
-/// A procedure: its name (part of the interface) and the models it identifies.
+/// A procedure as every front end reads it (`bench fit`, `POST /api/fits`, `GET
+/// /api/procedures`, the dashboard's fit form): its name (part of the interface), the models it
+/// identifies, the data it reads and how it is run. Adding a procedure is its file and one line
+/// in [`PROCEDURES`].
 #[derive(Clone, Copy, Debug)]
 pub struct Procedure {
     /// Name as `bench fit --procedure` takes it.
     pub name: &'static str,
-    /// Model ids whose parameters it fits.
+    /// Model ids whose parameters it fits (`"*"`: any registry model).
     pub models: &'static [&'static str],
     /// Columns it reads.
     pub columns: &'static [&'static str],
@@ -79,6 +83,50 @@ pub struct Procedure {
     pub options: &'static [&'static str],
     /// Whether it also accepts any of the model's parameter names in `given` (held fixed).
     pub known_params: bool,
+    /// What of a stored run it reads.
+    pub reads: Reads,
+    /// The part of a run of several parts (a presliding run) it reads unless told otherwise.
+    pub part: Option<Part>,
+    /// Whether it iterates from start values (`given.params`, the stored set's below them).
+    pub iterates: bool,
+    /// Why it takes no `offset`, for the refusal (`None`: it takes one or the question does
+    /// not arise).
+    pub offset_refused: Option<&'static str>,
+    /// The procedure itself.
+    pub fit: fn(&str, &Table, &Given) -> Result<FitReport, FitError>,
+}
+
+/// What of a stored run a procedure reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reads {
+    /// The steady-state points (`v`, `friction`) of a constant-velocity sweep's results.
+    SweepPoints,
+    /// The breakaway-vs-rate points (`rate`, `breakaway`) of a torque ramp's results.
+    BreakawayRates,
+    /// The time series of runs of these kinds (`None`: of any kind; a recording imported from
+    /// elsewhere is read whatever the list says).
+    TimeSeries(Option<&'static [&'static str]>),
+}
+
+impl Reads {
+    /// The run kinds it reads (`None`: any).
+    pub fn run_kinds(self) -> Option<&'static [&'static str]> {
+        match self {
+            Reads::SweepPoints => Some(&["constant_velocity_sweep"]),
+            Reads::BreakawayRates => Some(&["torque_ramp"]),
+            Reads::TimeSeries(kinds) => kinds,
+        }
+    }
+}
+
+/// A part of a run: its segments by their roles (the `snake_case` names of
+/// `experiments::Role`), and its name in notes and errors.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Part {
+    /// As notes and errors name it (`"sine"`).
+    pub name: &'static str,
+    /// The roles of its segments.
+    pub roles: &'static [&'static str],
 }
 
 impl Procedure {
@@ -96,7 +144,7 @@ impl Procedure {
             if self.options.contains(&key.as_str()) || params.contains(&key.as_str()) {
                 continue;
             }
-            if let ("offset", Some(why)) = (key.as_str(), no_offset(self.name)) {
+            if let ("offset", Some(why)) = (key.as_str(), self.offset_refused) {
                 return Err(FitError::Setting {
                     field: "given.offset".into(),
                     rule: format!("is not taken by procedure '{}': {why}", self.name),
@@ -122,22 +170,6 @@ impl Procedure {
     }
 }
 
-/// Why a procedure that reads a force takes no offset.
-fn no_offset(procedure: &str) -> Option<&'static str> {
-    match procedure {
-        "step_damping" => Some(
-            "it uses only the size of the torque step, which a constant offset does not change",
-        ),
-        "maxwell_slip" => Some(
-            "each reversal branch is fitted with its own force level, which absorbs any offset",
-        ),
-        "ruina_step" => Some(
-            "friction is measured from its level before the velocity step, which absorbs any offset",
-        ),
-        _ => None,
-    }
-}
-
 /// Every procedure [`run`] dispatches to.
 pub static PROCEDURES: &[Procedure] = &[
     static_curve::PROCEDURE,
@@ -155,22 +187,26 @@ pub static PROCEDURES: &[Procedure] = &[
     output_error::PROCEDURE,
 ];
 
+/// The registry's procedure `name`; an unknown name is refused with the known ones.
+pub fn procedure(name: &str) -> Result<&'static Procedure, FitError> {
+    PROCEDURES
+        .iter()
+        .find(|p| p.name == name)
+        .ok_or_else(|| FitError::UnknownProcedure {
+            name: name.to_string(),
+            known: PROCEDURES
+                .iter()
+                .map(|p| p.name)
+                .collect::<Vec<_>>()
+                .join(", "),
+        })
+}
+
 /// Runs procedure `name` for model `model` on `table`, with the user's `given` values.
 ///
 /// Errors name the unknown procedure, the model it does not apply to, or the missing column.
 pub fn run(name: &str, model: &str, table: &Table, given: &Given) -> Result<FitReport, FitError> {
-    let proc =
-        PROCEDURES
-            .iter()
-            .find(|p| p.name == name)
-            .ok_or_else(|| FitError::UnknownProcedure {
-                name: name.to_string(),
-                known: PROCEDURES
-                    .iter()
-                    .map(|p| p.name)
-                    .collect::<Vec<_>>()
-                    .join(", "),
-            })?;
+    let proc = procedure(name)?;
     // "*": any registry model (output error, AEP).
     let applies = proc.models.contains(&model)
         || (proc.models == ["*"] && crate::registry::entry(model).is_ok());
@@ -195,24 +231,7 @@ pub fn run(name: &str, model: &str, table: &Table, given: &Given) -> Result<FitR
         table.column(c, name)?;
     }
     proc.check_given(model, given)?;
-    let mut report = match name {
-        "static_curve" => static_curve::fit(model, table, given),
-        "idim_ls" => idim_ls::fit(model, table, given),
-        "phi_s" => phi_s::fit(model, table, given),
-        "power_rls" => power_rls::fit(model, table, given),
-        "staircase" => staircase::fit(model, table, given),
-        "presliding_sine" => presliding_sine::fit(model, table, given),
-        "step_damping" => step_damping::fit(model, table, given),
-        "lugre_regression" => lugre_regression::fit(model, table, given),
-        "maxwell_slip" => maxwell_slip::fit(model, table, given),
-        "ruina_step" => ruina_step::fit(model, table, given),
-        "nnaji" => nnaji::fit_table(model, table, given),
-        "aep" => seven_parameter::fit_table(model, table, given),
-        "output_error" => output_error::fit_table(model, table, given),
-        other => Err(FitError::Bug(format!(
-            "procedure '{other}' is listed but not dispatched"
-        ))),
-    }?;
+    let mut report = (proc.fit)(model, table, given)?;
     report.assess();
     Ok(report)
 }

@@ -15,7 +15,7 @@
 //!    (eqs. 12–13, 34–35); a one-parameter output-error fit of the `nnaji` model.
 
 use super::output_error::{self, FreeParam, Method, Options, Replay, Segment};
-use super::{FitReport, Given, Offset, Procedure, Table};
+use super::{FitReport, Given, Offset, Procedure, Reads, Table};
 use crate::identify::FitError;
 pub use crate::models::nnaji::sigma_from_damping;
 use serde_json::{Map, Value};
@@ -192,6 +192,11 @@ pub const PROCEDURE: Procedure = Procedure {
         "offset",
     ],
     known_params: false,
+    reads: Reads::TimeSeries(Some(&["presliding", "frictional_lag"])),
+    part: None,
+    iterates: false,
+    offset_refused: None,
+    fit: fit_table,
 };
 
 /// `bench fit --procedure nnaji` on one table. `given`: `params` (the static `fs, fc, vs, fv`

@@ -15,7 +15,7 @@
 //! only at extreme rates). Give `fs` and `fc` (from the static curve, S4 §4.3) when the rates
 //! do not reach the plateaus: then only the shape is fitted, which is what S4 does.
 
-use super::{FitReport, Given, Procedure, Table, given_f64, need_rows, num};
+use super::{FitReport, Given, Procedure, Reads, Table, given_f64, need_rows, num};
 use crate::identify::lm::{LevenbergMarquardt, standard_errors};
 use crate::identify::{Bounds, FitError, Residuals, Runner};
 use serde_json::{Map, Value};
@@ -27,6 +27,11 @@ pub const PROCEDURE: Procedure = Procedure {
     columns: &["rate", "breakaway"],
     options: &["offset"],
     known_params: true,
+    reads: Reads::BreakawayRates,
+    part: None,
+    iterates: false,
+    offset_refused: None,
+    fit,
 };
 
 /// Parameter order: fc, fs, ts, delta_t.

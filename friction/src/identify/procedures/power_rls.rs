@@ -49,8 +49,8 @@
 //! matters (S2 Table II).
 
 use super::{
-    FitReport, Given, Offset, Procedure, Table, given_offset, given_positive, given_str, need_rows,
-    num,
+    FitReport, Given, Offset, Procedure, Reads, Table, given_offset, given_positive, given_str,
+    need_rows, num,
 };
 use crate::curve::sgn;
 use crate::identify::FitError;
@@ -85,6 +85,11 @@ pub const PROCEDURE: Procedure = Procedure {
         "asymmetric",
     ],
     known_params: false,
+    reads: Reads::TimeSeries(Some(&["prbs", "validation_profile", "imported"])),
+    part: None,
+    iterates: false,
+    offset_refused: None,
+    fit,
 };
 
 /// S2 eq. 6 filter bandwidth [rad/s].

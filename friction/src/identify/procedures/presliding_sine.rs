@@ -41,7 +41,9 @@
 //! to `given.t_from`) is skipped as transient. The encoder must resolve `theta0` (S4: a
 //! 1,024,000 count/rev encoder).
 
-use super::{FitReport, Given, Procedure, Table, given_f64, given_positive, need_rows};
+use super::{
+    FitReport, Given, Part, Procedure, Reads, Table, given_f64, given_positive, need_rows,
+};
 use crate::identify::FitError;
 use crate::identify::lsq;
 use serde_json::json;
@@ -53,6 +55,14 @@ pub const PROCEDURE: Procedure = Procedure {
     columns: &["t", "x", "u"],
     options: &["omega", "t_from", "offset", "fs", "j"],
     known_params: false,
+    reads: Reads::TimeSeries(Some(&["presliding"])),
+    part: Some(Part {
+        name: "sine",
+        roles: &["torque_sine"],
+    }),
+    iterates: false,
+    offset_refused: None,
+    fit,
 };
 
 /// Angular frequency [rad/s] of `u` from the mean period of its upward zero crossings.

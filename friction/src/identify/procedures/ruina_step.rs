@@ -21,7 +21,7 @@
 //! sliding after it, sampled finely against `L/v2` (S1 Table 8.4, dry: 64.7 µm; at 10 mm/s
 //! that is 6.5 ms). The steady-state curve should be measured first (S1).
 
-use super::{FitReport, Given, Procedure, Table, given_positive, mean, need_rows};
+use super::{FitReport, Given, Procedure, Reads, Table, given_positive, mean, need_rows};
 use crate::identify::lm::{LevenbergMarquardt, standard_errors};
 use crate::identify::{Bounds, FitError, Residuals, Runner};
 use serde_json::json;
@@ -33,6 +33,13 @@ pub const PROCEDURE: Procedure = Procedure {
     columns: &["t", "v", "friction"],
     options: &["fn_load"],
     known_params: false,
+    reads: Reads::TimeSeries(Some(&["constant_velocity_sweep", "frictional_lag"])),
+    part: None,
+    iterates: false,
+    offset_refused: Some(
+        "friction is measured from its level before the velocity step, which absorbs any offset",
+    ),
+    fit,
 };
 
 struct StepProblem<'a> {

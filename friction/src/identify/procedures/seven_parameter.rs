@@ -14,7 +14,7 @@
 //! generic bounded global search.
 
 use super::output_error::{self, FreeParam, Method, Options, Replay, Segment};
-use super::{FitReport, Given, Procedure, Table};
+use super::{FitReport, Given, Procedure, Reads, Table};
 use crate::identify::FitError;
 use serde_json::{Map, Value};
 
@@ -94,6 +94,11 @@ pub const PROCEDURE: Procedure = Procedure {
     columns: &["t"],
     options: output_error::OPTIONS,
     known_params: false,
+    reads: Reads::TimeSeries(None),
+    part: None,
+    iterates: true,
+    offset_refused: None,
+    fit: fit_table,
 };
 
 /// `bench fit --procedure aep` on one table (`given` as for

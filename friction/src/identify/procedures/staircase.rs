@@ -28,7 +28,9 @@
 //! 1e-3) must exceed the position noise and be reached soon after breakaway. Σ tuning: columns
 //! `t`, `v` of a constant-reference run whose second half is the settled oscillation.
 
-use super::{FitReport, Given, Procedure, Table, given_positive, given_str, mean, need_rows};
+use super::{
+    FitReport, Given, Procedure, Reads, Table, given_positive, given_str, mean, need_rows,
+};
 use crate::identify::FitError;
 use serde_json::json;
 
@@ -51,6 +53,11 @@ pub const PROCEDURE: Procedure = Procedure {
     columns: &["t"],
     options: &["part", "x_detect", "rest_s", "window_s", "margin", "offset"],
     known_params: false,
+    reads: Reads::TimeSeries(Some(&["breakaway_staircase"])),
+    part: None,
+    iterates: false,
+    offset_refused: None,
+    fit,
 };
 
 /// Default motion threshold on `|x - x_rest|` [rad or m].

@@ -21,7 +21,7 @@
 //! recorded at a rate well above `omega_n` (S4: 321 rad/s) with an encoder resolving a small
 //! fraction of `Δu/sigma0`, and long enough to settle.
 
-use super::{FitReport, Given, Procedure, Table, given_positive, mean, need_rows};
+use super::{FitReport, Given, Part, Procedure, Reads, Table, given_positive, mean, need_rows};
 use crate::identify::lm::{LevenbergMarquardt, standard_errors};
 use crate::identify::{Bounds, FitError, Residuals, Runner};
 use serde_json::json;
@@ -33,6 +33,16 @@ pub const PROCEDURE: Procedure = Procedure {
     columns: &["t", "x", "u"],
     options: &["sigma0", "j", "fv", "sigma2"],
     known_params: false,
+    reads: Reads::TimeSeries(Some(&["presliding"])),
+    part: Some(Part {
+        name: "step",
+        roles: &["torque_step"],
+    }),
+    iterates: false,
+    offset_refused: Some(
+        "it uses only the size of the torque step, which a constant offset does not change",
+    ),
+    fit,
 };
 
 /// Unit step response `1 - h(tau)` of `1/(s^2/wn^2 + 2 z s/wn + 1)` at `tau >= 0`.

@@ -59,8 +59,8 @@ pub use validate::predict;
 use super::quality::scaled_condition;
 use super::sides::{self, Pair};
 use super::{
-    FitReport, Given, Offset, Procedure, Table, asymmetric_without_fitted_offset, given_bootstrap,
-    given_f64, given_offset, num,
+    FitReport, Given, Offset, Procedure, Reads, Table, asymmetric_without_fitted_offset,
+    given_bootstrap, given_f64, given_offset, num,
 };
 use crate::identify::lm::LevenbergMarquardt;
 use crate::identify::stats::{self, Uncertainty};
@@ -86,6 +86,11 @@ pub const PROCEDURE: Procedure = Procedure {
         "force_held",
     ],
     known_params: true,
+    reads: Reads::TimeSeries(Some(&["prbs", "validation_profile", "imported"])),
+    part: None,
+    iterates: false,
+    offset_refused: None,
+    fit,
 };
 
 /// Fraction of the energy of `u` outside the bandwidth.

@@ -57,7 +57,7 @@
 //! (`static_curve` on a sweep); `bench fit --run` takes them from the bench's static fit.
 
 use super::quality::scaled_condition;
-use super::{FitReport, Given, Procedure, Table, given_positive, need_rows, num};
+use super::{FitReport, Given, Part, Procedure, Reads, Table, given_positive, need_rows, num};
 use crate::identify::FitError;
 use nalgebra::{DMatrix, DVector};
 use serde_json::{Value, json};
@@ -76,6 +76,16 @@ pub const PROCEDURE: Procedure = Procedure {
     columns: &["t", "x", "friction"],
     options: &["hysteresis", "static_swing"],
     known_params: false,
+    reads: Reads::TimeSeries(Some(&["presliding"])),
+    part: Some(Part {
+        name: "ramp and reversals",
+        roles: &["displacement_ramp", "reversals"],
+    }),
+    iterates: false,
+    offset_refused: Some(
+        "each reversal branch is fitted with its own force level, which absorbs any offset",
+    ),
+    fit,
 };
 
 /// Largest relative gap between the reversal curves' plateau and `given.static_swing` for

@@ -1,6 +1,6 @@
 //! `bench fit --procedure output_error`: the procedure, its `given` keys and their options.
 
-use super::super::{FitReport, Given, Procedure, Table};
+use super::super::{FitReport, Given, Procedure, Reads, Table};
 use super::{FreeParam, Hold, MAX_SUBSTEPS, Method, Options, Replay, Scale, Segment, fit};
 use crate::identify::FitError;
 use serde_json::Value;
@@ -14,6 +14,11 @@ pub const PROCEDURE: Procedure = Procedure {
     columns: &["t"],
     options: OPTIONS,
     known_params: false,
+    reads: Reads::TimeSeries(None),
+    part: None,
+    iterates: true,
+    offset_refused: None,
+    fit: fit_table,
 };
 
 /// The `given` keys of output error (and of `aep`).

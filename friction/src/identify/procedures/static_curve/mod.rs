@@ -43,7 +43,7 @@
 //! **Uncertainty.** Standard errors from the Jacobian and the residual variance (the points
 //! are independent runs); `given.bootstrap = N` resamples the residuals instead (`seed`).
 
-use super::{FitReport, Given, Procedure, Table, given_f64, num};
+use super::{FitReport, Given, Procedure, Reads, Table, given_f64, num};
 use crate::identify::FitError;
 use direction::{Ask, fit_direction, split};
 use report::{emit, finish};
@@ -76,6 +76,11 @@ pub const PROCEDURE: Procedure = Procedure {
     columns: &["v", "friction"],
     options: &["offset", "bootstrap", "seed", "nested", "negative"],
     known_params: true,
+    reads: Reads::SweepPoints,
+    part: None,
+    iterates: false,
+    offset_refused: None,
+    fit,
 };
 
 /// Fits the steady-state curve of `model` to the `v, friction` points of `table`.

@@ -1,0 +1,98 @@
+//! `GET /api/procedures`: the identification procedures as the registry declares them
+//! (`friction::identify::procedures::PROCEDURES`), for front ends that build a fit form: which
+//! runs each reads, which models it fits, whether it iterates or takes an offset, its options.
+
+use super::error::ApiResult;
+use super::state::AppState;
+use aide::axum::ApiRouter;
+use aide::axum::routing::get_with;
+use axum::Json;
+use friction::identify::procedures::{PROCEDURES, Procedure};
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde_json::{Map, Value, json};
+
+/// The routes.
+pub fn routes() -> ApiRouter<AppState> {
+    ApiRouter::new().api_route(
+        "/api/procedures",
+        get_with(list, |op| {
+            op.summary("Every identification procedure: the run kinds and part it reads, the models it fits, whether it iterates from start values or takes an offset, and its options as JSON Schema")
+        }),
+    )
+}
+
+/// One procedure as a front end needs it.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ProcedureInfo {
+    /// Its name (`procedure` of `POST /api/fits`).
+    pub id: String,
+    /// Model ids it fits; `["*"]`: any model of `GET /api/models`.
+    pub models: Vec<String>,
+    /// Columns of the data it reads.
+    pub columns: Vec<String>,
+    /// Run kinds it reads (an imported recording is read whatever the list says).
+    pub run_kinds: Vec<String>,
+    /// Of a run of several parts, the part it reads by default: `name` and segment `roles`.
+    pub part: Option<PartInfo>,
+    /// Whether it iterates from start values (`given.params`).
+    pub iterates: bool,
+    /// Whether it takes `given.offset` (true: fitted; a number: known).
+    pub offset: bool,
+    /// Why it takes no offset, where that matters.
+    pub offset_refused: Option<String>,
+    /// Whether it takes the model's parameters in `given` as known values (held fixed).
+    pub known_params: bool,
+    /// Its `given` keys as a JSON Schema object (unknown keys are refused).
+    pub options: Value,
+}
+
+/// A part of a run.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct PartInfo {
+    /// As notes and errors name it.
+    pub name: String,
+    /// The roles of its segments.
+    pub roles: Vec<String>,
+}
+
+async fn list() -> ApiResult<Json<Vec<ProcedureInfo>>> {
+    Ok(Json(PROCEDURES.iter().map(info).collect()))
+}
+
+/// What the registry declares of `p`.
+pub fn info(p: &Procedure) -> ProcedureInfo {
+    let strings = |s: &[&str]| s.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+    let run_kinds = match p.reads.run_kinds() {
+        Some(kinds) => strings(kinds),
+        None => experiments::Kind::NAMES
+            .iter()
+            .chain([&run_store::IMPORTED_KIND])
+            .map(|k| k.to_string())
+            .collect(),
+    };
+    let properties: Map<String, Value> = p
+        .options
+        .iter()
+        .map(|o| (o.to_string(), json!({ "title": o })))
+        .collect();
+    ProcedureInfo {
+        id: p.name.into(),
+        models: strings(p.models),
+        columns: strings(p.columns),
+        run_kinds,
+        part: p.part.map(|part| PartInfo {
+            name: part.name.into(),
+            roles: strings(part.roles),
+        }),
+        iterates: p.iterates,
+        offset: p.options.contains(&"offset"),
+        offset_refused: p.offset_refused.map(String::from),
+        known_params: p.known_params,
+        options: json!({
+            "type": "object",
+            "properties": properties,
+            "additionalProperties": p.known_params,
+        }),
+    }
+}
