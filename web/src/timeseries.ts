@@ -2,6 +2,7 @@
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import { PALETTE } from './xyplot';
+import { engAxis } from './eng';
 
 export interface TSChart {
   plot: uPlot;
@@ -46,8 +47,18 @@ export function symmetricScale(series: () => (number | null)[] | ArrayLike<numbe
  * element carries `data-clipped` (clipped samples in all) and `data-y-range` (`lo,hi` of that
  * scale), and a note names the clipped series.
  */
-export function timeChart(el: HTMLElement, title: string, yLabel: string, labels: string[], width = 620, height = 220, measured?: number | Scale): TSChart {
+export function timeChart(el: HTMLElement, title: string, yLabel: string, labels: string[], width = 620, height = 220, measured?: number | Scale, hidden: boolean[] = []): TSChart {
   let range: [number, number] | null = null;
+  // The y axis in engineering notation: its ticks and its label's unit prefix are chosen
+  // from the ticks uPlot places (round values), each time it draws them.
+  let axisLabel = yLabel;
+  const yValues = (_u: uPlot, splits: number[]) => {
+    const a = engAxis(yLabel, splits);
+    axisLabel = a.label;
+    el.dataset.yLabel = a.label;
+    el.dataset.yTicks = a.ticks.join('|');
+    return a.ticks;
+  };
   let clipped: number[][] = labels.map(() => []);
   const note = document.createElement('p');
   note.className = 'muted clip-note';
@@ -60,11 +71,12 @@ export function timeChart(el: HTMLElement, title: string, yLabel: string, labels
       x: { time: false },
       y: { range: (_u, min, max) => (range ? range : uPlot.rangeNum(min, max, 0.1, true)) },
     },
-    axes: [{ label: 't [s]' }, { label: yLabel, size: 70 }],
+    axes: [{ label: 't [s]' }, { label: () => axisLabel, size: 70, values: yValues }],
     series: [
       { label: 't [s]' },
       ...labels.map((l, i) => ({
         label: l,
+        show: !hidden[i],
         stroke: PALETTE[i % PALETTE.length],
         width: 1.25,
         points: {
