@@ -156,10 +156,12 @@ test('launch a constant-velocity sweep from the form and watch the live plot', a
   await page.waitForFunction(() => /Estimated duration/.test(document.getElementById('launch-estimate')?.textContent ?? ''));
   // The previous test's refusal went stale when the form was edited.
   assert.equal((await page.textContent('#launch-result')).trim(), '');
-  // The form comes from the kind's schema: units beside the names, fields in declaration
-  // order, the documented choices for enumerations.
-  assert.equal((await page.textContent('label[for="launch-param-velocities"]')).trim(), 'velocities [rad/s]');
-  assert.equal((await page.textContent('label[for="launch-param-settle_s"]')).trim(), 'settle_s [s]');
+  // The form comes from the kind's schema: each unit apart from its name, beside the input,
+  // fields in declaration order, the documented choices for enumerations.
+  assert.equal((await page.textContent('label[for="launch-param-velocities"]')).trim(), 'velocities');
+  assert.equal(await page.textContent('#launch-param-velocities-unit'), 'rad/s');
+  assert.equal((await page.textContent('label[for="launch-param-settle_s"]')).trim(), 'settle');
+  assert.equal(await page.textContent('#launch-param-settle_s-unit'), 's');
   const order = await page.$$eval('#launch-form [data-field]', (els) => els.map((e) => e.getAttribute('data-field')));
   assert.deepEqual(order, ['velocities', 'directions', 'settle_s', 'measure_s', 'repeats']);
   const choices = await page.$$eval('#launch-param-directions option', (els) => els.map((e) => e.value));
