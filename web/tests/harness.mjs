@@ -1,7 +1,8 @@
 // What every e2e file shares: one `bench serve --sim` on a fresh store and one headless Chromium
 // page per file, the REST helper, screenshots under target/e2e-screenshots/, and the checks
 // that the page neither threw nor reached beyond the daemon. A file calls `harness()` once at
-// its top and reads `h.page`, `h.bench` inside its tests.
+// its top and reads `h.page`, `h.bench` inside its tests (or copies them in `ready(h)`, called
+// once they exist).
 import { before, after, afterEach, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
@@ -11,7 +12,7 @@ import { startBench, tempDb, repo } from './bench.mjs';
 
 export const shots = path.join(repo, 'target', 'e2e-screenshots');
 
-export function harness() {
+export function harness(ready = () => {}) {
   const external = [];
   const h = { bench: null, browser: null, page: null, db: null, external };
   const pageErrors = [];
@@ -20,7 +21,7 @@ export function harness() {
     h.db = tempDb();
     h.bench = await startBench({ db: h.db });
     h.browser = await chromium.launch({ executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium', args: ['--no-sandbox'] });
-    const ctx = await h.browser.newContext({ viewport: { width: 1440, height: 900 } });
+    const ctx = await h.browser.newContext({ viewport: { width: 1440, height: 900 }, acceptDownloads: true });
     h.page = await ctx.newPage();
     h.page.setDefaultTimeout(20000);
     h.page.on('request', (req) => {
@@ -28,6 +29,7 @@ export function harness() {
       if (!u.startsWith(h.bench.url) && !u.startsWith('data:') && !u.startsWith('blob:')) external.push(u);
     });
     h.page.on('pageerror', (e) => pageErrors.push(e.message));
+    ready(h);
   });
   // A page that threw fails the test that drove it.
   afterEach(() => {
@@ -70,4 +72,28 @@ export function noExternalRequests(h) {
   test('the page made no request beyond the daemon', () => {
     assert.deepEqual(h.external, [], 'every request went to the daemon');
   });
+}
+
+/** Pixels of a PNG screenshot: not background (white), and in the plot series colours. */
+export async function countPixels(page, png) {
+  return page.evaluate(async (b64) => {
+    const img = new Image();
+    img.src = `data:image/png;base64,${b64}`;
+    await img.decode();
+    const c = document.createElement('canvas');
+    c.width = img.width;
+    c.height = img.height;
+    const x = c.getContext('2d');
+    x.drawImage(img, 0, 0);
+    const d = x.getImageData(0, 0, c.width, c.height).data;
+    // The plot palette (src/xyplot.ts PALETTE).
+    const series = ['#1f5fbf', '#c0392b', '#2e8b57', '#8e44ad', '#d35400', '#16a085', '#7f8c8d', '#b7950b', '#2c3e50', '#e84393'].map((c) => [1, 3, 5].map((i) => parseInt(c.slice(i, i + 2), 16)));
+    let nonBackground = 0, data = 0;
+    for (let i = 0; i < d.length; i += 4) {
+      const [r, g, b] = [d[i], d[i + 1], d[i + 2]];
+      if (r < 245 || g < 245 || b < 245) nonBackground++;
+      if (series.some(([R, G, B]) => Math.abs(r - R) + Math.abs(g - G) + Math.abs(b - B) < 40)) data++;
+    }
+    return { nonBackground, data, total: d.length / 4 };
+  }, png.toString('base64'));
 }
