@@ -7,6 +7,8 @@ import { engAxis } from './eng';
 export interface TSChart {
   plot: uPlot;
   set(data: (number | null)[][]): void;
+  /** Shows or hides series `i` (0 = the first after t), as a click on its legend entry does. */
+  show(i: number, on: boolean): void;
   destroy(): void;
 }
 
@@ -45,7 +47,8 @@ export function symmetricScale(series: () => (number | null)[] | ArrayLike<numbe
  * samples are marked with dots, so a model that runs away cannot flatten the measurement. The
  * `measured` may instead be a [`Scale`]: every series is then clipped to its range. The
  * element carries `data-clipped` (clipped samples in all) and `data-y-range` (`lo,hi` of that
- * scale), and a note names the clipped series.
+ * scale), and a note names the clipped series (those hidden apart, rewritten as the legend
+ * toggles them).
  */
 export function timeChart(el: HTMLElement, title: string, yLabel: string, labels: string[], width = 620, height = 220, measured?: number | Scale, hidden: boolean[] = []): TSChart {
   let range: [number, number] | null = null;
@@ -95,6 +98,16 @@ export function timeChart(el: HTMLElement, title: string, yLabel: string, labels
   el.dataset.yLabel = yLabel;
   el.dataset.labelFont = 'bold 12px system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, "Noto Sans", sans-serif';
   el.setAttribute('aria-label', `${title}: ${labels.join(', ')} against run time`);
+  // The clipped series by name, those shown first; hidden ones said apart.
+  const writeNote = () => {
+    const named = (on: boolean) =>
+      clipped.map((c, i) => (c.length && (plot.series[i + 1]?.show !== false) === on ? `${labels[i]} (${c.length})` : '')).filter((x) => x);
+    const shown = named(true), hidden = named(false);
+    note.textContent = shown.length || hidden.length
+      ? `Scaled to the measured signals; model output beyond them clipped at the edge and marked with dots: ${shown.join(', ') || 'none shown'}${hidden.length ? `; hidden, clipped too: ${hidden.join(', ')}` : ''}.`
+      : '';
+  };
+  opts.hooks = { setSeries: [() => writeNote()] };
   const plot = new uPlot(opts, data, el);
   el.append(note);
   return {
@@ -120,12 +133,14 @@ export function timeChart(el: HTMLElement, title: string, yLabel: string, labels
           });
         }
       }
-      const names = clipped.map((c, i) => (c.length ? `${labels[i]} (${c.length})` : '')).filter((x) => x);
       const total = clipped.reduce((a, c) => a + c.length, 0);
       el.dataset.clipped = String(total);
       if (range) el.dataset.yRange = `${range[0]},${range[1]}`;
-      note.textContent = total ? `Scaled to the measured signals; model output beyond them clipped at the edge and marked with dots: ${names.join(', ')}.` : '';
       plot.setData(d as unknown as uPlot.AlignedData);
+      writeNote();
+    },
+    show(i, on) {
+      if (plot.series[i + 1] && plot.series[i + 1].show !== on) plot.setSeries(i + 1, { show: on });
     },
     destroy() {
       plot.destroy();

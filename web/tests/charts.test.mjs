@@ -87,6 +87,16 @@ test('run page: the models on defaults hidden and listed, a residual RMS table r
   assert.deepEqual((await page.getAttribute('#run-chart-notes .defaults-note', 'data-models')).split(','), run.models.filter((m) => defaults.includes(m)));
   const torque = await chartState('#run-timeseries .chart:has-text("Torque and model outputs")');
   assert.deepEqual(torque.series.filter((s) => s.on).map((s) => s.label), ['torque_motor', 'torque_sensor', 'coulomb_viscous']);
+  // The clipping note speaks of the traces shown; the hidden ones it names apart, until shown.
+  const torqueChart = '#run-timeseries .chart:has-text("Torque and model outputs")';
+  const note = () => page.textContent(`${torqueChart} .clip-note`);
+  const [shownPart, hiddenPart] = (await note()).split('; hidden, clipped too: ');
+  for (const m of defaults) assert.ok(!shownPart.includes(`${m} (`), `${m} is hidden but named as shown: ${shownPart}`);
+  assert.match(hiddenPart ?? '', new RegExp(`${defaults[0]} \\(\\d+\\)`), await note());
+  const k = torque.series.findIndex((x) => x.label === defaults[0]);
+  await page.click(`${torqueChart} .u-legend .u-series:nth-child(${k + 2}) .u-label`);
+  assert.equal((await chartState(torqueChart)).series[k].on, true);
+  assert.match((await note()).split('; hidden')[0], new RegExp(`${defaults[0]} \\(\\d+\\)`), 'shown now, named with the shown');
   // The residual RMS of every model, as computed here from the same samples, ranked.
   const every = Math.max(1, Math.ceil(run.sample_count / 20000));
   const s = (await h.api(`/api/runs/${run.id}/samples?every=${every}&format=json`)).json;

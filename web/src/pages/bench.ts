@@ -173,9 +173,23 @@ export function benchPage(root: HTMLElement): () => void {
   refresh();
 
   // Live charts, redrawn at most 10 times a second from the shared ring buffer.
-  let built: { models: string; charts: TSChart[] } | null = null;
-  // The charts are rebuilt when the streamed models or what runs on defaults change.
-  const key = () => `${live.ring.models.join(',')}|${live.ring.models.map((m) => (onDefaults(sources, m) ? 'd' : 'f')).join('')}`;
+  let built: { models: string; hidden: string; charts: TSChart[] } | null = null;
+  // The charts are rebuilt when the streamed models change; when only what runs on defaults
+  // changes (the run's record arrived), their traces are hidden or shown in place.
+  const hiddenKey = () => live.ring.models.map((m) => (onDefaults(sources, m) ? 'd' : 'f')).join('');
+  const showModels = () => {
+    const { friction } = splitModels(live.ring.models);
+    const fm = friction.map((i) => live.ring.models[i]);
+    const hide = fm.map((m) => onDefaults(sources, m));
+    modelNotes.replaceChildren(chartNotes('live-chart-notes', fm.filter((_, i) => hide[i]), splitModels(live.ring.models).position.length));
+    if (!built) return;
+    const [, , ct, cr] = built.charts;
+    hide.forEach((off, i) => {
+      ct.show(2 + i, !off);
+      if (fm.length) cr.show(i, !off);
+    });
+    built.hidden = hiddenKey();
+  };
   const build = () => {
     built?.charts.forEach((c) => c.destroy());
     charts.replaceChildren();
@@ -184,7 +198,6 @@ export function benchPage(root: HTMLElement): () => void {
     const fm = friction.map((i) => models[i]);
     const pm = position.map((i) => models[i]);
     const hide = fm.map((m) => onDefaults(sources, m));
-    modelNotes.replaceChildren(chartNotes('live-chart-notes', fm.filter((_, i) => hide[i]), pm.length));
     const w = Math.max(360, Math.min(760, ((root.clientWidth || 1200) - 40 - 12) / 2 - 14));
     const mk = (id: string, title: string, unit: string, labels: string[], measured?: number | Scale, hidden?: boolean[]) => {
       const el = h('div', { class: 'chart', id });
@@ -192,7 +205,8 @@ export function benchPage(root: HTMLElement): () => void {
       return timeChart(el, title, unit, labels, w, 210, measured, hidden);
     };
     built = {
-      models: key(),
+      models: models.join(','),
+      hidden: '',
       charts: [
         mk('chart-x', 'Position', 'x [rad]', ['x', ...pm.map((m) => `${m.replace(':x_plant', '')} (simulated plant)`)], undefined, [false, ...pm.map(() => true)]),
         mk('chart-v', 'Velocity', 'v [rad/s]', ['v']),
@@ -206,7 +220,8 @@ export function benchPage(root: HTMLElement): () => void {
   };
   const draw = () => {
     const r = live.ring;
-    if (!built || built.models !== key()) build();
+    if (!built || built.models !== r.models.join(',')) build();
+    if (built!.hidden !== hiddenKey()) showModels();
     const t = r.ordered(r.t);
     const sig = (k: string) => r.ordered(r.sig[k]);
     const sensor = sig('torque_sensor');
