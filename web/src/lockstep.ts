@@ -30,11 +30,11 @@ export function onDefaults(sources: Map<string, Source>, m: string): boolean {
   return sources.get(m.split(':')[0])?.source === 'defaults';
 }
 
-/** How a model's parameters read in a table: `set #3 “name”`, `bench.toml table`, `defaults, not fitted`. */
+/** How a model's parameters read in a table: `set #3 “name”`, `given table`, `defaults, not fitted`. */
 export function sourceText(s: Source | undefined): string {
   if (!s) return '—';
   if (s.source === 'defaults') return 'defaults, not fitted';
-  if (s.source === 'table') return 'bench.toml table';
+  if (s.source === 'table') return 'given table (spec or bench.toml)';
   return s.set_id != null ? `set #${s.set_id} “${s.set_name ?? ''}”` : 'newest fitted set';
 }
 

@@ -111,7 +111,7 @@ test('run page: the models on defaults hidden and listed, a residual RMS table r
   for (const row of rows) assert.ok(Math.abs(row.rms - rms(s.outputs[row.model])) <= 1e-12 * Math.max(1, row.rms), `${row.model}: ${row.rms} vs ${rms(s.outputs[row.model])}`);
   assert.deepEqual(rows.map((x) => x.rms), [...rows.map((x) => x.rms)].sort((a, b) => a - b), 'ranked, smallest first');
   assert.deepEqual(rows.map((x) => x.rank), rows.map((_, i) => String(i + 1)));
-  for (const row of rows) assert.equal(row.params, row.model === 'coulomb_viscous' ? 'bench.toml table' : 'defaults, not fitted');
+  for (const row of rows) assert.equal(row.params, row.model === 'coulomb_viscous' ? 'given table (spec or bench.toml)' : 'defaults, not fitted');
   assert.match(await page.textContent('#residual-best'), /^Best fitted model on this run: coulomb_viscous, residual RMS /);
   // Engineering notation on every time chart; the position of ±200 µrad in µrad.
   const x = await chartState('#run-timeseries .chart:has-text("Position")');
