@@ -2,6 +2,7 @@
 // parameter with its unit and default; the server's 422 message is shown beside the field it
 // names.
 import { h, clear, duration } from './dom';
+import { rangeField, RangeField, takesRange } from './rangefield';
 
 export interface ParamDoc {
   name: string;
@@ -75,8 +76,17 @@ export function paramOfField(field: string | null): string | null {
   return n ? `$${n[1]}` : null;
 }
 
+/** A parameter's name as a label, its unit left apart: `settle_s` → `settle`, `ramp_rate_rad_s`
+ *  → `ramp rate` (the unit is shown beside the input; the key itself in the help). */
+export function labelOf(name: string, unit: string): string {
+  const bare = unit ? name.replace(/_(rad_s|nm_s|m_s|rad|nm|hz|s|m|n)$/, '') : name;
+  return bare.replace(/_/g, ' ');
+}
+
 export interface SpecForm {
   el: HTMLElement;
+  /** Fills the form from a spec (`{kind, name, params}`): its kind, then each parameter given. */
+  load(spec: any): void;
   kind(): KindDoc;
   spec(): any;
   showError(field: string | null, message: string): boolean;
@@ -96,7 +106,7 @@ export function specForm(kinds: KindDoc[], prefix: string, initial?: string): Sp
   const desc = h('p', { class: 'muted' });
   const fields = h('div', { class: 'fields' });
   const general = h('p', { class: 'field-error', id: `${prefix}-err-general`, role: 'alert', hidden: true });
-  let inputs: Map<string, { input: HTMLInputElement | HTMLSelectElement; err: HTMLElement; doc: ParamDoc }> = new Map();
+  let inputs: Map<string, { input: HTMLInputElement | HTMLSelectElement; err: HTMLElement; doc: ParamDoc; range?: RangeField }> = new Map();
   let changed: (() => void)[] = [];
 
   el.append(
@@ -119,9 +129,16 @@ export function specForm(kinds: KindDoc[], prefix: string, initial?: string): Sp
       // The doc comment states the default in words where it has one; else append it.
       const doc = p.doc.replace(/`/g, '');
       const tail = p.default !== null && !/default/i.test(doc) ? ` (default ${show(p.default)}${p.unit ? ' ' + p.unit : ''})` : '';
-      const help = h('span', { class: 'help', id: `${id}-help` }, doc || (p.default === null ? 'optional' : ''), tail);
+      const help = h('span', { class: 'help', id: `${id}-help` }, h('code', { class: 'key' }, p.name), ' ', doc || (p.default === null ? 'optional' : ''), tail);
+      const unit = p.unit ? h('span', { class: 'unit', id: `${id}-unit` }, p.unit) : null;
       let input: HTMLInputElement | HTMLSelectElement;
-      if (typeof p.default === 'boolean') {
+      let range: RangeField | undefined;
+      let control: HTMLElement;
+      if (takesRange(p.type, p.default)) {
+        range = rangeField(id, p.name, p.unit, () => changed.forEach((f) => f()));
+        range.set(p.default);
+        input = range.list;
+      } else if (typeof p.default === 'boolean') {
         input = h('input', { id, type: 'checkbox', checked: p.default, 'data-param': p.name });
       } else if (p.choices) {
         input = h('select', { id, 'data-param': p.name }, p.choices.map((v) => h('option', { value: v, selected: v === p.default }, v)));
@@ -136,20 +153,15 @@ export function specForm(kinds: KindDoc[], prefix: string, initial?: string): Sp
           autocomplete: 'off',
         });
       }
-      input.setAttribute('aria-describedby', `${id}-help ${err.id}`);
-      input.addEventListener('input', () => changed.forEach((f) => f()));
-      input.addEventListener('change', () => changed.forEach((f) => f()));
-      inputs.set(p.name, { input, err, doc: p });
-      fields.append(
-        h(
-          'div',
-          { class: 'field', 'data-field': p.name },
-          h('label', { for: id }, p.name, p.unit ? h('span', { class: 'unit' }, ` [${p.unit}]`) : null),
-          input,
-          help,
-          err,
-        ),
-      );
+      input.setAttribute('aria-describedby', `${unit ? unit.id + ' ' : ''}${id}-help ${err.id}`);
+      if (range) control = range.el;
+      else {
+        input.addEventListener('input', () => changed.forEach((f) => f()));
+        input.addEventListener('change', () => changed.forEach((f) => f()));
+        control = h('div', { class: 'with-unit' }, input, unit);
+      }
+      inputs.set(p.name, { input, err, doc: p, range });
+      fields.append(h('div', { class: 'field', 'data-field': p.name }, h('label', { for: id }, labelOf(p.name, p.unit)), control, help, err));
     }
     changed.forEach((f) => f());
   };
@@ -160,11 +172,27 @@ export function specForm(kinds: KindDoc[], prefix: string, initial?: string): Sp
   const form: SpecForm = {
     el,
     kind: current,
+    load(spec) {
+      if (kinds.some((k) => k.kind === spec?.kind)) kindSel.value = spec.kind;
+      build();
+      nameIn.value = typeof spec?.name === 'string' ? spec.name : '';
+      for (const [name, v] of Object.entries(spec?.params ?? {})) {
+        const hit = inputs.get(name);
+        if (!hit) continue;
+        if (hit.range) hit.range.set(v);
+        else if (hit.input instanceof HTMLInputElement && hit.input.type === 'checkbox') hit.input.checked = !!v;
+        else hit.input.value = show(v);
+      }
+      changed.forEach((f) => f());
+    },
     spec() {
       const params: Record<string, any> = {};
-      for (const [name, { input, doc }] of inputs) {
+      for (const [name, { input, doc, range }] of inputs) {
         let v: any;
-        if (input instanceof HTMLInputElement && input.type === 'checkbox') v = input.checked;
+        if (range) {
+          v = range.value();
+          if (v === null) continue;
+        } else if (input instanceof HTMLInputElement && input.type === 'checkbox') v = input.checked;
         else if (input instanceof HTMLSelectElement) v = input.value;
         else {
           if (input.value.trim() === show(doc.default)) continue; // unchanged: the server's default

@@ -2,10 +2,13 @@
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import { PALETTE } from './xyplot';
+import { engAxis } from './eng';
 
 export interface TSChart {
   plot: uPlot;
   set(data: (number | null)[][]): void;
+  /** Shows or hides series `i` (0 = the first after t), as a click on its legend entry does. */
+  show(i: number, on: boolean): void;
   destroy(): void;
 }
 
@@ -44,10 +47,21 @@ export function symmetricScale(series: () => (number | null)[] | ArrayLike<numbe
  * samples are marked with dots, so a model that runs away cannot flatten the measurement. The
  * `measured` may instead be a [`Scale`]: every series is then clipped to its range. The
  * element carries `data-clipped` (clipped samples in all) and `data-y-range` (`lo,hi` of that
- * scale), and a note names the clipped series.
+ * scale), and a note names the clipped series (those hidden apart, rewritten as the legend
+ * toggles them).
  */
-export function timeChart(el: HTMLElement, title: string, yLabel: string, labels: string[], width = 620, height = 220, measured?: number | Scale): TSChart {
+export function timeChart(el: HTMLElement, title: string, yLabel: string, labels: string[], width = 620, height = 220, measured?: number | Scale, hidden: boolean[] = []): TSChart {
   let range: [number, number] | null = null;
+  // The y axis in engineering notation: its ticks and its label's unit prefix are chosen
+  // from the ticks uPlot places (round values), each time it draws them.
+  let axisLabel = yLabel;
+  const yValues = (_u: uPlot, splits: number[]) => {
+    const a = engAxis(yLabel, splits);
+    axisLabel = a.label;
+    el.dataset.yLabel = a.label;
+    el.dataset.yTicks = a.ticks.join('|');
+    return a.ticks;
+  };
   let clipped: number[][] = labels.map(() => []);
   const note = document.createElement('p');
   note.className = 'muted clip-note';
@@ -60,11 +74,12 @@ export function timeChart(el: HTMLElement, title: string, yLabel: string, labels
       x: { time: false },
       y: { range: (_u, min, max) => (range ? range : uPlot.rangeNum(min, max, 0.1, true)) },
     },
-    axes: [{ label: 't [s]' }, { label: yLabel, size: 70 }],
+    axes: [{ label: 't [s]' }, { label: () => axisLabel, size: 70, values: yValues }],
     series: [
       { label: 't [s]' },
       ...labels.map((l, i) => ({
         label: l,
+        show: !hidden[i],
         stroke: PALETTE[i % PALETTE.length],
         width: 1.25,
         points: {
@@ -83,6 +98,16 @@ export function timeChart(el: HTMLElement, title: string, yLabel: string, labels
   el.dataset.yLabel = yLabel;
   el.dataset.labelFont = 'bold 12px system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, "Noto Sans", sans-serif';
   el.setAttribute('aria-label', `${title}: ${labels.join(', ')} against run time`);
+  // The clipped series by name, those shown first; hidden ones said apart.
+  const writeNote = () => {
+    const named = (on: boolean) =>
+      clipped.map((c, i) => (c.length && (plot.series[i + 1]?.show !== false) === on ? `${labels[i]} (${c.length})` : '')).filter((x) => x);
+    const shown = named(true), hidden = named(false);
+    note.textContent = shown.length || hidden.length
+      ? `Scaled to the measured signals; model output beyond them clipped at the edge and marked with dots: ${shown.join(', ') || 'none shown'}${hidden.length ? `; hidden, clipped too: ${hidden.join(', ')}` : ''}.`
+      : '';
+  };
+  opts.hooks = { setSeries: [() => writeNote()] };
   const plot = new uPlot(opts, data, el);
   el.append(note);
   return {
@@ -108,12 +133,14 @@ export function timeChart(el: HTMLElement, title: string, yLabel: string, labels
           });
         }
       }
-      const names = clipped.map((c, i) => (c.length ? `${labels[i]} (${c.length})` : '')).filter((x) => x);
       const total = clipped.reduce((a, c) => a + c.length, 0);
       el.dataset.clipped = String(total);
       if (range) el.dataset.yRange = `${range[0]},${range[1]}`;
-      note.textContent = total ? `Scaled to the measured signals; model output beyond them clipped at the edge and marked with dots: ${names.join(', ')}.` : '';
       plot.setData(d as unknown as uPlot.AlignedData);
+      writeNote();
+    },
+    show(i, on) {
+      if (plot.series[i + 1] && plot.series[i + 1].show !== on) plot.setSeries(i + 1, { show: on });
     },
     destroy() {
       plot.destroy();

@@ -1,6 +1,7 @@
 // A small canvas plot for x–y data (Stribeck points with error bars, loops, curves), where
 // x is not a time axis and need not be monotonic. Time series use uPlot (timeseries.ts).
 import { h } from './dom';
+import { engAxis } from './eng';
 
 export interface XYSeries {
   label: string;
@@ -37,8 +38,6 @@ function niceTicks(lo: number, hi: number, n = 6): number[] {
   for (let v = Math.ceil(lo / step) * step; v <= hi + step * 1e-9; v += step) out.push(Math.abs(v) < step * 1e-9 ? 0 : v);
   return out;
 }
-
-const tickText = (v: number) => (Math.abs(v) >= 1e4 || (Math.abs(v) < 1e-3 && v !== 0) ? v.toExponential(1) : String(Number(v.toPrecision(4))));
 
 const swatchStyle = (color: string, hollow: boolean) => (hollow ? `border:2px solid ${color};background:transparent` : `background:${color}`);
 
@@ -78,23 +77,26 @@ export function xyPlot(opt: XYOptions): HTMLElement {
   ctx.fillStyle = '#333';
   ctx.lineWidth = 1;
   ctx.textAlign = 'center';
-  for (const v of niceTicks(xmin, xmax)) {
+  // Engineering notation: the unit in each label gets the prefix that suits its ticks.
+  const xt = niceTicks(xmin, xmax), yt = niceTicks(ymin, ymax);
+  const xa = engAxis(opt.xLabel, xt), ya = engAxis(opt.yLabel, yt);
+  xt.forEach((v, i) => {
     ctx.beginPath(); ctx.moveTo(px(v), T); ctx.lineTo(px(v), height - B); ctx.stroke();
-    ctx.fillText(tickText(v), px(v), height - B + 16);
-  }
+    ctx.fillText(xa.ticks[i], px(v), height - B + 16);
+  });
   ctx.textAlign = 'right';
-  for (const v of niceTicks(ymin, ymax)) {
+  yt.forEach((v, i) => {
     ctx.beginPath(); ctx.moveTo(L, py(v)); ctx.lineTo(width - R, py(v)); ctx.stroke();
-    ctx.fillText(tickText(v), L - 6, py(v) + 4);
-  }
+    ctx.fillText(ya.ticks[i], L - 6, py(v) + 4);
+  });
   ctx.strokeStyle = '#555';
   ctx.strokeRect(L, T, width - L - R, height - T - B);
   ctx.textAlign = 'center';
-  ctx.fillText(opt.xLabel, L + (width - L - R) / 2, height - 8);
+  ctx.fillText(xa.label, L + (width - L - R) / 2, height - 8);
   ctx.save();
   ctx.translate(14, T + (height - T - B) / 2);
   ctx.rotate(-Math.PI / 2);
-  ctx.fillText(opt.yLabel, 0, 0);
+  ctx.fillText(ya.label, 0, 0);
   ctx.restore();
 
   // Data, clipped to the frame.
@@ -163,8 +165,10 @@ export function xyPlot(opt: XYOptions): HTMLElement {
       'data-lines': String(lines),
       'data-testid': opt.testId,
       // What the e2e suite checks for fit: the labels and the room they have [CSS px].
-      'data-x-label': opt.xLabel,
-      'data-y-label': opt.yLabel,
+      'data-x-label': xa.label,
+      'data-y-label': ya.label,
+      'data-x-ticks': xa.ticks.join('|'),
+      'data-y-ticks': ya.ticks.join('|'),
       'data-x-room': String(width - L - R),
       'data-y-room': String(height - T - B),
       'data-label-font': ctx.font,

@@ -1,69 +1,19 @@
 // End-to-end tests of the dashboard in a real headless Chromium (Debian's chromium driven by
 // playwright-core) against `bench serve --sim`. Screenshots go to target/e2e-screenshots/.
-import { test, before, after, afterEach } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { chromium } from 'playwright-core';
 import { execFileSync } from 'node:child_process';
-import { startBench, tempDb, repo, benchBin } from './bench.mjs';
+import { startBench, repo, benchBin } from './bench.mjs';
+import { harness, noExternalRequests, shots, countPixels as pixels } from './harness.mjs';
 
-const shots = path.join(repo, 'target', 'e2e-screenshots');
-const chromiumPath = process.env.CHROMIUM ?? '/usr/bin/chromium';
-let bench, browser, page, db, origin;
-const external = [];
-const pageErrors = [];
-const api = async (p, init) => {
-  const r = await fetch(`${bench.url}${p}`, init);
-  const text = await r.text();
-  return { status: r.status, json: text ? JSON.parse(text) : null, text };
-};
-// Full-page screenshots, the sticky header kept at the top for them.
-const shot = (name) => page.screenshot({ path: path.join(shots, `${name}.png`), fullPage: true, style: 'header.top { position: static !important; }' });
-const go = async (hash) => {
-  await page.goto(`${bench.url}/#/${hash}`);
-  await page.waitForSelector(`main[data-page]`);
-};
-
-before(async () => {
-  mkdirSync(shots, { recursive: true });
-  db = tempDb();
-  bench = await startBench({ db });
-  browser = await chromium.launch({ executablePath: chromiumPath, args: ['--no-sandbox'] });
-  const ctx = await browser.newContext({ viewport: { width: 1440, height: 900 }, acceptDownloads: true });
-  page = await ctx.newPage();
-  page.setDefaultTimeout(20000);
-  // No request may leave the daemon's origin (no CDN, no web fonts).
-  origin = bench.url;
-  page.on('request', (req) => {
-    const u = req.url();
-    if (!u.startsWith(origin) && !u.startsWith('data:') && !u.startsWith('blob:')) external.push(u);
-  });
-  page.on('pageerror', (e) => pageErrors.push(e.message));
-});
-
-// A page that threw (an uncaught error or a rejected promise) fails the test that drove it,
-// even when what the test looked at came out right.
-afterEach(() => {
-  const thrown = pageErrors.splice(0);
-  assert.deepEqual(thrown, [], `the page threw: ${thrown.join(' | ')}`);
-});
-
-after(async () => {
-  await browser?.close();
-  await bench?.stop();
-});
-
-test('bench page: state, limits and the live stream connected', async () => {
-  await go('bench');
-  await page.waitForFunction(() => document.getElementById('conn')?.textContent?.includes('connected'));
-  await page.waitForSelector('text=torque');
-  assert.ok(await page.isVisible('#estop-big'), 'the big e-stop is shown');
-  // The e-stop is a real button reachable from the keyboard.
-  assert.equal(await page.getAttribute('#estop-big', 'type'), 'button');
-  await shot('bench');
-});
+// One daemon and one page for the whole flow: the runs each test leaves are the next one's input.
+let bench, browser, page, db;
+const H = harness((h) => ({ bench, browser, page, db } = h));
+const { api, shot, go } = H;
+const countPixels = (png) => pixels(page, png);
 
 // Four speeds in both directions, 1.5 s each: a 12 s run with enough points for a static-curve
 // fit; 0.02 rad/s is below the speed the velocity loop holds on the simulated bench, so its
@@ -156,10 +106,12 @@ test('launch a constant-velocity sweep from the form and watch the live plot', a
   await page.waitForFunction(() => /Estimated duration/.test(document.getElementById('launch-estimate')?.textContent ?? ''));
   // The previous test's refusal went stale when the form was edited.
   assert.equal((await page.textContent('#launch-result')).trim(), '');
-  // The form comes from the kind's schema: units beside the names, fields in declaration
-  // order, the documented choices for enumerations.
-  assert.equal((await page.textContent('label[for="launch-param-velocities"]')).trim(), 'velocities [rad/s]');
-  assert.equal((await page.textContent('label[for="launch-param-settle_s"]')).trim(), 'settle_s [s]');
+  // The form comes from the kind's schema: each unit apart from its name, beside the input,
+  // fields in declaration order, the documented choices for enumerations.
+  assert.equal((await page.textContent('label[for="launch-param-velocities"]')).trim(), 'velocities');
+  assert.equal(await page.textContent('#launch-param-velocities-unit'), 'rad/s');
+  assert.equal((await page.textContent('label[for="launch-param-settle_s"]')).trim(), 'settle');
+  assert.equal(await page.textContent('#launch-param-settle_s-unit'), 's');
   const order = await page.$$eval('#launch-form [data-field]', (els) => els.map((e) => e.getAttribute('data-field')));
   assert.deepEqual(order, ['velocities', 'directions', 'settle_s', 'measure_s', 'repeats']);
   const choices = await page.$$eval('#launch-param-directions option', (els) => els.map((e) => e.value));
@@ -749,133 +701,6 @@ test('import a CSV, a MAT-file and a Parquet file from the Runs page; the import
   await shot('run-imported-compared');
 });
 
-test('the live stream reconnects after a daemon restart', async () => {
-  await go('bench');
-  await page.waitForFunction(() => document.getElementById('conn')?.textContent === 'live: connected');
-  const port = new URL(bench.url).port;
-  await bench.stop();
-  await page.waitForFunction(() => document.getElementById('conn')?.textContent?.includes('reconnecting'), null, { timeout: 15000 });
-  let err;
-  for (let i = 0; i < 20; i++) {
-    try {
-      bench = await startBench({ db, listen: `127.0.0.1:${port}` });
-      err = null;
-      break;
-    } catch (e) {
-      err = e;
-      await new Promise((r) => setTimeout(r, 500));
-    }
-  }
-  if (err) throw err;
-  await page.waitForFunction(() => document.getElementById('conn')?.textContent === 'live: connected', null, { timeout: 20000 });
-  await shot('bench-reconnected');
-});
-
-/** Pixels of a PNG screenshot: not background (white), and in the plot series colours. */
-async function countPixels(png) {
-  return page.evaluate(async (b64) => {
-    const img = new Image();
-    img.src = `data:image/png;base64,${b64}`;
-    await img.decode();
-    const c = document.createElement('canvas');
-    c.width = img.width;
-    c.height = img.height;
-    const x = c.getContext('2d');
-    x.drawImage(img, 0, 0);
-    const d = x.getImageData(0, 0, c.width, c.height).data;
-    // The plot palette (src/xyplot.ts PALETTE).
-    const series = ['#1f5fbf', '#c0392b', '#2e8b57', '#8e44ad', '#d35400', '#16a085', '#7f8c8d', '#b7950b', '#2c3e50', '#e84393'].map((c) => [1, 3, 5].map((i) => parseInt(c.slice(i, i + 2), 16)));
-    let nonBackground = 0, data = 0;
-    for (let i = 0; i < d.length; i += 4) {
-      const [r, g, b] = [d[i], d[i + 1], d[i + 2]];
-      if (r < 245 || g < 245 || b < 245) nonBackground++;
-      if (series.some(([R, G, B]) => Math.abs(r - R) + Math.abs(g - G) + Math.abs(b - B) < 40)) data++;
-    }
-    return { nonBackground, data, total: d.length / 4 };
-  }, png.toString('base64'));
-}
-
-test('live charts: 20 000 points per series for every model; a dropped event shows "dropping data"', async (t) => {
-  await go('bench');
-  await page.waitForFunction(() => document.getElementById('conn')?.textContent === 'live: connected');
-  const models = (await api('/api/bench')).json.models;
-  assert.ok(models.length > 0, 'the bench runs lockstep models');
-  // Feed the page's live buffer as the stream would (the bench is idle now).
-  await page.evaluate((models) => {
-    const live = window.frictionbench.live;
-    live.ring.clear(models);
-    for (let k = 0; k < 20000; k++) {
-      const t = k * 1e-3;
-      const f = Math.tanh(Math.sin(t * 3) * 20) * 1.2;
-      live.onSample({ idx: k, sample: { t, x: Math.cos(t * 3), v: Math.sin(t * 3), u_cmd: f, torque_motor: f, torque_sensor: f + 0.01 * Math.sin(t * 200), segment: 0, flags: 0 }, outputs: models.map((m, i) => f * (1 + 0.01 * i)), models });
-    }
-  }, models);
-  await page.waitForFunction(() => Number(document.getElementById('live-charts')?.dataset.points) === 20000);
-  await page.waitForFunction(() => document.getElementById('live-charts')?.dataset.drawMs !== undefined);
-  const drawMs = Number(await page.getAttribute('#live-charts', 'data-draw-ms'));
-  t.diagnostic(`redraw of 5 charts, ${models.length} lockstep columns, 20000 points per series: ${drawMs} ms`);
-  const px = await countPixels(await page.locator('#chart-torque canvas').screenshot());
-  assert.ok(px.data > 500, `torque chart drawn (${JSON.stringify(px)})`);
-  await shot('bench-20k');
-  assert.ok(await page.isHidden('#dropping'));
-  await page.evaluate(() => window.frictionbench.live.noteDropped({ frames: 42 }));
-  await page.waitForSelector('#dropping:not([hidden])');
-  assert.match(await page.textContent('#dropping'), /dropping data: \d+ frames lost/);
-  await shot('bench-dropping');
-});
-
-test('the e-stop is reached from the keyboard, latches, and resets', async () => {
-  await go('bench');
-  await page.waitForFunction(() => document.getElementById('conn')?.textContent === 'live: connected');
-  // Start at the top of the page: its first focusable element, the skip link (one Tab).
-  await page.focus('a.skip');
-  let tabs = 1;
-  while ((await page.evaluate(() => document.activeElement?.id)) !== 'estop') {
-    assert.ok(++tabs <= 12, 'the header e-stop is within 12 Tab presses of the top of the page');
-    await page.keyboard.press('Tab');
-  }
-  await page.keyboard.press('Enter');
-  await page.waitForFunction(async () => (await (await fetch('/api/bench')).json()).estop === true);
-  await page.waitForSelector('#estop.latched');
-  await page.waitForSelector('#estop-reset:not([hidden])');
-  await shot('bench-estop');
-  await page.click('#estop-reset');
-  await page.waitForFunction(async () => (await (await fetch('/api/bench')).json()).estop === false);
-  await page.waitForSelector('#estop-reset', { state: 'hidden' });
-  await page.waitForSelector('#estop:not(.latched)');
-  // Esc presses it from any page, as the hint beside the button says; in a text field the
-  // first Esc only leaves the field.
-  assert.equal((await page.textContent('#estop-key')).trim(), 'Esc');
-  assert.equal(await page.getAttribute('#estop', 'aria-keyshortcuts'), 'Escape');
-  await go('launch');
-  await page.waitForSelector('#launch-name');
-  await page.focus('#launch-name');
-  await page.keyboard.press('Escape');
-  assert.notEqual(await page.evaluate(() => document.activeElement?.id), 'launch-name', 'Esc left the field');
-  assert.equal((await api('/api/bench')).json.estop, false, 'the first Esc in a field stops nothing');
-  await page.keyboard.press('Escape');
-  await page.waitForFunction(async () => (await (await fetch('/api/bench')).json()).estop === true);
-  await page.waitForSelector('#estop.latched');
-  const reset = await api('/api/estop/reset', { method: 'POST' });
-  assert.equal(reset.status, 200, reset.text);
-  await page.waitForSelector('#estop:not(.latched)');
-});
-
-test('the skip link goes to the content of the page, and the page has an icon of its own', async () => {
-  await go('queue');
-  await page.waitForSelector('#plan-form');
-  await page.focus('a.skip');
-  await page.keyboard.press('Enter');
-  assert.equal(await page.evaluate(() => location.hash), '#/queue', 'still on the queue page');
-  assert.equal(await page.evaluate(() => document.activeElement?.id), 'main');
-  const icon = await page.evaluate(async () => {
-    const href = document.querySelector('link[rel=icon]')?.getAttribute('href');
-    const r = await fetch(href);
-    return { href, status: r.status, type: r.headers.get('content-type') };
-  });
-  assert.deepEqual(icon, { href: 'favicon.svg', status: 200, type: 'image/svg+xml' });
-});
-
 test('a lab view: every run of the store pushed to PostgreSQL, read-only, no e-stop', async () => {
   // The lab's store: this daemon's runs pushed into a fresh PostgreSQL database of the test
   // cluster ($FRICTIONBENCH_TEST_PG, scripts/test.sh); without one, the SQLite file itself.
@@ -996,6 +821,4 @@ test('characterise: a running campaign stopped from its page (its step\'s run ab
   assert.equal(gone.status, 204, gone.text);
 });
 
-test('the page made no request beyond the daemon', () => {
-  assert.deepEqual(external, []);
-});
+noExternalRequests(H);

@@ -3,6 +3,7 @@ import { get, post, setToken, token, ApiError } from '../api';
 import { h, clear, fmt, kvTable, notice } from '../dom';
 import { live, CAPACITY, splitModels } from '../live';
 import { timeChart, TSChart, symmetricScale, Scale } from '../timeseries';
+import { chartNotes, onDefaults, runSources, sourcesFromSets, Source } from '../lockstep';
 
 export function benchPage(root: HTMLElement): () => void {
   const state = h('section', { class: 'card', id: 'bench-state', 'aria-labelledby': 'bench-state-h' });
@@ -18,6 +19,7 @@ export function benchPage(root: HTMLElement): () => void {
   const tokenInput = h('input', { id: 'token', type: 'password', value: token(), autocomplete: 'off' });
   const charts = h('div', { class: 'charts', id: 'live-charts', 'data-points': '0', 'data-total': '0' });
   const chartNote = h('p', { class: 'muted' });
+  const modelNotes = h('div');
 
   root.append(
     h('h1', null, 'Bench'),
@@ -34,6 +36,7 @@ export function benchPage(root: HTMLElement): () => void {
     h('div', { class: 'grid3' }, state, values, limits),
     h('h2', null, 'Live'),
     chartNote,
+    modelNotes,
     charts,
     h(
       'details',
@@ -94,8 +97,24 @@ export function benchPage(root: HTMLElement): () => void {
   stopRun.addEventListener('click', () => act('stop', () => (bench?.run_id != null ? `/api/runs/${bench.run_id}/stop` : null)));
   abortRun.addEventListener('click', () => act('abort', () => (bench?.run_id != null ? `/api/runs/${bench.run_id}/abort` : null)));
 
+  // Where the streamed models' parameters came from: the running run's record; before any run,
+  // guessed from the stored sets (the daemon runs a model on its newest set, else defaults).
+  let sources = new Map<string, Source>();
+  let sourcesOf: number | null | undefined;
+  const learnSources = async (b: any) => {
+    const run = b.run_id ?? null;
+    if (run === sourcesOf || (run === null && sourcesOf !== undefined)) return;
+    sourcesOf = run;
+    try {
+      sources = run !== null ? runSources(await get(`/api/runs/${run}`)) : sourcesFromSets(b.models ?? [], await get('/api/parameter-sets'));
+      dirty = true;
+    } catch {
+      sourcesOf = undefined;
+    }
+  };
   const show = (b: any) => {
     bench = b;
+    learnSources(b);
     const lv = b.live ?? {};
     clear(
       state,
@@ -154,7 +173,23 @@ export function benchPage(root: HTMLElement): () => void {
   refresh();
 
   // Live charts, redrawn at most 10 times a second from the shared ring buffer.
-  let built: { models: string; charts: TSChart[] } | null = null;
+  let built: { models: string; hidden: string; charts: TSChart[] } | null = null;
+  // The charts are rebuilt when the streamed models change; when only what runs on defaults
+  // changes (the run's record arrived), their traces are hidden or shown in place.
+  const hiddenKey = () => live.ring.models.map((m) => (onDefaults(sources, m) ? 'd' : 'f')).join('');
+  const showModels = () => {
+    const { friction } = splitModels(live.ring.models);
+    const fm = friction.map((i) => live.ring.models[i]);
+    const hide = fm.map((m) => onDefaults(sources, m));
+    modelNotes.replaceChildren(chartNotes('live-chart-notes', fm.filter((_, i) => hide[i]), splitModels(live.ring.models).position.length));
+    if (!built) return;
+    const [, , ct, cr] = built.charts;
+    hide.forEach((off, i) => {
+      ct.show(2 + i, !off);
+      if (fm.length) cr.show(i, !off);
+    });
+    built.hidden = hiddenKey();
+  };
   const build = () => {
     built?.charts.forEach((c) => c.destroy());
     charts.replaceChildren();
@@ -162,20 +197,22 @@ export function benchPage(root: HTMLElement): () => void {
     const { friction, position } = splitModels(models);
     const fm = friction.map((i) => models[i]);
     const pm = position.map((i) => models[i]);
+    const hide = fm.map((m) => onDefaults(sources, m));
     const w = Math.max(360, Math.min(760, ((root.clientWidth || 1200) - 40 - 12) / 2 - 14));
-    const mk = (id: string, title: string, unit: string, labels: string[], measured?: number | Scale) => {
+    const mk = (id: string, title: string, unit: string, labels: string[], measured?: number | Scale, hidden?: boolean[]) => {
       const el = h('div', { class: 'chart', id });
       charts.append(el);
-      return timeChart(el, title, unit, labels, w, 210, measured);
+      return timeChart(el, title, unit, labels, w, 210, measured, hidden);
     };
     built = {
       models: models.join(','),
+      hidden: '',
       charts: [
-        mk('chart-x', 'Position', 'x [rad]', ['x', ...pm.map((m) => `${m.replace(':x_plant', '')} (simulated plant)`)]),
+        mk('chart-x', 'Position', 'x [rad]', ['x', ...pm.map((m) => `${m.replace(':x_plant', '')} (simulated plant)`)], undefined, [false, ...pm.map(() => true)]),
         mk('chart-v', 'Velocity', 'v [rad/s]', ['v']),
         // The measured signals set the scale; model outputs beyond them are clipped and marked.
-        mk('chart-torque', 'Torque and predicted friction', '[N m]', ['torque_motor', 'torque_sensor', ...fm.map((m) => `${m} (predicted)`)], 2),
-        mk('chart-residual', 'Residual (sensor − model)', '[N m]', fm.length ? fm.map((m) => `sensor − ${m}`) : ['(each lockstep model\'s residual, while a run streams samples)'], symmetricScale(() => live.ring.ordered(live.ring.sig['torque_sensor']))),
+        mk('chart-torque', 'Torque and predicted friction', '[N m]', ['torque_motor', 'torque_sensor', ...fm.map((m) => `${m} (predicted)`)], 2, [false, false, ...hide]),
+        mk('chart-residual', 'Residual (sensor − model)', '[N m]', fm.length ? fm.map((m) => `sensor − ${m}`) : ['(each lockstep model\'s residual, while a run streams samples)'], symmetricScale(() => live.ring.ordered(live.ring.sig['torque_sensor'])), hide),
         // The drive command on its own axis: torque, velocity or position by the drive mode.
         mk('chart-command', `Drive command (${COMMAND_AXIS})`, 'u_cmd', ['u_cmd']),
       ],
@@ -184,6 +221,7 @@ export function benchPage(root: HTMLElement): () => void {
   const draw = () => {
     const r = live.ring;
     if (!built || built.models !== r.models.join(',')) build();
+    if (built!.hidden !== hiddenKey()) showModels();
     const t = r.ordered(r.t);
     const sig = (k: string) => r.ordered(r.sig[k]);
     const sensor = sig('torque_sensor');

@@ -2,6 +2,7 @@
 import { get, post, qs, ApiError } from '../api';
 import { h, duration, notice } from '../dom';
 import { normaliseKinds, specForm, SpecForm } from '../specform';
+import { presetPicker } from '../presetpicker';
 
 export function launchPage(root: HTMLElement): () => void {
   const msg = notice();
@@ -18,6 +19,9 @@ export function launchPage(root: HTMLElement): () => void {
       const kinds = normaliseKinds(raw);
       const initial = kinds.find((k) => k.kind === 'constant_velocity_sweep')?.kind ?? kinds[0]?.kind;
       const f = specForm(kinds, 'launch', initial);
+      // The page opens on the first shipped quick spec (the README's 32 s sweep), not on the
+      // kind's defaults (the paper's full sweep, hours long).
+      const presets = presetPicker('launch', f);
       const estimate = h('p', { id: 'launch-estimate', role: 'status', 'aria-live': 'polite', class: 'estimate' });
       const priority = h('input', { id: 'launch-priority', type: 'number', value: '0', step: '1' });
       const startNow = h('button', { type: 'submit', id: 'launch-start', class: 'primary', value: 'now' }, 'Start now');
@@ -25,6 +29,7 @@ export function launchPage(root: HTMLElement): () => void {
       const form = h(
         'form',
         { id: 'launch-form', novalidate: true, 'aria-label': 'Experiment spec' },
+        presets,
         f.el,
         estimate,
         h('div', { class: 'field' }, h('label', { for: priority.id }, 'Priority (higher runs first)'), priority),

@@ -1,11 +1,14 @@
 // Runs: a searchable list and a run page with its plots, tables, log, provenance and exports.
 import { get, qs, post, RunSummary, ApiError, withToken } from '../api';
 import { h, clear, fmt, kvTable, dataTable, notice } from '../dom';
+import { runsHead, syncRows } from './runrows';
 import { live, splitModels } from '../live';
 import { timeChart, symmetricScale, Scale } from '../timeseries';
 import { xyPlot, XYSeries, PALETTE } from '../xyplot';
 import { importForm, recordingCard, recordingCharts } from './imported';
 import { annotateCard } from './annotate';
+import { chartNotes, onDefaults, runSources } from '../lockstep';
+import { rankResiduals, residualTable } from '../residuals';
 
 const KINDS = ['constant_velocity_sweep', 'presliding', 'frictional_lag', 'torque_ramp', 'breakaway_staircase', 'dwell_time', 'prbs', 'validation_profile', 'compensation_trial', 'imported'];
 const STATUSES = ['queued', 'running', 'completed', 'aborted', 'failed', 'interrupted'];
@@ -38,6 +41,16 @@ export function runsPage(root: HTMLElement): () => void {
   });
   root.append(h('h1', null, 'Runs'), imported, form, list);
 
+  // The list's parts outlive a refresh: rows are updated in place (see runrows.ts).
+  const total = h('p', { id: 'runs-total' });
+  const tbody = h('tbody');
+  const table = h('table', { class: 'data', id: 'runs-table' }, runsHead(), tbody);
+  const empty = h('p', { class: 'muted' }, 'No runs.');
+  const newer = h('button', { type: 'button', onclick: () => { offset = Math.max(0, offset - limit); load(); } }, 'Newer');
+  const older = h('button', { type: 'button', onclick: () => { offset += limit; load(); } }, 'Older');
+  const error = h('p', { class: 'bad', hidden: true });
+  list.append(error, total, table, empty, h('div', { class: 'row' }, newer, older));
+  let refreshes = 0;
   const load = async () => {
     try {
       const page = await get<{ runs: RunSummary[]; total: number }>(
@@ -45,44 +58,18 @@ export function runsPage(root: HTMLElement): () => void {
       );
       const needle = text.value.trim().toLowerCase();
       const runs = page.runs.filter((r) => !needle || r.name.toLowerCase().includes(needle) || String(r.id) === needle.replace('#', ''));
-      clear(
-        list,
-        h('p', { id: 'runs-total' }, `${page.total} runs match; showing ${offset + 1}–${offset + page.runs.length}`),
-        runs.length
-          ? h(
-              'table',
-              { class: 'data', id: 'runs-table' },
-              h('thead', null, h('tr', null, ['id', 'bench', 'kind', 'name', 'status', 'created', 'started', 'finished', 'samples'].map((c) => h('th', { scope: 'col' }, c)))),
-              h(
-                'tbody',
-                null,
-                runs.map((r) =>
-                  h(
-                    'tr',
-                    { 'data-run-id': String(r.id), 'data-status': r.status },
-                    h('td', null, h('a', { href: `#/runs/${r.id}` }, `#${r.id}`)),
-                    h('td', { class: 'bench' }, r.bench_id || '—'),
-                    h('td', null, r.kind),
-                    h('td', null, r.name),
-                    h('td', { class: `status ${r.status}` }, r.status),
-                    h('td', null, r.created_at),
-                    h('td', null, r.started_at ?? '—'),
-                    h('td', null, r.finished_at ?? '—'),
-                    h('td', null, fmt(r.sample_count)),
-                  ),
-                ),
-              ),
-            )
-          : h('p', { class: 'muted' }, 'No runs.'),
-        h(
-          'div',
-          { class: 'row' },
-          h('button', { type: 'button', disabled: offset === 0, onclick: () => { offset = Math.max(0, offset - limit); load(); } }, 'Newer'),
-          h('button', { type: 'button', disabled: offset + limit >= page.total, onclick: () => { offset += limit; load(); } }, 'Older'),
-        ),
-      );
+      error.hidden = true;
+      const count = `${page.total} runs match; showing ${offset + 1}–${offset + page.runs.length}`;
+      if (total.textContent !== count) total.textContent = count;
+      syncRows(tbody, runs);
+      table.hidden = !runs.length;
+      empty.hidden = !!runs.length;
+      newer.disabled = offset === 0;
+      older.disabled = offset + limit >= page.total;
+      list.dataset.refreshes = String(++refreshes);
     } catch (e) {
-      clear(list, h('p', { class: 'bad' }, (e as Error).message));
+      error.textContent = (e as Error).message;
+      error.hidden = false;
     }
   };
   form.addEventListener('submit', (e) => {
@@ -254,10 +241,10 @@ async function renderBody(body: HTMLElement, run: any, charts: { destroy(): void
       const models = split.friction.map((i) => all[i]);
       const plants = split.position.map((i) => all[i]);
       const outs = models.map((m) => s.outputs?.[m] ?? []);
-      const mk = (title: string, unit: string, labels: string[], data: any[][], measured?: number | Scale) => {
+      const mk = (title: string, unit: string, labels: string[], data: any[][], measured?: number | Scale, hidden?: boolean[]) => {
         const el = h('div', { class: 'chart' });
         ts.append(el);
-        const c = timeChart(el, title, unit, labels, 620, 220, measured);
+        const c = timeChart(el, title, unit, labels, 620, 220, measured, hidden);
         c.set([s.t, ...data]);
         charts.push(c);
       };
@@ -269,13 +256,18 @@ async function renderBody(body: HTMLElement, run: any, charts: { destroy(): void
         recordingCharts(grid, run, s, charts);
         return finishBody(cmp, log, checks, prov, run);
       }
-      mk('Position', `x [${pos}]`, ['x', ...plants.map((m) => `${m.replace(':x_plant', '')} (simulated plant)`)], [s.x, ...plants.map((m) => s.outputs?.[m] ?? [])]);
+      // Models on their defaults (nothing fitted) and the simulated plants start hidden.
+      const sources = runSources(run);
+      const hide = models.map((m) => onDefaults(sources, m));
+      grid.before(chartNotes('run-chart-notes', models.filter((_, i) => hide[i]), plants.length));
+      if (models.length) ts.before(residualTable(rankResiduals(models, outs, s.torque_sensor), s.torque_sensor, sources, force, s.t.length));
+      mk('Position', `x [${pos}]`, ['x', ...plants.map((m) => `${m.replace(':x_plant', '')} (simulated plant)`)], [s.x, ...plants.map((m) => s.outputs?.[m] ?? [])], undefined, [false, ...plants.map(() => true)]);
       mk('Velocity', `v [${pos}/s]`, ['v'], [s.v]);
       // The measured signals set the scale; model outputs beyond them are clipped and marked.
-      mk('Torque and model outputs', `[${force}]`, ['torque_motor', 'torque_sensor', ...models], [s.torque_motor, s.torque_sensor, ...outs], 2);
+      mk('Torque and model outputs', `[${force}]`, ['torque_motor', 'torque_sensor', ...models], [s.torque_motor, s.torque_sensor, ...outs], 2, [false, false, ...hide]);
       // The drive command on its own axis: its unit follows each segment's drive mode.
       mk(`Drive command (${force}, ${pos}/s or ${pos} by drive mode)`, 'u_cmd', ['u_cmd'], [s.u_cmd]);
-      if (models.length) mk('Residual (sensor − model)', `[${force}]`, models.map((m) => `sensor − ${m}`), outs.map((o: any[]) => o.map((y, i) => (y == null || s.torque_sensor[i] == null ? null : s.torque_sensor[i] - y))), symmetricScale(() => s.torque_sensor));
+      if (models.length) mk('Residual (sensor − model)', `[${force}]`, models.map((m) => `sensor − ${m}`), outs.map((o: any[]) => o.map((y, i) => (y == null || s.torque_sensor[i] == null ? null : s.torque_sensor[i] - y))), symmetricScale(() => s.torque_sensor), hide);
       for (const el of Array.from(ts.querySelectorAll('.chart'))) grid.append(el);
     } catch (e) {
       ts.append(h('p', { class: 'bad' }, `samples: ${(e as Error).message}`));
