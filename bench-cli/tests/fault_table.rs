@@ -180,6 +180,8 @@ pub(crate) fn disabled_by_the_daemon(bench: &Bench, run: &Value) {
 
 /// The daemon could not reach the drive: its watchdog removed torque (fault bit latched).
 fn disabled_by_the_watchdog(bench: &mut Bench) {
+    // Wall-clock time on purpose: the drive's watchdog runs on its own clock in the simulator's
+    // process, and the injected faults keep its status unreadable until they are cleared.
     std::thread::sleep(Duration::from_millis(400));
     bench.sim.fault("{}");
     let sw = bench.sim.statusword();

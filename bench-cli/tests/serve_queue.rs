@@ -210,6 +210,8 @@ fn a_large_queue_is_listed_in_part_kept_in_order_and_comes_back_paused_after_a_k
     assert_eq!(queue_ids(&d), before, "the order survives the kill");
     let run = d.json(&format!("/api/runs/{running}"));
     assert_eq!(run["status"], "interrupted", "{run}");
+    // A negative: the test waits, on purpose, longer than a queued run takes to start on a
+    // quiet daemon, then checks that none started.
     std::thread::sleep(Duration::from_millis(600));
     assert_eq!(
         d.json("/api/bench")["busy"],
