@@ -245,7 +245,6 @@ pub async fn run(
         pool,
         fits: Default::default(),
         lab: false,
-        campaign: Default::default(),
     };
     let starter = Arc::new(campaigns::Scheduled(state.clone()));
     let scheduler = scheduler.with_campaigns(starter);
@@ -299,7 +298,6 @@ async fn serve_lab(
         pool: pool::Pool::default(),
         fits: Default::default(),
         lab: true,
-        campaign: Default::default(),
     };
     let estop = router::estop_router(state.clone());
     let app = router::router(state, opts.web.as_deref());

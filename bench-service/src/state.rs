@@ -11,7 +11,6 @@ use super::scheduler::{Cmd, QueueView, Reply};
 use axum::http::StatusCode;
 use bench_daemon::config::Loaded;
 use bench_daemon::control::Interlock;
-use campaign::StepRunner;
 use run_store::Store;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -44,20 +43,6 @@ pub struct AppState {
     pub fits: Arc<Registry>,
     /// A lab view (`bench serve --lab`): read-only, no bench attached.
     pub lab: bool,
-    /// The characterisation campaign running on the bench (`POST /api/campaigns`), if any.
-    pub campaign: CampaignSlot,
-}
-
-/// The campaign the daemon is running, if any (one at a time).
-pub type CampaignSlot = Arc<std::sync::Mutex<Option<CurrentCampaign>>>;
-
-/// The campaign in the [`CampaignSlot`].
-#[derive(Clone, Debug)]
-pub struct CurrentCampaign {
-    /// Its id; `None` while its record is being created.
-    pub id: Option<i64>,
-    /// Who runs its steps (`abort` stops it); `None` until they start.
-    pub runner: Option<Arc<dyn StepRunner>>,
 }
 
 /// Sends the scheduler a command and waits for its reply (503 if it is shutting down).

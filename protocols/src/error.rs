@@ -8,7 +8,7 @@
 use std::fmt;
 use std::time::Duration;
 
-use crate::profile::Table;
+use crate::table::Table;
 
 /// A register a request addressed, for error messages: table, PDU address and signal name.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -36,6 +36,7 @@ mod drive;
 mod error;
 pub mod profile;
 mod sensor;
+mod table;
 pub mod timing;
 mod transport;
 

@@ -52,6 +52,7 @@
 
 mod annotations;
 mod backend;
+mod backfill;
 pub mod campaigns;
 mod chain;
 mod chunk;

@@ -7,7 +7,7 @@ use super::super::body::Json;
 use super::super::error::{Answer, ApiError, ApiResult, Created};
 use super::super::scheduler::clock::parse_time;
 use super::super::scheduler::{CampaignStarter, Cmd, StartFuture};
-use super::super::state::{AppState, CampaignSlot, CurrentCampaign};
+use super::super::state::{AppState, ask};
 use axum::extract::State;
 use bench_daemon::control::StopReason;
 use bench_daemon::session::Checked;
@@ -60,11 +60,11 @@ pub async fn begin(state: &AppState, body: &StartCampaign) -> Result<(i64, Reque
         .request()
         .map_err(|e| ApiError::bad_request(Some(e.field), e.to_string()))?;
     refuse_if_not_ready(state)?;
-    reserve(&state.campaign)?;
+    ask(state, |reply| Cmd::CampaignReserve { reply }).await?;
     let id = match create(state, &request).await {
         Ok(id) => id,
         Err(e) => {
-            set(&state.campaign, None);
+            let _ = state.cmd.send(Cmd::CampaignEnded).await;
             return Err(e);
         }
     };
@@ -72,11 +72,11 @@ pub async fn begin(state: &AppState, body: &StartCampaign) -> Result<(i64, Reque
         cmd: state.cmd.clone(),
         current: Mutex::new((false, None)),
     });
-    let current = CurrentCampaign {
-        id: Some(id),
-        runner: Some(runner.clone()),
+    let named = Cmd::CampaignStarted {
+        id,
+        runner: runner.clone(),
     };
-    set(&state.campaign, Some(current));
+    let _ = state.cmd.send(named).await;
     spawn(state.clone(), id, runner);
     Ok((id, request))
 }
@@ -95,30 +95,6 @@ impl CampaignStarter for Scheduled {
                 .map_err(|e| e.error)
         })
     }
-}
-
-/// Takes the daemon's one campaign slot (while the record is created, it holds [`STARTING`]).
-fn reserve(slot: &CampaignSlot) -> Result<(), ApiError> {
-    let mut slot = slot.lock().unwrap_or_else(PoisonError::into_inner);
-    match &*slot {
-        Some(CurrentCampaign { id: None, .. }) => {
-            Err(ApiError::conflict("a campaign is being started".into()))
-        }
-        Some(CurrentCampaign { id: Some(id), .. }) => {
-            Err(ApiError::conflict(format!("campaign {id} is running")))
-        }
-        None => {
-            *slot = Some(CurrentCampaign {
-                id: None,
-                runner: None,
-            });
-            Ok(())
-        }
-    }
-}
-
-fn set(slot: &CampaignSlot, to: Option<CurrentCampaign>) {
-    *slot.lock().unwrap_or_else(PoisonError::into_inner) = to;
 }
 
 /// A campaign starts only on a bench that would start a run now.
@@ -159,7 +135,7 @@ fn spawn(state: AppState, id: i64, runner: Arc<QueueRunner>) {
             Ok(c) => tracing::info!("campaign {id}: {}", c.status.as_str()),
             Err(e) => tracing::warn!("campaign {id}: {e:#}"),
         }
-        set(&state.campaign, None);
+        let _ = state.cmd.send(Cmd::CampaignEnded).await;
     });
 }
 

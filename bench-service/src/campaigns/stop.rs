@@ -5,13 +5,13 @@
 
 use super::super::error::{ApiError, ApiResult};
 use super::super::extract::CampaignId;
+use super::super::scheduler::{Cmd, CurrentCampaign};
 use super::super::schema::Record;
-use super::super::state::{AppState, CurrentCampaign};
+use super::super::state::{AppState, ask};
 use axum::Json;
 use axum::extract::State;
 use bench_daemon::control::StopReason;
 use run_store::CampaignStatus;
-use std::sync::PoisonError;
 use std::time::{Duration, Instant};
 
 /// How long the answer waits for the campaign to end (its step's safe state is a matter of
@@ -33,11 +33,7 @@ pub(super) async fn stop(
             c.status
         )));
     }
-    let current = state
-        .campaign
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .clone();
+    let current = ask(&state, |reply| Cmd::CampaignCurrent { reply }).await?;
     match current {
         Some(CurrentCampaign {
             id: Some(running),

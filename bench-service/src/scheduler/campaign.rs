@@ -3,11 +3,22 @@
 //! it), or why it could not start (a campaign running, the e-stop latched, the queue paused):
 //! nothing moves then, the entry keeps the reason and a recurring one tries again next time.
 
-use campaign::StartCampaign;
+use campaign::{StartCampaign, StepRunner};
 use run_store::{Fired, ScheduleEntry};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
+
+/// The campaign the daemon runs (one at a time), owned by the scheduler's task: a start
+/// reserves it ([`super::Cmd::CampaignReserve`]), then names it
+/// ([`super::Cmd::CampaignStarted`]); its end frees it.
+#[derive(Clone, Debug)]
+pub struct CurrentCampaign {
+    /// Its id; `None` while its record is being created.
+    pub id: Option<i64>,
+    /// Who runs its steps (`abort` stops it); `None` until they start.
+    pub runner: Option<Arc<dyn StepRunner>>,
+}
 
 /// The future [`CampaignStarter::start`] returns: the campaign's id, or why it did not start.
 pub type StartFuture<'a> = Pin<Box<dyn Future<Output = Result<i64, String>> + Send + 'a>>;

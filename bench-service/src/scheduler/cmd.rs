@@ -1,11 +1,14 @@
 //! What the scheduler is asked ([`Cmd`], each with a oneshot [`Reply`]) and answers: typed
 //! requests and results; its refusals are [`SchedulerError`]s.
 
+use super::campaign::CurrentCampaign;
 use super::error::SchedulerError;
 use super::plans::ScheduleBody;
+use ::campaign::StepRunner;
 use bench_daemon::session::Checked;
 use run_store::ScheduleEntry;
 use serde::{Deserialize, Serialize};
+use std::sync::Arc;
 use tokio::sync::oneshot;
 
 /// A reply to a command.
@@ -194,5 +197,24 @@ pub enum Cmd {
         id: i64,
         /// Done.
         reply: Reply<()>,
+    },
+    /// Take the daemon's one campaign slot for a campaign being started (409 if it is taken).
+    CampaignReserve {
+        /// Done.
+        reply: Reply<()>,
+    },
+    /// The reserved slot's campaign: its record and who runs its steps.
+    CampaignStarted {
+        /// Its id.
+        id: i64,
+        /// Who runs its steps.
+        runner: Arc<dyn StepRunner>,
+    },
+    /// The slot's campaign ended, or its start failed: the slot is free.
+    CampaignEnded,
+    /// The campaign in the slot, if any.
+    CampaignCurrent {
+        /// It.
+        reply: Reply<Option<CurrentCampaign>>,
     },
 }

@@ -35,7 +35,7 @@ mod timetable;
 pub mod view;
 mod waiting;
 
-pub use self::campaign::{CampaignStarter, StartFuture};
+pub use self::campaign::{CampaignStarter, CurrentCampaign, StartFuture};
 pub use clock::Clock;
 pub use cmd::{Cmd, Enqueued, EnqueuedStatus, Latch, OnFailure, Recurrence, Reply};
 pub use error::SchedulerError;
@@ -116,6 +116,8 @@ pub struct Scheduler {
     clock: Clock,
     /// Starts the campaigns of due `campaign` entries (none: they are refused when due).
     campaigns: Option<Arc<dyn CampaignStarter>>,
+    /// The campaign running on the bench, if any (one at a time).
+    campaign: Option<CurrentCampaign>,
     /// Entries firing off this task now.
     firing: BTreeSet<i64>,
     /// Where their firings come back.
@@ -176,6 +178,7 @@ impl Scheduler {
             view,
             clock: Clock::Wall,
             campaigns: None,
+            campaign: None,
             firing: BTreeSet::new(),
             firings: mpsc::unbounded_channel(),
         };
@@ -293,6 +296,38 @@ impl Scheduler {
             }
             Cmd::DeleteSchedule { id, reply } => {
                 let _ = reply.send(self.delete_schedule(id).await);
+            }
+            Cmd::CampaignReserve { reply } => {
+                let _ = reply.send(self.reserve_campaign());
+            }
+            Cmd::CampaignStarted { id, runner } => {
+                self.campaign = Some(CurrentCampaign {
+                    id: Some(id),
+                    runner: Some(runner),
+                });
+            }
+            Cmd::CampaignEnded => self.campaign = None,
+            Cmd::CampaignCurrent { reply } => {
+                let _ = reply.send(Ok(self.campaign.clone()));
+            }
+        }
+    }
+
+    /// Takes the campaign slot (while the record is created, its id is `None`).
+    fn reserve_campaign(&mut self) -> Result<(), SchedulerError> {
+        match &self.campaign {
+            Some(CurrentCampaign { id: None, .. }) => Err(SchedulerError::Conflict(
+                "a campaign is being started".into(),
+            )),
+            Some(CurrentCampaign { id: Some(id), .. }) => Err(SchedulerError::Conflict(format!(
+                "campaign {id} is running"
+            ))),
+            None => {
+                self.campaign = Some(CurrentCampaign {
+                    id: None,
+                    runner: None,
+                });
+                Ok(())
             }
         }
     }

@@ -9,7 +9,6 @@ mod profile;
 mod stream;
 
 pub use client::{AinConfig, DaqClient, DaqStream, ScanBatch, StreamConfig};
-pub(crate) use profile::is_daq_text;
 pub use profile::{
     AinSpec, CalibrationSpec, DacSpec, DaqDevice, DaqProfile, DaqRegister, DaqTransport, DaqType,
     QuadratureSpec, REQUIRED, StreamSpec, StreamStatusCodes,

@@ -452,19 +452,6 @@ fn check_specs(raw: &RawDaq, regs: &BTreeMap<String, DaqRegister>) -> Result<(),
     )
 }
 
-/// True when the TOML text declares `[device] kind = "daq"` (the drive/sensor loader skips it).
-pub(crate) fn is_daq_text(text: &str) -> bool {
-    #[derive(Deserialize)]
-    struct Peek {
-        device: PeekDevice,
-    }
-    #[derive(Deserialize)]
-    struct PeekDevice {
-        kind: String,
-    }
-    toml::from_str::<Peek>(text).is_ok_and(|p| p.device.kind == "daq")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -489,7 +476,7 @@ mod tests {
         assert!(p.address("AIN#", 14).is_err());
         let (r, i) = p.at_address(41002).unwrap();
         assert_eq!((r.name.as_str(), i), ("AIN#_NEGATIVE_CH", 2));
-        assert!(is_daq_text(T7));
+        assert!(crate::profile::load::is_daq_text(T7));
     }
 
     #[test]

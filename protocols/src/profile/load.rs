@@ -1,5 +1,6 @@
 //! Loading profiles: reading a TOML file or a directory of them and validating each.
 
+use serde::Deserialize;
 use std::collections::HashSet;
 use std::path::Path;
 
@@ -52,7 +53,7 @@ pub fn load_dir(dir: impl AsRef<Path>) -> Result<Vec<Profile>, Error> {
     let mut out = Vec::new();
     for p in paths {
         // DAQ profiles have their own loader (crate::daq::DaqProfile).
-        if std::fs::read_to_string(&p).is_ok_and(|t| crate::daq::is_daq_text(&t)) {
+        if std::fs::read_to_string(&p).is_ok_and(|t| is_daq_text(&t)) {
             continue;
         }
         let prof = Profile::load(&p)?;
@@ -70,4 +71,17 @@ pub fn load_dir(dir: impl AsRef<Path>) -> Result<Vec<Profile>, Error> {
         out.push(prof);
     }
     Ok(out)
+}
+
+/// True when the TOML text declares `[device] kind = "daq"` (the drive/sensor loader skips it).
+pub(crate) fn is_daq_text(text: &str) -> bool {
+    #[derive(Deserialize)]
+    struct Peek {
+        device: PeekDevice,
+    }
+    #[derive(Deserialize)]
+    struct PeekDevice {
+        kind: String,
+    }
+    toml::from_str::<Peek>(text).is_ok_and(|p| p.device.kind == "daq")
 }

@@ -72,7 +72,7 @@
 
 mod codec;
 mod kinds;
-mod load;
+pub(crate) mod load;
 mod map;
 mod reads;
 mod role;

@@ -2,18 +2,14 @@
 //! each, keyed by bench, run, time, model and parameter, so trends read small rows instead of
 //! every run's JSON. They are written in the transaction that stores the results or the
 //! parameter set (here, on a bench, and in a lab's store by `bench runs push`), and derived
-//! for older stores when a store opens ([`Store::backfill_summaries`]).
+//! for older stores when a store opens (`Store::backfill_summaries`, in `backfill`).
 
 use crate::Error;
-use crate::backend::{AsConn, ConnRef, on};
-use crate::store::Store;
+use crate::backend::{ConnRef, on};
 use derive::Row;
 use serde::Deserialize;
 
 mod derive;
-
-/// Records derived per back-fill transaction.
-const BACKFILL_BATCH: usize = 500;
 
 /// Replaces the measured rows of run `run_id` by those of its `analysis` and marks its results
 /// summarised.
@@ -109,65 +105,4 @@ async fn insert(
         });
     }
     Ok(())
-}
-
-/// A `parameter_sets` row not yet summarised.
-#[derive(sqlx::FromRow)]
-struct PendingSet {
-    id: i64,
-    model_id: String,
-    params: String,
-    provenance: String,
-}
-
-impl Store {
-    /// Derives the summary rows of every result and parameter set stored before summaries
-    /// existed (or by a process that did not write them), 500 records per
-    /// transaction; returns how many records it summarised. Runs when a store opens.
-    pub async fn backfill_summaries(&self) -> Result<u64, Error> {
-        let mut done = 0;
-        loop {
-            let n = self.backfill_results().await? + self.backfill_sets().await?;
-            if n == 0 {
-                return Ok(done);
-            }
-            done += n;
-        }
-    }
-
-    async fn backfill_results(&self) -> Result<u64, Error> {
-        on!(self.writer(), |p, DB| {
-            let mut tx = p.begin().await?;
-            let pending: Vec<(i64, String)> = sqlx::query_as(
-                "SELECT run_id, analysis FROM results WHERE summarised = 0 ORDER BY run_id
-                 LIMIT $1",
-            )
-            .bind(BACKFILL_BATCH as i64)
-            .fetch_all(&mut *tx)
-            .await?;
-            for (run_id, analysis) in &pending {
-                write_results(tx.conn(), *run_id, analysis).await?;
-            }
-            tx.commit().await?;
-            Ok::<_, Error>(pending.len() as u64)
-        })
-    }
-
-    async fn backfill_sets(&self) -> Result<u64, Error> {
-        on!(self.writer(), |p, DB| {
-            let mut tx = p.begin().await?;
-            let pending: Vec<PendingSet> = sqlx::query_as(
-                "SELECT id, model_id, params, provenance FROM parameter_sets
-                 WHERE summarised = 0 ORDER BY id LIMIT $1",
-            )
-            .bind(BACKFILL_BATCH as i64)
-            .fetch_all(&mut *tx)
-            .await?;
-            for s in &pending {
-                write_set(tx.conn(), s.id, &s.model_id, &s.params, &s.provenance).await?;
-            }
-            tx.commit().await?;
-            Ok::<_, Error>(pending.len() as u64)
-        })
-    }
 }
