@@ -31,13 +31,27 @@ pub fn judge(c: &Campaign, req: &Request, floor: Option<f64>, answer: &mut Value
     let mut not_measured = serde_json::Map::new();
     if let Some(v) = unmeasured {
         caveats.push(format!(
-            "vs not measured: no loop held a speed below {v:.3} rad/s and the stick-slip did not place the fall"
+            "vs not measured: no held speed below {v:.3} rad/s and the stick-slip did not place the fall (vs from the fall's tail or the low-speed check's estimate, delta held at 2)"
         ));
-        not_measured.insert("vs".into(), json!(format!("below {v:.3} rad/s")));
+        not_measured.insert(
+            "vs".into(),
+            json!(format!("no held speed below {v:.3} rad/s")),
+        );
         not_measured.insert("delta".into(), json!("held at 2"));
     }
     if fs_from_breakaway(c) {
         caveats.push(FS_FROM_BREAKAWAY.to_string());
+        not_measured.insert(
+            "fs".into(),
+            json!("from the breakaway step's slowest torque ramp"),
+        );
+    }
+    let flat = no_rise(&answer["ranking"]);
+    if !flat.is_empty() {
+        caveats.push(format!(
+            "no Stribeck rise supported by the validation run: {} use coulomb_viscous's steady state (fs = fc)",
+            flat.join(", ")
+        ));
     }
     for m in stiffness_undetermined(c) {
         caveats.push(format!("{STIFFNESS_NOT_DETERMINED} ({m})"));
@@ -55,7 +69,14 @@ pub fn judge(c: &Campaign, req: &Request, floor: Option<f64>, answer: &mut Value
     answer["best_over_truth"] = json!(ratio(truth));
     if let Some(b) = &best {
         let unit = answer["unit"].as_str().unwrap_or("N m").to_string();
+        let truth_k = truth.zip(floor).map(|(t, f)| t / f);
+        answer["truth_over_floor"] = json!(truth_k);
         let mut text = headline(b, &unit, ratio(floor), adequate, unmeasured, req);
+        if let (Some(false), Some(t)) = (adequate, truth_k) {
+            text.push_str(&format!(
+                " On this simulated bench the true model itself leaves {t:.1}× the repeatability in the same replay."
+            ));
+        }
         for r in answer["ranking"].as_array().into_iter().flatten() {
             if let Some(t) = r["tie"].as_str().filter(|_| r["rank"] == b["rank"]) {
                 text.push_str(&format!(" {t}."));
@@ -216,24 +237,41 @@ fn tie_notes(ranking: &mut Value) {
     }
 }
 
-/// The speed below which the Stribeck region was not measured: no held point crossed the fall
-/// and the sliding phases did not place it (a static fit's note says `vs` not measured, or it
-/// held `fs` at the breakaway without a sliding fall). `None` when it was measured.
+/// The speed below which the Stribeck region was not measured (the sweep's slowest held
+/// point): a static fit's note says `vs` was not measured, or it was placed from the fall's
+/// tail alone (`fs` from the breakaway, no held point below twice its `vs`). `None` when the
+/// held points or the sliding phases measured the fall.
 pub fn stribeck_unmeasured_below(c: &Campaign) -> Option<f64> {
-    let est = estimates(c);
-    if est.stribeck_held {
-        return None;
-    }
-    let noted = |n: &str| {
-        c.fits
-            .iter()
-            .any(|f| f["procedure"] == "static_curve" && f["note"].as_str() == Some(n))
+    let held = step(c, "sweep")
+        .and_then(|s| design::slowest_held(&s["results"]))
+        .or(estimates(c).v_hold)?;
+    let from_tail = |f: &Value| {
+        f["note"].as_str() == Some(STATIC_FROM_BREAKAWAY)
+            && f["report"]["params"]["vs"]
+                .as_f64()
+                .is_none_or(|vs| held > 2.0 * vs)
     };
-    if !(noted(VS_NOT_MEASURED) || noted(STATIC_FROM_BREAKAWAY)) {
-        return None;
-    }
-    let held = step(c, "sweep").and_then(|s| design::slowest_held(&s["results"]));
-    held.or(est.v_hold)
+    c.fits
+        .iter()
+        .filter(|f| f["procedure"] == "static_curve")
+        .any(|f| f["note"].as_str() == Some(VS_NOT_MEASURED) || from_tail(f))
+        .then_some(held)
+}
+
+/// Rows whose steady state fell back to Coulomb + viscous friction: the validation supports
+/// no Stribeck rise for them.
+fn no_rise(ranking: &Value) -> Vec<String> {
+    ranking
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|r| {
+            r["note"]
+                .as_str()
+                .is_some_and(|n| n.starts_with(CONTAINED_USED) && n.contains("(coulomb_viscous)"))
+        })
+        .filter_map(|r| r["model"].as_str().map(String::from))
+        .collect()
 }
 
 /// Whether a static fit held `fs` at the breakaway step's.
@@ -264,4 +302,81 @@ fn stiffness_undetermined(c: &Campaign) -> Vec<String> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn campaign() -> Campaign {
+        serde_json::from_value(json!({
+            "id": 1, "uuid": "u", "created_at": "", "updated_at": "", "status": "completed",
+            "request": {}, "bench": {}, "software_version": "", "steps": [], "fits": [],
+            "comparison_id": null, "trial_run_id": null, "answer": {}, "reason": null
+        }))
+        .unwrap()
+    }
+
+    fn request() -> Request {
+        Request {
+            models: vec!["coulomb_viscous".into(), "stribeck_exp".into()],
+            budget_min: 20.0,
+            truth: None,
+            sim_params: None,
+        }
+    }
+
+    fn answer(best_mse: f64) -> Value {
+        json!({"unit": "N m", "ranking": [
+            {"rank": 1, "model": "coulomb_viscous", "validation_mse": best_mse,
+             "validation_rms": best_mse.sqrt()},
+            {"rank": 1, "model": "stribeck_exp", "validation_mse": best_mse,
+             "validation_rms": best_mse.sqrt(),
+             "note": format!("{CONTAINED_USED} (coulomb_viscous)")}
+        ], "compensation": [{"name": "stribeck_exp", "improvement_pct": 50.0},
+                            {"name": "coulomb_viscous", "improvement_pct": 40.0}]})
+    }
+
+    #[test]
+    fn an_answer_over_twice_the_floor_says_no_model_describes_the_bench() {
+        let mut a = answer(0.5);
+        judge(&campaign(), &request(), Some(0.1), &mut a);
+        assert_eq!(a["adequate"], false);
+        let text = a["text"].as_str().unwrap();
+        assert!(
+            text.starts_with("none of the fitted models describes this bench: the best, coulomb_viscous, leaves 5.0× the bench's repeatability"),
+            "{text}"
+        );
+        assert!(!text.contains("describes this bench best"), "{text}");
+        assert!(
+            text.contains("--models coulomb_viscous,stribeck_exp,lugre,gms"),
+            "{text}"
+        );
+        // The tie is noted on both rows, the compensation's first named.
+        for r in a["ranking"].as_array().unwrap() {
+            assert!(r["tie"].as_str().unwrap().contains("shares rank 1"), "{r}");
+        }
+        assert!(
+            text.contains("the compensation trial ranks stribeck_exp first"),
+            "{text}"
+        );
+        assert!(
+            a["caveats"][0]
+                .as_str()
+                .unwrap()
+                .starts_with("no Stribeck rise supported")
+        );
+    }
+
+    #[test]
+    fn an_answer_within_twice_the_floor_describes_the_bench() {
+        let mut a = answer(0.15);
+        judge(&campaign(), &request(), Some(0.1), &mut a);
+        assert_eq!(a["adequate"], true);
+        let text = a["text"].as_str().unwrap();
+        assert!(
+            text.starts_with("coulomb_viscous describes this bench best: validation RMS 0.387 N m, 1.50× the bench's repeatability."),
+            "{text}"
+        );
+    }
 }
