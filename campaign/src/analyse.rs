@@ -374,7 +374,8 @@ async fn contained_sets(
 }
 
 /// The answer from the comparison table and the trial's record: the ranking, the best model,
-/// its validation RMS, its compensation gain, and the sentence that says so.
+/// the compensation ranking and the residual's unit. Its sentence is [`super::judge`]'s (this
+/// one stands when no model could be scored).
 pub fn answer(table: &Value, trial: &Value) -> Value {
     let rows = table["rows"].as_array().cloned().unwrap_or_default();
     let ranking: Vec<Value> = rows
@@ -389,12 +390,6 @@ pub fn answer(table: &Value, trial: &Value) -> Value {
         .as_array()
         .cloned()
         .unwrap_or_default();
-    let gain = |m: &str| {
-        trials
-            .iter()
-            .find(|t| t["name"] == m)
-            .and_then(|t| t["improvement_pct"].as_f64())
-    };
     let unit = table["residual"]
         .as_str()
         .and_then(|r| {
@@ -403,26 +398,8 @@ pub fn answer(table: &Value, trial: &Value) -> Value {
         })
         .unwrap_or_else(|| "N m".into());
     let best = ranking.iter().find(|r| r["validation_rms"].is_number());
-    let text = match best {
-        Some(b) => {
-            let m = b["model"].as_str().unwrap_or("?");
-            let rms = b["validation_rms"].as_f64().unwrap_or(f64::NAN);
-            let comp = match gain(m) {
-                Some(g) if g >= 0.0 => {
-                    format!("compensating with it reduces the tracking error by {g:.0} %")
-                }
-                Some(g) => format!(
-                    "compensating with it increases the tracking error by {:.0} %",
-                    -g
-                ),
-                None => "it was not part of the compensation trial".into(),
-            };
-            format!("{m} describes this bench best: validation RMS {rms:.3} {unit}; {comp}.")
-        }
-        None => "No model could be scored on the validation run.".into(),
-    };
     json!({
-        "text": text,
+        "text": "No model could be scored on the validation run.",
         "best_model": best.map(|b| b["model"].clone()),
         "ranking": ranking,
         "best_compensator": trials.first().map(|t| t["name"].clone()),

@@ -204,22 +204,32 @@ fn staggered_reversals(count: f64) -> Vec<f64> {
 }
 
 /// Step 5: a validation profile of position ramps, steps and holds (not used for fitting),
-/// its speeds spanning the Stribeck velocity.
+/// its speeds spanning the Stribeck velocity, run [`super::floor::REPEATS`] times over in one
+/// run: the passes set against each other give the bench's repeatability ([`super::floor`]).
 pub fn validation() -> Value {
+    let pass = validation_pass();
+    let pieces: Vec<Value> = (0..super::floor::REPEATS)
+        .flat_map(|_| pass.iter().cloned())
+        .collect();
     json!({
         "kind": "validation_profile",
         "name": "characterise 5: validation profile",
-        "params": {"pieces": [
-            {"hold": {"duration_s": 0.5}},
-            {"ramp": {"to_rad": 1.0, "duration_s": 2.0}},
-            {"hold": {"duration_s": 0.5}},
-            {"step": {"to_rad": 0.95, "duration_s": 1.0}},
-            {"ramp": {"to_rad": 0.0, "duration_s": 4.0}},
-            {"hold": {"duration_s": 0.5}},
-            {"ramp": {"to_rad": -0.05, "duration_s": 2.0}},
-            {"step": {"to_rad": 0.0, "duration_s": 1.0}}
-        ]}
+        "params": {"pieces": pieces}
     })
+}
+
+/// One pass of the validation profile; it ends where it starts, so the next pass repeats it.
+pub fn validation_pass() -> Vec<Value> {
+    vec![
+        json!({"hold": {"duration_s": 0.5}}),
+        json!({"ramp": {"to_rad": 1.0, "duration_s": 2.0}}),
+        json!({"hold": {"duration_s": 0.5}}),
+        json!({"step": {"to_rad": 0.95, "duration_s": 1.0}}),
+        json!({"ramp": {"to_rad": 0.0, "duration_s": 4.0}}),
+        json!({"hold": {"duration_s": 0.5}}),
+        json!({"ramp": {"to_rad": -0.05, "duration_s": 2.0}}),
+        json!({"step": {"to_rad": 0.0, "duration_s": 1.0}}),
+    ]
 }
 
 /// Step 7: the compensation trial of every fitted model (its newest set) against `none`.

@@ -9,7 +9,11 @@
 pub mod analyse;
 mod body;
 pub mod design;
+pub mod floor;
+pub mod judge;
 pub mod report;
+mod report_params;
+mod report_plot;
 pub mod sliding;
 mod steps;
 
@@ -187,6 +191,11 @@ pub async fn run(
     for k in ["truth_validation_mse", "fits_and_comparison_s", "trial"] {
         answer[k] = c.answer[k].take();
     }
+    let floor = match step(&c, "validation").and_then(|s| s["run_id"].as_i64()) {
+        Some(run) => floor::of_run(store, run, design::validation_pass().len()).await?,
+        None => None,
+    };
+    judge::judge(&c, &req, floor, &mut answer);
     c.answer = answer;
     c.status = CampaignStatus::Completed;
     store.save_campaign(&c).await?;

@@ -4,8 +4,8 @@
 //! comparison and compensation rankings, every parameter with its unit, standard error and
 //! verdict, and the bench's configuration and software version.
 
+use super::report_plot::{Axis, Mark, Series, svg};
 use bench_daemon::config::Geometry;
-use friction::units::param_unit;
 use run_store::Campaign;
 use serde_json::Value;
 use std::fmt::Write;
@@ -37,19 +37,7 @@ pub fn html(c: &Campaign, x: &Extra, g: Geometry) -> String {
         "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{title}</title>\
          <style>{CSS}</style></head><body><h1>{title}</h1>"
     );
-    let answer = c.answer["text"]
-        .as_str()
-        .unwrap_or("The campaign has not finished.");
-    let _ = write!(
-        h,
-        "<p class=\"answer\" id=\"answer\">{}</p><p class=\"meta\">status {} · created {} · \
-         bench time {:.0} s · frictionbench {}</p>",
-        esc(answer),
-        c.status,
-        esc(&c.created_at),
-        super::bench_time(c),
-        esc(&c.software_version)
-    );
+    headline(&mut h, c);
     if let Some(r) = &c.reason {
         let _ = write!(h, "<p class=\"warn\">{}</p>", esc(r));
     }
@@ -60,18 +48,26 @@ pub fn html(c: &Campaign, x: &Extra, g: Geometry) -> String {
     h.push_str("<h2>Breakaway against torque rate</h2>");
     h.push_str(&breakaway_svg(c, f));
     h.push_str("<h2>Presliding loops</h2>");
-    h.push_str(&svg(
-        &[(
-            "presliding run".into(),
-            COLOURS[0],
-            x.presliding.clone(),
-            true,
-        )],
-        &format!("position [{p}]"),
-        &format!("friction [{f}]"),
-        false,
-    ));
-    parameters(&mut h, c, g);
+    let (xa, ya) = (
+        Axis {
+            name: "position",
+            unit: p,
+            log: false,
+        },
+        Axis {
+            name: "friction",
+            unit: f,
+            log: false,
+        },
+    );
+    let loops = Series {
+        label: "presliding run".into(),
+        colour: COLOURS[0],
+        points: x.presliding.clone(),
+        mark: Mark::Dot,
+    };
+    h.push_str(&svg(&[loops], xa, ya, &x.presliding));
+    super::report_params::parameters(&mut h, c, g);
     steps(&mut h, c);
     let _ = write!(
         h,
@@ -82,20 +78,73 @@ pub fn html(c: &Campaign, x: &Extra, g: Geometry) -> String {
     h
 }
 
+/// The answer in its box, with its caveats; red when no model describes the bench.
+fn headline(h: &mut String, c: &Campaign) {
+    let a = &c.answer;
+    let text = a["text"]
+        .as_str()
+        .unwrap_or("The campaign has not finished.");
+    let class = if a["adequate"] == false {
+        "answer inadequate"
+    } else {
+        "answer"
+    };
+    let _ = write!(
+        h,
+        "<div class=\"{class}\" id=\"answer\"><p>{}</p>",
+        esc(text)
+    );
+    let caveats: Vec<&str> = a["caveats"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
+    if !caveats.is_empty() {
+        h.push_str("<ul class=\"caveats\">");
+        for k in caveats {
+            let _ = write!(h, "<li>{}</li>", esc(k));
+        }
+        h.push_str("</ul>");
+    }
+    let _ = write!(
+        h,
+        "</div><p class=\"meta\">status {} · created {} · bench time {:.0} s · frictionbench {}</p>",
+        c.status,
+        esc(&c.created_at),
+        super::bench_time(c),
+        esc(&c.software_version)
+    );
+}
+
+/// The unit of a squared quantity: each factor squared (`N m` → `N² m²`).
+pub fn squared(unit: &str) -> String {
+    unit.split(' ')
+        .map(|u| format!("{u}²"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 const CSS: &str = "body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#222}\
 .answer{font-size:1.3rem;font-weight:600;background:#eef6ee;border-left:6px solid #2ca02c;padding:.8rem}\
+.inadequate{background:#fdecea;border-left-color:#d62728}.caveats{font-size:1rem;font-weight:400}.range{color:#555;font-size:.85rem}\
 .warn{background:#fdecea;border-left:6px solid #d62728;padding:.6rem}.meta{color:#666}\
 table{border-collapse:collapse;margin:.5rem 0}td,th{border:1px solid #ccc;padding:.2rem .5rem;text-align:right}\
 th{background:#f4f4f4}td:first-child,th:first-child{text-align:left}pre{background:#f8f8f8;padding:.5rem;overflow:auto;font-size:.8rem}\
 svg{background:#fff;border:1px solid #ddd}";
 
 fn ranking(h: &mut String, c: &Campaign, f: &str) {
-    h.push_str("<h2>Models ranked on the validation run</h2><table id=\"ranking\"><tr><th>rank</th><th>model</th>");
+    let f2 = squared(f);
     let _ = write!(
         h,
-        "<th>validation RMS [{f}]</th><th>validation MSE [{f}²]</th><th>note</th></tr>"
+        "<h2>Models ranked on the validation run</h2><table id=\"ranking\"><tr><th>rank</th><th>model</th>\
+         <th>validation RMS [{f}]</th><th>validation MSE [{f2}]</th><th>note</th></tr>"
     );
     for r in c.answer["ranking"].as_array().into_iter().flatten() {
+        let note: Vec<&str> = ["note", "tie", "error"]
+            .iter()
+            .filter_map(|k| r[*k].as_str())
+            .collect();
         let _ = write!(
             h,
             "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
@@ -103,15 +152,24 @@ fn ranking(h: &mut String, c: &Campaign, f: &str) {
             esc(r["model"].as_str().unwrap_or("")),
             num(&r["validation_rms"]),
             num(&r["validation_mse"]),
-            esc(r["note"].as_str().unwrap_or(""))
+            esc(&note.join("; "))
+        );
+    }
+    let mut extra = |name: &str, mse: f64| {
+        let _ = write!(
+            h,
+            "<tr><td>–</td><td>{name}</td><td>{:.4}</td><td>{mse:.3e}</td><td></td></tr>",
+            mse.sqrt()
+        );
+    };
+    if let Some(t) = c.answer["floor_mse"].as_f64() {
+        extra(
+            "the bench's repeatability (validation profile run twice)",
+            t,
         );
     }
     if let Some(t) = c.answer["truth_validation_mse"].as_f64() {
-        let _ = write!(
-            h,
-            "<tr><td>–</td><td>true model (simulated bench)</td><td>{:.4}</td><td>{t:.3e}</td><td></td></tr>",
-            t.sqrt()
-        );
+        extra("true model (simulated bench)", t);
     }
     h.push_str("</table>");
 }
@@ -139,63 +197,6 @@ fn compensation(h: &mut String, c: &Campaign) {
     h.push_str("</table>");
 }
 
-fn parameters(h: &mut String, c: &Campaign, g: Geometry) {
-    h.push_str("<h2>Parameters</h2>");
-    for fit in &c.fits {
-        let model = fit["model"].as_str().unwrap_or("");
-        let _ = write!(
-            h,
-            "<h3>{} · {} on run {}</h3>",
-            esc(model),
-            esc(fit["procedure"].as_str().unwrap_or("")),
-            fit["run_id"]
-        );
-        if let Some(e) = fit["error"].as_str() {
-            let _ = write!(h, "<p class=\"warn\">{}</p>", esc(e));
-            continue;
-        }
-        let r = &fit["report"];
-        let v = &r["verdict"];
-        if let Some(note) = fit["note"].as_str()
-            && !v["reasons"]
-                .as_array()
-                .is_some_and(|rs| rs.iter().any(|x| x == note))
-        {
-            let _ = write!(h, "<p class=\"warn\">{}</p>", esc(note));
-        }
-        let _ = write!(
-            h,
-            "<p>verdict <b>{}</b>{}</p><table><tr><th>parameter</th><th>value</th><th>standard error</th><th>95 % interval</th><th>unit</th></tr>",
-            esc(v["status"].as_str().unwrap_or("?")),
-            v["reasons"]
-                .as_array()
-                .map(|rs| rs
-                    .iter()
-                    .filter_map(Value::as_str)
-                    .map(|s| format!(": {}", esc(s)))
-                    .collect::<String>())
-                .unwrap_or_default()
-        );
-        for (k, val) in r["params"].as_object().into_iter().flatten() {
-            let ci = &r["ci95"][k];
-            let _ = write!(
-                h,
-                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                esc(k),
-                num(val),
-                num(&r["std_errors"][k]),
-                if ci.is_array() {
-                    format!("[{}, {}]", num(&ci[0]), num(&ci[1]))
-                } else {
-                    "–".into()
-                },
-                esc(&param_unit(model, k, g).unwrap_or_default())
-            );
-        }
-        h.push_str("</table>");
-    }
-}
-
 fn steps(h: &mut String, c: &Campaign) {
     h.push_str("<h2>Steps</h2><table id=\"steps\"><tr><th>step</th><th>status</th><th>run</th><th>bench time [s]</th><th>spec</th></tr>");
     for s in c
@@ -216,13 +217,14 @@ fn steps(h: &mut String, c: &Campaign) {
     h.push_str("</table>");
 }
 
-/// Measured Stribeck points (|v|, |torque|) per direction of the sweep step (held points only).
-fn sweep_points(c: &Campaign, dir: &str) -> Vec<(f64, f64)> {
+/// Measured Stribeck points (|v|, |torque|) per direction of the sweep step: the held points
+/// (`slipped` false) or those left out of the fits for stick-slip (`slipped` true).
+fn sweep_points(c: &Campaign, dir: &str, slipped: bool) -> Vec<(f64, f64)> {
     super::step(c, "sweep")
         .and_then(|s| s["results"][dir].as_array())
         .into_iter()
         .flatten()
-        .filter(|p| p["stick_slip"] != Value::Bool(true))
+        .filter(|p| (p["stick_slip"] == Value::Bool(true)) == slipped)
         .filter_map(|p| {
             Some((
                 p["velocity_rad_s"].as_f64()?.abs(),
@@ -255,35 +257,77 @@ pub fn steady_state(params: &Value, v: f64, negative: bool) -> Option<f64> {
 }
 
 fn stribeck_svg(c: &Campaign, x: &Extra, f: &str, v: &str) -> String {
-    let pos = sweep_points(c, "positive");
-    let neg = sweep_points(c, "negative");
-    let all: Vec<f64> = pos.iter().chain(&neg).map(|p| p.0).collect();
-    let lo = all.iter().copied().fold(f64::INFINITY, f64::min).max(1e-4);
-    let hi = all.iter().copied().fold(0.0, f64::max).max(lo * 10.0);
+    let dot = |label: &str, colour, points, mark| Series {
+        label: label.into(),
+        colour,
+        points,
+        mark,
+    };
+    let mut series = vec![
+        dot(
+            "measured +",
+            COLOURS[4],
+            sweep_points(c, "positive", false),
+            Mark::Dot,
+        ),
+        dot(
+            "measured −",
+            COLOURS[5],
+            sweep_points(c, "negative", false),
+            Mark::Dot,
+        ),
+    ];
+    let slipped: Vec<(f64, f64)> = ["positive", "negative"]
+        .iter()
+        .flat_map(|d| sweep_points(c, d, true))
+        .collect();
+    if !slipped.is_empty() {
+        series.push(dot(
+            "stick-slip, left out",
+            COLOURS[5],
+            slipped,
+            Mark::Hollow,
+        ));
+    }
+    let measured: Vec<(f64, f64)> = series.iter().flat_map(|s| s.points.clone()).collect();
+    let speeds = measured.iter().map(|p| p.0);
+    let lo = speeds.clone().fold(f64::INFINITY, f64::min).max(1e-4);
+    let hi = speeds.fold(0.0, f64::max).max(lo * 10.0);
     let grid: Vec<f64> = (0..=120)
         .map(|i| lo * (hi / lo).powf(f64::from(i) / 120.0))
         .collect();
-    let mut series = vec![
-        ("measured +".to_string(), COLOURS[4], pos, true),
-        ("measured −".to_string(), COLOURS[5], neg, true),
-    ];
     for (i, (m, p)) in x.params.iter().enumerate() {
         let curve = |neg: bool| {
             grid.iter()
                 .filter_map(|&s| Some((s, steady_state(p, s, neg)?)))
                 .collect::<Vec<_>>()
         };
-        series.push((format!("{m} +"), COLOURS[i % 4], curve(false), false));
+        series.push(dot(
+            &format!("{m} +"),
+            COLOURS[i % 4],
+            curve(false),
+            Mark::Line,
+        ));
         if p["negative"].is_object() {
-            series.push((format!("{m} −"), COLOURS[i % 4], curve(true), false));
+            series.push(dot(
+                &format!("{m} −"),
+                COLOURS[i % 4],
+                curve(true),
+                Mark::Line,
+            ));
         }
     }
-    svg(
-        &series,
-        &format!("|velocity| [{v}] (log)"),
-        &format!("|friction| [{f}]"),
-        true,
-    )
+    let xa = Axis {
+        name: "|velocity|",
+        unit: v,
+        log: true,
+    };
+    let ya = Axis {
+        name: "|friction|",
+        unit: f,
+        log: false,
+    };
+    svg(&series, xa, ya, &measured)
 }
 
 fn breakaway_svg(c: &Campaign, f: &str) -> String {
@@ -300,139 +344,29 @@ fn breakaway_svg(c: &Campaign, f: &str) -> String {
             })
             .collect()
     };
-    svg(
-        &[
-            ("positive".into(), COLOURS[0], rows("positive"), true),
-            ("negative".into(), COLOURS[1], rows("negative"), true),
-        ],
-        &format!("torque rate [{f}/s]"),
-        &format!("breakaway [{f}]"),
-        false,
-    )
+    let series = [("positive", 0), ("negative", 1)].map(|(d, i)| Series {
+        label: d.into(),
+        colour: COLOURS[i],
+        points: rows(d),
+        mark: Mark::Dot,
+    });
+    let measured: Vec<(f64, f64)> = series.iter().flat_map(|s| s.points.clone()).collect();
+    let rate = format!("{f}/s");
+    let xa = Axis {
+        name: "torque rate",
+        unit: &rate,
+        log: false,
+    };
+    let ya = Axis {
+        name: "breakaway",
+        unit: f,
+        log: false,
+    };
+    svg(&series, xa, ya, &measured)
 }
 
-/// One plotted series: label, colour, points, drawn as dots (else a line).
-type Series<'a> = (String, &'a str, Vec<(f64, f64)>, bool);
-
-/// A line/point plot as inline SVG.
-fn svg(series: &[Series], xl: &str, yl: &str, logx: bool) -> String {
-    let (w, hgt, m) = (720.0, 360.0, 55.0);
-    let tx = |x: f64| if logx { x.max(1e-12).log10() } else { x };
-    let pts = series
-        .iter()
-        .flat_map(|s| s.2.iter())
-        .filter(|p| p.0.is_finite() && p.1.is_finite());
-    let (mut x0, mut x1, mut y0, mut y1) = (
-        f64::INFINITY,
-        f64::NEG_INFINITY,
-        f64::INFINITY,
-        f64::NEG_INFINITY,
-    );
-    for p in pts {
-        x0 = x0.min(tx(p.0));
-        x1 = x1.max(tx(p.0));
-        y0 = y0.min(p.1);
-        y1 = y1.max(p.1);
-    }
-    if !(x0.is_finite() && y0.is_finite()) {
-        return "<p>no data</p>".into();
-    }
-    if x1 - x0 < 1e-12 {
-        x1 = x0 + 1.0;
-    }
-    if y1 - y0 < 1e-12 {
-        y1 = y0 + 1.0;
-    }
-    let pad = 0.05 * (y1 - y0);
-    let (y0, y1) = (y0 - pad, y1 + pad);
-    let sx = |x: f64| m + (tx(x) - x0) / (x1 - x0) * (w - 2.0 * m);
-    let sy = |y: f64| hgt - m - (y - y0) / (y1 - y0) * (hgt - 2.0 * m);
-    let mut s = format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{hgt}\" viewBox=\"0 0 {w} {hgt}\" font-size=\"11\">"
-    );
-    let _ = write!(
-        s,
-        "<rect x=\"{m}\" y=\"{m}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#999\"/>",
-        w - 2.0 * m,
-        hgt - 2.0 * m
-    );
-    for i in 0..=4 {
-        let fx = x0 + (x1 - x0) * f64::from(i) / 4.0;
-        let fy = y0 + (y1 - y0) * f64::from(i) / 4.0;
-        let xv = if logx { 10f64.powf(fx) } else { fx };
-        let px = m + (w - 2.0 * m) * f64::from(i) / 4.0;
-        let _ = write!(
-            s,
-            "<text x=\"{px}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
-            hgt - m + 15.0,
-            short(xv)
-        );
-        let _ = write!(
-            s,
-            "<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>",
-            m - 4.0,
-            sy(fy) + 4.0,
-            short(fy)
-        );
-    }
-    let _ = write!(
-        s,
-        "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
-        w / 2.0,
-        hgt - 12.0,
-        esc(xl)
-    );
-    let _ = write!(
-        s,
-        "<text x=\"14\" y=\"{}\" transform=\"rotate(-90 14 {})\" text-anchor=\"middle\">{}</text>",
-        hgt / 2.0,
-        hgt / 2.0,
-        esc(yl)
-    );
-    for (i, (label, colour, points, dots)) in series.iter().enumerate() {
-        let ok = points
-            .iter()
-            .filter(|p| p.0.is_finite() && p.1.is_finite() && (!logx || p.0 > 0.0));
-        if *dots {
-            for p in ok {
-                let _ = write!(
-                    s,
-                    "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"2.5\" fill=\"{colour}\"/>",
-                    sx(p.0),
-                    sy(p.1)
-                );
-            }
-        } else {
-            let d: Vec<String> = ok
-                .map(|p| format!("{:.1},{:.1}", sx(p.0), sy(p.1)))
-                .collect();
-            let _ = write!(
-                s,
-                "<polyline fill=\"none\" stroke=\"{colour}\" stroke-width=\"1.5\" points=\"{}\"/>",
-                d.join(" ")
-            );
-        }
-        let ly = m + 14.0 * i as f64 + 10.0;
-        let _ = write!(
-            s,
-            "<text x=\"{}\" y=\"{ly}\" fill=\"{colour}\">{}</text>",
-            w - m - 120.0,
-            esc(label)
-        );
-    }
-    s.push_str("</svg>");
-    s
-}
-
-fn short(x: f64) -> String {
-    if x != 0.0 && (x.abs() < 1e-2 || x.abs() >= 1e4) {
-        format!("{x:.1e}")
-    } else {
-        format!("{x:.3}")
-    }
-}
-
-fn num(v: &Value) -> String {
+/// A number for a table (`–` when absent).
+pub(super) fn num(v: &Value) -> String {
     v.as_f64().map_or("–".into(), |x| {
         if x != 0.0 && (x.abs() < 1e-3 || x.abs() >= 1e5) {
             format!("{x:.4e}")
@@ -443,7 +377,7 @@ fn num(v: &Value) -> String {
 }
 
 /// HTML-escapes text.
-fn esc(s: &str) -> String {
+pub(super) fn esc(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")

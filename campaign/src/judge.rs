@@ -1,0 +1,382 @@
+//! The answer judges itself: the best model's validation MSE against the bench's repeatability
+//! ([`super::floor`]), what the campaign did not measure (the Stribeck region no loop held,
+//! `fs` left to the breakaway step, a presliding stiffness the data did not determine), rows
+//! that share a rank, and a compensation trial that ranks another model first. The sentence
+//! says "describes this bench best" only when the best model is within [`ADEQUATE_RATIO`] of the
+//! floor; otherwise it says that none does, why, and what to try.
+
+use super::analyse::{STATIC_FROM_BREAKAWAY, VS_NOT_MEASURED};
+use super::{Request, design, estimates, step};
+use friction::identify::procedures::compare::CONTAINED_USED;
+use run_store::Campaign;
+use serde_json::{Value, json};
+
+/// A best model within this multiple of the floor describes the bench (`answer.adequate`).
+pub const ADEQUATE_RATIO: f64 = 2.0;
+
+/// Caveat of a static fit that held `fs` at the breakaway step's.
+pub const FS_FROM_BREAKAWAY: &str =
+    "fs from the breakaway step: the sweep did not measure the fall from it";
+/// Caveat of a presliding fit whose verdict says the stiffness is not determined.
+pub const STIFFNESS_NOT_DETERMINED: &str = "presliding stiffness not determined";
+
+/// Adds `floor_mse`, `adequate`, `best_over_floor`, `best_over_truth`, `caveats`,
+/// `not_measured` and tie notes to `answer` (from [`super::analyse::answer`], its
+/// `truth_validation_mse` already in), and rewrites its `text` accordingly.
+pub fn judge(c: &Campaign, req: &Request, floor: Option<f64>, answer: &mut Value) {
+    explain_contained(&mut answer["ranking"]);
+    tie_notes(&mut answer["ranking"]);
+    let unmeasured = stribeck_unmeasured_below(c);
+    let mut caveats = Vec::new();
+    let mut not_measured = serde_json::Map::new();
+    if let Some(v) = unmeasured {
+        caveats.push(format!(
+            "vs not measured: no held speed below {v:.3} rad/s and the stick-slip did not place the fall (vs from the fall's tail or the low-speed check's estimate, delta held at 2)"
+        ));
+        not_measured.insert(
+            "vs".into(),
+            json!(format!("no held speed below {v:.3} rad/s")),
+        );
+        not_measured.insert("delta".into(), json!("held at 2"));
+    }
+    if fs_from_breakaway(c) {
+        caveats.push(FS_FROM_BREAKAWAY.to_string());
+        not_measured.insert(
+            "fs".into(),
+            json!("from the breakaway step's slowest torque ramp"),
+        );
+    }
+    let flat = no_rise(&answer["ranking"]);
+    if !flat.is_empty() {
+        caveats.push(format!(
+            "no Stribeck rise supported by the validation run: {} use coulomb_viscous's steady state (fs = fc)",
+            flat.join(", ")
+        ));
+    }
+    for m in stiffness_undetermined(c) {
+        caveats.push(format!("{STIFFNESS_NOT_DETERMINED} ({m})"));
+    }
+    let best = answer["ranking"]
+        .as_array()
+        .and_then(|r| r.iter().find(|r| r["validation_mse"].is_number()).cloned());
+    let best_mse = best.as_ref().and_then(|b| b["validation_mse"].as_f64());
+    let truth = answer["truth_validation_mse"].as_f64();
+    let ratio = |d: Option<f64>| best_mse.zip(d).map(|(b, d)| b / d);
+    let adequate = ratio(floor).map(|k| k <= ADEQUATE_RATIO);
+    answer["floor_mse"] = json!(floor);
+    answer["adequate"] = json!(adequate);
+    answer["best_over_floor"] = json!(ratio(floor));
+    answer["best_over_truth"] = json!(ratio(truth));
+    if let Some(b) = &best {
+        let unit = answer["unit"].as_str().unwrap_or("N m").to_string();
+        let truth_k = truth.zip(floor).map(|(t, f)| t / f);
+        answer["truth_over_floor"] = json!(truth_k);
+        let mut text = headline(b, &unit, ratio(floor), adequate, unmeasured, req);
+        if let (Some(false), Some(t)) = (adequate, truth_k) {
+            text.push_str(&format!(
+                " On this simulated bench the true model itself leaves {t:.1}× the repeatability in the same replay."
+            ));
+        }
+        for r in answer["ranking"].as_array().into_iter().flatten() {
+            if let Some(t) = r["tie"].as_str().filter(|_| r["rank"] == b["rank"]) {
+                text.push_str(&format!(" {t}."));
+                break;
+            }
+        }
+        text.push_str(&compensation_note(answer, b));
+        answer["text"] = json!(text);
+    }
+    answer["caveats"] = json!(caveats);
+    answer["not_measured"] = Value::Object(not_measured);
+}
+
+/// The first sentence: the best model and how it stands against the floor.
+fn headline(
+    best: &Value,
+    unit: &str,
+    k: Option<f64>,
+    adequate: Option<bool>,
+    unmeasured: Option<f64>,
+    req: &Request,
+) -> String {
+    let m = best["model"].as_str().unwrap_or("?");
+    let rms = best["validation_rms"].as_f64().unwrap_or(f64::NAN);
+    let against = k.map_or_else(
+        || " (the bench's repeatability not measured)".to_string(),
+        |k| format!(", {k:.2}× the bench's repeatability"),
+    );
+    if adequate != Some(false) {
+        return format!("{m} describes this bench best: validation RMS {rms:.3} {unit}{against}.");
+    }
+    let mut s = format!(
+        "none of the fitted models describes this bench: the best, {m}, leaves {:.1}× the bench's repeatability (validation RMS {rms:.3} {unit})",
+        k.unwrap_or(f64::NAN)
+    );
+    if let Some(v) = unmeasured {
+        s.push_str(&format!(
+            "; the Stribeck region below {v:.3} rad/s was not measured"
+        ));
+    }
+    s.push_str("; try: ");
+    s.push_str(&tries(unmeasured.is_some(), req).join(", "));
+    s.push('.');
+    s
+}
+
+/// What to try when no model is adequate.
+fn tries(unmeasured: bool, req: &Request) -> Vec<String> {
+    let mut out = Vec::new();
+    let missing: Vec<&str> = ["lugre", "gms"]
+        .into_iter()
+        .filter(|m| !req.models.iter().any(|x| x == m))
+        .collect();
+    if !missing.is_empty() {
+        out.push(format!(
+            "a model with presliding dynamics (--models {},{})",
+            req.models.join(","),
+            missing.join(",")
+        ));
+    }
+    if unmeasured {
+        out.push(
+            "a loop that holds the slow speeds (a position-loop derivative gain above the fall's slope) or a recording faster than 1 kHz, to measure the fall".into(),
+        );
+    }
+    out.push("a longer --budget-min for more sweep points".into());
+    out
+}
+
+/// A sentence when the compensation trial ranks another compensator than `best` first.
+fn compensation_note(answer: &Value, best: &Value) -> String {
+    let trials = answer["compensation"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let gain = |name: &Value| {
+        trials
+            .iter()
+            .find(|t| &t["name"] == name)
+            .and_then(|t| t["improvement_pct"].as_f64())
+    };
+    let m = &best["model"];
+    let own = match gain(m) {
+        Some(g) if g >= 0.0 => {
+            format!(" Compensating with it reduces the tracking error by {g:.0} %")
+        }
+        Some(g) => format!(
+            " Compensating with it increases the tracking error by {:.0} %",
+            -g
+        ),
+        None => " It was not part of the compensation trial".into(),
+    };
+    let first = trials.first().map(|t| &t["name"]);
+    match first.filter(|f| *f != m) {
+        Some(f) => format!(
+            "{own}; the compensation trial ranks {} first ({:+.0} %).",
+            f.as_str().unwrap_or("?"),
+            -gain(f).unwrap_or(f64::NAN)
+        )
+        .replace("(-", "(−"),
+        None => format!("{own}."),
+    }
+}
+
+/// A row whose fit fell back to a contained model's parameters is ranked with the score
+/// those parameters give it (never its own worse fit's); its note says what that score is:
+/// the contained model's steady state with the row's own presliding part, which is why it can
+/// differ from the contained model's own row.
+fn explain_contained(ranking: &mut Value) {
+    for r in ranking.as_array_mut().into_iter().flatten() {
+        let Some(note) = r["note"].as_str() else {
+            continue;
+        };
+        let Some(inner) = note
+            .strip_prefix(CONTAINED_USED)
+            .and_then(|n| n.trim().strip_prefix('('))
+            .and_then(|n| n.strip_suffix(')'))
+        else {
+            continue;
+        };
+        let own = match r["model"].as_str() {
+            Some("lugre" | "gms") => ", its own presliding part kept",
+            _ => "",
+        };
+        r["note"] = json!(format!(
+            "{note}: ranked with the score of {inner}'s steady state{own}, not its own fit's"
+        ));
+    }
+}
+
+/// Notes on rows that share a rank with another (`tie`), naming the others and why.
+fn tie_notes(ranking: &mut Value) {
+    let Some(rows) = ranking.as_array_mut() else {
+        return;
+    };
+    let ranks: Vec<(Value, String)> = rows
+        .iter()
+        .map(|r| (r["rank"].clone(), r["model"].as_str().unwrap_or("").into()))
+        .collect();
+    for r in rows.iter_mut() {
+        let me = r["model"].as_str().unwrap_or("").to_string();
+        let others: Vec<&str> = ranks
+            .iter()
+            .filter(|(k, m)| *k == r["rank"] && *m != me)
+            .map(|(_, m)| m.as_str())
+            .collect();
+        if others.is_empty() || !r["validation_mse"].is_number() {
+            continue;
+        }
+        r["tie"] = json!(format!(
+            "{me} shares rank {} with {}: equal validation MSE{}",
+            r["rank"],
+            others.join(", "),
+            r["note"]
+                .as_str()
+                .map_or(String::new(), |n| format!(" ({n})"))
+        ));
+    }
+}
+
+/// The speed below which the Stribeck region was not measured (the sweep's slowest held
+/// point): a static fit's note says `vs` was not measured, or it was placed from the fall's
+/// tail alone (`fs` from the breakaway, no held point below twice its `vs`). `None` when the
+/// held points or the sliding phases measured the fall.
+pub fn stribeck_unmeasured_below(c: &Campaign) -> Option<f64> {
+    let held = step(c, "sweep")
+        .and_then(|s| design::slowest_held(&s["results"]))
+        .or(estimates(c).v_hold)?;
+    let from_tail = |f: &Value| {
+        f["note"].as_str() == Some(STATIC_FROM_BREAKAWAY)
+            && f["report"]["params"]["vs"]
+                .as_f64()
+                .is_none_or(|vs| held > 2.0 * vs)
+    };
+    c.fits
+        .iter()
+        .filter(|f| f["procedure"] == "static_curve")
+        .any(|f| f["note"].as_str() == Some(VS_NOT_MEASURED) || from_tail(f))
+        .then_some(held)
+}
+
+/// Rows whose steady state fell back to Coulomb + viscous friction: the validation supports
+/// no Stribeck rise for them.
+fn no_rise(ranking: &Value) -> Vec<String> {
+    ranking
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|r| {
+            r["note"]
+                .as_str()
+                .is_some_and(|n| n.starts_with(CONTAINED_USED) && n.contains("(coulomb_viscous)"))
+        })
+        .filter_map(|r| r["model"].as_str().map(String::from))
+        .collect()
+}
+
+/// Whether a static fit held `fs` at the breakaway step's.
+fn fs_from_breakaway(c: &Campaign) -> bool {
+    c.fits.iter().any(|f| {
+        f["procedure"] == "static_curve" && f["note"].is_string() && f["report"].is_object()
+    })
+}
+
+/// Models whose presliding fit's verdict says the stiffness is not determined, or whose
+/// presliding fit failed.
+fn stiffness_undetermined(c: &Campaign) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for f in &c.fits {
+        let p = f["procedure"].as_str().unwrap_or("");
+        if !matches!(p, "maxwell_slip" | "presliding_sine") {
+            continue;
+        }
+        let reasons = f["report"]["verdict"]["reasons"].as_array();
+        let says = reasons.is_some_and(|rs| {
+            rs.iter()
+                .filter_map(Value::as_str)
+                .any(|r| r.starts_with(STIFFNESS_NOT_DETERMINED))
+        });
+        let m = f["model"].as_str().unwrap_or("?").to_string();
+        if (says || f.get("error").is_some()) && !out.contains(&m) {
+            out.push(m);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn campaign() -> Campaign {
+        serde_json::from_value(json!({
+            "id": 1, "uuid": "u", "created_at": "", "updated_at": "", "status": "completed",
+            "request": {}, "bench": {}, "software_version": "", "steps": [], "fits": [],
+            "comparison_id": null, "trial_run_id": null, "answer": {}, "reason": null
+        }))
+        .unwrap()
+    }
+
+    fn request() -> Request {
+        Request {
+            models: vec!["coulomb_viscous".into(), "stribeck_exp".into()],
+            budget_min: 20.0,
+            truth: None,
+            sim_params: None,
+        }
+    }
+
+    fn answer(best_mse: f64) -> Value {
+        json!({"unit": "N m", "ranking": [
+            {"rank": 1, "model": "coulomb_viscous", "validation_mse": best_mse,
+             "validation_rms": best_mse.sqrt()},
+            {"rank": 1, "model": "stribeck_exp", "validation_mse": best_mse,
+             "validation_rms": best_mse.sqrt(),
+             "note": format!("{CONTAINED_USED} (coulomb_viscous)")}
+        ], "compensation": [{"name": "stribeck_exp", "improvement_pct": 50.0},
+                            {"name": "coulomb_viscous", "improvement_pct": 40.0}]})
+    }
+
+    #[test]
+    fn an_answer_over_twice_the_floor_says_no_model_describes_the_bench() {
+        let mut a = answer(0.5);
+        judge(&campaign(), &request(), Some(0.1), &mut a);
+        assert_eq!(a["adequate"], false);
+        let text = a["text"].as_str().unwrap();
+        assert!(
+            text.starts_with("none of the fitted models describes this bench: the best, coulomb_viscous, leaves 5.0× the bench's repeatability"),
+            "{text}"
+        );
+        assert!(!text.contains("describes this bench best"), "{text}");
+        assert!(
+            text.contains("--models coulomb_viscous,stribeck_exp,lugre,gms"),
+            "{text}"
+        );
+        // The tie is noted on both rows, the compensation's first named.
+        for r in a["ranking"].as_array().unwrap() {
+            assert!(r["tie"].as_str().unwrap().contains("shares rank 1"), "{r}");
+        }
+        assert!(
+            text.contains("the compensation trial ranks stribeck_exp first"),
+            "{text}"
+        );
+        assert!(
+            a["caveats"][0]
+                .as_str()
+                .unwrap()
+                .starts_with("no Stribeck rise supported")
+        );
+    }
+
+    #[test]
+    fn an_answer_within_twice_the_floor_describes_the_bench() {
+        let mut a = answer(0.15);
+        judge(&campaign(), &request(), Some(0.1), &mut a);
+        assert_eq!(a["adequate"], true);
+        let text = a["text"].as_str().unwrap();
+        assert!(
+            text.starts_with("coulomb_viscous describes this bench best: validation RMS 0.387 N m, 1.50× the bench's repeatability."),
+            "{text}"
+        );
+    }
+}

@@ -1,0 +1,174 @@
+//! The report's parameter tables: every fitted parameter of both directions (`fc⁺`, `fc⁻`
+//! where the fit has a `negative` set; a parameter without one is shared), its value, standard
+//! error, 95 % interval and unit, and a held (given) value said to be held.
+
+use super::report::{esc, num};
+use bench_daemon::config::Geometry;
+use friction::units::param_unit;
+use run_store::Campaign;
+use serde_json::Value;
+use std::fmt::Write;
+
+/// The tables of every fit of the campaign.
+pub fn parameters(h: &mut String, c: &Campaign, g: Geometry) {
+    h.push_str("<h2>Parameters</h2>");
+    for fit in &c.fits {
+        let model = fit["model"].as_str().unwrap_or("");
+        let _ = write!(
+            h,
+            "<h3>{} · {} on run {}</h3>",
+            esc(model),
+            esc(fit["procedure"].as_str().unwrap_or("")),
+            fit["run_id"]
+        );
+        if let Some(e) = fit["error"].as_str() {
+            let _ = write!(h, "<p class=\"warn\">{}</p>", esc(e));
+            continue;
+        }
+        let r = &fit["report"];
+        let v = &r["verdict"];
+        if let Some(note) = fit["note"].as_str()
+            && !v["reasons"]
+                .as_array()
+                .is_some_and(|rs| rs.iter().any(|x| x == note))
+        {
+            let _ = write!(h, "<p class=\"warn\">{}</p>", esc(note));
+        }
+        let reasons: String = v["reasons"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .map(|s| format!(": {}", esc(s)))
+            .collect();
+        let _ = write!(
+            h,
+            "<p>verdict <b>{}</b>{reasons}</p><table class=\"params\"><tr><th>parameter</th><th>value</th><th>standard error</th><th>95 % interval</th><th>unit</th></tr>",
+            esc(v["status"].as_str().unwrap_or("?")),
+        );
+        for row in rows(r) {
+            let _ = write!(
+                h,
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                esc(&row.label),
+                value(row.value),
+                row.std_error,
+                row.interval,
+                esc(&param_unit(model, &row.name, g).unwrap_or_default())
+            );
+        }
+        h.push_str("</table>");
+    }
+}
+
+/// One table row.
+struct Row<'a> {
+    name: String,
+    label: String,
+    value: &'a Value,
+    std_error: String,
+    interval: String,
+}
+
+/// The rows of a fit report: each top-level parameter, split into `⁺` and `⁻` where the
+/// `negative` set has it, then the negative set's own.
+fn rows(r: &Value) -> Vec<Row<'_>> {
+    let params = r["params"].as_object();
+    let neg = r["params"]["negative"].as_object();
+    let given = &r["provenance"]["given"];
+    let mut out = Vec::new();
+    let row = |k: &str, label: String, side: Side| {
+        let (v, se, ci, held) = match side {
+            Side::Top => (
+                &r["params"][k],
+                &r["std_errors"][k],
+                &r["ci95"][k],
+                given.get(k).is_some(),
+            ),
+            Side::Negative => (
+                &r["params"]["negative"][k],
+                &r["std_errors"]["negative"][k],
+                &r["ci95"]["negative"][k],
+                given["negative"].get(k).is_some(),
+            ),
+        };
+        Row {
+            name: k.to_string(),
+            label,
+            value: v,
+            std_error: match (se.is_number() || se.is_array(), held) {
+                (true, _) => value(se),
+                (false, true) => "held (given)".into(),
+                (false, false) => "not determined".into(),
+            },
+            interval: if ci.is_array() {
+                format!("[{}, {}]", num(&ci[0]), num(&ci[1]))
+            } else {
+                "–".into()
+            },
+        }
+    };
+    for k in params.into_iter().flatten().map(|(k, _)| k) {
+        if k == "negative" {
+            continue;
+        }
+        if neg.is_some_and(|n| n.contains_key(k)) {
+            out.push(row(k.as_str(), format!("{k}⁺"), Side::Top));
+            out.push(row(k.as_str(), format!("{k}⁻"), Side::Negative));
+        } else {
+            out.push(row(k.as_str(), k.clone(), Side::Top));
+        }
+    }
+    for k in neg.into_iter().flatten().map(|(k, _)| k) {
+        if !params.is_some_and(|p| p.contains_key(k)) {
+            out.push(row(k.as_str(), format!("{k}⁻"), Side::Negative));
+        }
+    }
+    out
+}
+
+#[derive(Clone, Copy)]
+enum Side {
+    Top,
+    Negative,
+}
+
+/// A value: a number, or a list of numbers (GMS elements).
+fn value(v: &Value) -> String {
+    match v.as_array() {
+        Some(a) => a.iter().map(num).collect::<Vec<_>>().join(", "),
+        None => num(v),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn both_directions_get_a_row_with_their_standard_error_and_interval() {
+        let r = json!({
+            "params": {"fc": 1.0, "fv": 0.05, "negative": {"fc": 0.9, "fs": 1.3}},
+            "std_errors": {"fc": 0.01, "negative": {"fc": 0.02}},
+            "ci95": {"fc": [0.98, 1.02], "negative": {"fc": [0.86, 0.94]}},
+            "provenance": {"given": {"negative": {"fs": 1.3}}}
+        });
+        let got: Vec<(String, String, String, String)> = rows(&r)
+            .into_iter()
+            .map(|r| (r.label, value(r.value), r.std_error, r.interval))
+            .collect();
+        let row = |l: &str, v: &str, se: &str, ci: &str| {
+            (l.to_string(), v.to_string(), se.to_string(), ci.to_string())
+        };
+        assert_eq!(
+            got,
+            [
+                row("fc⁺", "1.0000", "0.0100", "[0.9800, 1.0200]"),
+                row("fc⁻", "0.9000", "0.0200", "[0.8600, 0.9400]"),
+                row("fv", "0.0500", "not determined", "–"),
+                row("fs⁻", "1.3000", "held (given)", "–"),
+            ]
+        );
+    }
+}
