@@ -28,8 +28,10 @@ pub fn predict(report: &FitReport, table: &Table) -> Result<(Vec<f64>, Vec<f64>)
     if let Some(v) = report.provenance.given.get("max_gap_steps") {
         given.insert("max_gap_steps".into(), v.clone());
     }
+    let load = crate::identify::procedures::given_load(&report.provenance.given)?;
+    let u = load.subtract(x, u);
     let asymmetric = report.params.contains_key("negative");
-    let reg = regression(t, x, u, &given, asymmetric)?;
+    let reg = regression(t, x, &u, &given, asymmetric)?;
     let stribeck = report.params.contains_key("fs");
     let mut full = vec![0.0; count(reg.sides.len())];
     full[J] = value(&report.params, "j")?;
