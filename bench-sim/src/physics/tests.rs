@@ -121,5 +121,8 @@ fn a_pendulum_load_swings_the_arm_to_its_lowest_point() {
     )
     .unwrap_err()
     .to_string();
-    assert_eq!(err, "sim parameter load.stiffness (-1) must be finite and > 0");
+    assert_eq!(
+        err,
+        "sim parameter load.stiffness (-1) must be finite and > 0"
+    );
 }
