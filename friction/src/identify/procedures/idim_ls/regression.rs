@@ -277,10 +277,15 @@ pub const REST_MARGIN_PERIODS: f64 = 3.0;
 /// (and the rows the low-pass filters smear them into) would credit one direction with the
 /// force of the other. Returns the mask and `v_min`.
 fn moving(v: &[f64], given: &Given, margin: usize) -> Result<(Vec<bool>, f64), FitError> {
-    let mut speeds: Vec<f64> = v.iter().map(|v| v.abs()).collect();
-    speeds.sort_by(f64::total_cmp);
-    let v99 = speeds[((speeds.len() - 1) as f64 * 0.99) as usize];
-    let v_min = given_positive(given, "v_min")?.unwrap_or(V_MIN_FRACTION * v99);
+    // A given v_min (a held-out record conditioned as its fit) spares the percentile.
+    let v_min = match given_positive(given, "v_min")? {
+        Some(v_min) => v_min,
+        None => {
+            let mut speeds: Vec<f64> = v.iter().map(|v| v.abs()).collect();
+            let at = ((speeds.len() - 1) as f64 * 0.99) as usize;
+            V_MIN_FRACTION * *speeds.select_nth_unstable_by(at, f64::total_cmp).1
+        }
+    };
     let mut keep = vec![true; v.len()];
     for (k, _) in v.iter().enumerate().filter(|(_, v)| v.abs() < v_min) {
         let (a, b) = (k.saturating_sub(margin), (k + margin + 1).min(v.len()));

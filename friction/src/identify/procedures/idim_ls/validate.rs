@@ -131,14 +131,25 @@ mod tests {
             serde_json::json!({"offset": true}),
             serde_json::json!({"asymmetric": true, "force_held": true}),
         ] {
-            let r = run("idim_ls", "coulomb_viscous", &rec, given.as_object().unwrap()).unwrap();
+            let r = run(
+                "idim_ls",
+                "coulomb_viscous",
+                &rec,
+                given.as_object().unwrap(),
+            )
+            .unwrap();
             let (m1, p1) = predict_with(&r, &rec, true).unwrap();
             let (m2, p2) = predict_with(&r, &rec, false).unwrap();
             assert_eq!(m1.len(), m2.len());
             let scale = m2.iter().fold(0.0_f64, |a, b| a.max(b.abs()));
             for k in 0..m1.len() {
                 assert!((m1[k] - m2[k]).abs() < 1e-9 * scale, "{k}");
-                assert!((p1[k] - p2[k]).abs() < 1e-9 * scale, "{k}: {} {}", p1[k], p2[k]);
+                assert!(
+                    (p1[k] - p2[k]).abs() < 1e-9 * scale,
+                    "{k}: {} {}",
+                    p1[k],
+                    p2[k]
+                );
             }
         }
     }
