@@ -47,7 +47,7 @@ pub fn regression(
     given: &Given,
     asymmetric: bool,
 ) -> Result<Regression, FitError> {
-    let (cols, settings, notes) = condition(t, x, u, given, asymmetric, |f| {
+    let (cols, settings, notes) = decimated_columns(t, x, u, given, asymmetric, |f| {
         let mut c = vec![f.a.to_vec(), f.v.to_vec(), f.u.to_vec()];
         for (sv, ss) in f.sides {
             c.push(sv.clone());
@@ -92,25 +92,14 @@ pub struct FullRate<'a> {
     pub sides: &'a [(Vec<f64>, Vec<f64>)],
 }
 
-/// The columns `build` makes of a record's full-rate signals, decimated and cut as the
-/// regression's are (the same borders and, per direction, the same rows at rest left out):
-/// a linear combination of the regression's columns comes out as that combination of its
-/// decimated columns, at the cost of one column.
+/// The regression's columns, its settings and notes.
+pub type Conditioned = (Vec<Vec<f64>>, serde_json::Map<String, Value>, Vec<String>);
+
+/// Resampling, filtering and differentiation, then the columns `build` makes of the full-rate
+/// signals, decimated and cut as the regression's are (the same borders and, per direction,
+/// the same rows at rest left out): a linear combination of the regression's columns comes
+/// out as that combination of its decimated columns, at the cost of one column.
 pub fn decimated_columns(
-    t: &[f64],
-    x: &[f64],
-    u: &[f64],
-    given: &Given,
-    asymmetric: bool,
-    build: impl FnOnce(&FullRate<'_>) -> Vec<Vec<f64>>,
-) -> Result<Vec<Vec<f64>>, FitError> {
-    Ok(condition(t, x, u, given, asymmetric, build)?.0)
-}
-
-type Conditioned = (Vec<Vec<f64>>, serde_json::Map<String, Value>, Vec<String>);
-
-/// Resampling, filtering and differentiation, then `build`'s columns decimated and cut.
-fn condition(
     t: &[f64],
     x: &[f64],
     u: &[f64],

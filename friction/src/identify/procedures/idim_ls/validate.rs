@@ -68,6 +68,7 @@ fn predict_with(
         let mut cols = decimated_columns(t, x, &u, &given, asymmetric, |f| {
             vec![f.u.to_vec(), linear_force(&full, f)]
         })?
+        .0
         .into_iter();
         let (Some(measured), Some(predicted)) = (cols.next(), cols.next()) else {
             return Err(FitError::Bug("idim_ls: decimation lost a column".into()));
