@@ -19,9 +19,11 @@ use crate::InputError;
 
 mod loaded;
 mod loop_cpu;
+mod plant;
 mod suspend;
 pub use loaded::resolve_params;
 pub use loop_cpu::{LastCpu, LoopCpu};
+pub use plant::PlantConfig;
 pub use suspend::{SignalDevice, SuspendRule};
 
 /// The shipped configuration of the simulated bench.
@@ -88,6 +90,9 @@ pub struct BenchConfig {
     /// Models stepped in lockstep with the measurements.
     #[serde(default)]
     pub lockstep: LockstepConfig,
+    /// `[plant]`: a known load on the axis beside its inertia.
+    #[serde(default, skip_serializing_if = "PlantConfig::is_empty")]
+    pub plant: PlantConfig,
     /// What `bench serve` does with its queue on its own. Not part of a run's snapshot.
     #[serde(default, skip_serializing)]
     pub queue: QueueConfig,
@@ -316,6 +321,10 @@ impl BenchConfig {
                 .into());
             }
         }
+        config
+            .plant
+            .validate()
+            .map_err(|e| InputError(format!("{source}: {e}")))?;
         if let Some(j) = config.lockstep.plant_inertia_kg_m2
             && !(j.is_finite() && j > 0.0)
         {

@@ -2,10 +2,11 @@
 //! an applied force on a mass, or prescribed motion; and the signal profiles they use.
 //!
 //! The JSON forms are part of the interface (issue 2): `{"kind":"spring_pull","mass":M,
-//! "stiffness":K,"pull_velocity":V,"pull_stop_s":T}`, `{"kind":"force","mass":M,"force":P}`,
+//! "stiffness":K,"pull_velocity":V,"pull_stop_s":T}`, `{"kind":"force","mass":M,"force":P}` (with an optional known `"load"`, [`crate::load`]),
 //! `{"kind":"velocity","velocity":P}`, `{"kind":"position","position":P}`.
 
 use crate::Input;
+use crate::load::Load;
 use crate::model::FrictionModel;
 use crate::plant::{self, Applied, PlantParams, PlantState};
 use serde::{Deserialize, Serialize};
@@ -254,6 +255,9 @@ pub enum Scenario {
         mass: f64,
         /// Applied force \[N\].
         force: Profile,
+        /// A known load beside the mass ([`crate::load`]); none by default.
+        #[serde(default, skip_serializing_if = "Load::is_none")]
+        load: Load,
     },
     /// Prescribed velocity; the model predicts the friction.
     Velocity {
@@ -315,8 +319,12 @@ impl Scenario {
                 }
                 Ok(())
             }
-            Scenario::Force { mass, force } => {
+            Scenario::Force { mass, force, load } => {
                 positive("mass", *mass)?;
+                load.validate().map_err(|e| ScenarioError {
+                    field: format!("load.{}", e.field),
+                    rule: format!("({}) must be {}", e.value, e.rule),
+                })?;
                 force.validate("force")
             }
             Scenario::Velocity { velocity } => velocity.validate("velocity"),
@@ -389,13 +397,15 @@ pub fn simulate(
                     plant::step(model, &PlantParams { mass: *mass }, &mut s, &a, dt),
                 )
             }
-            Scenario::Force { mass, force } => {
-                let a = Applied::force(force.value(t), force.rate(t));
+            Scenario::Force { mass, force, load } => {
+                // The row records the applied force; the plant feels it net of the load.
+                let u = force.value(t);
+                let a = load.on(&Applied::force(u, force.rate(t)), &s, dt);
                 let (x0, v0) = (s.x, s.v);
                 (
                     x0,
                     v0,
-                    a.u,
+                    u,
                     plant::step(model, &PlantParams { mass: *mass }, &mut s, &a, dt),
                 )
             }

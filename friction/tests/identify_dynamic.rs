@@ -120,7 +120,10 @@ fn torque_replay_recovers_coulomb_viscous_and_mass() {
         u,
     };
     let mut o = Options::new("coulomb_viscous", &["fc", "fv", "mass"]);
-    o.replay = Replay::Torque { mass: 1.0 };
+    o.replay = Replay::Torque {
+        mass: 1.0,
+        load: friction::Load::None,
+    };
     o.params = json!({"fc": 0.5, "fv": 1.0});
     o.diff_step = 1e-4;
     let r = output_error::fit(&[seg], &o).unwrap();

@@ -6,6 +6,7 @@ mod docs_pages;
 mod identify;
 mod identify_dynamic;
 mod identify_records;
+mod known_load;
 mod no_alloc;
 mod papers;
 mod robustness;

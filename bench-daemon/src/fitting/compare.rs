@@ -168,7 +168,10 @@ impl CompareJob {
         Ok(CompareOptions {
             replay: match self.replay {
                 ReplayKind::Velocity => Replay::Velocity,
-                ReplayKind::Torque => Replay::Torque { mass: self.mass },
+                ReplayKind::Torque => Replay::Torque {
+                    mass: self.mass,
+                    load: friction::Load::None,
+                },
             },
             regimes: Regimes {
                 presliding_velocity: pv,

@@ -107,6 +107,7 @@ async fn fit_in(store: &Store, req: &FitRequest, sel: &Selection) -> Result<Fitt
     let run = run_data::load_run(store, id, Field::Run).await?;
     let (table, notes) = run_table(store, &run, &req.procedure, sel).await?;
     let mut given = req.given.clone().unwrap_or_default();
+    let load_note = super::plant::load_from_run(&run, &req.procedure, &mut given);
     let start = start::start_for(store, &req.model, &req.procedure).await?;
     if registered(&req.procedure)?.iterates {
         start_under_params(&start, &mut given);
@@ -124,6 +125,7 @@ async fn fit_in(store: &Store, req: &FitRequest, sel: &Selection) -> Result<Fitt
         return Err(FitError::Cancelled);
     }
     report.provenance.notes.extend(notes);
+    report.provenance.notes.extend(load_note);
     report.provenance.notes.extend(start.notes());
     let (doc, other) = parameter_document(&req.model, &start.values, &report)?;
     let mut replayed = doc.clone();

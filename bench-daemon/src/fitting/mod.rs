@@ -13,6 +13,7 @@
 
 pub mod compare;
 pub mod fit;
+mod plant;
 pub mod run_data;
 pub mod start;
 pub mod validate;

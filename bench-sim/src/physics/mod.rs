@@ -2,7 +2,8 @@
 //!
 //! ```text
 //! command ──► drive loop (torque | velocity PI | position PID) ──► saturation ──►
-//!   current-loop lag ──► motor torque u ──► friction::plant::step (inertia J, true friction F)
+//!   current-loop lag ──► motor torque u ──► friction::plant::step (inertia J, true friction F,
+//!   known load L(x))
 //!   ──► x, v ──► encoder (counts/rev) ──► position and velocity feedback
 //!              F ──► torque sensor (noise, low-pass, resolution) ──► sensor reading
 //! ```

@@ -39,6 +39,11 @@ pub struct SimParams {
     pub watchdog_s: f64,
     /// Seed of the sensor-noise generator; default 1.
     pub seed: u64,
+    /// A known load beside the inertia (a pendulum arm, a spring, a constant torque); the
+    /// torque sensor sits between the motor and the friction element, so it does not see it.
+    /// Default none.
+    #[serde(skip_serializing_if = "friction::Load::is_none")]
+    pub load: friction::Load,
 }
 
 impl Default for SimParams {
@@ -60,6 +65,7 @@ impl Default for SimParams {
             sensor_lowpass_s: 0.0,
             watchdog_s: 0.1,
             seed: 1,
+            load: friction::Load::None,
         }
     }
 }
@@ -78,6 +84,9 @@ pub enum SimError {
         /// The rule, e.g. "> 0".
         rule: &'static str,
     },
+    /// The load broke a rule.
+    #[error("sim parameter {0}")]
+    Load(#[from] friction::load::LoadError),
     /// The true friction model could not be built.
     #[error("true friction model: {0}")]
     Truth(#[from] friction::BuildError),
@@ -137,6 +146,7 @@ impl SimParams {
                 });
             }
         }
+        self.load.validate()?;
         if self.step_s > 1e-3 {
             return Err(SimError::Param {
                 field: "step_s",

@@ -1,5 +1,5 @@
-//! One step of the simulated bench: drive loop, current loop, plant with the true friction,
-//! encoder and torque sensor, and the sensor's noise generator.
+//! One step of the simulated bench: drive loop, current loop, plant with the true friction
+//! and the known load, encoder and torque sensor, and the sensor's noise generator.
 
 use super::{FaultCause, Mode, Sim};
 use friction::plant::{self, Applied, PlantParams as MassParams, PlantState};
@@ -85,6 +85,7 @@ impl Sim {
             v: s.plant.v,
         };
         let applied = Applied::force(s.torque_nm, (s.torque_nm - prev) / dt);
+        let applied = p.load.on(&applied, &ps, dt);
         s.friction_nm = plant::step(
             &mut *self.truth,
             &MassParams {

@@ -86,3 +86,43 @@ fn bad_params_are_named() {
         "sim parameter inertia_kg_m2 (-1) must be finite and > 0"
     );
 }
+
+/// A pendulum load holds the released arm at its lowest point; without it the arm would stay
+/// wherever friction stopped it.
+#[test]
+fn a_pendulum_load_swings_the_arm_to_its_lowest_point() {
+    let load = friction::Load::Pendulum {
+        mass: 5.0,
+        length: 0.5,
+        bottom: 0.5,
+        g: friction::load::STANDARD_GRAVITY,
+    };
+    let p = SimParams {
+        load,
+        watchdog_s: 0.0,
+        ..SimParams::default()
+    };
+    let mut sim = Sim::new(p, &default_truth()).unwrap();
+    sim.advance(3.0);
+    let x = sim.state.plant.x;
+    // Friction (fs = 1.5 N m) leaves the arm within asin(fs / (m g l)) = 0.061 rad of the
+    // bottom, 0.5 rad from where it started.
+    assert!((x - 0.5).abs() < 0.062, "{x}");
+    assert!(sim.state.plant.v.abs() < 1e-9, "{}", sim.state.plant.v);
+    let err = Sim::new(
+        SimParams {
+            load: friction::Load::Spring {
+                stiffness: -1.0,
+                rest: 0.0,
+            },
+            ..SimParams::default()
+        },
+        &default_truth(),
+    )
+    .unwrap_err()
+    .to_string();
+    assert_eq!(
+        err,
+        "sim parameter load.stiffness (-1) must be finite and > 0"
+    );
+}

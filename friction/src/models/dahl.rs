@@ -268,6 +268,7 @@ mod tests {
             for &tau0 in &[0.5, -0.8, 1.5, -2.0] {
                 let mut m = model();
                 let sc = Scenario::Force {
+                    load: crate::Load::None,
                     mass: 1.0,
                     force: Profile::Constant { value: tau0 },
                 };

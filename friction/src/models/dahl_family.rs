@@ -26,10 +26,12 @@ pub(crate) fn assert_robust<D: ModelDef>(fs: f64) {
             pull_stop_s: None,
         },
         Scenario::Force {
+            load: crate::Load::None,
             mass: 1.0,
             force: sine(0.5 * fs, TAU * 0.5),
         },
         Scenario::Force {
+            load: crate::Load::None,
             mass: 1.0,
             force: sine(2.0 * fs, 1.0),
         },

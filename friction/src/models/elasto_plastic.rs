@@ -323,6 +323,7 @@ mod tests {
         for dt in [1e-4f64, 1e-3, 1e-2] {
             let per = (1.0 / dt).round() as usize; // 1 s period
             let sc = Scenario::Force {
+                load: crate::Load::None,
                 mass: 1.0,
                 force: Profile::Sine {
                     amplitude: 0.4 * limit,

@@ -162,6 +162,7 @@ mod tests {
     fn stick_does_not_drift_under_a_constant_torque() {
         let mut m = model(Params::default());
         let sc = crate::Scenario::Force {
+            load: crate::Load::None,
             mass: 0.167,
             force: crate::Profile::Constant { value: 17.0 },
         };

@@ -366,6 +366,7 @@ mod tests {
                     pull_stop_s: None,
                 },
                 Scenario::Force {
+                    load: crate::Load::None,
                     mass: 1.0,
                     force: Profile::Sine {
                         amplitude: 3.0,
@@ -405,6 +406,7 @@ mod tests {
         for &dt in &[1e-3, 1e-2] {
             let mut m = model();
             let sc = Scenario::Force {
+                load: crate::Load::None,
                 mass: 1.0,
                 force: Profile::Samples {
                     t: vec![0.0, 1.0, 1.0 + 1e-9],

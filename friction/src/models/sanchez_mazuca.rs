@@ -267,14 +267,17 @@ pub(crate) mod test_util {
             },
             // Below breakaway (amplitude < fc), and above it (S4 Fig. 11 amplitude).
             Scenario::Force {
+                load: crate::Load::None,
                 mass: j,
                 force: sine(5.0, TAU * 0.5),
             },
             Scenario::Force {
+                load: crate::Load::None,
                 mass: j,
                 force: sine(25.0, TAU * 0.05),
             },
             Scenario::Force {
+                load: crate::Load::None,
                 mass: j,
                 force: Profile::Ramp {
                     rate: -0.5,

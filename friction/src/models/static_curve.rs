@@ -222,7 +222,11 @@ pub(crate) mod testing {
 
     /// A force profile on a 1 kg mass.
     pub(crate) fn force(force: Profile) -> Scenario {
-        Scenario::Force { mass: 1.0, force }
+        Scenario::Force {
+            load: crate::Load::None,
+            mass: 1.0,
+            force,
+        }
     }
 
     /// Runs `sc` for `duration` s at `dt`, calling `f` on every row.

@@ -167,10 +167,12 @@ pub(crate) fn assert_robust<D: crate::model::ModelDef>(f_break: f64) {
             pull_stop_s: None,
         },
         Scenario::Force {
+            load: crate::Load::None,
             mass: 1.0,
             force: sine(0.5 * f_break, 1.0),
         },
         Scenario::Force {
+            load: crate::Load::None,
             mass: 1.0,
             force: sine(2.0 * f_break, 1.0),
         },

@@ -131,3 +131,22 @@ pub(crate) fn asymmetric_without_fitted_offset(
 pub(crate) fn given_str<'a>(given: &'a Given, name: &str) -> Option<&'a str> {
     given.get(name).and_then(Value::as_str)
 }
+
+/// `given.load`: a known load on the plant ([`crate::load`]), checked; none when absent.
+pub(crate) fn given_load(given: &Given) -> Result<crate::Load, FitError> {
+    let Some(v) = given.get("load").filter(|v| !v.is_null()) else {
+        return Ok(crate::Load::None);
+    };
+    let load: crate::Load = serde_json::from_value(v.clone()).map_err(|e| FitError::Setting {
+        field: "given.load".into(),
+        rule: format!(
+            "must be {{\"kind\": \"pendulum\", \"mass\", \"length\", \"bottom\"}}, {{\"kind\": \"spring\", \"stiffness\", \"rest\"}} or {{\"kind\": \"constant\", \"force\"}} ({e})"
+        ),
+    })?;
+    load.validate().map_err(|e| FitError::Config {
+        field: format!("given.load.{}", e.field),
+        value: e.value,
+        rule: format!("must be {}", e.rule),
+    })?;
+    Ok(load)
+}

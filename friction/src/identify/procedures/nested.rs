@@ -190,7 +190,7 @@ impl ContainedStart {
         };
         for (k, v) in &self.values {
             if k == "mass" {
-                if let (Replay::Torque { mass }, Some(m)) = (&mut opts.replay, v.as_f64()) {
+                if let (Replay::Torque { mass, .. }, Some(m)) = (&mut opts.replay, v.as_f64()) {
                     *mass = m;
                 }
             } else {

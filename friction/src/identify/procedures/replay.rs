@@ -24,7 +24,8 @@
 //!
 //! A known force offset is subtracted from the measurement: from the measured friction in a
 //! velocity replay (the residual is `F_model + offset - friction`), from the applied force in a
-//! torque replay (the plant feels `u - offset`).
+//! torque replay (the plant feels `u - offset`). A known load (`Replay::Torque::load`) acts on
+//! the plant of a torque replay beside its inertia ([`crate::load`]).
 
 use super::output_error::{Hold, Replay, Segment};
 use crate::plant::{self, Applied, PlantParams, PlantState};
@@ -117,7 +118,7 @@ fn run(
                 }
             }
         }
-        Replay::Torque { .. } => {
+        Replay::Torque { load, .. } => {
             let pp = PlantParams { mass: setup.mass };
             let mut st = PlantState {
                 t: s.t[0],
@@ -139,7 +140,8 @@ fn run(
                 for j in 0..m {
                     let w = j as f64 / m as f64;
                     let u = s.u[k] + w * slope - setup.offset;
-                    plant::step(model, &pp, &mut st, &Applied::force(u, du_dt), h);
+                    let a = load.on(&Applied::force(u, du_dt), &st, h);
+                    plant::step(model, &pp, &mut st, &a, h);
                 }
             }
         }

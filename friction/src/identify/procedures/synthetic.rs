@@ -6,6 +6,7 @@
 use super::Table;
 use crate::identify::FitError;
 use crate::identify::rng::Rng;
+use crate::load::Load;
 use crate::plant::{self, Applied, PlantParams, PlantState};
 use crate::registry::{ModelSpec, build_model};
 
@@ -44,6 +45,8 @@ pub struct BallScrew {
     pub seed: u64,
     /// The reference the controller follows.
     pub excitation: Excitation,
+    /// A known load on the axis beside its mass ([`crate::load`]).
+    pub load: Load,
 }
 
 /// The position reference of a [`BallScrew`] record.
@@ -82,6 +85,7 @@ impl Default for BallScrew {
             seed: 1,
             negative: None,
             excitation: Excitation::Moves,
+            load: Load::None,
         }
     }
 }
@@ -199,7 +203,9 @@ impl BallScrew {
             u.push(force + self.force_noise * rng.normal());
             let w = self.disturbance * rng.normal() + self.pulse(k as f64 * self.dt);
             for _ in 0..self.substeps.max(1) {
-                let a = Applied::force(force - self.offset + w, 0.0);
+                let a = self
+                    .load
+                    .on(&Applied::force(force - self.offset + w, 0.0), &st, h);
                 plant::step(model.as_mut(), &pp, &mut st, &a, h);
             }
         }

@@ -119,6 +119,7 @@ fn positions_per_cycle(
     cycles: usize,
 ) -> (Vec<f64>, f64) {
     let sc = Scenario::Force {
+        load: crate::Load::None,
         mass: 1.0,
         force: Profile::Sine {
             amplitude: 0.5,
@@ -207,6 +208,7 @@ fn trajectories(p: Params) -> Vec<u64> {
     use std::f64::consts::PI;
     let mut out = Vec::new();
     let force = Scenario::Force {
+        load: crate::Load::None,
         mass: 1e-3,
         force: Profile::Sine {
             amplitude: 2.0,
@@ -282,6 +284,7 @@ fn breakaway_from_rest_uses_the_side_of_the_push() {
     for (sign, fs) in [(1.0, p.fs), (-1.0, p.negative.as_ref().unwrap().fs)] {
         let mut m = Model::<Gms>::new(p.clone()).unwrap();
         let sc = Scenario::Force {
+            load: crate::Load::None,
             mass: 1e-3,
             force: Profile::Ramp {
                 rate: sign * 1.0,
@@ -428,6 +431,7 @@ fn robust_in_every_scenario_at_every_step() {
             pull_stop_s: None,
         },
         Scenario::Force {
+            load: crate::Load::None,
             mass: 1.0,
             force: Profile::Sine {
                 amplitude: 1.0,
@@ -437,6 +441,7 @@ fn robust_in_every_scenario_at_every_step() {
             },
         },
         Scenario::Force {
+            load: crate::Load::None,
             mass: 1.0,
             force: Profile::Sine {
                 amplitude: 3.0,

@@ -49,6 +49,7 @@ fn sticks_without_drift_below_breakaway() {
         for dt in [1e-4, 1e-3, 1e-2] {
             let mut m = model();
             let sc = Scenario::Force {
+                load: crate::Load::None,
                 mass: J,
                 force: force.clone(),
             };
@@ -336,6 +337,7 @@ fn robust_in_every_scenario_at_every_step() {
         ),
         (
             Scenario::Force {
+                load: crate::Load::None,
                 mass: 1.0,
                 force: sine(0.04, 1.0),
             },
@@ -343,6 +345,7 @@ fn robust_in_every_scenario_at_every_step() {
         ),
         (
             Scenario::Force {
+                load: crate::Load::None,
                 mass: 1.0,
                 force: sine(0.1, 1.0),
             },
@@ -372,6 +375,7 @@ fn robust_in_every_scenario_at_every_step() {
         ),
         (
             Scenario::Force {
+                load: crate::Load::None,
                 mass: J,
                 force: sine(0.04, 1.0),
             },
@@ -379,6 +383,7 @@ fn robust_in_every_scenario_at_every_step() {
         ),
         (
             Scenario::Force {
+                load: crate::Load::None,
                 mass: J,
                 force: sine(0.1, 1.0),
             },
@@ -386,6 +391,7 @@ fn robust_in_every_scenario_at_every_step() {
         ),
         (
             Scenario::Force {
+                load: crate::Load::None,
                 mass: J,
                 force: sine(0.1, 100.0),
             },

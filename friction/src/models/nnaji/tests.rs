@@ -91,6 +91,7 @@ fn sigma_from_an_assumed_damping_ratio() {
 /// Peak friction of a 1 kg mass under `u = rate t` until it slides (v > 0.01 m/s).
 fn breakaway_peak(rate: f64, dt: f64) -> f64 {
     let sc = Scenario::Force {
+        load: crate::Load::None,
         mass: 1.0,
         force: Profile::Ramp { rate, offset: 0.0 },
     };
@@ -126,6 +127,7 @@ fn breakaway_force_vs_force_rate_lies_in_the_published_band() {
 /// and the largest |x|.
 fn positions_per_cycle(m: &mut dyn FrictionModel, dt: f64, cycles: usize) -> (Vec<f64>, f64) {
     let sc = Scenario::Force {
+        load: crate::Load::None,
         mass: 1.0,
         force: Profile::Sine {
             amplitude: 0.5,
@@ -253,10 +255,12 @@ fn robust_in_every_scenario_at_every_step() {
             pull_stop_s: None,
         },
         Scenario::Force {
+            load: crate::Load::None,
             mass: 1.0,
             force: sine(1.0, PI),
         },
         Scenario::Force {
+            load: crate::Load::None,
             mass: 1.0,
             force: sine(3.0, PI),
         },

@@ -333,10 +333,12 @@ fn robust(runs: &[(Params, f64)]) {
             pull_stop_s: Some(5.0),
         },
         Scenario::Force {
+            load: crate::Load::None,
             mass: 1.0,
             force: sine(1.0, 1.0),
         },
         Scenario::Force {
+            load: crate::Load::None,
             mass: 1.0,
             force: sine(3.0, 1.0),
         },

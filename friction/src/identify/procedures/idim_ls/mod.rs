@@ -60,7 +60,7 @@ use super::quality::scaled_condition;
 use super::sides::{self, Pair};
 use super::{
     FitReport, Given, Offset, Procedure, Reads, Table, asymmetric_without_fitted_offset,
-    given_bootstrap, given_f64, given_offset, num,
+    given_bootstrap, given_f64, given_load, given_offset, num,
 };
 use crate::identify::lm::LevenbergMarquardt;
 use crate::identify::stats::{self, Uncertainty};
@@ -84,6 +84,7 @@ pub const PROCEDURE: Procedure = Procedure {
         "asymmetric",
         "v_min",
         "force_held",
+        "load",
     ],
     known_params: true,
     reads: Reads::TimeSeries(Some(&["prbs", "validation_profile", "imported"])),
@@ -105,10 +106,11 @@ pub const MAX_GAP_STEPS: f64 = 10.0;
 pub fn fit(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitError> {
     let t = table.column("t", PROCEDURE.name)?;
     let x = table.column("x", PROCEDURE.name)?;
-    let u = table.column("u", PROCEDURE.name)?;
+    // A known load takes its share of the force before the regression sees it.
+    let u = given_load(given)?.subtract(x, table.column("u", PROCEDURE.name)?);
     let offset = given_offset(given)?;
     let asymmetric = asymmetric_without_fitted_offset(given, offset)?;
-    let reg = regression(t, x, u, given, asymmetric)?;
+    let reg = regression(t, x, &u, given, asymmetric)?;
     let target: Vec<f64> = reg.u.iter().map(|u| u - offset.known()).collect();
     let stribeck = model != "coulomb_viscous";
     let delta = given_f64(given, "delta")?.unwrap_or_else(|| {

@@ -47,6 +47,66 @@ pub fn regression(
     given: &Given,
     asymmetric: bool,
 ) -> Result<Regression, FitError> {
+    let (cols, settings, notes) = decimated_columns(t, x, u, given, asymmetric, |f| {
+        let mut c = vec![f.a.to_vec(), f.v.to_vec(), f.u.to_vec()];
+        for (sv, ss) in f.sides {
+            c.push(sv.clone());
+            c.push(ss.clone());
+        }
+        c
+    })?;
+    let sides = cols.len().saturating_sub(3) / 2;
+    let mut cols = cols.into_iter();
+    let mut next = || {
+        cols.next()
+            .ok_or_else(|| FitError::Bug("decimation lost a column".into()))
+    };
+    let (a, v, u) = (next()?, next()?, next()?);
+    let mut split = Vec::with_capacity(sides);
+    for _ in 0..sides {
+        split.push(Side {
+            v: next()?,
+            s: next()?,
+        });
+    }
+    Ok(Regression {
+        a,
+        v,
+        sides: split,
+        u,
+        settings,
+        notes,
+    })
+}
+
+/// The full-rate signals of a record, filtered and differentiated, before the decimation.
+#[derive(Debug)]
+pub struct FullRate<'a> {
+    /// Acceleration.
+    pub a: &'a [f64],
+    /// Velocity.
+    pub v: &'a [f64],
+    /// Force (centred when held).
+    pub u: &'a [f64],
+    /// Per side (one pooled, or positive and negative): velocity and sign.
+    pub sides: &'a [(Vec<f64>, Vec<f64>)],
+}
+
+/// The regression's columns, its settings and notes.
+pub type Conditioned = (Vec<Vec<f64>>, serde_json::Map<String, Value>, Vec<String>);
+
+/// Resampling, filtering and differentiation, then the columns `build` makes of the full-rate
+/// signals, decimated and cut as the regression's are (the same borders and, per direction,
+/// the same rows at rest left out): a linear combination of the regression's columns comes
+/// out as that combination of its decimated columns, at the cost of one column.
+pub fn decimated_columns(
+    t: &[f64],
+    x: &[f64],
+    u: &[f64],
+    given: &Given,
+    asymmetric: bool,
+    build: impl FnOnce(&FullRate<'_>) -> Vec<Vec<f64>>,
+) -> Result<Conditioned, FitError> {
     let max_gap = given_positive(given, "max_gap_steps")?.unwrap_or(MAX_GAP_STEPS);
     let grid = Grid::of(t, max_gap)?;
     let mut notes = Vec::new();
@@ -111,11 +171,13 @@ pub fn regression(
     let v = central_difference(&q, grid.step);
     let a = central_difference(&v, grid.step);
     let raw = raw_sides(&v, asymmetric);
-    let mut columns: Vec<&[f64]> = vec![&a, &v, &u];
-    for (sv, ss) in &raw {
-        columns.push(sv);
-        columns.push(ss);
-    }
+    let built = build(&FullRate {
+        a: &a,
+        v: &v,
+        u: &u,
+        sides: &raw,
+    });
+    let columns: Vec<&[f64]> = built.iter().map(Vec::as_slice).collect();
     let mut cols = decimate(&columns, decimation, fs)?;
     let lowest = cutoff.min(0.8 * 0.5 * fs / decimation as f64);
     let border = ((3.0 * fs / lowest).ceil() as usize + 2).div_ceil(decimation);
@@ -168,27 +230,7 @@ pub fn regression(
         let at = (decimation, border);
         keep_moving(&mut cols, mask, at, given, (&mut settings, &mut notes))?;
     }
-    let mut cols = cols.into_iter();
-    let mut next = || {
-        cols.next()
-            .ok_or_else(|| FitError::Bug("decimation lost a column".into()))
-    };
-    let (a, v, u) = (next()?, next()?, next()?);
-    let mut sides = Vec::with_capacity(raw.len());
-    for _ in 0..raw.len() {
-        sides.push(Side {
-            v: next()?,
-            s: next()?,
-        });
-    }
-    Ok(Regression {
-        a,
-        v,
-        sides,
-        u,
-        settings,
-        notes,
-    })
+    Ok((cols, settings, notes))
 }
 
 /// `u[k] <- (u[k-1] + u[k]) / 2`: a force held from sample `k-1` to `k` and from `k` to `k+1`
@@ -224,10 +266,15 @@ pub const REST_MARGIN_PERIODS: f64 = 3.0;
 /// (and the rows the low-pass filters smear them into) would credit one direction with the
 /// force of the other. Returns the mask and `v_min`.
 fn moving(v: &[f64], given: &Given, margin: usize) -> Result<(Vec<bool>, f64), FitError> {
-    let mut speeds: Vec<f64> = v.iter().map(|v| v.abs()).collect();
-    speeds.sort_by(f64::total_cmp);
-    let v99 = speeds[((speeds.len() - 1) as f64 * 0.99) as usize];
-    let v_min = given_positive(given, "v_min")?.unwrap_or(V_MIN_FRACTION * v99);
+    // A given v_min (a held-out record conditioned as its fit) spares the percentile.
+    let v_min = match given_positive(given, "v_min")? {
+        Some(v_min) => v_min,
+        None => {
+            let mut speeds: Vec<f64> = v.iter().map(|v| v.abs()).collect();
+            let at = ((speeds.len() - 1) as f64 * 0.99) as usize;
+            V_MIN_FRACTION * *speeds.select_nth_unstable_by(at, f64::total_cmp).1
+        }
+    };
     let mut keep = vec![true; v.len()];
     for (k, _) in v.iter().enumerate().filter(|(_, v)| v.abs() < v_min) {
         let (a, b) = (k.saturating_sub(margin), (k + margin + 1).min(v.len()));

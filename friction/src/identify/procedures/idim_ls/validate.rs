@@ -3,7 +3,7 @@
 //! rows at rest left out per direction, the same handling of a held force).
 
 use super::problem::{FC, FS, FV, J, OFF, Problem, VS, count, idx};
-use super::regression;
+use super::regression::{self, FullRate, decimated_columns};
 use crate::identify::FitError;
 use crate::identify::procedures::{FitReport, Given, Table};
 use serde_json::Value;
@@ -13,6 +13,16 @@ const SAME_AS_FIT: [&str; 4] = ["cutoff_hz", "decimation", "v_min", "force_held"
 
 /// `(measured, predicted)` force on `table` (`t, x, u`) by the set of `report`.
 pub fn predict(report: &FitReport, table: &Table) -> Result<(Vec<f64>, Vec<f64>), FitError> {
+    predict_with(report, table, true)
+}
+
+/// [`predict`]; `combined`: a linear model's prediction decimated as one column (else through
+/// the regression's columns, as the fit did).
+fn predict_with(
+    report: &FitReport,
+    table: &Table,
+    combined: bool,
+) -> Result<(Vec<f64>, Vec<f64>), FitError> {
     let name = super::PROCEDURE.name;
     let (t, x, u) = (
         table.column("t", name)?,
@@ -28,13 +38,15 @@ pub fn predict(report: &FitReport, table: &Table) -> Result<(Vec<f64>, Vec<f64>)
     if let Some(v) = report.provenance.given.get("max_gap_steps") {
         given.insert("max_gap_steps".into(), v.clone());
     }
+    let load = crate::identify::procedures::given_load(&report.provenance.given)?;
+    let u = load.subtract(x, u);
     let asymmetric = report.params.contains_key("negative");
-    let reg = regression(t, x, u, &given, asymmetric)?;
     let stribeck = report.params.contains_key("fs");
-    let mut full = vec![0.0; count(reg.sides.len())];
+    let sides = if asymmetric { 2 } else { 1 };
+    let mut full = vec![0.0; count(sides)];
     full[J] = value(&report.params, "j")?;
     full[OFF] = report.param("offset").unwrap_or(0.0);
-    for side in 0..reg.sides.len() {
+    for side in 0..sides {
         let params = match side {
             0 => &report.params,
             _ => report.params["negative"]
@@ -50,6 +62,20 @@ pub fn predict(report: &FitReport, table: &Table) -> Result<(Vec<f64>, Vec<f64>)
             full[idx(side, *w)] = value(params, n)?;
         }
     }
+    if combined && !stribeck {
+        // Linear in the columns: the prediction is combined at full rate and decimated as one
+        // column, not the five or seven of the regression.
+        let mut cols = decimated_columns(t, x, &u, &given, asymmetric, |f| {
+            vec![f.u.to_vec(), linear_force(&full, f)]
+        })?
+        .0
+        .into_iter();
+        let (Some(measured), Some(predicted)) = (cols.next(), cols.next()) else {
+            return Err(FitError::Bug("idim_ls: decimation lost a column".into()));
+        };
+        return Ok((measured, predicted));
+    }
+    let reg = regression::regression(t, x, &u, &given, asymmetric)?;
     let problem = Problem {
         r: &reg,
         u: &reg.u,
@@ -64,10 +90,68 @@ pub fn predict(report: &FitReport, table: &Table) -> Result<(Vec<f64>, Vec<f64>)
     Ok((reg.u.clone(), predicted))
 }
 
+/// The force of the Coulomb + viscous inverse model `full` at every full-rate sample of `f`.
+fn linear_force(full: &[f64], f: &FullRate<'_>) -> Vec<f64> {
+    (0..f.a.len())
+        .map(|k| {
+            let mut force = full[J] * f.a[k] + full[OFF];
+            for (side, (v, s)) in f.sides.iter().enumerate() {
+                force += full[idx(side, FV)] * v[k] + full[idx(side, FC)] * s[k];
+            }
+            force
+        })
+        .collect()
+}
+
 /// A fitted value the report must have.
 fn value(params: &serde_json::Map<String, Value>, name: &str) -> Result<f64, FitError> {
     params
         .get(name)
         .and_then(Value::as_f64)
         .ok_or_else(|| FitError::Bug(format!("idim_ls: the report has no value of {name}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::identify::procedures::run;
+    use crate::identify::procedures::synthetic::BallScrew;
+
+    /// The prediction combined at full rate equals the one through the regression's columns
+    /// (the filters are linear), both ways and per direction.
+    #[test]
+    fn the_combined_prediction_is_the_regressions() {
+        let rec = BallScrew {
+            duration: 8.0,
+            negative: Some((260.0, 16.0)),
+            ..BallScrew::default()
+        }
+        .simulate()
+        .unwrap();
+        for given in [
+            serde_json::json!({"offset": true}),
+            serde_json::json!({"asymmetric": true, "force_held": true}),
+        ] {
+            let r = run(
+                "idim_ls",
+                "coulomb_viscous",
+                &rec,
+                given.as_object().unwrap(),
+            )
+            .unwrap();
+            let (m1, p1) = predict_with(&r, &rec, true).unwrap();
+            let (m2, p2) = predict_with(&r, &rec, false).unwrap();
+            assert_eq!(m1.len(), m2.len());
+            let scale = m2.iter().fold(0.0_f64, |a, b| a.max(b.abs()));
+            for k in 0..m1.len() {
+                assert!((m1[k] - m2[k]).abs() < 1e-9 * scale, "{k}");
+                assert!(
+                    (p1[k] - p2[k]).abs() < 1e-9 * scale,
+                    "{k}: {} {}",
+                    p1[k],
+                    p2[k]
+                );
+            }
+        }
+    }
 }

@@ -45,6 +45,7 @@ pub const OPTIONS: &[&str] = &[
     "nested",
     "bootstrap",
     "hold",
+    "load",
 ];
 
 fn given_err(field: &str, rule: &str) -> FitError {
@@ -62,7 +63,8 @@ fn given_num(given: &Given, name: &str) -> Result<Option<f64>, FitError> {
 /// absent), `params` (fixed values and start values, an object), `bounds` (`{"name": [lo,
 /// hi]}`), `scale` (`{"name": "log"|"linear"}`), `replay` (`velocity` or `torque`), `mass`,
 /// `warmup_s`, `max_iters`, `diff_step`, `timeout_s`, `offset` (`true` or a known value),
-/// `substeps` (a count; default: from the data), `nested` (default true), `bootstrap`
+/// `substeps` (a count; default: from the data), `load` (a known load on the torque replay's
+/// plant, [`crate::load`]), `nested` (default true), `bootstrap`
 /// (replicates) with `seed`; for AEP (`method: "aep"` or the `aep` procedure): `population`,
 /// `beta1`, `beta2`, `seed`, `generations`, `polish`.
 pub fn options_from_given(
@@ -135,9 +137,16 @@ pub fn options_from_given(
         None | Some("velocity") => Replay::Velocity,
         Some("torque") => Replay::Torque {
             mass: super::super::given_positive(given, "mass")?.unwrap_or(1.0),
+            load: super::super::given_load(given)?,
         },
         Some(_) => return Err(given_err("replay", "must be \"velocity\" or \"torque\"")),
     };
+    if o.replay == Replay::Velocity && given.get("load").is_some_and(|l| !l.is_null()) {
+        return Err(given_err(
+            "load",
+            "acts on the plant of a torque replay (\"replay\": \"torque\"); a velocity replay compares the measured friction, which no load enters",
+        ));
+    }
     if let Some(w) = given_num(given, "warmup_s")? {
         o.warmup_s = w.max(0.0);
     }

@@ -2,6 +2,7 @@
 //! the model and how the search runs.
 
 use super::Offset;
+use crate::load::Load;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::time::Duration;
@@ -16,6 +17,9 @@ pub enum Replay {
     Torque {
         /// Mass or inertia (a start value when `mass` is fitted).
         mass: f64,
+        /// A known load beside the inertia (`given.load`); none by default.
+        #[serde(default, skip_serializing_if = "Load::is_none")]
+        load: Load,
     },
 }
 

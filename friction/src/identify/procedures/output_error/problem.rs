@@ -146,7 +146,7 @@ impl<'a> OutputError<'a> {
             let (d, positive) = if f.name == "offset" {
                 (offset, false)
             } else if f.name == "mass" && matches!(opts.replay, Replay::Torque { .. }) {
-                let Replay::Torque { mass } = opts.replay else {
+                let Replay::Torque { mass, .. } = opts.replay else {
                     unreachable!()
                 };
                 (mass, true)
@@ -288,7 +288,7 @@ impl<'a> OutputError<'a> {
     fn params_at(&self, q: &[f64]) -> (Value, f64, f64) {
         let mut m = self.base.clone();
         let mut mass = match self.replay {
-            Replay::Torque { mass } => mass,
+            Replay::Torque { mass, .. } => mass,
             Replay::Velocity => 0.0,
         };
         let mut offset = self.offset;

@@ -41,7 +41,7 @@ pub fn replay_of(
     hold: Hold,
 ) -> Result<(Vec<Vec<f64>>, usize), FitError> {
     let mass = match replay {
-        Replay::Torque { mass } => params.get("mass").and_then(Value::as_f64).unwrap_or(mass),
+        Replay::Torque { mass, .. } => params.get("mass").and_then(Value::as_f64).unwrap_or(mass),
         Replay::Velocity => 0.0,
     };
     let offset = params.get("offset").and_then(Value::as_f64).unwrap_or(0.0);
@@ -136,7 +136,7 @@ pub(super) fn evaluate(segs: &[Segment], opts: &Options) -> Result<FitReport, Fi
             all.insert(k.into(), v.clone());
         }
     }
-    if let Replay::Torque { mass } = opts.replay {
+    if let Replay::Torque { mass, .. } = opts.replay {
         all.entry("mass").or_insert(num(mass));
     }
     let columns: &[&str] = match opts.replay {
