@@ -12,8 +12,6 @@ pub mod design;
 pub mod floor;
 pub mod judge;
 pub mod report;
-mod report_params;
-mod report_plot;
 pub mod sliding;
 mod steps;
 

@@ -48,6 +48,7 @@ mod refining;
 mod replaying;
 mod reporting;
 mod residuals;
+mod running;
 
 pub use fitting::fit;
 pub use given::{OPTIONS, PROCEDURE, fit_table, options_from_given};

@@ -27,7 +27,7 @@
 //! torque replay (the plant feels `u - offset`). A known load (`Replay::Torque::load`) acts on
 //! the plant of a torque replay beside its inertia ([`crate::load`]).
 
-use super::output_error::{Hold, Replay, Segment};
+use super::segment::{Hold, Replay, Segment};
 use crate::plant::{self, Applied, PlantParams, PlantState};
 use crate::{FrictionModel, Input};
 

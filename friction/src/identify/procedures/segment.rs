@@ -2,9 +2,10 @@
 //! segments for known-answer tests, and the identification excitation.
 
 use super::Table;
-use super::output_error::Replay;
 use crate::identify::FitError;
+use crate::load::Load;
 use crate::{FrictionModel, Input};
+use serde::Deserialize;
 use serde::Serialize;
 
 /// One segment of data a result used (provenance).
@@ -279,4 +280,41 @@ impl Segment {
             .collect();
         Segment::from_columns(source, &names, &cols)
     }
+}
+
+/// How a segment is replayed through the model.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum Replay {
+    /// Measured velocity drives the model; friction error \[N\].
+    Velocity,
+    /// Measured applied force drives a plant of this mass \[kg or kg m^2\]; position error \[m\].
+    Torque {
+        /// Mass or inertia (a start value when `mass` is fitted).
+        mass: f64,
+        /// A known load beside the inertia (`given.load`); none by default.
+        #[serde(default, skip_serializing_if = "Load::is_none")]
+        load: Load,
+    },
+}
+
+impl Replay {
+    /// What the residual is.
+    pub fn residual_name(&self) -> &'static str {
+        match self {
+            Replay::Velocity => "friction [N or N m]",
+            Replay::Torque { .. } => "position [m or rad]",
+        }
+    }
+}
+
+/// How the applied force `u` runs between two samples.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Hold {
+    /// Linear between the samples (a measured, continuous force).
+    #[default]
+    Linear,
+    /// Held at the sample's value until the next (zero-order hold: a drive's command).
+    Zoh,
 }

@@ -1,37 +1,11 @@
 //! What an output-error fit is asked: the model, the parameters to free, how the data drive
 //! the model and how the search runs.
 
+pub use super::super::segment::{Hold, Replay};
 use super::Offset;
-use crate::load::Load;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::time::Duration;
-
-/// How a segment is replayed through the model.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case", tag = "kind")]
-pub enum Replay {
-    /// Measured velocity drives the model; friction error \[N\].
-    Velocity,
-    /// Measured applied force drives a plant of this mass \[kg or kg m^2\]; position error \[m\].
-    Torque {
-        /// Mass or inertia (a start value when `mass` is fitted).
-        mass: f64,
-        /// A known load beside the inertia (`given.load`); none by default.
-        #[serde(default, skip_serializing_if = "Load::is_none")]
-        load: Load,
-    },
-}
-
-impl Replay {
-    /// What the residual is.
-    pub fn residual_name(&self) -> &'static str {
-        match self {
-            Replay::Velocity => "friction [N or N m]",
-            Replay::Torque { .. } => "position [m or rad]",
-        }
-    }
-}
 
 /// How a parameter is searched.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -130,17 +104,6 @@ pub struct Options {
     /// The applied force between samples: held (a drive's command) or interpolated (a
     /// measured force).
     pub hold: Hold,
-}
-
-/// How the applied force `u` runs between two samples.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Hold {
-    /// Linear between the samples (a measured, continuous force).
-    #[default]
-    Linear,
-    /// Held at the sample's value until the next (zero-order hold: a drive's command).
-    Zoh,
 }
 
 impl Options {

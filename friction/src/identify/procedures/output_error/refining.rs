@@ -16,7 +16,7 @@
 //! The report says which ended it, with the figure.
 
 use super::super::num;
-use super::fitting::{Run, run_method};
+use super::running::{Run, run_method};
 use super::{Method, Options, OutputError, Segment};
 use crate::identify::{FitError, FitResult, Residuals, stats};
 use nalgebra::DMatrix;

@@ -2,8 +2,8 @@
 
 use super::super::quality::{on_bound, scaled_condition};
 use super::super::{FitReport, Given, num};
-use super::fitting::Run;
 use super::refining::Evaluated;
+use super::running::Run;
 use super::{Method, Options, OutputError, Replay, Segment};
 use crate::identify::{FitError, Residuals, stats};
 use nalgebra::DMatrix;

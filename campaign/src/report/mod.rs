@@ -4,8 +4,11 @@
 //! comparison and compensation rankings, every parameter with its unit, standard error and
 //! verdict, and the bench's configuration and software version.
 
-use super::report_plot::{Axis, Mark, Series, svg};
+mod params;
+mod plot;
+
 use bench_daemon::config::Geometry;
+use plot::{Axis, Mark, Series, svg};
 use run_store::Campaign;
 use serde_json::Value;
 use std::fmt::Write;
@@ -67,7 +70,7 @@ pub fn html(c: &Campaign, x: &Extra, g: Geometry) -> String {
         mark: Mark::Dot,
     };
     h.push_str(&svg(&[loops], xa, ya, &x.presliding));
-    super::report_params::parameters(&mut h, c, g);
+    params::parameters(&mut h, c, g);
     steps(&mut h, c);
     let _ = write!(
         h,

@@ -212,10 +212,10 @@ pub fn svg(series: &[Series], x: Axis, y: Axis, measured: &[(f64, f64)]) -> Stri
          <text x=\"14\" y=\"{}\" transform=\"rotate(-90 14 {})\" text-anchor=\"middle\">{}</text>",
         W / 2.0,
         H - 14.0,
-        super::report::esc(&xl),
+        super::esc(&xl),
         H / 2.0,
         H / 2.0,
-        super::report::esc(&yl)
+        super::esc(&yl)
     );
     for (i, se) in series.iter().enumerate() {
         draw(&mut s, se, &sx, &sy, ok);
@@ -230,14 +230,14 @@ pub fn svg(series: &[Series], x: Axis, y: Axis, measured: &[(f64, f64)]) -> Stri
             W - M - 170.0,
             M + 14.0 * i as f64 + 10.0,
             se.colour,
-            super::report::esc(&se.label)
+            super::esc(&se.label)
         );
     }
     s.push_str("</svg>");
     let _ = write!(
         s,
         "<p class=\"range\">{}</p>",
-        super::report::esc(&range_text(x, y, measured))
+        super::esc(&range_text(x, y, measured))
     );
     s
 }

@@ -2,7 +2,7 @@
 //! where the fit has a `negative` set; a parameter without one is shared), its value, standard
 //! error, 95 % interval and unit, and a held (given) value said to be held.
 
-use super::report::{esc, num};
+use super::{esc, num};
 use bench_daemon::config::Geometry;
 use friction::units::param_unit;
 use run_store::Campaign;
