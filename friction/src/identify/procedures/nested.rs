@@ -4,7 +4,6 @@
 //! criterion on the effective sample count (docs/src/identification.md#nested-models).
 
 use super::{FitReport, num};
-use crate::identify::{FitError, Residuals};
 use serde_json::{Value, json};
 
 /// `details.nested` of a fit with `(sse, k)` against the contained fit `(sse0, k0)` on the same

@@ -2,10 +2,10 @@
 //! of the bigger fit and the yardstick of its added parameters (`details.nested`); and the
 //! multi-start screened from it.
 
-use super::super::super::super::nested::{contained, judge};
-use super::super::super::{FitReport, num};
 use super::super::{Options, OutputError, Replay, Segment};
 use super::fit;
+use crate::identify::procedures::FitReport;
+use crate::identify::procedures::nested::{contained, judge};
 use crate::identify::{FitError, Residuals};
 use serde_json::{Value, json};
 

@@ -6,14 +6,11 @@ mod contained;
 use super::super::FitReport;
 use super::refining::{Refined, refine, with_substeps};
 use super::reporting::report;
-use super::running::{Run, run_method};
+use super::running::run_method;
 use super::{FreeParam, Method, Options, OutputError, Replay, Scale, Segment};
-use crate::identify::aep::Aep;
-use crate::identify::lm::LevenbergMarquardt;
 use crate::identify::stats;
-use crate::identify::{FitError, FitResult, Residuals, Runner, TerminationReason};
-use serde_json::{Value, json};
-use std::sync::atomic::Ordering;
+use crate::identify::{FitError, FitResult, Residuals};
+use serde_json::json;
 
 /// Fits `opts.free` of `opts.model` to `segs`; the result carries provenance, standard errors
 /// and intervals, the goodness of fit, the sub-steps used and, for a model that contains a
