@@ -2,6 +2,7 @@
 
 mod campaigns_rest;
 mod characterise;
+mod cli_archive;
 mod cli_compare;
 mod cli_fit;
 mod cli_fit_runs;

@@ -1,5 +1,6 @@
 //! One module per subcommand.
 
+pub mod archive;
 pub mod audit;
 pub mod characterise;
 pub mod compare;
@@ -18,6 +19,7 @@ pub mod perf_floor;
 pub mod perf_http;
 pub mod perf_import;
 pub mod perf_lab;
+mod perf_lab_archive;
 pub mod perf_loop;
 pub mod perf_modbus;
 pub mod perf_routes;
