@@ -187,13 +187,13 @@ fn archive_is_read_by_duckdb_and_export_alike(db: &str) {
         "{}",
         &duck[..80.min(duck.len())]
     );
-    let hive = rows(&duck, &["run_id", "run"]);
-    assert!(hive.iter().all(|r| r[0] == id as f64 && r[1] == id as f64));
+    let hive = rows(&duck, &["run_id"]);
+    assert!(hive.iter().all(|r| r[0] == id as f64));
     assert!(
         duck.lines()
             .nth(1)
             .unwrap()
-            .contains(&format!(",b7,{today},")),
+            .ends_with(&format!(",b7,{today}")),
         "bench and date partitions"
     );
     assert_eq!(
