@@ -157,17 +157,7 @@ fn archive_is_read_by_duckdb_and_export_alike(db: &str) {
     assert!(export.status.success(), "{}", stderr(&export));
     let export = stdout(&export);
     assert!(export.starts_with("idx,t,x,v,u_cmd,torque_motor,torque_sensor,segment,flags,lugre\n"));
-    let cols = [
-        "idx",
-        "t",
-        "x",
-        "v",
-        "u_cmd",
-        "torque_motor",
-        "torque_sensor",
-        "segment",
-        "flags",
-    ];
+    let cols = run_store::SAMPLE_COLUMNS;
     let exported = rows(&export, &cols);
     assert_eq!(exported.len() as u64, N);
     assert!(exported[7][6].is_nan(), "NaN stays NaN");

@@ -119,7 +119,7 @@ fn time_of(k: usize, n: usize, start: DateTime<Utc>) -> String {
 }
 
 /// A deterministic number in [0, 1) from `k` (splitmix64), for the generated scatter.
-fn unit(k: u64) -> f64 {
+pub(super) fn unit(k: u64) -> f64 {
     let mut z = k.wrapping_add(0x9e37_79b9_7f4a_7c15);
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);

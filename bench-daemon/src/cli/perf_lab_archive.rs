@@ -4,6 +4,7 @@
 //! second, writing, reading back and checking included) and `bytes_per_value` (file bytes per
 //! stored value; goals >= 100 MB/s and <= 2 bytes per value).
 
+use super::perf_lab::unit as noise;
 use crate::db::store_error;
 use run_store::{ArchiveOptions, Batch, Finish, NewRun, Recorder, RecorderConfig, Sample, Store};
 use serde::Serialize;
@@ -34,14 +35,6 @@ pub(super) struct ArchiveFigures {
     pub archive_mb_per_s: f64,
     /// File bytes per stored value (eight a sample).
     pub bytes_per_value: f64,
-}
-
-/// A deterministic number in [0, 1) from `k` (splitmix64).
-fn noise(k: u64) -> f64 {
-    let mut z = k.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    (z ^ (z >> 31)) as f64 / u64::MAX as f64
 }
 
 /// Sample `k` of a bench's slow sine sweep at 1 kHz, as its devices report it: a 20-bit
