@@ -101,6 +101,11 @@ python_envs() {
     venv target/pyenv 'pymodbus[serial]==3.16.1'
   fi
   scripts/test-schemathesis.sh install
+  # issue 42: DuckDB, the independent reader of `bench archive`'s Parquet files.
+  if ! target/duckenv/bin/python -c 'import duckdb, sys; sys.exit(duckdb.__version__ != "2.0.1")' 2>/dev/null; then
+    rm -rf target/duckenv
+    venv target/duckenv 'duckdb==2.0.1'
+  fi
   rm -rf target/clientenv
   venv target/clientenv 'httpx==0.28.1' 'pandas==3.1.1' 'pyarrow==26.0.1' 'numpy==2.4.6' \
     'xarray==2026.9.0' 'pytest==9.2.0' ./clients/python
@@ -134,6 +139,7 @@ trap 'scripts/pg-cluster.sh stop target/pg-test; report' EXIT
 eval "$(scripts/pg-cluster.sh start target/pg-test)"
 export FRICTIONBENCH_REQUIRE_PG=1
 export FRICTIONBENCH_PYTHON="$PWD/target/pyenv/bin/python"
+export FRICTIONBENCH_DUCKDB_PYTHON="$PWD/target/duckenv/bin/python"
 
 # Everything after the build runs side by side: the stages below mostly wait on real-time runs
 # of their own daemons. The simulated benches they talk to run at real-time priority, as the

@@ -57,6 +57,9 @@ enum Command {
     /// One parameter over many runs: a point per fitted run with its standard error, control
     /// limits from a baseline and the points outside them flagged.
     Trends(cli::trends::TrendsArgs),
+    /// Move the raw samples of old runs into hive-partitioned Parquet files (the runs stay
+    /// listed; their samples are read from the files).
+    Archive(cli::archive::ArchiveArgs),
     /// Serve the bench over REST (queue, schedule, live stream, dashboard) until Ctrl-C.
     Serve(cli::serve::ServeArgs),
     /// Print the shell completion script (bash, zsh, fish, elvish, powershell).
@@ -119,6 +122,7 @@ fn main() -> ExitCode {
         Command::Estop(args) => cli::estop::run(&args),
         Command::Audit(args) => cli::audit::run(&args),
         Command::Trends(args) => cli::trends::run(&args),
+        Command::Archive(args) => cli::archive::run(&args),
         Command::Users(cmd) => cli::users::run(&cmd),
         Command::Completions(args) => cli::shell::completions(&args, Cli::command()),
         Command::Man(args) => cli::shell::man(&args, Cli::command()),

@@ -3,6 +3,7 @@
 mod campaigns_rest;
 mod characterise;
 mod characterise_answer;
+mod cli_archive;
 mod cli_compare;
 mod cli_fit;
 mod cli_fit_runs;

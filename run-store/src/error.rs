@@ -50,6 +50,14 @@ pub enum Error {
         /// The run being recorded.
         run_id: i64,
     },
+    /// A run could not be archived (its samples stay in the database).
+    #[error("archive of run {run_id}: {reason}")]
+    Archive {
+        /// The run.
+        run_id: i64,
+        /// What went wrong.
+        reason: String,
+    },
     /// SQLite or sqlx failed.
     #[error("database: {0}")]
     Database(#[from] sqlx::Error),

@@ -244,6 +244,11 @@ impl Store {
                 .await?;
             (extra, last)
         });
+        // An archived run: its file's model columns and last index.
+        let (extra, last) = match self.archive_of(run).await? {
+            Some(a) => (a.model_columns(), a.last_idx),
+            None => (extra, last),
+        };
         for id in extra {
             if !models.contains(&id) {
                 models.push(id);

@@ -20,6 +20,9 @@
 //! Trends: results and fits leave summary rows (bench, run, time, model, parameter, value,
 //! standard error); [`Store::trend`] ([`TrendQuery`] → [`Trend`], with [`Limits`]) and
 //! [`Store::drift`] ([`DriftQuery`] → [`DriftPoint`]) read them.
+//! The archive: [`Store::archive`] ([`ArchiveOptions`] → [`ArchiveReport`]) moves old runs'
+//! samples into Parquet files; every read of their samples then goes to the file
+//! ([`Store::archive_of`] → [`Archive`]).
 //! A lab: [`Store::push`] copies finished runs, sets and comparisons into another store
 //! ([`PushReport`]), verified by [`Store::sample_checksum`]; [`Store::for_bench`] scopes the
 //! queue, its settings and the schedule to one bench of a shared store.
@@ -51,6 +54,7 @@
 #![deny(missing_docs)]
 
 mod annotations;
+mod archive;
 mod backend;
 mod backfill;
 pub mod campaigns;
@@ -74,6 +78,7 @@ pub use annotations::{
     Annotated, Annotation, AuditEntry, AuditFilter, MAX_NOTES_BYTES, MAX_TAG_CHARS, MAX_TAGS,
     check_tag,
 };
+pub use archive::{Archive, ArchiveOptions, ArchiveReport, ArchivedRun};
 pub use backend::{Location, is_postgres_url};
 pub use campaigns::{Campaign, CampaignStatus};
 pub use diff::{Difference, ProfileSum, RunDiff, changed_lines, diff_runs};

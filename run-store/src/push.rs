@@ -170,6 +170,14 @@ impl Store {
                 checksum: None,
                 reason: None,
             };
+            if self.archive_of(id).await?.is_some() {
+                // Its samples are in a Parquet file: a copy would arrive without them.
+                report.skipped.push(PushedRun {
+                    reason: Some("its samples are archived (bench archive)".into()),
+                    ..entry
+                });
+                continue;
+            }
             match target.run_by_uuid(&entry.uuid).await? {
                 Some(target_id) => report.skipped.push(PushedRun {
                     target_id: Some(target_id),

@@ -1,5 +1,6 @@
 //! One module per subcommand.
 
+pub mod archive;
 pub mod audit;
 pub mod characterise;
 pub mod compare;

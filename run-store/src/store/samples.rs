@@ -68,6 +68,9 @@ impl Store {
         select: Select,
         every: u64,
     ) -> Result<SampleSet, Error> {
+        if let Some(archive) = self.archive_of(run).await? {
+            return self.read_archived(archive, models, select, every).await;
+        }
         let every = every.max(1);
         let Select { idx0, from, to } = select;
         let chunks: Vec<ChunkRow> = on!(self.reader(), |p, DB| {

@@ -33,8 +33,14 @@ pub struct PerfLabArgs {
     /// database. Default: a temporary file, removed.
     #[arg(long, value_name = "PATH|URL")]
     db: Option<PathBuf>,
+    /// MB of generated samples (as stored) to archive to Parquet (0: none; goals >= 100 MB/s,
+    /// <= 2 bytes per value).
+    #[arg(long, default_value_t = 1000, value_name = "MB")]
+    archive_mb: u64,
     /// Print JSON: `runs`, `benches`, `fill_s`, `trend_90d_ms` and `drift_query_ms` (each
-    /// `{p50, p99, max}`), `trend_points`, `drifted`, `database`.
+    /// `{p50, p99, max}`), `trend_points`, `drifted`, `database`, and with `--archive-mb`
+    /// `archive_mb_per_s`, `bytes_per_value`, `archive_rows`, `archive_runs`,
+    /// `archive_input_mb`, `archive_output_mb`, `archive_s`.
     #[arg(long)]
     json: bool,
 }
@@ -61,6 +67,8 @@ struct Report {
     drift_query_ms: Value,
     drifted: usize,
     database: String,
+    #[serde(flatten)]
+    archive: Option<super::lab_archive::ArchiveFigures>,
 }
 
 /// Runs `bench perf lab`.
@@ -78,6 +86,10 @@ pub fn run(args: &PerfLabArgs) -> anyhow::Result<()> {
         let fill_s = t0.elapsed().as_secs_f64();
         let (trend_90d_ms, trend_points) = trends(&store, end, args.repeats).await?;
         let (drift_query_ms, drifted) = drifts(&store, start, args.repeats).await?;
+        let archive = match args.archive_mb {
+            0 => None,
+            mb => Some(super::lab_archive::measure(&store, mb).await?),
+        };
         store.close().await;
         anyhow::Ok(Report {
             runs: args.runs,
@@ -88,6 +100,7 @@ pub fn run(args: &PerfLabArgs) -> anyhow::Result<()> {
             drift_query_ms,
             drifted,
             database: Location::from(&path).to_string(),
+            archive,
         })
     })?;
     print(&report, args.json)
@@ -106,7 +119,7 @@ fn time_of(k: usize, n: usize, start: DateTime<Utc>) -> String {
 }
 
 /// A deterministic number in [0, 1) from `k` (splitmix64), for the generated scatter.
-fn unit(k: u64) -> f64 {
+pub(super) fn unit(k: u64) -> f64 {
     let mut z = k.wrapping_add(0x9e37_79b9_7f4a_7c15);
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
@@ -278,5 +291,13 @@ fn print(r: &Report, as_json: bool) -> anyhow::Result<()> {
         p(&r.drift_query_ms),
         r.drifted
     )?;
+    if let Some(a) = &r.archive {
+        writeln!(
+            w,
+            "archive: {:.0} MB of samples ({} rows) in {:.1} s: {:.0} MB/s (goal >= 100), \
+             {:.3} bytes per value (goal <= 2)",
+            a.archive_input_mb, a.archive_rows, a.archive_s, a.archive_mb_per_s, a.bytes_per_value
+        )?;
+    }
     Ok(())
 }
