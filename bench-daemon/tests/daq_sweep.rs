@@ -2,8 +2,7 @@
 //! sweep read through the Modbus torque sensor (`sim.toml`): every point within 1 %, the
 //! zero and the stream's provenance in the run's log.
 
-mod util;
-use util::*;
+use crate::util::*;
 
 fn sweep(config: Option<&str>, db: &str) -> serde_json::Value {
     let spec = spec("constant_velocity_sweep.json");
@@ -34,7 +33,11 @@ fn the_quick_sweep_through_the_daq_is_within_1_percent_of_the_modbus_sensor() {
                 y["mean_torque_nm"].as_f64().unwrap(),
             );
             let err = (tx - ty) / ty;
-            assert!(err.abs() < 0.01, "{side} {}: {tx} vs {ty}", x["setpoint_rad_s"]);
+            assert!(
+                err.abs() < 0.01,
+                "{side} {}: {tx} vs {ty}",
+                x["setpoint_rad_s"]
+            );
         }
     }
     let run = show(&db, daq["run_id"].as_i64().unwrap());
