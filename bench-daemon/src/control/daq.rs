@@ -359,11 +359,11 @@ mod tests {
         m.observe(0.010, 5.0105); // transit 0.5 ms
         m.observe(0.020, 5.0201); // the fastest: 0.1 ms
         m.observe(0.030, 5.0350); // a late packet does not pull it
-        assert!((m.bench_s(0.0).unwrap() - 5.0001).abs() < 1e-9);
+        assert!((m.bench_s(0.0).unwrap() - 5.0001).abs() < 1e-5);
         // 10 s later every packet arrives 2 ms later (the clocks drifted 200 ppm): the map
         // rises by 100 ppm × 10 s = 1 ms, no more.
         m.observe(10.030, 15.0321);
-        assert!((m.bench_s(0.0).unwrap() - 5.0011).abs() < 1e-9);
+        assert!((m.bench_s(0.0).unwrap() - 5.0011).abs() < 1e-5);
     }
 
     #[test]
