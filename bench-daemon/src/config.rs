@@ -17,10 +17,12 @@ use std::sync::Arc;
 
 use crate::InputError;
 
+mod daq;
 mod loaded;
 mod loop_cpu;
 mod plant;
 mod suspend;
+pub use daq::{AnalogInput, AnalogOutput, DaqConfig, PositionSource};
 pub use loaded::resolve_params;
 pub use loop_cpu::{LastCpu, LoopCpu};
 pub use plant::PlantConfig;
@@ -66,6 +68,10 @@ pub struct BenchConfig {
     /// The torque sensor, if the bench has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sensor: Option<DeviceConfig>,
+    /// A DAQ read by its hardware-timed stream: the torque amplifier's input (instead of a
+    /// `[sensor]`) and optionally the encoder's counter.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub daq: Option<DaqConfig>,
     /// Limits and control period every plan is checked against and the loop enforces.
     pub limits: BenchLimits,
     /// Who closes velocity and position loops.
@@ -275,6 +281,8 @@ pub struct Loaded {
     pub drive: (Arc<Profile>, String),
     /// The torque-sensor profile and its TOML text.
     pub sensor: Option<(Arc<Profile>, String)>,
+    /// The DAQ profile and its TOML text.
+    pub daq: Option<(Arc<protocols::DaqProfile>, String)>,
 }
 
 impl BenchConfig {
@@ -299,6 +307,17 @@ impl BenchConfig {
                  bench users add and remove token"
             ))
             .into());
+        }
+        if let Some(d) = &config.daq {
+            d.check()
+                .map_err(|e| InputError(format!("{source}: {e}")))?;
+            if config.sensor.is_some() {
+                return Err(InputError(format!(
+                    "{source}: [sensor] and [daq.measured_torque] both give the measured torque; \
+                     remove one"
+                ))
+                .into());
+            }
         }
         if config.realtime_priority > 98 {
             return Err(InputError(format!(

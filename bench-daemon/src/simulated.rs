@@ -3,7 +3,9 @@
 //! just below the control loop's: it stands in for hardware, which does not slow down when
 //! the PC is busy.
 
+use crate::config::{DaqConfig, Loaded};
 use crate::control::realtime_runtime;
+use bench_sim::daq::{DaqSim, DaqSimOptions};
 use bench_sim::{SimBench, SimConfig};
 use tokio::runtime::Runtime;
 
@@ -12,6 +14,7 @@ use tokio::runtime::Runtime;
 pub struct InProcessSim {
     rt: Option<Runtime>,
     sim: Option<SimBench>,
+    daq: Option<DaqSim>,
     tcp: String,
     /// Why real-time priority was not obtained, if it was not.
     pub priority_note: Option<String>,
@@ -38,6 +41,7 @@ impl InProcessSim {
         Ok(InProcessSim {
             rt: Some(rt),
             sim: Some(sim),
+            daq: None,
             tcp,
             priority_note,
         })
@@ -48,8 +52,29 @@ impl InProcessSim {
         &self.tcp
     }
 
+    /// Serves an emulated T7 in front of the bench, wired as `[daq]` says (the amplifier's
+    /// input and scale); returns `loaded` pointed at it. Without a `[daq]`, `loaded` as is.
+    pub async fn with_daq(&mut self, loaded: Loaded) -> anyhow::Result<Loaded> {
+        let (Some(cfg), Some(rt), Some(sim)) = (&loaded.config.daq, &self.rt, &self.sim) else {
+            return Ok(loaded);
+        };
+        let options = wiring(cfg);
+        let profile = bench_sim::daq::shipped_t7()?;
+        let bench = sim.bench().clone();
+        let any = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
+        let daq = rt
+            .spawn(DaqSim::start(bench, profile, options, any, any))
+            .await??;
+        let ep = daq.endpoints();
+        self.daq = Some(daq);
+        Ok(loaded.retarget_daq(&ep.modbus.to_string(), &ep.stream.to_string()))
+    }
+
     /// Stops serving and the physics thread.
     pub async fn shutdown(mut self) {
+        if let (Some(rt), Some(daq)) = (&self.rt, self.daq.take()) {
+            let _ = rt.spawn(daq.shutdown()).await;
+        }
         if let (Some(rt), Some(sim)) = (&self.rt, self.sim.take()) {
             let _ = rt.spawn(sim.shutdown()).await;
         }
@@ -61,5 +86,17 @@ impl Drop for InProcessSim {
         if let Some(rt) = self.rt.take() {
             rt.shutdown_background();
         }
+    }
+}
+
+/// The emulated T7 wired as `cfg` says: the amplifier on its input with its scale and zero
+/// offset, the emulation's default noise.
+fn wiring(cfg: &DaqConfig) -> DaqSimOptions {
+    let t = &cfg.measured_torque;
+    DaqSimOptions {
+        torque_ain: t.ain,
+        nm_per_v: t.nm_per_v,
+        offset_v: t.offset_v,
+        ..DaqSimOptions::default()
     }
 }

@@ -123,7 +123,7 @@ pub fn execute(
         .enable_all()
         .build()?;
     rt.block_on(async move {
-        let sim = if args.sim && !args.virtual_time {
+        let mut sim = if args.sim && !args.virtual_time {
             let priority = probe.config.realtime_priority.saturating_sub(1);
             Some(InProcessSim::start(bench_sim::SimConfig::default(), priority).await?)
         } else {
@@ -137,7 +137,10 @@ pub fn execute(
             // No bus: the address is never dialled.
             None => args.virtual_time.then(|| "127.0.0.1:0".to_string()),
         };
-        let loaded = Loaded::for_command(args.config.as_deref(), tcp.as_deref())?;
+        let mut loaded = Loaded::for_command(args.config.as_deref(), tcp.as_deref())?;
+        if let Some(s) = &mut sim {
+            loaded = s.with_daq(loaded).await?;
+        }
         // A plant in simulated time is this process's own: there is no bench to share.
         let _bench = if args.virtual_time {
             None

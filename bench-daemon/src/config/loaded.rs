@@ -154,12 +154,20 @@ impl Loaded {
         let mut config = self.config;
         config.bench_id = SIM_BENCH_ID.into();
         config.drive = sim.config.drive;
-        config.sensor = sim.config.sensor;
+        // A bench whose torque comes from a DAQ reads it from the emulated DAQ
+        // ([`Loaded::retarget_daq`]), not from the simulated torque sensor.
+        let sensor = if config.daq.is_some() {
+            None
+        } else {
+            config.sensor = sim.config.sensor;
+            sim.sensor
+        };
         Loaded {
             config,
             source: format!("{} (devices: builtin:sim)", self.source),
             drive: sim.drive,
-            sensor: sim.sensor,
+            sensor,
+            daq: self.daq,
         }
     }
 
@@ -169,14 +177,29 @@ impl Loaded {
             Some(s) => Some(load_profile(&s.profile, dir, &source, "sensor")?),
             None => None,
         };
+        let daq = match &config.daq {
+            Some(d) => Some(load_daq_profile(d, dir, &source)?),
+            None => None,
+        };
         let loaded = Loaded {
             config,
             source,
             drive,
             sensor,
+            daq,
         };
         loaded.check_suspend()?;
         Ok(loaded)
+    }
+
+    /// The same configuration with its DAQ at the emulated one's `modbus` and `stream`
+    /// addresses (`--sim` with a `[daq]` section).
+    pub fn retarget_daq(mut self, modbus: &str, stream: &str) -> Loaded {
+        if let Some(d) = &mut self.config.daq {
+            d.tcp = modbus.to_string();
+            d.stream_tcp = Some(stream.to_string());
+        }
+        self
     }
 
     /// Each `[[suspend]]` signal is a readable signal of its device's profile.
@@ -256,6 +279,9 @@ impl Loaded {
         m.insert("drive".into(), self.drive.1.clone().into());
         if let Some((_, text)) = &self.sensor {
             m.insert("sensor".into(), text.clone().into());
+        }
+        if let Some((_, text)) = &self.daq {
+            m.insert("daq".into(), text.clone().into());
         }
         serde_json::Value::Object(m)
     }
@@ -359,5 +385,41 @@ fn load_profile(
     let profile = Profile::from_toml_str(&text, &file)
         .map_err(|e| InputError(format!("{source}: [{section}] {e}")))
         .context("loading the device profile")?;
+    Ok((Arc::new(profile), text))
+}
+
+/// The `[daq]` profile (`builtin:labjack-t7` or a file), checked against the section.
+fn load_daq_profile(
+    d: &super::DaqConfig,
+    dir: &Path,
+    source: &str,
+) -> anyhow::Result<(Arc<protocols::DaqProfile>, String)> {
+    let (text, file) = match d.profile.strip_prefix(BUILTIN) {
+        Some("labjack-t7") => (
+            bench_sim::daq::LABJACK_T7_TOML.to_string(),
+            "profiles/labjack-t7.toml".to_string(),
+        ),
+        Some(other) => {
+            return Err(InputError(format!(
+                "{source}: [daq] profile = \"{}\": unknown built-in profile '{other}' (built-in: labjack-t7)",
+                d.profile
+            ))
+            .into());
+        }
+        None => {
+            let path = dir.join(&d.profile);
+            let text = std::fs::read_to_string(&path).map_err(|e| {
+                InputError(format!(
+                    "{source}: [daq] profile: cannot read {}: {e}",
+                    path.display()
+                ))
+            })?;
+            (text, path.display().to_string())
+        }
+    };
+    let profile = protocols::DaqProfile::from_toml_str(&text, &file)
+        .map_err(|e| InputError(format!("{source}: [daq] {e}")))?;
+    d.check_against(&profile)
+        .map_err(|e| InputError(format!("{source}: {e}")))?;
     Ok((Arc::new(profile), text))
 }

@@ -1,6 +1,7 @@
 //! The real bench over Modbus: connecting the drive and the torque sensor, preparing the
 //! drive's own safety (watchdog read back, torque cap), and the [`BenchIo`] they make.
 
+use super::daq::DaqIo;
 use super::io::{BenchIo, Exchanged, one_after_another};
 use super::judge::DERIVED_VELOCITY_TAU_S;
 use super::stop::{Device, StopReason};
@@ -16,6 +17,8 @@ use std::time::{Duration, Instant};
 pub struct ModbusIo {
     drive: Drive,
     sensor: Option<TorqueSensor>,
+    /// The DAQ that reads the torque instead of `sensor`.
+    daq: Option<DaqIo>,
     epoch: Instant,
 }
 
@@ -25,8 +28,26 @@ impl ModbusIo {
         ModbusIo {
             drive,
             sensor: None,
+            daq: None,
             epoch: Instant::now(),
         }
+    }
+
+    /// Stops the DAQ's stream, if there is one, and says what it reported.
+    pub async fn stop_daq(&mut self) -> Option<String> {
+        let daq = self.daq.as_mut()?;
+        let stopped = daq.stop().await;
+        let t = daq.tracker();
+        Some(format!(
+            "DAQ stream: {} scans, {} skipped, largest backlog {} bytes{}",
+            t.scans,
+            t.skipped_scans,
+            t.max_backlog_bytes,
+            match stopped {
+                Ok(()) => String::new(),
+                Err(e) => format!("; stopping it failed: {e}"),
+            }
+        ))
     }
 
     /// The drive client.
@@ -93,6 +114,10 @@ impl BenchIo for ModbusIo {
     }
 
     async fn read_sensor(&mut self) -> Option<Result<TorqueReading, Error>> {
+        if let Some(daq) = &mut self.daq {
+            let now = self.epoch.elapsed().as_secs_f64();
+            return Some(daq.reading_at(now, now));
+        }
         match &mut self.sensor {
             None => None,
             Some(s) => Some(s.read().await),
@@ -103,6 +128,19 @@ impl BenchIo for ModbusIo {
     async fn exchange(&mut self, value: f64) -> Exchanged {
         let epoch = self.epoch;
         let clock = || epoch.elapsed().as_secs_f64();
+        if let Some(daq) = &mut self.daq {
+            // The torque at the drive's stamp, the midpoint of its transaction.
+            let sent = clock();
+            let drive = self.drive.command_and_read(value).await;
+            let read = clock();
+            let sensor = daq.reading_at(0.5 * (sent + read), clock());
+            return Exchanged {
+                sent,
+                read,
+                drive,
+                sensor: Some(sensor),
+            };
+        }
         let Some(sensor) = self
             .sensor
             .as_mut()
@@ -231,11 +269,60 @@ pub async fn connect(
             ),
         ));
     }
+    let daq = connect_daq(loaded, &fb, notes).await?;
     Ok(ModbusIo {
         drive,
         sensor,
+        daq,
         epoch: Instant::now(),
     })
+}
+
+/// Connects the DAQ and starts its stream, then zeroes the torque input with the drive
+/// disabled and the shaft at rest (`fb`, read just before); both go into the run's log.
+async fn connect_daq(
+    loaded: &Loaded,
+    fb: &DriveFeedback,
+    notes: &mut Vec<(Option<f64>, String)>,
+) -> Result<Option<DaqIo>, StopReason> {
+    let (Some(cfg), Some((profile, _))) = (&loaded.config.daq, &loaded.daq) else {
+        return Ok(None);
+    };
+    let daq_step = |what: &'static str| {
+        move |e: Error| StopReason::Setup {
+            link: e.is_link_error(),
+            text: format!("DAQ: {what}: {e}"),
+        }
+    };
+    let (mut daq, said) = DaqIo::connect(cfg, profile.clone())
+        .await
+        .map_err(daq_step("connecting and starting the stream"))?;
+    notes.extend(said.into_iter().map(|n| (None, n)));
+    if cfg.zero_scans == 0 {
+        notes.push((
+            None,
+            format!(
+                "DAQ torque zero not measured (zero_scans = 0): the certificate's {} V",
+                cfg.measured_torque.offset_v
+            ),
+        ));
+        return Ok(Some(daq));
+    }
+    super::daq::check_at_rest(fb, loaded.config.limits.velocity_rad_s)
+        .map_err(|text| StopReason::Setup { link: false, text })?;
+    let (zero, sd) = daq
+        .zero(cfg.zero_scans)
+        .await
+        .map_err(daq_step("measuring the zero"))?;
+    notes.push((
+        None,
+        format!(
+            "DAQ torque zero {zero:.6} V (mean of {} scans, standard deviation {sd:.6} V; drive \
+             disabled, at rest; the certificate's offset {} V)",
+            cfg.zero_scans, cfg.measured_torque.offset_v
+        ),
+    ));
+    Ok(Some(daq))
 }
 
 /// The torque sensor's client: on the drive's link when it has no endpoint of its own or the

@@ -28,6 +28,7 @@
 mod alloc_tests;
 pub mod connect;
 pub mod cpus;
+pub mod daq;
 mod interlock;
 pub mod io;
 mod judge;

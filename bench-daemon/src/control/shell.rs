@@ -119,7 +119,10 @@ async fn run_modbus(setup: &LoopSetup) -> LoopReport {
         }
     };
     let elapsed_s = start.elapsed().as_secs_f64();
-    let report = finish(setup, state, &mut io, outcome, k as f64 * ts, elapsed_s).await;
+    let mut report = finish(setup, state, &mut io, outcome, k as f64 * ts, elapsed_s).await;
+    if let Some(said) = io.stop_daq().await {
+        report.notes.push((None, said));
+    }
     with_notes(report, notes)
 }
 

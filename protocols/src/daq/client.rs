@@ -268,6 +268,8 @@ impl DaqClient {
             stall: stall_limit(cfg),
             tracker: StreamTracker::default(),
             period_s: 1.0 / cfg.scan_rate_hz,
+            pending: Vec::with_capacity(4096),
+            last_packet: std::time::Instant::now(),
         })
     }
 
@@ -460,13 +462,17 @@ fn flatten<T>(reply: Reply<T>, after: Duration, reg: &RegisterRef) -> Result<T, 
 /// a [`StreamFault`].
 #[derive(Debug)]
 pub struct DaqStream {
-    socket: TcpStream,
-    addresses: usize,
-    codes: super::profile::StreamStatusCodes,
-    backlog_limit_bytes: u32,
-    stall: Duration,
-    tracker: StreamTracker,
-    period_s: f64,
+    pub(super) socket: TcpStream,
+    pub(super) addresses: usize,
+    pub(super) codes: super::profile::StreamStatusCodes,
+    pub(super) backlog_limit_bytes: u32,
+    pub(super) stall: Duration,
+    pub(super) tracker: StreamTracker,
+    pub(super) period_s: f64,
+    /// Bytes read by [`DaqStream::drain`] that do not make a whole packet yet.
+    pub(super) pending: Vec<u8>,
+    /// When [`DaqStream::drain`] last completed a packet (the stream's start before).
+    pub(super) last_packet: std::time::Instant,
 }
 
 /// Scans from one packet, each stamped with the DAQ's own clock.
@@ -490,6 +496,11 @@ impl DaqStream {
         let mut data = vec![0u8; 2 * n];
         self.read_exact(&mut data).await?;
         let packet = StreamPacket::decode(&header, &data).map_err(StreamFault::Malformed)?;
+        self.batch(packet)
+    }
+
+    /// Accounts a decoded packet and stamps it with the scan clock.
+    pub(super) fn batch(&mut self, packet: StreamPacket) -> Result<ScanBatch, StreamFault> {
         let before = self.tracker.scans + self.tracker.skipped_scans;
         self.tracker.account(
             &packet,

@@ -5,6 +5,7 @@
 //! → DaqStream (packets → ScanBatch, StreamTracker, StreamFault)`
 
 mod client;
+mod drain;
 mod profile;
 mod stream;
 

@@ -1,0 +1,48 @@
+//! The quick sweep read through the emulated T7's stream (`sim-daq.toml`) against the same
+//! sweep read through the Modbus torque sensor (`sim.toml`): every point within 1 %, the
+//! zero and the stream's provenance in the run's log.
+
+use crate::util::*;
+
+fn sweep(config: Option<&str>, db: &str) -> serde_json::Value {
+    let spec = spec("constant_velocity_sweep.json");
+    let mut args = vec!["run", spec.as_str(), "--sim", "--db", db, "--json"];
+    if let Some(c) = config {
+        args.extend(["--config", c]);
+    }
+    let o = bench(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    serde_json::from_str(stdout(&o).lines().last().unwrap()).unwrap()
+}
+
+#[test]
+fn the_quick_sweep_through_the_daq_is_within_1_percent_of_the_modbus_sensor() {
+    let _one = one_bench_at_a_time();
+    let dir = tempfile::tempdir().unwrap();
+    let db = db_in(&dir);
+    let cfg = format!("{}/../bench-daemon/config/sim-daq.toml", env!("CARGO_MANIFEST_DIR"));
+    let daq = sweep(Some(&cfg), &db);
+    let modbus = sweep(None, &db);
+    for side in ["positive", "negative"] {
+        let (a, b) = (&daq["results"][side], &modbus["results"][side]);
+        let (a, b) = (a.as_array().unwrap(), b.as_array().unwrap());
+        assert_eq!(a.len(), b.len());
+        for (x, y) in a.iter().zip(b) {
+            let (tx, ty) = (
+                x["mean_torque_nm"].as_f64().unwrap(),
+                y["mean_torque_nm"].as_f64().unwrap(),
+            );
+            let err = (tx - ty) / ty;
+            assert!(
+                err.abs() < 0.01,
+                "{side} {}: {tx} vs {ty}",
+                x["setpoint_rad_s"]
+            );
+        }
+    }
+    let run = show(&db, daq["run_id"].as_i64().unwrap());
+    let log = run["run_log"].to_string();
+    assert!(log.contains("DAQ LabJack T7: stream 2000 Hz"), "{log}");
+    assert!(log.contains("DAQ torque zero"), "{log}");
+    assert!(log.contains("0 skipped"), "{log}");
+}
