@@ -9,7 +9,6 @@ pub mod floor;
 pub mod http;
 pub mod import;
 pub mod lab;
-mod lab_archive;
 pub mod modbus;
 pub mod routes;
 pub mod serve;

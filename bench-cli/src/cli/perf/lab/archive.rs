@@ -4,7 +4,7 @@
 //! second, writing, reading back and checking included) and `bytes_per_value` (file bytes per
 //! stored value; goals >= 100 MB/s and <= 2 bytes per value).
 
-use super::lab::unit as noise;
+use super::unit as noise;
 use bench_daemon::db::store_error;
 use run_store::{ArchiveOptions, Batch, Finish, NewRun, Recorder, RecorderConfig, Sample, Store};
 use serde::Serialize;

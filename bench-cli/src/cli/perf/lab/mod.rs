@@ -6,6 +6,8 @@
 //! than 5 % from their bench's baseline, the first 30 days). SQLite by default, PostgreSQL
 //! with `--db URL`.
 
+mod archive;
+
 use super::super::InputError;
 use super::estop::percentiles;
 use super::storage::{scratch_db, two_workers};
@@ -68,7 +70,7 @@ struct Report {
     drifted: usize,
     database: String,
     #[serde(flatten)]
-    archive: Option<super::lab_archive::ArchiveFigures>,
+    archive: Option<archive::ArchiveFigures>,
 }
 
 /// Runs `bench perf lab`.
@@ -88,7 +90,7 @@ pub fn run(args: &PerfLabArgs) -> anyhow::Result<()> {
         let (drift_query_ms, drifted) = drifts(&store, start, args.repeats).await?;
         let archive = match args.archive_mb {
             0 => None,
-            mb => Some(super::lab_archive::measure(&store, mb).await?),
+            mb => Some(archive::measure(&store, mb).await?),
         };
         store.close().await;
         anyhow::Ok(Report {
