@@ -20,7 +20,10 @@ fn the_quick_sweep_through_the_daq_is_within_1_percent_of_the_modbus_sensor() {
     let _one = one_bench_at_a_time();
     let dir = tempfile::tempdir().unwrap();
     let db = db_in(&dir);
-    let cfg = format!("{}/../bench-daemon/config/sim-daq.toml", env!("CARGO_MANIFEST_DIR"));
+    let cfg = format!(
+        "{}/../bench-daemon/config/sim-daq.toml",
+        env!("CARGO_MANIFEST_DIR")
+    );
     let daq = sweep(Some(&cfg), &db);
     let modbus = sweep(None, &db);
     for side in ["positive", "negative"] {
