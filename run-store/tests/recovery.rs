@@ -6,7 +6,7 @@ use run_store::{INTERRUPTED_REASON, Recorder, RecorderConfig, RunStatus, SampleQ
 use std::time::Duration;
 
 /// The tables of a store, on either engine.
-const TABLES: [&str; 15] = [
+const TABLES: [&str; 16] = [
     "audit_log",
     "bench_settings",
     "campaign_runs",
@@ -17,6 +17,7 @@ const TABLES: [&str; 15] = [
     "parameter_sets",
     "queue_items",
     "results",
+    "run_archives",
     "run_summaries",
     "run_tags",
     "runs",
@@ -69,7 +70,8 @@ async fn migrations_apply_on_a_fresh_file_in_wal_mode() {
             (12, true),
             (13, true),
             (14, true),
-            (15, true)
+            (15, true),
+            (16, true)
         ]
     );
     let mode: String = sqlx::query_scalar("PRAGMA journal_mode")
