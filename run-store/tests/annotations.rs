@@ -147,7 +147,7 @@ async fn raw_exec(location: &run_store::Location, sql: &str) -> Result<(), Strin
     done.map_err(|e| e.to_string())
 }
 
-/// `q` searches every run (not one page): name, kind, tags and notes, case-insensitively, each
+/// `q` searches every run (not one page): name, kind, tags, notes and `#id`, case-insensitively, each
 /// word must match, `%` and `_` are literal; `total` counts all matches.
 async fn free_text_search_runs_over_all_runs_with_the_right_total(engine: Engine) {
     let (_place, store) = temp_store(engine).await;
@@ -195,7 +195,9 @@ async fn free_text_search_runs_over_all_runs_with_the_right_total(engine: Engine
     // `%` and `_` are the characters themselves, not wildcards.
     assert_eq!(ids(&search("100%", 50).await), [ramps[0]]);
     assert_eq!(search("1_0", 50).await.total, 0);
-    assert_eq!(search("torque%sweep", 50).await.total, 0);
+    assert_eq!(search("ramp%test", 50).await.total, 0);
+    // `#N` (or `N`) is also run N.
+    assert_eq!(ids(&search(&format!("#{sweep}"), 50).await), [sweep]);
     // Blank is no filter.
     assert_eq!(search("  ", 50).await.total, 8);
 }

@@ -141,7 +141,7 @@ struct RunsQuery {
     /// Only runs with this tag (`bench runs tag`).
     tag: Option<String>,
     /// Search: every word must occur (case-insensitively) in the run's name, kind, a tag or
-    /// its notes.
+    /// its notes, or be its id (`#12`).
     #[schemars(length(max = 200))]
     q: Option<String>,
     /// Page size (default 50).

@@ -203,8 +203,9 @@ impl Store {
     }
 }
 
-/// The search's words as `LIKE` patterns: lower case, `%`, `_` and `\\` escaped, wrapped in `%`.
-fn search_words(q: Option<&str>) -> Vec<String> {
+/// The search's words: each as a `LIKE` pattern (lower case, `%`, `_` and `\\` escaped, wrapped
+/// in `%`) and, for `#12` or `12`, the run id it names.
+fn search_words(q: Option<&str>) -> Vec<(String, Option<i64>)> {
     q.unwrap_or_default()
         .split_whitespace()
         .map(|w| {
@@ -213,19 +214,24 @@ fn search_words(q: Option<&str>) -> Vec<String> {
                 .replace('\\', "\\\\")
                 .replace('%', "\\%")
                 .replace('_', "\\_");
-            format!("%{escaped}%")
+            let id = w.strip_prefix('#').unwrap_or(w).parse().ok();
+            (format!("%{escaped}%"), id)
         })
         .collect()
 }
 
-/// One search word: it occurs in the name, kind, notes or a tag. `lower(..) LIKE` rather than
+/// One search word: it occurs in the name, kind, notes or a tag, or is the run's id. `lower(..) LIKE` rather than
 /// `ILIKE` so that both engines read the same SQL and agree on case.
-fn push_word<DB>(qb: &mut QueryBuilder<DB>, pattern: &str)
+fn push_word<DB>(qb: &mut QueryBuilder<DB>, (pattern, id): &(String, Option<i64>))
 where
     DB: sqlx::Database,
     String: for<'q> sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+    i64: for<'q> sqlx::Encode<'q, DB> + sqlx::Type<DB>,
 {
     qb.push(" AND (");
+    if let Some(id) = id {
+        qb.push("id = ").push_bind(*id).push(" OR ");
+    }
     for (i, column) in ["name", "kind", "coalesce(operator_note, '')"]
         .iter()
         .enumerate()
@@ -234,11 +240,11 @@ where
             qb.push(" OR ");
         }
         qb.push(format!("lower({column}) LIKE "))
-            .push_bind(pattern.to_string())
+            .push_bind(pattern.clone())
             .push(" ESCAPE '\\'");
     }
     qb.push(" OR id IN (SELECT run_id FROM run_tags WHERE lower(tag) LIKE ")
-        .push_bind(pattern.to_string())
+        .push_bind(pattern.clone())
         .push(" ESCAPE '\\'))");
 }
 
