@@ -264,6 +264,10 @@ pub struct RunFilter {
     /// Only runs with this tag.
     #[serde(default)]
     pub tag: Option<String>,
+    /// Free-text search: every whitespace-separated word must occur, case-insensitively (ASCII),
+    /// in the run's name, kind, one of its tags or its notes.
+    #[serde(default)]
+    pub q: Option<String>,
     /// Page size (at most 10 000).
     pub limit: u32,
     /// Runs to skip.
@@ -279,6 +283,7 @@ impl Default for RunFilter {
             since: None,
             until: None,
             tag: None,
+            q: None,
             limit: 100,
             offset: 0,
         }

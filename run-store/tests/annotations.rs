@@ -147,4 +147,62 @@ async fn raw_exec(location: &run_store::Location, sql: &str) -> Result<(), Strin
     done.map_err(|e| e.to_string())
 }
 
-crate::on_both_engines!(tags_and_notes_are_edited_audited_and_searched);
+/// `q` searches every run (not one page): name, kind, tags, notes and `#id`, case-insensitively, each
+/// word must match, `%` and `_` are literal; `total` counts all matches.
+async fn free_text_search_runs_over_all_runs_with_the_right_total(engine: Engine) {
+    let (_place, store) = temp_store(engine).await;
+    let mut ramps = Vec::new();
+    for _ in 0..7 {
+        ramps.push(
+            store
+                .create_run(&new_run("torque_ramp", &[]))
+                .await
+                .unwrap(),
+        );
+    }
+    let sweep = store
+        .create_run(&new_run("velocity_sweep", &[]))
+        .await
+        .unwrap();
+    let edit = Annotation {
+        add: vec!["Regreased".into()],
+        notes: Some("bearing 100% dry".into()),
+        ..Annotation::default()
+    };
+    store
+        .annotate(ramps[0], &edit, entry("ann", true))
+        .await
+        .unwrap();
+    let search = |q: &str, limit: u32| {
+        let filter = RunFilter {
+            q: Some(q.into()),
+            limit,
+            ..RunFilter::default()
+        };
+        let store = &store;
+        async move { store.list_runs(&filter).await.unwrap() }
+    };
+    let ids = |page: &run_store::RunPage| page.runs.iter().map(|r| r.id).collect::<Vec<_>>();
+    // Kind, over all pages: one row shown, seven counted.
+    let page = search("RAMP", 1).await;
+    assert_eq!((page.total, ids(&page)), (7, vec![ramps[6]]));
+    assert_eq!(ids(&search("sweep", 50).await), [sweep]);
+    // A tag, notes, and two words that must both match.
+    assert_eq!(ids(&search("regrease", 50).await), [ramps[0]]);
+    assert_eq!(ids(&search("dry", 50).await), [ramps[0]]);
+    assert_eq!(ids(&search("ramp  dry", 50).await), [ramps[0]]);
+    assert_eq!(search("sweep dry", 50).await.total, 0);
+    // `%` and `_` are the characters themselves, not wildcards.
+    assert_eq!(ids(&search("100%", 50).await), [ramps[0]]);
+    assert_eq!(search("1_0", 50).await.total, 0);
+    assert_eq!(search("ramp%test", 50).await.total, 0);
+    // `#N` (or `N`) is also run N.
+    assert_eq!(ids(&search(&format!("#{sweep}"), 50).await), [sweep]);
+    // Blank is no filter.
+    assert_eq!(search("  ", 50).await.total, 8);
+}
+
+crate::on_both_engines!(
+    tags_and_notes_are_edited_audited_and_searched,
+    free_text_search_runs_over_all_runs_with_the_right_total,
+);

@@ -45,4 +45,24 @@ test('runs list: a focused link keeps focus while a new run appears, runs and co
   await h.shot('runs-list-in-place');
 });
 
+test('runs list: Search asks the server (all runs, the right count), by name word and #id', async () => {
+  const { page } = h;
+  const c = await h.post('/api/runs', short('e2e list: needle-zz'));
+  assert.equal(c.status, 201, c.text);
+  await h.completed(c.json.id);
+  await h.go('runs');
+  await page.fill('#runs-text', 'NEEDLE-zz');
+  await page.click('form[role=search] button[type=submit]');
+  await page.waitForFunction(() => /^1 runs match/.test(document.getElementById('runs-total')?.textContent ?? ''));
+  const shown = await page.$$eval('#runs-table tbody tr', (trs) => trs.map((tr) => Number(tr.dataset.runId)));
+  assert.deepEqual(shown, [c.json.id]);
+  // The same answer over REST: the count is the server's, not the rows on screen.
+  const rest = await h.api(`/api/runs?q=needle-zz`);
+  assert.equal(rest.json.total, 1);
+  await page.fill('#runs-text', `#${c.json.id}`);
+  await page.click('form[role=search] button[type=submit]');
+  await page.waitForFunction(() => /^1 runs match/.test(document.getElementById('runs-total')?.textContent ?? ''));
+  await h.shot('runs-search-server');
+});
+
 noExternalRequests(h);

@@ -140,6 +140,10 @@ struct RunsQuery {
     until: Option<String>,
     /// Only runs with this tag (`bench runs tag`).
     tag: Option<String>,
+    /// Search: every word must occur (case-insensitively) in the run's name, kind, a tag or
+    /// its notes, or be its id (`#12`).
+    #[schemars(length(max = 200))]
+    q: Option<String>,
     /// Page size (default 50).
     #[schemars(range(min = 1, max = 1000))]
     limit: Option<u32>,
@@ -166,6 +170,15 @@ async fn list(
             format!("limit ({limit}) must be between 1 and 1000"),
         ));
     }
+    if let Some(text) = q.q.as_deref().filter(|t| t.chars().count() > 200) {
+        return Err(ApiError::bad_request(
+            Some("q"),
+            format!(
+                "q ({} characters) must be at most 200",
+                text.chars().count()
+            ),
+        ));
+    }
     let filter = RunFilter {
         kind: bench_daemon::db::kind_filter(q.kind.as_deref()).map_err(|e| bad("kind", e))?,
         bench: bench_daemon::db::bench_filter(q.bench.as_deref()).map_err(|e| bad("bench", e))?,
@@ -173,6 +186,7 @@ async fn list(
         since: q.since,
         until: q.until,
         tag: q.tag,
+        q: q.q,
         limit,
         offset: q.offset.unwrap_or(0),
     };

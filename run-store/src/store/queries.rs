@@ -138,6 +138,7 @@ impl Store {
             .as_deref()
             .map(|s| normalise_time("until", s))
             .transpose()?;
+        let words = search_words(filter.q.as_deref());
         let (total, rows): (i64, Vec<SummaryRow>) = on!(self.reader(), |p, DB| {
             let push_where = |qb: &mut QueryBuilder<DB>| {
                 qb.push(" WHERE 1 = 1");
@@ -160,6 +161,9 @@ impl Store {
                     qb.push(" AND id IN (SELECT run_id FROM run_tags WHERE tag = ")
                         .push_bind(tag.clone())
                         .push(")");
+                }
+                for word in &words {
+                    push_word(qb, word);
                 }
             };
             let mut count = QueryBuilder::<DB>::new("SELECT count(*) FROM runs");
@@ -197,6 +201,51 @@ impl Store {
             runs,
         })
     }
+}
+
+/// The search's words: each as a `LIKE` pattern (lower case, `%`, `_` and `\\` escaped, wrapped
+/// in `%`) and, for `#12` or `12`, the run id it names.
+fn search_words(q: Option<&str>) -> Vec<(String, Option<i64>)> {
+    q.unwrap_or_default()
+        .split_whitespace()
+        .map(|w| {
+            let escaped = w
+                .to_lowercase()
+                .replace('\\', "\\\\")
+                .replace('%', "\\%")
+                .replace('_', "\\_");
+            let id = w.strip_prefix('#').unwrap_or(w).parse().ok();
+            (format!("%{escaped}%"), id)
+        })
+        .collect()
+}
+
+/// One search word: it occurs in the name, kind, notes or a tag, or is the run's id. `lower(..) LIKE` rather than
+/// `ILIKE` so that both engines read the same SQL and agree on case.
+fn push_word<DB>(qb: &mut QueryBuilder<DB>, (pattern, id): &(String, Option<i64>))
+where
+    DB: sqlx::Database,
+    String: for<'q> sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+    i64: for<'q> sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+{
+    qb.push(" AND (");
+    if let Some(id) = id {
+        qb.push("id = ").push_bind(*id).push(" OR ");
+    }
+    for (i, column) in ["name", "kind", "coalesce(operator_note, '')"]
+        .iter()
+        .enumerate()
+    {
+        if i > 0 {
+            qb.push(" OR ");
+        }
+        qb.push(format!("lower({column}) LIKE "))
+            .push_bind(pattern.clone())
+            .push(" ESCAPE '\\'");
+    }
+    qb.push(" OR id IN (SELECT run_id FROM run_tags WHERE lower(tag) LIKE ")
+        .push_bind(pattern.clone())
+        .push(" ESCAPE '\\'))");
 }
 
 /// A caller's date (`YYYY-MM-DD` or `YYYY-MM-DDTHH:MM:SSZ`, UTC) in the stored form; anything

@@ -20,7 +20,7 @@ export function runsPage(root: HTMLElement): () => void {
   const tag = h('input', { id: 'runs-tag', type: 'text', placeholder: 'any', pattern: '[\\p{L}\\p{N}._:\\-]{1,64}', size: 10 });
   const since = h('input', { id: 'runs-since', type: 'date' });
   const until = h('input', { id: 'runs-until', type: 'date' });
-  const text = h('input', { id: 'runs-text', type: 'search', placeholder: 'name or id' });
+  const text = h('input', { id: 'runs-text', type: 'search', placeholder: 'name, kind, tag, notes or #id' });
   const list = h('div', { id: 'runs-list', 'aria-live': 'polite' });
   let offset = 0;
   const limit = 50;
@@ -54,10 +54,9 @@ export function runsPage(root: HTMLElement): () => void {
   const load = async () => {
     try {
       const page = await get<{ runs: RunSummary[]; total: number }>(
-        `/api/runs${qs({ kind: kind.value, bench: bench.value.trim(), status: status.value, tag: tag.value.trim(), since: since.value, until: until.value ? `${until.value}T23:59:59Z` : '', limit, offset })}`,
+        `/api/runs${qs({ kind: kind.value, bench: bench.value.trim(), status: status.value, tag: tag.value.trim(), q: text.value.trim(), since: since.value, until: until.value ? `${until.value}T23:59:59Z` : '', limit, offset })}`,
       );
-      const needle = text.value.trim().toLowerCase();
-      const runs = page.runs.filter((r) => !needle || r.name.toLowerCase().includes(needle) || String(r.id) === needle.replace('#', ''));
+      const runs = page.runs;
       error.hidden = true;
       const count = `${page.total} runs match; showing ${offset + 1}–${offset + page.runs.length}`;
       if (total.textContent !== count) total.textContent = count;

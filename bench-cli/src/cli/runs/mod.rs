@@ -170,6 +170,7 @@ async fn list(args: &ListArgs) -> anyhow::Result<()> {
         since: args.since.clone(),
         until: args.until.clone(),
         tag: args.tag.clone(),
+        q: None,
         limit: args.limit,
         offset: args.offset,
     };
