@@ -247,7 +247,8 @@ async fn migrations_apply_on_a_fresh_postgres_database() {
             (12, true),
             (13, true),
             (14, true),
-            (15, true)
+            (15, true),
+            (16, true)
         ]
     );
     conn.close().await.unwrap();

@@ -1,6 +1,6 @@
 //! `bench characterise (--sim | --config bench.toml) [--models IDS] [--budget-min M] [--db PATH]
 //! [--create] [--out DIR] [--json] [--resume ID]`: a characterisation campaign from an unknown
-//! bench to its friction model, its compensation and a report (see [`campaign`]).
+//! bench to its friction model, its compensation and a report (see [`mod@campaign`]).
 //!
 //! Prints `campaign ID` as soon as the campaign exists, a line per step on stderr, then the
 //! answer. Exit codes: 0 completed, 2 bad input (nothing created, nothing moved), 3 a step was
@@ -46,7 +46,7 @@ pub struct CharacteriseArgs {
     /// Models to fit and compare (comma-separated).
     #[arg(long, value_delimiter = ',', default_values_t = DEFAULT_MODELS.map(String::from))]
     models: Vec<String>,
-    /// Bench time budget [min] (default 20): a step whose plan would exceed what is left is
+    /// Bench time budget in minutes (default 20): a step whose plan would exceed what is left is
     /// not started. With --resume: replaces the campaign's budget.
     #[arg(long)]
     budget_min: Option<f64>,
