@@ -96,3 +96,27 @@ pub fn info(p: &Procedure) -> ProcedureInfo {
         }),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use friction::identify::procedures::procedure;
+
+    /// What the registry declares reaches the answer: kinds (every kind for "any"), the part,
+    /// iterating, the offset rule and the options.
+    #[test]
+    fn each_procedure_is_answered_as_the_registry_declares_it() {
+        let idim = info(procedure("idim_ls").unwrap());
+        assert!(idim.run_kinds.contains(&"imported".to_string()));
+        assert!(idim.offset && !idim.iterates && idim.part.is_none());
+        assert!(idim.options["properties"]["asymmetric"].is_object());
+        let oe = info(procedure("output_error").unwrap());
+        assert!(oe.iterates);
+        assert_eq!(oe.run_kinds.len(), experiments::Kind::NAMES.len() + 1);
+        let sine = info(procedure("presliding_sine").unwrap());
+        assert_eq!(sine.part.unwrap().roles, ["torque_sine"]);
+        let step = info(procedure("step_damping").unwrap());
+        assert!(!step.offset && step.offset_refused.is_some());
+        assert_eq!(info(procedure("phi_s").unwrap()).run_kinds, ["torque_ramp"]);
+    }
+}
