@@ -13,7 +13,7 @@ use super::run_data::{self, Selection};
 use super::{Field, FitError, FitRequest, start};
 use crate::InputError;
 use experiments::{Results, Role};
-use friction::identify::procedures::{self, FitReport, Given, PROCEDURES, Reads, Table};
+use friction::identify::procedures::{self, FitReport, Given, Reads, Table};
 use run_store::{Run, Store};
 use serde_json::{Map, Value, json};
 use std::path::Path;
@@ -49,17 +49,9 @@ pub fn report_json(report: &FitReport, saved: Option<(i64, &str)>) -> Result<Val
 
 /// An unknown procedure is an input error naming the known ones.
 pub fn check_procedure(procedure: &str) -> Result<(), FitError> {
-    if PROCEDURES.iter().any(|p| p.name == procedure) {
-        return Ok(());
-    }
-    let known: Vec<&str> = PROCEDURES.iter().map(|p| p.name).collect();
-    Err(FitError::field(
-        Field::Procedure,
-        format!(
-            ": unknown procedure '{procedure}' (known: {})",
-            known.join(", ")
-        ),
-    ))
+    procedures::procedure(procedure)
+        .map(|_| ())
+        .map_err(|e| FitError::field(Field::Procedure, format!(": {e}")))
 }
 
 /// Fits the stored run of `req` in the run database at `db` and saves the result as a
@@ -540,7 +532,7 @@ mod tests {
     /// kind (or an imported recording).
     #[test]
     fn the_registry_names_only_roles_and_kinds_that_exist() {
-        for p in PROCEDURES {
+        for p in procedures::PROCEDURES {
             if let Some(part) = &p.part {
                 assert!(part_roles(part).is_ok(), "{}: {part:?}", p.name);
             }
