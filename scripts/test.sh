@@ -184,8 +184,7 @@ book() {
 stage "manual" book
 
 # Every Rust suite, on SQLite and PostgreSQL. The daemon's suite mostly waits on real time (the
-# RTU drives one after another, the real-time runs one at a time, the rest beside them), so it
-# runs with three test threads, and the other crates' suites run beside it rather than after
+# real-time runs one at a time, the rest beside them), so it runs with three test threads, and the other crates' suites run beside it rather than after
 # it: the test binaries the build stage made are run directly (a `cargo test -p` of a part of
 # the workspace would resolve other features and compile dependencies again), each in its
 # package's directory as cargo runs them. Then the doctests, and the API documentation without

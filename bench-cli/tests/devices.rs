@@ -8,10 +8,9 @@
 //!
 //! These tests do not take `one_bench_at_a_time`: their loops run at 10 Hz over RTU (20 ms
 //! over TCP) with timeouts of 100 ms and more, and each has its own emulation, pty and
-//! database, so one beside a 1 kHz bench keeps its margins. They are most of the suite's real
-//! time, which now overlaps the rest of the suite. The drives at 115 200 baud run one after
-//! another ([`the_rtu_drives_one_after_another`]); the sensors' slower lines and the TCP runs
-//! run beside them.
+//! database, so one beside a 1 kHz bench keeps its margins. The drives at 115 200 baud have a
+//! test each ([`the_delta_asda_a2_over_rtu`] and its siblings), run with the other RTU tests
+//! after the rest of the suite; the TCP runs run beside the rest.
 
 use crate::daemon::Daemon;
 use crate::util::{
@@ -436,14 +435,15 @@ fn the_sweep_and_a_ramp_on_each_emulated_drive_over_tcp() {
     }
 }
 
-/// The drives' scenarios over RTU at 115 200 baud, one after another in one test: a silence of
-/// 0.3 ms ends an RTU frame there, and two emulated lines at that rate side by side on a busy
-/// 2-core machine split each other's frames (timeouts, CRC errors), so they never run together,
-/// while this test runs beside the rest of the suite. Each scenario's panic is printed as it
-/// happens; the test fails naming every scenario that failed.
+/// Each drive's scenarios over RTU at 115 200 baud, one test per drive. A silence of 0.3 ms
+/// ends an RTU frame there, and emulated lines side by side on a 2-core machine busy compiling
+/// or running browsers split each other's frames (timeouts, CRC errors): `scripts/test.sh`
+/// runs the tests named `rtu` last, on their own, where the three drives' lines keep their
+/// timing side by side. Within a drive, its scenarios run one after another; each scenario's
+/// panic is printed as it happens, and the test fails naming every scenario that failed.
 #[test]
-fn the_rtu_drives_one_after_another() {
-    let scenarios: [(&str, fn()); 7] = [
+fn the_delta_asda_a2_over_rtu() {
+    one_after_another(&[
         (
             "probe --check passes the right profile and names what to fix in a wrong one",
             probe_check_passes_the_right_profile_and_names_what_to_fix_in_a_wrong_one,
@@ -451,22 +451,41 @@ fn the_rtu_drives_one_after_another() {
         ("the fault subset on the emulated Delta ASDA-A2", || {
             the_fault_subset(&DELTA)
         }),
-        ("the fault subset on the emulated Delta ASDA-B2", || {
-            the_fault_subset(&DELTA_B2)
-        }),
-        ("the fault subset on the emulated Oriental AZ", || {
-            the_fault_subset(&ORIENTAL)
-        }),
         ("the sweep and a trip on the emulated Delta ASDA-A2", || {
             sweep_and_a_trip(&DELTA)
+        }),
+    ]);
+}
+
+/// The Delta ASDA-B2's scenarios over RTU (see `the_delta_asda_a2_over_rtu`).
+#[test]
+fn the_delta_asda_b2_over_rtu() {
+    one_after_another(&[
+        ("the fault subset on the emulated Delta ASDA-B2", || {
+            the_fault_subset(&DELTA_B2)
         }),
         ("the sweep and a trip on the emulated Delta ASDA-B2", || {
             sweep_and_a_trip(&DELTA_B2)
         }),
+    ]);
+}
+
+/// The Oriental AZ's scenarios over RTU (see `the_delta_asda_a2_over_rtu`).
+#[test]
+fn the_oriental_az_over_rtu() {
+    one_after_another(&[
+        ("the fault subset on the emulated Oriental AZ", || {
+            the_fault_subset(&ORIENTAL)
+        }),
         ("the sweep and a trip on the emulated Oriental AZ", || {
             sweep_and_a_trip(&ORIENTAL)
         }),
-    ];
+    ]);
+}
+
+/// Runs the named scenarios in order, each to its end whatever the others did, and fails
+/// naming every one that failed.
+fn one_after_another(scenarios: &[(&str, fn())]) {
     let failed: Vec<&str> = scenarios
         .iter()
         .filter_map(|(name, scenario)| {
