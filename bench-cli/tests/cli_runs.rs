@@ -331,7 +331,7 @@ fn tags_notes_audit_and_diff_from_the_command_line() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
 
     // The same over REST (the run page's "Compare with…"); a run that does not exist is named.
-    let daemon = crate::daemon::Daemon::start_on(&["--sim"], &path, "127.0.0.1:0", &[]);
+    let daemon = crate::daemon::Daemon::in_process(&["--sim"], &path);
     let rest = daemon.req("GET", &format!("/api/runs/{ramp}/diff?with={prbs}"), None);
     assert_eq!((rest.status, rest.json()), (200, d));
     let r = daemon.req("GET", &format!("/api/runs/{ramp}/diff?with=999"), None);

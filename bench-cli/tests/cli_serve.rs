@@ -174,7 +174,7 @@ fn a_posted_spec_runs_and_its_samples_come_back_as_json_csv_and_parquet() {
 fn bad_requests_are_4xx_name_the_field_and_change_nothing() {
     let _bench = crate::util::one_bench_at_a_time();
     let dir = tempfile::tempdir().unwrap();
-    let d = Daemon::start(&dir.path().join("runs.db"), "127.0.0.1:0", &[]);
+    let d = Daemon::in_process(&["--sim"], &dir.path().join("runs.db"));
     let beyond = json!({"kind": "constant_velocity_sweep", "params": {"velocities": [0.1, 500.0]}});
     let r = d.req("POST", "/api/runs", Some(&beyond));
     assert_eq!(r.status, 422, "{}", r.text());

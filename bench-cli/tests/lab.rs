@@ -251,7 +251,7 @@ fn the_lab_view_serves_every_benchs_runs_read_only() {
         let o = bench(&["runs", "push", "--db", &db, "--to", &lab]);
         assert!(o.status.success(), "{}", stderr(&o));
     }
-    let d = Daemon::start_on(&["--lab"], std::path::Path::new(&lab), "127.0.0.1:0", &[]);
+    let d = Daemon::in_process(&["--lab"], std::path::Path::new(&lab));
     let listed = d.get("/api/runs").json();
     let benches: BTreeSet<&str> = listed["runs"]
         .as_array()

@@ -79,7 +79,7 @@ fn nothing_changed(d: &Daemon) {
 fn cross_site_requests_are_refused_and_change_nothing() {
     let _bench = crate::util::one_bench_at_a_time();
     let dir = tempfile::tempdir().unwrap();
-    let d = Daemon::start(&dir.path().join("runs.db"), "127.0.0.1:0", &[]);
+    let d = Daemon::in_process(&["--sim"], &dir.path().join("runs.db"));
     let spec = tiny(0.2).to_string();
     let spec = spec.as_bytes();
     let a = d.addr.as_str();

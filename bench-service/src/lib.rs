@@ -138,8 +138,9 @@ pub async fn serve(opts: Options) -> anyhow::Result<()> {
         true => "shutting down",
         false => "shutting down (aborting the running run, if any)",
     };
+    let stop = bench_daemon::signals::stop_signal();
     run(listener, opts, async move {
-        let signal = bench_daemon::signals::stop_signal().await;
+        let signal = stop.await;
         tracing::info!("{signal}: {stopping}");
     })
     .await
@@ -150,8 +151,20 @@ pub async fn serve(opts: Options) -> anyhow::Result<()> {
 /// loopback and host rules judge the listener's own address (`opts.listen` is replaced by it).
 pub async fn run(
     listener: std::net::TcpListener,
-    mut opts: Options,
+    opts: Options,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<()> {
+    run_until(listener, opts, Box::pin(shutdown)).await
+}
+
+/// The future that ends the service, boxed: `run`'s body is compiled once, here, rather than
+/// in every caller's crate (a test crate builds it at its own optimisation level).
+type Shutdown = std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>;
+
+async fn run_until(
+    listener: std::net::TcpListener,
+    mut opts: Options,
+    shutdown: Shutdown,
 ) -> anyhow::Result<()> {
     opts.listen = listener.local_addr()?;
     // Check the configuration (and the token rule) before starting anything.
@@ -275,7 +288,7 @@ async fn serve_lab(
     loaded: Loaded,
     guard: Arc<guard::Guard>,
     listener: std::net::TcpListener,
-    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+    shutdown: Shutdown,
 ) -> anyhow::Result<()> {
     let addr = listener.local_addr()?;
     let db = bench_daemon::db::for_bench(opts.db.as_deref(), &loaded);
@@ -317,7 +330,7 @@ async fn serve_until_stopped(
     listener: front::Handoff,
     app: axum::Router,
     banner: String,
-    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+    shutdown: Shutdown,
     (shutdown_tx, shutdown_rx): (watch::Sender<bool>, watch::Receiver<bool>),
 ) -> anyhow::Result<()> {
     tokio::spawn(async move {

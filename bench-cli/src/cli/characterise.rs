@@ -232,8 +232,9 @@ async fn campaign(
     let bench = Arc::new(BenchHandle::new(loaded, sim));
     let ctrl_c = {
         let bench = bench.clone();
+        let stop = bench_daemon::signals::stop_signal();
         tokio::spawn(async move {
-            let signal = bench_daemon::signals::stop_signal().await;
+            let signal = stop.await;
             bench.abort(StopReason::DaemonSignal(signal));
         })
     };

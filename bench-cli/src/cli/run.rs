@@ -180,8 +180,9 @@ pub fn execute(
         let progress = tokio::spawn(progress(created_rx, status_rx, estimate));
         let ctrl_c = {
             let control = control.clone();
+            let stop = bench_daemon::signals::stop_signal();
             tokio::spawn(async move {
-                let signal = bench_daemon::signals::stop_signal().await;
+                let signal = stop.await;
                 control.abort(StopReason::DaemonSignal(signal));
             })
         };

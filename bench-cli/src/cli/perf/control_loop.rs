@@ -140,8 +140,9 @@ pub fn run(args: &PerfLoopArgs) -> anyhow::Result<()> {
             live: None,
             created: None,
         };
+        let stop = bench_daemon::signals::stop_signal();
         let signals = tokio::spawn(async move {
-            let signal = bench_daemon::signals::stop_signal().await;
+            let signal = stop.await;
             control.abort(bench_daemon::control::StopReason::DaemonSignal(signal));
         });
         let f = session::execute(&store, &loaded, &checked, watchers).await;
