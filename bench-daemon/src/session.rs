@@ -9,9 +9,7 @@ use crate::control::{
 };
 use experiments::{Format, Plan, Spec};
 use friction::compensation::{Compensator, CompensatorSpec};
-use run_store::{
-    Finish, NewRun, Reason, ReasonCode, Recorder, RecorderConfig, RunStatus, SampleQuery, Store,
-};
+use run_store::{Finish, NewRun, Recorder, RecorderConfig, RunStatus, SampleQuery, Store};
 use std::sync::Arc;
 use tokio::sync::{broadcast, oneshot, watch};
 
@@ -320,21 +318,14 @@ pub async fn execute_run_on(
         .spawn(move || {
             let _ = done_tx.send(control::run(setup));
         })?;
-    let report = match done_rx.await {
-        Ok(r) => r,
-        Err(_) => {
-            // The loop thread panicked: the run is failed, the recorder still commits.
-            let reason = "the control loop stopped unexpectedly (panic)";
-            recorder
-                .close(Finish {
-                    status: RunStatus::Failed,
-                    reason: Some(Reason::new(ReasonCode::Panic, reason)),
-                    timing: None,
-                })
-                .await?;
-            anyhow::bail!(reason);
-        }
-    };
+    // The loop thread ended without a report (a panic the loop did not catch): the run is
+    // failed for a panic, and ends as every run does, its outcome typed for the caller.
+    let report = done_rx.await.unwrap_or_else(|_| {
+        control::lifecycle::failed_early(
+            StopReason::Panic("the control loop thread ended without a report".into()),
+            None,
+        )
+    });
     // Before the recorder closes the run: whoever sees it final sees its run log too.
     if let Err(e) = keep_notes(store, run_id, &report.notes).await {
         tracing::warn!(run_id, "the run log could not be stored: {e}");
@@ -367,7 +358,10 @@ pub async fn execute_run_on(
         store
             .finish_run(run_id, RunStatus::Failed, Some(&why.stored()))
             .await?;
-        keep_log(store, run_id, &report.log).await?;
+        if let Err(e) = keep_log(store, run_id, &report.log).await {
+            // The run is final with its reason: the caller is told it, log or not.
+            tracing::warn!(run_id, "the interruption log could not be stored: {e}");
+        }
         let mut report = report;
         report.outcome = Outcome::Stopped(why);
         return Ok(Finished {

@@ -5,7 +5,7 @@
 
 use super::design::Estimates;
 use super::sliding::{self, Bin, Fall};
-use super::{Request, estimates, step};
+use super::{Request, Step, estimates, step};
 use bench_daemon::config::Geometry;
 use bench_daemon::fitting::compare::{Source, read_sources};
 use bench_daemon::fitting::{Field, FitRequest, fit::fit_stored};
@@ -14,8 +14,30 @@ use friction::identify::procedures::compare::{self, CompareOptions, ModelChoice,
 use friction::identify::procedures::output_error::Replay;
 use friction::identify::procedures::quality::REL_STD_ERROR_LIMIT;
 use run_store::{Campaign, NewComparison, Store};
+use serde::Serialize;
 use serde_json::{Value, json};
 use std::path::Path;
+
+/// One fit of a model's documented order.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct FitPlan {
+    /// The procedure (`bench fit --procedure`).
+    pub procedure: &'static str,
+    /// The step whose run it fits.
+    pub from: Step,
+    /// What it is given: held values or the procedure's options (`bench fit --given`).
+    pub given: Option<Value>,
+}
+
+impl FitPlan {
+    fn new(procedure: &'static str, from: Step, given: Option<Value>) -> FitPlan {
+        FitPlan {
+            procedure,
+            from,
+            given,
+        }
+    }
+}
 
 /// The documented order of one model: (procedure, step whose run it fits, given). The
 /// Stribeck curve from the sweep's held points, then the presliding part from the presliding
@@ -27,11 +49,7 @@ use std::path::Path;
 ///
 /// With `fall` (the Stribeck velocity and shape the sliding phases of the stick-slip placed,
 /// [`sliding`]) the static fit holds those in place of the estimate from the held points.
-pub fn order(
-    model: &str,
-    est: &Estimates,
-    fall: Option<&Fall>,
-) -> Vec<(&'static str, &'static str, Option<Value>)> {
+pub fn order(model: &str, est: &Estimates, fall: Option<&Fall>) -> Vec<FitPlan> {
     let unheld = !est.stribeck_held;
     let stribeck = model != "coulomb_viscous";
     let static_given = match (unheld && stribeck, fall) {
@@ -43,9 +61,9 @@ pub fn order(
         }),
         (true, None) => breakaway_given(est, Some(est.vs.unwrap_or(0.1))),
     };
-    let mut out = vec![("static_curve", "sweep", static_given)];
+    let mut out = vec![FitPlan::new("static_curve", Step::Sweep, static_given)];
     if let Some(p) = presliding_procedure(model) {
-        out.push((p, "presliding", None));
+        out.push(FitPlan::new(p, Step::Presliding, None));
     }
     if unheld && let Some(dynamic) = output_error_step(model) {
         out.push(dynamic);
@@ -59,10 +77,10 @@ pub fn order(
 /// `sigma1` is still to be fitted when the sine could not tell it (`sine_told_sigma1`): by
 /// output error on the presliding run (its reversals, sine and step are where the bristle
 /// damping shows), everything else held at the set before it.
-fn damping_step(model: &str) -> Option<(&'static str, &'static str, Option<Value>)> {
+fn damping_step(model: &str) -> Option<FitPlan> {
     (model == "lugre").then(|| {
         let given = json!({"fit": ["sigma1"], "max_iters": 30});
-        ("output_error", "presliding", Some(given))
+        FitPlan::new("output_error", Step::Presliding, Some(given))
     })
 }
 
@@ -104,16 +122,17 @@ fn presliding_procedure(model: &str) -> Option<&'static str> {
 
 /// The documented optional step of a dynamic model: `vs` and the damping by output error on
 /// the low-speed check, whose stick-slip crosses the falling part of the curve.
-fn output_error_step(model: &str) -> Option<(&'static str, &'static str, Option<Value>)> {
+fn output_error_step(model: &str) -> Option<FitPlan> {
     let fit = match model {
         "lugre" => vec!["vs", "sigma1"],
         "gms" => vec!["vs", "sigma1", "c"],
         _ => return None,
     };
-    Some((
+    let given = json!({"fit": fit, "max_iters": 30});
+    Some(FitPlan::new(
         "output_error",
-        "low_speed_check",
-        Some(json!({"fit": fit, "max_iters": 30})),
+        Step::LowSpeedCheck,
+        Some(given),
     ))
 }
 
@@ -158,7 +177,7 @@ pub async fn fit_and_compare(
     db: &Path,
     geometry: Geometry,
 ) -> anyhow::Result<(Vec<Value>, i64, Option<f64>)> {
-    let run = |name: &str| {
+    let run = |name: Step| {
         step(c, name)
             .and_then(|s| s["run_id"].as_i64())
             .ok_or_else(|| anyhow::anyhow!("the {name} step has no completed run"))
@@ -174,9 +193,15 @@ pub async fn fit_and_compare(
         let mut steps = order(model, &est, fall.as_ref());
         let mut i = 0;
         while i < steps.len() {
-            let (procedure, from, mut given) = steps[i].clone();
+            let FitPlan {
+                procedure,
+                from,
+                mut given,
+            } = steps[i].clone();
             i += 1;
-            if procedure == "output_error" && from == "presliding" && sine_told_sigma1(&fits, model)
+            if procedure == "output_error"
+                && from == Step::Presliding
+                && sine_told_sigma1(&fits, model)
             {
                 continue;
             }
@@ -210,7 +235,7 @@ pub async fn fit_and_compare(
             let mut fit = fit_one(model, procedure, run(from)?, Some(given), name, db).await?;
             fit["note"] = json!(STATIC_FROM_BREAKAWAY);
             if undetermined(&fit, &["vs"])
-                && !steps.iter().any(|s| s.0 == "output_error")
+                && !steps.iter().any(|s| s.procedure == "output_error")
                 && let Some(dynamic) = output_error_step(model)
             {
                 steps.push(dynamic);
@@ -218,7 +243,7 @@ pub async fn fit_and_compare(
             fits.push(fit);
         }
     }
-    let (presliding, validation) = (run("presliding")?, run("validation")?);
+    let (presliding, validation) = (run(Step::Presliding)?, run(Step::Validation)?);
     let store = bench_daemon::db::open_existing(db).await?;
     let mut choices = Vec::new();
     for m in &req.models {
@@ -443,7 +468,7 @@ async fn sliding_fall(c: &Campaign, est: &Estimates, db: &Path) -> anyhow::Resul
     let (Some(pos), Some(neg)) = (est.fs_pos, est.fs_neg) else {
         return Ok(None);
     };
-    let sweep = step(c, "sweep");
+    let sweep = step(c, Step::Sweep);
     let held: Vec<Bin> = sweep
         .into_iter()
         .flat_map(|s| ["positive", "negative"].map(|d| (d == "positive", s["results"][d].clone())))
@@ -477,7 +502,7 @@ async fn sliding_fall(c: &Campaign, est: &Estimates, db: &Path) -> anyhow::Resul
     // bins sit about 2 % above the curve on the simulated bench (its friction changes within
     // the centred window), which a 10 % reading of `vs` cannot afford.
     let mut slips = Vec::new();
-    if let Some(id) = step(c, "low_speed_check").and_then(|s| s["run_id"].as_i64()) {
+    if let Some(id) = step(c, Step::LowSpeedCheck).and_then(|s| s["run_id"].as_i64()) {
         let query = run_store::SampleQuery::default();
         let set = bench_daemon::resume::chain_samples(&store, id, &query).await;
         store.close().await;

@@ -2,9 +2,14 @@
 //! (the bench's limits, earlier results), a run spec out. Every spec is a normal one, checked
 //! against `[limits]` by `Spec::plan` before it runs.
 
-use experiments::BenchLimits;
+use experiments::kinds::compensation_trial::{self, Compensator, Reference};
+use experiments::kinds::constant_velocity_sweep::{self, Velocities};
+use experiments::kinds::presliding::{self, Part};
+use experiments::kinds::torque_ramp;
+use experiments::kinds::validation_profile::{self, Piece};
+use experiments::{BenchLimits, Directions, Kind, Spec};
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 /// What the campaign knows about the bench so far.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -27,15 +32,26 @@ pub struct Estimates {
 /// Slowest torque rate of the breakaway ramps as a fraction of the torque limit per second.
 const RAMP_RATES: [f64; 3] = [0.1, 0.25, 0.5];
 
+/// A step's spec: its name and its kind's typed parameters (the bench's own lockstep).
+fn spec(name: &str, kind: Kind) -> Spec {
+    Spec {
+        name: name.into(),
+        kind,
+        lockstep: None,
+    }
+}
+
 /// Step 1: slow torque ramps both ways, to the torque limit.
-pub fn breakaway(lim: &BenchLimits) -> Value {
-    let rates: Vec<f64> = RAMP_RATES.iter().map(|r| r * lim.torque_nm).collect();
-    json!({
-        "kind": "torque_ramp",
-        "name": "characterise 1: breakaway",
-        "params": {"rates_nm_s": rates, "directions": "both", "repeats": 1,
-                   "motion_counts": 100, "rest_s": 0.5}
-    })
+pub fn breakaway(lim: &BenchLimits) -> Spec {
+    let params = torque_ramp::Params {
+        rates_nm_s: RAMP_RATES.iter().map(|r| r * lim.torque_nm).collect(),
+        directions: Directions::Both,
+        repeats: 1,
+        motion_counts: 100,
+        rest_s: 0.5,
+        ..torque_ramp::Params::default()
+    };
+    spec("characterise 1: breakaway", Kind::TorqueRamp(params))
 }
 
 /// Magnitude of the breakaway at the slowest rate of one direction of a `torque_ramp` result.
@@ -61,14 +77,18 @@ fn band(lim: &BenchLimits) -> (f64, f64) {
 }
 
 /// Step 2: the velocity loop at log-spaced speeds across the band, to find where it holds.
-pub fn low_speed_check(lim: &BenchLimits) -> Value {
+pub fn low_speed_check(lim: &BenchLimits) -> Spec {
     let (lo, hi) = band(lim);
-    json!({
-        "kind": "constant_velocity_sweep",
-        "name": "characterise 2: low-speed check (velocity loop)",
-        "params": {"velocities": log_space(lo, hi, 10), "directions": "both",
-                   "settle_s": 0.5, "measure_s": 0.5, "repeats": 1}
-    })
+    let params = constant_velocity_sweep::Params {
+        velocities: Velocities::List(log_space(lo, hi, 10)),
+        directions: Directions::Both,
+        settle_s: 0.5,
+        measure_s: 0.5,
+        repeats: 1,
+        ..constant_velocity_sweep::Params::default()
+    };
+    let name = "characterise 2: low-speed check (velocity loop)";
+    spec(name, Kind::ConstantVelocitySweep(params))
 }
 
 /// The slowest speed above which every point of both directions held (no stick-slip), from
@@ -111,7 +131,7 @@ pub fn stribeck_estimate(
     let mut pts: Vec<(f64, f64)> = ["positive", "negative"]
         .iter()
         .flat_map(|d| sweep[*d].as_array().cloned().unwrap_or_default())
-        .filter(|p| p["stick_slip"] == json!(false))
+        .filter(|p| p["stick_slip"] == Value::Bool(false))
         .filter_map(|p| {
             Some((
                 p["setpoint_rad_s"].as_f64()?.abs(),
@@ -143,7 +163,7 @@ pub fn stribeck_estimate(
 /// (stick-slip: flagged, left out of the static fit, used by the dynamic fit of `fs` and
 /// `vs`). Settle and measure last long enough for 100 and 50 encoder counts of travel at the
 /// slowest speed.
-pub fn sweep(lim: &BenchLimits, est: &Estimates) -> Value {
+pub fn sweep(lim: &BenchLimits, est: &Estimates) -> Spec {
     let (lo, hi) = band(lim);
     let vs = est.vs.unwrap_or(0.1).clamp(lo * 5.0, hi / 20.0);
     let held = est.v_hold.unwrap_or(vs).clamp(vs, hi / 10.0);
@@ -153,13 +173,18 @@ pub fn sweep(lim: &BenchLimits, est: &Estimates) -> Value {
     let count = lim.rad_per_count();
     let settle = (100.0 * count / slowest).clamp(0.4, 2.0);
     let measure = (50.0 * count / slowest).clamp(0.5, 2.0);
-    json!({
-        "kind": "constant_velocity_sweep",
-        "name": "characterise 3: Stribeck sweep",
-        "params": {"velocities": v, "directions": "both", "settle_s": round(settle),
-                   "measure_s": round(measure), "repeats": 1,
-                   "position_below_rad_s": est.v_hold.map_or(0.0, |h| round(0.99 * h))}
-    })
+    let params = constant_velocity_sweep::Params {
+        velocities: Velocities::List(v),
+        directions: Directions::Both,
+        settle_s: round(settle),
+        measure_s: round(measure),
+        repeats: 1,
+        position_below_rad_s: est.v_hold.map_or(0.0, |h| round(0.99 * h)),
+    };
+    spec(
+        "characterise 3: Stribeck sweep",
+        Kind::ConstantVelocitySweep(params),
+    )
 }
 
 /// Step 4: presliding ramps, reversals, sine and step with torques below the smaller
@@ -168,20 +193,23 @@ pub fn sweep(lim: &BenchLimits, est: &Estimates) -> Value {
 /// count): the reversal curves then start at different points of the count grid, which is
 /// what lets `maxwell_slip` resolve a stiffness whose first elements slip within a count or
 /// two of a reversal (docs/src/identification.md#maxwell_slip).
-pub fn presliding(lim: &BenchLimits, est: &Estimates) -> Value {
+pub fn presliding(lim: &BenchLimits, est: &Estimates) -> Spec {
     let fs = est.fs_pos.unwrap_or(1.0).min(est.fs_neg.unwrap_or(1.0));
-    json!({
-        "kind": "presliding",
-        "name": "characterise 4: presliding",
-        "params": {
-            "parts": ["ramp", "reversals", "sine", "step"],
-            "ramp_rate_rad_s": RAMP_RATE, "ramp_distance_rad": RAMP_DISTANCE, "ramp_repeats": 2,
-            "reversals_rad": staggered_reversals(lim.rad_per_count()),
-            "reversals_rate_rad_s": RAMP_RATE,
-            "sine_amplitude_nm": round(0.4 * fs), "sine_frequency_hz": 2.0, "sine_cycles": 6,
-            "step_torque_nm": round(0.3 * fs), "step_hold_s": 0.5, "rest_s": 0.5
-        }
-    })
+    let params = presliding::Params {
+        parts: vec![Part::Ramp, Part::Reversals, Part::Sine, Part::Step],
+        ramp_rate_rad_s: RAMP_RATE,
+        ramp_distance_rad: RAMP_DISTANCE,
+        ramp_repeats: 2,
+        reversals_rad: staggered_reversals(lim.rad_per_count()),
+        reversals_rate_rad_s: RAMP_RATE,
+        sine_amplitude_nm: round(0.4 * fs),
+        sine_frequency_hz: 2.0,
+        sine_cycles: 6,
+        step_torque_nm: round(0.3 * fs),
+        step_hold_s: 0.5,
+        rest_s: 0.5,
+    };
+    spec("characterise 4: presliding", Kind::Presliding(params))
 }
 
 /// Speed \[rad/s\] and length \[rad\] of the presliding ramps and reversal legs: slow (the
@@ -206,53 +234,68 @@ fn staggered_reversals(count: f64) -> Vec<f64> {
 /// Step 5: a validation profile of position ramps, steps and holds (not used for fitting),
 /// its speeds spanning the Stribeck velocity, run [`super::floor::REPEATS`] times over in one
 /// run: the passes set against each other give the bench's repeatability ([`super::floor`]).
-pub fn validation() -> Value {
+pub fn validation() -> Spec {
     let pass = validation_pass();
-    let pieces: Vec<Value> = (0..super::floor::REPEATS)
-        .flat_map(|_| pass.iter().cloned())
-        .collect();
-    json!({
-        "kind": "validation_profile",
-        "name": "characterise 5: validation profile",
-        "params": {"pieces": pieces}
-    })
+    let params = validation_profile::Params {
+        pieces: (0..super::floor::REPEATS)
+            .flat_map(|_| pass.iter().cloned())
+            .collect(),
+        ..validation_profile::Params::default()
+    };
+    let name = "characterise 5: validation profile";
+    spec(name, Kind::ValidationProfile(params))
 }
 
 /// One pass of the validation profile; it ends where it starts, so the next pass repeats it.
-pub fn validation_pass() -> Vec<Value> {
+pub fn validation_pass() -> Vec<Piece> {
+    let hold = |duration_s| Piece::Hold { duration_s };
+    let ramp = |to_rad, duration_s| Piece::Ramp { to_rad, duration_s };
+    let step = |to_rad, duration_s| Piece::Step { to_rad, duration_s };
     vec![
-        json!({"hold": {"duration_s": 0.5}}),
-        json!({"ramp": {"to_rad": 1.0, "duration_s": 2.0}}),
-        json!({"hold": {"duration_s": 0.5}}),
-        json!({"step": {"to_rad": 0.95, "duration_s": 1.0}}),
-        json!({"ramp": {"to_rad": 0.0, "duration_s": 4.0}}),
-        json!({"hold": {"duration_s": 0.5}}),
-        json!({"ramp": {"to_rad": -0.05, "duration_s": 2.0}}),
-        json!({"step": {"to_rad": 0.0, "duration_s": 1.0}}),
+        hold(0.5),
+        ramp(1.0, 2.0),
+        hold(0.5),
+        step(0.95, 1.0),
+        ramp(0.0, 4.0),
+        hold(0.5),
+        ramp(-0.05, 2.0),
+        step(0.0, 1.0),
     ]
 }
 
 /// Step 7: the compensation trial of every fitted model (its newest set) against `none`.
-pub fn trial(models: &[String]) -> Value {
-    let mut comps = vec![json!({"name": "none"})];
-    comps.extend(
-        models
-            .iter()
-            .map(|m| json!({"name": m, "model": m, "params": "latest"})),
-    );
-    json!({
-        "kind": "compensation_trial",
-        "name": "characterise 7: compensation trial",
-        "params": {
-            "references": [
-                {"sine": {"amplitude_rad": 0.25, "frequency_hz": 0.5, "cycles": 2}},
-                {"triangle": {"amplitude_rad": 0.25, "velocity_rad_s": 0.5, "cycles": 1}}
-            ],
-            "compensators": comps,
-            "repeats": 1, "seed": 1, "error_bound_rad": 0.5, "rest_s": 1.0,
-            "glitch_window_s": 0.25
-        }
-    })
+pub fn trial(models: &[String]) -> Spec {
+    let compensator = |name: &str, model: Option<&String>| Compensator {
+        name: name.into(),
+        model: model.cloned(),
+        params: Value::from("latest"),
+        velocity: None,
+        observer_gain: None,
+    };
+    let mut compensators = vec![compensator("none", None)];
+    compensators.extend(models.iter().map(|m| compensator(m, Some(m))));
+    let params = compensation_trial::Params {
+        references: vec![
+            Reference::Sine {
+                amplitude_rad: 0.25,
+                frequency_hz: 0.5,
+                cycles: 2,
+            },
+            Reference::Triangle {
+                amplitude_rad: 0.25,
+                velocity_rad_s: 0.5,
+                cycles: 1,
+            },
+        ],
+        compensators,
+        repeats: 1,
+        seed: 1,
+        error_bound_rad: 0.5,
+        rest_s: 1.0,
+        glitch_window_s: 0.25,
+    };
+    let name = "characterise 7: compensation trial";
+    spec(name, Kind::CompensationTrial(params))
 }
 
 /// `n` values from `a` to `b`, logarithmically spaced.
@@ -275,6 +318,7 @@ fn round(x: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn the_slowest_held_speed_is_the_bottom_of_the_run_of_held_points() {
@@ -302,12 +346,16 @@ mod tests {
             ..Estimates::default()
         };
         let spec = sweep(&lim, &est);
-        let v: Vec<f64> = serde_json::from_value(spec["params"]["velocities"].clone()).unwrap();
+        let Kind::ConstantVelocitySweep(p) = &spec.kind else {
+            panic!("{spec:?}")
+        };
+        let Velocities::List(v) = &p.velocities else {
+            panic!("{p:?}")
+        };
         assert_eq!(v.iter().filter(|x| **x <= 0.05).count(), 6);
-        assert_eq!(spec["params"]["position_below_rad_s"], 0.198);
+        assert_eq!(p.position_below_rad_s, 0.198);
         assert!(v.iter().all(|x| *x <= lim.velocity_rad_s));
-        let s = experiments::Spec::parse(&spec.to_string(), experiments::Format::Json).unwrap();
-        s.plan(&lim).unwrap();
+        spec.plan(&lim).unwrap();
     }
 
     #[test]
@@ -320,5 +368,36 @@ mod tests {
         assert_eq!(fc, Some(0.5));
         let vs = vs.unwrap();
         assert!(vs > 0.01 && vs < 0.1, "{vs}");
+    }
+
+    /// Every step's design as the step record stores it (`spec`: every parameter written
+    /// out), for the simulated bench's limits and one set of estimates: the same documents
+    /// as the campaign stored before its designs were typed (`BLESS=1` rewrites the file).
+    #[test]
+    fn the_designs_store_the_documents_they_always_stored() {
+        let lim = BenchLimits::sim_default();
+        let est = Estimates {
+            fs_pos: Some(1.2),
+            fs_neg: Some(1.1),
+            vs: Some(0.05),
+            v_hold: Some(0.2),
+            ..Estimates::default()
+        };
+        let doc = |d: Spec| d.to_value();
+        let all = json!({
+            "breakaway": doc(breakaway(&lim)),
+            "low_speed_check": doc(low_speed_check(&lim)),
+            "sweep": doc(sweep(&lim, &est)),
+            "sweep_unknown": doc(sweep(&lim, &Estimates::default())),
+            "presliding": doc(presliding(&lim, &est)),
+            "validation": doc(validation()),
+            "trial": doc(trial(&["lugre".into(), "gms".into()])),
+        });
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/designs.json");
+        if std::env::var_os("BLESS").is_some() {
+            std::fs::write(path, serde_json::to_string_pretty(&all).unwrap()).unwrap();
+        }
+        let stored: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        assert_eq!(all, stored);
     }
 }

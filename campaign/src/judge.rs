@@ -242,7 +242,7 @@ fn tie_notes(ranking: &mut Value) {
 /// tail alone (`fs` from the breakaway, no held point below twice its `vs`). `None` when the
 /// held points or the sliding phases measured the fall.
 pub fn stribeck_unmeasured_below(c: &Campaign) -> Option<f64> {
-    let held = step(c, "sweep")
+    let held = step(c, super::Step::Sweep)
         .and_then(|s| design::slowest_held(&s["results"]))
         .or(estimates(c).v_hold)?;
     let from_tail = |f: &Value| {

@@ -13,11 +13,14 @@ pub mod floor;
 pub mod judge;
 pub mod report;
 pub mod sliding;
+mod step;
 mod steps;
 
 pub use body::{CampaignModel, DEFAULT_BUDGET_MIN, StartCampaign};
+pub use step::Step;
 pub use steps::{
-    AbortedBeforeStart, BenchHandle, OwnLoop, StepEnd, StepFailed, StepFuture, StepRunner,
+    AbortedBeforeStart, BenchHandle, OwnLoop, StepEnd, StepFailed, StepFuture, StepRecord,
+    StepRunner,
 };
 
 use bench_daemon::InputError;
@@ -31,15 +34,6 @@ pub const DEFAULT_MODELS: [&str; 4] = ["coulomb_viscous", "stribeck_exp", "lugre
 
 /// Models a campaign knows how to fit in the documented order.
 pub const KNOWN_MODELS: [&str; 4] = DEFAULT_MODELS;
-
-/// The run steps, in order.
-pub const RUN_STEPS: [&str; 5] = [
-    "breakaway",
-    "low_speed_check",
-    "sweep",
-    "presliding",
-    "validation",
-];
 
 /// What a campaign is asked to do (stored as its `request`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -134,23 +128,18 @@ pub async fn run(
     c.steps.retain(|s| s["status"] == "completed");
     store.save_campaign(&c).await?;
     let budget_s = req.budget_min * 60.0;
-    for name in RUN_STEPS {
+    for name in Step::RUNS {
         if step(&c, name).is_some() {
             continue;
         }
-        let est = estimates(&c);
-        let spec = match name {
-            "breakaway" => design::breakaway(&bench.limits()),
-            "low_speed_check" => design::low_speed_check(&bench.limits()),
-            "sweep" => design::sweep(&bench.limits(), &est),
-            "presliding" => design::presliding(&bench.limits(), &est),
-            _ => design::validation(),
+        let Some(spec) = name.design(&bench.limits(), &estimates(&c)) else {
+            continue;
         };
         let spent = bench_time(&c);
         let done = bench.run_step(store, name, spec, budget_s - spent).await;
         match done {
             Ok(record) => {
-                c.steps.push(record);
+                c.steps.push(record.stored());
                 store.save_campaign(&c).await?;
             }
             Err(e) => return Err(end(store, c, e).await),
@@ -167,16 +156,19 @@ pub async fn run(
                 c.answer["fits_and_comparison_s"] = json!(started.elapsed().as_secs_f64());
                 store.save_campaign(&c).await?;
             }
-            Err(e) => return Err(end(store, c, StepFailed::failed("fits", e)).await),
+            Err(e) => return Err(end(store, c, StepFailed::failed(Step::Fits.name(), e)).await),
         }
     }
     if c.trial_run_id.is_none() {
         let spec = design::trial(&req.models);
         let spent = bench_time(&c);
-        match bench.run_step(store, "trial", spec, budget_s - spent).await {
+        match bench
+            .run_step(store, Step::Trial, spec, budget_s - spent)
+            .await
+        {
             Ok(record) => {
-                c.trial_run_id = record["run_id"].as_i64();
-                c.answer["trial"] = record;
+                c.trial_run_id = Some(record.run_id);
+                c.answer["trial"] = record.stored();
             }
             Err(e) => return Err(end(store, c, e).await),
         }
@@ -189,7 +181,7 @@ pub async fn run(
     for k in ["truth_validation_mse", "fits_and_comparison_s", "trial"] {
         answer[k] = c.answer[k].take();
     }
-    let floor = match step(&c, "validation").and_then(|s| s["run_id"].as_i64()) {
+    let floor = match step(&c, Step::Validation).and_then(|s| s["run_id"].as_i64()) {
         Some(run) => floor::of_run(store, run, design::validation_pass().len()).await?,
         None => None,
     };
@@ -208,8 +200,8 @@ async fn end(store: &Store, mut c: Campaign, e: StepFailed) -> anyhow::Error {
         CampaignStatus::Failed
     };
     c.reason = Some(e.to_string());
-    if let Some(r) = e.record.clone() {
-        c.steps.push(r);
+    if let Some(r) = &e.record {
+        c.steps.push(r.stored());
     }
     match store.save_campaign(&c).await {
         Ok(()) => e.into(),
@@ -218,10 +210,10 @@ async fn end(store: &Store, mut c: Campaign, e: StepFailed) -> anyhow::Error {
 }
 
 /// The completed step `name` of a campaign.
-pub fn step<'a>(c: &'a Campaign, name: &str) -> Option<&'a Value> {
+pub fn step(c: &Campaign, name: Step) -> Option<&Value> {
     c.steps
         .iter()
-        .find(|s| s["name"] == name && s["status"] == "completed")
+        .find(|s| s["name"] == name.name() && s["status"] == "completed")
 }
 
 /// Bench time of the steps so far \[s\].
@@ -236,11 +228,11 @@ pub fn bench_time(c: &Campaign) -> f64 {
 /// What the completed steps measured, for the design of the next.
 pub fn estimates(c: &Campaign) -> design::Estimates {
     let mut est = design::Estimates::default();
-    if let Some(s) = step(c, "breakaway") {
+    if let Some(s) = step(c, Step::Breakaway) {
         est.fs_pos = design::breakaway_of(&s["results"]["positive"]);
         est.fs_neg = design::breakaway_of(&s["results"]["negative"]);
     }
-    if let Some(s) = step(c, "low_speed_check") {
+    if let Some(s) = step(c, Step::LowSpeedCheck) {
         est.v_hold = design::slowest_held(&s["results"]);
         let fs = est.fs_pos.unwrap_or(0.0).max(est.fs_neg.unwrap_or(0.0));
         (est.fc, est.vs, est.stribeck_held) =
@@ -271,7 +263,7 @@ pub async fn report_html(
             extra.params.push((m.clone(), p));
         }
     }
-    if let Some(run) = step(&c, "presliding").and_then(|s| s["run_id"].as_i64()) {
+    if let Some(run) = step(&c, Step::Presliding).and_then(|s| s["run_id"].as_i64()) {
         let run = store.run(run).await?;
         let sel = bench_daemon::fitting::run_data::Selection::default();
         let ts = bench_daemon::fitting::run_data::time_series(store, &run, &sel)

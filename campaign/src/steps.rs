@@ -3,13 +3,15 @@
 //! recorded like `bench run` does, on the bench of the configuration or the simulated plant in
 //! simulated time.
 
+use super::step::Step;
 use bench_daemon::config::{Geometry, Loaded};
 use bench_daemon::control::{Control, Devices, Outcome, SimIo, Status, StopReason};
 use bench_daemon::session::{self, Checked, Watchers};
-use experiments::{BenchLimits, Format, Spec};
+use experiments::{BenchLimits, Spec};
 use friction::registry::ModelSpec;
 use run_store::{RunStatus, Store};
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -26,7 +28,33 @@ pub struct StepFailed {
     /// Stopped by an abort (operator, signal, limit, e-stop) rather than a failure.
     pub aborted: bool,
     /// The step's record (with its run id), if its run was created.
-    pub record: Option<Value>,
+    pub record: Option<Box<StepRecord>>,
+}
+
+/// A step's record, as the campaign keeps it (`steps`, and the answer's `trial`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StepRecord {
+    /// Which step.
+    pub name: Step,
+    /// Its run's final status.
+    pub status: RunStatus,
+    /// Its run.
+    pub run_id: i64,
+    /// The spec it ran, every parameter written out.
+    pub spec: Value,
+    /// Its run's analysis (completed runs).
+    pub results: Option<Value>,
+    /// Why there is no analysis.
+    pub analysis_error: Option<String>,
+    /// Bench time from its start to its end \[s\].
+    pub bench_time_s: f64,
+}
+
+impl StepRecord {
+    /// The record as the run store keeps it (a JSON object of the fields above).
+    pub fn stored(&self) -> Value {
+        serde_json::to_value(self).unwrap_or(Value::Null)
+    }
 }
 
 impl StepFailed {
@@ -202,17 +230,16 @@ impl BenchHandle {
     }
 
     /// Runs step `name` from its designed `spec` within `budget_s` of bench time; returns its
-    /// record (`name`, `status`, `run_id`, `spec`, `results`, `bench_time_s`).
+    /// record.
     pub async fn run_step(
         &self,
         store: &Store,
-        name: &str,
-        spec: Value,
+        name: Step,
+        spec: Spec,
         budget_s: f64,
-    ) -> Result<Value, StepFailed> {
-        let fail = |e: &dyn std::fmt::Display| StepFailed::failed(name, e);
-        let parsed = Spec::parse(&spec.to_string(), Format::Json).map_err(|e| fail(&e))?;
-        let checked = session::check_spec(parsed, &self.loaded).map_err(|e| fail(&e))?;
+    ) -> Result<StepRecord, StepFailed> {
+        let fail = |e: &dyn std::fmt::Display| StepFailed::failed(name.name(), e);
+        let checked = session::check_spec(spec, &self.loaded).map_err(|e| fail(&e))?;
         let estimate = checked.plan.estimate_duration();
         if estimate > budget_s {
             return Err(fail(&format_args!(
@@ -240,21 +267,21 @@ impl BenchHandle {
 }
 
 /// A step's record, or why the step did not complete.
-fn outcome(name: &str, spec: Value, end: StepEnd) -> Result<Value, StepFailed> {
-    let fail = |e: &dyn std::fmt::Display| StepFailed::failed(name, e);
-    let record = json!({
-        "name": name,
-        "status": end.status.as_str(),
-        "run_id": end.run_id,
-        "spec": spec,
-        "results": end.results,
-        "analysis_error": end.analysis_error,
-        "bench_time_s": end.elapsed_s,
-    });
+fn outcome(name: Step, spec: Value, end: StepEnd) -> Result<StepRecord, StepFailed> {
+    let fail = |e: &dyn std::fmt::Display| StepFailed::failed(name.name(), e);
+    let record = StepRecord {
+        name,
+        status: end.status,
+        run_id: end.run_id,
+        spec,
+        results: end.results.clone(),
+        analysis_error: end.analysis_error.clone(),
+        bench_time_s: end.elapsed_s,
+    };
     match (end.status, &end.results) {
         (RunStatus::Completed, Some(_)) => Ok(record),
         (RunStatus::Completed, None) => Err(StepFailed {
-            record: Some(record),
+            record: Some(Box::new(record)),
             ..fail(&format_args!(
                 "run {}: no analysis ({})",
                 end.run_id,
@@ -263,12 +290,29 @@ fn outcome(name: &str, spec: Value, end: StepEnd) -> Result<Value, StepFailed> {
         }),
         (status, _) => Err(StepFailed {
             aborted: status == RunStatus::Aborted,
-            record: Some(record),
+            record: Some(Box::new(record)),
             ..fail(&format_args!(
                 "run {} {status}: {}",
                 end.run_id,
                 end.reason.as_deref().unwrap_or("no reason given")
             ))
         }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A step record as campaigns stored it before records were typed (the keys `bench
+    /// characterise --json` and GET /api/campaigns/{id} show): it reads as a [`StepRecord`]
+    /// and is stored again byte for byte.
+    #[test]
+    fn an_old_step_record_reads_and_is_stored_as_it_was() {
+        let old = r#"{"analysis_error":null,"bench_time_s":12.5,"name":"low_speed_check","results":{"positive":[]},"run_id":7,"spec":{"kind":"constant_velocity_sweep","name":"characterise 2: low-speed check (velocity loop)","params":{"repeats":1}},"status":"completed"}"#;
+        let record: StepRecord = serde_json::from_str(old).unwrap();
+        assert_eq!(record.name, Step::LowSpeedCheck);
+        assert_eq!(record.status, RunStatus::Completed);
+        assert_eq!(serde_json::to_string(&record.stored()).unwrap(), old);
     }
 }

@@ -42,6 +42,16 @@ pub enum Error {
     /// The spec is not valid JSON/TOML, names an unknown kind, or has an unknown or mistyped field.
     #[error("spec: {0}")]
     Parse(String),
+    /// One field of the spec cannot be read (an unknown kind, an unknown or mistyped field):
+    /// `field` is its dotted path (`kind`, `params.velocities[1]`), taken from the
+    /// deserialiser's position, never from the message.
+    #[error("spec: {message}")]
+    Field {
+        /// The spec field, dotted with indices.
+        field: String,
+        /// What is wrong with it (serde's message, prefixed `params: ` inside the parameters).
+        message: String,
+    },
     /// A value exceeds a bench limit: `params.velocities[3] (12 rad/s) exceeds the velocity
     /// limit (10 rad/s)`.
     #[error("{field} ({} {}) exceeds the {which} ({})", fmt_num(*.value), .which.unit(), limit_text(*.which, *.limit))]
@@ -94,6 +104,33 @@ fn limit_text(which: LimitKind, limit: f64) -> String {
 }
 
 impl Error {
+    /// A field that cannot be read.
+    pub fn field(field: impl Into<String>, message: impl Into<String>) -> Error {
+        Error::Field {
+            field: field.into(),
+            message: message.into(),
+        }
+    }
+
+    /// A deserialisation error at the path where it happened (under `prefix`, e.g. `params`);
+    /// an error at the root is named by `prefix` itself, or `spec` without one.
+    pub(crate) fn at_path(prefix: &str, e: serde_path_to_error::Error<serde_json::Error>) -> Error {
+        let path = e.path().to_string();
+        let field = match (prefix, path.as_str()) {
+            ("", ".") => "spec".to_string(),
+            (p, ".") => p.to_string(),
+            ("", path) => path.to_string(),
+            (p, path) => format!("{p}.{path}"),
+        };
+        let inner = e.into_inner();
+        let message = if prefix.is_empty() {
+            inner.to_string()
+        } else {
+            format!("{prefix}: {inner}")
+        };
+        Error::Field { field, message }
+    }
+
     /// A field breaking a rule.
     pub fn invalid(
         field: impl Into<String>,

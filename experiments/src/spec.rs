@@ -26,7 +26,9 @@ impl Format {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawSpec {
-    kind: String,
+    /// Optional here so that a missing kind is named by the field, not found in serde's text.
+    #[serde(default)]
+    kind: Option<String>,
     #[serde(default)]
     name: Option<String>,
     #[serde(default)]
@@ -74,20 +76,31 @@ impl Spec {
 
     /// Builds a spec from a JSON value.
     pub fn from_value(value: serde_json::Value) -> Result<Spec, Error> {
+        if !value.is_object() {
+            // serde would take a list for the fields in order.
+            return Err(Error::field(
+                "spec",
+                "a spec document must be a JSON object {\"kind\", \"name\", \"params\"}",
+            ));
+        }
         let raw: RawSpec =
-            serde_json::from_value(value).map_err(|e| Error::Parse(e.to_string()))?;
-        let kind = Kind::from_params(&raw.kind, raw.params.unwrap_or(serde_json::json!({})))?;
+            serde_path_to_error::deserialize(value).map_err(|e| Error::at_path("", e))?;
+        let kind_name = raw
+            .kind
+            .ok_or_else(|| Error::field("kind", "missing field `kind`"))?;
+        let kind = Kind::from_params(&kind_name, raw.params.unwrap_or(serde_json::json!({})))?;
         let lockstep = match raw.lockstep {
             None | Some(serde_json::Value::Null) => None,
             Some(l @ serde_json::Value::Object(_)) => Some(l),
             Some(_) => {
-                return Err(Error::Parse(
-                    "lockstep must be an object {\"models\": [...], \"params\": {...}}".into(),
+                return Err(Error::field(
+                    "lockstep",
+                    "lockstep must be an object {\"models\": [...], \"params\": {...}}",
                 ));
             }
         };
         Ok(Spec {
-            name: raw.name.unwrap_or_else(|| raw.kind.clone()),
+            name: raw.name.unwrap_or(kind_name),
             kind,
             lockstep,
         })

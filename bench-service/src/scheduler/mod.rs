@@ -18,7 +18,8 @@
 //! - [`cmd`]: the requests and answers, [`error`] the refusals; [`view`]: what is published;
 //! - [`plans`]: specs and schedule bodies checked against the bench;
 //! - `waiting.rs`: the queue (enqueue, reorder, remove, settings); [`order`]: its sort keys;
-//! - `running.rs`: the run on the bench (start, stop, its end); `resuming.rs`: a run's
+//! - `running.rs`: the run on the bench (start, stop, its end, told as `ended.rs`'s typed
+//!   `RunEnd`, never read back from the store); `resuming.rs`: a run's
 //!   continuation started;
 //! - `timetable.rs`: the schedule firing, `campaign.rs` a campaign entry's; [`clock`]: its
 //!   time.
@@ -26,6 +27,7 @@
 mod campaign;
 pub mod clock;
 pub mod cmd;
+mod ended;
 pub mod error;
 pub mod order;
 pub mod plans;

@@ -299,18 +299,15 @@ pub fn check_value(v: &Value, loaded: &Loaded, prefix: &str) -> Result<Checked, 
             format!("{prefix}: {msg}")
         }
     };
-    if !v.is_object() {
-        return Err(SchedulerError::invalid(
-            if prefix.is_empty() { "spec" } else { prefix },
-            label("a spec document must be a JSON object {\"kind\", \"name\", \"params\"}".into()),
-        ));
-    }
     let spec_err = |e: experiments::Error| {
         let field = match &e {
-            experiments::Error::Limit { field, .. } | experiments::Error::Invalid { field, .. } => {
-                join(field)
+            // The document as a whole (not a JSON object): named by where it stands.
+            experiments::Error::Field { field, .. } if field == "spec" && !prefix.is_empty() => {
+                prefix.to_string()
             }
-            experiments::Error::Parse(msg) => join(&parse_field(msg)),
+            experiments::Error::Limit { field, .. }
+            | experiments::Error::Invalid { field, .. }
+            | experiments::Error::Field { field, .. } => join(field),
             _ => join("spec"),
         };
         SchedulerError::Invalid {
@@ -324,30 +321,6 @@ pub fn check_value(v: &Value, loaded: &Loaded, prefix: &str) -> Result<Checked, 
         field: join("spec"),
         message: label(e.0),
     })
-}
-
-/// The field a spec parse error is about: `kind` for an unknown kind, `params.X` for an
-/// unknown parameter, the named field for serde's unknown/missing-field messages, else
-/// `params` or `spec`.
-fn parse_field(msg: &str) -> String {
-    let msg = msg.strip_prefix("spec: ").unwrap_or(msg);
-    if msg.starts_with("unknown kind") {
-        return "kind".into();
-    }
-    let (prefix, rest) = match msg.strip_prefix("params: ") {
-        Some(rest) => ("params.", rest),
-        None => ("", msg),
-    };
-    let quoted = ["unknown field `", "missing field `"]
-        .iter()
-        .find_map(|p| rest.split_once(p))
-        .and_then(|(_, after)| after.split_once('`'))
-        .map(|(name, _)| name);
-    match (quoted, prefix) {
-        (Some(name), _) => format!("{prefix}{name}"),
-        (None, "params.") => "params".into(),
-        (None, _) => "spec".into(),
-    }
 }
 
 #[cfg(test)]
@@ -416,5 +389,55 @@ mod tests {
             Err(SchedulerError::Invalid { field, .. }) => assert_eq!(field, "batch"),
             other => panic!("{other:?}"),
         }
+    }
+
+    /// The field of a spec that cannot be read comes from where the reader stopped: the
+    /// unknown kind, the unknown or mistyped parameter, the missing kind, under the entry's
+    /// prefix.
+    #[test]
+    fn an_unreadable_spec_names_its_field() {
+        let loaded = Loaded::sim("127.0.0.1:1");
+        let field = |doc: Value, prefix: &str| match check_value(&doc, &loaded, prefix) {
+            Err(SchedulerError::Invalid { field, message }) => (field, message),
+            other => panic!("{other:?}"),
+        };
+        let cases = [
+            (json!({"kind": "torque_rmp"}), "spec", "kind"),
+            (json!({"name": "x"}), "spec", "kind"),
+            (
+                json!({"kind": "torque_ramp", "colour": 1}),
+                "spec",
+                "colour",
+            ),
+            (
+                json!({"kind": "torque_ramp", "params": {"rate": 1}}),
+                "spec",
+                "params.rate",
+            ),
+            (
+                json!({"kind": "constant_velocity_sweep", "params": {"settle_s": "long"}}),
+                "batch[2]",
+                "batch[2].params.settle_s",
+            ),
+            (
+                json!({"kind": "torque_ramp", "lockstep": 3}),
+                "spec",
+                "lockstep",
+            ),
+            (json!(["torque_ramp"]), "batch[1]", "batch[1]"),
+            (json!(["torque_ramp"]), "spec", "spec"),
+        ];
+        for (doc, prefix, want) in cases {
+            let (got, message) = field(doc.clone(), prefix);
+            assert_eq!(got, want, "{doc} → {message}");
+        }
+        let (_, message) = field(
+            json!({"kind": "torque_ramp", "params": {"rate": 1}}),
+            "spec",
+        );
+        assert!(
+            message.starts_with("spec: params: unknown field `rate`"),
+            "{message}"
+        );
     }
 }

@@ -2,6 +2,7 @@
 //! aborted on request or by the e-stop latch, and its end recorded (a drive fault, or a
 //! failure under `on_failure = stop`, pauses the queue).
 
+use super::ended::RunEnd;
 use super::{Item, Latch, OnFailure, Running, RunningView, Scheduler, SchedulerError};
 use crate::hub::decimation;
 use bench_daemon::control::{Control, StopReason};
@@ -91,34 +92,10 @@ impl Scheduler {
         let Some(r) = self.running.take() else { return };
         let id = r.view.run_id;
         self.interlock.detach(id);
-        // Why it ended, as the loop said (the store is read only when the loop's report
-        // has no reason for a status other than completed).
-        let (status, said) = match done {
-            Ok(Ok(f)) => {
-                if let Some(s) = f.report.safe_state_s {
-                    tracing::info!(
-                        "run {id} {}: drive disabled {:.0} µs after the stop decision",
-                        f.status,
-                        s * 1e6
-                    );
-                }
-                (f.status, f.report.outcome.reason().map(StopReason::code))
-            }
-            Ok(Err(e)) => {
-                let reason = Reason::new(ReasonCode::Other, format!("{e:#}"));
-                (self.mark_failed(id, reason).await, None)
-            }
-            Err(e) => {
-                let reason = Reason::new(ReasonCode::Panic, format!("the run task ended: {e}"));
-                (self.mark_failed(id, reason).await, None)
-            }
-        };
+        let end = self.end_of(id, done).await;
+        let status = end.status();
         self.connected = status != RunStatus::Failed;
-        let code = match said {
-            Some(code) => Some(code),
-            None if status == RunStatus::Completed => None,
-            None => self.reason_code(id).await,
-        };
+        let code = end.code();
         if let Some(c) = code {
             *self.stops.entry(c).or_default() += 1;
         }
@@ -137,27 +114,36 @@ impl Scheduler {
         self.changed();
     }
 
-    /// The stored code of why run `id` ended (`None`: completed, or unreadable).
-    async fn reason_code(&self, id: i64) -> Option<ReasonCode> {
-        self.store
-            .run(id)
-            .await
-            .ok()
-            .and_then(|run| run.reason_code)
-    }
-
-    async fn mark_failed(&self, id: i64, reason: Reason) -> RunStatus {
-        tracing::warn!("run {id} failed: {reason}");
-        match self.store.run(id).await {
-            Ok(run) if run.status.is_final() => run.status,
-            _ => {
-                let _ = self
-                    .store
-                    .finish_run(id, RunStatus::Failed, Some(&reason))
-                    .await;
-                RunStatus::Failed
+    /// How run `id` ended: the loop's outcome, or (the session gave none: it ended before the
+    /// loop, or its task died) failed for why, recorded here.
+    async fn end_of(
+        &self,
+        id: i64,
+        done: Result<anyhow::Result<Finished>, tokio::task::JoinError>,
+    ) -> RunEnd {
+        let reason = match done {
+            Ok(Ok(f)) => {
+                if let Some(s) = f.report.safe_state_s {
+                    tracing::info!(
+                        "run {id} {}: drive disabled {:.0} µs after the stop decision",
+                        f.status,
+                        s * 1e6
+                    );
+                }
+                return RunEnd::of(&f.report.outcome);
             }
+            Ok(Err(e)) => Reason::new(ReasonCode::Other, format!("{e:#}")),
+            Err(e) => Reason::new(ReasonCode::Panic, format!("the run task ended: {e}")),
+        };
+        tracing::warn!("run {id} failed: {reason}");
+        if let Err(e) = self
+            .store
+            .finish_run(id, RunStatus::Failed, Some(&reason))
+            .await
+        {
+            tracing::error!("run {id}: its failure not stored: {e}");
         }
+        RunEnd::Failed(reason)
     }
 
     /// The interlock has latched the e-stop: the running run is aborted (its drive is already

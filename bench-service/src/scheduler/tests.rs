@@ -256,3 +256,40 @@ async fn an_entry_in_the_past_is_refused_naming_run_at_unless_asked_to_start() {
     assert_eq!(f.store.schedules().await.unwrap().len(), 2);
     f.stop().await;
 }
+
+/// A run that cannot reach the bench ends failed for a comms fault: the scheduler counts the
+/// stop by the code the loop gave it, and the store holds the same code.
+#[tokio::test]
+async fn a_failed_run_is_counted_by_the_loops_reason() {
+    let f = start(None).await;
+    let loaded = Loaded::sim("127.0.0.1:1");
+    let checked = bench_daemon::session::check_spec(
+        experiments::Spec::from_value(json!({"kind": "torque_ramp"})).unwrap(),
+        &loaded,
+    )
+    .unwrap();
+    let run = f
+        .ask(|reply| Cmd::Enqueue {
+            checked: Box::new(checked),
+            priority: 0,
+            now: true,
+            reply,
+        })
+        .await
+        .unwrap();
+    let mut view = f.view.clone();
+    let seen = view
+        .wait_for(|v| v.running.is_none() && !v.stops.is_empty())
+        .await
+        .unwrap()
+        .clone();
+    assert_eq!(
+        seen.stops.into_iter().collect::<Vec<_>>(),
+        vec![(run_store::ReasonCode::CommsFault, 1)]
+    );
+    assert!(!seen.connected);
+    let stored = f.store.run(run.id).await.unwrap();
+    assert_eq!(stored.status, run_store::RunStatus::Failed);
+    assert_eq!(stored.reason_code, Some(run_store::ReasonCode::CommsFault));
+    f.stop().await;
+}

@@ -223,7 +223,7 @@ fn steps(h: &mut String, c: &Campaign) {
 /// Measured Stribeck points (|v|, |torque|) per direction of the sweep step: the held points
 /// (`slipped` false) or those left out of the fits for stick-slip (`slipped` true).
 fn sweep_points(c: &Campaign, dir: &str, slipped: bool) -> Vec<(f64, f64)> {
-    super::step(c, "sweep")
+    super::step(c, super::Step::Sweep)
         .and_then(|s| s["results"][dir].as_array())
         .into_iter()
         .flatten()
@@ -335,7 +335,7 @@ fn stribeck_svg(c: &Campaign, x: &Extra, f: &str, v: &str) -> String {
 
 fn breakaway_svg(c: &Campaign, f: &str) -> String {
     let rows = |d: &str| -> Vec<(f64, f64)> {
-        super::step(c, "breakaway")
+        super::step(c, super::Step::Breakaway)
             .and_then(|s| s["results"][d].as_array())
             .into_iter()
             .flatten()

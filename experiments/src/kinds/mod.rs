@@ -61,10 +61,10 @@ macro_rules! kinds {
                         "must be a JSON object of named parameters",
                     ));
                 }
-                let bad = |e: serde_json::Error| Error::Parse(format!("params: {e}"));
+                let bad = |e| Error::at_path("params", e);
                 match kind {
-                    $( stringify!($module) => Ok(Kind::$variant(serde_json::from_value(params).map_err(bad)?)), )*
-                    other => Err(Error::Parse(format!(
+                    $( stringify!($module) => Ok(Kind::$variant(serde_path_to_error::deserialize(params).map_err(bad)?)), )*
+                    other => Err(Error::field("kind", format!(
                         "unknown kind '{other}' (known: {})",
                         Kind::NAMES.join(", ")
                     ))),
