@@ -128,11 +128,7 @@ impl NotifyConfig {
 
 /// Notes on each entry the line of its `[[notify]]` header in `text` (1-based).
 pub fn note_lines(entries: &mut [NotifyConfig], text: &str) {
-    let mut headers = text
-        .lines()
-        .enumerate()
-        .filter(|(_, l)| l.trim_start().starts_with("[[notify]]"))
-        .map(|(i, _)| i + 1);
+    let mut headers = super::suspend::header_lines(text, "[[notify]]");
     for e in entries {
         e.line = headers.next();
     }
