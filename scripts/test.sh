@@ -106,6 +106,11 @@ python_envs() {
     rm -rf target/duckenv
     venv target/duckenv 'duckdb==2.0.1'
   fi
+  # issue 42: aiosmtpd, the local mail relay of the notification tests.
+  if ! target/smtpenv/bin/python -c 'import aiosmtpd, sys; sys.exit(aiosmtpd.__version__ != "1.4.6")' 2>/dev/null; then
+    rm -rf target/smtpenv
+    venv target/smtpenv 'aiosmtpd==1.4.6'
+  fi
   rm -rf target/clientenv
   venv target/clientenv 'httpx==0.28.1' 'pandas==3.1.1' 'pyarrow==26.0.1' 'numpy==2.4.6' \
     'xarray==2026.9.0' 'pytest==9.2.0' ./clients/python
@@ -140,6 +145,7 @@ eval "$(scripts/pg-cluster.sh start target/pg-test)"
 export FRICTIONBENCH_REQUIRE_PG=1
 export FRICTIONBENCH_PYTHON="$PWD/target/pyenv/bin/python"
 export FRICTIONBENCH_DUCKDB_PYTHON="$PWD/target/duckenv/bin/python"
+export FRICTIONBENCH_SMTP_PYTHON="$PWD/target/smtpenv/bin/python"
 
 # Everything after the build runs side by side: the stages below mostly wait on real-time runs
 # of their own daemons. The simulated benches they talk to run at real-time priority, as the

@@ -25,6 +25,7 @@ mod fit_quality;
 mod floors;
 mod import_rest;
 mod lab;
+mod notify;
 mod perf_loop;
 mod resume;
 mod resume_serve;

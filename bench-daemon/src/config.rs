@@ -20,11 +20,13 @@ use crate::InputError;
 mod daq;
 mod loaded;
 mod loop_cpu;
+mod notify;
 mod plant;
 mod suspend;
 pub use daq::{AnalogInput, AnalogOutput, DaqConfig, PositionSource};
 pub use loaded::resolve_params;
 pub use loop_cpu::{LastCpu, LoopCpu};
+pub use notify::{MAX_BACKOFF_S, NotifyConfig, NotifyEvent, SmtpConfig};
 pub use plant::PlantConfig;
 pub use suspend::{SignalDevice, SuspendRule};
 
@@ -106,6 +108,10 @@ pub struct BenchConfig {
     /// have been clear for their hold time, instead of ending it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub suspend: Vec<SuspendRule>,
+    /// `[[notify]]`: webhooks and mail relays `bench serve` tells of run ends, pauses and the
+    /// e-stop. Not part of a run's snapshot.
+    #[serde(default, skip_serializing)]
+    pub notify: Vec<NotifyConfig>,
 }
 
 /// `[queue]`: the daemon's own decisions about its queue.
@@ -292,6 +298,8 @@ impl BenchConfig {
             toml::from_str(text).map_err(|e| InputError(format!("{source}: {e}")))?;
         suspend::note_lines(&mut config.suspend, text);
         suspend::check_rules(&config.suspend).map_err(|e| InputError(format!("{source}: {e}")))?;
+        notify::note_lines(&mut config.notify, text);
+        notify::check_entries(&config.notify).map_err(|e| InputError(format!("{source}: {e}")))?;
         check_bench_id(&config.bench_id).map_err(|rule| {
             InputError(format!("{source}: bench_id = {:?} {rule}", config.bench_id))
         })?;

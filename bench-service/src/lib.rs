@@ -31,6 +31,7 @@ pub mod guard;
 pub mod hub;
 pub mod jobs;
 pub mod metrics;
+pub mod notify;
 pub mod openapi;
 pub mod parquet;
 pub mod pool;
@@ -259,6 +260,11 @@ async fn run_until(
         fits: Default::default(),
         lab: false,
     };
+    // Subscribed before the scheduler runs: its first event is news already.
+    let restored = (state.view.borrow().paused, state.view.borrow().estop);
+    let c = &loaded.config;
+    let (hub, shut) = (&state.hub, shutdown_rx.clone());
+    notify::start(&c.notify, &c.bench_id, hub, store.clone(), restored, shut);
     let starter = Arc::new(campaigns::Scheduled(state.clone()));
     let scheduler = scheduler.with_campaigns(starter);
     let scheduler = tokio::spawn(scheduler.run(cmd_rx, shutdown_rx.clone()));

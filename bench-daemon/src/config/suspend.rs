@@ -74,14 +74,18 @@ impl SuspendRule {
 
 /// Notes on each rule the line of its `[[suspend]]` header in `text` (1-based).
 pub fn note_lines(rules: &mut [SuspendRule], text: &str) {
-    let mut headers = text
-        .lines()
-        .enumerate()
-        .filter(|(_, l)| l.trim_start().starts_with("[[suspend]]"))
-        .map(|(i, _)| i + 1);
+    let mut headers = header_lines(text, "[[suspend]]");
     for r in rules {
         r.line = headers.next();
     }
+}
+
+/// The lines (1-based) of `text` that open an array-of-tables entry `header` (`[[suspend]]`).
+pub(super) fn header_lines<'a>(text: &'a str, header: &'a str) -> impl Iterator<Item = usize> + 'a {
+    text.lines()
+        .enumerate()
+        .filter(move |(_, l)| l.trim_start().starts_with(header))
+        .map(|(i, _)| i + 1)
 }
 
 /// Where entry `k` is, for errors: `[[suspend]] #2 (line 31)`.

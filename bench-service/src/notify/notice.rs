@@ -1,0 +1,148 @@
+//! What a notification says: the event, the bench, the run and why it stopped, as JSON (the
+//! webhook's body) and as one sentence (a mail's subject).
+
+use bench_daemon::config::NotifyEvent;
+use run_store::{ReasonCode, RunStatus};
+use serde::Serialize;
+
+/// One notification, the JSON body a webhook is POSTed.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Notice {
+    /// `run_completed`, `run_failed`, `run_aborted`, `queue_paused`, `estop`, ...
+    pub event: NotifyEvent,
+    /// The bench it happened on.
+    pub bench_id: String,
+    /// When the service saw it (RFC 3339 UTC).
+    pub at: String,
+    /// The run, for run events.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<i64>,
+    /// The run's name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub run_name: Option<String>,
+    /// The run's experiment kind.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    /// Why it stopped: the stable code (`limit_breach`, `estop`, `operator`, ...).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason_code: Option<ReasonCode>,
+    /// Why it stopped, in words.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// The whole of it in one sentence.
+    pub text: String,
+}
+
+/// A run's end, as the notifier reads it from the store.
+#[derive(Clone, Debug, Default)]
+pub struct RunEnd {
+    /// The run.
+    pub run_id: i64,
+    /// Its final status.
+    pub status: Option<RunStatus>,
+    /// Its name.
+    pub name: Option<String>,
+    /// Its kind.
+    pub kind: Option<String>,
+    /// Why it stopped (code).
+    pub reason_code: Option<ReasonCode>,
+    /// Why it stopped (words).
+    pub reason: Option<String>,
+}
+
+impl Notice {
+    fn bare(event: NotifyEvent, bench_id: &str, text: String) -> Notice {
+        Notice {
+            event,
+            bench_id: bench_id.to_string(),
+            at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+            run_id: None,
+            run_name: None,
+            kind: None,
+            reason_code: None,
+            reason: None,
+            text,
+        }
+    }
+
+    /// A run ended (`None` for a status that is no end).
+    pub fn run_end(bench_id: &str, end: RunEnd) -> Option<Notice> {
+        let (event, verb) = match end.status? {
+            RunStatus::Completed => (NotifyEvent::RunCompleted, "completed"),
+            RunStatus::Failed => (NotifyEvent::RunFailed, "failed"),
+            RunStatus::Aborted => (NotifyEvent::RunAborted, "was aborted"),
+            _ => return None,
+        };
+        let name = end
+            .name
+            .as_deref()
+            .filter(|n| !n.is_empty())
+            .map(|n| format!(" ({n})"))
+            .unwrap_or_default();
+        let why = end
+            .reason
+            .as_deref()
+            .map(|r| format!(": {r}"))
+            .unwrap_or_default();
+        let text = format!("bench {bench_id}: run {}{name} {verb}{why}", end.run_id);
+        Some(Notice {
+            run_id: Some(end.run_id),
+            run_name: end.name,
+            kind: end.kind,
+            reason_code: end.reason_code,
+            reason: end.reason,
+            ..Notice::bare(event, bench_id, text)
+        })
+    }
+
+    /// The queue paused (not by the e-stop).
+    pub fn queue_paused(bench_id: &str) -> Notice {
+        let text = format!("bench {bench_id}: the queue is paused; nothing new starts");
+        Notice::bare(NotifyEvent::QueuePaused, bench_id, text)
+    }
+
+    /// The e-stop latched, with its reason if the store has it.
+    pub fn estop(bench_id: &str, reason: Option<String>) -> Notice {
+        let why = reason
+            .as_deref()
+            .map(|r| format!(": {r}"))
+            .unwrap_or_default();
+        let text = format!("bench {bench_id}: e-stop latched{why}");
+        Notice {
+            reason_code: Some(ReasonCode::Estop),
+            reason,
+            ..Notice::bare(NotifyEvent::Estop, bench_id, text)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_aborted_run_says_why_in_its_sentence_and_its_json() {
+        let end = RunEnd {
+            run_id: 7,
+            status: Some(RunStatus::Aborted),
+            name: Some("night sweep".into()),
+            kind: Some("prbs".into()),
+            reason_code: Some(ReasonCode::Estop),
+            reason: Some("e-stop: button".into()),
+        };
+        let n = Notice::run_end("b12", end).unwrap();
+        assert_eq!(
+            n.text,
+            "bench b12: run 7 (night sweep) was aborted: e-stop: button"
+        );
+        let v = serde_json::to_value(&n).unwrap();
+        assert_eq!(v["event"], "run_aborted");
+        assert_eq!(v["reason_code"], "estop");
+        assert_eq!(v["run_id"], 7);
+        let running = RunEnd {
+            status: Some(RunStatus::Running),
+            ..RunEnd::default()
+        };
+        assert_eq!(Notice::run_end("b12", running), None);
+    }
+}
