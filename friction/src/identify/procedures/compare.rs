@@ -33,7 +33,8 @@ pub struct ModelChoice {
 
 impl ModelChoice {
     /// Parses `ID` (fit every parameter whose rules make it positive and whose default is
-    /// > 0), `ID=p1+p2` (fit these), or `ID=none` (defaults, no fit).
+    /// \> 0), `ID=p1+p2` (fit these; `negative.p1` fits `p1` of negative motion apart), or
+    /// `ID=none` (defaults, no fit).
     pub fn parse(text: &str) -> Result<ModelChoice, FitError> {
         let (id, names) = match text.split_once('=') {
             Some((id, n)) => (id.trim(), Some(n.trim())),
@@ -48,10 +49,14 @@ impl ModelChoice {
             Some(n) => n.split('+').map(|s| s.trim().to_string()).collect(),
             None => default_fit(entry),
         };
-        if let Some(bad) = fit
-            .iter()
-            .find(|n| *n != "mass" && !entry.params.iter().any(|p| p.name == n.as_str()))
-        {
+        if let Some(bad) = fit.iter().find(|n| {
+            let known = match n.strip_prefix("negative.") {
+                // A negative-side parameter: one the model's negative set takes.
+                Some(_) => output_error::negative_taken(entry, n),
+                None => entry.params.iter().any(|p| p.name == n.as_str()),
+            };
+            *n != "mass" && !known
+        }) {
             let known: Vec<&str> = entry.params.iter().map(|p| p.name).collect();
             return Err(FitError::Setting {
                 field: format!("{id}.{bad}"),
