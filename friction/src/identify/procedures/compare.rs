@@ -149,7 +149,7 @@ pub struct Scores {
 }
 
 impl Scores {
-    fn failed() -> Scores {
+    pub(super) fn failed() -> Scores {
         Scores {
             all: f64::NAN,
             presliding: None,
@@ -348,7 +348,7 @@ pub fn compare(
 
 /// Sorts rows by validation MSE (failed ones last; of equal scores the simpler model first)
 /// and numbers them, equal scores sharing a rank.
-fn rank(rows: &mut [Row]) {
+pub(super) fn rank(rows: &mut [Row]) {
     let key = |r: &Row| {
         if r.error.is_none() {
             r.validation.all
