@@ -39,7 +39,7 @@ fn record(excitation: Excitation, seed: u64) -> Table {
 }
 
 /// `(value, std error)` of `name` on `side` (`""` or `"negative"`).
-fn value(r: &FitReport, side: &str, name: &str) -> (f64, f64) {
+pub(crate) fn value(r: &FitReport, side: &str, name: &str) -> (f64, f64) {
     let (p, e) = if side.is_empty() {
         (&r.params, &r.std_errors)
     } else {

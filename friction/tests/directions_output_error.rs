@@ -2,6 +2,7 @@
 //! known truth for each direction, fitted with `given.asymmetric = true`; the set then drives
 //! the lockstep models and a compensator with both of its sides.
 
+use crate::directions::value;
 use friction::compensation::{CompensationInput, Compensator, CompensatorSpec, VelocitySource};
 use friction::identify::procedures::compare::ModelChoice;
 use friction::identify::procedures::validation::validate;
@@ -46,19 +47,6 @@ fn record(id: &str, truth: &Value, f: f64, noise: f64, seed: u64) -> Table {
         ("friction".into(), fr),
     ])
     .unwrap()
-}
-
-/// `(value, std error)` of `name` on `side` (`""` or `"negative"`).
-fn value(r: &FitReport, side: &str, name: &str) -> (f64, f64) {
-    let (p, e) = if side.is_empty() {
-        (&r.params, &r.std_errors)
-    } else {
-        (
-            r.params[side].as_object().unwrap(),
-            r.std_errors[side].as_object().unwrap(),
-        )
-    };
-    (p[name].as_f64().unwrap(), e[name].as_f64().unwrap())
 }
 
 /// Every fitted name on both sides within `pct` % of `truth` and within 4 standard errors.

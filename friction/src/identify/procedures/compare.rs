@@ -210,6 +210,22 @@ pub struct Row {
     pub note: Option<String>,
 }
 
+impl Row {
+    /// The row of `m` before its fit: its given parameters, failed scores.
+    pub(super) fn unscored(m: &ModelChoice) -> Row {
+        Row {
+            rank: 0,
+            model: m.model.clone(),
+            params: m.params.clone(),
+            fit: None,
+            estimation: Scores::failed(),
+            validation: Scores::failed(),
+            error: None,
+            note: None,
+        }
+    }
+}
+
 /// The comparison table.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Table {
@@ -285,16 +301,7 @@ pub fn compare(
         .collect();
     let mut rows = Vec::new();
     for m in models {
-        let mut row = Row {
-            rank: 0,
-            model: m.model.clone(),
-            params: m.params.clone(),
-            fit: None,
-            estimation: Scores::failed(),
-            validation: Scores::failed(),
-            error: None,
-            note: None,
-        };
+        let mut row = Row::unscored(m);
         let outcome = (|| -> Result<(), FitError> {
             if !m.fit.is_empty() {
                 let o = Options {

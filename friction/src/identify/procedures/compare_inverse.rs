@@ -47,16 +47,7 @@ pub fn compare(
         .collect::<Result<Vec<_>, _>>()?;
     let mut rows = Vec::new();
     for m in models {
-        let mut row = Row {
-            rank: 0,
-            model: m.model.clone(),
-            params: m.params.clone(),
-            fit: None,
-            estimation: Scores::failed(),
-            validation: Scores::failed(),
-            error: None,
-            note: None,
-        };
+        let mut row = Row::unscored(m);
         let outcome = (|| -> Result<(), FitError> {
             let mut g = given.clone();
             if let Value::Object(held) = &m.params {
