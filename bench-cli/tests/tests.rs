@@ -15,6 +15,7 @@ mod cli_serve;
 mod cli_shell;
 mod cli_sim;
 mod cli_trends;
+mod compare_inverse;
 mod compensation;
 mod daemon;
 mod daq_sweep;

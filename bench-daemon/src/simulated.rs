@@ -20,6 +20,15 @@ pub struct InProcessSim {
     pub priority_note: Option<String>,
 }
 
+/// The simulated bench a `--sim` command starts for the bench `loaded`: the shipped one,
+/// carrying the bench's `[plant]` load (docs/src/known-load.md), so that a pendulum bench's
+/// bench.toml serves a pendulum.
+pub fn sim_config(loaded: &Loaded) -> SimConfig {
+    let mut config = SimConfig::default();
+    config.params.load = loaded.config.plant.load;
+    config
+}
+
 impl InProcessSim {
     /// Starts the shipped simulated bench on loopback TCP (any free port). `priority` is the
     /// SCHED_FIFO priority of its threads (0 = normal scheduling).
@@ -98,5 +107,33 @@ fn wiring(cfg: &DaqConfig) -> DaqSimOptions {
         nm_per_v: t.nm_per_v,
         offset_v: t.offset_v,
         ..DaqSimOptions::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{BenchConfig, SIM_TOML};
+
+    /// `[plant] load` reaches the simulated axis: released, the arm swings to the pendulum's
+    /// lowest point; the shipped bench (no `[plant]`) stays where friction holds it.
+    #[test]
+    fn the_bench_toml_load_reaches_the_simulated_plant() {
+        let text = format!(
+            "{SIM_TOML}\n[plant]\nload = {{ kind = \"pendulum\", mass = 5.0, length = 0.5, bottom = 0.5 }}\n"
+        );
+        let settle = |config: BenchConfig| {
+            let mut loaded = Loaded::sim("127.0.0.1:0");
+            loaded.config = config;
+            let mut p = sim_config(&loaded).params;
+            p.watchdog_s = 0.0;
+            let mut sim = bench_sim::Sim::new(p, &bench_sim::default_truth()).unwrap();
+            sim.advance(3.0);
+            sim.state.plant.x
+        };
+        let x = settle(BenchConfig::parse(&text, "b.toml").unwrap());
+        // Friction (fs = 1.5 N m) holds the arm within asin(fs / (m g l)) = 0.061 rad of it.
+        assert!((x - 0.5).abs() < 0.062, "{x}");
+        assert_eq!(settle(BenchConfig::sim()), 0.0);
     }
 }

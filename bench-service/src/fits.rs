@@ -215,6 +215,7 @@ async fn compare(
         offset: false,
         db: state.db_path.clone(),
         geometry: state.loaded.config.geometry,
+        given: serde_json::Map::new(),
     };
     let (mut table, id) = run(&state, what, whole, move || Ok(job.run()?.json)).await?;
     table["fit_id"] = json!(id);

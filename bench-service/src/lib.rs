@@ -196,7 +196,8 @@ async fn run_until(
 
     let sim = if opts.sim {
         let priority = probe.config.realtime_priority.saturating_sub(1);
-        let sim = InProcessSim::start(bench_sim::SimConfig::default(), priority).await?;
+        let sim =
+            InProcessSim::start(bench_daemon::simulated::sim_config(&probe), priority).await?;
         if let Some(note) = &sim.priority_note {
             tracing::info!("simulated bench at {note}");
         }

@@ -39,7 +39,7 @@ fn record(excitation: Excitation, seed: u64) -> Table {
 }
 
 /// `(value, std error)` of `name` on `side` (`""` or `"negative"`).
-fn value(r: &FitReport, side: &str, name: &str) -> (f64, f64) {
+pub(crate) fn value(r: &FitReport, side: &str, name: &str) -> (f64, f64) {
     let (p, e) = if side.is_empty() {
         (&r.params, &r.std_errors)
     } else {
@@ -263,4 +263,57 @@ fn output_error_validates_by_replaying_the_held_out_record() {
     // A wrong set scores worse.
     truth.params.insert("fc".into(), json!(1.2));
     assert!(validate(&truth, &held_out, "x").unwrap().rel_error_pct > 2.0 * own.rel_error_pct);
+}
+
+/// `bench compare` on the inverse model: t,x,u records only, each model fitted by IDIM-LS on
+/// the estimation record and scored by its inverse-model force on the held-out one.
+#[test]
+fn the_inverse_model_comparison_scores_held_out_records_like_the_truth() {
+    use friction::identify::procedures::compare::ModelChoice;
+    use friction::identify::procedures::compare_inverse;
+    use friction::identify::procedures::output_error::Segment;
+    let segment = |name: &str, t: &Table| {
+        let cols: Vec<Vec<f64>> = ["t", "x", "u"]
+            .iter()
+            .map(|c| t.get(c).unwrap().to_vec())
+            .collect();
+        Segment::from_columns(name, &["t", "x", "u"], &cols).unwrap()
+    };
+    let fit_on = record(Excitation::Moves, 1);
+    let held_out = record(Excitation::Sines { pulse: 40.0 }, 7);
+    let (e, v) = (segment("moves", &fit_on), segment("sines", &held_out));
+    let models: Vec<ModelChoice> = ["coulomb_viscous", "stribeck_exp"]
+        .iter()
+        .map(|m| ModelChoice::parse(m).unwrap())
+        .collect();
+    let t = compare_inverse::compare(
+        std::slice::from_ref(&e),
+        std::slice::from_ref(&v),
+        &models,
+        &asymmetric(),
+    )
+    .unwrap();
+    assert_eq!(t.residual, compare_inverse::RESIDUAL);
+    let cv = t
+        .rows
+        .iter()
+        .find(|r| r.model == "coulomb_viscous")
+        .unwrap();
+    assert!(t.rows.iter().all(|r| r.error.is_none()), "{:?}", t.rows);
+    assert!(cv.params["negative"]["fc"].is_number());
+    // The fitted set's held-out MSE is the true model's own, within 10 %.
+    let truth = validate(&truth_of(cv.fit.as_ref().unwrap()), &held_out, "sines").unwrap();
+    let own = truth.rms * truth.rms;
+    assert!(
+        (cv.validation.all - own).abs() < 0.1 * own,
+        "{} against {own}",
+        cv.validation.all
+    );
+    let e2 = compare_inverse::compare(&[e.clone(), e], &[v], &models, &asymmetric())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e2.starts_with("estimate takes one record for the inverse model (got 2)"),
+        "{e2}"
+    );
 }

@@ -82,16 +82,23 @@ fn a_pendulum_bench_is_fitted_within_two_percent_with_its_load_given() {
 
 /// A closed-loop axis (the EMPS-like generator) carrying a 20 kg arm at 0.5 m whose lowest
 /// point is 0.6 rad below the stroke: IDIM-LS with the load given recovers the friction.
-#[test]
-fn idim_ls_on_a_closed_loop_pendulum_axis_is_within_two_percent() {
-    let arm = json!({"kind": "pendulum", "mass": 20.0, "length": 0.5, "bottom": -0.6});
-    let rec = BallScrew {
+fn arm() -> Value {
+    json!({"kind": "pendulum", "mass": 20.0, "length": 0.5, "bottom": -0.6})
+}
+
+fn pendulum_axis() -> Table {
+    BallScrew {
         offset: 0.0,
-        load: serde_json::from_value(arm.clone()).unwrap(),
+        load: serde_json::from_value(arm()).unwrap(),
         ..BallScrew::default()
     }
     .simulate()
-    .unwrap();
+    .unwrap()
+}
+
+#[test]
+fn idim_ls_on_a_closed_loop_pendulum_axis_is_within_two_percent() {
+    let (arm, rec) = (arm(), pendulum_axis());
     let idim = |g: Value| run("idim_ls", "coulomb_viscous", &rec, &given(g)).unwrap();
     let r = idim(json!({"load": arm, "force_held": true}));
     eprintln!("idim_ls, pendulum given: {:?}", r.params);
@@ -103,6 +110,40 @@ fn idim_ls_on_a_closed_loop_pendulum_axis_is_within_two_percent() {
         !within(&bare, "fc", 20.0, 2.0) || !within(&bare, "fv", 200.0, 2.0),
         "{:?}",
         bare.params
+    );
+}
+
+/// The same axis by the power-equation RLS: the load given, the friction within 2 %; a
+/// held-out record scored with the fit's load.
+#[test]
+fn power_rls_on_a_closed_loop_pendulum_axis_is_within_two_percent() {
+    let rec = pendulum_axis();
+    let rls = |g: Value| run("power_rls", "coulomb_viscous", &rec, &given(g)).unwrap();
+    let r = rls(json!({"load": arm()}));
+    eprintln!("power_rls, pendulum given: {:?}", r.params);
+    for (name, truth) in [("fc", 20.0), ("fv", 200.0)] {
+        assert!(within(&r, name, truth, 2.0), "{name}: {:?}", r.params);
+    }
+    let bare = rls(json!({}));
+    assert!(
+        !within(&bare, "fc", 20.0, 2.0) || !within(&bare, "fv", 200.0, 2.0),
+        "{:?}",
+        bare.params
+    );
+    let held = friction::identify::procedures::validation::validate(&r, &rec, "same").unwrap();
+    let ignored = friction::identify::procedures::validation::validate(
+        &{
+            let mut b = r.clone();
+            b.provenance.given.remove("load");
+            b
+        },
+        &rec,
+        "same",
+    )
+    .unwrap();
+    assert!(
+        held.rel_error_pct < 0.5 * ignored.rel_error_pct,
+        "{held:?} {ignored:?}"
     );
 }
 

@@ -2,6 +2,7 @@
 
 mod coverage;
 mod directions;
+mod directions_output_error;
 mod docs_pages;
 mod identify;
 mod identify_dynamic;

@@ -15,6 +15,8 @@ use std::io::Write;
 and friction the measured torque) or CSV files (header t,x,v,u,friction as `bench simulate` \
 writes them; extra columns are ignored; write ./12 for a file named 12). With run ids the table \
 is stored in the run database and `bench runs show ID` lists it.\n\n\
+With --replay inverse the records are t,x,u (an imported run, the EMPS files): every model is \
+fitted by IDIM-LS on the one --estimate record (--given: its options) and scored by its force.\n\n\
 Models: ID fits every parameter whose rules make it positive and whose default is > 0; \
 ID=p1+p2 fits these; ID=none scores the defaults. Example: --models lugre=sigma0+sigma1+fc+fs+vs+sigma2,coulomb_viscous"
 )]
@@ -55,6 +57,10 @@ pub struct CompareArgs {
     offset: bool,
     #[command(flatten)]
     db: DbArgs,
+    /// With `--replay inverse`: the options of every IDIM-LS fit, a JSON object (e.g.
+    /// '{"asymmetric": true, "force_held": true}').
+    #[arg(long, value_name = "JSON")]
+    given: Option<String>,
     /// Print the table as JSON (with `comparison_id` when it was stored).
     #[arg(long)]
     json: bool,
@@ -91,6 +97,18 @@ fn job(args: &CompareArgs) -> anyhow::Result<CompareJob> {
         offset: args.offset,
         db: args.db.path(),
         geometry: bench_daemon::config::geometry_of(args.config.as_deref())?,
+        given: match &args.given {
+            None => serde_json::Map::new(),
+            Some(text) => match serde_json::from_str(text) {
+                Ok(serde_json::Value::Object(m)) => m,
+                _ => {
+                    return Err(bench_daemon::InputError(format!(
+                        "--given {text}: must be a JSON object, e.g. '{{\"asymmetric\": true}}'"
+                    ))
+                    .into());
+                }
+            },
+        },
     })
 }
 

@@ -125,7 +125,7 @@ pub fn execute(
     rt.block_on(async move {
         let mut sim = if args.sim && !args.virtual_time {
             let priority = probe.config.realtime_priority.saturating_sub(1);
-            Some(InProcessSim::start(bench_sim::SimConfig::default(), priority).await?)
+            Some(InProcessSim::start(bench_daemon::simulated::sim_config(&probe), priority).await?)
         } else {
             None
         };

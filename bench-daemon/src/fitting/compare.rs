@@ -1,7 +1,8 @@
 //! Model comparisons (after Nnaji Tables 6–7): every chosen model fitted by output error on the
 //! estimation data and scored per regime on estimation and validation data. Data are stored
 //! runs or CSV files; with runs, the table is stored with them and each model starts from the
-//! bench's own fits of it ([`super::start`]).
+//! bench's own fits of it ([`super::start`]). The inverse comparison (`--replay inverse`) fits
+//! each model by IDIM-LS on one `t, x, u` record instead and scores its force.
 
 use super::run_data::{self, Selection};
 use super::{Field, FitError, start};
@@ -9,6 +10,7 @@ use crate::InputError;
 use crate::config::Geometry;
 use friction::identify::procedures::Offset;
 use friction::identify::procedures::compare::{self, CompareOptions, ModelChoice, Regimes, Table};
+use friction::identify::procedures::compare_inverse;
 use friction::identify::procedures::output_error::{Replay, Segment};
 use run_store::{NewComparison, Store};
 use serde::{Deserialize, Serialize};
@@ -46,6 +48,9 @@ pub enum ReplayKind {
     /// The applied torque drives each model coupled to the plant mass; the residual is
     /// position.
     Torque,
+    /// The inverse model (IDIM-LS): each model fitted on the one estimation record of
+    /// `t, x, u`; the residual is the force, as `bench fit --validate` scores it.
+    Inverse,
 }
 
 /// A comparison: the data, the models and the settings.
@@ -76,6 +81,9 @@ pub struct CompareJob {
     pub db: PathBuf,
     /// The bench's geometry, for the residual's unit.
     pub geometry: Geometry,
+    /// The options of every IDIM-LS fit of an inverse comparison (`asymmetric`, `force_held`,
+    /// ...); empty otherwise.
+    pub given: Map<String, Value>,
 }
 
 /// A comparison done (and stored when it used runs).
@@ -165,9 +173,17 @@ impl CompareJob {
             }
             t => t.map(Duration::from_secs_f64),
         };
+        if self.replay != ReplayKind::Inverse && !self.given.is_empty() {
+            return Err(FitError::field(
+                Field::Given,
+                " is for the inverse comparison (--replay inverse): it holds the IDIM-LS options"
+                    .to_string(),
+            ));
+        }
         Ok(CompareOptions {
             replay: match self.replay {
-                ReplayKind::Velocity => Replay::Velocity,
+                // The inverse comparison fits and scores by IDIM-LS, not by a replay.
+                ReplayKind::Velocity | ReplayKind::Inverse => Replay::Velocity,
                 ReplayKind::Torque => Replay::Torque {
                     mass: self.mass,
                     load: friction::Load::None,
@@ -195,7 +211,9 @@ impl CompareJob {
     ) -> Result<Compared, FitError> {
         // On the bench's runs, each model starts from the bench's own fits of it.
         let mut starts = Map::new();
-        if let Some(store) = store {
+        let inverse = self.replay == ReplayKind::Inverse;
+        // (The inverse comparison fits from the data alone: a start would be held fixed.)
+        if let Some(store) = store.filter(|_| !inverse) {
             for m in models.iter_mut() {
                 let start = start::start_for(store, &m.model, "output_error").await?;
                 if let Value::Object(p) = &mut m.params {
@@ -208,13 +226,20 @@ impl CompareJob {
         }
         let estimate = read_sources(Field::Estimate, &self.estimate, store).await?;
         let validate = read_sources(Field::Validate, &self.validate, store).await?;
-        let table = compare::compare(&estimate, &validate, models, opts)
-            .map_err(|e| InputError(e.to_string()))?;
+        let table = if inverse {
+            compare_inverse::compare(&estimate, &validate, models, &self.given)
+        } else {
+            compare::compare(&estimate, &validate, models, opts)
+        }
+        .map_err(|e| InputError(e.to_string()))?;
         let mut table_json = serde_json::to_value(&table).map_err(anyhow::Error::from)?;
         // The residual in the bench's units (friction [N m] on a rotary bench).
         let residual = match self.replay {
             ReplayKind::Velocity => format!("friction [{}]", self.geometry.force()),
             ReplayKind::Torque => format!("position [{}]", self.geometry.position()),
+            ReplayKind::Inverse => {
+                format!("force [{}] (the inverse model's)", self.geometry.force())
+            }
         };
         table_json["residual"] = json!(residual);
         let stored = match store {
@@ -264,6 +289,7 @@ impl CompareJob {
             "max_iters": self.max_iters,
             "timeout_s": self.timeout_s,
             "offset": self.offset,
+            "given": self.given,
             "csv": {"estimate": files(&self.estimate), "validate": files(&self.validate)},
             "start_from": starts,
         });

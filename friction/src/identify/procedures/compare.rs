@@ -33,7 +33,8 @@ pub struct ModelChoice {
 
 impl ModelChoice {
     /// Parses `ID` (fit every parameter whose rules make it positive and whose default is
-    /// > 0), `ID=p1+p2` (fit these), or `ID=none` (defaults, no fit).
+    /// \> 0), `ID=p1+p2` (fit these; `negative.p1` fits `p1` of negative motion apart), or
+    /// `ID=none` (defaults, no fit).
     pub fn parse(text: &str) -> Result<ModelChoice, FitError> {
         let (id, names) = match text.split_once('=') {
             Some((id, n)) => (id.trim(), Some(n.trim())),
@@ -48,10 +49,14 @@ impl ModelChoice {
             Some(n) => n.split('+').map(|s| s.trim().to_string()).collect(),
             None => default_fit(entry),
         };
-        if let Some(bad) = fit
-            .iter()
-            .find(|n| *n != "mass" && !entry.params.iter().any(|p| p.name == n.as_str()))
-        {
+        if let Some(bad) = fit.iter().find(|n| {
+            let known = match n.strip_prefix("negative.") {
+                // A negative-side parameter: one the model's negative set takes.
+                Some(_) => output_error::negative_taken(entry, n),
+                None => entry.params.iter().any(|p| p.name == n.as_str()),
+            };
+            *n != "mass" && !known
+        }) {
             let known: Vec<&str> = entry.params.iter().map(|p| p.name).collect();
             return Err(FitError::Setting {
                 field: format!("{id}.{bad}"),
@@ -144,7 +149,7 @@ pub struct Scores {
 }
 
 impl Scores {
-    fn failed() -> Scores {
+    pub(super) fn failed() -> Scores {
         Scores {
             all: f64::NAN,
             presliding: None,
@@ -203,6 +208,22 @@ pub struct Row {
     /// What was done to its parameters after the fit (see [`never_worse_than_contained`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+}
+
+impl Row {
+    /// The row of `m` before its fit: its given parameters, failed scores.
+    pub(super) fn unscored(m: &ModelChoice) -> Row {
+        Row {
+            rank: 0,
+            model: m.model.clone(),
+            params: m.params.clone(),
+            fit: None,
+            estimation: Scores::failed(),
+            validation: Scores::failed(),
+            error: None,
+            note: None,
+        }
+    }
 }
 
 /// The comparison table.
@@ -280,16 +301,7 @@ pub fn compare(
         .collect();
     let mut rows = Vec::new();
     for m in models {
-        let mut row = Row {
-            rank: 0,
-            model: m.model.clone(),
-            params: m.params.clone(),
-            fit: None,
-            estimation: Scores::failed(),
-            validation: Scores::failed(),
-            error: None,
-            note: None,
-        };
+        let mut row = Row::unscored(m);
         let outcome = (|| -> Result<(), FitError> {
             if !m.fit.is_empty() {
                 let o = Options {
@@ -343,7 +355,7 @@ pub fn compare(
 
 /// Sorts rows by validation MSE (failed ones last; of equal scores the simpler model first)
 /// and numbers them, equal scores sharing a rank.
-fn rank(rows: &mut [Row]) {
+pub(super) fn rank(rows: &mut [Row]) {
     let key = |r: &Row| {
         if r.error.is_none() {
             r.validation.all

@@ -30,6 +30,7 @@ use super::FitError;
 use serde_json::{Map, Value};
 
 pub mod compare;
+pub mod compare_inverse;
 mod given;
 pub mod idim_ls;
 pub mod lugre_regression;

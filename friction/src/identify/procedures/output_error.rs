@@ -43,6 +43,7 @@ mod fitting;
 mod given;
 mod held_out;
 mod options;
+mod per_direction;
 mod problem;
 mod refining;
 mod replaying;
@@ -54,6 +55,7 @@ pub use fitting::fit;
 pub use given::{OPTIONS, PROCEDURE, fit_table, options_from_given};
 pub use held_out::predict;
 pub use options::{FreeParam, Hold, Method, Options, Replay, Scale};
+pub(crate) use per_direction::{negative_taken, put};
 pub(super) use problem::model_err;
 pub use problem::{OutputError, Resolved};
 pub use refining::{

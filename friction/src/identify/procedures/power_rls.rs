@@ -35,6 +35,9 @@
 //! errors. A fitted offset is refused with it (it trades off exactly with the two Coulomb
 //! levels).
 //!
+//! **A known load** (`given.load`, [`crate::load`]): `u - L(x)` takes the place of `u`, as in
+//! `idim_ls`.
+//!
 //! **Standard errors.** Once the forgetting factor has reached 1 the estimate is the weighted
 //! least-squares one, so its standard errors are those of the weighted regression at the RLS
 //! estimate ([`stats::least_squares`] on the rows `sqrt(eta) phi`, corrected for serially
@@ -83,6 +86,7 @@ pub const PROCEDURE: Procedure = Procedure {
         "offset",
         "max_gap_steps",
         "asymmetric",
+        "load",
     ],
     known_params: false,
     reads: Reads::TimeSeries(Some(&["prbs", "validation_profile", "imported"])),
@@ -371,7 +375,9 @@ fn batch(rows: &[[f64; 3]], y: &[f64], w: Weighting, design: Design) -> Option<V
 pub fn fit(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitError> {
     let t = table.column("t", PROCEDURE.name)?;
     let x = table.column("x", PROCEDURE.name)?;
-    let u = table.column("u", PROCEDURE.name)?;
+    // A known load takes its share of the force before the filter sees it (the filter is
+    // linear, so this is the same as filtering it and subtracting).
+    let u = &super::given_load(given)?.subtract(x, table.column("u", PROCEDURE.name)?);
     let pn = given_positive(given, "p_n")?.unwrap_or(P_N);
     let alpha = given_positive(given, "alpha")?.unwrap_or(ALPHA);
     let offset = given_offset(given)?;

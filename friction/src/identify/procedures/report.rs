@@ -151,10 +151,13 @@ impl FitReport {
         names: &[String],
         b: &crate::identify::stats::Bootstrap,
     ) {
+        use super::output_error::put;
         for (i, n) in names.iter().enumerate() {
-            self.std_errors.insert(n.clone(), num(b.std_errors[i]));
-            self.ci95.insert(
-                n.clone(),
+            // `negative.NAME` goes into the `negative` object, as the values do.
+            put(&mut self.std_errors, n, num(b.std_errors[i]));
+            put(
+                &mut self.ci95,
+                n,
                 serde_json::json!([num(b.ci95[i][0]), num(b.ci95[i][1])]),
             );
         }

@@ -46,6 +46,7 @@ pub const OPTIONS: &[&str] = &[
     "bootstrap",
     "hold",
     "load",
+    "asymmetric",
 ];
 
 fn given_err(field: &str, rule: &str) -> FitError {
@@ -64,7 +65,8 @@ fn given_num(given: &Given, name: &str) -> Result<Option<f64>, FitError> {
 /// hi]}`), `scale` (`{"name": "log"|"linear"}`), `replay` (`velocity` or `torque`), `mass`,
 /// `warmup_s`, `max_iters`, `diff_step`, `timeout_s`, `offset` (`true` or a known value),
 /// `substeps` (a count; default: from the data), `load` (a known load on the torque replay's
-/// plant, [`crate::load`]), `nested` (default true), `bootstrap`
+/// plant, [`crate::load`]), `nested` (default true), `asymmetric` (each fitted parameter also
+/// for negative motion, [`super::per_direction`]), `bootstrap`
 /// (replicates) with `seed`; for AEP (`method: "aep"` or the `aep` procedure): `population`,
 /// `beta1`, `beta2`, `seed`, `generations`, `polish`.
 pub fn options_from_given(
@@ -96,6 +98,13 @@ pub fn options_from_given(
             "must name the parameters to fit, e.g. {\"fit\": [\"fc\", \"fs\"]} ([] replays the given values without a fit)",
         ));
     }
+    let offset = super::super::given_offset(given)?;
+    let names = if super::super::asymmetric_without_fitted_offset(given, offset)? {
+        let entry = crate::registry::entry(model).map_err(super::model_err)?;
+        super::per_direction::with_negative_sides(entry, &names)?
+    } else {
+        names
+    };
     let mut o = Options::new(model, &[]);
     match given.get("params") {
         None | Some(Value::Null) => {}
@@ -159,7 +168,7 @@ pub fn options_from_given(
     if let Some(t) = super::super::given_positive(given, "timeout_s")? {
         o.timeout = Some(Duration::from_secs_f64(t));
     }
-    o.offset = super::super::given_offset(given)?;
+    o.offset = offset;
     if let Some(n) = given_num(given, "substeps")? {
         if n.fract() != 0.0 || !(1.0..=MAX_SUBSTEPS as f64).contains(&n) {
             return Err(given_err(

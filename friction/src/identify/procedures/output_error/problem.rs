@@ -2,6 +2,7 @@
 //! the data checked, and the model built at a point of the search.
 
 use super::super::replay::ReplaySetup;
+use super::per_direction::{NEGATIVE, get, negative_taken, put};
 use super::{Hold, Offset, Options, Replay, Scale, Segment};
 use crate::identify::{Bounds, FitError};
 use crate::registry::{self, ModelEntry};
@@ -151,7 +152,11 @@ impl<'a> OutputError<'a> {
                 };
                 (mass, true)
             } else {
-                let Some(d) = start.get(&f.name).and_then(Value::as_f64) else {
+                let start = start.as_object();
+                let d = start
+                    .and_then(|s| get(s, &f.name).or_else(|| negative_default(s, &f.name)))
+                    .and_then(Value::as_f64);
+                let Some(d) = d.filter(|_| negative_taken(entry, &f.name)) else {
                     let known: Vec<&str> = entry.params.iter().map(|p| p.name).collect();
                     return Err(FitError::Setting {
                         field: f.name.clone(),
@@ -299,7 +304,7 @@ impl<'a> OutputError<'a> {
             } else if r.name == "mass" && matches!(self.replay, Replay::Torque { .. }) {
                 mass = v;
             } else {
-                m.insert(r.name.clone(), Value::from(v));
+                put(&mut m, &r.name, Value::from(v));
             }
         }
         (Value::Object(m), mass, offset)
@@ -394,8 +399,14 @@ impl<'a> OutputError<'a> {
 fn probe_positive(entry: &ModelEntry, base: &Map<String, Value>, name: &str, d: f64) -> bool {
     let refuses = |v: f64| {
         let mut m = base.clone();
-        m.insert(name.into(), Value::from(v));
+        put(&mut m, name, Value::from(v));
         matches!(entry.build(Value::Object(m)), Err(BuildError::Invalid { source, .. }) if source.field == name)
     };
     refuses(0.0) || refuses(-d.abs().max(1.0))
+}
+
+/// A negative-side parameter's start when the set has no negative side: the positive value
+/// (the model's negative set overlays the positive one).
+fn negative_default<'a>(start: &'a Map<String, Value>, name: &str) -> Option<&'a Value> {
+    start.get(name.strip_prefix(NEGATIVE)?)
 }

@@ -2,6 +2,7 @@
 
 use super::super::quality::{on_bound, scaled_condition};
 use super::super::{FitReport, Given, num};
+use super::per_direction::{directions, put};
 use super::refining::Evaluated;
 use super::running::Run;
 use super::{Method, Options, OutputError, Replay, Segment};
@@ -54,7 +55,7 @@ pub(super) fn report(
             .map(|u| u.std_errors[i])
             .filter(|s| s.is_finite())
         {
-            std_errors.insert(f.name.clone(), num(se * f.slope(r.params[i])));
+            put(&mut std_errors, &f.name, num(se * f.slope(r.params[i])));
         }
         if f.name == "mass" && matches!(opts.replay, Replay::Torque { .. }) {
             params.insert("mass".into(), num(values[i]));
@@ -84,6 +85,9 @@ pub(super) fn report(
     rep.std_errors = std_errors;
     rep.mse = Some(r.mse);
     rep.n_eff = unc.as_ref().map(|u| u.n_eff);
+    if jac_ok {
+        rep.directions = directions(problem, &r.params, &jac, &resid, rep.n_eff);
+    }
     rep.goodness(&problem.target(), &resid, problem.free.len());
     rep.provenance.termination = Some(r.termination);
     let b = problem.bounds();

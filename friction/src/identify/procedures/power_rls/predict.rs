@@ -3,11 +3,13 @@
 use super::*;
 
 /// `(measured, predicted)` filtered force on a held-out `table` (`t, x, u`) by the set of
-/// `report`: the same filter (`p_n`, discretisation) as the fit, every row unweighted.
+/// `report`: the same filter (`p_n`, discretisation) and known load as the fit, every row
+/// unweighted.
 pub fn predict(report: &FitReport, table: &Table) -> Result<(Vec<f64>, Vec<f64>), FitError> {
     let t = table.column("t", PROCEDURE.name)?;
     let x = table.column("x", PROCEDURE.name)?;
-    let u = table.column("u", PROCEDURE.name)?;
+    let load = super::super::given_load(&report.provenance.given)?;
+    let u = &load.subtract(x, table.column("u", PROCEDURE.name)?);
     let settings = &report.details["settings"];
     let pn = settings["p_n"].as_f64().unwrap_or(P_N);
     let how = match settings["discretisation"].as_str() {

@@ -2,12 +2,25 @@
 //! of the bigger fit and the yardstick of its added parameters (`details.nested`); and the
 //! multi-start screened from it.
 
+use super::super::per_direction::{NEGATIVE, get, put};
 use super::super::{Options, OutputError, Replay, Segment};
 use super::fit;
 use crate::identify::procedures::FitReport;
 use crate::identify::procedures::nested::{contained, judge};
 use crate::identify::{FitError, Residuals};
 use serde_json::{Value, json};
+
+/// The contained model's names and this model's, each also for the negative side.
+fn both_sides(map: &[(&str, &str)]) -> Vec<(String, String)> {
+    map.iter()
+        .flat_map(|(c, m)| {
+            [
+                (c.to_string(), m.to_string()),
+                (format!("{NEGATIVE}{c}"), format!("{NEGATIVE}{m}")),
+            ]
+        })
+        .collect()
+}
 
 /// The contained model's output-error optimum as a start.
 #[derive(Debug)]
@@ -32,19 +45,21 @@ pub(crate) fn contained_start(
     let Some((inner, map)) = contained(&opts.model) else {
         return Ok(None);
     };
+    let map = both_sides(map);
     let free: Vec<&str> = opts.free.iter().map(|f| f.name.as_str()).collect();
     let shared: Vec<&str> = map
         .iter()
-        .filter(|(_, m)| free.contains(m))
-        .map(|(c, _)| *c)
+        .filter(|(_, m)| free.contains(&m.as_str()))
+        .map(|(c, _)| c.as_str())
         .collect();
     if shared.is_empty() {
         return Ok(None);
     }
+    let given = opts.params.as_object().cloned().unwrap_or_default();
     let mut params = serde_json::Map::new();
-    for (c, m) in map {
-        if let Some(v) = opts.params.get(*m) {
-            params.insert((*c).into(), v.clone());
+    for (c, m) in &map {
+        if let Some(v) = get(&given, m) {
+            put(&mut params, c, v.clone());
         }
     }
     if let Some(v) = opts.params.get("offset") {
@@ -67,22 +82,23 @@ pub(crate) fn contained_start(
     o.substeps = opts.substeps;
     let r = fit(segs, &o)?;
     let mut values = serde_json::Map::new();
-    for (c, m) in map {
-        if free.contains(m)
-            && let Some(v) = r.params.get(*c)
+    for (c, m) in &map {
+        if free.contains(&m.as_str())
+            && let Some(v) = get(&r.params, c)
         {
-            values.insert((*m).into(), v.clone());
+            values.insert(m.clone(), v.clone());
         }
     }
-    // A Stribeck model started from Coulomb + viscous: fs = fc is that model exactly.
-    if free.contains(&"fs")
-        && !map.iter().any(|(c, _)| *c == "fs")
-        && let Some(fc) = values
-            .get("fc")
-            .cloned()
-            .or_else(|| opts.params.get("fc").cloned())
-    {
-        values.insert("fs".into(), fc);
+    // A Stribeck model started from Coulomb + viscous: fs = fc is that model exactly (on
+    // each side fitted).
+    for side in ["", NEGATIVE] {
+        let (fs, fc) = (format!("{side}fs"), format!("{side}fc"));
+        if free.contains(&fs.as_str())
+            && !map.iter().any(|(c, _)| *c == fs)
+            && let Some(v) = values.get(&fc).or_else(|| get(&given, &fc)).cloned()
+        {
+            values.insert(fs, v);
+        }
     }
     for extra in ["mass", "offset"] {
         if free.contains(&extra)
@@ -91,10 +107,13 @@ pub(crate) fn contained_start(
             values.insert(extra.into(), v.clone());
         }
     }
-    let mapped: Vec<&str> = map.iter().map(|(_, m)| *m).collect();
     let added = free
         .iter()
-        .filter(|n| !mapped.contains(n) || (**n == "fs" && !map.iter().any(|(c, _)| *c == "fs")))
+        .filter(|n| {
+            let unmapped = !map.iter().any(|(_, m)| m == *n);
+            let fs = n.trim_start_matches(NEGATIVE) == "fs" && !map.iter().any(|(c, _)| c == *n);
+            unmapped || fs
+        })
         .filter(|n| !["mass", "offset"].contains(n))
         .map(|n| n.to_string())
         .collect();
@@ -120,7 +139,7 @@ impl ContainedStart {
                     *mass = m;
                 }
             } else {
-                p.insert(k.clone(), v.clone());
+                put(p, k, v.clone());
             }
         }
     }
@@ -151,18 +170,19 @@ pub(crate) fn screen(
     let bounds = problem.bounds();
     let speeds = problem.speed_quantiles(&[0.02, 0.1, 0.3, 0.6]);
     let values = problem.values(q0);
-    let fc = free.iter().position(|f| f.name == "fc").map(|i| values[i]);
     let mut axes: Vec<(usize, Vec<f64>)> = Vec::new();
     // A simpler optimum without a Stribeck effect (fs = fc) leaves vs undetermined: both are
-    // searched again.
+    // searched again (on each side).
     let mut names: Vec<String> = added.to_vec();
     let at = |n: &str| free.iter().position(|f| f.name == n).map(|i| values[i]);
-    if let (Some(fc), Some(fs)) = (at("fc"), at("fs"))
-        && fs <= fc * (1.0 + 1e-9)
-    {
-        for n in ["fs", "vs"] {
-            if !names.iter().any(|a| a == n) && at(n).is_some() {
-                names.push(n.into());
+    for side in ["", NEGATIVE] {
+        if let (Some(fc), Some(fs)) = (at(&format!("{side}fc")), at(&format!("{side}fs")))
+            && fs <= fc * (1.0 + 1e-9)
+        {
+            for n in ["fs", "vs"].map(|n| format!("{side}{n}")) {
+                if !names.contains(&n) && at(&n).is_some() {
+                    names.push(n);
+                }
             }
         }
     }
@@ -171,7 +191,14 @@ pub(crate) fn screen(
             continue;
         };
         let r = &free[i];
-        let vals: Vec<f64> = match (name.as_str(), fc) {
+        // A side's Stribeck level is searched from that side's Coulomb level.
+        let side = if name.starts_with(NEGATIVE) {
+            NEGATIVE
+        } else {
+            ""
+        };
+        let fc = at(&format!("{side}fc"));
+        let vals: Vec<f64> = match (name.trim_start_matches(NEGATIVE), fc) {
             ("fs", Some(fc)) => [1.0, 1.15, 1.4, 2.0].iter().map(|f| f * fc).collect(),
             ("vs", _) if !speeds.is_empty() => speeds.clone(),
             _ if bounds.lower[i].is_finite() && bounds.upper[i].is_finite() => {
