@@ -1,5 +1,6 @@
 // The fit form of Models & fits is built from GET /api/procedures: it offers the procedures that
-// read the chosen run's kind (idim_ls for an imported t,x,u recording, static_curve for a sweep),
+// read the chosen run — by its kind, or for an imported recording by the columns it has (idim_ls
+// for an imported t,x,u recording, static_curve for a sweep) —
 // the chosen procedure's options as typed fields, and held-out runs whose scores it shows as the
 // service answers them.
 import { test } from 'node:test';
@@ -54,7 +55,10 @@ test('fit form: a sweep run is offered static_curve, an imported t,x,u run idim_
   sweep = s.json.id;
   await h.completed(sweep);
   const procs = (await h.api('/api/procedures')).json;
-  const expected = (kind, model) => procs.filter((p) => p.run_kinds.includes(kind) && (p.models.includes(model) || p.models.includes('*'))).map((p) => p.id);
+  const fits = (p, model) => p.models.includes(model) || p.models.includes('*');
+  const expected = (kind, model) => procs.filter((p) => p.run_kinds.includes(kind) && fits(p, model)).map((p) => p.id);
+  // An imported recording is read by the procedures whose columns it has.
+  const fromColumns = (cols, model) => procs.filter((p) => p.columns.every((c) => cols.includes(c)) && fits(p, model)).map((p) => p.id);
   await h.go('models');
   await page.waitForSelector('#fit-form');
   await page.selectOption('#fit-model', 'coulomb_viscous');
@@ -64,7 +68,7 @@ test('fit form: a sweep run is offered static_curve, an imported t,x,u run idim_
   assert.ok(forSweep.includes('static_curve') && !forSweep.includes('idim_ls'), forSweep.join());
   await page.selectOption('#fit-run', String(imported));
   const forImported = await offered(page);
-  assert.deepEqual(forImported, expected('imported', 'coulomb_viscous'));
+  assert.deepEqual(forImported, fromColumns(['t', 'x', 'u'], 'coulomb_viscous'));
   assert.ok(forImported.includes('idim_ls') && !forImported.includes('static_curve'), forImported.join());
   // The options of idim_ls as typed fields: a checkbox, a number with its unit, from the schema.
   await page.selectOption('#fit-procedure', 'idim_ls');

@@ -1,5 +1,6 @@
 // The fit form of Models & fits, built from the procedure registry (`GET /api/procedures`):
-// the procedures that read the chosen run's kind and fit the chosen model, their options as
+// the procedures that read the chosen run (its kind, or for an imported recording the columns it
+// has) and fit the chosen model, their options as
 // form fields from each option's JSON Schema, and held-out runs scored on the fitted set.
 import { get, post, ApiError, RunSummary } from '../api';
 import { h, clear, fmt, dataTable, notice } from '../dom';
@@ -8,6 +9,7 @@ import { h, clear, fmt, dataTable, notice } from '../dom';
 export interface ProcedureInfo {
   id: string;
   models: string[];
+  columns: string[];
   run_kinds: string[];
   options: { properties: Record<string, OptionSchema>; additionalProperties: boolean };
 }
@@ -25,9 +27,20 @@ export interface OptionSchema {
   anyOf?: unknown[];
 }
 
-/** The procedures that read a run of `kind` and fit `model`. */
-export function applicable(procs: ProcedureInfo[], kind: string, model: string): ProcedureInfo[] {
-  return procs.filter((p) => p.run_kinds.includes(kind) && (p.models.includes(model) || p.models.includes('*')));
+/**
+ * The procedures that read a run of `kind` and fit `model`; an imported recording (`columns`:
+ * the roles it has) is read by any procedure whose columns it has, whatever its run kinds say.
+ */
+export function applicable(procs: ProcedureInfo[], kind: string, model: string, columns: string[] | null): ProcedureInfo[] {
+  const reads = (p: ProcedureInfo) => (columns ? p.columns.every((c) => columns.includes(c)) : p.run_kinds.includes(kind));
+  return procs.filter((p) => reads(p) && (p.models.includes(model) || p.models.includes('*')));
+}
+
+/** The column roles of imported run `id` (`spec.columns` of `GET /api/runs/{id}`), asked once. */
+const importedColumns = new Map<string, Promise<string[]>>();
+function columnsOf(id: string): Promise<string[]> {
+  if (!importedColumns.has(id)) importedColumns.set(id, get<any>(`/api/runs/${id}`).then((r) => Object.keys(r.spec?.columns ?? {})));
+  return importedColumns.get(id)!;
 }
 
 /** A form field for one option, and how to read its value (`undefined`: not given). */
@@ -112,8 +125,14 @@ export async function fitForm(box: HTMLElement, models: any[], runs: RunSummary[
     clear(optionsBox, h('legend', null, p ? `Options of ${p.id}` : 'Options'), Object.values(fields).map((f) => f.el));
     if (!Object.keys(fields).length) optionsBox.append(h('p', { class: 'muted' }, 'This procedure takes no options.'));
   };
-  const showProcedures = () => {
-    const offered = applicable(procs, kindOf.get(run.value) ?? '', model.value);
+  let asked = 0;
+  const showProcedures = async () => {
+    const ask = ++asked;
+    const kind = kindOf.get(run.value) ?? '';
+    const columns = kind === 'imported' ? await columnsOf(run.value).catch(() => null) : null;
+    // A later choice answered first: this one is stale.
+    if (ask !== asked) return;
+    const offered = applicable(procs, kind, model.value, columns);
     const keep = offered.some((p) => p.id === proc.value) ? proc.value : offered[0]?.id;
     clear(proc, offered.length ? offered.map((p) => h('option', { value: p.id, selected: p.id === keep }, p.id)) : h('option', { value: '', disabled: true }, '(none reads this run for this model)'));
     showOptions();
@@ -121,7 +140,7 @@ export async function fitForm(box: HTMLElement, models: any[], runs: RunSummary[
   run.addEventListener('change', showProcedures);
   model.addEventListener('change', showProcedures);
   proc.addEventListener('change', showOptions);
-  showProcedures();
+  await showProcedures();
   const form = h(
     'form',
     { id: 'fit-form', novalidate: true },
