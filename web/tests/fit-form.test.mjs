@@ -42,7 +42,11 @@ async function importCsv(name, csv) {
   return r.json.run_id ?? r.json.id;
 }
 
-const offered = (page) => page.$$eval('#fit-procedure option', (os) => os.map((o) => o.value));
+/** The procedures offered once the list answers run `id` and `model`. */
+async function offered(page, id, model) {
+  await page.waitForSelector(`#fit-procedure[data-run="${id}"][data-model="${model}"]`);
+  return page.$$eval('#fit-procedure option', (os) => os.map((o) => o.value));
+}
 
 let imported, held, sweep;
 
@@ -63,11 +67,11 @@ test('fit form: a sweep run is offered static_curve, an imported t,x,u run idim_
   await page.waitForSelector('#fit-form');
   await page.selectOption('#fit-model', 'coulomb_viscous');
   await page.selectOption('#fit-run', String(sweep));
-  const forSweep = await offered(page);
+  const forSweep = await offered(page, sweep, 'coulomb_viscous');
   assert.deepEqual(forSweep, expected('constant_velocity_sweep', 'coulomb_viscous'));
   assert.ok(forSweep.includes('static_curve') && !forSweep.includes('idim_ls'), forSweep.join());
   await page.selectOption('#fit-run', String(imported));
-  const forImported = await offered(page);
+  const forImported = await offered(page, imported, 'coulomb_viscous');
   assert.deepEqual(forImported, fromColumns(['t', 'x', 'u'], 'coulomb_viscous'));
   assert.ok(forImported.includes('idim_ls') && !forImported.includes('static_curve'), forImported.join());
   // The options of idim_ls as typed fields: a checkbox, a number with its unit, from the schema.
@@ -86,6 +90,7 @@ test('fit form: idim_ls with a known inertia typed in its field and a held-out r
   await page.waitForSelector('#fit-form');
   await page.selectOption('#fit-model', 'coulomb_viscous');
   await page.selectOption('#fit-run', String(imported));
+  await offered(page, imported, 'coulomb_viscous');
   await page.selectOption('#fit-procedure', 'idim_ls');
   await page.fill('#fit-opt-j', '0.05');
   await page.selectOption('#fit-validate', String(held));
@@ -124,6 +129,7 @@ test('fit form: a wrong value in an option is refused naming the key and the exp
   await page.waitForSelector('#fit-form');
   await page.selectOption('#fit-model', 'coulomb_viscous');
   await page.selectOption('#fit-run', String(imported));
+  await offered(page, imported, 'coulomb_viscous');
   await page.selectOption('#fit-procedure', 'idim_ls');
   await page.fill('#fit-given', '{"asymmetric": "yes"}');
   await page.click('#fit-form button[type=submit]');

@@ -135,6 +135,8 @@ export async function fitForm(box: HTMLElement, models: any[], runs: RunSummary[
     const offered = applicable(procs, kind, model.value, columns);
     const keep = offered.some((p) => p.id === proc.value) ? proc.value : offered[0]?.id;
     clear(proc, offered.length ? offered.map((p) => h('option', { value: p.id, selected: p.id === keep }, p.id)) : h('option', { value: '', disabled: true }, '(none reads this run for this model)'));
+    // Which choice the list answers (a test or a script waits for it).
+    Object.assign(proc.dataset, { run: run.value, model: model.value });
     showOptions();
   };
   run.addEventListener('change', showProcedures);
