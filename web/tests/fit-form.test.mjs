@@ -50,6 +50,16 @@ async function offered(page, id, model) {
 
 let imported, held, sweep;
 
+/** The Models page with coulomb_viscous by idim_ls chosen on the imported estimation run. */
+async function idimOnImported(page) {
+  await h.go('models');
+  await page.waitForSelector('#fit-form');
+  await page.selectOption('#fit-model', 'coulomb_viscous');
+  await page.selectOption('#fit-run', String(imported));
+  await offered(page, imported, 'coulomb_viscous');
+  await page.selectOption('#fit-procedure', 'idim_ls');
+}
+
 test('fit form: a sweep run is offered static_curve, an imported t,x,u run idim_ls, as the registry says', async () => {
   const { page } = h;
   imported = await importCsv('e2e fit: estimation', record(estimation));
@@ -86,12 +96,7 @@ test('fit form: a sweep run is offered static_curve, an imported t,x,u run idim_
 
 test('fit form: idim_ls with a known inertia typed in its field and a held-out run shows the service\'s validation numbers', async () => {
   const { page } = h;
-  await h.go('models');
-  await page.waitForSelector('#fit-form');
-  await page.selectOption('#fit-model', 'coulomb_viscous');
-  await page.selectOption('#fit-run', String(imported));
-  await offered(page, imported, 'coulomb_viscous');
-  await page.selectOption('#fit-procedure', 'idim_ls');
+  await idimOnImported(page);
   await page.fill('#fit-opt-j', '0.05');
   await page.selectOption('#fit-validate', String(held));
   await page.click('#fit-form button[type=submit]');
@@ -125,12 +130,7 @@ test('fit form: idim_ls with a known inertia typed in its field and a held-out r
 
 test('fit form: a wrong value in an option is refused naming the key and the expected type', async () => {
   const { page } = h;
-  await h.go('models');
-  await page.waitForSelector('#fit-form');
-  await page.selectOption('#fit-model', 'coulomb_viscous');
-  await page.selectOption('#fit-run', String(imported));
-  await offered(page, imported, 'coulomb_viscous');
-  await page.selectOption('#fit-procedure', 'idim_ls');
+  await idimOnImported(page);
   await page.fill('#fit-given', '{"asymmetric": "yes"}');
   await page.click('#fit-form button[type=submit]');
   await page.waitForFunction(() => /must be/.test(document.getElementById('fit-notice')?.textContent ?? ''));
