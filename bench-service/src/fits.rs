@@ -14,6 +14,7 @@ use aide::axum::ApiRouter;
 use aide::axum::routing::{delete_with, post_with};
 use axum::extract::State;
 use axum::http::StatusCode;
+use bench_daemon::fitting::validate::{self, held_out};
 use bench_daemon::fitting::{CompareJob, FitError, FitRequest, ReplayKind, Source};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -116,14 +117,48 @@ struct Fitted {
     report: Record,
 }
 
+/// The body of `POST /api/fits`: the fit (as `bench fit --run`) and the held-out runs its set is
+/// scored on (as `bench fit --validate RUN`).
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+struct FitBody {
+    /// Held-out runs the fitted set is scored on the procedure's own way (idim_ls, power_rls,
+    /// output_error): the answer's `validation` has `rms`, `rel_error_pct`, `r2`, `n` per run.
+    #[serde(default)]
+    validate: Vec<i64>,
+    /// The fit; read as [`FitRequest`] once `validate` is taken out, so that its unknown
+    /// keys are still refused.
+    #[serde(flatten)]
+    #[schemars(with = "FitRequest")]
+    request: serde_json::Map<String, Value>,
+}
+
 async fn fit(
     State(state): State<AppState>,
-    Json(req): Json<FitRequest>,
+    Json(body): Json<FitBody>,
 ) -> ApiResult<Created<Fitted>> {
+    let req: FitRequest = super::body::typed(&Value::Object(body.request))?;
     state.store.run(req.run).await.map_err(ApiError::store)?;
+    for id in &body.validate {
+        // A held-out run that is not there is named by the key that asked for it.
+        state.store.run(*id).await.map_err(|e| {
+            let mut err = ApiError::store(e);
+            err.field = Some("validate".into());
+            err.error = format!("validate: {}", err.error);
+            err
+        })?;
+    }
     let timeout = timeout_s(req.timeout_s)?;
     let (db, what) = (state.db_path.clone(), req.command_line());
-    let work = move || bench_daemon::fitting::fit_stored(&req, &db)?.to_json();
+    let held: Vec<_> = body
+        .validate
+        .iter()
+        .map(|&id| validate::Record::Run(id))
+        .collect();
+    let work = move || {
+        let mut done = bench_daemon::fitting::fit_stored(&req, &db)?;
+        done.report.validation = held_out(&done.report, &held, &db)?;
+        done.to_json()
+    };
     let (report, fit_id) = run(&state, what, timeout, work).await?;
     Ok(Answer(Fitted {
         parameter_set_id: report["parameter_set_id"].as_i64(),

@@ -7,10 +7,10 @@ use super::state::AppState;
 use aide::axum::ApiRouter;
 use aide::axum::routing::get_with;
 use axum::Json;
-use friction::identify::procedures::{PROCEDURES, Procedure};
+use friction::identify::procedures::{PROCEDURES, Procedure, options};
 use schemars::JsonSchema;
 use serde::Serialize;
-use serde_json::{Map, Value, json};
+use serde_json::Value;
 
 /// The routes.
 pub fn routes() -> ApiRouter<AppState> {
@@ -43,7 +43,8 @@ pub struct ProcedureInfo {
     pub offset_refused: Option<String>,
     /// Whether it takes the model's parameters in `given` as known values (held fixed).
     pub known_params: bool,
-    /// Its `given` keys as a JSON Schema object (unknown keys are refused).
+    /// Its `given` keys as a JSON Schema object: each option's type, bounds or `enum`, `default`,
+    /// `description` and unit (`x-unit`); unknown keys are refused.
     pub options: Value,
 }
 
@@ -71,11 +72,6 @@ pub fn info(p: &Procedure) -> ProcedureInfo {
             .map(|k| k.to_string())
             .collect(),
     };
-    let properties: Map<String, Value> = p
-        .options
-        .iter()
-        .map(|o| (o.to_string(), json!({ "title": o })))
-        .collect();
     ProcedureInfo {
         id: p.name.into(),
         models: strings(p.models),
@@ -86,14 +82,10 @@ pub fn info(p: &Procedure) -> ProcedureInfo {
             roles: strings(part.roles),
         }),
         iterates: p.iterates,
-        offset: p.options.contains(&"offset"),
+        offset: p.takes("offset"),
         offset_refused: p.offset_refused.map(String::from),
         known_params: p.known_params,
-        options: json!({
-            "type": "object",
-            "properties": properties,
-            "additionalProperties": p.known_params,
-        }),
+        options: options::schema(p.options, p.known_params),
     }
 }
 
@@ -101,6 +93,7 @@ pub fn info(p: &Procedure) -> ProcedureInfo {
 mod tests {
     use super::*;
     use friction::identify::procedures::procedure;
+    use serde_json::json;
 
     /// What the registry declares reaches the answer: kinds (every kind for "any"), the part,
     /// iterating, the offset rule and the options.
@@ -109,7 +102,17 @@ mod tests {
         let idim = info(procedure("idim_ls").unwrap());
         assert!(idim.run_kinds.contains(&"imported".to_string()));
         assert!(idim.offset && !idim.iterates && idim.part.is_none());
-        assert!(idim.options["properties"]["asymmetric"].is_object());
+        let asym = &idim.options["properties"]["asymmetric"];
+        assert_eq!(
+            (&asym["type"], &asym["default"]),
+            (&json!("boolean"), &json!(false))
+        );
+        assert_eq!(idim.options["properties"]["j"]["x-unit"], "kg m² or kg");
+        let rls = info(procedure("power_rls").unwrap());
+        assert_eq!(
+            rls.options["properties"]["eta"]["enum"],
+            json!(["v2", "one", "threshold"])
+        );
         let oe = info(procedure("output_error").unwrap());
         assert!(oe.iterates);
         assert_eq!(oe.run_kinds.len(), experiments::Kind::NAMES.len() + 1);

@@ -1,10 +1,9 @@
 // Models & fits: browse the models and parameter sets, fit on chosen runs, compare models.
 import { get, post, qs, ApiError, RunSummary } from '../api';
+import { fitForm, validationTable } from './fitform';
 import { h, clear, fmt, kvTable, dataTable, notice } from '../dom';
 import { comparisonTable } from './runs';
 import { timeChart } from '../timeseries';
-
-const PROCEDURES = ['static_curve', 'phi_s', 'power_rls', 'staircase', 'presliding_sine', 'step_damping', 'lugre_regression', 'maxwell_slip', 'ruina_step', 'nnaji', 'aep', 'output_error'];
 
 export function modelsPage(root: HTMLElement): () => void {
   const modelsBox = h('section', { class: 'card', 'aria-labelledby': 'models-h' });
@@ -70,7 +69,7 @@ export function modelsPage(root: HTMLElement): () => void {
           ),
         ),
       );
-      fitForm(fitBox, models, loadSets);
+      completedRuns().then((runs) => fitForm(fitBox, models, runs, showFit(models, loadSets)));
       compareForm(cmpBox, models);
     },
     (e) => clear(modelsBox, h('p', { class: 'bad' }, e.message)),
@@ -88,54 +87,17 @@ function runOptions(runs: RunSummary[]) {
   return runs.map((r) => h('option', { value: String(r.id) }, `#${r.id} ${r.kind} — ${r.name}`));
 }
 
-async function fitForm(box: HTMLElement, models: any[], after: () => void) {
-  const msg = notice();
-  msg.id = 'fit-notice';
-  const runs = await completedRuns();
-  const run = h('select', { id: 'fit-run' }, runOptions(runs));
-  const model = h('select', { id: 'fit-model' }, models.map((m) => h('option', { value: m.id, selected: m.id === 'stribeck_exp' }, m.id)));
-  const proc = h('select', { id: 'fit-procedure' }, PROCEDURES.map((p) => h('option', { value: p }, p)));
-  const given = h('input', { id: 'fit-given', type: 'text', value: '{}', spellcheck: 'false' });
-  const name = h('input', { id: 'fit-name', type: 'text', placeholder: '(default <model>-run<ID>-<procedure>)' });
-  const result = h('div', { id: 'fit-result' });
-  const form = h(
-    'form',
-    { id: 'fit-form', novalidate: true },
-    h('h2', { id: 'fit-h' }, 'Fit a model on a run'),
-    h('div', { class: 'field' }, h('label', { for: run.id }, 'Run'), run),
-    h('div', { class: 'field' }, h('label', { for: model.id }, 'Model'), model),
-    h('div', { class: 'field' }, h('label', { for: proc.id }, 'Procedure'), proc),
-    h('div', { class: 'field' }, h('label', { for: given.id }, 'Given (JSON: known values held fixed, options)'), given),
-    h('div', { class: 'field' }, h('label', { for: name.id }, 'Name of the parameter set'), name),
-    h('div', { class: 'actions' }, h('button', { type: 'submit', class: 'primary' }, 'Fit')),
-    msg,
-    result,
-  );
-  box.replaceChildren(form);
-  form.addEventListener('submit', async (ev) => {
-    ev.preventDefault();
-    let g: any;
-    try {
-      g = JSON.parse(given.value || '{}');
-    } catch (e) {
-      msg.show(`given: not valid JSON (${(e as Error).message})`, 'error');
-      return;
-    }
-    msg.show('fitting…');
-    try {
-      const r = await post('/api/fits', { model: model.value, procedure: proc.value, run: Number(run.value), given: g, name: name.value.trim() || undefined });
-      msg.show(`saved as parameter set #${r.parameter_set_id}`);
-      const rep = r.report ?? {};
-      clear(result, fitReport(rep, models));
-      const replay = rep.details?.replay;
-      // The force unit of this bench, as the registry's bench units give it.
-      if (replay?.t?.length) result.append(replayChart(replay, unitOf(models, 'coulomb_viscous', 'fc') || 'N m'));
-      after();
-    } catch (e) {
-      const x = e as ApiError;
-      msg.show(`${x.field ? x.field + ': ' : ''}${x.message}`, 'error');
-    }
-  });
+/** The answer of a fit: its report, the replay on the fitted data, the held-out scores. */
+function showFit(models: any[], after: () => void) {
+  return (r: any, result: HTMLElement) => {
+    const rep = r.report ?? {};
+    clear(result, fitReport(rep, models));
+    const replay = rep.details?.replay;
+    // The force unit of this bench, as the registry's bench units give it.
+    if (replay?.t?.length) result.append(replayChart(replay, unitOf(models, 'coulomb_viscous', 'fc') || 'N m'));
+    if (rep.validation?.length) result.append(validationTable(rep.validation));
+    after();
+  };
 }
 
 /**

@@ -23,6 +23,7 @@
 use super::{FitReport, Given, Part, Procedure, Reads, Table, need_rows};
 use crate::identify::FitError;
 use crate::identify::lsq;
+use crate::identify::procedures::options;
 use serde_json::json;
 
 /// `lugre_regression`: LuGre-type models (`sigma0`, `fs`).
@@ -30,7 +31,7 @@ pub const PROCEDURE: Procedure = Procedure {
     name: "lugre_regression",
     models: &["lugre", "improved_lugre"],
     columns: &["t", "x", "u"],
-    options: &["offset"],
+    options: &[options::OFFSET],
     known_params: false,
     reads: Reads::TimeSeries(Some(&["presliding"])),
     part: Some(Part {

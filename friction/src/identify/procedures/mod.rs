@@ -37,6 +37,7 @@ pub mod lugre_regression;
 pub mod maxwell_slip;
 mod nested;
 pub mod nnaji;
+pub mod options;
 pub mod output_error;
 pub mod phi_s;
 pub mod power_rls;
@@ -80,8 +81,8 @@ pub struct Procedure {
     pub models: &'static [&'static str],
     /// Columns it reads.
     pub columns: &'static [&'static str],
-    /// Keys of `given` it accepts (options and known values).
-    pub options: &'static [&'static str],
+    /// Keys of `given` it accepts (options and known values), typed.
+    pub options: &'static [options::Opt],
     /// Whether it also accepts any of the model's parameter names in `given` (held fixed).
     pub known_params: bool,
     /// What of a stored run it reads.
@@ -131,7 +132,18 @@ pub struct Part {
 }
 
 impl Procedure {
-    /// Refuses a key of `given` that this procedure does not take, naming it and the keys it
+    /// The keys of its options.
+    pub fn option_names(&self) -> Vec<&'static str> {
+        self.options.iter().map(|o| o.name).collect()
+    }
+
+    /// Whether it takes option `name`.
+    pub fn takes(&self, name: &str) -> bool {
+        self.options.iter().any(|o| o.name == name)
+    }
+
+    /// Refuses a value of `given` of the wrong type, naming the key and what it must be, and a
+    /// key this procedure does not take, naming it and the keys it
     /// takes (so that a misspelt option never runs the fit without it).
     pub fn check_given(&self, model: &str, given: &Given) -> Result<(), FitError> {
         let params: Vec<&str> = if self.known_params {
@@ -141,8 +153,15 @@ impl Procedure {
         } else {
             Vec::new()
         };
-        for key in given.keys() {
-            if self.options.contains(&key.as_str()) || params.contains(&key.as_str()) {
+        for (key, value) in given {
+            if let Some(opt) = self.options.iter().find(|o| o.name == key) {
+                opt.check(value).map_err(|rule| FitError::Setting {
+                    field: format!("given.{key}"),
+                    rule,
+                })?;
+                continue;
+            }
+            if params.contains(&key.as_str()) {
                 continue;
             }
             if let ("offset", Some(why)) = (key.as_str(), self.offset_refused) {
@@ -151,7 +170,7 @@ impl Procedure {
                     rule: format!("is not taken by procedure '{}': {why}", self.name),
                 });
             }
-            let mut takes = self.options.join(", ");
+            let mut takes = self.option_names().join(", ");
             if self.known_params {
                 takes.push_str(&format!(
                     "{}and the parameters of '{model}' as known values",

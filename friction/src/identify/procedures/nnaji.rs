@@ -17,6 +17,7 @@
 use super::output_error::{self, FreeParam, Method, Options, Replay, Segment};
 use super::{FitReport, Given, Offset, Procedure, Reads, Table};
 use crate::identify::FitError;
+use crate::identify::procedures::options::{self, Min, Opt};
 pub use crate::models::nnaji::sigma_from_damping;
 use serde_json::{Map, Value};
 
@@ -183,13 +184,27 @@ pub const PROCEDURE: Procedure = Procedure {
     models: &["nnaji"],
     columns: &["t", "v", "friction"],
     options: &[
-        "params",
-        "step",
-        "inertia",
-        "zeta",
-        "presliding_until_s",
-        "max_iters",
-        "offset",
+        options::PARAMS,
+        Opt::choice(
+            "step",
+            &["all", "zb", "tau"],
+            "Which step: zb (presliding), tau (frictional lag) or all",
+        ),
+        Opt::number(
+            "inertia",
+            options::INERTIA,
+            Min::Positive,
+            "Inertia J, needed for sigma",
+        ),
+        Opt::number("zeta", "", Min::Positive, "Damping ratio").or(0.7),
+        Opt::number(
+            "presliding_until_s",
+            "s",
+            Min::Any,
+            "Step all: rows before it are the presliding run, the rest the frictional-lag run",
+        ),
+        options::MAX_ITERS.or(100.0),
+        options::OFFSET,
     ],
     known_params: false,
     reads: Reads::TimeSeries(Some(&["presliding", "frictional_lag"])),

@@ -17,6 +17,7 @@
 
 use super::{FitReport, Given, Procedure, Reads, Table, given_f64, need_rows, num};
 use crate::identify::lm::{LevenbergMarquardt, standard_errors};
+use crate::identify::procedures::options;
 use crate::identify::{Bounds, FitError, Residuals, Runner};
 use serde_json::{Map, Value};
 
@@ -25,7 +26,7 @@ pub const PROCEDURE: Procedure = Procedure {
     name: "phi_s",
     models: &["improved_static", "improved_armstrong", "improved_lugre"],
     columns: &["rate", "breakaway"],
-    options: &["offset"],
+    options: &[options::OFFSET],
     known_params: true,
     reads: Reads::BreakawayRates,
     part: None,

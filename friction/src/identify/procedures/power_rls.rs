@@ -57,6 +57,7 @@ use super::{
 };
 use crate::curve::sgn;
 use crate::identify::FitError;
+use crate::identify::procedures::options::{self, Min, Opt};
 use crate::identify::rls::Rls;
 use crate::identify::signal::Grid;
 use crate::identify::stats;
@@ -78,15 +79,34 @@ pub const PROCEDURE: Procedure = Procedure {
     ],
     columns: &["t", "x", "u"],
     options: &[
-        "p_n",
-        "v_min",
-        "alpha",
-        "discretisation",
-        "eta",
-        "offset",
-        "max_gap_steps",
-        "asymmetric",
-        "load",
+        Opt::number(
+            "p_n",
+            "rad/s",
+            Min::Positive,
+            "Bandwidth of the state-variable filter",
+        )
+        .or(P_N),
+        Opt::number(
+            "v_min",
+            options::SPEED,
+            Min::Positive,
+            "Speeds below it are left out (absent: from the data)",
+        ),
+        Opt::number("alpha", "", Min::Positive, "Initial covariance scale").or(ALPHA),
+        Opt::choice(
+            "discretisation",
+            &["zoh", "tustin"],
+            "Discretisation of the filter",
+        ),
+        Opt::choice(
+            "eta",
+            &["v2", "one", "threshold"],
+            "Weighting of the samples by speed",
+        ),
+        options::OFFSET,
+        options::MAX_GAP_STEPS,
+        options::ASYMMETRIC,
+        options::LOAD,
     ],
     known_params: false,
     reads: Reads::TimeSeries(Some(&["prbs", "validation_profile", "imported"])),

@@ -46,6 +46,7 @@ use super::{
 };
 use crate::identify::FitError;
 use crate::identify::lsq;
+use crate::identify::procedures::options::{self, Min, Opt};
 use serde_json::json;
 
 /// `presliding_sine`: models with a bristle stiffness `sigma0`.
@@ -53,7 +54,28 @@ pub const PROCEDURE: Procedure = Procedure {
     name: "presliding_sine",
     models: &["lugre", "improved_lugre", "dahl", "elasto_plastic"],
     columns: &["t", "x", "u"],
-    options: &["omega", "t_from", "offset", "fs", "j"],
+    options: &[
+        Opt::number(
+            "omega",
+            "rad/s",
+            Min::Positive,
+            "Excitation frequency (absent: from the torque's zero crossings)",
+        ),
+        Opt::number(
+            "t_from",
+            "s",
+            Min::Any,
+            "Start of the analysed part (absent: one period after the start)",
+        ),
+        options::OFFSET,
+        Opt::number(
+            "fs",
+            options::FORCE,
+            Min::Positive,
+            "Breakaway level: amplitudes below it fit the bristle loop",
+        ),
+        options::J,
+    ],
     known_params: false,
     reads: Reads::TimeSeries(Some(&["presliding"])),
     part: Some(Part {

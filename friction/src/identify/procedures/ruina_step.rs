@@ -23,6 +23,7 @@
 
 use super::{FitReport, Given, Procedure, Reads, Table, given_positive, mean, need_rows};
 use crate::identify::lm::{LevenbergMarquardt, standard_errors};
+use crate::identify::procedures::options::{Min, Opt};
 use crate::identify::{Bounds, FitError, Residuals, Runner};
 use serde_json::json;
 
@@ -31,7 +32,13 @@ pub const PROCEDURE: Procedure = Procedure {
     name: "ruina_step",
     models: &["ruina"],
     columns: &["t", "v", "friction"],
-    options: &["fn_load"],
+    options: &[Opt::number(
+        "fn_load",
+        "N",
+        Min::Positive,
+        "Normal load the friction is divided by (1: the friction itself)",
+    )
+    .or(1.0)],
     known_params: false,
     reads: Reads::TimeSeries(Some(&["constant_velocity_sweep", "frictional_lag"])),
     part: None,

@@ -32,6 +32,7 @@ use super::{
     FitReport, Given, Procedure, Reads, Table, given_positive, given_str, mean, need_rows,
 };
 use crate::identify::FitError;
+use crate::identify::procedures::options::{self, Min, Opt};
 use serde_json::json;
 
 /// `staircase`: models with a breakaway level `fs` (and `hybrid`'s Σ).
@@ -51,7 +52,42 @@ pub const PROCEDURE: Procedure = Procedure {
         "improved_lugre",
     ],
     columns: &["t"],
-    options: &["part", "x_detect", "rest_s", "window_s", "margin", "offset"],
+    options: &[
+        Opt::choice(
+            "part",
+            &["breakaway", "sigma"],
+            "breakaway: the staircase's breakaway levels; sigma: Σ tuning from the stick oscillation (hybrid)",
+        ),
+        Opt::number(
+            "x_detect",
+            "rad or m",
+            Min::Positive,
+            "Displacement that marks a breakaway",
+        )
+        .or(X_DETECT),
+        Opt::number(
+            "rest_s",
+            "s",
+            Min::Positive,
+            "Time at rest before a step counts",
+        )
+        .or(REST_S),
+        Opt::number(
+            "window_s",
+            "s",
+            Min::Any,
+            "Window before the breakaway averaged for its level (0: the sample itself)",
+        )
+        .or(0.0),
+        Opt::number(
+            "margin",
+            "",
+            Min::Positive,
+            "Σ tuning: the margin over the stick oscillation",
+        )
+        .or(SIGMA_MARGIN),
+        options::OFFSET,
+    ],
     known_params: false,
     reads: Reads::TimeSeries(Some(&["breakaway_staircase"])),
     part: None,

@@ -23,6 +23,7 @@
 
 use super::{FitReport, Given, Part, Procedure, Reads, Table, given_positive, mean, need_rows};
 use crate::identify::lm::{LevenbergMarquardt, standard_errors};
+use crate::identify::procedures::options::{self, Min, Opt};
 use crate::identify::{Bounds, FitError, Residuals, Runner};
 use serde_json::json;
 
@@ -31,7 +32,32 @@ pub const PROCEDURE: Procedure = Procedure {
     name: "step_damping",
     models: &["lugre", "improved_lugre", "elasto_plastic"],
     columns: &["t", "x", "u"],
-    options: &["sigma0", "j", "fv", "sigma2"],
+    options: &[
+        Opt::number(
+            "sigma0",
+            "N/rad or N/m",
+            Min::Positive,
+            "Known bristle stiffness (absent: the static gain du/K)",
+        ),
+        Opt::number(
+            "j",
+            options::INERTIA,
+            Min::Positive,
+            "Known inertia (absent: sigma0/omega_n²)",
+        ),
+        Opt::number(
+            "fv",
+            "N s/rad or N s/m",
+            Min::Any,
+            "Known viscous coefficient (absent: 0)",
+        ),
+        Opt::number(
+            "sigma2",
+            "N s/rad or N s/m",
+            Min::Any,
+            "Known viscous coefficient of lugre (absent: 0)",
+        ),
+    ],
     known_params: false,
     reads: Reads::TimeSeries(Some(&["presliding"])),
     part: Some(Part {

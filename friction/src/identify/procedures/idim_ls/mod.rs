@@ -63,6 +63,7 @@ use super::{
     given_bootstrap, given_f64, given_load, given_offset, num,
 };
 use crate::identify::lm::LevenbergMarquardt;
+use crate::identify::procedures::options::{self, Min, Opt};
 use crate::identify::stats::{self, Uncertainty};
 use crate::identify::{Bounds, FitError, Runner};
 use problem::{FC, FS, FV, J, OFF, Problem, VS, count, idx, name, ols};
@@ -74,17 +75,36 @@ pub const PROCEDURE: Procedure = Procedure {
     models: &["coulomb_viscous", "stribeck_exp"],
     columns: &["t", "x", "u"],
     options: &[
-        "offset",
-        "j",
-        "cutoff_hz",
-        "decimation",
-        "max_gap_steps",
-        "bootstrap",
-        "seed",
-        "asymmetric",
-        "v_min",
-        "force_held",
-        "load",
+        options::OFFSET,
+        options::J,
+        Opt::number(
+            "cutoff_hz",
+            "Hz",
+            Min::Positive,
+            "Cut-off of the position filter (absent: from the bandwidth of u)",
+        ),
+        Opt::number(
+            "decimation",
+            "",
+            Min::Positive,
+            "Decimation factor after the filter (absent: from the bandwidth of u)",
+        ),
+        options::MAX_GAP_STEPS,
+        options::BOOTSTRAP,
+        options::SEED,
+        options::ASYMMETRIC,
+        Opt::number(
+            "v_min",
+            options::SPEED,
+            Min::Positive,
+            "Speeds below it are left out (absent: 5 % of the speed's 99th percentile)",
+        ),
+        Opt::flag(
+            "force_held",
+            false,
+            "The force is a drive's held command (zero-order hold), not a measurement",
+        ),
+        options::LOAD,
     ],
     known_params: true,
     reads: Reads::TimeSeries(Some(&["prbs", "validation_profile", "imported"])),

@@ -59,6 +59,7 @@
 use super::quality::scaled_condition;
 use super::{FitReport, Given, Part, Procedure, Reads, Table, given_positive, need_rows, num};
 use crate::identify::FitError;
+use crate::identify::procedures::options::{self, Min, Opt};
 use nalgebra::{DMatrix, DVector};
 use serde_json::{Value, json};
 
@@ -74,7 +75,20 @@ pub const PROCEDURE: Procedure = Procedure {
     name: "maxwell_slip",
     models: &["gms"],
     columns: &["t", "x", "friction"],
-    options: &["hysteresis", "static_swing"],
+    options: &[
+        Opt::number(
+            "hysteresis",
+            "rad or m",
+            Min::Positive,
+            "Reversal detection hysteresis (absent: three position counts)",
+        ),
+        Opt::number(
+            "static_swing",
+            options::FORCE,
+            Min::Positive,
+            "Friction swing of a reversal that counts as saturated",
+        ),
+    ],
     known_params: false,
     reads: Reads::TimeSeries(Some(&["presliding"])),
     part: Some(Part {

@@ -1,5 +1,6 @@
 //! `bench fit --procedure output_error`: the procedure, its `given` keys and their options.
 
+use super::super::options::{self, Default, Min, Opt, Ty};
 use super::super::{FitReport, Given, Procedure, Reads, Table};
 use super::{FreeParam, Hold, MAX_SUBSTEPS, Method, Options, Replay, Scale, Segment, fit};
 use crate::identify::FitError;
@@ -22,31 +23,98 @@ pub const PROCEDURE: Procedure = Procedure {
 };
 
 /// The `given` keys of output error (and of `aep`).
-pub const OPTIONS: &[&str] = &[
-    "fit",
-    "params",
-    "bounds",
-    "scale",
-    "replay",
-    "mass",
-    "warmup_s",
-    "max_iters",
-    "diff_step",
-    "timeout_s",
-    "method",
-    "population",
-    "beta1",
-    "beta2",
-    "seed",
-    "generations",
-    "polish",
-    "offset",
-    "substeps",
-    "nested",
-    "bootstrap",
-    "hold",
-    "load",
-    "asymmetric",
+pub const OPTIONS: &[Opt] = &[
+    Opt {
+        name: "fit",
+        ty: Ty::Names,
+        default: Default::FromData,
+        description: "The parameters to fit (absent: the procedure's default free set; []: replay the given values)",
+    },
+    options::PARAMS,
+    Opt::object(
+        "bounds",
+        "Bounds per fitted parameter: {\"name\": [lower, upper]}",
+    ),
+    Opt::object(
+        "scale",
+        "Scale per fitted parameter: {\"name\": \"log\" | \"linear\"}",
+    ),
+    Opt::choice(
+        "replay",
+        &["velocity", "torque"],
+        "velocity: the model's friction on the measured speed; torque: the plant driven by the measured torque",
+    ),
+    Opt::number(
+        "mass",
+        options::INERTIA,
+        Min::Positive,
+        "Inertia of the torque replay's plant",
+    )
+    .or(1.0),
+    Opt::number(
+        "warmup_s",
+        "s",
+        Min::Any,
+        "Start of the record left out of the cost",
+    )
+    .or(0.0),
+    options::MAX_ITERS.or(200.0),
+    Opt::number(
+        "diff_step",
+        "",
+        Min::Positive,
+        "Relative step of the finite-difference Jacobian",
+    )
+    .or(1e-6),
+    Opt::number("timeout_s", "s", Min::Positive, "Time limit of the fit"),
+    Opt::choice(
+        "method",
+        &["lm", "aep"],
+        "lm: Levenberg-Marquardt; aep: adaptive evolutionary search, then lm",
+    ),
+    Opt::integer(
+        "population",
+        1,
+        100_000,
+        Default::Number(20.0),
+        "AEP: the population",
+    ),
+    Opt::number("beta1", "", Min::Positive, "AEP: the first step factor").or(0.2),
+    Opt::number("beta2", "", Min::Positive, "AEP: the second step factor").or(0.05),
+    options::SEED,
+    Opt::integer(
+        "generations",
+        0,
+        10_000_000,
+        Default::Number(150.0),
+        "AEP: the generations",
+    ),
+    Opt::flag(
+        "polish",
+        true,
+        "AEP: refine the best member with Levenberg-Marquardt",
+    ),
+    options::OFFSET,
+    Opt::integer(
+        "substeps",
+        1,
+        MAX_SUBSTEPS as u64,
+        Default::FromData,
+        "Model steps per sample (absent: from the data)",
+    ),
+    Opt::flag(
+        "nested",
+        true,
+        "Report the nested-model tests of the parameters",
+    ),
+    options::BOOTSTRAP,
+    Opt::choice(
+        "hold",
+        &["linear", "zoh"],
+        "linear: a measured force; zoh: a drive's held command",
+    ),
+    options::LOAD,
+    options::ASYMMETRIC,
 ];
 
 fn given_err(field: &str, rule: &str) -> FitError {

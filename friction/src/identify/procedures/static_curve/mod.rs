@@ -45,6 +45,7 @@
 
 use super::{FitReport, Given, Procedure, Reads, Table, given_f64, num};
 use crate::identify::FitError;
+use crate::identify::procedures::options::{self, Opt};
 use direction::{Ask, fit_direction, split};
 use report::{emit, finish};
 use serde_json::{Map, Value};
@@ -74,7 +75,20 @@ pub const PROCEDURE: Procedure = Procedure {
         "improved_lugre",
     ],
     columns: &["v", "friction"],
-    options: &["offset", "bootstrap", "seed", "nested", "negative"],
+    options: &[
+        options::OFFSET,
+        options::BOOTSTRAP,
+        options::SEED,
+        Opt::flag(
+            "nested",
+            true,
+            "Report the nested-model tests of the parameters",
+        ),
+        Opt::object(
+            "negative",
+            "The negative direction's known values (its own params.negative is fitted)",
+        ),
+    ],
     known_params: true,
     reads: Reads::SweepPoints,
     part: None,
