@@ -17,6 +17,7 @@ mod cli_sim;
 mod cli_trends;
 mod compensation;
 mod daemon;
+mod daq_safe;
 mod daq_sweep;
 mod devices;
 mod estop_shapes;

@@ -16,7 +16,9 @@
 //! so the run stops within its error budget and the drive is made safe.
 
 use crate::config::{DaqConfig, PositionSource};
-use protocols::daq::{AinCalibration, AinConfig, ScanBatch, StreamConfig, StreamFault};
+use protocols::daq::{
+    AinCalibration, AinConfig, DriveOutputs, ScanBatch, StreamConfig, StreamFault,
+};
 use protocols::{DaqClient, DaqProfile, DaqStream, Error, TorqueReading};
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -116,6 +118,8 @@ pub struct DaqIo {
     window: ScanWindow,
     batches: Vec<ScanBatch>,
     fault: Option<String>,
+    /// The outputs wired to the drive (`[daq.drive_command]`).
+    outputs: Option<DriveOutputs>,
 }
 
 /// What connecting the DAQ read back and configured, for the run's log.
@@ -151,25 +155,33 @@ impl DaqIo {
             client.configure_quadrature().await?;
         }
         let cal = client.read_calibration().await?;
+        let mut notes = Notes::new();
+        let outputs = cfg.drive_command.as_ref().map(|c| c.outputs());
+        if let (Some(c), Some(o)) = (&cfg.drive_command, &outputs) {
+            notes.push(super::daq_outputs::prepare(&mut client, o, c.watchdog_s).await?);
+        }
         let scfg = stream_config(cfg, client.profile())?;
         let stream = client.start_stream(&scfg, stream_addr).await?;
-        let notes = vec![format!(
-            "DAQ {}: stream {} Hz, scan list {:?}, {} samples/packet, resolution index {}, \
+        notes.insert(
+            0,
+            format!(
+                "DAQ {}: stream {} Hz, scan list {:?}, {} samples/packet, resolution index {}, \
              settling {} µs (0 = automatic); AIN{} ±{} V {}, {} N m/V",
-            client.profile().device.name,
-            cfg.scan_rate_hz,
-            scfg.scan_list,
-            scfg.samples_per_packet,
-            cfg.resolution_index,
-            cfg.settling_us,
-            t.ain,
-            t.range_v,
-            match t.negative_ain {
-                Some(n) => format!("differential against AIN{n}"),
-                None => "single-ended".into(),
-            },
-            t.nm_per_v,
-        )];
+                client.profile().device.name,
+                cfg.scan_rate_hz,
+                scfg.scan_list,
+                scfg.samples_per_packet,
+                cfg.resolution_index,
+                cfg.settling_us,
+                t.ain,
+                t.range_v,
+                match t.negative_ain {
+                    Some(n) => format!("differential against AIN{n}"),
+                    None => "single-ended".into(),
+                },
+                t.nm_per_v,
+            ),
+        );
         Ok((
             DaqIo {
                 client,
@@ -182,6 +194,7 @@ impl DaqIo {
                 window: ScanWindow::default(),
                 batches: Vec::with_capacity(64),
                 fault: None,
+                outputs,
             },
             notes,
         ))
@@ -256,6 +269,41 @@ impl DaqIo {
     /// Stops the stream (best effort: the stop path's own deadline bounds it).
     pub async fn stop(&mut self) -> Result<(), Error> {
         self.client.stop_stream().await
+    }
+
+    /// The outputs wired to the drive made safe and read back (nothing to do without them).
+    pub async fn make_outputs_safe(&mut self) -> Result<(), Error> {
+        match &self.outputs {
+            Some(o) => self.client.make_outputs_safe(o).await.map(drop),
+            None => Ok(()),
+        }
+    }
+
+    /// The outputs to the drive as read back now, for the run's log (empty without them).
+    pub async fn outputs_line(&mut self) -> String {
+        let Some(o) = self.outputs else {
+            return String::new();
+        };
+        match self.client.read_outputs(&o).await {
+            Ok(r) => format!(
+                "; outputs read back at the end: DAC{} {} V{}",
+                o.dac,
+                r.dac_v,
+                match (o.enable_dio, r.enable) {
+                    (Some(l), Some(on)) => format!(", DIO{l} {}", if on { "HIGH" } else { "low" }),
+                    _ => String::new(),
+                }
+            ),
+            Err(e) => format!("; outputs not read back at the end: {e}"),
+        }
+    }
+
+    /// The enable line raised (nothing to do without one).
+    pub async fn raise_enable(&mut self) -> Result<(), Error> {
+        match self.outputs.and_then(|o| o.enable_dio) {
+            Some(line) => self.client.set_dio(line, true).await,
+            None => Ok(()),
+        }
     }
 
     /// What the stream reported so far.

@@ -79,8 +79,8 @@ impl DaqClient {
     }
 
     /// Arms the device's watchdog: after `timeout_s` seconds without Modbus traffic DAC0
-    /// goes to `o.safe_v` and the enable line low. Disabled first (its registers are written
-    /// with it off), each register read back, enabled last.
+    /// goes to `o.safe_v` and the enable line low. Read first, and when anything differs
+    /// disabled, each register written and read back, enabled last.
     pub async fn arm_watchdog(&mut self, o: &DriveOutputs, timeout_s: u32) -> Result<(), Error> {
         if o.dac != 0 {
             return Err(Error::Unsupported {
@@ -96,21 +96,29 @@ impl DaqClient {
                 limit: "at least 1 s (the device counts whole seconds)".into(),
             });
         }
-        self.write_checked("WATCHDOG_ENABLE_DEFAULT", 0, 0).await?;
-        self.write_checked("WATCHDOG_TIMEOUT_S_DEFAULT", 0, timeout_s)
-            .await?;
-        self.write_checked("WATCHDOG_DAC0_DEFAULT", 0, (o.safe_v as f32).to_bits())
-            .await?;
-        self.write_checked("WATCHDOG_DAC0_ENABLE_DEFAULT", 0, 1)
-            .await?;
+        let mut want = vec![
+            ("WATCHDOG_TIMEOUT_S_DEFAULT", timeout_s),
+            ("WATCHDOG_DAC0_DEFAULT", (o.safe_v as f32).to_bits()),
+            ("WATCHDOG_DAC0_ENABLE_DEFAULT", 1),
+        ];
         if let Some(line) = o.enable_dio {
-            let bit = 1u32 << line;
-            self.write_checked("WATCHDOG_DIO_DIRECTION_DEFAULT", 0, bit)
-                .await?;
-            self.write_checked("WATCHDOG_DIO_STATE_DEFAULT", 0, 0)
-                .await?;
-            self.write_checked("WATCHDOG_DIO_ENABLE_DEFAULT", 0, 1)
-                .await?;
+            want.extend([
+                ("WATCHDOG_DIO_DIRECTION_DEFAULT", 1u32 << line),
+                ("WATCHDOG_DIO_STATE_DEFAULT", 0),
+                ("WATCHDOG_DIO_ENABLE_DEFAULT", 1),
+            ]);
+        }
+        // A T7 keeps these in flash: rewritten only when they differ.
+        let mut same = self.read_u32("WATCHDOG_ENABLE_DEFAULT", 0).await? == 1;
+        for (name, v) in &want {
+            same &= self.read_u32(name, 0).await? == *v;
+        }
+        if same {
+            return Ok(());
+        }
+        self.write_checked("WATCHDOG_ENABLE_DEFAULT", 0, 0).await?;
+        for (name, v) in want {
+            self.write_checked(name, 0, v).await?;
         }
         self.write_checked("WATCHDOG_ENABLE_DEFAULT", 0, 1).await
     }
