@@ -142,10 +142,14 @@ impl BenchIo for ModbusIo {
         let clock = || epoch.elapsed().as_secs_f64();
         if let Some(daq) = &mut self.daq {
             // The torque at the drive's stamp, the midpoint of its transaction.
+            // The DAQ's watchdog is fed beside the drive's transaction.
             let sent = clock();
-            let drive = self.drive.command_and_read(value).await;
-            let read = clock();
-            let sensor = daq.reading_at(0.5 * (sent + read), clock());
+            let drive = async {
+                let fb = self.drive.command_and_read(value).await;
+                (fb, clock())
+            };
+            let ((drive, read), fed) = tokio::join!(drive, daq.keep_alive());
+            let sensor = fed.and_then(|()| daq.reading_at(0.5 * (sent + read), clock()));
             return Exchanged {
                 sent,
                 read,

@@ -22,7 +22,7 @@ use protocols::daq::{
 use protocols::{DaqClient, DaqProfile, DaqStream, Error, TorqueReading};
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// How fast the clock map's offset may rise \[s/s\]: 100 ppm, above a quartz crystal's drift.
 pub const DRIFT: f64 = 100e-6;
@@ -120,6 +120,10 @@ pub struct DaqIo {
     fault: Option<String>,
     /// The outputs wired to the drive (`[daq.drive_command]`).
     outputs: Option<DriveOutputs>,
+    /// The armed watchdog's timeout, and when the device last had a request from us.
+    watchdog: Option<(Duration, Instant)>,
+    /// The enable line as the daemon last set it.
+    enable_high: bool,
 }
 
 /// What connecting the DAQ read back and configured, for the run's log.
@@ -195,6 +199,11 @@ impl DaqIo {
                 batches: Vec::with_capacity(64),
                 fault: None,
                 outputs,
+                watchdog: cfg
+                    .drive_command
+                    .as_ref()
+                    .map(|c| (Duration::from_secs(c.watchdog_s.into()), Instant::now())),
+                enable_high: false,
             },
             notes,
         ))
@@ -273,8 +282,12 @@ impl DaqIo {
 
     /// The outputs wired to the drive made safe and read back (nothing to do without them).
     pub async fn make_outputs_safe(&mut self) -> Result<(), Error> {
-        match &self.outputs {
-            Some(o) => self.client.make_outputs_safe(o).await.map(drop),
+        match self.outputs {
+            Some(o) => {
+                let r = self.client.make_outputs_safe(&o).await;
+                self.enable_high = false;
+                self.fed(r).map(drop)
+            }
             None => Ok(()),
         }
     }
@@ -301,9 +314,44 @@ impl DaqIo {
     /// The enable line raised (nothing to do without one).
     pub async fn raise_enable(&mut self) -> Result<(), Error> {
         match self.outputs.and_then(|o| o.enable_dio) {
-            Some(line) => self.client.set_dio(line, true).await,
+            Some(line) => {
+                let r = self.client.set_dio(line, true).await;
+                self.enable_high = r.is_ok();
+                self.fed(r)
+            }
             None => Ok(()),
         }
+    }
+
+    /// Feeds the armed watchdog when a quarter of its timeout passed since the last request:
+    /// the stream's packets go from the device, and only requests to it count. The outputs
+    /// are read back: an enable line not as the daemon set it (the watchdog fired, the
+    /// device restarted) is an error, the run stops.
+    pub async fn keep_alive(&mut self) -> Result<(), Error> {
+        let (Some((timeout, last)), Some(o)) = (self.watchdog, self.outputs) else {
+            return Ok(());
+        };
+        if last.elapsed() < timeout / 4 {
+            return Ok(());
+        }
+        let read = self.client.read_outputs(&o).await;
+        let read = self.fed(read)?;
+        match (o.enable_dio, read.enable) {
+            (Some(l), Some(on)) if on != self.enable_high => Err(fault_error(format!(
+                "the drive's enable line DIO{l} reads {} during the run, not as the daemon set \
+                 it (the DAQ's watchdog, or a restart)",
+                if on { "high" } else { "low" }
+            ))),
+            _ => Ok(()),
+        }
+    }
+
+    /// `r`, noting that the device had a request.
+    fn fed<T>(&mut self, r: Result<T, Error>) -> Result<T, Error> {
+        if let Some((_, last)) = &mut self.watchdog {
+            *last = Instant::now();
+        }
+        r
     }
 
     /// What the stream reported so far.
