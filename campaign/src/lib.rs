@@ -9,6 +9,7 @@
 pub mod analyse;
 mod body;
 pub mod design;
+pub mod encoder_velocity;
 pub mod floor;
 pub mod judge;
 pub mod report;
