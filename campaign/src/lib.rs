@@ -9,7 +9,6 @@
 pub mod analyse;
 mod body;
 pub mod design;
-pub mod encoder_velocity;
 pub mod floor;
 pub mod judge;
 pub mod report;
