@@ -18,7 +18,6 @@ mod cli_trends;
 mod compare_inverse;
 mod compensation;
 mod daemon;
-mod daq_safe;
 mod daq_sweep;
 mod devices;
 mod estop_shapes;

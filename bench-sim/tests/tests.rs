@@ -3,7 +3,6 @@
 mod bus;
 mod clients;
 mod daq;
-mod daq_watchdog;
 mod faults;
 mod interop;
 mod plant;

@@ -29,7 +29,6 @@ mod alloc_tests;
 pub mod connect;
 pub mod cpus;
 pub mod daq;
-mod daq_outputs;
 mod interlock;
 pub mod io;
 mod judge;

@@ -348,7 +348,7 @@ impl DaqClient {
         })
     }
 
-    pub(super) async fn read_u32(&mut self, name: &str, index: u16) -> Result<u32, Error> {
+    async fn read_u32(&mut self, name: &str, index: u16) -> Result<u32, Error> {
         let ty = self.profile.register(name)?.ty;
         let at = self.profile.address(name, index)?;
         let w = self.read_words(at, ty.words(), name).await?;
@@ -358,12 +358,7 @@ impl DaqClient {
         })
     }
 
-    pub(super) async fn write_u32(
-        &mut self,
-        name: &str,
-        index: u16,
-        value: u32,
-    ) -> Result<(), Error> {
+    async fn write_u32(&mut self, name: &str, index: u16, value: u32) -> Result<(), Error> {
         let ty = self.profile.register(name)?.ty;
         let at = self.profile.address(name, index)?;
         let words: Vec<u16> = match ty {
@@ -377,12 +372,7 @@ impl DaqClient {
     }
 
     /// Writes and reads back: a device that did not take the value is a sequence error.
-    pub(super) async fn write_checked(
-        &mut self,
-        name: &str,
-        index: u16,
-        value: u32,
-    ) -> Result<(), Error> {
+    async fn write_checked(&mut self, name: &str, index: u16, value: u32) -> Result<(), Error> {
         self.write_u32(name, index, value).await?;
         let got = self.read_u32(name, index).await?;
         if got == value {

@@ -7,7 +7,6 @@
 mod client;
 mod drain;
 mod profile;
-mod safety;
 mod stream;
 
 pub use client::{AinConfig, DaqClient, DaqStream, ScanBatch, StreamConfig};
@@ -15,7 +14,6 @@ pub use profile::{
     AinSpec, CalibrationSpec, DacSpec, DaqDevice, DaqProfile, DaqRegister, DaqTransport, DaqType,
     QuadratureSpec, REQUIRED, StreamSpec, StreamStatusCodes,
 };
-pub use safety::{DriveOutputs, OutputsRead};
 pub use stream::{
     AinCalibration, HEADER_BYTES, STREAM_FUNCTION, StreamFault, StreamPacket, StreamStatus,
     StreamTracker,
