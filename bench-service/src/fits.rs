@@ -120,6 +120,7 @@ struct Fitted {
 /// The body of `POST /api/fits`: the fit (as `bench fit --run`) and the held-out runs its set is
 /// scored on (as `bench fit --validate RUN`).
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[schemars(extend("additionalProperties" = false))]
 struct FitBody {
     /// Held-out runs the fitted set is scored on the procedure's own way (idim_ls, power_rls,
     /// output_error): the answer's `validation` has `rms`, `rel_error_pct`, `r2`, `n` per run.
