@@ -211,9 +211,13 @@ pub struct Row {
 }
 
 impl Row {
-    /// The row of `m` before its fit: its given parameters, failed scores.
-    pub(super) fn unscored(m: &ModelChoice) -> Row {
-        Row {
+    /// The row of `m`: its given parameters, then what `fill` fits and scores. An error of
+    /// `fill` is kept as the row's, with the scores failed (ranked last).
+    pub(super) fn scored(
+        m: &ModelChoice,
+        fill: impl FnOnce(&mut Row) -> Result<(), FitError>,
+    ) -> Row {
+        let mut row = Row {
             rank: 0,
             model: m.model.clone(),
             params: m.params.clone(),
@@ -222,7 +226,11 @@ impl Row {
             validation: Scores::failed(),
             error: None,
             note: None,
+        };
+        if let Err(e) = fill(&mut row) {
+            row.error = Some(e.to_string());
         }
+        row
     }
 }
 
@@ -299,10 +307,8 @@ pub fn compare(
         .iter()
         .map(|s| opts.regimes.presliding(s))
         .collect();
-    let mut rows = Vec::new();
-    for m in models {
-        let mut row = Row::unscored(m);
-        let outcome = (|| -> Result<(), FitError> {
+    let rows = models.iter().map(|m| {
+        Row::scored(m, |row| {
             if !m.fit.is_empty() {
                 let o = Options {
                     model: m.model.clone(),
@@ -337,25 +343,40 @@ pub fn compare(
                 return Err(FitError::Eval("the validation replay is not finite".into()));
             }
             Ok(())
-        })();
-        if let Err(e) = outcome {
-            row.error = Some(e.to_string());
+        })
+    });
+    Ok(Table::ranked(
+        opts.replay.residual_name(),
+        opts.regimes,
+        estimate,
+        validate,
+        rows.collect(),
+    ))
+}
+
+impl Table {
+    /// The table of `rows`, ranked, on the `estimate` and `validate` records.
+    pub(super) fn ranked(
+        residual: &str,
+        regimes: Regimes,
+        estimate: &[Segment],
+        validate: &[Segment],
+        mut rows: Vec<Row>,
+    ) -> Table {
+        rank(&mut rows);
+        Table {
+            residual: residual.into(),
+            regimes,
+            estimation_data: estimate.iter().map(Segment::used).collect(),
+            validation_data: validate.iter().map(Segment::used).collect(),
+            rows,
         }
-        rows.push(row);
     }
-    rank(&mut rows);
-    Ok(Table {
-        residual: opts.replay.residual_name().into(),
-        regimes: opts.regimes,
-        estimation_data: estimate.iter().map(Segment::used).collect(),
-        validation_data: validate.iter().map(Segment::used).collect(),
-        rows,
-    })
 }
 
 /// Sorts rows by validation MSE (failed ones last; of equal scores the simpler model first)
 /// and numbers them, equal scores sharing a rank.
-pub(super) fn rank(rows: &mut [Row]) {
+fn rank(rows: &mut [Row]) {
     let key = |r: &Row| {
         if r.error.is_none() {
             r.validation.all

@@ -8,7 +8,7 @@
 //! (filtered and decimated as in the fit): it has no presliding/gross-sliding split (the
 //! decimated rows carry no regime), so only `all` is scored.
 
-use super::compare::{ModelChoice, Row, Scores, Table, rank};
+use super::compare::{ModelChoice, Row, Scores, Table};
 use super::output_error::Segment;
 use super::{FitReport, Given, Table as Columns, idim_ls, validation};
 use crate::identify::FitError;
@@ -45,10 +45,8 @@ pub fn compare(
         .iter()
         .map(columns)
         .collect::<Result<Vec<_>, _>>()?;
-    let mut rows = Vec::new();
-    for m in models {
-        let mut row = Row::unscored(m);
-        let outcome = (|| -> Result<(), FitError> {
+    let rows = models.iter().map(|m| {
+        Row::scored(m, |row| {
             let mut g = given.clone();
             if let Value::Object(held) = &m.params {
                 g.extend(held.clone());
@@ -59,20 +57,15 @@ pub fn compare(
             row.params = Value::Object(r.params.clone());
             row.fit = Some(r);
             Ok(())
-        })();
-        if let Err(e) = outcome {
-            row.error = Some(e.to_string());
-        }
-        rows.push(row);
-    }
-    rank(&mut rows);
-    Ok(Table {
-        residual: RESIDUAL.into(),
-        regimes: Default::default(),
-        estimation_data: estimate.iter().map(Segment::used).collect(),
-        validation_data: validate.iter().map(Segment::used).collect(),
-        rows,
-    })
+        })
+    });
+    Ok(Table::ranked(
+        RESIDUAL,
+        Default::default(),
+        estimate,
+        validate,
+        rows.collect(),
+    ))
 }
 
 /// The `t, x, u` columns of a segment.
@@ -94,9 +87,6 @@ fn score(report: &FitReport, records: &[Columns]) -> Result<Scores, FitError> {
     }
     Ok(Scores {
         all: if n > 0 { sum / n as f64 } else { f64::NAN },
-        presliding: None,
-        gross_sliding: None,
-        n_presliding: 0,
-        n_gross_sliding: 0,
+        ..Scores::failed()
     })
 }
