@@ -31,6 +31,9 @@ function append(el: Node, children: (Child | Child[])[]) {
   }
 }
 
+/** A form field: `el` under its label (the label names `el` by its id). */
+export const field = (el: HTMLElement, label: string) => h('div', { class: 'field' }, h('label', { for: el.id }, label), el);
+
 export function clear(el: Element, ...children: (Child | Child[])[]) {
   el.replaceChildren();
   append(el, children);

@@ -1,7 +1,7 @@
 // A form for one experiment spec, generated from `GET /api/experiments/kinds`: a field per
 // parameter with its unit and default; the server's 422 message is shown beside the field it
 // names.
-import { h, clear, duration } from './dom';
+import { h, clear, duration, field } from './dom';
 import { rangeField, RangeField, takesRange } from './rangefield';
 
 export interface ParamDoc {
@@ -110,7 +110,7 @@ export function specForm(kinds: KindDoc[], prefix: string, initial?: string): Sp
   let changed: (() => void)[] = [];
 
   el.append(
-    h('div', { class: 'field' }, h('label', { for: kindSel.id }, 'Experiment kind'), kindSel),
+    field(kindSel, 'Experiment kind'),
     desc,
     h('div', { class: 'field' }, h('label', { for: nameIn.id }, 'Name'), nameIn, nameErr),
     fields,

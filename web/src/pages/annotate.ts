@@ -2,7 +2,7 @@
 // and notes, edited in place (PATCH /api/runs/{id}, operator; the audit log keeps the old
 // values), and "compare with run N" (GET /api/runs/{id}/diff?with=N, as `bench runs diff`).
 import { api, get } from '../api';
-import { h, dataTable, notice } from '../dom';
+import { h, dataTable, notice, field } from '../dom';
 
 /** The card: tags and notes of `run`, saved on request; a comparison with another run. */
 export function annotateCard(run: any): HTMLElement {
@@ -21,8 +21,8 @@ function editForm(run: any): HTMLElement {
   const form = h(
     'form',
     { class: 'inline-form' },
-    h('div', { class: 'field' }, h('label', { for: tags.id }, 'Tags'), tags),
-    h('div', { class: 'field' }, h('label', { for: notes.id }, 'Notes'), notes),
+    field(tags, 'Tags'),
+    field(notes, 'Notes'),
     save,
     msg,
   );
@@ -47,7 +47,7 @@ function compareForm(run: any): HTMLElement {
   const form = h(
     'form',
     { class: 'inline-form' },
-    h('div', { class: 'field' }, h('label', { for: other.id }, 'Compare with run'), other),
+    field(other, 'Compare with run'),
     h('button', { type: 'submit', id: 'ann-compare' }, 'Compare'),
   );
   form.addEventListener('submit', async (ev) => {

@@ -3,7 +3,7 @@
 // has) and fit the chosen model, their options as
 // form fields from each option's JSON Schema, and held-out runs scored on the fitted set.
 import { get, post, ApiError, RunSummary } from '../api';
-import { h, clear, fmt, dataTable, notice } from '../dom';
+import { h, clear, fmt, dataTable, notice, field } from '../dom';
 
 /** A procedure as `GET /api/procedures` answers it. */
 export interface ProcedureInfo {
@@ -147,13 +147,13 @@ export async function fitForm(box: HTMLElement, models: any[], runs: RunSummary[
     'form',
     { id: 'fit-form', novalidate: true },
     h('h2', { id: 'fit-h' }, 'Fit a model on a run'),
-    h('div', { class: 'field' }, h('label', { for: run.id }, 'Run'), run),
-    h('div', { class: 'field' }, h('label', { for: model.id }, 'Model'), model),
-    h('div', { class: 'field' }, h('label', { for: proc.id }, 'Procedure (those that read this run and fit this model)'), proc),
+    field(run, 'Run'),
+    field(model, 'Model'),
+    field(proc, 'Procedure (those that read this run and fit this model)'),
     optionsBox,
-    h('div', { class: 'field' }, h('label', { for: held.id }, 'Held-out runs (optional: the fitted set is scored on them)'), held),
-    h('div', { class: 'field' }, h('label', { for: given.id }, 'Known values held fixed, and more options (JSON)'), given),
-    h('div', { class: 'field' }, h('label', { for: name.id }, 'Name of the parameter set'), name),
+    field(held, 'Held-out runs (optional: the fitted set is scored on them)'),
+    field(given, 'Known values held fixed, and more options (JSON)'),
+    field(name, 'Name of the parameter set'),
     h('div', { class: 'actions' }, h('button', { type: 'submit', class: 'primary' }, 'Fit')),
     msg,
     result,

@@ -2,7 +2,7 @@
 // run page shows of an imported run (its source, units and time stamps, the friction–velocity
 // scatter, the time series of the columns it had).
 import { postFile, qs, ApiError } from '../api';
-import { h, fmt, kvTable, notice } from '../dom';
+import { h, fmt, kvTable, notice, field } from '../dom';
 import { timeChart } from '../timeseries';
 import { xyPlot } from '../xyplot';
 
@@ -26,7 +26,6 @@ export function importForm(done: (id: number) => void): HTMLElement {
   const submit = h('button', { type: 'submit', id: 'import-submit' }, 'Import');
   // A new file: the last answer no longer applies.
   file.addEventListener('change', () => msg.show(''));
-  const field = (el: HTMLElement, label: string) => h('div', { class: 'field' }, h('label', { for: el.id }, label), el);
   const form = h(
     'form',
     { id: 'import-form', class: 'row', 'aria-label': 'Import a recording' },

@@ -1,6 +1,6 @@
 // Launch: a form per experiment kind, duration estimate, start now or enqueue.
 import { get, post, qs, ApiError } from '../api';
-import { h, duration, notice } from '../dom';
+import { h, duration, notice, field } from '../dom';
 import { normaliseKinds, specForm, SpecForm } from '../specform';
 import { presetPicker } from '../presetpicker';
 
@@ -32,7 +32,7 @@ export function launchPage(root: HTMLElement): () => void {
         presets,
         f.el,
         estimate,
-        h('div', { class: 'field' }, h('label', { for: priority.id }, 'Priority (higher runs first)'), priority),
+        field(priority, 'Priority (higher runs first)'),
         h('div', { class: 'actions' }, startNow, enqueue),
         msg,
       );

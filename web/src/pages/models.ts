@@ -1,7 +1,7 @@
 // Models & fits: browse the models and parameter sets, fit on chosen runs, compare models.
 import { get, post, qs, ApiError, RunSummary } from '../api';
 import { fitForm, validationTable } from './fitform';
-import { h, clear, fmt, kvTable, dataTable, notice } from '../dom';
+import { h, clear, fmt, kvTable, dataTable, notice, field } from '../dom';
 import { comparisonTable } from './runs';
 import { timeChart } from '../timeseries';
 
@@ -51,7 +51,7 @@ export function modelsPage(root: HTMLElement): () => void {
     }
   };
   modelSel.addEventListener('change', loadSets);
-  setsBox.append(h('h2', { id: 'sets-h' }, 'Parameter sets'), h('div', { class: 'field' }, h('label', { for: modelSel.id }, 'Model'), modelSel), setsList);
+  setsBox.append(h('h2', { id: 'sets-h' }, 'Parameter sets'), field(modelSel, 'Model'), setsList);
 
   get('/api/models').then(
     (m) => {
@@ -177,9 +177,9 @@ async function compareForm(box: HTMLElement, models: any[]) {
     'form',
     { id: 'compare-form', novalidate: true },
     h('h2', { id: 'cmp2-h' }, 'Compare models'),
-    h('div', { class: 'field' }, h('label', { for: est.id }, 'Estimation runs'), est),
-    h('div', { class: 'field' }, h('label', { for: val.id }, 'Validation runs'), val),
-    h('div', { class: 'field' }, h('label', { for: mods.id }, 'Models'), mods),
+    field(est, 'Estimation runs'),
+    field(val, 'Validation runs'),
+    field(mods, 'Models'),
     h('div', { class: 'actions' }, h('button', { type: 'submit', class: 'primary' }, 'Compare')),
     msg,
     result,

@@ -1,6 +1,6 @@
 // Queue & schedule: reorder, remove, ETA per item and total; plan an overnight sweep.
 import { get, put, del, post, Queue, ApiError } from '../api';
-import { h, clear, duration, notice, fmt } from '../dom';
+import { h, clear, duration, notice, fmt, field } from '../dom';
 import { live } from '../live';
 import { normaliseKinds, specForm, SpecForm } from '../specform';
 
@@ -233,7 +233,7 @@ function planForm(box: HTMLElement, kinds: any[], msg: ReturnType<typeof notice>
   const batch = h('textarea', { id: 'plan-batch', rows: 5, spellcheck: 'false', placeholder: '[{"kind": "torque_ramp", "params": {}}, {"kind": "constant_velocity_sweep", "params": {"repeats": 2}}]' });
   const err = h('p', { class: 'field-error', role: 'alert', id: 'plan-error', hidden: true });
   const preview = h('p', { id: 'plan-preview', role: 'status', 'aria-live': 'polite', class: 'estimate' });
-  const sweepBox = h('div', { class: 'sweep', hidden: true }, h('div', { class: 'field' }, h('label', { for: sweepParam.id }, 'Parameter to vary (path)'), sweepParam), h('div', { class: 'field' }, h('label', { for: sweepValues.id }, 'Values (JSON list, one entry per run)'), sweepValues));
+  const sweepBox = h('div', { class: 'sweep', hidden: true }, field(sweepParam, 'Parameter to vary (path)'), field(sweepValues, 'Values (JSON list, one entry per run)'));
   const batchBox = h('div', { class: 'field', hidden: true }, h('label', { for: batch.id }, 'Specs (JSON list)'), batch);
   mode.addEventListener('change', () => {
     sweepBox.hidden = mode.value !== 'sweep';
@@ -244,8 +244,8 @@ function planForm(box: HTMLElement, kinds: any[], msg: ReturnType<typeof notice>
     'form',
     { id: 'plan-form', novalidate: true },
     h('h2', { id: 'plan-h' }, 'Plan a run or an overnight sweep'),
-    h('div', { class: 'row' }, h('div', { class: 'field' }, h('label', { for: runAt.id }, 'Start at (local time)'), runAt), h('div', { class: 'field' }, h('label', { for: rec.id }, 'Recurrence'), rec), h('div', { class: 'field' }, h('label', { for: prio.id }, 'Priority'), prio)),
-    h('div', { class: 'field' }, h('label', { for: mode.id }, 'What'), mode),
+    h('div', { class: 'row' }, field(runAt, 'Start at (local time)'), field(rec, 'Recurrence'), field(prio, 'Priority')),
+    field(mode, 'What'),
     sweepBox,
     batchBox,
     f.el,

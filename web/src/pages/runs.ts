@@ -1,6 +1,6 @@
 // Runs: a searchable list and a run page with its plots, tables, log, provenance and exports.
 import { get, qs, post, RunSummary, ApiError, withToken } from '../api';
-import { h, clear, fmt, kvTable, dataTable, notice } from '../dom';
+import { h, clear, fmt, kvTable, dataTable, notice, field } from '../dom';
 import { runsHead, syncRows } from './runrows';
 import { live, splitModels } from '../live';
 import { timeChart, symmetricScale, Scale } from '../timeseries';
@@ -27,13 +27,13 @@ export function runsPage(root: HTMLElement): () => void {
   const form = h(
     'form',
     { class: 'row filters', role: 'search', 'aria-label': 'Filter runs' },
-    h('div', { class: 'field' }, h('label', { for: kind.id }, 'Kind'), kind),
-    h('div', { class: 'field' }, h('label', { for: bench.id }, 'Bench'), bench),
-    h('div', { class: 'field' }, h('label', { for: status.id }, 'Status'), status),
-    h('div', { class: 'field' }, h('label', { for: tag.id }, 'Tag'), tag),
-    h('div', { class: 'field' }, h('label', { for: since.id }, 'Since'), since),
-    h('div', { class: 'field' }, h('label', { for: until.id }, 'Until'), until),
-    h('div', { class: 'field' }, h('label', { for: text.id }, 'Search'), text),
+    field(kind, 'Kind'),
+    field(bench, 'Bench'),
+    field(status, 'Status'),
+    field(tag, 'Tag'),
+    field(since, 'Since'),
+    field(until, 'Until'),
+    field(text, 'Search'),
     h('button', { type: 'submit' }, 'Search'),
   );
   const imported = importForm((id) => {
