@@ -28,3 +28,20 @@ pub fn stop_signal() -> impl Future<Output = &'static str> + Send + 'static {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    /// A signal sent after the call and before the wait is first polled is caught and named;
+    /// with the handlers installed at the first poll, the default action would end this test's
+    /// process instead.
+    #[tokio::test]
+    async fn a_signal_before_the_first_poll_is_caught() {
+        let stop = super::stop_signal();
+        let sent = std::process::Command::new("kill")
+            .args(["-HUP", &std::process::id().to_string()])
+            .status()
+            .unwrap();
+        assert!(sent.success());
+        assert_eq!(stop.await, "SIGHUP");
+    }
+}
