@@ -10,7 +10,6 @@ use run_store::{SampleQuery, Store};
 use serde_json::Value;
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 /// A short Stribeck sweep: 12 segments of 0.3 s.
 const SWEEP: &str = r#"{"kind": "constant_velocity_sweep", "name": "resumed sweep",
@@ -250,22 +249,23 @@ impl Rng {
     }
 }
 
-/// Waits until run `id` has committed `n` samples (true) or has ended (false).
-fn reached(db: &str, id: i64, n: i64) -> bool {
-    let t0 = Instant::now();
-    loop {
-        let run = show(db, id);
-        if run["sample_count"].as_i64().unwrap_or(0) >= n {
-            return true;
+/// Starts `bench ARGS` (a run or a resume) that sends itself SIGKILL when its loop has taken
+/// `kill_at` samples (the daemon's test-only hook: the kill lands at the same point of the run
+/// however loaded the machine is), and waits for it. The run's id, and whether it was killed
+/// (false: it completed first).
+fn run_killed_at(args: &[String], kill_at: u64) -> (i64, bool) {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_bench"));
+    cmd.args(args)
+        .env("FRICTIONBENCH_TEST_SIGKILL_AT_SAMPLE", kill_at.to_string());
+    let (mut child, _out, id) = crate::util::spawn_command(cmd);
+    let status = child.wait().unwrap();
+    use std::os::unix::process::ExitStatusExt;
+    match status.signal() {
+        Some(9) => (id, true),
+        _ => {
+            assert!(status.success(), "run {id} ended with {status}");
+            (id, false)
         }
-        if run["status"] != "running" && run["status"] != "queued" {
-            return false;
-        }
-        assert!(
-            t0.elapsed() < Duration::from_secs(60),
-            "run {id} stalled: {run}"
-        );
-        std::thread::sleep(Duration::from_millis(20));
     }
 }
 
@@ -290,20 +290,12 @@ fn a_sweep_killed_20_times_with_sigkill_and_resumed_gives_the_uninterrupted_tabl
         .to_vec();
     let mut kills = Vec::new();
     let first = loop {
-        let (mut child, _out, id) =
-            crate::util::spawn_run(&args.iter().map(String::as_str).collect::<Vec<_>>());
-        let n = 60 + rng.below(470) as i64;
-        if kills.len() == 20 || !reached(&db, id, n) {
-            let status = child.wait().unwrap();
-            assert!(
-                status.success(),
-                "run {id} did not complete after {} kills",
-                kills.len()
-            );
+        let n = 60 + rng.below(470);
+        let kill_at = if kills.len() == 20 { u64::MAX } else { n };
+        let (id, killed) = run_killed_at(&args, kill_at);
+        if !killed {
             break id;
         }
-        child.kill().unwrap(); // SIGKILL
-        child.wait().unwrap();
         let dead = show(&db, id);
         assert_eq!(dead["status"], "interrupted", "{dead}");
         kills.push((id, n, dead["sample_count"].as_i64().unwrap()));

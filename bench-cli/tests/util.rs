@@ -274,8 +274,14 @@ pub fn wait_for_samples(db: &str, id: i64, n: i64) -> i64 {
 
 /// Spawns `bench run`, returns the child and the run id it prints first.
 pub fn spawn_run(args: &[&str]) -> (Child, BufReader<std::process::ChildStdout>, i64) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_bench"))
-        .args(args)
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_bench"));
+    cmd.args(args);
+    spawn_command(cmd)
+}
+
+/// Starts `cmd` (a `bench` command that starts a run) and reads its first line, `run ID`.
+pub fn spawn_command(mut cmd: Command) -> (Child, BufReader<std::process::ChildStdout>, i64) {
+    let mut child = cmd
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()

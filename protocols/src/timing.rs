@@ -67,8 +67,7 @@ pub fn after_whole_ms(offset: Duration) -> Instant {
     #[cfg(target_os = "linux")]
     {
         let clock = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
-        let into_ms = clock.tv_nsec.rem_euclid(1_000_000) as u64;
-        now + Duration::from_nanos(1_000_000 - into_ms) + offset
+        now + to_next_whole_ms(clock.tv_nsec as u64) + offset
     }
     #[cfg(not(target_os = "linux"))]
     {
@@ -76,29 +75,37 @@ pub fn after_whole_ms(offset: Duration) -> Instant {
     }
 }
 
+/// From a clock reading's nanoseconds to the next whole millisecond of that clock (a whole
+/// millisecond itself counts as the next one, so the grid never starts now).
+fn to_next_whole_ms(nanos: u64) -> Duration {
+    Duration::from_nanos(1_000_000 - nanos % 1_000_000)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// The grid's start, read back on the same clock, sits `offset` after a whole millisecond.
-    #[cfg(target_os = "linux")]
+    /// The step to the next whole millisecond lands on one, whatever the reading's phase. (The
+    /// arithmetic is tested on given readings: reading two clocks back to back in a test is
+    /// not, on a loaded machine, where a preemption between the reads moves the phase.)
     #[test]
-    fn a_grid_starts_its_offset_after_a_whole_millisecond() {
-        use rustix::time::{ClockId, clock_gettime};
-        for offset_us in [0, 125, 250, 900] {
+    fn the_step_lands_on_the_next_whole_millisecond() {
+        for nanos in [0, 1, 125_000, 999_999, 1_000_000, 7_250_400_001] {
+            let landed = nanos + to_next_whole_ms(nanos).as_nanos() as u64;
+            assert_eq!(landed % 1_000_000, 0, "{nanos} ns");
+            assert!(landed > nanos && landed - nanos <= 1_000_000, "{nanos} ns");
+        }
+    }
+
+    /// The grid starts within a millisecond plus the offset, never before the offset.
+    #[test]
+    fn a_grid_starts_within_a_millisecond_of_its_offset() {
+        for offset_us in [0, 125, 900] {
             let offset = Duration::from_micros(offset_us);
+            let before = Instant::now();
             let start = after_whole_ms(offset);
-            let (now, clock) = (Instant::now(), clock_gettime(ClockId::Monotonic));
-            let clock_ns = clock.tv_sec as i128 * 1_000_000_000 + clock.tv_nsec as i128;
-            let start_ns = clock_ns + (start - now).as_nanos() as i128;
-            let phase_ns = (start_ns - offset.as_nanos() as i128).rem_euclid(1_000_000);
-            // Two clock reads apart by at most a few microseconds on a busy machine.
-            let off_by = phase_ns.min(1_000_000 - phase_ns);
-            assert!(
-                off_by < 20_000,
-                "{offset_us} µs: {phase_ns} ns past a whole ms"
-            );
-            assert!(start - now <= Duration::from_millis(1) + offset);
+            assert!(start >= before + offset, "{offset_us} µs");
+            assert!(start <= Instant::now() + Duration::from_millis(1) + offset);
         }
     }
 

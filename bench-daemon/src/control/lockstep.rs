@@ -11,6 +11,7 @@
 //! `given.offset`) sees the applied torque less that offset, in both uses: the offset belongs
 //! to the measurement, not to the friction.
 
+use super::fault_injection::InjectedFaults;
 use experiments::Sample;
 use friction::plant::{self, Applied, PlantParams, PlantState};
 use friction::registry::{ModelSpec, build_model, split_offset};
@@ -33,28 +34,8 @@ pub struct Lockstep {
     plant: Option<(PlantParams, Vec<PlantSim>)>,
     values: Vec<f64>,
     last_u: Option<f64>,
-    /// Test-only fault injection: panic in the model step at this run time \[s\].
-    panic_at_s: Option<f64>,
-}
-
-/// Environment variable of the fault-injection hook the fail-safe tests use: the lockstep
-/// step panics once the run time reaches this many seconds, as a buggy model would. Read only
-/// by builds with debug assertions (the tests' profile); a release build (`cargo install`)
-/// has no such hook.
-pub const PANIC_HOOK_ENV: &str = "FRICTIONBENCH_TEST_PANIC_IN_MODEL_STEP_AT_S";
-
-/// The run time the fault-injection hook asks the model step to panic at, if any.
-#[cfg(debug_assertions)]
-fn injected_panic_at_s() -> Option<f64> {
-    std::env::var(PANIC_HOOK_ENV)
-        .ok()
-        .and_then(|v| v.parse().ok())
-}
-
-/// A release build reads no fault-injection hook.
-#[cfg(not(debug_assertions))]
-fn injected_panic_at_s() -> Option<f64> {
-    None
+    /// Test-only fault injection (nothing in a release build).
+    faults: InjectedFaults,
 }
 
 impl Lockstep {
@@ -94,7 +75,7 @@ impl Lockstep {
             plant,
             values: vec![f64::NAN; n],
             last_u: None,
-            panic_at_s: injected_panic_at_s(),
+            faults: InjectedFaults::from_env(),
         })
     }
 
@@ -123,12 +104,7 @@ impl Lockstep {
         segment_start: bool,
         dt: f64,
     ) -> &[f64] {
-        if self.panic_at_s.is_some_and(|at| s.t >= at) {
-            panic!(
-                "{PANIC_HOOK_ENV}: injected panic in a model step at t = {} s",
-                s.t
-            );
-        }
+        self.faults.on_sample(s.t);
         let u = s.applied_torque();
         let du_dt = match self.last_u {
             Some(prev) if u.is_finite() && prev.is_finite() => (u - prev) / dt,

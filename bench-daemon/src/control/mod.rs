@@ -33,6 +33,7 @@ mod interlock;
 pub mod io;
 mod judge;
 pub mod lifecycle;
+mod fault_injection;
 mod lockstep;
 #[cfg(test)]
 mod loop_tests;
