@@ -56,8 +56,5 @@ async fn plant_keeps_wall_time_at_10_khz_and_watchdog_trips() {
     }
     // The last command went out before `stopped` by up to one (possibly slow) cycle.
     let after = stopped.elapsed();
-    assert!(
-        after >= watchdog / 2,
-        "tripped after {after:?}"
-    );
+    assert!(after >= watchdog / 2, "tripped after {after:?}");
 }

@@ -29,11 +29,11 @@ mod alloc_tests;
 pub mod connect;
 pub mod cpus;
 pub mod daq;
+mod fault_injection;
 mod interlock;
 pub mod io;
 mod judge;
 pub mod lifecycle;
-mod fault_injection;
 mod lockstep;
 #[cfg(test)]
 mod loop_tests;
