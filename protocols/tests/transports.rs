@@ -156,7 +156,9 @@ bench_test!(wrong_echo_and_short_reply_are_protocol_errors);
 #[tokio::test]
 async fn rtu_corrupted_crc_is_detected_and_counted() {
     let bench = Bench::start(Kind::Rtu, image()).await;
-    let mut l = link(&bench, 1000, 50).await;
+    // A timeout far beyond any round trip of a loaded machine: an answer well before it was
+    // judged from the bytes.
+    let mut l = link(&bench, 60_000, 50).await;
     let rtu = bench.rtu.as_ref().unwrap();
     rtu.bridge.corrupt_next_reply.store(true, Ordering::SeqCst);
     let t0 = std::time::Instant::now();
@@ -166,11 +168,7 @@ async fn rtu_corrupted_crc_is_detected_and_counted() {
         "{err:?}"
     );
     // Detected from the bytes, not by waiting for the timeout.
-    assert!(
-        t0.elapsed() < Duration::from_millis(500),
-        "{:?}",
-        t0.elapsed()
-    );
+    assert!(t0.elapsed() < Duration::from_secs(30), "{:?}", t0.elapsed());
     assert_eq!(l.read(1, Table::Holding, 0, 2).await.unwrap(), [99, 100]);
     let s = l.stats();
     assert_eq!((s.crc_errors, s.timeouts, s.ok), (1, 0, 1), "{s:?}");
