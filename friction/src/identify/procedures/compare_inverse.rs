@@ -1,7 +1,7 @@
 //! The model comparison on the inverse model (docs/src/identification.md#comparing-inverse-models):
-//! every chosen model fitted by [`idim_ls`](super::idim_ls) on the estimation record and scored
+//! every chosen model fitted by [`idim_ls`] on the estimation record and scored
 //! by its inverse-model force on estimation and validation records (the held-out prediction of
-//! [`validation`](super::validation)), so that a record of `t, x, u` alone (an imported run,
+//! [`validation`]), so that a record of `t, x, u` alone (an imported run,
 //! the EMPS files) can rank models as a friction record ranks them by replay.
 //!
 //! The residual is the measured force less the inverse model's, on the rows the fit keeps

@@ -134,7 +134,7 @@ fn given_num(given: &Given, name: &str) -> Result<Option<f64>, FitError> {
 /// `warmup_s`, `max_iters`, `diff_step`, `timeout_s`, `offset` (`true` or a known value),
 /// `substeps` (a count; default: from the data), `load` (a known load on the torque replay's
 /// plant, [`crate::load`]), `nested` (default true), `asymmetric` (each fitted parameter also
-/// for negative motion, [`super::per_direction`]), `bootstrap`
+/// for negative motion, see `per_direction`), `bootstrap`
 /// (replicates) with `seed`; for AEP (`method: "aep"` or the `aep` procedure): `population`,
 /// `beta1`, `beta2`, `seed`, `generations`, `polish`.
 pub fn options_from_given(
