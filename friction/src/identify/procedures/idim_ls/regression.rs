@@ -261,10 +261,14 @@ pub const V_MIN_FRACTION: f64 = 0.05;
 pub const REST_MARGIN_PERIODS: f64 = 3.0;
 
 /// Which samples a per-direction fit keeps: `|v| >= given.v_min` (default [`V_MIN_FRACTION`]
-/// of the 99th percentile of the speed) for `margin` samples on each side. At rest the axis
-/// sticks and the filtered velocity's sign is that of the filter's ringing, so those rows
-/// (and the rows the low-pass filters smear them into) would credit one direction with the
-/// force of the other. Returns the mask and `v_min`.
+/// of the 99th percentile of the speed), and, around a rest, `margin` samples more on each
+/// side. At rest the axis sticks and the filtered velocity's sign is that of the filter's
+/// ringing, so those rows (and the rows the low-pass filters smear them into) would credit one
+/// direction with the force of the other. A reversal that passes through zero without
+/// sticking (slow speed for less than a filter period, `margin / REST_MARGIN_PERIODS`) rings
+/// nothing: only its slow samples are left out, as the regressors of both sides are filtered
+/// like the force. (A margin at every reversal left nothing of a smooth two-sine record whose
+/// reversals come closer than three filter periods.) Returns the mask and `v_min`.
 fn moving(v: &[f64], given: &Given, margin: usize) -> Result<(Vec<bool>, f64), FitError> {
     // A given v_min (a held-out record conditioned as its fit) spares the percentile.
     let v_min = match given_positive(given, "v_min")? {
@@ -275,10 +279,20 @@ fn moving(v: &[f64], given: &Given, margin: usize) -> Result<(Vec<bool>, f64), F
             V_MIN_FRACTION * *speeds.select_nth_unstable_by(at, f64::total_cmp).1
         }
     };
+    let period = (margin as f64 / REST_MARGIN_PERIODS).ceil() as usize;
     let mut keep = vec![true; v.len()];
-    for (k, _) in v.iter().enumerate().filter(|(_, v)| v.abs() < v_min) {
-        let (a, b) = (k.saturating_sub(margin), (k + margin + 1).min(v.len()));
-        keep[a..b].fill(false);
+    let mut k = 0;
+    while k < v.len() {
+        if v[k].abs() >= v_min {
+            k += 1;
+            continue;
+        }
+        let end = (k..v.len())
+            .find(|&j| v[j].abs() >= v_min)
+            .unwrap_or(v.len());
+        let pad = if end - k >= period { margin } else { 0 };
+        keep[k.saturating_sub(pad)..(end + pad).min(v.len())].fill(false);
+        k = end;
     }
     Ok((keep, v_min))
 }
@@ -346,5 +360,36 @@ mod tests {
         let (keep, v_min) = moving(&v, &Given::new(), 1).unwrap();
         assert_eq!(v_min, 0.05);
         assert_eq!(keep, [true, true, false, false, false, true, true, true]);
+    }
+
+    /// A rest (slow for a filter period or longer) loses its margin; a reversal passing
+    /// through zero loses only its slow samples.
+    #[test]
+    fn a_reversal_loses_its_slow_samples_and_a_rest_its_margin() {
+        let mut v = vec![1.0; 40];
+        v[5] = 0.0; // a reversal: slow for one sample
+        v[20..24].fill(0.0); // a rest: slow for a filter period (margin 6 = 3 periods of 2)
+        let (keep, _) = moving(&v, &Given::new(), 6).unwrap();
+        let left_out: Vec<usize> = (0..v.len()).filter(|&k| !keep[k]).collect();
+        let want: Vec<usize> = std::iter::once(5).chain(14..30).collect();
+        assert_eq!(left_out, want);
+    }
+
+    /// A smooth two-sine record (reversals closer than three filter periods, the record that
+    /// was left with 0 samples) keeps most of its samples.
+    #[test]
+    fn a_smooth_two_sine_record_keeps_most_samples() {
+        let fs = 1000.0;
+        let v: Vec<f64> = (0..20_000)
+            .map(|k| {
+                let t = k as f64 / fs;
+                let w = 2.0 * std::f64::consts::PI;
+                3.0 * (w * 0.9 * t).sin() + 2.5 * (w * 2.3 * t).sin()
+            })
+            .collect();
+        let margin = (REST_MARGIN_PERIODS * fs / 11.5).ceil() as usize;
+        let (keep, _) = moving(&v, &Given::new(), margin).unwrap();
+        let kept = keep.iter().filter(|k| **k).count();
+        assert!(kept > 18_000, "{kept} of 20000 kept");
     }
 }
