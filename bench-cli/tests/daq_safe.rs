@@ -33,6 +33,12 @@ fn a_run_on_a_dac_commanded_drive_ends_with_the_dac_at_zero_torque_and_the_line_
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let out: serde_json::Value = serde_json::from_str(stdout(&o).lines().last().unwrap()).unwrap();
+    // A completed run logs no safe-state line (only a stop that is not the plan's end does, as
+    // on a Modbus drive); it records the confirmation as `safe_state_s`, as every run does.
+    assert!(
+        out["safe_state_s"].is_number(),
+        "drive disable confirmed: {out}"
+    );
     let run = show(&db, out["run_id"].as_i64().unwrap());
     let log = run["run_log"].to_string();
     for says in [
