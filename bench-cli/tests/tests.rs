@@ -18,6 +18,7 @@ mod cli_trends;
 mod compare_inverse;
 mod compensation;
 mod daemon;
+mod daq_safe;
 mod daq_sweep;
 mod devices;
 mod estop_shapes;

@@ -5,7 +5,7 @@
 
 use crate::config::{DaqConfig, Loaded};
 use crate::control::realtime_runtime;
-use bench_sim::daq::{DaqSim, DaqSimOptions};
+use bench_sim::daq::{AnalogCommand, DaqSim, DaqSimOptions};
 use bench_sim::{SimBench, SimConfig};
 use tokio::runtime::Runtime;
 
@@ -99,13 +99,19 @@ impl Drop for InProcessSim {
 }
 
 /// The emulated T7 wired as `cfg` says: the amplifier on its input with its scale and zero
-/// offset, the emulation's default noise.
+/// offset, the emulation's default noise; with `[daq.drive_command]`, DAC0 on the drive's
+/// analog torque input and the enable line on its enable.
 fn wiring(cfg: &DaqConfig) -> DaqSimOptions {
     let t = &cfg.measured_torque;
     DaqSimOptions {
         torque_ain: t.ain,
         nm_per_v: t.nm_per_v,
         offset_v: t.offset_v,
+        analog_command: cfg.drive_command.as_ref().map(|c| AnalogCommand {
+            center_v: c.center_v,
+            nm_per_v: c.nm_per_v,
+            enable_dio: c.enable_dio,
+        }),
         ..DaqSimOptions::default()
     }
 }

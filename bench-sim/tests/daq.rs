@@ -314,6 +314,7 @@ async fn dac0_commands_the_drive_torque_in_analog_mode() {
     let analog = bench_sim::daq::AnalogCommand {
         center_v: 2.5,
         nm_per_v: 0.4,
+        enable_dio: None,
     };
     let options = DaqSimOptions {
         analog_command: Some(analog),

@@ -3,6 +3,7 @@
 mod bus;
 mod clients;
 mod daq;
+mod daq_watchdog;
 mod faults;
 mod interop;
 mod plant;

@@ -96,6 +96,29 @@ pub struct AnalogOutput {
     pub center_v: f64,
     /// The drive's analog scale \[N m per V\].
     pub nm_per_v: f64,
+    /// The digital line on the drive's enable input, `n` of DIOn (high = enabled); without
+    /// it the drive's enable stays on its Modbus control word.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub enable_dio: Option<u16>,
+    /// The DAQ's watchdog \[whole s\]: this long without a request from the daemon, the
+    /// device sets the DAC to `center_v` and the enable line low by itself.
+    #[serde(default = "default_daq_watchdog_s")]
+    pub watchdog_s: u32,
+}
+
+fn default_daq_watchdog_s() -> u32 {
+    1
+}
+
+impl AnalogOutput {
+    /// The outputs and their safe values, as the DAQ client takes them.
+    pub fn outputs(&self) -> protocols::daq::DriveOutputs {
+        protocols::daq::DriveOutputs {
+            dac: self.dac,
+            safe_v: self.center_v,
+            enable_dio: self.enable_dio,
+        }
+    }
 }
 
 /// The stream's highest scan rate the daemon runs \[Hz\].
@@ -222,6 +245,7 @@ impl DaqConfig {
                     c.center_v, p.dac.min_v, p.dac.max_v
                 ));
             }
+            check_outputs(c, p, &self.position)?;
         }
         Ok(())
     }
@@ -233,6 +257,37 @@ impl DaqConfig {
             PositionSource::Drive => 1,
             PositionSource::Counter { .. } => 3,
         }
+    }
+}
+
+/// The drive's outputs a watchdog can make safe: DAC0 (the only DAC with a watchdog default),
+/// a watchdog of at least a second (the device counts whole seconds), an enable line that is
+/// not an encoder phase.
+fn check_outputs(c: &AnalogOutput, p: &DaqProfile, pos: &PositionSource) -> Result<(), String> {
+    if c.dac != 0 {
+        return Err(format!(
+            "[daq.drive_command] dac = {}: only DAC0 has a watchdog default to make it safe \
+             when the daemon is gone",
+            c.dac
+        ));
+    }
+    if c.watchdog_s == 0 {
+        return Err("[daq.drive_command] watchdog_s = 0: at least 1 (whole seconds)".into());
+    }
+    let q = &p.quadrature;
+    match c.enable_dio {
+        Some(l) if l >= 32 => Err(format!(
+            "[daq.drive_command] enable_dio = {l}: DIO lines are 0..=31"
+        )),
+        Some(l)
+            if matches!(pos, PositionSource::Counter { .. })
+                && (l == q.phase_a_dio || l == q.phase_b_dio) =>
+        {
+            Err(format!(
+                "[daq.drive_command] enable_dio = {l} is an encoder phase of the counter"
+            ))
+        }
+        _ => Ok(()),
     }
 }
 
@@ -314,6 +369,16 @@ mod tests {
         }
     }
 
+    fn analog(dac: u16, enable_dio: Option<u16>) -> AnalogOutput {
+        AnalogOutput {
+            dac,
+            center_v: 2.5,
+            nm_per_v: 0.4,
+            enable_dio,
+            watchdog_s: 1,
+        }
+    }
+
     #[test]
     fn the_profile_bounds_channels_ranges_and_the_sample_rate() {
         let cases: Vec<Case> = vec![
@@ -339,9 +404,30 @@ mod tests {
                         dac: 0,
                         center_v: 6.0,
                         nm_per_v: 1.0,
+                        enable_dio: None,
+                        watchdog_s: 1,
                     })
                 },
                 "[daq.drive_command] center_v = 6 is outside the DAC's 0..=5 V",
+            ),
+            (
+                |c| c.drive_command = Some(analog(1, None)),
+                "[daq.drive_command] dac = 1: only DAC0 has a watchdog default",
+            ),
+            (
+                |c| {
+                    c.position = PositionSource::Counter { counts_per_rev: 4 };
+                    c.drive_command = Some(analog(0, Some(1)));
+                },
+                "[daq.drive_command] enable_dio = 1 is an encoder phase of the counter",
+            ),
+            (
+                |c| {
+                    let mut a = analog(0, Some(2));
+                    a.watchdog_s = 0;
+                    c.drive_command = Some(a);
+                },
+                "[daq.drive_command] watchdog_s = 0: at least 1",
             ),
         ];
         for (change, says) in cases {

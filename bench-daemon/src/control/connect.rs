@@ -37,9 +37,10 @@ impl ModbusIo {
     pub async fn stop_daq(&mut self) -> Option<String> {
         let daq = self.daq.as_mut()?;
         let stopped = daq.stop().await;
+        let outputs = daq.outputs_line().await;
         let t = daq.tracker();
         Some(format!(
-            "DAQ stream: {} scans, {} skipped, largest backlog {} bytes{}",
+            "DAQ stream: {} scans, {} skipped, largest backlog {} bytes{}{outputs}",
             t.scans,
             t.skipped_scans,
             t.max_backlog_bytes,
@@ -102,11 +103,22 @@ impl BenchIo for ModbusIo {
     }
 
     async fn enable(&mut self) -> Result<(), Error> {
-        self.drive.enable().await
+        self.drive.enable().await?;
+        match &mut self.daq {
+            Some(daq) => daq.raise_enable().await,
+            None => Ok(()),
+        }
     }
 
     async fn disable(&mut self) -> Result<(), Error> {
         self.drive.disable().await
+    }
+
+    async fn make_outputs_safe(&mut self) -> Result<(), Error> {
+        match &mut self.daq {
+            Some(daq) => daq.make_outputs_safe().await,
+            None => Ok(()),
+        }
     }
 
     async fn command_and_read(&mut self, value: f64) -> Result<DriveFeedback, Error> {
@@ -130,10 +142,14 @@ impl BenchIo for ModbusIo {
         let clock = || epoch.elapsed().as_secs_f64();
         if let Some(daq) = &mut self.daq {
             // The torque at the drive's stamp, the midpoint of its transaction.
+            // The DAQ's watchdog is fed beside the drive's transaction.
             let sent = clock();
-            let drive = self.drive.command_and_read(value).await;
-            let read = clock();
-            let sensor = daq.reading_at(0.5 * (sent + read), clock());
+            let drive = async {
+                let fb = self.drive.command_and_read(value).await;
+                (fb, clock())
+            };
+            let ((drive, read), fed) = tokio::join!(drive, daq.keep_alive());
+            let sensor = fed.and_then(|()| daq.reading_at(0.5 * (sent + read), clock()));
             return Exchanged {
                 sent,
                 read,

@@ -16,11 +16,13 @@
 //! so the run stops within its error budget and the drive is made safe.
 
 use crate::config::{DaqConfig, PositionSource};
-use protocols::daq::{AinCalibration, AinConfig, ScanBatch, StreamConfig, StreamFault};
+use protocols::daq::{
+    AinCalibration, AinConfig, DriveOutputs, ScanBatch, StreamConfig, StreamFault,
+};
 use protocols::{DaqClient, DaqProfile, DaqStream, Error, TorqueReading};
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// How fast the clock map's offset may rise \[s/s\]: 100 ppm, above a quartz crystal's drift.
 pub const DRIFT: f64 = 100e-6;
@@ -116,6 +118,12 @@ pub struct DaqIo {
     window: ScanWindow,
     batches: Vec<ScanBatch>,
     fault: Option<String>,
+    /// The outputs wired to the drive (`[daq.drive_command]`).
+    outputs: Option<DriveOutputs>,
+    /// The armed watchdog's timeout, and when the device last had a request from us.
+    watchdog: Option<(Duration, Instant)>,
+    /// The enable line as the daemon last set it.
+    enable_high: bool,
 }
 
 /// What connecting the DAQ read back and configured, for the run's log.
@@ -151,25 +159,33 @@ impl DaqIo {
             client.configure_quadrature().await?;
         }
         let cal = client.read_calibration().await?;
+        let mut notes = Notes::new();
+        let outputs = cfg.drive_command.as_ref().map(|c| c.outputs());
+        if let (Some(c), Some(o)) = (&cfg.drive_command, &outputs) {
+            notes.push(super::daq_outputs::prepare(&mut client, o, c.watchdog_s).await?);
+        }
         let scfg = stream_config(cfg, client.profile())?;
         let stream = client.start_stream(&scfg, stream_addr).await?;
-        let notes = vec![format!(
-            "DAQ {}: stream {} Hz, scan list {:?}, {} samples/packet, resolution index {}, \
+        notes.insert(
+            0,
+            format!(
+                "DAQ {}: stream {} Hz, scan list {:?}, {} samples/packet, resolution index {}, \
              settling {} µs (0 = automatic); AIN{} ±{} V {}, {} N m/V",
-            client.profile().device.name,
-            cfg.scan_rate_hz,
-            scfg.scan_list,
-            scfg.samples_per_packet,
-            cfg.resolution_index,
-            cfg.settling_us,
-            t.ain,
-            t.range_v,
-            match t.negative_ain {
-                Some(n) => format!("differential against AIN{n}"),
-                None => "single-ended".into(),
-            },
-            t.nm_per_v,
-        )];
+                client.profile().device.name,
+                cfg.scan_rate_hz,
+                scfg.scan_list,
+                scfg.samples_per_packet,
+                cfg.resolution_index,
+                cfg.settling_us,
+                t.ain,
+                t.range_v,
+                match t.negative_ain {
+                    Some(n) => format!("differential against AIN{n}"),
+                    None => "single-ended".into(),
+                },
+                t.nm_per_v,
+            ),
+        );
         Ok((
             DaqIo {
                 client,
@@ -182,6 +198,12 @@ impl DaqIo {
                 window: ScanWindow::default(),
                 batches: Vec::with_capacity(64),
                 fault: None,
+                outputs,
+                watchdog: cfg
+                    .drive_command
+                    .as_ref()
+                    .map(|c| (Duration::from_secs(c.watchdog_s.into()), Instant::now())),
+                enable_high: false,
             },
             notes,
         ))
@@ -256,6 +278,80 @@ impl DaqIo {
     /// Stops the stream (best effort: the stop path's own deadline bounds it).
     pub async fn stop(&mut self) -> Result<(), Error> {
         self.client.stop_stream().await
+    }
+
+    /// The outputs wired to the drive made safe and read back (nothing to do without them).
+    pub async fn make_outputs_safe(&mut self) -> Result<(), Error> {
+        match self.outputs {
+            Some(o) => {
+                let r = self.client.make_outputs_safe(&o).await;
+                self.enable_high = false;
+                self.fed(r).map(drop)
+            }
+            None => Ok(()),
+        }
+    }
+
+    /// The outputs to the drive as read back now, for the run's log (empty without them).
+    pub async fn outputs_line(&mut self) -> String {
+        let Some(o) = self.outputs else {
+            return String::new();
+        };
+        match self.client.read_outputs(&o).await {
+            Ok(r) => format!(
+                "; outputs read back at the end: DAC{} {} V{}",
+                o.dac,
+                r.dac_v,
+                match (o.enable_dio, r.enable) {
+                    (Some(l), Some(on)) => format!(", DIO{l} {}", if on { "HIGH" } else { "low" }),
+                    _ => String::new(),
+                }
+            ),
+            Err(e) => format!("; outputs not read back at the end: {e}"),
+        }
+    }
+
+    /// The enable line raised (nothing to do without one).
+    pub async fn raise_enable(&mut self) -> Result<(), Error> {
+        match self.outputs.and_then(|o| o.enable_dio) {
+            Some(line) => {
+                let r = self.client.set_dio(line, true).await;
+                self.enable_high = r.is_ok();
+                self.fed(r)
+            }
+            None => Ok(()),
+        }
+    }
+
+    /// Feeds the armed watchdog when a quarter of its timeout passed since the last request:
+    /// the stream's packets go from the device, and only requests to it count. The outputs
+    /// are read back: an enable line not as the daemon set it (the watchdog fired, the
+    /// device restarted) is an error, the run stops.
+    pub async fn keep_alive(&mut self) -> Result<(), Error> {
+        let (Some((timeout, last)), Some(o)) = (self.watchdog, self.outputs) else {
+            return Ok(());
+        };
+        if last.elapsed() < timeout / 4 {
+            return Ok(());
+        }
+        let read = self.client.read_outputs(&o).await;
+        let read = self.fed(read)?;
+        match (o.enable_dio, read.enable) {
+            (Some(l), Some(on)) if on != self.enable_high => Err(fault_error(format!(
+                "the drive's enable line DIO{l} reads {} during the run, not as the daemon set \
+                 it (the DAQ's watchdog, or a restart)",
+                if on { "high" } else { "low" }
+            ))),
+            _ => Ok(()),
+        }
+    }
+
+    /// `r`, noting that the device had a request.
+    fn fed<T>(&mut self, r: Result<T, Error>) -> Result<T, Error> {
+        if let Some((_, last)) = &mut self.watchdog {
+            *last = Instant::now();
+        }
+        r
     }
 
     /// What the stream reported so far.

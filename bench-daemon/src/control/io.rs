@@ -47,6 +47,12 @@ pub trait BenchIo {
     /// Powers the drive off.
     async fn disable(&mut self) -> Result<(), Error>;
 
+    /// Sets the outputs of a DAQ that command the drive (`[daq.drive_command]`) to zero torque
+    /// and the enable line low, read back; a bench without them has nothing to do.
+    async fn make_outputs_safe(&mut self) -> Result<(), Error> {
+        Ok(())
+    }
+
     /// Writes `value` as the command of the active mode and reads the feedback, in one
     /// transaction where the device allows. A value the profile refuses is an
     /// [`Error::is_limit`] error: nothing was written.

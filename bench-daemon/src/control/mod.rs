@@ -29,6 +29,7 @@ mod alloc_tests;
 pub mod connect;
 pub mod cpus;
 pub mod daq;
+mod daq_outputs;
 mod fault_injection;
 mod interlock;
 pub mod io;

@@ -117,7 +117,10 @@ async fn try_safe_state(
     maybe_off: bool,
 ) -> Result<SafeState, String> {
     let mut problems = Vec::new();
+    // A DAQ's DAC and enable line on the drive first: they command it beside the Modbus link.
+    let mut outputs = io.make_outputs_safe().await;
     if maybe_off
+        && outputs.is_ok()
         && let Ok(fb) = io.read_feedback().await
         && fb.enabled == Some(false)
     {
@@ -133,10 +136,17 @@ async fn try_safe_state(
         }
     }
     loop {
+        if let Err(e) = &outputs {
+            problems.push(format!("DAQ outputs: {e}"));
+            outputs = io.make_outputs_safe().await;
+        }
         if let Err(e) = io.disable().await {
             problems.push(format!("disable: {e}"));
         }
         match io.read_feedback().await {
+            Ok(fb) if fb.enabled == Some(false) && outputs.is_err() => {
+                problems.push("drive disabled, DAQ outputs not confirmed".into())
+            }
             Ok(fb) if fb.enabled == Some(false) => {
                 return Ok(SafeState::Confirmed {
                     after_s: io.clock_s() - t0,

@@ -13,6 +13,7 @@
 mod image;
 mod service;
 mod stream;
+mod watchdog;
 
 use crate::bench::Bench;
 use crate::faults::Faults;
@@ -42,6 +43,10 @@ pub struct AnalogCommand {
     pub center_v: f64,
     /// Torque per volt \[N m/V\].
     pub nm_per_v: f64,
+    /// The digital line wired to the drive's enable input (high = enabled): its writes
+    /// enable and disable the drive. `None`: the enable stays on Modbus.
+    #[serde(default)]
+    pub enable_dio: Option<u16>,
 }
 
 /// What is wired to the emulated DAQ.
@@ -83,6 +88,7 @@ pub(crate) struct DaqShared {
     pub(crate) options: DaqSimOptions,
     image: Mutex<DaqImage>,
     stream: StreamCtl,
+    pub(crate) feed: watchdog::Feed,
 }
 
 impl DaqShared {
@@ -110,6 +116,16 @@ impl DaqShared {
                         self.bench
                             .apply(Action::Torque((v - a.center_v) * a.nm_per_v));
                     }
+                }
+                Ok(())
+            }
+            "DIO_STATE" => {
+                if let Some(line) = self.options.analog_command.and_then(|a| a.enable_dio) {
+                    let on =
+                        self.lock().stored(&self.profile, "DIO_DIRECTION", 0) & raw & (1 << line)
+                            != 0;
+                    self.bench
+                        .apply(if on { Action::Enable } else { Action::Disable });
                 }
                 Ok(())
             }
@@ -159,6 +175,7 @@ impl DaqSim {
             options,
             image,
             stream: StreamCtl::default(),
+            feed: watchdog::Feed::default(),
         });
         let (stop, rx) = watch::channel(false);
         let svc = DaqService {
@@ -168,17 +185,29 @@ impl DaqSim {
             let _ = crate::server::serve_tcp(mb, svc, Faults::new(), rx).await;
         });
         let accept = tokio::spawn(stream::accept(st, Arc::clone(&shared), stop.subscribe()));
+        let watchdog = tokio::spawn(watchdog::run(Arc::clone(&shared), stop.subscribe()));
         Ok(DaqSim {
             shared,
             endpoints,
             stop,
-            tasks: vec![serve, accept],
+            tasks: vec![serve, accept, watchdog],
         })
     }
 
     /// Where it listens.
     pub fn endpoints(&self) -> DaqEndpoints {
         self.endpoints
+    }
+
+    /// DAC0's output \[V\] and the digital lines' states (bit n = DIOn), as the device holds
+    /// them, read without a Modbus request (which would feed the watchdog).
+    pub fn outputs(&self) -> (f64, u32) {
+        let image = self.shared.lock();
+        let p = &self.shared.profile;
+        (
+            f64::from(f32::from_bits(image.stored(p, "DAC#", 0))),
+            image.stored(p, "DIO_STATE", 0),
+        )
     }
 
     /// Stream counters so far.

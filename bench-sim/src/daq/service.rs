@@ -26,6 +26,7 @@ impl Service for DaqService {
     type Future = Reply;
 
     fn call(&self, req: SlaveRequest<'static>) -> Reply {
+        self.shared.feed.feed();
         let out = self.serve(&req.request);
         Box::pin(async move { out.map(Some) })
     }

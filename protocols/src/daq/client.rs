@@ -348,7 +348,7 @@ impl DaqClient {
         })
     }
 
-    async fn read_u32(&mut self, name: &str, index: u16) -> Result<u32, Error> {
+    pub(super) async fn read_u32(&mut self, name: &str, index: u16) -> Result<u32, Error> {
         let ty = self.profile.register(name)?.ty;
         let at = self.profile.address(name, index)?;
         let w = self.read_words(at, ty.words(), name).await?;
@@ -358,7 +358,12 @@ impl DaqClient {
         })
     }
 
-    async fn write_u32(&mut self, name: &str, index: u16, value: u32) -> Result<(), Error> {
+    pub(super) async fn write_u32(
+        &mut self,
+        name: &str,
+        index: u16,
+        value: u32,
+    ) -> Result<(), Error> {
         let ty = self.profile.register(name)?.ty;
         let at = self.profile.address(name, index)?;
         let words: Vec<u16> = match ty {
@@ -372,7 +377,12 @@ impl DaqClient {
     }
 
     /// Writes and reads back: a device that did not take the value is a sequence error.
-    async fn write_checked(&mut self, name: &str, index: u16, value: u32) -> Result<(), Error> {
+    pub(super) async fn write_checked(
+        &mut self,
+        name: &str,
+        index: u16,
+        value: u32,
+    ) -> Result<(), Error> {
         self.write_u32(name, index, value).await?;
         let got = self.read_u32(name, index).await?;
         if got == value {

@@ -7,6 +7,7 @@
 mod client;
 mod drain;
 mod profile;
+mod safety;
 mod stream;
 
 pub use client::{AinConfig, DaqClient, DaqStream, ScanBatch, StreamConfig};
@@ -14,6 +15,7 @@ pub use profile::{
     AinSpec, CalibrationSpec, DacSpec, DaqDevice, DaqProfile, DaqRegister, DaqTransport, DaqType,
     QuadratureSpec, REQUIRED, StreamSpec, StreamStatusCodes,
 };
+pub use safety::{DriveOutputs, OutputsRead};
 pub use stream::{
     AinCalibration, HEADER_BYTES, STREAM_FUNCTION, StreamFault, StreamPacket, StreamStatus,
     StreamTracker,
