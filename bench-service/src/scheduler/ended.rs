@@ -42,6 +42,23 @@ impl RunEnd {
         }
     }
 
+    /// The end a run already has in the store, when the session failed after the run was
+    /// final (a results write that failed after the loop's end): that end stands, with its
+    /// stored reason (the session's error where none was stored). `None`: not final yet.
+    pub(super) fn already(
+        status: RunStatus,
+        stored: Option<Reason>,
+        error: Reason,
+    ) -> Option<RunEnd> {
+        let reason = stored.unwrap_or(error);
+        match status {
+            RunStatus::Completed => Some(RunEnd::Completed),
+            RunStatus::Aborted => Some(RunEnd::Aborted(reason)),
+            RunStatus::Failed | RunStatus::Interrupted => Some(RunEnd::Failed(reason)),
+            _ => None,
+        }
+    }
+
     /// Why it stopped (`None`: completed).
     pub(super) fn code(&self) -> Option<ReasonCode> {
         match self {
@@ -54,6 +71,26 @@ impl RunEnd {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A session error after the run was final keeps the stored end; before, it is a failure.
+    #[test]
+    fn a_final_stored_end_stands() {
+        let error = Reason::new(ReasonCode::Other, "storing the results failed");
+        let limit = Reason::new(ReasonCode::Other, "a limit");
+        assert_eq!(
+            RunEnd::already(RunStatus::Completed, None, error.clone()),
+            Some(RunEnd::Completed)
+        );
+        assert_eq!(
+            RunEnd::already(RunStatus::Aborted, Some(limit.clone()), error.clone()),
+            Some(RunEnd::Aborted(limit))
+        );
+        assert_eq!(
+            RunEnd::already(RunStatus::Interrupted, None, error.clone()),
+            Some(RunEnd::Failed(error.clone()))
+        );
+        assert_eq!(RunEnd::already(RunStatus::Running, None, error), None);
+    }
 
     #[test]
     fn the_status_and_code_are_the_loops() {

@@ -135,6 +135,16 @@ impl Scheduler {
             Ok(Err(e)) => Reason::new(ReasonCode::Other, format!("{e:#}")),
             Err(e) => Reason::new(ReasonCode::Panic, format!("the run task ended: {e}")),
         };
+        if let Ok(run) = self.store.run(id).await {
+            let stored = run
+                .reason_code
+                .zip(run.status_reason)
+                .map(|(c, t)| Reason::new(c, t));
+            if let Some(end) = RunEnd::already(run.status, stored, reason.clone()) {
+                tracing::warn!("run {id} ({}): {reason}", run.status);
+                return end;
+            }
+        }
         tracing::warn!("run {id} failed: {reason}");
         if let Err(e) = self
             .store
