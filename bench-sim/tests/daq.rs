@@ -307,24 +307,29 @@ async fn an_unread_stream_recovers_and_reports_the_scans_it_skipped() {
     daq.shutdown().await;
 }
 
-/// A drive in analog mode: DAC0 is its torque input, (volts − 2.5 V) × 0.4 N m/V.
-#[tokio::test]
-async fn dac0_commands_the_drive_torque_in_analog_mode() {
-    let bench = TestBench::virtual_time(Link::Tcp).await;
-    let analog = bench_sim::daq::AnalogCommand {
-        center_v: 2.5,
-        nm_per_v: 0.4,
-        enable_dio: None,
-    };
+/// The emulated T7 on a drive in analog mode: DAC0 its torque input, (volts − 2.5 V) ×
+/// 0.4 N m/V, and `enable_dio` (if any) its enable line.
+pub(crate) async fn analog_daq(bench: &TestBench, enable_dio: Option<u16>) -> DaqSim {
     let options = DaqSimOptions {
-        analog_command: Some(analog),
+        analog_command: Some(bench_sim::daq::AnalogCommand {
+            center_v: 2.5,
+            nm_per_v: 0.4,
+            enable_dio,
+        }),
         ..DaqSimOptions::default()
     };
     let any = "127.0.0.1:0".parse().unwrap();
     let b = Arc::clone(bench.sim.bench());
-    let daq = DaqSim::start(b, shipped_t7().unwrap(), options, any, any)
+    DaqSim::start(b, shipped_t7().unwrap(), options, any, any)
         .await
-        .unwrap();
+        .unwrap()
+}
+
+/// A drive in analog mode: DAC0 is its torque input, (volts − 2.5 V) × 0.4 N m/V.
+#[tokio::test]
+async fn dac0_commands_the_drive_torque_in_analog_mode() {
+    let bench = TestBench::virtual_time(Link::Tcp).await;
+    let daq = analog_daq(&bench, None).await;
     let plant = bench.sim.bench();
     for a in [Action::Enable, Action::SetMode(Mode::Torque)] {
         assert!(plant.apply(a));

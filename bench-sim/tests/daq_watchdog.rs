@@ -6,7 +6,7 @@
 use crate::util::{Link, TestBench};
 use async_labjack::client::LabjackClient;
 use async_labjack::{WATCHDOG_DAC0_DEFAULT, WATCHDOG_ENABLE_DEFAULT, WATCHDOG_TIMEOUT_S_DEFAULT};
-use bench_sim::daq::{AnalogCommand, DaqSim, DaqSimOptions, shipped_t7};
+use bench_sim::daq::{DaqSim, shipped_t7};
 use bench_sim::{Action, Mode};
 use protocols::daq::{DaqClient, DriveOutputs};
 use std::sync::Arc;
@@ -21,19 +21,7 @@ const OUTPUTS: DriveOutputs = DriveOutputs {
 
 async fn analog_bench() -> (TestBench, DaqSim, DaqClient) {
     let bench = TestBench::virtual_time(Link::Tcp).await;
-    let options = DaqSimOptions {
-        analog_command: Some(AnalogCommand {
-            center_v: 2.5,
-            nm_per_v: 0.4,
-            enable_dio: Some(ENABLE_DIO),
-        }),
-        ..DaqSimOptions::default()
-    };
-    let any = "127.0.0.1:0".parse().unwrap();
-    let b = Arc::clone(bench.sim.bench());
-    let daq = DaqSim::start(b, shipped_t7().unwrap(), options, any, any)
-        .await
-        .unwrap();
+    let daq = crate::daq::analog_daq(&bench, Some(ENABLE_DIO)).await;
     for a in [Action::SetWatchdog(0.0), Action::SetMode(Mode::Torque)] {
         assert!(bench.sim.bench().apply(a));
     }
