@@ -14,7 +14,7 @@ use std::process::Command;
 const N: u64 = 5_000;
 
 /// A run of `N` samples on bench `b7` with LuGre outputs; returns its id.
-fn record(db: &str) -> i64 {
+pub(crate) fn record(db: &str) -> i64 {
     tokio::runtime::Runtime::new().unwrap().block_on(async {
         let store = Store::open(db).await.unwrap();
         let run = NewRun {

@@ -1,5 +1,6 @@
 //! Integration tests of the `bench` binary, by theme.
 
+mod archive_nightly;
 mod campaigns_rest;
 mod characterise;
 mod characterise_answer;

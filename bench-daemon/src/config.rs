@@ -17,12 +17,14 @@ use std::sync::Arc;
 
 use crate::InputError;
 
+mod archive;
 mod daq;
 mod loaded;
 mod loop_cpu;
 mod notify;
 mod plant;
 mod suspend;
+pub use archive::ArchiveConfig;
 pub use daq::{AnalogInput, AnalogOutput, DaqConfig, PositionSource};
 pub use loaded::resolve_params;
 pub use loop_cpu::{LastCpu, LoopCpu};
@@ -112,6 +114,10 @@ pub struct BenchConfig {
     /// e-stop. Not part of a run's snapshot.
     #[serde(default, skip_serializing)]
     pub notify: Vec<NotifyConfig>,
+    /// `[archive]`: the samples of old runs moved to Parquet each night by `bench serve`. Not
+    /// part of a run's snapshot.
+    #[serde(default, skip_serializing)]
+    pub archive: Option<ArchiveConfig>,
 }
 
 /// `[queue]`: the daemon's own decisions about its queue.
@@ -300,6 +306,10 @@ impl BenchConfig {
         suspend::check_rules(&config.suspend).map_err(|e| InputError(format!("{source}: {e}")))?;
         notify::note_lines(&mut config.notify, text);
         notify::check_entries(&config.notify).map_err(|e| InputError(format!("{source}: {e}")))?;
+        if let Some(a) = &config.archive {
+            a.check()
+                .map_err(|e| InputError(format!("{source}: {e}")))?;
+        }
         check_bench_id(&config.bench_id).map_err(|rule| {
             InputError(format!("{source}: bench_id = {:?} {rule}", config.bench_id))
         })?;

@@ -52,6 +52,7 @@ pub mod live;
 pub mod params;
 pub mod procedures;
 pub mod queue;
+pub mod retention;
 pub mod runs;
 pub mod schedule;
 pub mod trends;
@@ -266,6 +267,14 @@ async fn run_until(
     let c = &loaded.config;
     let (hub, shut) = (&state.hub, shutdown_rx.clone());
     notify::start(&c.notify, &c.bench_id, hub, store.clone(), restored, shut);
+    let view = Some(state.view.clone());
+    retention::start(
+        c.archive.as_ref(),
+        &c.bench_id,
+        store.clone(),
+        view,
+        shutdown_rx.clone(),
+    );
     let starter = Arc::new(campaigns::Scheduled(state.clone()));
     let scheduler = scheduler.with_campaigns(starter);
     let scheduler = tokio::spawn(scheduler.run(cmd_rx, shutdown_rx.clone()));
@@ -319,6 +328,14 @@ async fn serve_lab(
         fits: Default::default(),
         lab: true,
     };
+    let c = &state.loaded.config;
+    retention::start(
+        c.archive.as_ref(),
+        &c.bench_id,
+        store.clone(),
+        None,
+        shutdown_rx.clone(),
+    );
     let estop = router::estop_router(state.clone());
     let app = router::router(state, opts.web.as_deref());
     let listener = front::start(listener, estop, 0, shutdown_rx.clone())?;

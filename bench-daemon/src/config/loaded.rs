@@ -124,6 +124,9 @@ impl Loaded {
         {
             config.database = Some(dir.join(db));
         }
+        if let Some(a) = &mut config.archive {
+            a.resolve(dir);
+        }
         Loaded::with_profiles(config, source, dir)
     }
 
