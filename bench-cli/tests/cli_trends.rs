@@ -11,6 +11,11 @@ use serde_json::{Value, json};
 /// Twelve runs of bench `b12`, one a day from 2026-02-01, each with a LuGre fit (fs 1.50 or
 /// 1.52, the last 1.80) and the last tagged `good`; returns their ids.
 fn fill(db: &str) -> Vec<i64> {
+    fill_on(db, "b12")
+}
+
+/// [`fill`] on bench `bench`.
+pub(crate) fn fill_on(db: &str, bench: &str) -> Vec<i64> {
     tokio::runtime::Runtime::new().unwrap().block_on(async {
         let store = Store::open(db).await.unwrap();
         let runs: Vec<(NewRun, String)> = (1..=12)
@@ -18,7 +23,7 @@ fn fill(db: &str) -> Vec<i64> {
                 let run = NewRun {
                     kind: "constant_velocity_sweep".into(),
                     name: format!("night {d}"),
-                    bench_config: json!({"bench_id": "b12"}),
+                    bench_config: json!({"bench_id": bench}),
                     software_version: "test".into(),
                     ..NewRun::default()
                 };

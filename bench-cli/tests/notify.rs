@@ -18,7 +18,7 @@ const PATIENCE: Duration = Duration::from_secs(60);
 
 /// The shipped simulated bench's bench.toml with `extra` appended, in `dir` (with `--sim` its
 /// bench id is `sim`).
-fn config_with(dir: &Path, extra: &str) -> PathBuf {
+pub(crate) fn config_with(dir: &Path, extra: &str) -> PathBuf {
     let text = format!("{}\n{extra}", bench_daemon::config::SIM_TOML);
     let path = dir.join("bench.toml");
     std::fs::write(&path, text).unwrap();
@@ -27,7 +27,7 @@ fn config_with(dir: &Path, extra: &str) -> PathBuf {
 
 /// A webhook receiver on its own thread: each POST's JSON body goes to the returned channel,
 /// answered with the next of `statuses` (then 200).
-fn webhook(statuses: Vec<u16>) -> (String, mpsc::Receiver<Value>) {
+pub(crate) fn webhook(statuses: Vec<u16>) -> (String, mpsc::Receiver<Value>) {
     let (tx, rx) = mpsc::channel();
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}/hook", listener.local_addr().unwrap());
@@ -54,7 +54,7 @@ fn webhook(statuses: Vec<u16>) -> (String, mpsc::Receiver<Value>) {
     (url, rx)
 }
 
-fn next(rx: &mpsc::Receiver<Value>) -> Value {
+pub(crate) fn next(rx: &mpsc::Receiver<Value>) -> Value {
     rx.recv_timeout(PATIENCE).expect("a notification")
 }
 

@@ -29,6 +29,7 @@ mod floors;
 mod import_rest;
 mod lab;
 mod notify;
+mod notify_trends;
 mod perf_loop;
 mod resume;
 mod resume_serve;

@@ -28,7 +28,7 @@ pub use archive::ArchiveConfig;
 pub use daq::{AnalogInput, AnalogOutput, DaqConfig, PositionSource};
 pub use loaded::resolve_params;
 pub use loop_cpu::{LastCpu, LoopCpu};
-pub use notify::{MAX_BACKOFF_S, NotifyConfig, NotifyEvent, SmtpConfig};
+pub use notify::{MAX_BACKOFF_S, NotifyConfig, NotifyEvent, SmtpConfig, TrendWatch};
 pub use plant::PlantConfig;
 pub use suspend::{SignalDevice, SuspendRule};
 

@@ -266,7 +266,7 @@ async fn run_until(
     let restored = (state.view.borrow().paused, state.view.borrow().estop);
     let c = &loaded.config;
     let (hub, shut) = (&state.hub, shutdown_rx.clone());
-    notify::start(&c.notify, &c.bench_id, hub, store.clone(), restored, shut);
+    notify::start(&c.notify, &c.bench_id, hub, store.clone(), restored, shut).await;
     let view = Some(state.view.clone());
     retention::start(
         c.archive.as_ref(),

@@ -59,9 +59,31 @@ pub struct NotifyConfig {
     /// (default 1).
     #[serde(default = "default_backoff_s")]
     pub backoff_s: f64,
+    /// With `trend_out_of_limits`: the trends watched, each a parameter (of a model's fits, or
+    /// a measured one) on this bench with its control limits.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub trends: Vec<TrendWatch>,
     /// The line of its `[[notify]]` header in bench.toml (for errors), once parsed.
     #[serde(skip)]
     pub line: Option<usize>,
+}
+
+/// `trends = [{ param, model, baseline_points, band }]`: a trend whose new points are checked
+/// against their limits, as `bench trends` draws them.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TrendWatch {
+    /// The parameter (`fs`, `fc`, `fs_nm`, ...).
+    pub param: String,
+    /// Only fits of this model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// The baseline: the series' first N points (default 10, at least 2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline_points: Option<usize>,
+    /// Limits at mean ± this fraction of |mean| instead of mean ± 3σ (0 < band <= 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub band: Option<f64>,
 }
 
 /// `smtp = { host, port, from, to }`.
@@ -165,6 +187,7 @@ fn check_entry(e: &NotifyConfig) -> Result<(), String> {
                 .into(),
         );
     }
+    check_trends(e)?;
     if !(1..=20).contains(&e.attempts) {
         return Err(format!("attempts = {} must be within 1..=20", e.attempts));
     }
@@ -173,6 +196,35 @@ fn check_entry(e: &NotifyConfig) -> Result<(), String> {
             "backoff_s = {} must be > 0 and <= {MAX_BACKOFF_S}",
             e.backoff_s
         ));
+    }
+    Ok(())
+}
+
+/// `trends` given exactly when `trend_out_of_limits` is wanted, each with sane limits.
+fn check_trends(e: &NotifyConfig) -> Result<(), String> {
+    let wanted = e.events.contains(&NotifyEvent::TrendOutOfLimits);
+    if wanted && e.trends.is_empty() {
+        return Err(
+            "trend_out_of_limits needs trends = [{ param = \"fs\", model = \"lugre\" }]: \
+                    the trends to watch"
+                .into(),
+        );
+    }
+    if !wanted && !e.trends.is_empty() {
+        return Err("trends is given but events does not name trend_out_of_limits".into());
+    }
+    for (k, t) in e.trends.iter().enumerate() {
+        if t.param.trim().is_empty() {
+            return Err(format!("trends[{k}].param is empty"));
+        }
+        if t.baseline_points.is_some_and(|n| n < 2) {
+            return Err(format!("trends[{k}].baseline_points must be at least 2"));
+        }
+        if let Some(b) = t.band
+            && !(b.is_finite() && b > 0.0 && b <= 1.0)
+        {
+            return Err(format!("trends[{k}].band = {b} must be > 0 and <= 1"));
+        }
     }
     Ok(())
 }

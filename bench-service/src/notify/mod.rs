@@ -15,10 +15,11 @@
 
 mod notice;
 mod smtp;
+mod trends;
 mod watch;
 mod webhook;
 
-pub use notice::{Notice, RunEnd};
+pub use notice::{Notice, RunEnd, TrendNotice};
 pub use watch::{Trigger, Watch};
 
 use crate::hub::Hub;
@@ -33,8 +34,9 @@ pub const QUEUE: usize = 64;
 pub const ATTEMPT_S: u64 = 10;
 
 /// Starts the watcher and one delivery task per entry (none without entries). `paused` and
-/// `estop` are the queue as restored, so that a queue that comes back paused is not news.
-pub fn start(
+/// `estop` are the queue as restored, so that a queue that comes back paused is not news. With
+/// watched trends it also starts their watcher, marking what the store holds now as seen.
+pub async fn start(
     entries: &[NotifyConfig],
     bench_id: &str,
     hub: &Hub,
@@ -45,6 +47,7 @@ pub fn start(
     if entries.is_empty() {
         return;
     }
+    let mut watched = Vec::new();
     let targets: Vec<_> = entries
         .iter()
         .map(|entry| {
@@ -55,14 +58,44 @@ pub fn start(
                 store: store.clone(),
             };
             tokio::spawn(stop_with(shutdown.clone(), task.run(rx)));
+            for t in &entry.trends {
+                watched.push((t.clone(), entry.target(), tx.clone()));
+            }
             (entry.events.clone(), entry.target(), tx)
         })
         .collect();
+    if !watched.is_empty() {
+        start_trends(bench_id, hub, store.clone(), watched, shutdown.clone()).await;
+    }
     let watcher = Watcher {
         bench_id: bench_id.to_string(),
         store,
         watch: Watch::new(paused, estop),
         targets,
+    };
+    tokio::spawn(stop_with(shutdown, watcher.run(hub.events.subscribe())));
+}
+
+async fn start_trends(
+    bench_id: &str,
+    hub: &Hub,
+    store: Store,
+    watched: Vec<trends::Watched>,
+    shutdown: tokio_watch::Receiver<bool>,
+) {
+    let mark = match store.newest_ids().await {
+        Ok(mark) => mark,
+        Err(e) => {
+            tracing::error!("notifications: trends are not watched (the store: {e})");
+            return;
+        }
+    };
+    let watcher = trends::TrendWatcher {
+        bench_id: bench_id.to_string(),
+        store,
+        watched,
+        mark,
+        told: Default::default(),
     };
     tokio::spawn(stop_with(shutdown, watcher.run(hub.events.subscribe())));
 }
@@ -148,20 +181,21 @@ impl Watcher {
     /// Queues `notice` for each target that wants its event, never waiting.
     fn hand_on(&self, notice: Notice) {
         for (events, target, tx) in &self.targets {
-            if !events.contains(&notice.event) {
-                continue;
-            }
-            if let Err(e) = tx.try_send(notice.clone()) {
-                tracing::warn!(
-                    "notification to {target} dropped ({}): {}",
-                    match e {
-                        mpsc::error::TrySendError::Full(_) => "its queue is full",
-                        mpsc::error::TrySendError::Closed(_) => "its task ended",
-                    },
-                    notice.text
-                );
+            if events.contains(&notice.event) {
+                offer(target, tx, notice.clone());
             }
         }
+    }
+}
+
+/// Queues `notice` for `target` without waiting: a full queue drops it, and says so.
+fn offer(target: &str, tx: &mpsc::Sender<Notice>, notice: Notice) {
+    if let Err(e) = tx.try_send(notice) {
+        let (why, notice) = match e {
+            mpsc::error::TrySendError::Full(n) => ("its queue is full", n),
+            mpsc::error::TrySendError::Closed(n) => ("its task ended", n),
+        };
+        tracing::warn!("notification to {target} dropped ({why}): {}", notice.text);
     }
 }
 

@@ -29,8 +29,32 @@ pub struct Notice {
     /// Why it stopped, in words.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// The trend point outside its limits, for `trend_out_of_limits`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trend: Option<TrendNotice>,
     /// The whole of it in one sentence.
     pub text: String,
+}
+
+/// A trend point outside its control limits (SI units, as the trend stores them).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TrendNotice {
+    /// The parameter.
+    pub param: String,
+    /// The fitted model ('' for a measured parameter).
+    pub model: String,
+    /// Its position on a curve (0 for a single value).
+    pub idx: i64,
+    /// The value.
+    pub value: f64,
+    /// Its standard error, if the fit gave one.
+    pub std_error: Option<f64>,
+    /// The parameter set of a fit.
+    pub parameter_set_id: Option<i64>,
+    /// The series' lower limit.
+    pub lower: Option<f64>,
+    /// Its upper limit.
+    pub upper: Option<f64>,
 }
 
 /// A run's end, as the notifier reads it from the store.
@@ -61,6 +85,7 @@ impl Notice {
             kind: None,
             reason_code: None,
             reason: None,
+            trend: None,
             text,
         }
     }
@@ -99,6 +124,28 @@ impl Notice {
     pub fn queue_paused(bench_id: &str) -> Notice {
         let text = format!("bench {bench_id}: the queue is paused; nothing new starts");
         Notice::bare(NotifyEvent::QueuePaused, bench_id, text)
+    }
+
+    /// A point of a watched trend fell outside its series' limits.
+    pub fn trend_out_of_limits(bench_id: &str, run: i64, t: TrendNotice) -> Notice {
+        let of = if t.model.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", t.model)
+        };
+        let limit = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.6}"));
+        let text = format!(
+            "bench {bench_id}: {}{of} of run {run} = {:.6} is outside its limits [{}, {}]",
+            t.param,
+            t.value,
+            limit(t.lower),
+            limit(t.upper)
+        );
+        Notice {
+            run_id: Some(run),
+            trend: Some(t),
+            ..Notice::bare(NotifyEvent::TrendOutOfLimits, bench_id, text)
+        }
     }
 
     /// The e-stop latched, with its reason if the store has it.

@@ -187,6 +187,19 @@ impl Store {
         })
     }
 
+    /// The newest run id and parameter-set id in the store (0 for none): what a watcher started
+    /// now has already seen, so that only points that come later are news.
+    pub async fn newest_ids(&self) -> Result<(i64, i64), Error> {
+        Ok(on!(self.reader(), |p, DB| {
+            sqlx::query_as(
+                "SELECT (SELECT coalesce(max(id), 0) FROM runs),
+                        (SELECT coalesce(max(id), 0) FROM parameter_sets)",
+            )
+            .fetch_one(p)
+            .await?
+        }))
+    }
+
     /// The summary rows matching `filter` with their runs' tags, in time order (a run's newest
     /// set first).
     async fn joined(&self, filter: &str, binds: &[String]) -> Result<Vec<Joined>, Error> {
