@@ -6,7 +6,7 @@ use std::process::{Command, Stdio};
 
 /// `bench sim --tcp 127.0.0.1:0` plus `args`, its standard streams piped; the endpoints it
 /// prints first.
-fn start_sim(args: &[&str]) -> (std::process::Child, serde_json::Value) {
+pub(crate) fn start_sim(args: &[&str]) -> (std::process::Child, serde_json::Value) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_bench"))
         .args(["sim", "--tcp", "127.0.0.1:0"])
         .args(args)

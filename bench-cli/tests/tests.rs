@@ -19,6 +19,7 @@ mod cli_trends;
 mod compare_inverse;
 mod compensation;
 mod daemon;
+mod daq_enable;
 mod daq_safe;
 mod daq_sweep;
 mod devices;

@@ -337,11 +337,16 @@ impl DaqIo {
         let read = self.client.read_outputs(&o).await;
         let read = self.fed(read)?;
         match (o.enable_dio, read.enable) {
-            (Some(l), Some(on)) if on != self.enable_high => Err(fault_error(format!(
-                "the drive's enable line DIO{l} reads {} during the run, not as the daemon set \
-                 it (the DAQ's watchdog, or a restart)",
-                if on { "high" } else { "low" }
-            ))),
+            // A state the drive is not in, not a transient: the tick stops the run on it.
+            (Some(l), Some(on)) if on != self.enable_high => Err(Error::Sequence {
+                sequence: "drive enable on the DAQ".into(),
+                step: 0,
+                reason: format!(
+                    "the drive's enable line DIO{l} reads {} during the run, not as the daemon \
+                     set it (the DAQ's watchdog, or a restart)",
+                    if on { "high" } else { "low" }
+                ),
+            }),
             _ => Ok(()),
         }
     }

@@ -333,6 +333,16 @@ async fn exchange(
         Err(e) if e.is_limit() => return Err(StopReason::CommandRefused(e.to_string())),
         other => other.map_err(|e| e.to_string()),
     };
+    // An output to the drive that does not read back as set (its enable line on the DAQ) is
+    // no transient for the sensor's error budget: the drive is not in the state commanded.
+    if let Some(Err(e)) = &sensor
+        && e.kind() == protocols::ErrorKind::Sequence
+    {
+        return Err(StopReason::CommsFault {
+            device: Device::Drive,
+            detail: e.to_string(),
+        });
+    }
     state.late_read = state.round_trip.late(read - sent);
     let t = 0.5 * (sent + read) - state.t0;
     let sensor = sensor.map(|r| r.map_err(|e| e.to_string()));
