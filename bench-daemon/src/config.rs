@@ -18,12 +18,14 @@ use std::sync::Arc;
 use crate::InputError;
 
 mod daq;
+mod lab;
 mod loaded;
 mod loop_cpu;
 mod notify;
 mod plant;
 mod suspend;
 pub use daq::{AnalogInput, AnalogOutput, DaqConfig, PositionSource};
+pub use lab::{LabConfig, MAX_HEARTBEAT_S};
 pub use loaded::resolve_params;
 pub use loop_cpu::{LastCpu, LoopCpu};
 pub use notify::{MAX_BACKOFF_S, NotifyConfig, NotifyEvent, SmtpConfig};
@@ -112,6 +114,10 @@ pub struct BenchConfig {
     /// e-stop. Not part of a run's snapshot.
     #[serde(default, skip_serializing)]
     pub notify: Vec<NotifyConfig>,
+    /// `[lab]`: the lab store this bench pushes to, where `bench serve` writes its heartbeat.
+    /// Not part of a run's snapshot (its URL may hold a password).
+    #[serde(default, skip_serializing)]
+    pub lab: Option<LabConfig>,
 }
 
 /// `[queue]`: the daemon's own decisions about its queue.
@@ -300,6 +306,10 @@ impl BenchConfig {
         suspend::check_rules(&config.suspend).map_err(|e| InputError(format!("{source}: {e}")))?;
         notify::note_lines(&mut config.notify, text);
         notify::check_entries(&config.notify).map_err(|e| InputError(format!("{source}: {e}")))?;
+        if let Some(lab) = &config.lab {
+            lab.check()
+                .map_err(|e| InputError(format!("{source}: {e}")))?;
+        }
         check_bench_id(&config.bench_id).map_err(|rule| {
             InputError(format!("{source}: bench_id = {:?} {rule}", config.bench_id))
         })?;
