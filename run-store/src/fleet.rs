@@ -7,7 +7,7 @@
 //! decide whether a bench is stale.
 
 use crate::backend::{Either, PoolRef, on};
-use crate::{Error, Store};
+use crate::{Error, RunStatus, Store};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -129,6 +129,10 @@ pub struct FleetBench {
     pub stale_after_s: Option<f64>,
 }
 
+/// The stop reason of finished runs (after a `SELECT`; `AND` a bench and an order to be added).
+const LAST_STOP: &str = "coalesce(r.status_reason, r.status) FROM runs r
+     WHERE r.status NOT IN ('queued', 'running')";
+
 /// The store's clock, in the stores' time format.
 fn now_sql(pool: &PoolRef<'_>) -> &'static str {
     match pool {
@@ -214,6 +218,22 @@ impl Store {
         Ok(())
     }
 
+    /// How `bench`'s last finished run here ended: its status and stop reason (the status
+    /// itself when it has no reason: `completed`).
+    pub async fn last_stop(&self, bench: &str) -> Result<Option<(RunStatus, String)>, Error> {
+        let sql = format!(
+            "SELECT r.status, {LAST_STOP} AND r.bench_id = $1
+             ORDER BY r.created_at DESC, r.id DESC LIMIT 1"
+        );
+        let row: Option<(String, String)> = on!(self.reader(), |p, DB| {
+            sqlx::query_as(sqlx::AssertSqlSafe(sql))
+                .bind(bench)
+                .fetch_optional(p)
+                .await?
+        });
+        Ok(row.and_then(|(status, reason)| Some((status.parse().ok()?, reason))))
+    }
+
     /// Every bench the store knows (a heartbeat, pushed runs or both), by `bench_id`.
     pub async fn fleet(&self) -> Result<Vec<FleetBench>, Error> {
         let sql = format!(
@@ -222,10 +242,8 @@ impl Store {
                  UNION SELECT bench_id FROM bench_pushes
                  UNION SELECT DISTINCT bench_id FROM runs WHERE bench_id <> '')
              SELECT b.bench_id, h.state, h.run_id, h.run_name, h.progress, h.fault,
-                 coalesce(h.last_stop_reason,
-                     (SELECT r.status_reason FROM runs r
-                      WHERE r.bench_id = b.bench_id AND r.status NOT IN ('queued', 'running')
-                      ORDER BY r.created_at DESC LIMIT 1)),
+                 coalesce(h.last_stop_reason, (SELECT {LAST_STOP} AND r.bench_id = b.bench_id
+                     ORDER BY r.created_at DESC, r.id DESC LIMIT 1)),
                  h.heartbeat_s, h.at, p.pushed_at, {now}
              FROM benches b
              LEFT JOIN bench_heartbeats h ON h.bench_id = b.bench_id

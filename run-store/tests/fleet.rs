@@ -77,6 +77,12 @@ async fn heartbeats_are_upserted_one_row_per_bench(engine: Engine) {
             .contains("drive fault"),
         "{b3:?}"
     );
+    let (status, why) = store.last_stop("b3").await.unwrap().unwrap();
+    assert!(
+        status == RunStatus::Failed && why.contains("drive fault"),
+        "{why}"
+    );
+    assert_eq!(store.last_stop("b1").await.unwrap(), None);
     // Back to idle: the running run's fields are cleared.
     store
         .put_heartbeat(&beat("b1", BenchState::Idle, 3600.0))
