@@ -284,7 +284,8 @@ fn check_heartbeat(beat: &Heartbeat) -> Result<(), Error> {
 fn fleet_bench(row: Row) -> FleetBench {
     let (bench_id, state, run_id, run_name, progress, fault, reason, period, at, pushed, now) = row;
     let age = at.as_deref().and_then(|at| seconds_between(at, &now));
-    let stale_after_s = period.map(|h| STALE_PERIODS * h);
+    // Rounded to the microsecond: 3 × 0.2 is 0.6 to the reader, not 0.6000000000000001.
+    let stale_after_s = period.map(|h| (STALE_PERIODS * h * 1e6).round() / 1e6);
     let stale = match (age, stale_after_s) {
         (Some(age), Some(limit)) => age > limit,
         _ => true,
