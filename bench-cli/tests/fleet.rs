@@ -112,3 +112,27 @@ fn two_benches_heartbeat_to_one_lab_and_a_silent_one_turns_stale() {
     assert_eq!(ids, ["rig-busy", "rig-idle"], "{fleet}");
     drop(busy);
 }
+
+#[test]
+fn a_lab_that_does_not_answer_never_holds_up_the_bench() {
+    let _slot = crate::util::one_bench_at_a_time();
+    let dir = tempfile::tempdir().unwrap();
+    // Nothing listens on port 1: every heartbeat fails to connect.
+    let config = dir.path().join("bench.toml");
+    let text = format!(
+        "{}\n[lab]\nurl = \"postgres://fb@127.0.0.1:1/lab\"\nheartbeat_s = 0.05\n",
+        bench_daemon::config::SIM_TOML
+    );
+    std::fs::write(&config, text).unwrap();
+    let db = dir.path().join("runs.db");
+    let d = Daemon::in_process(&["--sim", "--config", config.to_str().unwrap()], &db);
+    let r = d.req("POST", "/api/runs", Some(&tiny("lab down", 0.5)));
+    assert_eq!(r.status, 201, "{}", r.text());
+    let id = r.json()["id"].as_i64().unwrap();
+    let run = d.wait_final(id, Duration::from_secs(60));
+    assert_eq!(run["status"], "completed", "{run}");
+    assert_eq!(run["dropped_batches"], 0, "{run}");
+    // Its own store answers the fleet request: this bench, which recorded there.
+    let own = d.json("/api/lab/benches");
+    assert_eq!(own["benches"][0]["bench_id"], "sim", "{own}");
+}

@@ -16,9 +16,12 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::watch;
 
-/// The longest one beat (connecting included) may take: past it the attempt is dropped and
-/// the next one is due on time.
+/// The longest one beat (connecting included) may take: two periods, but at least
+/// [`MIN_ATTEMPT`] (a short period must still leave time to connect) and at most this; past it
+/// the attempt is dropped and the next one is due a period later.
 const MAX_ATTEMPT: Duration = Duration::from_secs(10);
+/// See [`MAX_ATTEMPT`].
+const MIN_ATTEMPT: Duration = Duration::from_secs(2);
 
 /// What the heartbeat reads, all of it published by other owners.
 #[derive(Clone, Debug)]
@@ -52,9 +55,10 @@ async fn run(lab: LabConfig, sources: Sources, mut shutdown: watch::Receiver<boo
             _ = shutdown.wait_for(|stop| *stop) => break,
         }
         let attempt = beat(&lab, &sources, &mut lab_store);
-        let outcome = match tokio::time::timeout(MAX_ATTEMPT.min(period * 2), attempt).await {
+        let within = (period * 2).clamp(MIN_ATTEMPT, MAX_ATTEMPT);
+        let outcome = match tokio::time::timeout(within, attempt).await {
             Ok(result) => result,
-            Err(_) => Err(format!("no answer within {} s", MAX_ATTEMPT.as_secs())),
+            Err(_) => Err(format!("no answer within {:.1} s", within.as_secs_f64())),
         };
         match outcome {
             Ok(()) if failing => {

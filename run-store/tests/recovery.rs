@@ -251,7 +251,8 @@ async fn migrations_apply_on_a_fresh_postgres_database() {
             (13, true),
             (14, true),
             (15, true),
-            (16, true)
+            (16, true),
+            (17, true)
         ]
     );
     conn.close().await.unwrap();
