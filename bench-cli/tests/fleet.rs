@@ -117,11 +117,14 @@ fn two_benches_heartbeat_to_one_lab_and_a_silent_one_turns_stale() {
 fn a_lab_that_does_not_answer_never_holds_up_the_bench() {
     let _slot = crate::util::one_bench_at_a_time();
     let dir = tempfile::tempdir().unwrap();
-    // Nothing listens on port 1: every heartbeat fails to connect.
+    // A lab that takes connections and never answers: every heartbeat waits until its time is
+    // up.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let config = dir.path().join("bench.toml");
     let text = format!(
-        "{}\n[lab]\nurl = \"postgres://fb@127.0.0.1:1/lab\"\nheartbeat_s = 0.05\n",
-        bench_daemon::config::SIM_TOML
+        "{}\n[lab]\nurl = \"postgres://fb@{}/lab\"\nheartbeat_s = 0.05\n",
+        bench_daemon::config::SIM_TOML,
+        silent.local_addr().unwrap()
     );
     std::fs::write(&config, text).unwrap();
     let db = dir.path().join("runs.db");
@@ -135,4 +138,5 @@ fn a_lab_that_does_not_answer_never_holds_up_the_bench() {
     // Its own store answers the fleet request: this bench, which recorded there.
     let own = d.json("/api/lab/benches");
     assert_eq!(own["benches"][0]["bench_id"], "sim", "{own}");
+    drop(silent);
 }
