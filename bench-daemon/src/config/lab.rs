@@ -92,6 +92,17 @@ mod tests {
             let e = parse(text).unwrap_err();
             assert!(e.starts_with(says), "{text}: {e}");
         }
+        // In bench.toml, the file is named first.
+        let text = format!(
+            "{}\n[lab]\nurl = \"postgres://x/y\"\nheartbeat_s = 0\n",
+            super::super::SIM_TOML
+        );
+        let e = super::super::BenchConfig::parse(&text, "b.toml").unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("b.toml: [lab] heartbeat_s = 0 must be"),
+            "{e}"
+        );
         assert!(
             parse("url = \"postgres://x/y\"\nheartbeat = 5")
                 .unwrap_err()
