@@ -223,7 +223,7 @@ impl Store {
     pub async fn last_stop(&self, bench: &str) -> Result<Option<(RunStatus, String)>, Error> {
         let sql = format!(
             "SELECT r.status, {LAST_STOP} AND r.bench_id = $1
-             ORDER BY r.created_at DESC, r.id DESC LIMIT 1"
+             ORDER BY r.created_at DESC LIMIT 1"
         );
         let row: Option<(String, String)> = on!(self.reader(), |p, DB| {
             sqlx::query_as(sqlx::AssertSqlSafe(sql))
@@ -237,13 +237,19 @@ impl Store {
     /// Every bench the store knows (a heartbeat, pushed runs or both), by `bench_id`.
     pub async fn fleet(&self) -> Result<Vec<FleetBench>, Error> {
         let sql = format!(
-            "WITH benches AS (
+            "WITH RECURSIVE run_benches(id) AS (
+                 -- The benches of the runs, one index seek each (a skip scan of
+                 -- runs_by_bench): a DISTINCT reads every run's entry, 19 ms at 100 000 runs.
+                 SELECT min(bench_id) FROM runs WHERE bench_id > ''
+                 UNION ALL SELECT (SELECT min(bench_id) FROM runs WHERE bench_id > id)
+                 FROM run_benches WHERE id IS NOT NULL),
+             benches AS (
                  SELECT bench_id FROM bench_heartbeats
                  UNION SELECT bench_id FROM bench_pushes
-                 UNION SELECT DISTINCT bench_id FROM runs WHERE bench_id <> '')
+                 UNION SELECT id FROM run_benches WHERE id IS NOT NULL)
              SELECT b.bench_id, h.state, h.run_id, h.run_name, h.progress, h.fault,
                  coalesce(h.last_stop_reason, (SELECT {LAST_STOP} AND r.bench_id = b.bench_id
-                     ORDER BY r.created_at DESC, r.id DESC LIMIT 1)),
+                     ORDER BY r.created_at DESC LIMIT 1)),
                  h.heartbeat_s, h.at, p.pushed_at, {now}
              FROM benches b
              LEFT JOIN bench_heartbeats h ON h.bench_id = b.bench_id
