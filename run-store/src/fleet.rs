@@ -237,16 +237,17 @@ impl Store {
     /// Every bench the store knows (a heartbeat, pushed runs or both), by `bench_id`.
     pub async fn fleet(&self) -> Result<Vec<FleetBench>, Error> {
         let sql = format!(
-            "WITH RECURSIVE run_benches(id) AS (
+            "WITH RECURSIVE run_benches(bench) AS (
                  -- The benches of the runs, one index seek each (a skip scan of
                  -- runs_by_bench): a DISTINCT reads every run's entry, 19 ms at 100 000 runs.
                  SELECT min(bench_id) FROM runs WHERE bench_id > ''
-                 UNION ALL SELECT (SELECT min(bench_id) FROM runs WHERE bench_id > id)
-                 FROM run_benches WHERE id IS NOT NULL),
+                 UNION ALL SELECT (SELECT min(r.bench_id) FROM runs r
+                                   WHERE r.bench_id > run_benches.bench)
+                 FROM run_benches WHERE run_benches.bench IS NOT NULL),
              benches AS (
                  SELECT bench_id FROM bench_heartbeats
                  UNION SELECT bench_id FROM bench_pushes
-                 UNION SELECT id FROM run_benches WHERE id IS NOT NULL)
+                 UNION SELECT bench FROM run_benches WHERE bench IS NOT NULL)
              SELECT b.bench_id, h.state, h.run_id, h.run_name, h.progress, h.fault,
                  coalesce(h.last_stop_reason, (SELECT {LAST_STOP} AND r.bench_id = b.bench_id
                      ORDER BY r.created_at DESC LIMIT 1)),
