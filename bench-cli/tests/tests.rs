@@ -26,6 +26,7 @@ mod devices;
 mod estop_shapes;
 mod fault_table;
 mod fit_quality;
+mod fleet;
 mod floors;
 mod import_rest;
 mod lab;

@@ -19,6 +19,7 @@ use crate::InputError;
 
 mod archive;
 mod daq;
+mod lab;
 mod loaded;
 mod loop_cpu;
 mod notify;
@@ -26,6 +27,7 @@ mod plant;
 mod suspend;
 pub use archive::ArchiveConfig;
 pub use daq::{AnalogInput, AnalogOutput, DaqConfig, PositionSource};
+pub use lab::{LabConfig, MAX_HEARTBEAT_S};
 pub use loaded::resolve_params;
 pub use loop_cpu::{LastCpu, LoopCpu};
 pub use notify::{MAX_BACKOFF_S, NotifyConfig, NotifyEvent, SmtpConfig, TrendWatch};
@@ -118,6 +120,10 @@ pub struct BenchConfig {
     /// part of a run's snapshot.
     #[serde(default, skip_serializing)]
     pub archive: Option<ArchiveConfig>,
+    /// `[lab]`: the lab store this bench pushes to, where `bench serve` writes its heartbeat.
+    /// Not part of a run's snapshot (its URL may hold a password).
+    #[serde(default, skip_serializing)]
+    pub lab: Option<LabConfig>,
 }
 
 /// `[queue]`: the daemon's own decisions about its queue.
@@ -308,6 +314,10 @@ impl BenchConfig {
         notify::check_entries(&config.notify).map_err(|e| InputError(format!("{source}: {e}")))?;
         if let Some(a) = &config.archive {
             a.check()
+                .map_err(|e| InputError(format!("{source}: {e}")))?;
+        }
+        if let Some(lab) = &config.lab {
+            lab.check()
                 .map_err(|e| InputError(format!("{source}: {e}")))?;
         }
         check_bench_id(&config.bench_id).map_err(|rule| {

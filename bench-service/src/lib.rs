@@ -28,6 +28,7 @@ pub mod error;
 pub mod extract;
 pub mod front;
 pub mod guard;
+pub mod heartbeat;
 pub mod hub;
 pub mod jobs;
 pub mod metrics;
@@ -48,6 +49,7 @@ pub mod bench;
 pub mod campaigns;
 pub mod estop;
 pub mod fits;
+pub mod lab_benches;
 pub mod live;
 pub mod params;
 pub mod procedures;
@@ -275,6 +277,16 @@ async fn run_until(
         view,
         shutdown_rx.clone(),
     );
+    if let Some(lab) = &c.lab {
+        let sources = heartbeat::Sources {
+            bench_id: c.bench_id.clone(),
+            view: state.view.clone(),
+            hub: state.hub.clone(),
+            interlock: state.interlock.clone(),
+            store: store.clone(),
+        };
+        heartbeat::start(lab, sources, shutdown_rx.clone());
+    }
     let starter = Arc::new(campaigns::Scheduled(state.clone()));
     let scheduler = scheduler.with_campaigns(starter);
     let scheduler = tokio::spawn(scheduler.run(cmd_rx, shutdown_rx.clone()));
@@ -451,6 +463,7 @@ mod tests {
             "bench",
             "estop",
             "fits",
+            "lab_benches",
             "live",
             "params",
             "procedures",

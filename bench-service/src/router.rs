@@ -32,6 +32,7 @@ fn routes() -> ApiRouter<AppState> {
         .merge(super::audit::routes())
         .merge(super::trends::routes())
         .merge(super::procedures::routes())
+        .merge(super::lab_benches::routes())
         .api_route(
             "/api/openapi.json",
             get_with(openapi, |op| op.summary("This document")),
@@ -206,6 +207,7 @@ mod tests {
             "/api/fits",
             "/api/fits/{id}",
             "/api/health",
+            "/api/lab/benches",
             "/api/live",
             "/api/models",
             "/api/openapi.json",

@@ -24,7 +24,9 @@
 //! samples into Parquet files; every read of their samples then goes to the file
 //! ([`Store::archive_of`] → [`Archive`]).
 //! A lab: [`Store::push`] copies finished runs, sets and comparisons into another store
-//! ([`PushReport`]), verified by [`Store::sample_checksum`]; [`Store::for_bench`] scopes the
+//! ([`PushReport`]), verified by [`Store::sample_checksum`]; each bench's [`Heartbeat`]
+//! ([`Store::put_heartbeat`]) and its pushes make the lab's fleet ([`Store::fleet`] →
+//! [`FleetBench`]); [`Store::for_bench`] scopes the
 //! queue, its settings and the schedule to one bench of a shared store.
 //!
 //! # Example
@@ -64,6 +66,7 @@ mod comparisons;
 mod diff;
 mod error;
 mod export;
+mod fleet;
 mod liveness;
 mod push;
 mod queue;
@@ -87,6 +90,7 @@ pub use export::{
     COMMAND_UNIT, Encoder, ExportOptions, Format, SAMPLE_COLUMNS, SAMPLE_UNITS, SamplePages,
     column_units, model_unit,
 };
+pub use fleet::{BenchState, FleetBench, Heartbeat, STALE_PERIODS, StateName};
 pub use liveness::DEAD_RECORDER_REASON;
 pub use push::{Copied, PushOptions, PushReport, PushedRun};
 pub use queue::{Fired, QueueRow, ScheduleEntry};

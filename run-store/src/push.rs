@@ -218,6 +218,12 @@ impl Store {
         report.parameter_sets = self.push_parameter_sets(target, &ids).await?;
         report.comparisons = self.push_comparisons(target, &ids).await?;
         report.chains = self.push_chains(target, &ids).await?;
+        let mut benches: Vec<&str> = (report.pushed.iter().chain(&report.skipped))
+            .map(|r| r.bench_id.as_str())
+            .collect();
+        benches.sort_unstable();
+        benches.dedup();
+        target.note_push(&benches).await?;
         Ok(report)
     }
 

@@ -6,8 +6,10 @@ use run_store::{INTERRUPTED_REASON, Recorder, RecorderConfig, RunStatus, SampleQ
 use std::time::Duration;
 
 /// The tables of a store, on either engine.
-const TABLES: [&str; 16] = [
+const TABLES: [&str; 18] = [
     "audit_log",
+    "bench_heartbeats",
+    "bench_pushes",
     "bench_settings",
     "campaign_runs",
     "campaigns",
@@ -71,7 +73,8 @@ async fn migrations_apply_on_a_fresh_file_in_wal_mode() {
             (13, true),
             (14, true),
             (15, true),
-            (16, true)
+            (16, true),
+            (17, true)
         ]
     );
     let mode: String = sqlx::query_scalar("PRAGMA journal_mode")
@@ -248,7 +251,8 @@ async fn migrations_apply_on_a_fresh_postgres_database() {
             (13, true),
             (14, true),
             (15, true),
-            (16, true)
+            (16, true),
+            (17, true)
         ]
     );
     conn.close().await.unwrap();

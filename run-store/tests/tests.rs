@@ -5,6 +5,7 @@ mod archive;
 mod campaigns;
 mod chain;
 mod export;
+mod fleet;
 mod imports;
 mod push;
 mod queries;

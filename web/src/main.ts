@@ -9,6 +9,7 @@ import { runsPage, runPage } from './pages/runs';
 import { modelsPage } from './pages/models';
 import { characterisePage, campaignPage } from './pages/characterise';
 import { trendsPage } from './pages/trends';
+import { fleetPage } from './pages/fleet';
 
 type Page = (root: HTMLElement, arg?: string) => (() => void) | void;
 
@@ -17,11 +18,12 @@ const routes: [RegExp, Page, string][] = [
   [/^#\/launch$/, launchPage, 'Launch'],
   [/^#\/queue$/, queuePage, 'Queue & schedule'],
   [/^#\/runs\/(\d+)$/, runPage, 'Run'],
-  [/^#\/runs$/, runsPage, 'Runs'],
+  [/^#\/runs(?:\?bench=([A-Za-z0-9._-]{1,64}))?$/, runsPage, 'Runs'],
   [/^#\/models$/, modelsPage, 'Models & fits'],
   [/^#\/characterise\/(\d+)$/, campaignPage, 'Campaign'],
   [/^#\/characterise$/, characterisePage, 'Characterise'],
   [/^#\/trends$/, trendsPage, 'Trends'],
+  [/^#\/fleet$/, fleetPage, 'Fleet'],
 ];
 
 let cleanup: (() => void) | void;
@@ -65,6 +67,8 @@ function header() {
     if (ev === 'status') {
       // A lab view has no bench: nothing to stop, nothing queued; said on every page.
       labView.hidden = !d.lab;
+      // The fleet is a lab's page: every bench that reports to it.
+      document.getElementById('nav-fleet')!.hidden = !d.lab;
       estop.hidden = !!d.lab;
       document.getElementById('estop-key')!.hidden = !!d.lab;
       // A paused queue is said on every page: nothing will start until someone resumes it.

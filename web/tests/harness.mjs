@@ -12,14 +12,18 @@ import { startBench, tempDb, repo } from './bench.mjs';
 
 export const shots = path.join(repo, 'target', 'e2e-screenshots');
 
-export function harness(ready = () => {}) {
+/**
+ * `opts.store`: an async function returning the store to serve (default: a fresh one);
+ * `opts.mode`: the daemon's mode (default `['--sim']`; `['--lab']` for a lab view).
+ */
+export function harness(ready = () => {}, opts = {}) {
   const external = [];
   const h = { bench: null, browser: null, page: null, db: null, external };
   const pageErrors = [];
   before(async () => {
     mkdirSync(shots, { recursive: true });
-    h.db = tempDb();
-    h.bench = await startBench({ db: h.db });
+    h.db = opts.store ? await opts.store() : tempDb();
+    h.bench = await startBench({ db: h.db, mode: opts.mode });
     h.browser = await chromium.launch({ executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium', args: ['--no-sandbox'] });
     const ctx = await h.browser.newContext({ viewport: { width: 1440, height: 900 }, acceptDownloads: true });
     h.page = await ctx.newPage();

@@ -13,9 +13,10 @@ import { rankResiduals, residualTable } from '../residuals';
 const KINDS = ['constant_velocity_sweep', 'presliding', 'frictional_lag', 'torque_ramp', 'breakaway_staircase', 'dwell_time', 'prbs', 'validation_profile', 'compensation_trial', 'imported'];
 const STATUSES = ['queued', 'running', 'completed', 'aborted', 'failed', 'interrupted'];
 
-export function runsPage(root: HTMLElement): () => void {
+/** `benchId`: from `#/runs?bench=ID` (the Fleet page's links), the bench filter to start with. */
+export function runsPage(root: HTMLElement, benchId?: string): () => void {
   const kind = h('select', { id: 'runs-kind' }, h('option', { value: '' }, 'any'), KINDS.map((k) => h('option', { value: k }, k)));
-  const bench = h('input', { id: 'runs-bench', type: 'text', placeholder: 'any', pattern: '[A-Za-z0-9._\\-]{1,64}', size: 10 });
+  const bench = h('input', { id: 'runs-bench', type: 'text', placeholder: 'any', pattern: '[A-Za-z0-9._\\-]{1,64}', size: 10, value: benchId ?? '' });
   const status = h('select', { id: 'runs-status' }, h('option', { value: '' }, 'any'), STATUSES.map((k) => h('option', { value: k }, k)));
   const tag = h('input', { id: 'runs-tag', type: 'text', placeholder: 'any', pattern: '[\\p{L}\\p{N}._:\\-]{1,64}', size: 10 });
   const since = h('input', { id: 'runs-since', type: 'date' });

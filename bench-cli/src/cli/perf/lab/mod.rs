@@ -3,10 +3,12 @@
 //! and a LuGre fit stored through the product's own writes (so with their summary rows) and
 //! one run in ten tagged `good`; then times `trend_90d_ms` (one bench's fitted `fs` over the
 //! last 90 days, with limits) and `drift_query_ms` (runs tagged `good` whose `fs` moved more
-//! than 5 % from their bench's baseline, the first 30 days). SQLite by default, PostgreSQL
-//! with `--db URL`.
+//! than 5 % from their bench's baseline, the first 30 days) and `fleet_ms` (every bench's
+//! heartbeat and last stop, `GET /api/lab/benches`). SQLite by default, PostgreSQL with
+//! `--db URL`.
 
 mod archive;
+mod fleet;
 
 use super::super::InputError;
 use super::estop::percentiles;
@@ -40,7 +42,8 @@ pub struct PerfLabArgs {
     #[arg(long, default_value_t = 1000, value_name = "MB")]
     archive_mb: u64,
     /// Print JSON: `runs`, `benches`, `fill_s`, `trend_90d_ms` and `drift_query_ms` (each
-    /// `{p50, p99, max}`), `trend_points`, `drifted`, `database`, and with `--archive-mb`
+    /// `{p50, p99, max}`), `trend_points`, `drifted`, `fleet_ms` (`{p50, p99, max}`),
+    /// `fleet_benches`, `database`, and with `--archive-mb`
     /// `archive_mb_per_s`, `bytes_per_value`, `archive_rows`, `archive_runs`,
     /// `archive_input_mb`, `archive_output_mb`, `archive_s`.
     #[arg(long)]
@@ -68,6 +71,8 @@ struct Report {
     trend_points: usize,
     drift_query_ms: Value,
     drifted: usize,
+    fleet_ms: Value,
+    fleet_benches: usize,
     database: String,
     #[serde(flatten)]
     archive: Option<archive::ArchiveFigures>,
@@ -88,6 +93,7 @@ pub fn run(args: &PerfLabArgs) -> anyhow::Result<()> {
         let fill_s = t0.elapsed().as_secs_f64();
         let (trend_90d_ms, trend_points) = trends(&store, end, args.repeats).await?;
         let (drift_query_ms, drifted) = drifts(&store, start, args.repeats).await?;
+        let (fleet_ms, fleet_benches) = fleet::measure(&store, args.repeats).await?;
         let archive = match args.archive_mb {
             0 => None,
             mb => Some(archive::measure(&store, mb).await?),
@@ -101,6 +107,8 @@ pub fn run(args: &PerfLabArgs) -> anyhow::Result<()> {
             trend_points,
             drift_query_ms,
             drifted,
+            fleet_ms,
+            fleet_benches,
             database: Location::from(&path).to_string(),
             archive,
         })
@@ -292,6 +300,12 @@ fn print(r: &Report, as_json: bool) -> anyhow::Result<()> {
         "drift of runs tagged good: {} ({} runs; goal <= 100 ms)",
         p(&r.drift_query_ms),
         r.drifted
+    )?;
+    writeln!(
+        w,
+        "fleet, every bench's heartbeat and last stop: {} ({} benches)",
+        p(&r.fleet_ms),
+        r.fleet_benches
     )?;
     if let Some(a) = &r.archive {
         writeln!(
