@@ -32,6 +32,7 @@ mod perf_loop;
 mod resume;
 mod resume_serve;
 mod sensors;
+mod serve_curves;
 mod serve_fits;
 mod serve_hardening;
 mod serve_queue;

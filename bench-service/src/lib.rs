@@ -46,6 +46,7 @@ pub mod audit;
 mod auto_resume;
 pub mod bench;
 pub mod campaigns;
+pub mod curves;
 pub mod estop;
 pub mod fits;
 pub mod live;
@@ -437,6 +438,7 @@ mod tests {
             "live",
             "params",
             "procedures",
+            "curves",
             "queue",
             "runs",
             "schedule",

@@ -32,6 +32,7 @@ fn routes() -> ApiRouter<AppState> {
         .merge(super::audit::routes())
         .merge(super::trends::routes())
         .merge(super::procedures::routes())
+        .merge(super::curves::routes())
         .api_route(
             "/api/openapi.json",
             get_with(openapi, |op| op.summary("This document")),
