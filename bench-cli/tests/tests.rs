@@ -28,6 +28,7 @@ mod floors;
 mod import_rest;
 mod lab;
 mod notify;
+mod openapi_file;
 mod perf_loop;
 mod resume;
 mod resume_serve;
