@@ -47,6 +47,7 @@ pub mod audit;
 mod auto_resume;
 pub mod bench;
 pub mod campaigns;
+pub mod curves;
 pub mod estop;
 pub mod fits;
 pub mod lab_benches;
@@ -467,6 +468,7 @@ mod tests {
             "live",
             "params",
             "procedures",
+            "curves",
             "queue",
             "runs",
             "schedule",

@@ -492,6 +492,11 @@ test('models & fits: the models listed; a static-curve fit on the run, drawn on 
   await page.waitForSelector('[data-testid="stribeck-plot"]');
   assert.equal(Number(await page.getAttribute('[data-testid="stribeck-plot"]', 'data-lines')), 1, 'the fitted curve is drawn');
   assert.match(await page.textContent('[data-testid="stribeck-plot"] .legend'), /fitted coulomb_viscous/);
+  // The curve drawn is the service's (POST /api/curves, the friction crate's model law).
+  const [endV, endF] = (await page.getAttribute('[data-testid="stribeck-plot"]', 'data-fitted-end')).split(',').map(Number);
+  const fittedSet = sets.find((s) => (s.provenance?.runs ?? []).includes(runId));
+  const served = (await H.post('/api/curves', { model: 'coulomb_viscous', params: fittedSet.params, v: [endV] })).json;
+  assert.ok(Number.isFinite(endF) && endF === served.friction[0], `plotted ${endF}, service ${served.friction[0]}`);
   await page.locator('[data-testid="stribeck-plot"]').screenshot({ path: path.join(shots, 'stribeck-fit.png') });
   await shot('run-fit');
   // A time-series fit shows the fitted set's output against the data it was fitted to: the

@@ -6,6 +6,7 @@ import { live, splitModels } from '../live';
 import { timeChart, symmetricScale, Scale } from '../timeseries';
 import { xyPlot, XYSeries, PALETTE } from '../xyplot';
 import { importForm, recordingCard, recordingCharts } from './imported';
+import { fittedCurves } from './curves';
 import { annotateCard } from './annotate';
 import { chartNotes, onDefaults, runSources } from '../lockstep';
 import { rankResiduals, residualTable } from '../residuals';
@@ -225,7 +226,7 @@ async function renderBody(body: HTMLElement, run: any, charts: { destroy(): void
   if (!imported && !results && run.status === 'completed') results = await get(`/api/runs/${run.id}/results`).catch(() => null);
   if (results) {
     const sets = await get(`/api/parameter-sets`).catch(() => []);
-    resultPlots(res, run, results, Array.isArray(sets) ? sets : []);
+    await resultPlots(res, run, results, Array.isArray(sets) ? sets : []);
   } else if (!imported) res.append(h('p', { class: 'muted' }, run.status === 'completed' ? 'No analysis stored.' : 'The analysis appears when the run completes.'));
 
   // Time series, decimated to about 20 000 points per series.
@@ -474,21 +475,6 @@ function mseBars(rows: any[], residual: string): HTMLElement {
   );
 }
 
-/** The steady-state curve of a static_curve fit (friction/src/identify/procedures/static_curve.rs). */
-function staticCurve(model: string, p: any, v: number): number {
-  const num = (k: string) => (typeof p?.[k] === 'number' ? p[k] : NaN);
-  const fc = num('fc'), fs = num('fs'), vs = num('vs');
-  const fv = model === 'lugre' ? num('sigma2') : num('fv');
-  const delta = model === 'hybrid' ? 2 : model === 'tustin' ? 1 : model.startsWith('improved_') ? num('delta_v') : num('delta');
-  const a = Math.abs(v);
-  let phi = 0;
-  if (model === 'coulomb_viscous') phi = 0;
-  else if (model === 'stribeck_lorentz') phi = 1 / (1 + (v / vs) ** 2);
-  else phi = Math.exp(-Math.pow(a / vs, Number.isFinite(delta) ? delta : 1));
-  const s = Math.sign(v);
-  return s * (fc + (Number.isFinite(fs) ? (fs - fc) * phi : 0)) + (Number.isFinite(fv) ? fv * v : 0);
-}
-
 function fitsOfRun(sets: any[], runId: number, procedure: string): any[] {
   return sets.filter((s) => {
     const p = s.provenance ?? {};
@@ -497,7 +483,7 @@ function fitsOfRun(sets: any[], runId: number, procedure: string): any[] {
   });
 }
 
-function resultPlots(box: HTMLElement, run: any, r: any, sets: any[]) {
+async function resultPlots(box: HTMLElement, run: any, r: any, sets: any[]) {
   const kind = r.kind ?? run.kind;
   const add = (el: HTMLElement) => box.append(el);
   if (kind === 'constant_velocity_sweep') {
@@ -523,20 +509,12 @@ function resultPlots(box: HTMLElement, run: any, r: any, sets: any[]) {
     for (const [name, ps, color] of [['positive', r.positive ?? [], PALETTE[0]], ['negative', r.negative ?? [], PALETTE[1]]] as const)
       if (ps.some((p: any) => p.stick_slip)) series.push(dir(name, ps, color, true));
     const vmax = Math.max(1e-9, ...pts.map((p: any) => Math.abs(p.velocity_rad_s)));
-    for (const fit of fitsOfRun(sets, run.id, 'static_curve')) {
-      // The stored document: the model's parameters, `negative` the full set for v < 0.
-      const params = fit.params ?? {};
-      const neg = params.negative && typeof params.negative === 'object' ? { ...params, ...params.negative } : params;
-      const xs: number[] = [], ys: number[] = [];
-      for (let i = -200; i <= 200; i++) {
-        if (i === 0) { xs.push(NaN); ys.push(NaN); continue; }
-        const v = (vmax * 1.05 * i) / 200;
-        xs.push(v);
-        ys.push(staticCurve(fit.model_id, v < 0 ? neg : params, v));
-      }
-      series.push({ label: `fitted ${fit.model_id} “${fit.name}” (#${fit.id})`, x: xs, y: ys, mode: 'line' });
-    }
-    add(xyPlot({ title: 'Friction vs velocity (Stribeck points)', xLabel: 'velocity [rad/s]', yLabel: 'friction torque [N m]', series, testId: 'stribeck-plot' }));
+    const fitted = await fittedCurves(fitsOfRun(sets, run.id, 'static_curve'), vmax);
+    series.push(...fitted.series);
+    const plot = xyPlot({ title: 'Friction vs velocity (Stribeck points)', xLabel: 'velocity [rad/s]', yLabel: 'friction torque [N m]', series, testId: 'stribeck-plot' });
+    // The first fitted curve's last point, for a check against the service's value.
+    if (fitted.end) plot.dataset.fittedEnd = fitted.end.join(',');
+    add(plot);
     add(h('details', null, h('summary', null, `Stribeck points (${pts.length})`), dataTable(pts)));
   } else if (kind === 'presliding') {
     const series: XYSeries[] = (r.ramps ?? []).map((rp: any) => ({ label: `ramp ${rp.direction > 0 ? '+' : '−'}`, x: rp.curve.x, y: rp.curve.y, mode: 'line' as const }));
