@@ -174,6 +174,7 @@ fn round(addr: &str, f: &Fixtures, all: &mut BTreeMap<String, Timings>) {
         ("GET /api/campaigns", "/api/campaigns".into()),
         ("GET /api/trends", "/api/trends?param=fc".into()),
         ("GET /api/procedures", "/api/procedures".into()),
+        ("GET /api/lab/benches", "/api/lab/benches".into()),
         ("GET /api/campaigns/{id}", "/api/campaigns/1".into()),
         (
             "GET /api/campaigns/{id}/report",
@@ -243,6 +244,8 @@ fn round(addr: &str, f: &Fixtures, all: &mut BTreeMap<String, Timings>) {
             None,
         );
     }
+    let curve = json!({"model": "stribeck_exp", "v": {"from": -2.0, "to": 2.0, "n": 400}});
+    call("POST /api/curves", "/api/curves", Some(&curve));
     let comparison = json!({"estimate": [run], "validate": [run], "models": ["coulomb_viscous"]});
     call(
         "POST /api/comparisons",
