@@ -14,6 +14,8 @@ use serde_json::Value;
 
 /// Most velocities one request may ask for.
 pub const MAX_POINTS: usize = 10_000;
+/// The largest speed of a range \[rad/s or m/s\]: far past any bench, and no overflow between.
+pub const MAX_SPEED: f64 = 1e6;
 
 /// The routes.
 pub fn routes() -> ApiRouter<AppState> {
@@ -31,14 +33,17 @@ pub fn routes() -> ApiRouter<AppState> {
 #[serde(untagged)]
 pub enum Velocities {
     /// Velocities as given \[rad/s or m/s\].
-    List(Vec<f64>),
+    List(#[schemars(length(max = 10_000))] Vec<f64>),
     /// `n` points from `from` to `to`, both included.
     Range {
-        /// First velocity.
+        /// First velocity (at most 10⁶ in size).
+        #[schemars(range(min = -1e6, max = 1e6))]
         from: f64,
-        /// Last velocity.
+        /// Last velocity (at most 10⁶ in size).
+        #[schemars(range(min = -1e6, max = 1e6))]
         to: f64,
-        /// How many points (2 or more).
+        /// How many points (2 to 10 000).
+        #[schemars(range(min = 2, max = 10_000))]
         n: usize,
     },
 }
@@ -48,13 +53,26 @@ pub enum Velocities {
 #[serde(deny_unknown_fields)]
 pub struct CurveRequest {
     /// Model id (`GET /api/models`).
+    #[schemars(schema_with = "model_ids")]
     pub model: String,
     /// Its parameters as a fit stores them (missing ones take defaults; `negative`: the set
     /// for v < 0; `offset` is not part of the curve and ignored).
     #[serde(default)]
+    #[schemars(schema_with = "params_object")]
     pub params: Option<Value>,
     /// Where to evaluate it.
     pub v: Velocities,
+}
+
+/// The model ids the registry builds, as the schema's enum.
+fn model_ids(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    let ids: Vec<&str> = registry::MODELS.iter().map(|e| e.id).collect();
+    schemars::json_schema!({"type": "string", "enum": ids})
+}
+
+/// A parameter object (or null for the defaults).
+fn params_object(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({"type": ["object", "null"]})
 }
 
 /// The curve: `friction[i]` at `v[i]`, `null` where the model has no steady state.
@@ -106,8 +124,11 @@ fn grid(v: &Velocities) -> Result<Vec<f64>, ApiError> {
             xs.clone()
         }
         Velocities::Range { from, to, n } => {
-            if !from.is_finite() || !to.is_finite() {
-                return bad("v.from", "v.from and v.to must be finite numbers".into());
+            if !(from.abs() <= MAX_SPEED && to.abs() <= MAX_SPEED) {
+                return bad(
+                    "v.from",
+                    format!("v.from and v.to must lie within ±{MAX_SPEED:e}"),
+                );
             }
             if n < 2 {
                 return bad("v.n", format!("v.n must be at least 2 (got {n})"));
