@@ -11,7 +11,8 @@ type CurveRequest = components['schemas']['CurveRequest'];
 export interface FitSet {
   id: number;
   name: string;
-  model_id: string;
+  /** One of the registry's model ids: the service stored the set. */
+  model_id: CurveRequest['model'];
   params?: CurveRequest['params'];
 }
 
