@@ -65,9 +65,8 @@ struct Pass {
 impl Pass {
     async fn nightly(self, at_s: u32, mut view: Option<watch::Receiver<QueueView>>) {
         loop {
-            let wait = (next_pass(Utc::now(), at_s) - Utc::now())
-                .to_std()
-                .unwrap_or_default();
+            let now = Utc::now();
+            let wait = (next_pass(now, at_s) - now).to_std().unwrap_or_default();
             tokio::time::sleep(wait).await;
             if let Some(v) = &mut view
                 && v.wait_for(|q| q.running.is_none()).await.is_err()
