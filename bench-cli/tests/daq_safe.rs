@@ -14,6 +14,15 @@ enable_dio = 2
 watchdog_s = 1
 ";
 
+/// A sweep of two speeds one way, about 5 s: five of the DAQ watchdog's periods, so the run
+/// completes only if the daemon feeds the watchdog.
+const SHORT_SWEEP: &str = r#"{
+  "kind": "constant_velocity_sweep",
+  "name": "two speeds",
+  "params": {"velocities": [0.5, 1.0], "directions": "positive",
+             "settle_s": 1.0, "measure_s": 1.0, "repeats": 1}
+}"#;
+
 #[test]
 fn a_run_on_a_dac_commanded_drive_ends_with_the_dac_at_zero_torque_and_the_line_low() {
     let _one = one_bench_at_a_time();
@@ -26,10 +35,12 @@ fn a_run_on_a_dac_commanded_drive_ends_with_the_dac_at_zero_torque_and_the_line_
     let cfg = dir.path().join("analog.toml");
     let text = std::fs::read_to_string(shipped).unwrap() + DRIVE_COMMAND;
     std::fs::write(&cfg, text).unwrap();
-    let spec = spec("constant_velocity_sweep.json");
+    let spec = dir.path().join("sweep.json");
+    std::fs::write(&spec, SHORT_SWEEP).unwrap();
+    let spec = spec.to_str().unwrap();
     let cfg = cfg.to_str().unwrap();
     let o = bench(&[
-        "run", &spec, "--sim", "--config", cfg, "--db", &db, "--json",
+        "run", spec, "--sim", "--config", cfg, "--db", &db, "--json",
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let out: serde_json::Value = serde_json::from_str(stdout(&o).lines().last().unwrap()).unwrap();
