@@ -187,6 +187,17 @@ impl Store {
         }
     }
 
+    /// On PostgreSQL, `VACUUM ANALYZE`: what its autovacuum does to a table some minutes after
+    /// many rows arrive, done at once (a bulk fill, then queries timed at once, would otherwise
+    /// be planned on the empty tables' statistics). SQLite keeps no such statistics unasked:
+    /// nothing.
+    pub async fn settle_statistics(&self) -> Result<(), Error> {
+        if let Pools::Postgres(pool) = &self.pools {
+            sqlx::query("VACUUM ANALYZE").execute(pool).await?;
+        }
+        Ok(())
+    }
+
     /// Closes the pools (waits for connections to finish; on SQLite, checkpoints the WAL).
     pub async fn close(&self) {
         match &self.pools {
@@ -223,7 +234,11 @@ async fn connect_sqlite(path: &Path, create: bool) -> Result<Pools, Error> {
 
 async fn connect_postgres(url: &str) -> Result<Pools, Error> {
     // The server's notices (`relation ... already exists, skipping`) are not the user's news.
-    let options = PgConnectOptions::from_str(url)?.options([("client_min_messages", "warning")]);
+    // No JIT: the store's queries are index seeks of milliseconds, and a plan whose estimate
+    // crosses PostgreSQL's JIT threshold (the fleet's per-bench subquery at 100 000 runs) spent
+    // 0.9 s compiling itself to run in 2 ms (`bench perf lab`'s fleet_ms p50 1363 ms -> ms).
+    let options = PgConnectOptions::from_str(url)?
+        .options([("client_min_messages", "warning"), ("jit", "off")]);
     let pool = PgPoolOptions::new()
         .max_connections(PG_CONNECTIONS)
         .acquire_timeout(Duration::from_secs(10))
