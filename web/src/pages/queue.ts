@@ -1,5 +1,5 @@
 // Queue & schedule: reorder, remove, ETA per item and total; plan an overnight sweep.
-import { get, put, del, post, Queue, ApiError } from '../api';
+import { get, put, del, post, Queue, ApiError, type Schemas } from '../api';
 import { h, clear, duration, notice, fmt, field } from '../dom';
 import { live } from '../live';
 import { normaliseKinds, specForm, SpecForm } from '../specform';
@@ -175,9 +175,9 @@ export function queuePage(root: HTMLElement): () => void {
   };
 
   const refresh = () => {
-    get(`/api/queue?limit=${LISTED}`).then(showQueue, (e) => clear(queueBox, h('p', { class: 'bad' }, e.message)));
-    get('/api/schedule').then(
-      (s) => showSchedule(Array.isArray(s) ? s : s.entries ?? []),
+    get<Queue>(`/api/queue?limit=${LISTED}`).then(showQueue, (e) => clear(queueBox, h('p', { class: 'bad' }, e.message)));
+    get<Schemas['Entry'][]>('/api/schedule').then(
+      (s) => showSchedule(s),
       (e) => clear(schedBox, h('p', { class: 'bad' }, e.message)),
     );
   };
@@ -276,7 +276,7 @@ function planForm(box: HTMLElement, kinds: any[], msg: ReturnType<typeof notice>
       return;
     }
     try {
-      const p = await post('/api/schedule/check', body);
+      const p = await post<Schemas['Preview']>('/api/schedule/check', body);
       if (seq !== checks) return;
       preview.textContent = describePlan(p);
       preview.className = `estimate ${p.past ? 'error' : 'ok'}`;
@@ -310,14 +310,14 @@ function planForm(box: HTMLElement, kinds: any[], msg: ReturnType<typeof notice>
     try {
       // Motion now, motion from a time already past, or over an hour of bench time is asked
       // for once more before it is committed.
-      const p = await post('/api/schedule/check', body);
+      const p = await post<Schemas['Preview']>('/api/schedule/check', body);
       const ask = confirmation(p);
       if (ask && !window.confirm(ask)) {
         msg.show('Not scheduled: not confirmed.', 'error');
         return;
       }
       if (p.past) body.start_if_past = true;
-      const made = await post('/api/schedule', body);
+      const made = await post<Schemas['Entry']>('/api/schedule', body);
       msg.show(`scheduled entry ${made.id ?? ''} for ${new Date(made.run_at ?? body.run_at).toLocaleString()}`);
       refresh();
     } catch (e) {
@@ -340,7 +340,7 @@ const STARTS_NOW_S = 60;
 const LONG_PLAN_S = 3600;
 
 /** "2 runs, about 5 h 33 min: from 28/11 22:00 to 29/11 03:33." */
-function describePlan(p: any): string {
+function describePlan(p: Schemas['Preview']): string {
   const what = p.runs > 0 ? `${p.runs} run${p.runs === 1 ? '' : 's'}, about ${duration(p.estimate_s)}` : `a campaign of at most ${duration(p.estimate_s)}`;
   const span = `from ${new Date(p.run_at).toLocaleString()} to ${new Date(p.ends_at).toLocaleString()}`;
   const when = p.past
@@ -352,7 +352,7 @@ function describePlan(p: any): string {
 }
 
 /** The question to ask before scheduling `p`, or null when nothing needs asking. */
-function confirmation(p: any): string | null {
+function confirmation(p: Schemas['Preview']): string | null {
   const parts: string[] = [];
   if (p.past) parts.push(`The start time (${new Date(p.run_at).toLocaleString()}) is ${duration(-p.starts_in_s)} in the past: the bench starts moving now.`);
   else if (p.starts_in_s < STARTS_NOW_S) parts.push('This starts moving the bench now.');
