@@ -10,6 +10,7 @@ const TYPED = [
   'src/pages/characterise.ts',
   'src/pages/curves.ts',
   'src/pages/launch.ts',
+  'src/pages/queue.ts',
 ];
 let bad = 0;
 for (const file of TYPED) {

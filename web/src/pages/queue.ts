@@ -2,7 +2,7 @@
 import { get, put, del, post, Queue, ApiError, type Schemas } from '../api';
 import { h, clear, duration, notice, fmt, field } from '../dom';
 import { live } from '../live';
-import { normaliseKinds, specForm, SpecForm } from '../specform';
+import { normaliseKinds, specForm, SpecForm, type KindDoc } from '../specform';
 
 /** Waiting runs the page lists (the count and the ETA cover them all). */
 const LISTED = 200;
@@ -122,7 +122,7 @@ export function queuePage(root: HTMLElement): () => void {
     );
   };
 
-  const showSchedule = (entries: any[]) => {
+  const showSchedule = (entries: Schemas['Entry'][]) => {
     clear(
       schedBox,
       h('h2', { id: 'sched-list-h' }, 'Scheduled'),
@@ -197,16 +197,16 @@ export function queuePage(root: HTMLElement): () => void {
   };
 }
 
-function describe(e: any): string {
+function describe(e: Schemas['Entry']): string {
   if (e.spec) return `${e.spec.kind}${e.spec.name ? ` “${e.spec.name}”` : ''}`;
-  if (Array.isArray(e.batch)) return `batch of ${e.batch.length}: ${e.batch.map((s: any) => s.kind).join(', ')}`;
-  if (e.sweep) return `${e.sweep.spec?.kind} with ${e.sweep.param} over [${(e.sweep.values ?? []).map((v: any) => JSON.stringify(v)).join(', ')}]`;
+  if (Array.isArray(e.batch)) return `batch of ${e.batch.length}: ${e.batch.map((s) => s.kind).join(', ')}`;
+  if (e.sweep) return `${e.sweep.spec?.kind} with ${e.sweep.param} over [${(e.sweep.values ?? []).map((v) => JSON.stringify(v)).join(', ')}]`;
   if (e.campaign) return `characterisation campaign (${(e.campaign.models ?? ['all four models']).join(', ')}; at most ${e.campaign.budget_min ?? 20} min)`;
   return JSON.stringify(e);
 }
 
 /** The last run an entry queued, or the last campaign it started. */
-function lastStarted(e: any): HTMLElement | string {
+function lastStarted(e: Schemas['Entry']): HTMLElement | string {
   if (e.last_campaign_id != null) return h('a', { href: `#/characterise/${e.last_campaign_id}` }, `campaign ${e.last_campaign_id}`);
   if (e.last_run_id != null) return h('a', { href: `#/runs/${e.last_run_id}` }, `#${e.last_run_id}`);
   return '—';
@@ -217,7 +217,10 @@ function toRfc3339(local: string): string {
   return new Date(local).toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
 
-function planForm(box: HTMLElement, kinds: any[], msg: ReturnType<typeof notice>, refresh: () => void) {
+/** The body of `POST /api/schedule` the plan form builds (its specs as the form or the JSON typed them). */
+type PlanBody = Record<string, unknown> & { run_at: string };
+
+function planForm(box: HTMLElement, kinds: KindDoc[], msg: ReturnType<typeof notice>, refresh: () => void) {
   const f: SpecForm = specForm(kinds, 'plan', 'constant_velocity_sweep');
   const tonight = new Date();
   tonight.setHours(22, 0, 0, 0);
@@ -255,8 +258,8 @@ function planForm(box: HTMLElement, kinds: any[], msg: ReturnType<typeof notice>
   );
   box.replaceChildren(form);
   /** The entry the form describes (throws on a list that is not JSON). */
-  const entry = (): any => {
-    const body: any = { run_at: toRfc3339(runAt.value), recurrence: rec.value || null, priority: Number(prio.value) || 0 };
+  const entry = (): PlanBody => {
+    const body: PlanBody = { run_at: toRfc3339(runAt.value), recurrence: rec.value || null, priority: Number(prio.value) || 0 };
     if (mode.value === 'batch') body.batch = JSON.parse(batch.value);
     else if (mode.value === 'sweep') body.sweep = { spec: f.spec(), param: sweepParam.value.trim(), values: JSON.parse(sweepValues.value) };
     else body.spec = f.spec();
@@ -268,7 +271,7 @@ function planForm(box: HTMLElement, kinds: any[], msg: ReturnType<typeof notice>
   let timer = 0;
   const showPreview = async () => {
     const seq = ++checks;
-    let body: any;
+    let body: PlanBody;
     try {
       body = entry();
     } catch {
@@ -299,7 +302,7 @@ function planForm(box: HTMLElement, kinds: any[], msg: ReturnType<typeof notice>
     ev.preventDefault();
     f.clearErrors();
     err.hidden = true;
-    let body: any;
+    let body: PlanBody;
     try {
       body = entry();
     } catch (e) {
