@@ -1,4 +1,9 @@
 // REST client for `bench serve` (contract: the OpenAPI document at /api/openapi.json; docs/src/api.md). Errors keep the server's message and field.
+// Answers are `unknown` until the caller names their type, from the generated api-types.ts (`Schemas`).
+import type { components } from './api-types';
+
+/** The service's schemas, generated from web/openapi.json at build time. */
+export type Schemas = components['schemas'];
 
 export class ApiError extends Error {
   constructor(
@@ -36,7 +41,7 @@ async function send<T>(path: string, init: RequestInit): Promise<T> {
     throw new ApiError(0, `cannot reach the daemon (${(e as Error).message})`, null);
   }
   const text = await res.text();
-  let json: any = null;
+  let json: unknown = null;
   if (text) {
     try {
       json = JSON.parse(text);
@@ -45,10 +50,18 @@ async function send<T>(path: string, init: RequestInit): Promise<T> {
     }
   }
   if (!res.ok) {
-    const msg = json && typeof json.error === 'string' ? json.error : text || res.statusText;
-    throw new ApiError(res.status, msg, json && typeof json.field === 'string' ? json.field : null);
+    const e = errorBody(json);
+    throw new ApiError(res.status, e?.error ?? (text || res.statusText), e?.field ?? null);
   }
   return json as T;
+}
+
+/** The service's error answer (`Schemas['Error']`), if `json` is one. */
+function errorBody(json: unknown): { error: string; field: string | null } | null {
+  if (typeof json !== 'object' || json === null) return null;
+  const { error, field } = json as Partial<Record<keyof Schemas['Error'], unknown>>;
+  if (typeof error !== 'string') return null;
+  return { error, field: typeof field === 'string' ? field : null };
 }
 
 /** The bearer token header, when one is set. */
@@ -57,21 +70,21 @@ function auth(): Record<string, string> {
   return token() ? { Authorization: `Bearer ${token()}` } : {};
 }
 
-export async function api<T = any>(method: string, path: string, body?: unknown): Promise<T> {
+export async function api<T = unknown>(method: string, path: string, body?: unknown): Promise<T> {
   const headers: Record<string, string> = auth();
   if (body !== undefined) headers['Content-Type'] = 'application/json';
   return send<T>(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
 }
 
 /** POSTs a file as the raw body (streamed by the browser) with its own content type. */
-export async function postFile<T = any>(path: string, file: Blob, type: string): Promise<T> {
+export async function postFile<T = unknown>(path: string, file: Blob, type: string): Promise<T> {
   return send<T>(path, { method: 'POST', headers: { ...auth(), 'Content-Type': type }, body: file });
 }
 
-export const get = <T = any>(path: string) => api<T>('GET', path);
-export const post = <T = any>(path: string, body?: unknown) => api<T>('POST', path, body ?? {});
-export const put = <T = any>(path: string, body: unknown) => api<T>('PUT', path, body);
-export const del = <T = any>(path: string) => api<T>('DELETE', path);
+export const get = <T = unknown>(path: string) => api<T>('GET', path);
+export const post = <T = unknown>(path: string, body?: unknown) => api<T>('POST', path, body ?? {});
+export const put = <T = unknown>(path: string, body: unknown) => api<T>('PUT', path, body);
+export const del = <T = unknown>(path: string) => api<T>('DELETE', path);
 
 export interface RunSummary {
   id: number;
@@ -86,31 +99,11 @@ export interface RunSummary {
   sample_count: number;
 }
 
-export interface QueueItem {
-  run_id: number;
-  kind: string;
-  name: string;
-  priority: number;
-  position: number;
-  /** Expected run time [s]. */
-  estimate_s?: number | null;
-  /** Until it is done [s]. */
-  eta_s: number | null;
-  starts_in_s: number | null;
-}
+/** A waiting run as the queue lists it. */
+export type QueueItem = Schemas['ItemListing'];
 
-export interface Queue {
-  paused: boolean;
-  on_failure: string;
-  items: QueueItem[];
-  /** Every waiting run, whether listed or not. */
-  waiting?: number;
-  /** Only the first runs are listed (`?limit=`, and the live `queue` event). */
-  truncated?: boolean;
-  eta_total_s: number | null;
-  estop?: boolean;
-  running?: { run_id: number; kind: string; name: string; estimate_s: number; remaining_s: number } | null;
-}
+/** `GET /api/queue`, `PUT /api/queue` and the live `queue` event. */
+export type Queue = Schemas['QueueListing'];
 
 /** Query string from the defined, non-empty entries. */
 export function qs(params: Record<string, string | number | undefined | null>): string {

@@ -1,6 +1,6 @@
 // The shipped specs as presets: a picker that fills a spec form, each choice with its duration
 // as the daemon estimates it (`POST /api/experiments/check`) on this bench.
-import { post } from './api';
+import { post, type Schemas } from './api';
 import { h, duration } from './dom';
 import { PRESETS } from './presets';
 import { SpecForm } from './specform';
@@ -31,7 +31,7 @@ export function presetPicker(prefix: string, f: SpecForm): HTMLElement {
   apply();
   // Each preset's duration on this bench, filled in as the daemon answers.
   PRESETS.forEach((p, i) =>
-    post('/api/experiments/check', p.spec).then(
+    post<Schemas['Checked']>('/api/experiments/check', p.spec).then(
       (r) => {
         const o = sel.querySelector<HTMLOptionElement>(`option[data-index="${i}"]`);
         if (!o) return;

@@ -88,7 +88,7 @@ export interface SpecForm {
   /** Fills the form from a spec (`{kind, name, params}`): its kind, then each parameter given. */
   load(spec: any): void;
   kind(): KindDoc;
-  spec(): any;
+  spec(): Record<string, unknown>;
   showError(field: string | null, message: string): boolean;
   clearErrors(): void;
   onChange(f: () => void): void;

@@ -8,6 +8,7 @@ mod params;
 mod plot;
 
 use bench_daemon::config::Geometry;
+use friction::registry;
 use plot::{Axis, Mark, Series, svg};
 use run_store::Campaign;
 use serde_json::Value;
@@ -238,25 +239,29 @@ fn sweep_points(c: &Campaign, dir: &str, slipped: bool) -> Vec<(f64, f64)> {
         .collect()
 }
 
-/// The steady-state level of a fitted set at speed `v` \[N m\] (positive side, or the
-/// `negative` set's overrides).
-pub fn steady_state(params: &Value, v: f64, negative: bool) -> Option<f64> {
-    let get = |k: &str| {
-        negative
-            .then(|| params["negative"][k].as_f64())
-            .flatten()
-            .or_else(|| params[k].as_f64())
+/// A fitted set's steady-state friction magnitude over `speeds` \[N m\], from the model's own
+/// law (the friction crate's registry, as `POST /api/curves` draws it for the dashboard), not a
+/// copy of it: on the negative side (`negative`, the set's overrides apply) at `-speed`. Points
+/// where the model defines none are left out; a set that does not build draws nothing.
+pub fn steady_state_curve(
+    model: &str,
+    params: &Value,
+    speeds: &[f64],
+    negative: bool,
+) -> Vec<(f64, f64)> {
+    let spec = registry::ModelSpec {
+        model: model.into(),
+        params: params.clone(),
     };
-    let fc = get("fc")?;
-    let fs = get("fs").unwrap_or(fc);
-    let fv = get("fv").or_else(|| get("sigma2")).unwrap_or(0.0);
-    let level = match (get("vs"), get("delta")) {
-        (Some(vs), d) if vs > 0.0 => {
-            friction::curve::stribeck_level(v, fc, fs, vs, d.unwrap_or(2.0))
-        }
-        _ => fc,
+    let Ok(m) = registry::split_offset(&spec).and_then(|(s, _)| registry::build_model(&s)) else {
+        return Vec::new();
     };
-    Some(level + fv * v)
+    let sign = if negative { -1.0 } else { 1.0 };
+    speeds
+        .iter()
+        .filter_map(|&s| Some((s, m.steady_state(sign * s)?.abs())))
+        .filter(|p| p.1.is_finite())
+        .collect()
 }
 
 fn stribeck_svg(c: &Campaign, x: &Extra, f: &str, v: &str) -> String {
@@ -300,11 +305,7 @@ fn stribeck_svg(c: &Campaign, x: &Extra, f: &str, v: &str) -> String {
         .map(|i| lo * (hi / lo).powf(f64::from(i) / 120.0))
         .collect();
     for (i, (m, p)) in x.params.iter().enumerate() {
-        let curve = |neg: bool| {
-            grid.iter()
-                .filter_map(|&s| Some((s, steady_state(p, s, neg)?)))
-                .collect::<Vec<_>>()
-        };
+        let curve = |neg: bool| steady_state_curve(m, p, &grid, neg);
         series.push(dot(
             &format!("{m} +"),
             COLOURS[i % 4],
@@ -386,3 +387,6 @@ pub(super) fn esc(s: &str) -> String {
         .replace('>', "&gt;")
         .replace('"', "&quot;")
 }
+
+#[cfg(test)]
+mod tests;

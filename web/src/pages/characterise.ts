@@ -3,6 +3,7 @@
 // pages), its answer and its report (GET /api/campaigns/{id}/report) in a frame. A campaign
 // still running is polled every 2 s and has a Stop button (POST /api/campaigns/{id}/stop).
 import { ApiError, get, post, withToken } from '../api';
+import type { CampaignRecord } from '../answers';
 import { h, clear, dataTable, fmt, duration, notice } from '../dom';
 
 /** `#/characterise`: the campaigns, newest first. */
@@ -16,8 +17,8 @@ export function characterisePage(root: HTMLElement): void {
     msg,
     list,
   );
-  get('/api/campaigns')
-    .then((cs: any[]) => {
+  get<CampaignRecord[]>('/api/campaigns')
+    .then((cs) => {
       if (!cs.length) return msg.show('No campaign yet: start one above, or run bench characterise.');
       const rows = cs.map((c) => ({
         campaign: h('a', { href: `#/characterise/${c.id}` }, `campaign ${c.id}`),
@@ -77,7 +78,7 @@ export function campaignPage(root: HTMLElement, id?: string): () => void {
   const load = async () => {
     window.clearTimeout(timer);
     try {
-      const c = await get(`/api/campaigns/${id}`);
+      const c = await get<CampaignRecord>(`/api/campaigns/${id}`);
       show(body, c, msg, load);
       if (c.status === 'running') timer = window.setTimeout(load, 2000);
     } catch (e) {
@@ -103,8 +104,8 @@ function stopButton(id: number, msg: ReturnType<typeof notice>, reload: () => vo
   return button;
 }
 
-function show(body: HTMLElement, c: any, msg: ReturnType<typeof notice>, reload: () => void): void {
-  const steps = (c.steps ?? []).map((s: any) => ({
+function show(body: HTMLElement, c: CampaignRecord, msg: ReturnType<typeof notice>, reload: () => void): void {
+  const steps = (c.steps ?? []).map((s) => ({
     step: s.name,
     status: s.status,
     run: s.run_id ? h('a', { href: `#/runs/${s.run_id}` }, `run ${s.run_id}`) : '',

@@ -2,7 +2,7 @@
 // the procedures that read the chosen run (its kind, or for an imported recording the columns it
 // has) and fit the chosen model, their options as
 // form fields from each option's JSON Schema, and held-out runs scored on the fitted set.
-import { get, post, ApiError, RunSummary } from '../api';
+import { get, post, ApiError, RunSummary, type Schemas } from '../api';
 import { h, clear, fmt, dataTable, notice, field } from '../dom';
 
 /** A procedure as `GET /api/procedures` answers it. */
@@ -176,7 +176,7 @@ export async function fitForm(box: HTMLElement, models: any[], runs: RunSummary[
     const validate = Array.from(held.selectedOptions).map((o) => Number(o.value));
     msg.show('fitting…');
     try {
-      const r = await post('/api/fits', { model: model.value, procedure: proc.value, run: Number(run.value), given: g, name: name.value.trim() || undefined, validate: validate.length ? validate : undefined });
+      const r = await post<Schemas['Fitted']>('/api/fits', { model: model.value, procedure: proc.value, run: Number(run.value), given: g, name: name.value.trim() || undefined, validate: validate.length ? validate : undefined });
       msg.show(`saved as parameter set #${r.parameter_set_id}`);
       done(r, result);
     } catch (e) {

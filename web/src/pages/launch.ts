@@ -1,5 +1,5 @@
 // Launch: a form per experiment kind, duration estimate, start now or enqueue.
-import { get, post, qs, ApiError } from '../api';
+import { get, post, qs, ApiError, type Schemas } from '../api';
 import { h, duration, notice, field } from '../dom';
 import { normaliseKinds, specForm, SpecForm } from '../specform';
 import { presetPicker } from '../presetpicker';
@@ -59,7 +59,7 @@ export function launchPage(root: HTMLElement): () => void {
         const now = (ev as SubmitEvent).submitter === startNow;
         checks++;
         f.clearErrors();
-        let spec: any;
+        let spec: Record<string, unknown>;
         try {
           spec = f.spec();
         } catch (e) {
@@ -68,12 +68,12 @@ export function launchPage(root: HTMLElement): () => void {
         }
         try {
           // Over an hour of bench time is asked for once more before it is committed.
-          const est = await post('/api/experiments/check', spec);
+          const est = await post<Schemas['Checked']>('/api/experiments/check', spec);
           if (est.estimate_s > LONG_RUN_S && !window.confirm(`This run is estimated to take ${duration(est.estimate_s)}. ${now ? 'Start' : 'Queue'} it?`)) {
             msg.show('Not started: the long run was not confirmed.', 'error');
             return;
           }
-          const r = await post(`/api/runs${qs({ start: now ? 'now' : undefined, priority: priority.value || undefined })}`, spec);
+          const r = await post<Schemas['Enqueued']>(`/api/runs${qs({ start: now ? 'now' : undefined, priority: priority.value || undefined })}`, spec);
           msg.replaceChildren(
             `Run #${r.id} ${r.status}`,
             r.status === 'queued' ? ` at position ${r.position}, starts in about ${duration(r.eta_s)}` : '',
@@ -106,7 +106,7 @@ const LONG_RUN_S = 3600;
 /** Duration estimate through `POST /api/experiments/check`; errors go beside their field,
  * unless `stale()` says a newer check or a submit has superseded this one by then. */
 export async function checkSpec(f: SpecForm, out: HTMLElement, stale: () => boolean) {
-  let spec: any;
+  let spec: Record<string, unknown>;
   try {
     spec = f.spec();
   } catch (e) {
@@ -114,7 +114,7 @@ export async function checkSpec(f: SpecForm, out: HTMLElement, stale: () => bool
     return;
   }
   try {
-    const r = await post('/api/experiments/check', spec);
+    const r = await post<Schemas['Checked']>('/api/experiments/check', spec);
     if (stale()) return;
     f.clearErrors();
     out.textContent = `Estimated duration ${duration(r.estimate_s)}${r.max_s != null ? ` (at most ${duration(r.max_s)})` : ''}${r.segments != null ? `, ${r.segments} segments` : ''}.`;

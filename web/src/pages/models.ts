@@ -1,5 +1,6 @@
 // Models & fits: browse the models and parameter sets, fit on chosen runs, compare models.
 import { get, post, qs, ApiError, RunSummary } from '../api';
+import type { ComparisonRecord, ModelInfo } from '../answers';
 import { fitForm, validationTable } from './fitform';
 import { h, clear, fmt, kvTable, dataTable, notice, field } from '../dom';
 import { comparisonTable } from './runs';
@@ -53,9 +54,9 @@ export function modelsPage(root: HTMLElement): () => void {
   modelSel.addEventListener('change', loadSets);
   setsBox.append(h('h2', { id: 'sets-h' }, 'Parameter sets'), field(modelSel, 'Model'), setsList);
 
-  get('/api/models').then(
+  get<ModelInfo[]>('/api/models').then(
     (m) => {
-      models = Array.isArray(m) ? m : m.models ?? [];
+      models = m;
       for (const x of models) modelSel.append(h('option', { value: x.id }, x.id));
       clear(
         modelsBox,
@@ -190,7 +191,7 @@ async function compareForm(box: HTMLElement, models: any[]) {
     ev.preventDefault();
     msg.show('fitting and scoring…');
     try {
-      const r = await post('/api/comparisons', { estimate: sel(est).map(Number), validate: sel(val).map(Number), models: sel(mods) });
+      const r = await post<ComparisonRecord>('/api/comparisons', { estimate: sel(est).map(Number), validate: sel(val).map(Number), models: sel(mods) });
       msg.show(`comparison ${r.comparison_id ?? r.id ?? ''} stored`);
       clear(result, comparisonTable(r));
     } catch (e) {

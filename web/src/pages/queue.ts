@@ -1,8 +1,8 @@
 // Queue & schedule: reorder, remove, ETA per item and total; plan an overnight sweep.
-import { get, put, del, post, Queue, ApiError } from '../api';
+import { get, put, del, post, Queue, ApiError, type Schemas } from '../api';
 import { h, clear, duration, notice, fmt, field } from '../dom';
 import { live } from '../live';
-import { normaliseKinds, specForm, SpecForm } from '../specform';
+import { normaliseKinds, specForm, SpecForm, type KindDoc } from '../specform';
 
 /** Waiting runs the page lists (the count and the ETA cover them all). */
 const LISTED = 200;
@@ -122,7 +122,7 @@ export function queuePage(root: HTMLElement): () => void {
     );
   };
 
-  const showSchedule = (entries: any[]) => {
+  const showSchedule = (entries: Schemas['Entry'][]) => {
     clear(
       schedBox,
       h('h2', { id: 'sched-list-h' }, 'Scheduled'),
@@ -175,9 +175,9 @@ export function queuePage(root: HTMLElement): () => void {
   };
 
   const refresh = () => {
-    get(`/api/queue?limit=${LISTED}`).then(showQueue, (e) => clear(queueBox, h('p', { class: 'bad' }, e.message)));
-    get('/api/schedule').then(
-      (s) => showSchedule(Array.isArray(s) ? s : s.entries ?? []),
+    get<Queue>(`/api/queue?limit=${LISTED}`).then(showQueue, (e) => clear(queueBox, h('p', { class: 'bad' }, e.message)));
+    get<Schemas['Entry'][]>('/api/schedule').then(
+      (s) => showSchedule(s),
       (e) => clear(schedBox, h('p', { class: 'bad' }, e.message)),
     );
   };
@@ -197,16 +197,16 @@ export function queuePage(root: HTMLElement): () => void {
   };
 }
 
-function describe(e: any): string {
+function describe(e: Schemas['Entry']): string {
   if (e.spec) return `${e.spec.kind}${e.spec.name ? ` “${e.spec.name}”` : ''}`;
-  if (Array.isArray(e.batch)) return `batch of ${e.batch.length}: ${e.batch.map((s: any) => s.kind).join(', ')}`;
-  if (e.sweep) return `${e.sweep.spec?.kind} with ${e.sweep.param} over [${(e.sweep.values ?? []).map((v: any) => JSON.stringify(v)).join(', ')}]`;
+  if (Array.isArray(e.batch)) return `batch of ${e.batch.length}: ${e.batch.map((s) => s.kind).join(', ')}`;
+  if (e.sweep) return `${e.sweep.spec?.kind} with ${e.sweep.param} over [${(e.sweep.values ?? []).map((v) => JSON.stringify(v)).join(', ')}]`;
   if (e.campaign) return `characterisation campaign (${(e.campaign.models ?? ['all four models']).join(', ')}; at most ${e.campaign.budget_min ?? 20} min)`;
   return JSON.stringify(e);
 }
 
 /** The last run an entry queued, or the last campaign it started. */
-function lastStarted(e: any): HTMLElement | string {
+function lastStarted(e: Schemas['Entry']): HTMLElement | string {
   if (e.last_campaign_id != null) return h('a', { href: `#/characterise/${e.last_campaign_id}` }, `campaign ${e.last_campaign_id}`);
   if (e.last_run_id != null) return h('a', { href: `#/runs/${e.last_run_id}` }, `#${e.last_run_id}`);
   return '—';
@@ -217,7 +217,10 @@ function toRfc3339(local: string): string {
   return new Date(local).toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
 
-function planForm(box: HTMLElement, kinds: any[], msg: ReturnType<typeof notice>, refresh: () => void) {
+/** The body of `POST /api/schedule` the plan form builds (its specs as the form or the JSON typed them). */
+type PlanBody = Record<string, unknown> & { run_at: string };
+
+function planForm(box: HTMLElement, kinds: KindDoc[], msg: ReturnType<typeof notice>, refresh: () => void) {
   const f: SpecForm = specForm(kinds, 'plan', 'constant_velocity_sweep');
   const tonight = new Date();
   tonight.setHours(22, 0, 0, 0);
@@ -255,8 +258,8 @@ function planForm(box: HTMLElement, kinds: any[], msg: ReturnType<typeof notice>
   );
   box.replaceChildren(form);
   /** The entry the form describes (throws on a list that is not JSON). */
-  const entry = (): any => {
-    const body: any = { run_at: toRfc3339(runAt.value), recurrence: rec.value || null, priority: Number(prio.value) || 0 };
+  const entry = (): PlanBody => {
+    const body: PlanBody = { run_at: toRfc3339(runAt.value), recurrence: rec.value || null, priority: Number(prio.value) || 0 };
     if (mode.value === 'batch') body.batch = JSON.parse(batch.value);
     else if (mode.value === 'sweep') body.sweep = { spec: f.spec(), param: sweepParam.value.trim(), values: JSON.parse(sweepValues.value) };
     else body.spec = f.spec();
@@ -268,7 +271,7 @@ function planForm(box: HTMLElement, kinds: any[], msg: ReturnType<typeof notice>
   let timer = 0;
   const showPreview = async () => {
     const seq = ++checks;
-    let body: any;
+    let body: PlanBody;
     try {
       body = entry();
     } catch {
@@ -276,7 +279,7 @@ function planForm(box: HTMLElement, kinds: any[], msg: ReturnType<typeof notice>
       return;
     }
     try {
-      const p = await post('/api/schedule/check', body);
+      const p = await post<Schemas['Preview']>('/api/schedule/check', body);
       if (seq !== checks) return;
       preview.textContent = describePlan(p);
       preview.className = `estimate ${p.past ? 'error' : 'ok'}`;
@@ -299,7 +302,7 @@ function planForm(box: HTMLElement, kinds: any[], msg: ReturnType<typeof notice>
     ev.preventDefault();
     f.clearErrors();
     err.hidden = true;
-    let body: any;
+    let body: PlanBody;
     try {
       body = entry();
     } catch (e) {
@@ -310,14 +313,14 @@ function planForm(box: HTMLElement, kinds: any[], msg: ReturnType<typeof notice>
     try {
       // Motion now, motion from a time already past, or over an hour of bench time is asked
       // for once more before it is committed.
-      const p = await post('/api/schedule/check', body);
+      const p = await post<Schemas['Preview']>('/api/schedule/check', body);
       const ask = confirmation(p);
       if (ask && !window.confirm(ask)) {
         msg.show('Not scheduled: not confirmed.', 'error');
         return;
       }
       if (p.past) body.start_if_past = true;
-      const made = await post('/api/schedule', body);
+      const made = await post<Schemas['Entry']>('/api/schedule', body);
       msg.show(`scheduled entry ${made.id ?? ''} for ${new Date(made.run_at ?? body.run_at).toLocaleString()}`);
       refresh();
     } catch (e) {
@@ -340,7 +343,7 @@ const STARTS_NOW_S = 60;
 const LONG_PLAN_S = 3600;
 
 /** "2 runs, about 5 h 33 min: from 28/11 22:00 to 29/11 03:33." */
-function describePlan(p: any): string {
+function describePlan(p: Schemas['Preview']): string {
   const what = p.runs > 0 ? `${p.runs} run${p.runs === 1 ? '' : 's'}, about ${duration(p.estimate_s)}` : `a campaign of at most ${duration(p.estimate_s)}`;
   const span = `from ${new Date(p.run_at).toLocaleString()} to ${new Date(p.ends_at).toLocaleString()}`;
   const when = p.past
@@ -352,7 +355,7 @@ function describePlan(p: any): string {
 }
 
 /** The question to ask before scheduling `p`, or null when nothing needs asking. */
-function confirmation(p: any): string | null {
+function confirmation(p: Schemas['Preview']): string | null {
   const parts: string[] = [];
   if (p.past) parts.push(`The start time (${new Date(p.run_at).toLocaleString()}) is ${duration(-p.starts_in_s)} in the past: the bench starts moving now.`);
   else if (p.starts_in_s < STARTS_NOW_S) parts.push('This starts moving the bench now.');

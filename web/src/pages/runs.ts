@@ -1,5 +1,6 @@
 // Runs: a searchable list and a run page with its plots, tables, log, provenance and exports.
 import { get, qs, post, RunSummary, ApiError, withToken } from '../api';
+import type { SampleColumns } from '../answers';
 import { h, clear, fmt, kvTable, dataTable, notice, field } from '../dom';
 import { runsHead, syncRows } from './runrows';
 import { live, splitModels } from '../live';
@@ -233,7 +234,7 @@ async function renderBody(body: HTMLElement, run: any, charts: { destroy(): void
   if (run.sample_count > 0) {
     const every = Math.max(1, Math.ceil(run.sample_count / 20000));
     try {
-      const s = await get(`/api/runs/${run.id}/samples${qs({ every, format: 'json' })}`);
+      const s = await get<SampleColumns>(`/api/runs/${run.id}/samples${qs({ every, format: 'json' })}`);
       // Units of the bench the run was recorded on (bench.toml `geometry`, rotary by default).
       const linear = run.bench_config?.geometry === 'linear';
       const [force, pos] = linear ? ['N', 'm'] : ['N m', 'rad'];

@@ -1,0 +1,56 @@
+// Answers whose schema the service's OpenAPI document still leaves free-form (`Record`: a run,
+// a campaign, a diff, the JSON samples): typed here by hand, each naming its route, until the
+// service types them and these become aliases of the generated `Schemas`.
+
+type Column = (number | null)[];
+
+/** `GET /api/runs/{id}/samples?format=json`: one array per column, model outputs by model. */
+export interface SampleColumns {
+  t: number[];
+  x: Column;
+  v: Column;
+  u_cmd: Column;
+  torque_motor: Column;
+  torque_sensor: Column;
+  models?: string[];
+  outputs?: Record<string, Column>;
+}
+
+/** `PATCH /api/runs/{id}`: the run's tags and notes after the edit. */
+export interface RunTags {
+  tags?: string[];
+  notes?: string | null;
+}
+
+/** `GET /api/runs/{id}/diff?with=`: what differs between runs `a` and `b`. */
+export interface RunDiff {
+  a: number;
+  b: number;
+  differences?: { what: string; a: unknown; b: unknown }[];
+  profiles?: { device: string; a: string | null; b: string | null }[];
+}
+
+/** `GET /api/campaigns` (newest first) and `GET /api/campaigns/{id}`. */
+export interface CampaignRecord {
+  id: number;
+  created_at: string;
+  status: string;
+  reason?: string | null;
+  request?: { models?: string[] };
+  steps?: { name: string; status: string; run_id?: number | null; bench_time_s?: number | null }[];
+  trial_run_id?: number | null;
+  answer?: { text?: string; bench_time_s?: number | null; trial?: { status?: string; bench_time_s?: number | null } } | null;
+}
+
+/** An entry of `GET /api/models`. */
+export interface ModelInfo {
+  id: string;
+  [key: string]: unknown;
+}
+
+/** `POST /api/comparisons`: the stored comparison and its table (read by `comparisonTable`). */
+export interface ComparisonRecord {
+  id?: number;
+  comparison_id?: number;
+  table?: unknown;
+}
