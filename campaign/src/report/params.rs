@@ -3,50 +3,44 @@
 //! error, 95 % interval and unit, and a held (given) value said to be held.
 
 use super::{esc, num};
+use crate::record::Record;
 use bench_daemon::config::Geometry;
 use friction::units::param_unit;
-use run_store::Campaign;
 use serde_json::Value;
 use std::fmt::Write;
 
 /// The tables of every fit of the campaign.
-pub fn parameters(h: &mut String, c: &Campaign, g: Geometry) {
+pub fn parameters(h: &mut String, c: &Record, g: Geometry) {
     h.push_str("<h2>Parameters</h2>");
     for fit in &c.fits {
-        let model = fit["model"].as_str().unwrap_or("");
+        let model = fit.model.as_str();
         let _ = write!(
             h,
             "<h3>{} · {} on run {}</h3>",
             esc(model),
-            esc(fit["procedure"].as_str().unwrap_or("")),
-            fit["run_id"]
+            esc(&fit.procedure),
+            fit.run_id
         );
-        if let Some(e) = fit["error"].as_str() {
+        if let Some(e) = &fit.error {
             let _ = write!(h, "<p class=\"warn\">{}</p>", esc(e));
             continue;
         }
-        let r = &fit["report"];
-        let v = &r["verdict"];
-        if let Some(note) = fit["note"].as_str()
-            && !v["reasons"]
-                .as_array()
-                .is_some_and(|rs| rs.iter().any(|x| x == note))
+        let reasons = fit.reasons();
+        if let Some(note) = &fit.note
+            && !reasons.contains(note)
         {
             let _ = write!(h, "<p class=\"warn\">{}</p>", esc(note));
         }
-        let reasons: String = v["reasons"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
-            .map(|s| format!(": {}", esc(s)))
-            .collect();
+        let status = fit.report.as_ref().and_then(|r| r.verdict.as_ref());
+        let reasons: String = reasons.iter().map(|s| format!(": {}", esc(s))).collect();
         let _ = write!(
             h,
             "<p>verdict <b>{}</b>{reasons}</p><table class=\"params\"><tr><th>parameter</th><th>value</th><th>standard error</th><th>95 % interval</th><th>unit</th></tr>",
-            esc(v["status"].as_str().unwrap_or("?")),
+            esc(status.map_or("?", |v| v.status.as_str())),
         );
-        for row in rows(r) {
+        // The report's parameter tables, by name as `bench fit --json` writes them.
+        let r = serde_json::to_value(&fit.report).unwrap_or_default();
+        for row in rows(&r) {
             let _ = write!(
                 h,
                 "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
