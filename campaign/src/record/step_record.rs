@@ -3,8 +3,8 @@
 
 use super::results::StepResults;
 use crate::step::Step;
-use experiments::kinds::compensation_trial::Ranked;
 use experiments::Results;
+use experiments::kinds::compensation_trial::Ranked;
 use experiments::kinds::{constant_velocity_sweep, torque_ramp};
 use run_store::RunStatus;
 use serde::{Deserialize, Serialize};
