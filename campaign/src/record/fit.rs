@@ -42,6 +42,15 @@ pub struct FitReport {
     /// `std_error / |value|` by parameter name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub relative_std_errors: Option<Map<String, Value>>,
+    /// Standard errors by parameter name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub std_errors: Option<Map<String, Value>>,
+    /// 95 % intervals `[low, high]` by parameter name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ci95: Option<Map<String, Value>>,
+    /// Procedure, method, data used and what it was given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provenance: Option<Map<String, Value>>,
     /// The fit's verdict.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verdict: Option<Verdict>,
