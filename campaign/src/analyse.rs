@@ -4,8 +4,12 @@
 //! `MODEL=none`, each model at its newest set), and the plain-language answer.
 
 use super::design::Estimates;
+use super::given::{Given, Held, HeldNegative};
+use super::record::{
+    FitRecord, FitReport, Judged, RankRow, Record, SlidingFall, StepRecord, Verdict,
+};
 use super::sliding::{self, Bin, Fall};
-use super::{Request, Step, estimates, step};
+use super::{Step, estimates};
 use bench_daemon::config::Geometry;
 use bench_daemon::fitting::compare::{Source, read_sources};
 use bench_daemon::fitting::{Field, FitRequest, fit::fit_stored};
@@ -13,7 +17,7 @@ use friction::identify::procedures::Offset;
 use friction::identify::procedures::compare::{self, CompareOptions, ModelChoice, Regimes};
 use friction::identify::procedures::output_error::Replay;
 use friction::identify::procedures::quality::REL_STD_ERROR_LIMIT;
-use run_store::{Campaign, NewComparison, Store};
+use run_store::{NewComparison, Store};
 use serde::Serialize;
 use serde_json::{Value, json};
 use std::path::Path;
@@ -26,11 +30,11 @@ pub struct FitPlan {
     /// The step whose run it fits.
     pub from: Step,
     /// What it is given: held values or the procedure's options (`bench fit --given`).
-    pub given: Option<Value>,
+    pub given: Option<Given>,
 }
 
 impl FitPlan {
-    fn new(procedure: &'static str, from: Step, given: Option<Value>) -> FitPlan {
+    fn new(procedure: &'static str, from: Step, given: Option<Given>) -> FitPlan {
         FitPlan {
             procedure,
             from,
@@ -55,12 +59,13 @@ pub fn order(model: &str, est: &Estimates, fall: Option<&Fall>) -> Vec<FitPlan> 
     let static_given = match (unheld && stribeck, fall) {
         (false, _) => None,
         (true, Some(f)) => breakaway_given(est, Some(f.vs)).map(|mut g| {
-            g["delta"] = json!(f.delta);
-            g["negative"]["delta"] = json!(f.delta);
+            g.delta = f.delta;
+            g.negative.delta = Some(f.delta);
             g
         }),
         (true, None) => breakaway_given(est, Some(est.vs.unwrap_or(0.1))),
-    };
+    }
+    .map(Given::StaticCurve);
     let mut out = vec![FitPlan::new("static_curve", Step::Sweep, static_given)];
     if let Some(p) = presliding_procedure(model) {
         out.push(FitPlan::new(p, Step::Presliding, None));
@@ -79,7 +84,10 @@ pub fn order(model: &str, est: &Estimates, fall: Option<&Fall>) -> Vec<FitPlan> 
 /// damping shows), everything else held at the set before it.
 fn damping_step(model: &str) -> Option<FitPlan> {
     (model == "lugre").then(|| {
-        let given = json!({"fit": ["sigma1"], "max_iters": 30});
+        let given = Given::OutputError {
+            fit: vec!["sigma1"],
+            max_iters: OUTPUT_ERROR_ITERS,
+        };
         FitPlan::new("output_error", Step::Presliding, Some(given))
     })
 }
@@ -88,27 +96,30 @@ fn damping_step(model: &str) -> Option<FitPlan> {
 /// its bristle loop, docs/src/identification.md#presliding_sine): the damping step by output
 /// error is then not needed (on the low-speed bench it found 43 against the sine's 59.6 and the
 /// truth's 60).
-fn sine_told_sigma1(fits: &[Value], model: &str) -> bool {
+fn sine_told_sigma1(fits: &[FitRecord], model: &str) -> bool {
     fits.iter()
         .rev()
-        .find(|f| f["procedure"] == "presliding_sine" && f["model"] == model)
+        .find(|f| f.procedure == "presliding_sine" && f.model == model)
         .is_some_and(|f| {
-            f.get("error").is_none()
-                && f["report"]["params"].get("sigma1").is_some()
-                && !undetermined(f, &["sigma1"])
+            f.error.is_none()
+                && f.params().is_some_and(|p| p.contains_key("sigma1"))
+                && !f.undetermined(&["sigma1"], REL_STD_ERROR_LIMIT)
         })
 }
 
 /// The static curve's swing `fs⁺ + fs⁻` from the newest static fit of `model` in `fits`:
 /// `maxwell_slip` judges its reversal curves' plateau against it (Masing's rule).
-fn static_swing(fits: &[Value], model: &str) -> Option<Value> {
-    let p = &fits
+fn static_swing(fits: &[FitRecord], model: &str) -> Option<Given> {
+    let f = fits
         .iter()
         .rev()
-        .find(|f| f["procedure"] == "static_curve" && f["model"] == model)?["report"]["params"];
-    let fs = p["fs"].as_f64()?;
-    let swing = fs + p["negative"]["fs"].as_f64().unwrap_or(fs);
-    (swing > 0.0).then(|| json!({ "static_swing": swing }))
+        .find(|f| f.procedure == "static_curve" && f.model == model)?;
+    let fs = f.param("fs")?;
+    let negative = f.params()?.get("negative").and_then(|n| n.get("fs"));
+    let swing = fs + negative.and_then(Value::as_f64).unwrap_or(fs);
+    (swing > 0.0).then_some(Given::MaxwellSlip {
+        static_swing: swing,
+    })
 }
 
 /// The presliding part of a dynamic model's order.
@@ -128,7 +139,10 @@ fn output_error_step(model: &str) -> Option<FitPlan> {
         "gms" => vec!["vs", "sigma1", "c"],
         _ => return None,
     };
-    let given = json!({"fit": fit, "max_iters": 30});
+    let given = Given::OutputError {
+        fit,
+        max_iters: OUTPUT_ERROR_ITERS,
+    };
     Some(FitPlan::new(
         "output_error",
         Step::LowSpeedCheck,
@@ -138,32 +152,25 @@ fn output_error_step(model: &str) -> Option<FitPlan> {
 
 /// The static fit's known values from the breakaway: `fs` per direction (the slowest ramp's
 /// breakaway), the Gaussian shape (`delta` 2) and, when given, `vs`. `None` without a breakaway.
-pub fn breakaway_given(est: &Estimates, vs: Option<f64>) -> Option<Value> {
+pub fn breakaway_given(est: &Estimates, vs: Option<f64>) -> Option<Held> {
     let (pos, neg) = match (est.fs_pos, est.fs_neg) {
         (Some(a), Some(b)) => (a, b),
         (Some(a), None) | (None, Some(a)) => (a, a),
         (None, None) => return None,
     };
-    let mut given = json!({"fs": pos, "negative": {"fs": neg}, "delta": 2.0});
-    if let Some(vs) = vs {
-        given["vs"] = json!(vs);
-    }
-    Some(given)
+    Some(Held {
+        fs: pos,
+        delta: 2.0,
+        vs,
+        negative: HeldNegative {
+            fs: neg,
+            delta: None,
+        },
+    })
 }
 
-/// A fitted parameter of a fit record that the data do not determine (its relative standard
-/// error over the verdict's limit, or infinite), in either direction.
-fn undetermined(fit: &Value, names: &[&str]) -> bool {
-    let rel = &fit["report"]["relative_std_errors"];
-    let bad = |set: &Value, n: &str| match set.get(n) {
-        None => false,
-        Some(Value::Null) => true,
-        Some(r) => r.as_f64().is_none_or(|r| r > REL_STD_ERROR_LIMIT),
-    };
-    names
-        .iter()
-        .any(|n| bad(rel, n) || bad(&rel["negative"], n))
-}
+/// The output-error fits' iteration cap.
+const OUTPUT_ERROR_ITERS: u32 = 30;
 
 /// Why the campaign refitted a static curve from the breakaway.
 pub const STATIC_FROM_BREAKAWAY: &str = "the sweep's static fit could not tell fs and vs (its verdict); refitted with fs per direction held at the breakaway step's and the Gaussian shape, vs fitted on the sweep";
@@ -172,14 +179,13 @@ pub const STATIC_FROM_BREAKAWAY: &str = "the sweep's static fit could not tell f
 /// bench, scores the true model on the same run (the noise floor). Returns the fits, the
 /// stored comparison's id and the truth's validation MSE.
 pub async fn fit_and_compare(
-    c: &Campaign,
-    req: &Request,
+    c: &Record,
     db: &Path,
     geometry: Geometry,
-) -> anyhow::Result<(Vec<Value>, i64, Option<f64>)> {
+) -> anyhow::Result<(Vec<FitRecord>, i64, Option<f64>)> {
+    let req = &c.request;
     let run = |name: Step| {
-        step(c, name)
-            .and_then(|s| s["run_id"].as_i64())
+        c.run_of(name)
             .ok_or_else(|| anyhow::anyhow!("the {name} step has no completed run"))
     };
     let mut fits = Vec::new();
@@ -214,16 +220,21 @@ pub async fn fit_and_compare(
                 && given.is_some()
                 && let Some(f) = &fall
             {
-                fit["note"] = json!(sliding_note(f));
-                fit["sliding"] = json!({"vs": f.vs, "vs_std_error": f.vs_se, "delta": f.delta,
-                                        "points": f.n, "reduced_chi2": f.chi2});
+                fit.note = Some(sliding_note(f));
+                fit.sliding = Some(SlidingFall {
+                    vs: f.vs,
+                    vs_std_error: f.vs_se,
+                    delta: f.delta,
+                    points: f.n,
+                    reduced_chi2: f.chi2,
+                });
             } else if procedure == "static_curve" && given.is_some() {
-                fit["note"] = json!(VS_NOT_MEASURED);
+                fit.note = Some(VS_NOT_MEASURED.into());
             }
             let refit = procedure == "static_curve"
                 && model != "coulomb_viscous"
                 && given.is_none()
-                && (fit.get("error").is_some() || undetermined(&fit, &["fs", "vs"]));
+                && (fit.error.is_some() || fit.undetermined(&["fs", "vs"], REL_STD_ERROR_LIMIT));
             fits.push(fit);
             if !refit {
                 continue;
@@ -232,9 +243,10 @@ pub async fn fit_and_compare(
                 continue;
             };
             let name = format!("{model}-campaign{}-static_curve-breakaway", c.id);
-            let mut fit = fit_one(model, procedure, run(from)?, Some(given), name, db).await?;
-            fit["note"] = json!(STATIC_FROM_BREAKAWAY);
-            if undetermined(&fit, &["vs"])
+            let given = Some(Given::StaticCurve(given));
+            let mut fit = fit_one(model, procedure, run(from)?, given, name, db).await?;
+            fit.note = Some(STATIC_FROM_BREAKAWAY.into());
+            if fit.undetermined(&["vs"], REL_STD_ERROR_LIMIT)
                 && !steps.iter().any(|s| s.procedure == "output_error")
                 && let Some(dynamic) = output_error_step(model)
             {
@@ -301,15 +313,15 @@ async fn fit_one(
     model: &str,
     procedure: &'static str,
     run_id: i64,
-    given: Option<Value>,
+    given: Option<Given>,
     name: String,
     db: &Path,
-) -> anyhow::Result<Value> {
+) -> anyhow::Result<FitRecord> {
     let fr = FitRequest {
         model: model.into(),
         procedure: procedure.into(),
         run: run_id,
-        given: given.and_then(|g| g.as_object().cloned()),
+        given: given.map(|g| g.to_map()),
         name: Some(name),
         segments: None,
         t_range: None,
@@ -317,25 +329,23 @@ async fn fit_one(
     };
     let dbp = db.to_path_buf();
     let fitted = tokio::task::spawn_blocking(move || fit_stored(&fr, &dbp)).await?;
-    Ok(match fitted.map(|f| f.to_json()) {
-        Ok(Ok(report)) => {
-            json!({"model": model, "procedure": procedure, "run_id": run_id, "report": report})
-        }
-        Ok(Err(e)) | Err(e) => {
-            json!({"model": model, "procedure": procedure, "run_id": run_id, "error": e.to_string()})
-        }
-    })
+    let mut record = FitRecord::new(model, procedure, run_id);
+    match fitted.map(|f| f.to_json()) {
+        Ok(Ok(report)) => record.report = Some(serde_json::from_value(report)?),
+        Ok(Err(e)) | Err(e) => record.error = Some(e.to_string()),
+    }
+    Ok(record)
 }
 
 /// |v| below this is presliding in the comparison's regime split \[rad/s\].
 const PRESLIDING_V: f64 = 1e-3;
 
 /// The set id the last successful fit of `model` saved.
-fn final_fit_id(fits: &[Value], model: &str) -> Option<i64> {
+fn final_fit_id(fits: &[FitRecord], model: &str) -> Option<i64> {
     fits.iter()
         .rev()
-        .filter(|f| f["model"] == model)
-        .find_map(|f| f["report"]["parameter_set_id"].as_i64())
+        .filter(|f| f.model == model)
+        .find_map(FitRecord::set_id)
 }
 
 /// Scores `models` (no fitting) on the validation run, the presliding run as estimation data,
@@ -379,7 +389,7 @@ async fn contained_sets(
     campaign: i64,
     validation: i64,
     table: &compare::Table,
-) -> anyhow::Result<Vec<Value>> {
+) -> anyhow::Result<Vec<FitRecord>> {
     let mut out = Vec::new();
     for row in table.rows.iter().filter(|r| r.note.is_some()) {
         let note = row.note.clone().unwrap_or_default();
@@ -389,11 +399,25 @@ async fn contained_sets(
         let id = store
             .add_parameter_set(&name, &row.model, &row.params, &provenance)
             .await?;
-        out.push(json!({
-            "model": row.model, "procedure": "contained", "run_id": validation, "note": note,
-            "report": {"parameter_set_id": id, "parameter_set_name": name, "params": row.params,
-                       "verdict": {"status": "warning", "reasons": [note]}}
-        }));
+        let params = match &row.params {
+            Value::Object(p) => p.clone(),
+            _ => serde_json::Map::new(),
+        };
+        out.push(FitRecord {
+            note: Some(note.clone()),
+            report: Some(FitReport {
+                parameter_set_id: Some(id),
+                parameter_set_name: Some(name),
+                params,
+                verdict: Some(Verdict {
+                    status: "warning".into(),
+                    reasons: vec![note],
+                    rest: serde_json::Map::new(),
+                }),
+                ..FitReport::default()
+            }),
+            ..FitRecord::new(&row.model, "contained", validation)
+        });
     }
     Ok(out)
 }
@@ -401,49 +425,81 @@ async fn contained_sets(
 /// The answer from the comparison table and the trial's record: the ranking, the best model,
 /// the compensation ranking and the residual's unit. Its sentence is [`super::judge`]'s (this
 /// one stands when no model could be scored).
-pub fn answer(table: &Value, trial: &Value) -> Value {
-    let rows = table["rows"].as_array().cloned().unwrap_or_default();
-    let ranking: Vec<Value> = rows
-        .iter()
+pub fn answer(table: &Value, trial: Option<&StepRecord>) -> Judged {
+    let rows: Vec<ScoredRow> = table
+        .get("rows")
+        .and_then(|r| serde_json::from_value(r.clone()).ok())
+        .unwrap_or_default();
+    let ranking: Vec<RankRow> = rows
+        .into_iter()
         .map(|r| {
-            let mse = r["validation"]["all"].as_f64();
-            json!({"rank": r["rank"], "model": r["model"], "validation_mse": mse,
-                   "validation_rms": mse.map(f64::sqrt), "error": r["error"], "note": r["note"]})
+            let mse = r.validation.all;
+            RankRow {
+                rank: r.rank,
+                model: r.model,
+                validation_mse: mse,
+                validation_rms: mse.map(f64::sqrt),
+                error: r.error,
+                note: r.note,
+                tie: None,
+            }
         })
         .collect();
-    let trials = trial["results"]["ranking"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default();
-    let unit = table["residual"]
-        .as_str()
+    let trials = trial
+        .map(StepRecord::trial_ranking)
+        .unwrap_or_default()
+        .to_vec();
+    let unit = table
+        .get("residual")
+        .and_then(Value::as_str)
         .and_then(|r| {
             r.split_once('[')
                 .map(|(_, u)| u.trim_end_matches(']').to_string())
         })
         .unwrap_or_else(|| "N m".into());
-    let best = ranking.iter().find(|r| r["validation_rms"].is_number());
-    json!({
-        "text": "No model could be scored on the validation run.",
-        "best_model": best.map(|b| b["model"].clone()),
-        "ranking": ranking,
-        "best_compensator": trials.first().map(|t| t["name"].clone()),
-        "compensation": trials,
-        "unit": unit,
-    })
+    let best = ranking.iter().find(|r| r.validation_rms.is_some());
+    Judged {
+        text: "No model could be scored on the validation run.".into(),
+        best_model: best.map(|b| b.model.clone()),
+        best_compensator: trials.first().map(|t| t.name.clone()),
+        ranking,
+        compensation: trials,
+        unit,
+        ..Judged::default()
+    }
+}
+
+/// What the answer reads of a stored comparison row.
+#[derive(serde::Deserialize)]
+struct ScoredRow {
+    rank: Option<usize>,
+    model: String,
+    #[serde(default)]
+    validation: ScoredMse,
+    #[serde(default)]
+    error: Option<String>,
+    #[serde(default)]
+    note: Option<String>,
+}
+
+/// A row's validation MSE (null when the model could not be scored).
+#[derive(Default, serde::Deserialize)]
+struct ScoredMse {
+    #[serde(default)]
+    all: Option<f64>,
 }
 
 /// The newest fitted set of `model` in the campaign's fits (the last step of its order).
-pub fn final_fit<'a>(c: &'a Campaign, model: &str) -> Option<&'a Value> {
+pub fn final_fit<'a>(c: &'a Record, model: &str) -> Option<&'a FitRecord> {
     c.fits
         .iter()
         .rev()
-        .find(|f| f["model"] == model && f["report"].is_object())
+        .find(|f| f.model == model && f.report.is_some())
 }
 
 /// The stored parameter set a model's last fit saved, whole (Stribeck and presliding parts).
-pub async fn final_params(store: &Store, c: &Campaign, model: &str) -> Option<Value> {
-    let id = final_fit(c, model)?["report"]["parameter_set_id"].as_i64()?;
+pub async fn final_params(store: &Store, c: &Record, model: &str) -> Option<Value> {
+    let id = final_fit(c, model)?.set_id()?;
     store.parameter_set(id).await.ok().map(|s| s.params)
 }
 
@@ -464,27 +520,20 @@ fn sliding_note(f: &Fall) -> String {
 /// breakaway's; `None` when they do not determine `vs` (its relative standard error over the
 /// verdict's limit, fewer than [`MIN_BELOW`] sliding bins below it, or a reduced chi-square
 /// over [`MAX_CHI2`]) or there is no breakaway.
-async fn sliding_fall(c: &Campaign, est: &Estimates, db: &Path) -> anyhow::Result<Option<Fall>> {
+async fn sliding_fall(c: &Record, est: &Estimates, db: &Path) -> anyhow::Result<Option<Fall>> {
     let (Some(pos), Some(neg)) = (est.fs_pos, est.fs_neg) else {
         return Ok(None);
     };
-    let sweep = step(c, Step::Sweep);
+    let sweep = c.step(Step::Sweep).and_then(StepRecord::stribeck_points);
     let held: Vec<Bin> = sweep
         .into_iter()
-        .flat_map(|s| ["positive", "negative"].map(|d| (d == "positive", s["results"][d].clone())))
+        .flat_map(|s| [(true, &s.positive), (false, &s.negative)])
         .flat_map(|(positive, pts)| {
-            let pts = pts.as_array().cloned().unwrap_or_default();
-            pts.into_iter().filter_map(move |p| {
-                if p["stick_slip"] != json!(false) {
-                    return None;
-                }
-                let n = p["n"].as_f64()?.max(1.0);
-                Some(Bin {
-                    v: p["velocity_rad_s"].as_f64()?.abs(),
-                    f: p["mean_torque_nm"].as_f64()?.abs(),
-                    se: p["std_torque_nm"].as_f64()? / n.sqrt(),
-                    positive,
-                })
+            pts.iter().filter(|p| !p.stick_slip).map(move |p| Bin {
+                v: p.velocity_rad_s.abs(),
+                f: p.mean_torque_nm.abs(),
+                se: p.std_torque_nm / (p.n as f64).max(1.0).sqrt(),
+                positive,
             })
         })
         .collect();
@@ -502,7 +551,7 @@ async fn sliding_fall(c: &Campaign, est: &Estimates, db: &Path) -> anyhow::Resul
     // bins sit about 2 % above the curve on the simulated bench (its friction changes within
     // the centred window), which a 10 % reading of `vs` cannot afford.
     let mut slips = Vec::new();
-    if let Some(id) = step(c, Step::LowSpeedCheck).and_then(|s| s["run_id"].as_i64()) {
+    if let Some(id) = c.run_of(Step::LowSpeedCheck) {
         let query = run_store::SampleQuery::default();
         let set = bench_daemon::resume::chain_samples(&store, id, &query).await;
         store.close().await;
@@ -560,16 +609,27 @@ mod tests {
 
     #[test]
     fn maxwell_slip_is_given_the_swing_of_the_models_newest_static_curve() {
-        let stat = |model: &str, p: Value| json!({"model": model, "procedure": "static_curve", "report": {"params": p}});
+        let record = |v: Value| serde_json::from_value::<FitRecord>(v).unwrap();
+        let stat = |model: &str, p: Value| {
+            record(
+                json!({"model": model, "procedure": "static_curve", "run_id": 1,
+                          "report": {"params": p}}),
+            )
+        };
         let fits = [
             stat("gms", json!({"fs": 25.9, "negative": {"fs": 20.0}})),
             stat("gms", json!({"fs": 1.2, "negative": {"fs": 1.0}})),
             stat("lugre", json!({"fs": 0.9})),
-            json!({"model": "gms", "procedure": "static_curve", "error": "no data"}),
+            record(
+                json!({"model": "gms", "procedure": "static_curve", "run_id": 1, "error": "no data"}),
+            ),
         ];
-        let swing = |m: &str| static_swing(&fits[..3], m).map(|g| g["static_swing"].clone());
-        assert!((swing("gms").unwrap().as_f64().unwrap() - 2.2).abs() < 1e-12);
-        assert_eq!(swing("lugre"), Some(json!(1.8)));
+        let swing = |m: &str| match static_swing(&fits[..3], m) {
+            Some(Given::MaxwellSlip { static_swing }) => Some(static_swing),
+            _ => None,
+        };
+        assert!((swing("gms").unwrap() - 2.2).abs() < 1e-12);
+        assert_eq!(swing("lugre"), Some(1.8));
         assert_eq!(
             static_swing(&fits, "gms"),
             None,

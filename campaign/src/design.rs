@@ -55,15 +55,9 @@ pub fn breakaway(lim: &BenchLimits) -> Spec {
 }
 
 /// Magnitude of the breakaway at the slowest rate of one direction of a `torque_ramp` result.
-pub fn breakaway_of(rows: &Value) -> Option<f64> {
-    rows.as_array()?
-        .iter()
-        .filter_map(|r| {
-            Some((
-                r["rate_nm_s"].as_f64()?.abs(),
-                r["breakaway_torque_nm"].as_f64()?.abs(),
-            ))
-        })
+pub fn breakaway_of(rows: &[torque_ramp::BreakawayRow]) -> Option<f64> {
+    rows.iter()
+        .map(|r| (r.rate_nm_s.abs(), r.breakaway_torque_nm.abs()))
         .min_by(|a, b| a.0.total_cmp(&b.0))
         .map(|(_, t)| t)
 }
@@ -94,16 +88,9 @@ pub fn low_speed_check(lim: &BenchLimits) -> Spec {
 /// The slowest speed above which every point of both directions held (no stick-slip), from
 /// the fastest held point down: points above it that missed their speed (the loop at the
 /// torque limit, not stick-slip) do not end the run. `None` if no point held.
-pub fn slowest_held(sweep: &Value) -> Option<f64> {
-    let mut points: Vec<(f64, bool)> = ["positive", "negative"]
-        .iter()
-        .flat_map(|d| sweep[*d].as_array().cloned().unwrap_or_default())
-        .filter_map(|p| {
-            Some((
-                p["setpoint_rad_s"].as_f64()?.abs(),
-                p["stick_slip"].as_bool().unwrap_or(true),
-            ))
-        })
+pub fn slowest_held(sweep: &constant_velocity_sweep::Output) -> Option<f64> {
+    let mut points: Vec<(f64, bool)> = points(sweep)
+        .map(|p| (p.setpoint_rad_s.abs(), p.stick_slip))
         .collect();
     points.sort_by(|a, b| b.0.total_cmp(&a.0));
     let mut held = None;
@@ -124,20 +111,13 @@ pub fn slowest_held(sweep: &Value) -> Option<f64> {
 /// (interpolated in log speed), else half the slowest held speed (the velocity loop falls
 /// into stick-slip on the falling part of the curve, so the Stribeck velocity lies below).
 pub fn stribeck_estimate(
-    sweep: &Value,
+    sweep: &constant_velocity_sweep::Output,
     fs: f64,
     v_hold: Option<f64>,
 ) -> (Option<f64>, Option<f64>, bool) {
-    let mut pts: Vec<(f64, f64)> = ["positive", "negative"]
-        .iter()
-        .flat_map(|d| sweep[*d].as_array().cloned().unwrap_or_default())
-        .filter(|p| p["stick_slip"] == Value::Bool(false))
-        .filter_map(|p| {
-            Some((
-                p["setpoint_rad_s"].as_f64()?.abs(),
-                p["mean_torque_nm"].as_f64()?.abs(),
-            ))
-        })
+    let mut pts: Vec<(f64, f64)> = points(sweep)
+        .filter(|p| !p.stick_slip)
+        .map(|p| (p.setpoint_rad_s.abs(), p.mean_torque_nm.abs()))
         .collect();
     pts.sort_by(|a, b| a.0.total_cmp(&b.0));
     let fc = pts.iter().map(|p| p.1).reduce(f64::min);
@@ -154,6 +134,13 @@ pub fn stribeck_estimate(
             (w[0].0.ln() + f * (w[1].0.ln() - w[0].0.ln())).exp()
         });
     (Some(fc), vs.or(fallback), vs.is_some())
+}
+
+/// The points of both directions, positive first.
+fn points(
+    sweep: &constant_velocity_sweep::Output,
+) -> impl Iterator<Item = &constant_velocity_sweep::StribeckPoint> {
+    sweep.positive.iter().chain(&sweep.negative)
 }
 
 /// Step 3: the sweep: 6 points log-spaced from a fifth of the estimated Stribeck velocity up
@@ -318,21 +305,44 @@ fn round(x: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use constant_velocity_sweep::{Output, StribeckPoint};
     use serde_json::json;
+
+    /// A held (or slipped) point at set point `v` with mean torque `t`.
+    fn point(v: f64, t: f64, stick_slip: bool) -> StribeckPoint {
+        StribeckPoint {
+            setpoint_rad_s: v,
+            velocity_rad_s: v,
+            mean_torque_nm: t,
+            std_torque_nm: 0.0,
+            n: 1,
+            velocity_std_rad_s: 0.0,
+            stick_slip,
+        }
+    }
+
+    fn output(positive: Vec<StribeckPoint>, negative: Vec<StribeckPoint>) -> Output {
+        Output { positive, negative }
+    }
 
     #[test]
     fn the_slowest_held_speed_is_the_bottom_of_the_run_of_held_points() {
-        let p = |v: f64, s: bool| json!({"setpoint_rad_s": v, "stick_slip": s});
-        let sweep = json!({
-            "positive": [p(0.01, true), p(0.1, false), p(0.03, true), p(1.0, false)],
-            "negative": [p(-0.01, false), p(-0.1, false), p(-1.0, false)]
-        });
+        let p = |v: f64, s: bool| point(v, 0.0, s);
+        let sweep = output(
+            vec![p(0.01, true), p(0.1, false), p(0.03, true), p(1.0, false)],
+            vec![p(-0.01, false), p(-0.1, false), p(-1.0, false)],
+        );
         assert_eq!(slowest_held(&sweep), Some(0.1));
         // The fastest point missed its speed at the torque limit: the run below it counts.
-        let sweep = json!({
-            "positive": [p(0.01, true), p(0.3, false), p(1.0, false), p(4.0, true)],
-            "negative": [p(-0.01, true), p(-0.3, false), p(-1.0, false), p(-4.0, true)]
-        });
+        let sweep = output(
+            vec![p(0.01, true), p(0.3, false), p(1.0, false), p(4.0, true)],
+            vec![
+                p(-0.01, true),
+                p(-0.3, false),
+                p(-1.0, false),
+                p(-4.0, true),
+            ],
+        );
         assert_eq!(slowest_held(&sweep), Some(0.3));
     }
 
@@ -360,9 +370,8 @@ mod tests {
 
     #[test]
     fn the_stribeck_velocity_is_where_the_held_points_fall_a_third_of_the_way() {
-        let p =
-            |v: f64, t: f64| json!({"setpoint_rad_s": v, "mean_torque_nm": t, "stick_slip": false});
-        let sweep = json!({"positive": [p(0.01, 0.9), p(0.1, 0.6), p(1.0, 0.5)], "negative": []});
+        let p = |v: f64, t: f64| point(v, t, false);
+        let sweep = output(vec![p(0.01, 0.9), p(0.1, 0.6), p(1.0, 0.5)], Vec::new());
         let (fc, vs, held) = stribeck_estimate(&sweep, 1.0, Some(0.01));
         assert!(held);
         assert_eq!(fc, Some(0.5));

@@ -6,10 +6,11 @@
 //! floor; otherwise it says that none does, why, and what to try.
 
 use super::analyse::{STATIC_FROM_BREAKAWAY, VS_NOT_MEASURED};
-use super::{Request, design, estimates, step};
+use super::record::{FitRecord, Judged, RankRow, Record, StepRecord};
+use super::{Request, design, estimates};
+use experiments::kinds::compensation_trial::Ranked;
 use friction::identify::procedures::compare::CONTAINED_USED;
-use run_store::Campaign;
-use serde_json::{Value, json};
+use std::collections::BTreeMap;
 
 /// A best model within this multiple of the floor describes the bench (`answer.adequate`).
 pub const ADEQUATE_RATIO: f64 = 2.0;
@@ -21,32 +22,29 @@ pub const FS_FROM_BREAKAWAY: &str =
 pub const STIFFNESS_NOT_DETERMINED: &str = "presliding stiffness not determined";
 
 /// Adds `floor_mse`, `adequate`, `best_over_floor`, `best_over_truth`, `caveats`,
-/// `not_measured` and tie notes to `answer` (from [`super::analyse::answer`], its
-/// `truth_validation_mse` already in), and rewrites its `text` accordingly.
-pub fn judge(c: &Campaign, req: &Request, floor: Option<f64>, answer: &mut Value) {
-    explain_contained(&mut answer["ranking"]);
-    tie_notes(&mut answer["ranking"]);
+/// `not_measured` and tie notes to `answer` (from [`super::analyse::answer`]; the truth's
+/// validation MSE is the campaign's), and rewrites its `text` accordingly.
+pub fn judge(c: &Record, floor: Option<f64>, answer: &mut Judged) {
+    explain_contained(&mut answer.ranking);
+    tie_notes(&mut answer.ranking);
     let unmeasured = stribeck_unmeasured_below(c);
     let mut caveats = Vec::new();
-    let mut not_measured = serde_json::Map::new();
+    let mut not_measured = BTreeMap::new();
     if let Some(v) = unmeasured {
         caveats.push(format!(
             "vs not measured: no held speed below {v:.3} rad/s and the stick-slip did not place the fall (vs from the fall's tail or the low-speed check's estimate, delta held at 2)"
         ));
-        not_measured.insert(
-            "vs".into(),
-            json!(format!("no held speed below {v:.3} rad/s")),
-        );
-        not_measured.insert("delta".into(), json!("held at 2"));
+        not_measured.insert("vs".into(), format!("no held speed below {v:.3} rad/s"));
+        not_measured.insert("delta".into(), "held at 2".into());
     }
     if fs_from_breakaway(c) {
         caveats.push(FS_FROM_BREAKAWAY.to_string());
         not_measured.insert(
             "fs".into(),
-            json!("from the breakaway step's slowest torque ramp"),
+            "from the breakaway step's slowest torque ramp".into(),
         );
     }
-    let flat = no_rise(&answer["ranking"]);
+    let flat = no_rise(&answer.ranking);
     if !flat.is_empty() {
         caveats.push(format!(
             "no Stribeck rise supported by the validation run: {} use coulomb_viscous's steady state (fs = fc)",
@@ -56,51 +54,57 @@ pub fn judge(c: &Campaign, req: &Request, floor: Option<f64>, answer: &mut Value
     for m in stiffness_undetermined(c) {
         caveats.push(format!("{STIFFNESS_NOT_DETERMINED} ({m})"));
     }
-    let best = answer["ranking"]
-        .as_array()
-        .and_then(|r| r.iter().find(|r| r["validation_mse"].is_number()).cloned());
-    let best_mse = best.as_ref().and_then(|b| b["validation_mse"].as_f64());
-    let truth = answer["truth_validation_mse"].as_f64();
+    let best = answer
+        .ranking
+        .iter()
+        .find(|r| r.validation_mse.is_some())
+        .cloned();
+    let best_mse = best.as_ref().and_then(|b| b.validation_mse);
+    let truth = c.answer.truth_validation_mse.flatten();
     let ratio = |d: Option<f64>| best_mse.zip(d).map(|(b, d)| b / d);
     let adequate = ratio(floor).map(|k| k <= ADEQUATE_RATIO);
-    answer["floor_mse"] = json!(floor);
-    answer["adequate"] = json!(adequate);
-    answer["best_over_floor"] = json!(ratio(floor));
-    answer["best_over_truth"] = json!(ratio(truth));
+    answer.floor_mse = floor;
+    answer.adequate = adequate;
+    answer.best_over_floor = ratio(floor);
+    answer.best_over_truth = ratio(truth);
     if let Some(b) = &best {
-        let unit = answer["unit"].as_str().unwrap_or("N m").to_string();
         let truth_k = truth.zip(floor).map(|(t, f)| t / f);
-        answer["truth_over_floor"] = json!(truth_k);
-        let mut text = headline(b, &unit, ratio(floor), adequate, unmeasured, req);
+        answer.truth_over_floor = Some(truth_k);
+        let mut text = headline(
+            b,
+            &answer.unit,
+            ratio(floor),
+            adequate,
+            unmeasured,
+            &c.request,
+        );
         if let (Some(false), Some(t)) = (adequate, truth_k) {
             text.push_str(&format!(
                 " On this simulated bench the true model itself leaves {t:.1}× the repeatability in the same replay."
             ));
         }
-        for r in answer["ranking"].as_array().into_iter().flatten() {
-            if let Some(t) = r["tie"].as_str().filter(|_| r["rank"] == b["rank"]) {
-                text.push_str(&format!(" {t}."));
-                break;
-            }
+        let tie = answer.ranking.iter().filter(|r| r.rank == b.rank);
+        if let Some(t) = tie.filter_map(|r| r.tie.as_deref()).next() {
+            text.push_str(&format!(" {t}."));
         }
-        text.push_str(&compensation_note(answer, b));
-        answer["text"] = json!(text);
+        text.push_str(&compensation_note(&answer.compensation, b));
+        answer.text = text;
     }
-    answer["caveats"] = json!(caveats);
-    answer["not_measured"] = Value::Object(not_measured);
+    answer.caveats = caveats;
+    answer.not_measured = not_measured;
 }
 
 /// The first sentence: the best model and how it stands against the floor.
 fn headline(
-    best: &Value,
+    best: &RankRow,
     unit: &str,
     k: Option<f64>,
     adequate: Option<bool>,
     unmeasured: Option<f64>,
     req: &Request,
 ) -> String {
-    let m = best["model"].as_str().unwrap_or("?");
-    let rms = best["validation_rms"].as_f64().unwrap_or(f64::NAN);
+    let m = &best.model;
+    let rms = best.validation_rms.unwrap_or(f64::NAN);
     let against = k.map_or_else(
         || " (the bench's repeatability not measured)".to_string(),
         |k| format!(", {k:.2}× the bench's repeatability"),
@@ -147,18 +151,14 @@ fn tries(unmeasured: bool, req: &Request) -> Vec<String> {
 }
 
 /// A sentence when the compensation trial ranks another compensator than `best` first.
-fn compensation_note(answer: &Value, best: &Value) -> String {
-    let trials = answer["compensation"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default();
-    let gain = |name: &Value| {
+fn compensation_note(trials: &[Ranked], best: &RankRow) -> String {
+    let gain = |name: &str| {
         trials
             .iter()
-            .find(|t| &t["name"] == name)
-            .and_then(|t| t["improvement_pct"].as_f64())
+            .find(|t| t.name == name)
+            .and_then(|t| t.improvement_pct)
     };
-    let m = &best["model"];
+    let m = best.model.as_str();
     let own = match gain(m) {
         Some(g) if g >= 0.0 => {
             format!(" Compensating with it reduces the tracking error by {g:.0} %")
@@ -169,11 +169,10 @@ fn compensation_note(answer: &Value, best: &Value) -> String {
         ),
         None => " It was not part of the compensation trial".into(),
     };
-    let first = trials.first().map(|t| &t["name"]);
+    let first = trials.first().map(|t| t.name.as_str());
     match first.filter(|f| *f != m) {
         Some(f) => format!(
-            "{own}; the compensation trial ranks {} first ({:+.0} %).",
-            f.as_str().unwrap_or("?"),
+            "{own}; the compensation trial ranks {f} first ({:+.0} %).",
             -gain(f).unwrap_or(f64::NAN)
         )
         .replace("(-", "(−"),
@@ -185,9 +184,9 @@ fn compensation_note(answer: &Value, best: &Value) -> String {
 /// those parameters give it (never its own worse fit's); its note says what that score is:
 /// the contained model's steady state with the row's own presliding part, which is why it can
 /// differ from the contained model's own row.
-fn explain_contained(ranking: &mut Value) {
-    for r in ranking.as_array_mut().into_iter().flatten() {
-        let Some(note) = r["note"].as_str() else {
+fn explain_contained(ranking: &mut [RankRow]) {
+    for r in ranking {
+        let Some(note) = &r.note else {
             continue;
         };
         let Some(inner) = note
@@ -197,41 +196,36 @@ fn explain_contained(ranking: &mut Value) {
         else {
             continue;
         };
-        let own = match r["model"].as_str() {
-            Some("lugre" | "gms") => ", its own presliding part kept",
+        let own = match r.model.as_str() {
+            "lugre" | "gms" => ", its own presliding part kept",
             _ => "",
         };
-        r["note"] = json!(format!(
+        r.note = Some(format!(
             "{note}: ranked with the score of {inner}'s steady state{own}, not its own fit's"
         ));
     }
 }
 
 /// Notes on rows that share a rank with another (`tie`), naming the others and why.
-fn tie_notes(ranking: &mut Value) {
-    let Some(rows) = ranking.as_array_mut() else {
-        return;
-    };
-    let ranks: Vec<(Value, String)> = rows
-        .iter()
-        .map(|r| (r["rank"].clone(), r["model"].as_str().unwrap_or("").into()))
-        .collect();
-    for r in rows.iter_mut() {
-        let me = r["model"].as_str().unwrap_or("").to_string();
+fn tie_notes(ranking: &mut [RankRow]) {
+    let ranks: Vec<(Option<usize>, String)> =
+        ranking.iter().map(|r| (r.rank, r.model.clone())).collect();
+    for r in ranking.iter_mut() {
         let others: Vec<&str> = ranks
             .iter()
-            .filter(|(k, m)| *k == r["rank"] && *m != me)
+            .filter(|(k, m)| *k == r.rank && *m != r.model)
             .map(|(_, m)| m.as_str())
             .collect();
-        if others.is_empty() || !r["validation_mse"].is_number() {
+        if others.is_empty() || r.validation_mse.is_none() {
             continue;
         }
-        r["tie"] = json!(format!(
-            "{me} shares rank {} with {}: equal validation MSE{}",
-            r["rank"],
+        r.tie = Some(format!(
+            "{} shares rank {} with {}: equal validation MSE{}",
+            r.model,
+            r.rank_text(),
             others.join(", "),
-            r["note"]
-                .as_str()
+            r.note
+                .as_deref()
                 .map_or(String::new(), |n| format!(" ({n})"))
         ));
     }
@@ -241,64 +235,58 @@ fn tie_notes(ranking: &mut Value) {
 /// point): a static fit's note says `vs` was not measured, or it was placed from the fall's
 /// tail alone (`fs` from the breakaway, no held point below twice its `vs`). `None` when the
 /// held points or the sliding phases measured the fall.
-pub fn stribeck_unmeasured_below(c: &Campaign) -> Option<f64> {
-    let held = step(c, super::Step::Sweep)
-        .and_then(|s| design::slowest_held(&s["results"]))
+pub fn stribeck_unmeasured_below(c: &Record) -> Option<f64> {
+    let held = c
+        .step(super::Step::Sweep)
+        .and_then(StepRecord::stribeck_points)
+        .and_then(design::slowest_held)
         .or(estimates(c).v_hold)?;
-    let from_tail = |f: &Value| {
-        f["note"].as_str() == Some(STATIC_FROM_BREAKAWAY)
-            && f["report"]["params"]["vs"]
-                .as_f64()
-                .is_none_or(|vs| held > 2.0 * vs)
+    let from_tail = |f: &FitRecord| {
+        f.note.as_deref() == Some(STATIC_FROM_BREAKAWAY)
+            && f.param("vs").is_none_or(|vs| held > 2.0 * vs)
     };
     c.fits
         .iter()
-        .filter(|f| f["procedure"] == "static_curve")
-        .any(|f| f["note"].as_str() == Some(VS_NOT_MEASURED) || from_tail(f))
+        .filter(|f| f.procedure == "static_curve")
+        .any(|f| f.note.as_deref() == Some(VS_NOT_MEASURED) || from_tail(f))
         .then_some(held)
 }
 
 /// Rows whose steady state fell back to Coulomb + viscous friction: the validation supports
 /// no Stribeck rise for them.
-fn no_rise(ranking: &Value) -> Vec<String> {
+fn no_rise(ranking: &[RankRow]) -> Vec<String> {
     ranking
-        .as_array()
-        .into_iter()
-        .flatten()
+        .iter()
         .filter(|r| {
-            r["note"]
-                .as_str()
+            r.note
+                .as_deref()
                 .is_some_and(|n| n.starts_with(CONTAINED_USED) && n.contains("(coulomb_viscous)"))
         })
-        .filter_map(|r| r["model"].as_str().map(String::from))
+        .map(|r| r.model.clone())
         .collect()
 }
 
 /// Whether a static fit held `fs` at the breakaway step's.
-fn fs_from_breakaway(c: &Campaign) -> bool {
-    c.fits.iter().any(|f| {
-        f["procedure"] == "static_curve" && f["note"].is_string() && f["report"].is_object()
-    })
+fn fs_from_breakaway(c: &Record) -> bool {
+    c.fits
+        .iter()
+        .any(|f| f.procedure == "static_curve" && f.note.is_some() && f.report.is_some())
 }
 
 /// Models whose presliding fit's verdict says the stiffness is not determined, or whose
 /// presliding fit failed.
-fn stiffness_undetermined(c: &Campaign) -> Vec<String> {
+fn stiffness_undetermined(c: &Record) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for f in &c.fits {
-        let p = f["procedure"].as_str().unwrap_or("");
-        if !matches!(p, "maxwell_slip" | "presliding_sine") {
+        if !matches!(f.procedure.as_str(), "maxwell_slip" | "presliding_sine") {
             continue;
         }
-        let reasons = f["report"]["verdict"]["reasons"].as_array();
-        let says = reasons.is_some_and(|rs| {
-            rs.iter()
-                .filter_map(Value::as_str)
-                .any(|r| r.starts_with(STIFFNESS_NOT_DETERMINED))
-        });
-        let m = f["model"].as_str().unwrap_or("?").to_string();
-        if (says || f.get("error").is_some()) && !out.contains(&m) {
-            out.push(m);
+        let says = f
+            .reasons()
+            .iter()
+            .any(|r| r.starts_with(STIFFNESS_NOT_DETERMINED));
+        if (says || f.error.is_some()) && !out.contains(&f.model) {
+            out.push(f.model.clone());
         }
     }
     out
@@ -308,41 +296,75 @@ fn stiffness_undetermined(c: &Campaign) -> Vec<String> {
 mod tests {
     use super::*;
 
-    fn campaign() -> Campaign {
-        serde_json::from_value(json!({
-            "id": 1, "uuid": "u", "created_at": "", "updated_at": "", "status": "completed",
-            "request": {}, "bench": {}, "software_version": "", "steps": [], "fits": [],
-            "comparison_id": null, "trial_run_id": null, "answer": {}, "reason": null
-        }))
-        .unwrap()
-    }
-
-    fn request() -> Request {
-        Request {
-            models: vec!["coulomb_viscous".into(), "stribeck_exp".into()],
-            budget_min: 20.0,
-            truth: None,
-            sim_params: None,
+    fn campaign() -> Record {
+        Record {
+            id: 1,
+            uuid: "u".into(),
+            created_at: String::new(),
+            updated_at: String::new(),
+            status: run_store::CampaignStatus::Completed,
+            request: Request {
+                models: vec!["coulomb_viscous".into(), "stribeck_exp".into()],
+                budget_min: 20.0,
+                truth: None,
+                sim_params: None,
+            },
+            bench: serde_json::json!({}),
+            software_version: String::new(),
+            steps: Vec::new(),
+            fits: Vec::new(),
+            comparison_id: None,
+            trial_run_id: None,
+            answer: Default::default(),
+            reason: None,
         }
     }
 
-    fn answer(best_mse: f64) -> Value {
-        json!({"unit": "N m", "ranking": [
-            {"rank": 1, "model": "coulomb_viscous", "validation_mse": best_mse,
-             "validation_rms": best_mse.sqrt()},
-            {"rank": 1, "model": "stribeck_exp", "validation_mse": best_mse,
-             "validation_rms": best_mse.sqrt(),
-             "note": format!("{CONTAINED_USED} (coulomb_viscous)")}
-        ], "compensation": [{"name": "stribeck_exp", "improvement_pct": 50.0},
-                            {"name": "coulomb_viscous", "improvement_pct": 40.0}]})
+    fn answer(best_mse: f64) -> Judged {
+        let row = |model: &str, note: Option<String>| RankRow {
+            rank: Some(1),
+            model: model.into(),
+            validation_mse: Some(best_mse),
+            validation_rms: Some(best_mse.sqrt()),
+            note,
+            ..RankRow::default()
+        };
+        let trial = |rank: usize, name: &str, improvement: f64| Ranked {
+            rank,
+            name: name.into(),
+            law: String::new(),
+            rms_error: 0.01,
+            max_error: 0.02,
+            reversal_glitch: None,
+            effort_rms: 0.1,
+            improvement_pct: Some(improvement),
+            unstable: false,
+            trials: 1,
+            per_reference: Vec::new(),
+        };
+        Judged {
+            unit: "N m".into(),
+            ranking: vec![
+                row("coulomb_viscous", None),
+                row(
+                    "stribeck_exp",
+                    Some(format!("{CONTAINED_USED} (coulomb_viscous)")),
+                ),
+            ],
+            compensation: vec![
+                trial(1, "stribeck_exp", 50.0),
+                trial(2, "coulomb_viscous", 40.0),
+            ],
+            ..Judged::default()
+        }
     }
 
     #[test]
     fn an_answer_over_twice_the_floor_says_no_model_describes_the_bench() {
         let mut a = answer(0.5);
-        judge(&campaign(), &request(), Some(0.1), &mut a);
-        assert_eq!(a["adequate"], false);
-        let text = a["text"].as_str().unwrap();
+        judge(&campaign(), Some(0.1), &mut a);
+        assert_eq!(a.adequate, Some(false));
+        let text = &a.text;
         assert!(
             text.starts_with("none of the fitted models describes this bench: the best, coulomb_viscous, leaves 5.0× the bench's repeatability"),
             "{text}"
@@ -353,27 +375,22 @@ mod tests {
             "{text}"
         );
         // The tie is noted on both rows, the compensation's first named.
-        for r in a["ranking"].as_array().unwrap() {
-            assert!(r["tie"].as_str().unwrap().contains("shares rank 1"), "{r}");
+        for r in &a.ranking {
+            assert!(r.tie.as_deref().unwrap().contains("shares rank 1"), "{r:?}");
         }
         assert!(
             text.contains("the compensation trial ranks stribeck_exp first"),
             "{text}"
         );
-        assert!(
-            a["caveats"][0]
-                .as_str()
-                .unwrap()
-                .starts_with("no Stribeck rise supported")
-        );
+        assert!(a.caveats[0].starts_with("no Stribeck rise supported"));
     }
 
     #[test]
     fn an_answer_within_twice_the_floor_describes_the_bench() {
         let mut a = answer(0.15);
-        judge(&campaign(), &request(), Some(0.1), &mut a);
-        assert_eq!(a["adequate"], true);
-        let text = a["text"].as_str().unwrap();
+        judge(&campaign(), Some(0.1), &mut a);
+        assert_eq!(a.adequate, Some(true));
+        let text = &a.text;
         assert!(
             text.starts_with("coulomb_viscous describes this bench best: validation RMS 0.387 N m, 1.50× the bench's repeatability."),
             "{text}"

@@ -10,23 +10,24 @@ pub mod analyse;
 mod body;
 pub mod design;
 pub mod floor;
+pub mod given;
 pub mod judge;
+pub mod record;
 pub mod report;
 pub mod sliding;
 mod step;
 mod steps;
 
 pub use body::{CampaignModel, DEFAULT_BUDGET_MIN, StartCampaign};
+pub use record::{Record, StepRecord};
 pub use step::Step;
 pub use steps::{
-    AbortedBeforeStart, BenchHandle, OwnLoop, StepEnd, StepFailed, StepFuture, StepRecord,
-    StepRunner,
+    AbortedBeforeStart, BenchHandle, OwnLoop, StepEnd, StepFailed, StepFuture, StepRunner,
 };
 
 use bench_daemon::InputError;
-use run_store::{Campaign, CampaignStatus, Store};
+use run_store::{CampaignStatus, Store};
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
 use std::path::PathBuf;
 
 /// Models fitted when `--models` is not given.
@@ -119,56 +120,55 @@ pub async fn run(
     bench: &BenchHandle,
     id: i64,
     db: PathBuf,
-) -> anyhow::Result<Campaign> {
-    let mut c = store.campaign(id).await?;
-    let req: Request = serde_json::from_value(c.request.clone())?;
+) -> anyhow::Result<Record> {
+    let mut c = Record::load(store, id).await?;
     c.status = CampaignStatus::Running;
     c.reason = None;
     // Steps that did not complete are run again, from their design.
-    c.steps.retain(|s| s["status"] == "completed");
-    store.save_campaign(&c).await?;
-    let budget_s = req.budget_min * 60.0;
+    c.steps.retain(StepRecord::completed);
+    c.save(store).await?;
+    let budget_s = c.request.budget_min * 60.0;
     for name in Step::RUNS {
-        if step(&c, name).is_some() {
+        if c.step(name).is_some() {
             continue;
         }
         let Some(spec) = name.design(&bench.limits(), &estimates(&c)) else {
             continue;
         };
-        let spent = bench_time(&c);
+        let spent = c.bench_time();
         let done = bench.run_step(store, name, spec, budget_s - spent).await;
         match done {
             Ok(record) => {
-                c.steps.push(record.stored());
-                store.save_campaign(&c).await?;
+                c.steps.push(record);
+                c.save(store).await?;
             }
             Err(e) => return Err(end(store, c, e).await),
         }
     }
     if c.fits.is_empty() || c.comparison_id.is_none() {
         let started = std::time::Instant::now();
-        let out = analyse::fit_and_compare(&c, &req, &db, bench.geometry()).await;
+        let out = analyse::fit_and_compare(&c, &db, bench.geometry()).await;
         match out {
             Ok((fits, comparison_id, truth)) => {
                 c.fits = fits;
                 c.comparison_id = Some(comparison_id);
-                c.answer["truth_validation_mse"] = json!(truth);
-                c.answer["fits_and_comparison_s"] = json!(started.elapsed().as_secs_f64());
-                store.save_campaign(&c).await?;
+                c.answer.truth_validation_mse = Some(truth);
+                c.answer.fits_and_comparison_s = Some(Some(started.elapsed().as_secs_f64()));
+                c.save(store).await?;
             }
             Err(e) => return Err(end(store, c, StepFailed::failed(Step::Fits.name(), e)).await),
         }
     }
     if c.trial_run_id.is_none() {
-        let spec = design::trial(&req.models);
-        let spent = bench_time(&c);
+        let spec = design::trial(&c.request.models);
+        let spent = c.bench_time();
         match bench
             .run_step(store, Step::Trial, spec, budget_s - spent)
             .await
         {
             Ok(record) => {
                 c.trial_run_id = Some(record.run_id);
-                c.answer["trial"] = record.stored();
+                c.answer.trial = Some(Some(record));
             }
             Err(e) => return Err(end(store, c, e).await),
         }
@@ -176,24 +176,29 @@ pub async fn run(
     let comparison = store
         .comparison(c.comparison_id.unwrap_or_default())
         .await?;
-    let mut answer = analyse::answer(&comparison.table, &c.answer["trial"]);
-    answer["bench_time_s"] = json!(bench_time(&c));
-    for k in ["truth_validation_mse", "fits_and_comparison_s", "trial"] {
-        answer[k] = c.answer[k].take();
+    let mut judged = analyse::answer(&comparison.table, c.answer.trial());
+    judged.bench_time_s = c.bench_time();
+    // The answer of a completed campaign writes each of these, null when it has none.
+    for slot in [
+        &mut c.answer.truth_validation_mse,
+        &mut c.answer.fits_and_comparison_s,
+    ] {
+        slot.get_or_insert(None);
     }
-    let floor = match step(&c, Step::Validation).and_then(|s| s["run_id"].as_i64()) {
+    c.answer.trial.get_or_insert(None);
+    let floor = match c.run_of(Step::Validation) {
         Some(run) => floor::of_run(store, run, design::validation_pass().len()).await?,
         None => None,
     };
-    judge::judge(&c, &req, floor, &mut answer);
-    c.answer = answer;
+    judge::judge(&c, floor, &mut judged);
+    c.answer.judged = Some(judged);
     c.status = CampaignStatus::Completed;
-    store.save_campaign(&c).await?;
+    c.save(store).await?;
     Ok(c)
 }
 
 /// Ends the campaign on a step that did not complete: stored `stopped` (aborted) or `failed`.
-async fn end(store: &Store, mut c: Campaign, e: StepFailed) -> anyhow::Error {
+async fn end(store: &Store, mut c: Record, e: StepFailed) -> anyhow::Error {
     c.status = if e.aborted {
         CampaignStatus::Stopped
     } else {
@@ -201,42 +206,33 @@ async fn end(store: &Store, mut c: Campaign, e: StepFailed) -> anyhow::Error {
     };
     c.reason = Some(e.to_string());
     if let Some(r) = &e.record {
-        c.steps.push(r.stored());
+        c.steps.push((**r).clone());
     }
-    match store.save_campaign(&c).await {
+    match c.save(store).await {
         Ok(()) => e.into(),
-        Err(s) => anyhow::anyhow!("{e}; saving the campaign failed too: {s}"),
+        Err(s) => anyhow::anyhow!("{e}; saving the campaign failed too: {s:#}"),
     }
-}
-
-/// The completed step `name` of a campaign.
-pub fn step(c: &Campaign, name: Step) -> Option<&Value> {
-    c.steps
-        .iter()
-        .find(|s| s["name"] == name.name() && s["status"] == "completed")
 }
 
 /// Bench time of the steps so far \[s\].
-pub fn bench_time(c: &Campaign) -> f64 {
-    c.steps
-        .iter()
-        .chain(std::iter::once(&c.answer["trial"]))
-        .filter_map(|s| s["bench_time_s"].as_f64())
-        .sum()
+pub fn bench_time(c: &Record) -> f64 {
+    c.bench_time()
 }
 
 /// What the completed steps measured, for the design of the next.
-pub fn estimates(c: &Campaign) -> design::Estimates {
+pub fn estimates(c: &Record) -> design::Estimates {
     let mut est = design::Estimates::default();
-    if let Some(s) = step(c, Step::Breakaway) {
-        est.fs_pos = design::breakaway_of(&s["results"]["positive"]);
-        est.fs_neg = design::breakaway_of(&s["results"]["negative"]);
+    if let Some(b) = c.step(Step::Breakaway).and_then(StepRecord::breakaway) {
+        est.fs_pos = design::breakaway_of(&b.positive);
+        est.fs_neg = design::breakaway_of(&b.negative);
     }
-    if let Some(s) = step(c, Step::LowSpeedCheck) {
-        est.v_hold = design::slowest_held(&s["results"]);
+    if let Some(s) = c
+        .step(Step::LowSpeedCheck)
+        .and_then(StepRecord::stribeck_points)
+    {
+        est.v_hold = design::slowest_held(s);
         let fs = est.fs_pos.unwrap_or(0.0).max(est.fs_neg.unwrap_or(0.0));
-        (est.fc, est.vs, est.stribeck_held) =
-            design::stribeck_estimate(&s["results"], fs, est.v_hold);
+        (est.fc, est.vs, est.stribeck_held) = design::stribeck_estimate(s, fs, est.v_hold);
     }
     est
 }
@@ -253,17 +249,17 @@ pub async fn report_html(
         }
         e => anyhow::Error::from(e),
     })?;
+    let c = Record::read(c)?;
     let mut extra = report::Extra::default();
     if let Some(cid) = c.comparison_id {
         extra.comparison = store.comparison(cid).await?.table;
     }
-    let req: Request = serde_json::from_value(c.request.clone())?;
-    for m in &req.models {
+    for m in &c.request.models {
         if let Some(p) = analyse::final_params(store, &c, m).await {
             extra.params.push((m.clone(), p));
         }
     }
-    if let Some(run) = step(&c, Step::Presliding).and_then(|s| s["run_id"].as_i64()) {
+    if let Some(run) = c.run_of(Step::Presliding) {
         let run = store.run(run).await?;
         let sel = bench_daemon::fitting::run_data::Selection::default();
         let ts = bench_daemon::fitting::run_data::time_series(store, &run, &sel)

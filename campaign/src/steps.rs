@@ -4,13 +4,13 @@
 //! simulated time.
 
 use super::step::Step;
+use crate::record::{StepRecord, StepResults};
 use bench_daemon::config::{Geometry, Loaded};
 use bench_daemon::control::{Control, Devices, Outcome, SimIo, Status, StopReason};
 use bench_daemon::session::{self, Checked, Watchers};
 use experiments::{BenchLimits, Spec};
 use friction::registry::ModelSpec;
 use run_store::{RunStatus, Store};
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::future::Future;
 use std::pin::Pin;
@@ -29,32 +29,6 @@ pub struct StepFailed {
     pub aborted: bool,
     /// The step's record (with its run id), if its run was created.
     pub record: Option<Box<StepRecord>>,
-}
-
-/// A step's record, as the campaign keeps it (`steps`, and the answer's `trial`).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct StepRecord {
-    /// Which step.
-    pub name: Step,
-    /// Its run's final status.
-    pub status: RunStatus,
-    /// Its run.
-    pub run_id: i64,
-    /// The spec it ran, every parameter written out.
-    pub spec: Value,
-    /// Its run's analysis (completed runs).
-    pub results: Option<Value>,
-    /// Why there is no analysis.
-    pub analysis_error: Option<String>,
-    /// Bench time from its start to its end \[s\].
-    pub bench_time_s: f64,
-}
-
-impl StepRecord {
-    /// The record as the run store keeps it (a JSON object of the fields above).
-    pub fn stored(&self) -> Value {
-        serde_json::to_value(self).unwrap_or(Value::Null)
-    }
 }
 
 impl StepFailed {
@@ -274,7 +248,7 @@ fn outcome(name: Step, spec: Value, end: StepEnd) -> Result<StepRecord, StepFail
         status: end.status,
         run_id: end.run_id,
         spec,
-        results: end.results.clone(),
+        results: end.results.clone().map(StepResults::read),
         analysis_error: end.analysis_error.clone(),
         bench_time_s: end.elapsed_s,
     };
@@ -297,22 +271,5 @@ fn outcome(name: Step, spec: Value, end: StepEnd) -> Result<StepRecord, StepFail
                 end.reason.as_deref().unwrap_or("no reason given")
             ))
         }),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A step record as campaigns stored it before records were typed (the keys `bench
-    /// characterise --json` and GET /api/campaigns/{id} show): it reads as a [`StepRecord`]
-    /// and is stored again byte for byte.
-    #[test]
-    fn an_old_step_record_reads_and_is_stored_as_it_was() {
-        let old = r#"{"analysis_error":null,"bench_time_s":12.5,"name":"low_speed_check","results":{"positive":[]},"run_id":7,"spec":{"kind":"constant_velocity_sweep","name":"characterise 2: low-speed check (velocity loop)","params":{"repeats":1}},"status":"completed"}"#;
-        let record: StepRecord = serde_json::from_str(old).unwrap();
-        assert_eq!(record.name, Step::LowSpeedCheck);
-        assert_eq!(record.status, RunStatus::Completed);
-        assert_eq!(serde_json::to_string(&record.stored()).unwrap(), old);
     }
 }

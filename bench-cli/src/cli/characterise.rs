@@ -257,9 +257,10 @@ async fn campaign(
         started.elapsed().as_secs_f64()
     );
     if args.json {
-        println!("{}", serde_json::to_string(&c)?);
+        println!("{}", serde_json::to_string(&c.stored()?)?);
     } else {
-        println!("{}", c.answer["text"].as_str().unwrap_or(""));
+        let text = c.answer.judged.as_ref().map_or("", |a| a.text.as_str());
+        println!("{text}");
     }
     Ok(())
 }

@@ -7,10 +7,11 @@
 mod params;
 mod plot;
 
+use crate::Step;
+use crate::record::{Record, StepRecord};
 use bench_daemon::config::Geometry;
 use friction::registry;
 use plot::{Axis, Mark, Series, svg};
-use run_store::Campaign;
 use serde_json::Value;
 use std::fmt::Write;
 
@@ -31,7 +32,7 @@ const COLOURS: [&str; 6] = [
 ];
 
 /// The whole page.
-pub fn html(c: &Campaign, x: &Extra, g: Geometry) -> String {
+pub fn html(c: &Record, x: &Extra, g: Geometry) -> String {
     let (f, p) = (g.force(), g.position());
     let v = format!("{p}/s");
     let mut h = String::new();
@@ -76,19 +77,19 @@ pub fn html(c: &Campaign, x: &Extra, g: Geometry) -> String {
     let _ = write!(
         h,
         "<h2>Bench configuration</h2><pre>{}</pre><h2>Request</h2><pre>{}</pre></body></html>",
-        esc(&serde_json::to_string_pretty(&c.bench).unwrap_or_default()),
-        esc(&serde_json::to_string_pretty(&c.request).unwrap_or_default())
+        esc(&pretty(&c.bench)),
+        esc(&pretty(
+            &serde_json::to_value(&c.request).unwrap_or_default()
+        ))
     );
     h
 }
 
 /// The answer in its box, with its caveats; red when no model describes the bench.
-fn headline(h: &mut String, c: &Campaign) {
-    let a = &c.answer;
-    let text = a["text"]
-        .as_str()
-        .unwrap_or("The campaign has not finished.");
-    let class = if a["adequate"] == false {
+fn headline(h: &mut String, c: &Record) {
+    let a = c.answer.judged.as_ref();
+    let text = a.map_or("The campaign has not finished.", |a| a.text.as_str());
+    let class = if a.is_some_and(|a| a.adequate == Some(false)) {
         "answer inadequate"
     } else {
         "answer"
@@ -98,12 +99,7 @@ fn headline(h: &mut String, c: &Campaign) {
         "<div class=\"{class}\" id=\"answer\"><p>{}</p>",
         esc(text)
     );
-    let caveats: Vec<&str> = a["caveats"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-        .collect();
+    let caveats: &[String] = a.map_or(&[], |a| &a.caveats);
     if !caveats.is_empty() {
         h.push_str("<ul class=\"caveats\">");
         for k in caveats {
@@ -116,7 +112,7 @@ fn headline(h: &mut String, c: &Campaign) {
         "</div><p class=\"meta\">status {} · created {} · bench time {:.0} s · frictionbench {}</p>",
         c.status,
         esc(&c.created_at),
-        super::bench_time(c),
+        c.bench_time(),
         esc(&c.software_version)
     );
 }
@@ -137,25 +133,26 @@ table{border-collapse:collapse;margin:.5rem 0}td,th{border:1px solid #ccc;paddin
 th{background:#f4f4f4}td:first-child,th:first-child{text-align:left}pre{background:#f8f8f8;padding:.5rem;overflow:auto;font-size:.8rem}\
 svg{background:#fff;border:1px solid #ddd}";
 
-fn ranking(h: &mut String, c: &Campaign, f: &str) {
+fn ranking(h: &mut String, c: &Record, f: &str) {
     let f2 = squared(f);
     let _ = write!(
         h,
         "<h2>Models ranked on the validation run</h2><table id=\"ranking\"><tr><th>rank</th><th>model</th>\
          <th>validation RMS [{f}]</th><th>validation MSE [{f2}]</th><th>note</th></tr>"
     );
-    for r in c.answer["ranking"].as_array().into_iter().flatten() {
-        let note: Vec<&str> = ["note", "tie", "error"]
-            .iter()
-            .filter_map(|k| r[*k].as_str())
+    let a = c.answer.judged.as_ref();
+    for r in a.map_or(&[][..], |a| &a.ranking) {
+        let note: Vec<&str> = [&r.note, &r.tie, &r.error]
+            .into_iter()
+            .filter_map(|n| n.as_deref())
             .collect();
         let _ = write!(
             h,
             "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            r["rank"],
-            esc(r["model"].as_str().unwrap_or("")),
-            num(&r["validation_rms"]),
-            num(&r["validation_mse"]),
+            r.rank_text(),
+            esc(&r.model),
+            number(r.validation_rms),
+            number(r.validation_mse),
             esc(&note.join("; "))
         );
     }
@@ -166,56 +163,53 @@ fn ranking(h: &mut String, c: &Campaign, f: &str) {
             mse.sqrt()
         );
     };
-    if let Some(t) = c.answer["floor_mse"].as_f64() {
+    if let Some(t) = a.and_then(|a| a.floor_mse) {
         extra(
             "the bench's repeatability (validation profile run twice)",
             t,
         );
     }
-    if let Some(t) = c.answer["truth_validation_mse"].as_f64() {
+    if let Some(t) = c.answer.truth_validation_mse.flatten() {
         extra("true model (simulated bench)", t);
     }
     h.push_str("</table>");
 }
 
-fn compensation(h: &mut String, c: &Campaign) {
+fn compensation(h: &mut String, c: &Record) {
     h.push_str("<h2>Compensation trial</h2><table id=\"compensation\"><tr><th>rank</th><th>compensator</th><th>RMS tracking error [mrad]</th><th>max [mrad]</th><th>improvement vs none [%]</th><th>unstable</th></tr>");
-    for r in c.answer["compensation"].as_array().into_iter().flatten() {
-        let mrad = |k: &str| {
-            r[k].as_f64()
-                .map_or("–".into(), |x| format!("{:.3}", 1e3 * x))
-        };
+    let trials = c
+        .answer
+        .judged
+        .as_ref()
+        .map_or(&[][..], |a| &a.compensation);
+    for r in trials {
+        let mrad = |x: f64| format!("{:.3}", 1e3 * x);
         let _ = write!(
             h,
             "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            r["rank"],
-            esc(r["name"].as_str().unwrap_or("")),
-            mrad("rms_error"),
-            mrad("max_error"),
-            r["improvement_pct"]
-                .as_f64()
-                .map_or("–".into(), |x| format!("{x:+.1}")),
-            r["unstable"]
+            r.rank,
+            esc(&r.name),
+            mrad(r.rms_error),
+            mrad(r.max_error),
+            r.improvement_pct.map_or("–".into(), |x| format!("{x:+.1}")),
+            r.unstable
         );
     }
     h.push_str("</table>");
 }
 
-fn steps(h: &mut String, c: &Campaign) {
+fn steps(h: &mut String, c: &Record) {
     h.push_str("<h2>Steps</h2><table id=\"steps\"><tr><th>step</th><th>status</th><th>run</th><th>bench time [s]</th><th>spec</th></tr>");
-    for s in c
-        .steps
-        .iter()
-        .chain(std::iter::once(&c.answer["trial"]).filter(|t| t.is_object()))
-    {
+    for s in c.steps.iter().chain(c.answer.trial()) {
+        let params = s.spec.get("params").unwrap_or(&Value::Null);
         let _ = write!(
             h,
             "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td><pre>{}</pre></td></tr>",
-            esc(s["name"].as_str().unwrap_or("")),
-            esc(s["status"].as_str().unwrap_or("")),
-            s["run_id"],
-            num(&s["bench_time_s"]),
-            esc(&s["spec"]["params"].to_string())
+            s.name,
+            s.status,
+            s.run_id,
+            number(Some(s.bench_time_s)),
+            esc(&params.to_string())
         );
     }
     h.push_str("</table>");
@@ -223,18 +217,14 @@ fn steps(h: &mut String, c: &Campaign) {
 
 /// Measured Stribeck points (|v|, |torque|) per direction of the sweep step: the held points
 /// (`slipped` false) or those left out of the fits for stick-slip (`slipped` true).
-fn sweep_points(c: &Campaign, dir: &str, slipped: bool) -> Vec<(f64, f64)> {
-    super::step(c, super::Step::Sweep)
-        .and_then(|s| s["results"][dir].as_array())
+fn sweep_points(c: &Record, positive: bool, slipped: bool) -> Vec<(f64, f64)> {
+    let sweep = c.step(Step::Sweep).and_then(StepRecord::stribeck_points);
+    sweep
+        .map(|s| if positive { &s.positive } else { &s.negative })
         .into_iter()
         .flatten()
-        .filter(|p| (p["stick_slip"] == Value::Bool(true)) == slipped)
-        .filter_map(|p| {
-            Some((
-                p["velocity_rad_s"].as_f64()?.abs(),
-                p["mean_torque_nm"].as_f64()?.abs(),
-            ))
-        })
+        .filter(|p| p.stick_slip == slipped)
+        .map(|p| (p.velocity_rad_s.abs(), p.mean_torque_nm.abs()))
         .filter(|p| p.0 > 0.0)
         .collect()
 }
@@ -264,7 +254,7 @@ pub fn steady_state_curve(
         .collect()
 }
 
-fn stribeck_svg(c: &Campaign, x: &Extra, f: &str, v: &str) -> String {
+fn stribeck_svg(c: &Record, x: &Extra, f: &str, v: &str) -> String {
     let dot = |label: &str, colour, points, mark| Series {
         label: label.into(),
         colour,
@@ -275,18 +265,18 @@ fn stribeck_svg(c: &Campaign, x: &Extra, f: &str, v: &str) -> String {
         dot(
             "measured +",
             COLOURS[4],
-            sweep_points(c, "positive", false),
+            sweep_points(c, true, false),
             Mark::Dot,
         ),
         dot(
             "measured −",
             COLOURS[5],
-            sweep_points(c, "negative", false),
+            sweep_points(c, false, false),
             Mark::Dot,
         ),
     ];
-    let slipped: Vec<(f64, f64)> = ["positive", "negative"]
-        .iter()
+    let slipped: Vec<(f64, f64)> = [true, false]
+        .into_iter()
         .flat_map(|d| sweep_points(c, d, true))
         .collect();
     if !slipped.is_empty() {
@@ -334,18 +324,20 @@ fn stribeck_svg(c: &Campaign, x: &Extra, f: &str, v: &str) -> String {
     svg(&series, xa, ya, &measured)
 }
 
-fn breakaway_svg(c: &Campaign, f: &str) -> String {
+fn breakaway_svg(c: &Record, f: &str) -> String {
+    let table = c.step(Step::Breakaway).and_then(StepRecord::breakaway);
     let rows = |d: &str| -> Vec<(f64, f64)> {
-        super::step(c, super::Step::Breakaway)
-            .and_then(|s| s["results"][d].as_array())
+        table
+            .map(|t| {
+                if d == "positive" {
+                    &t.positive
+                } else {
+                    &t.negative
+                }
+            })
             .into_iter()
             .flatten()
-            .filter_map(|r| {
-                Some((
-                    r["rate_nm_s"].as_f64()?.abs(),
-                    r["breakaway_torque_nm"].as_f64()?.abs(),
-                ))
-            })
+            .map(|r| (r.rate_nm_s.abs(), r.breakaway_torque_nm.abs()))
             .collect()
     };
     let series = [("positive", 0), ("negative", 1)].map(|(d, i)| Series {
@@ -369,9 +361,19 @@ fn breakaway_svg(c: &Campaign, f: &str) -> String {
     svg(&series, xa, ya, &measured)
 }
 
-/// A number for a table (`–` when absent).
+/// JSON shown as it is stored (keys sorted).
+fn pretty(v: &Value) -> String {
+    serde_json::to_string_pretty(v).unwrap_or_default()
+}
+
+/// A number for a table (`–` when absent or not a number).
 pub(super) fn num(v: &Value) -> String {
-    v.as_f64().map_or("–".into(), |x| {
+    number(v.as_f64())
+}
+
+/// A number for a table (`–` when absent).
+pub(super) fn number(v: Option<f64>) -> String {
+    v.map_or("–".into(), |x| {
         if x != 0.0 && (x.abs() < 1e-3 || x.abs() >= 1e5) {
             format!("{x:.4e}")
         } else {

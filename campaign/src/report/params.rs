@@ -3,50 +3,46 @@
 //! error, 95 % interval and unit, and a held (given) value said to be held.
 
 use super::{esc, num};
+use crate::record::{FitReport, Record};
 use bench_daemon::config::Geometry;
 use friction::units::param_unit;
-use run_store::Campaign;
-use serde_json::Value;
+use serde_json::{Map, Value};
 use std::fmt::Write;
 
 /// The tables of every fit of the campaign.
-pub fn parameters(h: &mut String, c: &Campaign, g: Geometry) {
+pub fn parameters(h: &mut String, c: &Record, g: Geometry) {
     h.push_str("<h2>Parameters</h2>");
     for fit in &c.fits {
-        let model = fit["model"].as_str().unwrap_or("");
+        let model = fit.model.as_str();
         let _ = write!(
             h,
             "<h3>{} · {} on run {}</h3>",
             esc(model),
-            esc(fit["procedure"].as_str().unwrap_or("")),
-            fit["run_id"]
+            esc(&fit.procedure),
+            fit.run_id
         );
-        if let Some(e) = fit["error"].as_str() {
+        if let Some(e) = &fit.error {
             let _ = write!(h, "<p class=\"warn\">{}</p>", esc(e));
             continue;
         }
-        let r = &fit["report"];
-        let v = &r["verdict"];
-        if let Some(note) = fit["note"].as_str()
-            && !v["reasons"]
-                .as_array()
-                .is_some_and(|rs| rs.iter().any(|x| x == note))
+        let reasons = fit.reasons();
+        if let Some(note) = &fit.note
+            && !reasons.contains(note)
         {
             let _ = write!(h, "<p class=\"warn\">{}</p>", esc(note));
         }
-        let reasons: String = v["reasons"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
-            .map(|s| format!(": {}", esc(s)))
-            .collect();
+        let status = fit.report.as_ref().and_then(|r| r.verdict.as_ref());
+        let reasons: String = reasons.iter().map(|s| format!(": {}", esc(s))).collect();
         let _ = write!(
             h,
             "<p>verdict <b>{}</b>{reasons}</p><table class=\"params\"><tr><th>parameter</th><th>value</th><th>standard error</th><th>95 % interval</th><th>unit</th></tr>",
-            esc(v["status"].as_str().unwrap_or("?")),
+            esc(status.map_or("?", |v| v.status.as_str())),
         );
-        for row in rows(r) {
+        let Some(report) = &fit.report else {
+            h.push_str("</table>");
+            continue;
+        };
+        for row in rows(report) {
             let _ = write!(
                 h,
                 "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
@@ -72,26 +68,22 @@ struct Row<'a> {
 
 /// The rows of a fit report: each top-level parameter, split into `⁺` and `⁻` where the
 /// `negative` set has it, then the negative set's own.
-fn rows(r: &Value) -> Vec<Row<'_>> {
-    let params = r["params"].as_object();
-    let neg = r["params"]["negative"].as_object();
-    let given = &r["provenance"]["given"];
+fn rows(r: &FitReport) -> Vec<Row<'_>> {
+    let params = Some(&r.params);
+    let neg = side(params, Side::Negative);
+    let given = r
+        .provenance
+        .as_ref()
+        .and_then(|p| p.get("given"))
+        .and_then(Value::as_object);
     let mut out = Vec::new();
-    let row = |k: &str, label: String, side: Side| {
-        let (v, se, ci, held) = match side {
-            Side::Top => (
-                &r["params"][k],
-                &r["std_errors"][k],
-                &r["ci95"][k],
-                given.get(k).is_some(),
-            ),
-            Side::Negative => (
-                &r["params"]["negative"][k],
-                &r["std_errors"]["negative"][k],
-                &r["ci95"]["negative"][k],
-                given["negative"].get(k).is_some(),
-            ),
-        };
+    let row = |k: &str, label: String, s: Side| {
+        let (v, se, ci) = (
+            at(params, s, k),
+            at(r.std_errors.as_ref(), s, k),
+            at(r.ci95.as_ref(), s, k),
+        );
+        let held = side(given, s).is_some_and(|g| g.contains_key(k));
         Row {
             name: k.to_string(),
             label,
@@ -101,14 +93,13 @@ fn rows(r: &Value) -> Vec<Row<'_>> {
                 (false, true) => "held (given)".into(),
                 (false, false) => "not determined".into(),
             },
-            interval: if ci.is_array() {
-                format!("[{}, {}]", num(&ci[0]), num(&ci[1]))
-            } else {
-                "–".into()
+            interval: match ci.is_array() {
+                true => format!("[{}, {}]", num(end(ci, 0)), num(end(ci, 1))),
+                false => "–".into(),
             },
         }
     };
-    for k in params.into_iter().flatten().map(|(k, _)| k) {
+    for k in r.params.keys() {
         if k == "negative" {
             continue;
         }
@@ -119,12 +110,33 @@ fn rows(r: &Value) -> Vec<Row<'_>> {
             out.push(row(k.as_str(), k.clone(), Side::Top));
         }
     }
-    for k in neg.into_iter().flatten().map(|(k, _)| k) {
-        if !params.is_some_and(|p| p.contains_key(k)) {
+    for k in neg.into_iter().flat_map(|n| n.keys()) {
+        if !r.params.contains_key(k) {
             out.push(row(k.as_str(), format!("{k}⁻"), Side::Negative));
         }
     }
     out
+}
+
+/// The set of one direction of a map by parameter name (the `negative` object inside it).
+fn side(m: Option<&Map<String, Value>>, s: Side) -> Option<&Map<String, Value>> {
+    match s {
+        Side::Top => m,
+        Side::Negative => m?.get("negative")?.as_object(),
+    }
+}
+
+/// What an absent key reads as.
+static NULL: Value = Value::Null;
+
+/// Element `i` of an interval (`null` when absent).
+fn end(ci: &Value, i: usize) -> &Value {
+    ci.get(i).unwrap_or(&NULL)
+}
+
+/// Parameter `k` of one direction (`null` when absent).
+fn at<'a>(m: Option<&'a Map<String, Value>>, s: Side, k: &str) -> &'a Value {
+    side(m, s).and_then(|m| m.get(k)).unwrap_or(&NULL)
 }
 
 #[derive(Clone, Copy)]
@@ -154,6 +166,7 @@ mod tests {
             "ci95": {"fc": [0.98, 1.02], "negative": {"fc": [0.86, 0.94]}},
             "provenance": {"given": {"negative": {"fs": 1.3}}}
         });
+        let r: FitReport = serde_json::from_value(r).unwrap();
         let got: Vec<(String, String, String, String)> = rows(&r)
             .into_iter()
             .map(|r| (r.label, value(r.value), r.std_error, r.interval))

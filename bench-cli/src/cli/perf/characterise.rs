@@ -69,9 +69,9 @@ pub fn run(args: &PerfCharacteriseArgs) -> anyhow::Result<()> {
         let html = campaign::report_html(&store, id, g).await?;
         let report_s = t1.elapsed().as_secs_f64();
         store.close().await;
-        let fits = c.answer["fits_and_comparison_s"]
-            .as_f64()
-            .unwrap_or(f64::NAN);
+        let fits = c.answer.fits_and_comparison_s.flatten().unwrap_or(f64::NAN);
+        let judged = c.answer.judged.as_ref();
+        let bench_time_s = judged.map(|a| a.bench_time_s);
         let out = json!({
             "runs_s": total - fits,
             "fits_and_comparison_s": fits,
@@ -79,8 +79,8 @@ pub fn run(args: &PerfCharacteriseArgs) -> anyhow::Result<()> {
             "report_bytes": html.len(),
             "after_last_run_s": fits + report_s,
             "goal_s": 10.0,
-            "bench_time_s": c.answer["bench_time_s"],
-            "best_model": c.answer["best_model"],
+            "bench_time_s": bench_time_s,
+            "best_model": judged.and_then(|a| a.best_model.as_deref()),
         });
         if args.json {
             println!("{out}");
@@ -88,7 +88,7 @@ pub fn run(args: &PerfCharacteriseArgs) -> anyhow::Result<()> {
             println!(
                 "campaign in simulated time: runs {:.1} s wall ({:.0} s of bench time); fits and comparison {fits:.2} s; report {report_s:.3} s; after the last run {:.2} s (goal < 10 s)",
                 total - fits,
-                c.answer["bench_time_s"].as_f64().unwrap_or(f64::NAN),
+                bench_time_s.unwrap_or(f64::NAN),
                 fits + report_s
             );
         }
