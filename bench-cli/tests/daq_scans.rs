@@ -73,6 +73,14 @@ fn every_scan_is_recorded_on_the_daq_clock_two_a_tick_at_2_khz_under_a_1_khz_loo
     assert!((median - 0.5e-3).abs() < 1e-6, "median step {median} s");
     assert!(dt[0] > 0.0, "time goes forward at every scan: {}", dt[0]);
     assert!(rows.iter().all(|r| r.iter().all(|v| v.is_finite())));
+    // The stream's provenance, with the run.
+    let p = &run["bench_config"]["daq_stream"];
+    assert_eq!(p["scan_rate_hz"], 2000.0, "{run}");
+    assert_eq!(p["samples_per_packet"], 2);
+    assert_eq!(p["resolution_index"], 0);
+    assert_eq!(p["torque"]["range_v"], 10.0);
+    assert_eq!(p["device"], "LabJack T7");
+    assert!(run["run_log"].to_string().contains("0 skipped"));
 }
 
 #[test]

@@ -90,7 +90,7 @@ pub fn run(args: &PerfLoopArgs) -> anyhow::Result<()> {
         .enable_all()
         .build()?;
     let finished = rt.block_on(async {
-        let sim = if args.sim {
+        let mut sim = if args.sim {
             let priority = probe.config.realtime_priority.saturating_sub(1);
             Some(InProcessSim::start(bench_sim::SimConfig::default(), priority).await?)
         } else {
@@ -101,6 +101,10 @@ pub fn run(args: &PerfLoopArgs) -> anyhow::Result<()> {
         }
         let tcp = sim.as_ref().map(|s| s.tcp().to_string());
         let mut loaded = Loaded::for_command(args.config.as_deref(), tcp.as_deref())?;
+        // A `[daq]` bench: its T7 emulated in front of the simulated one, as `bench run --sim`.
+        if let Some(s) = &mut sim {
+            loaded = s.with_daq(loaded).await?;
+        }
         loaded.config.limits.period_s = 1.0 / args.rate;
         loaded.config.lockstep.models = args.models.clone();
         loaded.config.lockstep.params.clear();
