@@ -183,6 +183,15 @@ pub fn run(args: &PerfLoopArgs) -> anyhow::Result<()> {
         "safe_state_s": r.safe_state_s,
         "loop_cpu": cpu,
     });
+    // A `[daq]` bench: what its stream did (scans received, skipped, largest backlog).
+    if let Some(line) = r
+        .notes
+        .iter()
+        .chain(&r.log)
+        .find(|(_, t)| t.starts_with("DAQ stream:"))
+    {
+        out["daq_stream"] = line.1.clone().into();
+    }
     let side_by_side = floor.map(|h| side_by_side(&h, &r.stats, r.ticks, args.rate));
     if let Some((figures, _)) = &side_by_side {
         out.as_object_mut()
