@@ -319,6 +319,7 @@ impl DaqIo {
         out.extend(self.fresh.drain(..).map(|s| {
             super::io::AlignedScan {
                 t_s: origin + s.t_daq_s,
+                t_daq_s: s.t_daq_s,
                 torque_nm: (s.volts - zero_v) * nm_per_v,
                 position_rad: counter
                     .zip(s.counts)

@@ -24,6 +24,8 @@ pub struct Exchanged {
 pub struct AlignedScan {
     /// The DAQ's scan clock mapped onto the bench's \[s\].
     pub t_s: f64,
+    /// The DAQ's scan clock \[s\]: scan index × scan period from the stream's start.
+    pub t_daq_s: f64,
     /// The torque \[N m\], zeroed and scaled.
     pub torque_nm: f64,
     /// The quadrature counter's position \[rad\] in the drive's frame, when it is the

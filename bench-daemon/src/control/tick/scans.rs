@@ -7,7 +7,8 @@
 //! transaction. A scan between the previous tick's drive read and this tick's takes the
 //! drive's position and velocity linearly interpolated between the two; a scan at or after
 //! this tick's read (taken during the transaction's second half) holds this read's values.
-//! The command, segment and motor torque are the tick's. The lockstep models step on every
+//! The command, segment and motor torque are the tick's. The stamps are the DAQ's scan clock
+//! from the run's first scan on, so consecutive samples are exactly a scan period apart. The lockstep models step on every
 //! scan, over the scan period.
 
 use super::{LoopState, push_row};
@@ -24,6 +25,10 @@ pub(super) struct ScanRows {
     prev: Option<(f64, f64, f64)>,
     /// A segment started at a tick that had no scan: its first scan says so.
     start_pending: bool,
+    /// Bench time − DAQ time fixed at the run's first scan: the recorded stamps are the
+    /// DAQ's own clock, evenly spaced (the clock map, which a faster packet may move by
+    /// microseconds, only aligns the drive's reads).
+    origin: Option<f64>,
 }
 
 impl Default for ScanRows {
@@ -32,6 +37,7 @@ impl Default for ScanRows {
             scans: Vec::with_capacity(4096),
             prev: None,
             start_pending: false,
+            origin: None,
         }
     }
 }
@@ -59,7 +65,15 @@ pub(super) async fn record(
         if t < 0.0 {
             continue;
         }
-        let row = row(at_read, s, (t, between(prev, now, t)), state.x0, started);
+        let origin = *state.scans.origin.get_or_insert(s.t_s - s.t_daq_s);
+        let stamp = s.t_daq_s + origin - state.t0;
+        let row = row(
+            at_read,
+            s,
+            (stamp, between(prev, now, t)),
+            state.x0,
+            started,
+        );
         result = push_row(state, &row, torque_mode, started, dt).await;
         started = false;
         if result.is_err() {
