@@ -21,6 +21,7 @@ mod compensation;
 mod daemon;
 mod daq_enable;
 mod daq_safe;
+mod daq_scans;
 mod daq_sweep;
 mod devices;
 mod estop_shapes;

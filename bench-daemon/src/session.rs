@@ -166,6 +166,9 @@ pub async fn create_all(
     let plant = loaded.config.lockstep.plant_inertia_kg_m2.is_some();
     let mut config = serde_json::to_value(&loaded.config)?;
     config["source"] = loaded.source.clone().into();
+    if let (Some(cfg), Some((p, _))) = (&loaded.config.daq, &loaded.daq) {
+        config["daq_stream"] = crate::control::daq_provenance::provenance(cfg, p)?;
+    }
     let profiles = loaded.profiles_json();
     let runs = checked
         .iter()

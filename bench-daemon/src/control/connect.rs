@@ -5,6 +5,7 @@ use super::daq::DaqIo;
 use super::io::{BenchIo, Exchanged, one_after_another};
 use super::judge::DERIVED_VELOCITY_TAU_S;
 use super::stop::{Device, StopReason};
+use crate::config::PositionSource;
 use crate::config::{Loaded, SignalDevice, WatchdogRule};
 use protocols::{
     Drive, DriveFeedback, Error, Link, LinkStats, Mode, SharedLink, TorqueReading, TorqueSensor,
@@ -91,7 +92,12 @@ impl BenchIo for ModbusIo {
     }
 
     async fn read_feedback(&mut self) -> Result<DriveFeedback, Error> {
-        self.drive.read_feedback().await
+        let mut fb = self.drive.read_feedback().await?;
+        let now = self.epoch.elapsed().as_secs_f64();
+        if let Some(x) = self.daq.as_ref().and_then(|d| d.position_at(now)) {
+            fb.position_rad = Some(x);
+        }
+        Ok(fb)
     }
 
     async fn command_in(&mut self, mode: Mode, value: f64) -> Result<(), Error> {
@@ -125,6 +131,16 @@ impl BenchIo for ModbusIo {
         self.drive.command_and_read(value).await
     }
 
+    fn scan_period_s(&self) -> Option<f64> {
+        self.daq.as_ref().map(DaqIo::scan_period_s)
+    }
+
+    fn take_scans(&mut self, out: &mut Vec<super::io::AlignedScan>) {
+        if let Some(daq) = &mut self.daq {
+            daq.take_scans(out);
+        }
+    }
+
     async fn read_sensor(&mut self) -> Option<Result<TorqueReading, Error>> {
         if let Some(daq) = &mut self.daq {
             let now = self.epoch.elapsed().as_secs_f64();
@@ -149,7 +165,16 @@ impl BenchIo for ModbusIo {
                 (fb, clock())
             };
             let ((drive, read), fed) = tokio::join!(drive, daq.keep_alive());
-            let sensor = fed.and_then(|()| daq.reading_at(0.5 * (sent + read), clock()));
+            let mid = 0.5 * (sent + read);
+            let sensor = fed.and_then(|()| daq.reading_at(mid, clock()));
+            // With the counter as the position source, the loop takes its position at the
+            // drive's stamp instead of the drive's.
+            let drive = drive.map(|mut fb| {
+                if let Some(x) = daq.position_at(mid) {
+                    fb.position_rad = Some(x);
+                }
+                fb
+            });
             return Exchanged {
                 sent,
                 read,
@@ -314,6 +339,13 @@ async fn connect_daq(
         .await
         .map_err(daq_step("connecting and starting the stream"))?;
     notes.extend(said.into_iter().map(|n| (None, n)));
+    if let (PositionSource::Counter { .. }, Some(x)) = (&cfg.position, fb.position_rad) {
+        let count = daq
+            .read_counter()
+            .await
+            .map_err(daq_step("reading the counter"))?;
+        notes.extend(daq.align_counter(x, count).map(|n| (None, n)));
+    }
     if cfg.zero_scans == 0 {
         notes.push((
             None,

@@ -30,6 +30,10 @@ pub const DRIFT: f64 = 100e-6;
 /// Scans kept for the alignment: more than a packet's worth at any rate the daemon runs.
 const WINDOW: usize = 1024;
 
+/// Scans held for the recorder between two ticks at most (6.5 s at 10 kHz): before the run's
+/// first tick nobody takes them, and the oldest half goes when it is full.
+const FRESH: usize = 1 << 16;
+
 /// One scan, decoded.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Scan {
@@ -90,17 +94,27 @@ impl ScanWindow {
     /// The torque input's voltage at DAQ time `t` \[V\]: interpolated between the scans
     /// around it, the newest scan's when `t` is past it, the oldest's before the window.
     pub fn at(&self, t: f64) -> Option<f64> {
+        self.value_at(t, |s| Some(s.volts))
+    }
+
+    /// The quadrature count at DAQ time `t`, aligned as [`Self::at`] (None without it).
+    pub fn counts_at(&self, t: f64) -> Option<f64> {
+        self.value_at(t, |s| s.counts.map(f64::from))
+    }
+
+    fn value_at(&self, t: f64, f: impl Fn(&Scan) -> Option<f64>) -> Option<f64> {
         let newest = self.scans.back()?;
         if t >= newest.t_daq_s {
-            return Some(newest.volts);
+            return f(newest);
         }
         let i = self.scans.partition_point(|s| s.t_daq_s <= t);
         if i == 0 {
-            return Some(self.scans[0].volts);
+            return f(&self.scans[0]);
         }
         let (a, b) = (&self.scans[i - 1], &self.scans[i]);
         let w = (t - a.t_daq_s) / (b.t_daq_s - a.t_daq_s);
-        Some(a.volts + w * (b.volts - a.volts))
+        let (fa, fb) = (f(a)?, f(b)?);
+        Some(fa + w * (fb - fa))
     }
 }
 
@@ -114,6 +128,13 @@ pub struct DaqIo {
     /// The torque input's voltage at zero torque \[V\] (the certificate's, or measured).
     zero_v: f64,
     counter: bool,
+    /// With `[daq.position] source = "counter"`: rad per count, and the position of count 0
+    /// in the drive's frame (set at connect, [`Self::align_counter`]).
+    counter_rad: Option<(f64, f64)>,
+    /// Scans decoded since the loop last took them ([`Self::take_scans`]).
+    fresh: Vec<Scan>,
+    /// The stream's scan period \[s\] (as asked, then as the packets give it).
+    period_s: f64,
     map: ClockMap,
     window: ScanWindow,
     batches: Vec<ScanBatch>,
@@ -194,6 +215,14 @@ impl DaqIo {
                 nm_per_v: t.nm_per_v,
                 zero_v: t.offset_v,
                 counter,
+                counter_rad: match cfg.position {
+                    PositionSource::Counter { counts_per_rev } => {
+                        Some((std::f64::consts::TAU / f64::from(counts_per_rev), 0.0))
+                    }
+                    PositionSource::Drive => None,
+                },
+                fresh: Vec::with_capacity(4096),
+                period_s: 1.0 / cfg.scan_rate_hz,
                 map: ClockMap::default(),
                 window: ScanWindow::default(),
                 batches: Vec::with_capacity(64),
@@ -243,12 +272,17 @@ impl DaqIo {
             return Err(fault_error(f.to_string()));
         }
         for b in &batches {
+            self.period_s = b.period_s;
             let scans = self.decode(b);
             if let Some(last) = scans.last() {
                 self.map.observe(last.t_daq_s, now_s);
             }
+            if self.fresh.len() + scans.len() > FRESH {
+                self.fresh.drain(..FRESH / 2);
+            }
             for s in scans {
                 self.window.push(s);
+                self.fresh.push(s);
             }
         }
         self.batches = batches;
@@ -273,6 +307,57 @@ impl DaqIo {
             fault: None,
             heartbeat: Some(self.stream.tracker().scans),
         })
+    }
+
+    /// Moves the scans decoded since the last call into `out`, each stamped on the bench's
+    /// clock and converted (torque, and the counter's position in the drive's frame).
+    pub fn take_scans(&mut self, out: &mut Vec<super::io::AlignedScan>) {
+        let Some(origin) = self.map.bench_s(0.0) else {
+            return;
+        };
+        let (zero_v, nm_per_v, counter) = (self.zero_v, self.nm_per_v, self.counter_rad);
+        out.extend(self.fresh.drain(..).map(|s| {
+            super::io::AlignedScan {
+                t_s: origin + s.t_daq_s,
+                t_daq_s: s.t_daq_s,
+                torque_nm: (s.volts - zero_v) * nm_per_v,
+                position_rad: counter
+                    .zip(s.counts)
+                    .map(|((k, x0), c)| x0 + k * f64::from(c)),
+            }
+        }));
+    }
+
+    /// The scan period \[s\].
+    pub fn scan_period_s(&self) -> f64 {
+        self.period_s
+    }
+
+    /// Puts the counter's count 0 where the drive reads `drive_x` now (count `now`), so that
+    /// the counter's position is in the drive's frame: a position command, written to the
+    /// drive, then means the same place. A note for the run's log.
+    pub fn align_counter(&mut self, drive_x: f64, now: i32) -> Option<String> {
+        let (k, x0) = self.counter_rad.as_mut()?;
+        *x0 = drive_x - *k * f64::from(now);
+        Some(format!(
+            "position from the DAQ's quadrature counter ({} counts/rev), count {now} aligned to \
+             the drive's {drive_x:.6} rad at connect",
+            (std::f64::consts::TAU / *k).round()
+        ))
+    }
+
+    /// The counter's position at bench time `t_s` in the drive's frame, aligned as the
+    /// torque (None: no counter, or no scan yet).
+    pub fn position_at(&self, t_s: f64) -> Option<f64> {
+        let (k, x0) = self.counter_rad?;
+        let origin = self.map.bench_s(0.0)?;
+        Some(x0 + k * self.window.counts_at(t_s - origin)?)
+    }
+
+    /// The count now, over Modbus (the stream's scans are not decoded at connect).
+    pub async fn read_counter(&mut self) -> Result<i32, Error> {
+        let r = self.client.read_counter().await;
+        self.fed(r)
     }
 
     /// Stops the stream (best effort: the stop path's own deadline bounds it).

@@ -19,6 +19,20 @@ pub struct Exchanged {
     pub sensor: Option<Result<TorqueReading, Error>>,
 }
 
+/// One scan of a DAQ's hardware-timed stream, ready to record.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct AlignedScan {
+    /// The DAQ's scan clock mapped onto the bench's \[s\].
+    pub t_s: f64,
+    /// The DAQ's scan clock \[s\]: scan index × scan period from the stream's start.
+    pub t_daq_s: f64,
+    /// The torque \[N m\], zeroed and scaled.
+    pub torque_nm: f64,
+    /// The quadrature counter's position \[rad\] in the drive's frame, when it is the
+    /// position source.
+    pub position_rad: Option<f64>,
+}
+
 /// The drive and torque sensor of one bench, and its clock.
 ///
 /// The loop runs on one thread with a runtime of its own, so the futures need not be `Send`.
@@ -66,6 +80,16 @@ pub trait BenchIo {
     async fn exchange(&mut self, value: f64) -> Exchanged {
         one_after_another(self, value).await
     }
+
+    /// The scan period of the bench's DAQ stream \[s\]; `None` without one (then each tick is
+    /// one recorded sample).
+    fn scan_period_s(&self) -> Option<f64> {
+        None
+    }
+
+    /// Moves the stream's scans received since the last call into `out` (nothing without a
+    /// stream).
+    fn take_scans(&mut self, _out: &mut Vec<AlignedScan>) {}
 
     /// Reads the signal `name` of a device's profile in its SI unit (°C for a temperature):
     /// what `[[suspend]]` conditions watch.

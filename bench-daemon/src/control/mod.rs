@@ -30,6 +30,7 @@ pub mod connect;
 pub mod cpus;
 pub mod daq;
 mod daq_outputs;
+pub mod daq_provenance;
 mod fault_injection;
 mod interlock;
 pub mod io;

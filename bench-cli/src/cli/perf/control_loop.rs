@@ -90,7 +90,7 @@ pub fn run(args: &PerfLoopArgs) -> anyhow::Result<()> {
         .enable_all()
         .build()?;
     let finished = rt.block_on(async {
-        let sim = if args.sim {
+        let mut sim = if args.sim {
             let priority = probe.config.realtime_priority.saturating_sub(1);
             Some(InProcessSim::start(bench_sim::SimConfig::default(), priority).await?)
         } else {
@@ -101,6 +101,10 @@ pub fn run(args: &PerfLoopArgs) -> anyhow::Result<()> {
         }
         let tcp = sim.as_ref().map(|s| s.tcp().to_string());
         let mut loaded = Loaded::for_command(args.config.as_deref(), tcp.as_deref())?;
+        // A `[daq]` bench: its T7 emulated in front of the simulated one, as `bench run --sim`.
+        if let Some(s) = &mut sim {
+            loaded = s.with_daq(loaded).await?;
+        }
         loaded.config.limits.period_s = 1.0 / args.rate;
         loaded.config.lockstep.models = args.models.clone();
         loaded.config.lockstep.params.clear();
@@ -179,6 +183,15 @@ pub fn run(args: &PerfLoopArgs) -> anyhow::Result<()> {
         "safe_state_s": r.safe_state_s,
         "loop_cpu": cpu,
     });
+    // A `[daq]` bench: what its stream did (scans received, skipped, largest backlog).
+    if let Some(line) = r
+        .notes
+        .iter()
+        .chain(&r.log)
+        .find(|(_, t)| t.starts_with("DAQ stream:"))
+    {
+        out["daq_stream"] = line.1.clone().into();
+    }
     let side_by_side = floor.map(|h| side_by_side(&h, &r.stats, r.ticks, args.rate));
     if let Some((figures, _)) = &side_by_side {
         out.as_object_mut()

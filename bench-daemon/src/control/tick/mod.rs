@@ -4,6 +4,7 @@
 //! real-time shell calls it at absolute deadlines over Modbus; the simulated shell back to
 //! back in simulated time. Nothing here reads a clock or sleeps.
 
+mod scans;
 pub(super) mod suspend_check;
 
 use super::io::{BenchIo, Exchanged};
@@ -89,6 +90,10 @@ pub struct LoopState<'a> {
     skip: Vec<usize>,
     /// Lines of `log` already handed to the recorder (a pause's, as they happen).
     pub(super) flushed: usize,
+    /// Ticks run (the status cadence; `idx` counts recorded samples).
+    ticks: u64,
+    /// A DAQ stream's scans, recorded one sample each ([`scans`]).
+    scans: scans::ScanRows,
 }
 
 /// What the loop is made of, besides the plan: built once per run before the drive moves.
@@ -154,6 +159,8 @@ impl<'a> LoopState<'a> {
             pause_at: None,
             skip: Vec::new(),
             flushed: 0,
+            ticks: 0,
+            scans: scans::ScanRows::default(),
         }
     }
 
@@ -207,7 +214,11 @@ pub async fn tick(state: &mut LoopState<'_>, io: &mut impl BenchIo, now: f64) ->
         state.log.push((Some(now), note.clone()));
     }
     let sample = sample(state, &tick, &judged, &cmd, t_read);
-    if let Err(stop) = record(state, &tick, &sample).await {
+    let recorded = match io.scan_period_s() {
+        Some(dt) => scans::record(state, io, &tick, &sample, dt).await,
+        None => record(state, &tick, &sample).await,
+    };
+    if let Err(stop) = recorded {
         return Some(stop.into());
     }
     state.m = Measurement {
@@ -376,14 +387,23 @@ fn sample(state: &LoopState<'_>, tick: &Tick, judged: &Judged, cmd: &Command, t:
 }
 
 /// Stage 6: the lockstep models step on the sample; sample and outputs go into the batch
-/// (handed to the recorder when full) and, decimated, to the live stream.
+/// (handed to the recorder when full) and, decimated, to the live stream. A bench with a DAQ
+/// stream records its scans instead ([`scans::record`]).
 async fn record(state: &mut LoopState<'_>, tick: &Tick, sample: &Sample) -> Result<(), StopReason> {
-    let outputs = state.lockstep.step(
-        sample,
-        tick.mode == DriveMode::Torque,
-        tick.started,
-        state.ts,
-    );
+    let torque_mode = tick.mode == DriveMode::Torque;
+    push_row(state, sample, torque_mode, tick.started, state.ts).await
+}
+
+/// One recorded sample: the lockstep models step on it over `dt`, then it goes into the batch
+/// (handed to the recorder when full) and, decimated, to the live stream.
+async fn push_row(
+    state: &mut LoopState<'_>,
+    sample: &Sample,
+    torque_mode: bool,
+    started: bool,
+    dt: f64,
+) -> Result<(), StopReason> {
+    let outputs = state.lockstep.step(sample, torque_mode, started, dt);
     state.batch.push(to_store(sample), outputs);
     if let Some((tx, every)) = state.sinks.live
         && state.idx.is_multiple_of(u64::from(*every))
@@ -429,7 +449,8 @@ async fn publish(
     sample: &Sample,
     now: f64,
 ) {
-    if !state.idx.is_multiple_of(state.status_every) {
+    state.ticks += 1;
+    if !state.ticks.is_multiple_of(state.status_every) {
         return;
     }
     let label = &state.plan.segments[tick.segment].label;
