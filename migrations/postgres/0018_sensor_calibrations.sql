@@ -18,14 +18,18 @@ CREATE TABLE sensor_calibrations (
 );
 CREATE INDEX sensor_calibrations_by_sensor ON sensor_calibrations (bench_id, sensor, id);
 
--- The zero each run measured before it moved (drive disabled, shaft at rest), in the sensor's
--- raw terms (V for the DAQ, N m or N for a Modbus sensor's tare reading), and the calibration
--- it ran with (NULL: none on record).
-CREATE TABLE run_sensor_zeros (
+-- What each run read its torque with: the calibration on record when it started (NULL: none),
+-- whether that calibration was past due (run only with `[safety] allow_overdue_calibration`),
+-- a note for the operator ('no calibration on record'), and the zero measured before it moved
+-- (drive disabled, shaft at rest) in the sensor's raw terms: V for the DAQ's input (NULL until
+-- measured, or when `zero_scans = 0`).
+CREATE TABLE run_sensors (
     run_id         BIGINT  NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
     sensor         TEXT    NOT NULL,
-    zero           DOUBLE PRECISION NOT NULL,
     calibration_id BIGINT  REFERENCES sensor_calibrations (id),
+    overdue        BOOLEAN NOT NULL DEFAULT FALSE,
+    note           TEXT,
+    zero           DOUBLE PRECISION,
     at             TEXT    NOT NULL DEFAULT fb_now(),
     PRIMARY KEY (run_id, sensor)
 );

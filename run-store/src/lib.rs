@@ -99,7 +99,7 @@ pub use reason::{Reason, ReasonCode};
 pub use recorder::{
     Batch, BatchSender, Dropped, Event, Finish, Recorder, RecorderConfig, RecorderSummary,
 };
-pub use sensors::{Calibration, NewCalibration, RunZero, ZeroDrift, zero_drift};
+pub use sensors::{Calibration, NewCalibration, RunSensor, RunZero, ZeroDrift, zero_drift};
 pub use store::{INTERRUPTED_REASON, Store};
 pub use trends::{
     Band, Baseline, DEFAULT_BASELINE_POINTS, DriftPoint, DriftQuery, Limits, Series, Trend,

@@ -81,6 +81,22 @@ pub struct RunZero {
     pub at: String,
 }
 
+/// What a run read one sensor with (`GET /api/runs/{id}`: `sensors`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RunSensor {
+    /// The sensor, as bench.toml names it.
+    pub sensor: String,
+    /// The calibration on record when the run started (null: none).
+    pub calibration_id: Option<i64>,
+    /// That calibration was past its due date (`[safety] allow_overdue_calibration`).
+    pub overdue: bool,
+    /// What the operator should know (`no calibration on record`).
+    pub note: Option<String>,
+    /// The zero measured before the run moved, in the sensor's raw terms (V for an analog
+    /// input); null when none was measured.
+    pub zero: Option<f64>,
+}
+
 /// How a sensor's zero moved across its runs.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ZeroDrift {
@@ -105,6 +121,8 @@ type CalRow = (
     String,
     String,
 );
+
+type SensorRow = (String, Option<i64>, bool, Option<String>, Option<f64>);
 
 const CAL_COLUMNS: &str = "id, bench_id, sensor, sensitivity, zero_offset, certificate, \
                            calibrated, due, recorded_by, recorded_at";
@@ -174,32 +192,69 @@ impl Store {
         Ok(self.calibrations(bench, sensor).await?.into_iter().next())
     }
 
-    /// Records the zero `run_id` measured of `sensor` and the calibration it ran with.
-    pub async fn put_run_zero(
-        &self,
-        run_id: i64,
-        sensor: &str,
-        zero: f64,
-        calibration_id: Option<i64>,
-    ) -> Result<(), Error> {
+    /// Records what `run_id` reads `s.sensor` with, as it starts (its zero comes later:
+    /// [`Store::set_run_zero`]).
+    pub async fn put_run_sensor(&self, run_id: i64, s: &RunSensor) -> Result<(), Error> {
+        on!(self.writer(), |p, DB| {
+            sqlx::query(
+                "INSERT INTO run_sensors (run_id, sensor, calibration_id, overdue, note)
+                 VALUES ($1, $2, $3, $4, $5)
+                 ON CONFLICT (run_id, sensor) DO UPDATE SET
+                     calibration_id = excluded.calibration_id, overdue = excluded.overdue,
+                     note = excluded.note",
+            )
+            .bind(run_id)
+            .bind(&s.sensor)
+            .bind(s.calibration_id)
+            .bind(s.overdue)
+            .bind(s.note.as_deref())
+            .execute(p)
+            .await?;
+        });
+        Ok(())
+    }
+
+    /// Records the zero `run_id` measured of `sensor` before it moved (a row of its own when
+    /// the run had none).
+    pub async fn set_run_zero(&self, run_id: i64, sensor: &str, zero: f64) -> Result<(), Error> {
         if !zero.is_finite() {
             return Err(bad("zero", zero.to_string(), "must be finite"));
         }
         on!(self.writer(), |p, DB| {
             sqlx::query(
-                "INSERT INTO run_sensor_zeros (run_id, sensor, zero, calibration_id)
-                 VALUES ($1, $2, $3, $4)
-                 ON CONFLICT (run_id, sensor) DO UPDATE SET zero = excluded.zero,
-                     calibration_id = excluded.calibration_id, at = excluded.at",
+                "INSERT INTO run_sensors (run_id, sensor, zero) VALUES ($1, $2, $3)
+                 ON CONFLICT (run_id, sensor) DO UPDATE SET zero = excluded.zero",
             )
             .bind(run_id)
             .bind(sensor)
             .bind(zero)
-            .bind(calibration_id)
             .execute(p)
             .await?;
         });
         Ok(())
+    }
+
+    /// What `run_id` read its sensors with, by sensor name.
+    pub async fn run_sensors(&self, run_id: i64) -> Result<Vec<RunSensor>, Error> {
+        let rows: Vec<SensorRow> = on!(self.reader(), |p, DB| {
+            sqlx::query_as(
+                "SELECT sensor, calibration_id, overdue, note, zero FROM run_sensors
+                     WHERE run_id = $1 ORDER BY sensor",
+            )
+            .bind(run_id)
+            .fetch_all(p)
+            .await?
+        });
+        Ok(rows
+            .into_iter()
+            .map(|(sensor, calibration_id, overdue, note, zero)| RunSensor {
+                sensor,
+                calibration_id,
+                overdue,
+                note,
+                zero,
+            })
+            .collect())
     }
 
     /// The zeros `bench`'s runs measured of `sensor`, newest first, at most `limit`.
@@ -211,9 +266,9 @@ impl Store {
     ) -> Result<Vec<RunZero>, Error> {
         let rows: Vec<(i64, f64, Option<i64>, String)> = on!(self.reader(), |p, DB| {
             sqlx::query_as(
-                "SELECT z.run_id, z.zero, z.calibration_id, z.at FROM run_sensor_zeros z
+                "SELECT z.run_id, z.zero, z.calibration_id, z.at FROM run_sensors z
                  JOIN runs r ON r.id = z.run_id
-                 WHERE r.bench_id = $1 AND z.sensor = $2
+                 WHERE r.bench_id = $1 AND z.sensor = $2 AND z.zero IS NOT NULL
                  ORDER BY z.at DESC, z.run_id DESC LIMIT $3",
             )
             .bind(bench)

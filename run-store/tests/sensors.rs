@@ -4,7 +4,7 @@
 use crate::on_both_engines;
 use crate::util::{Engine, new_run, temp_store};
 use chrono::NaiveDate;
-use run_store::{Error, NewCalibration, RunZero, Store, zero_drift};
+use run_store::{Error, NewCalibration, RunSensor, RunZero, Store, zero_drift};
 
 fn day(text: &str) -> NaiveDate {
     NaiveDate::parse_from_str(text, "%Y-%m-%d").unwrap()
@@ -100,25 +100,43 @@ async fn each_run_keeps_its_zero_and_calibration(engine: Engine) {
     let r1 = run_of(&store, "b1").await;
     let r2 = run_of(&store, "b1").await;
     let other = run_of(&store, "b2").await;
-    store
-        .put_run_zero(r1, sensor, 0.011, Some(c))
-        .await
-        .unwrap();
-    store.put_run_zero(r2, sensor, 0.013, None).await.unwrap();
-    store.put_run_zero(other, sensor, 9.0, None).await.unwrap();
+    let used = RunSensor {
+        sensor: sensor.into(),
+        calibration_id: Some(c),
+        ..RunSensor::default()
+    };
+    store.put_run_sensor(r1, &used).await.unwrap();
+    store.set_run_zero(r1, sensor, 0.011).await.unwrap();
+    // A run that has not measured its zero yet is no point of the drift.
+    store.put_run_sensor(r2, &used).await.unwrap();
+    assert_eq!(store.run_zeros("b1", sensor, 10).await.unwrap().len(), 1);
+    store.set_run_zero(r2, sensor, 0.013).await.unwrap();
+    store.set_run_zero(other, sensor, 9.0).await.unwrap();
+    let none = RunSensor {
+        sensor: "sensor".into(),
+        overdue: true,
+        note: Some("no calibration on record".into()),
+        ..RunSensor::default()
+    };
+    store.put_run_sensor(r2, &none).await.unwrap();
+    let r2_sensors = store.run_sensors(r2).await.unwrap();
+    assert_eq!(r2_sensors.len(), 2);
+    assert_eq!(
+        r2_sensors[0],
+        RunSensor {
+            zero: Some(0.013),
+            ..used
+        }
+    );
+    assert_eq!(r2_sensors[1], none);
     let zeros = store.run_zeros("b1", sensor, 10).await.unwrap();
     let got: Vec<(i64, f64, Option<i64>)> = zeros
         .iter()
         .map(|z| (z.run_id, z.zero, z.calibration_id))
         .collect();
-    assert_eq!(got, [(r2, 0.013, None), (r1, 0.011, Some(c))]);
+    assert_eq!(got, [(r2, 0.013, Some(c)), (r1, 0.011, Some(c))]);
     assert_eq!(store.run_zeros("b1", sensor, 1).await.unwrap().len(), 1);
-    assert!(
-        store
-            .put_run_zero(r1, sensor, f64::INFINITY, None)
-            .await
-            .is_err()
-    );
+    assert!(store.set_run_zero(r1, sensor, f64::INFINITY).await.is_err());
 }
 
 on_both_engines!(
