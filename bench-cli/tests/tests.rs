@@ -1,6 +1,7 @@
 //! Integration tests of the `bench` binary, by theme.
 
 mod archive_nightly;
+mod calibration;
 mod campaigns_rest;
 mod characterise;
 mod characterise_answer;

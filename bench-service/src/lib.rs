@@ -58,6 +58,7 @@ pub mod queue;
 pub mod retention;
 pub mod runs;
 pub mod schedule;
+pub mod sensors;
 pub mod trends;
 // The routes together.
 pub mod router;
@@ -472,6 +473,7 @@ mod tests {
             "queue",
             "runs",
             "schedule",
+            "sensors",
         ];
         for r in resources {
             let named: Vec<&String> = top[r]
