@@ -32,6 +32,7 @@ mod floors;
 mod import_rest;
 mod lab;
 mod notify;
+mod notify_calibration;
 mod notify_trends;
 mod openapi_file;
 mod perf_loop;
