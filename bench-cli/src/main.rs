@@ -52,6 +52,9 @@ enum Command {
     /// Who may use `bench serve`: add a user (token printed once), list them.
     #[command(subcommand)]
     Users(cli::users::UsersCommand),
+    /// The torque sensors' calibration records: calibrate, list (with the zero's drift).
+    #[command(subcommand)]
+    Sensors(cli::sensors::SensorsCommand),
     /// Who did what: the audit log of every mutating request, newest first.
     Audit(cli::audit::AuditArgs),
     /// One parameter over many runs: a point per fitted run with its standard error, control
@@ -124,6 +127,7 @@ fn main() -> ExitCode {
         Command::Trends(args) => cli::trends::run(&args),
         Command::Archive(args) => cli::archive::run(&args),
         Command::Users(cmd) => cli::users::run(&cmd),
+        Command::Sensors(cmd) => cli::sensors::run(&cmd),
         Command::Completions(args) => cli::shell::completions(&args, Cli::command()),
         Command::Man(args) => cli::shell::man(&args, Cli::command()),
     };

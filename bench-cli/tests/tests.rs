@@ -1,6 +1,7 @@
 //! Integration tests of the `bench` binary, by theme.
 
 mod archive_nightly;
+mod calibration;
 mod campaigns_rest;
 mod characterise;
 mod characterise_answer;
@@ -32,6 +33,7 @@ mod floors;
 mod import_rest;
 mod lab;
 mod notify;
+mod notify_calibration;
 mod notify_trends;
 mod openapi_file;
 mod perf_loop;

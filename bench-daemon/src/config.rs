@@ -224,6 +224,10 @@ pub struct SafetyConfig {
     /// Control periods the safe-state sequence has to be confirmed (the status read back not
     /// enabled) before the run's log says "unconfirmed" \[-\].
     pub confirm_periods: u32,
+    /// Run with a torque sensor whose calibration is past its due date (`bench sensors
+    /// calibrate`); the run records that it ran overdue.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub allow_overdue_calibration: bool,
 }
 
 impl Default for SafetyConfig {
@@ -237,6 +241,7 @@ impl Default for SafetyConfig {
             allow_unverified: false,
             drive_stall_s: 0.05,
             confirm_periods: 3,
+            allow_overdue_calibration: false,
         }
     }
 }

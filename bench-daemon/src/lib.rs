@@ -14,6 +14,7 @@
 //! `bench-cli` (the `bench` binary).
 
 pub mod bench_lock;
+pub mod calibration;
 pub mod chain;
 pub mod config;
 pub mod control;

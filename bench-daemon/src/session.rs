@@ -162,6 +162,8 @@ pub async fn create_all(
     loaded: &Loaded,
     checked: &[Checked],
 ) -> anyhow::Result<Vec<i64>> {
+    // Refused before anything is queued: a sensor past its calibration's due date.
+    crate::calibration::check(store, loaded, crate::calibration::today()).await?;
     let sets = store.parameter_sets(None).await?;
     let plant = loaded.config.lockstep.plant_inertia_kg_m2.is_some();
     let mut config = serde_json::to_value(&loaded.config)?;
@@ -281,7 +283,7 @@ pub async fn execute_run_on(
     loaded: &Loaded,
     checked: &Checked,
     run_id: i64,
-    watchers: Watchers,
+    mut watchers: Watchers,
     devices: Devices,
 ) -> anyhow::Result<Finished> {
     // The lockstep models the run was created with (its snapshot), not today's section.
@@ -296,10 +298,57 @@ pub async fn execute_run_on(
             anyhow::anyhow!("run {run_id}: its stored compensators cannot be read: {e}")
         })?,
     };
-    if let Some(tx) = watchers.created {
+    if let Some(tx) = watchers.created.take() {
         let _ = tx.send(run_id);
     }
     let recorder = Recorder::start(store, run_id, RecorderConfig::default()).await?;
+    // Checked again as it starts (a queued run may outlive a due date), before anything moves.
+    let sensors = crate::calibration::check(store, loaded, crate::calibration::today()).await;
+    let report = match sensors {
+        Ok(sensors) => {
+            for s in &sensors {
+                store.put_run_sensor(run_id, s).await?;
+            }
+            run_loop(
+                loaded,
+                checked,
+                run_id,
+                devices,
+                models,
+                compensators,
+                &recorder,
+                watchers,
+            )
+            .await?
+        }
+        Err(e) => control::lifecycle::failed_early(
+            StopReason::Setup {
+                link: false,
+                text: e.to_string(),
+            },
+            None,
+        ),
+    };
+    for (sensor, zero) in &report.zeros {
+        if let Err(e) = store.set_run_zero(run_id, sensor, *zero).await {
+            tracing::warn!(run_id, "the zero of {sensor} could not be stored: {e}");
+        }
+    }
+    finish_run(store, checked, run_id, recorder, report).await
+}
+
+/// The control loop on its own thread, recording into `recorder`; its report.
+#[allow(clippy::too_many_arguments)]
+async fn run_loop(
+    loaded: &Loaded,
+    checked: &Checked,
+    run_id: i64,
+    devices: Devices,
+    models: Vec<friction::registry::ModelSpec>,
+    compensators: Vec<CompensatorSpec>,
+    recorder: &Recorder,
+    watchers: Watchers,
+) -> anyhow::Result<LoopReport> {
     let setup = LoopSetup {
         loaded: loaded.clone(),
         devices,
@@ -323,12 +372,22 @@ pub async fn execute_run_on(
         })?;
     // The loop thread ended without a report (a panic the loop did not catch): the run is
     // failed for a panic, and ends as every run does, its outcome typed for the caller.
-    let report = done_rx.await.unwrap_or_else(|_| {
+    Ok(done_rx.await.unwrap_or_else(|_| {
         control::lifecycle::failed_early(
             StopReason::Panic("the control loop thread ended without a report".into()),
             None,
         )
-    });
+    }))
+}
+
+/// Stores the run log, analyses a completed run and closes the run with its final status.
+async fn finish_run(
+    store: &Store,
+    checked: &Checked,
+    run_id: i64,
+    recorder: Recorder,
+    report: LoopReport,
+) -> anyhow::Result<Finished> {
     // Before the recorder closes the run: whoever sees it final sees its run log too.
     if let Err(e) = keep_notes(store, run_id, &report.notes).await {
         tracing::warn!(run_id, "the run log could not be stored: {e}");

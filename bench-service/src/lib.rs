@@ -58,6 +58,7 @@ pub mod queue;
 pub mod retention;
 pub mod runs;
 pub mod schedule;
+pub mod sensors;
 pub mod trends;
 // The routes together.
 pub mod router;
@@ -269,7 +270,9 @@ async fn run_until(
     let restored = (state.view.borrow().paused, state.view.borrow().estop);
     let c = &loaded.config;
     let (hub, shut) = (&state.hub, shutdown_rx.clone());
-    notify::start(&c.notify, &c.bench_id, hub, store.clone(), restored, shut).await;
+    let sensors = bench_daemon::calibration::sensors(c).into_iter();
+    let sensors = (c.bench_id.as_str(), sensors.map(|s| s.name).collect());
+    notify::start(&c.notify, sensors, hub, store.clone(), restored, shut).await;
     let view = Some(state.view.clone());
     retention::start(
         c.archive.as_ref(),
@@ -472,6 +475,7 @@ mod tests {
             "queue",
             "runs",
             "schedule",
+            "sensors",
         ];
         for r in resources {
             let named: Vec<&String> = top[r]

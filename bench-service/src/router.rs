@@ -33,6 +33,7 @@ fn routes() -> ApiRouter<AppState> {
         .merge(super::trends::routes())
         .merge(super::procedures::routes())
         .merge(super::lab_benches::routes())
+        .merge(super::sensors::routes())
         .merge(super::curves::routes())
         .api_route(
             "/api/openapi.json",

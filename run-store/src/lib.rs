@@ -72,6 +72,7 @@ mod push;
 mod queue;
 mod reason;
 mod recorder;
+mod sensors;
 mod store;
 mod summary;
 mod trends;
@@ -98,6 +99,7 @@ pub use reason::{Reason, ReasonCode};
 pub use recorder::{
     Batch, BatchSender, Dropped, Event, Finish, Recorder, RecorderConfig, RecorderSummary,
 };
+pub use sensors::{Calibration, NewCalibration, RunSensor, RunZero, ZeroDrift, zero_drift};
 pub use store::{INTERRUPTED_REASON, Store};
 pub use trends::{
     Band, Baseline, DEFAULT_BASELINE_POINTS, DriftPoint, DriftQuery, Limits, Series, Trend,

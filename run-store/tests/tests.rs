@@ -13,5 +13,6 @@ mod reasons;
 mod recorder;
 mod recovery;
 mod run_log;
+mod sensors;
 mod trends;
 mod util;

@@ -17,6 +17,7 @@ pub mod probe_check;
 pub mod report;
 pub mod run;
 pub mod runs;
+pub mod sensors;
 pub mod serve;
 pub mod shell;
 pub mod sim;

@@ -63,6 +63,10 @@ pub struct NotifyConfig {
     /// a measured one) on this bench with its control limits.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub trends: Vec<TrendWatch>,
+    /// With `calibration_due`: told once when a torque sensor's calibration comes within this
+    /// many days of its due date (1..=365, default 30).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub calibration_due_days: Option<u32>,
     /// The line of its `[[notify]]` header in bench.toml (for errors), once parsed.
     #[serde(skip)]
     pub line: Option<usize>,
@@ -188,6 +192,7 @@ fn check_entry(e: &NotifyConfig) -> Result<(), String> {
         );
     }
     check_trends(e)?;
+    check_calibration_due(e)?;
     if !(1..=20).contains(&e.attempts) {
         return Err(format!("attempts = {} must be within 1..=20", e.attempts));
     }
@@ -225,6 +230,38 @@ fn check_trends(e: &NotifyConfig) -> Result<(), String> {
         {
             return Err(format!("trends[{k}].band = {b} must be > 0 and <= 1"));
         }
+    }
+    Ok(())
+}
+
+/// The days before a due date an entry wants `calibration_due`.
+pub const DEFAULT_CALIBRATION_DUE_DAYS: u32 = 30;
+
+impl NotifyConfig {
+    /// The days before a calibration's due date this entry is told, if it wants
+    /// `calibration_due`.
+    pub fn calibration_due(&self) -> Option<u32> {
+        self.events.contains(&NotifyEvent::CalibrationDue).then(|| {
+            self.calibration_due_days
+                .unwrap_or(DEFAULT_CALIBRATION_DUE_DAYS)
+        })
+    }
+}
+
+/// `calibration_due_days` only with `calibration_due`, and within a year.
+fn check_calibration_due(e: &NotifyConfig) -> Result<(), String> {
+    let Some(days) = e.calibration_due_days else {
+        return Ok(());
+    };
+    if !e.events.contains(&NotifyEvent::CalibrationDue) {
+        return Err(
+            "calibration_due_days is given but events does not name calibration_due".into(),
+        );
+    }
+    if !(1..=365).contains(&days) {
+        return Err(format!(
+            "calibration_due_days = {days} must be within 1..=365"
+        ));
     }
     Ok(())
 }

@@ -21,6 +21,8 @@ pub struct ModbusIo {
     /// The DAQ that reads the torque instead of `sensor`.
     daq: Option<DaqIo>,
     epoch: Instant,
+    /// The zeros measured at connect (the run records them).
+    pub zeros: Vec<(&'static str, f64)>,
 }
 
 impl ModbusIo {
@@ -31,6 +33,7 @@ impl ModbusIo {
             sensor: None,
             daq: None,
             epoch: Instant::now(),
+            zeros: Vec::new(),
         }
     }
 
@@ -310,24 +313,30 @@ pub async fn connect(
             ),
         ));
     }
-    let daq = connect_daq(loaded, &fb, notes).await?;
+    let (daq, daq_zero) = connect_daq(loaded, &fb, notes).await?;
+    let zeros = daq_zero
+        .map(|z| (crate::calibration::DAQ_SENSOR, z))
+        .into_iter()
+        .collect();
     Ok(ModbusIo {
         drive,
         sensor,
         daq,
         epoch: Instant::now(),
+        zeros,
     })
 }
 
 /// Connects the DAQ and starts its stream, then zeroes the torque input with the drive
-/// disabled and the shaft at rest (`fb`, read just before); both go into the run's log.
+/// disabled and the shaft at rest (`fb`, read just before); both go into the run's log, and
+/// the zero measured \[V\] is returned for the run's record.
 async fn connect_daq(
     loaded: &Loaded,
     fb: &DriveFeedback,
     notes: &mut Vec<(Option<f64>, String)>,
-) -> Result<Option<DaqIo>, StopReason> {
+) -> Result<(Option<DaqIo>, Option<f64>), StopReason> {
     let (Some(cfg), Some((profile, _))) = (&loaded.config.daq, &loaded.daq) else {
-        return Ok(None);
+        return Ok((None, None));
     };
     let daq_step = |what: &'static str| {
         move |e: Error| StopReason::Setup {
@@ -354,7 +363,7 @@ async fn connect_daq(
                 cfg.measured_torque.offset_v
             ),
         ));
-        return Ok(Some(daq));
+        return Ok((Some(daq), None));
     }
     super::daq::check_at_rest(fb, loaded.config.limits.velocity_rad_s)
         .map_err(|text| StopReason::Setup { link: false, text })?;
@@ -370,7 +379,7 @@ async fn connect_daq(
             cfg.zero_scans, cfg.measured_torque.offset_v
         ),
     ));
-    Ok(Some(daq))
+    Ok((Some(daq), Some(zero)))
 }
 
 /// The torque sensor's client: on the drive's link when it has no endpoint of its own or the

@@ -119,6 +119,7 @@ pub fn failed_early(reason: StopReason, safe_state_s: Option<f64>) -> LoopReport
         log,
         notes: Vec::new(),
         dropped_batches: 0,
+        zeros: Vec::new(),
     }
 }
 
@@ -184,6 +185,7 @@ pub async fn finish(
         log,
         notes: Vec::new(),
         dropped_batches: dropped,
+        zeros: Vec::new(),
     }
 }
 
@@ -222,6 +224,7 @@ pub async fn after_panic(
         log,
         notes: Vec::new(),
         dropped_batches: 0,
+        zeros: Vec::new(),
     }
 }
 

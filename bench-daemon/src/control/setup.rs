@@ -124,4 +124,6 @@ pub struct LoopReport {
     pub notes: Vec<(Option<f64>, String)>,
     /// Batches the recorder refused.
     pub dropped_batches: u64,
+    /// The zeros measured before the run moved: (sensor as bench.toml names it, its raw zero).
+    pub zeros: Vec<(&'static str, f64)>,
 }

@@ -13,13 +13,14 @@
 //! the notice and logs it), and each delivery task has one target, so a dead one delays no
 //! other.
 
+mod calibration;
 mod notice;
 mod smtp;
 mod trends;
 mod watch;
 mod webhook;
 
-pub use notice::{Notice, RunEnd, TrendNotice};
+pub use notice::{CalibrationNotice, Notice, RunEnd, TrendNotice};
 pub use watch::{Trigger, Watch};
 
 use crate::hub::Hub;
@@ -38,7 +39,7 @@ pub const ATTEMPT_S: u64 = 10;
 /// watched trends it also starts their watcher, marking what the store holds now as seen.
 pub async fn start(
     entries: &[NotifyConfig],
-    bench_id: &str,
+    (bench_id, sensors): (&str, Vec<String>),
     hub: &Hub,
     store: Store,
     (paused, estop): (bool, bool),
@@ -48,6 +49,7 @@ pub async fn start(
         return;
     }
     let mut watched = Vec::new();
+    let mut due = Vec::new();
     let targets: Vec<_> = entries
         .iter()
         .map(|entry| {
@@ -58,6 +60,9 @@ pub async fn start(
                 store: store.clone(),
             };
             tokio::spawn(stop_with(shutdown.clone(), task.run(rx)));
+            if let Some(days) = entry.calibration_due() {
+                due.push((days, entry.target(), tx.clone()));
+            }
             for t in &entry.trends {
                 watched.push((t.clone(), entry.target(), tx.clone()));
             }
@@ -66,6 +71,16 @@ pub async fn start(
         .collect();
     if !watched.is_empty() {
         start_trends(bench_id, hub, store.clone(), watched, shutdown.clone()).await;
+    }
+    if !due.is_empty() {
+        let watcher = calibration::DueWatcher {
+            bench_id: bench_id.to_string(),
+            sensors,
+            store: store.clone(),
+            watched: due,
+        };
+        let events = hub.events.subscribe();
+        tokio::spawn(stop_with(shutdown.clone(), watcher.run(events)));
     }
     let watcher = Watcher {
         bench_id: bench_id.to_string(),
@@ -101,6 +116,24 @@ async fn start_trends(
 }
 
 /// Runs `task` until it ends or shutdown is signalled (a notice still waiting is dropped).
+/// Waits for a watcher's next check: its period's tick, or a run's end; false once the live
+/// stream closes.
+async fn next_check(
+    tick: &mut tokio::time::Interval,
+    events: &mut broadcast::Receiver<crate::hub::Event>,
+) -> bool {
+    loop {
+        tokio::select! {
+            _ = tick.tick() => return true,
+            e = events.recv() => match e {
+                Ok(e) if e.name != "run" => continue,
+                Err(broadcast::error::RecvError::Closed) => return false,
+                Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => return true,
+            },
+        }
+    }
+}
+
 async fn stop_with(mut shutdown: tokio_watch::Receiver<bool>, task: impl Future<Output = ()>) {
     tokio::select! {
         () = task => {}

@@ -32,6 +32,9 @@ pub struct Notice {
     /// The trend point outside its limits, for `trend_out_of_limits`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub trend: Option<TrendNotice>,
+    /// The calibration coming due, for `calibration_due`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub calibration: Option<CalibrationNotice>,
     /// The whole of it in one sentence.
     pub text: String,
 }
@@ -55,6 +58,21 @@ pub struct TrendNotice {
     pub lower: Option<f64>,
     /// Its upper limit.
     pub upper: Option<f64>,
+}
+
+/// A sensor's calibration coming due (`bench sensors calibrate`).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct CalibrationNotice {
+    /// The sensor, as bench.toml names it.
+    pub sensor: String,
+    /// The calibration's id.
+    pub calibration_id: i64,
+    /// Its certificate.
+    pub certificate: String,
+    /// Its due date (YYYY-MM-DD).
+    pub due: String,
+    /// Days until then (negative: overdue).
+    pub due_in_days: i64,
 }
 
 /// A run's end, as the notifier reads it from the store.
@@ -86,6 +104,7 @@ impl Notice {
             reason_code: None,
             reason: None,
             trend: None,
+            calibration: None,
             text,
         }
     }
@@ -145,6 +164,22 @@ impl Notice {
             run_id: Some(run),
             trend: Some(t),
             ..Notice::bare(NotifyEvent::TrendOutOfLimits, bench_id, text)
+        }
+    }
+
+    /// A sensor's calibration comes due within the entry's days (or is past due).
+    pub fn calibration_due(bench_id: &str, c: CalibrationNotice) -> Notice {
+        let when = match c.due_in_days {
+            d if d < 0 => format!("was due {} ({} days ago)", c.due, -d),
+            d => format!("is due {} (in {d} days)", c.due),
+        };
+        let text = format!(
+            "bench {bench_id}: the calibration of sensor {} (certificate {}) {when}",
+            c.sensor, c.certificate
+        );
+        Notice {
+            calibration: Some(c),
+            ..Notice::bare(NotifyEvent::CalibrationDue, bench_id, text)
         }
     }
 

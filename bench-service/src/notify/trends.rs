@@ -36,15 +36,7 @@ impl TrendWatcher {
     /// Runs until the live stream closes.
     pub async fn run(mut self, mut events: broadcast::Receiver<Event>) {
         let mut tick = tokio::time::interval(Duration::from_secs(CHECK_S));
-        loop {
-            tokio::select! {
-                _ = tick.tick() => {}
-                e = events.recv() => match e {
-                    Ok(e) if e.name != "run" => continue,
-                    Err(broadcast::error::RecvError::Closed) => return,
-                    Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {}
-                },
-            }
+        while super::next_check(&mut tick, &mut events).await {
             self.check().await;
         }
     }

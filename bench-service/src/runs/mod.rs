@@ -47,7 +47,7 @@ pub fn routes() -> ApiRouter<AppState> {
         .api_route(
             "/api/runs/{id}",
             get_with(get, |op| {
-                op.summary("One run (status, timing, interruption log, results, spec, models, comparisons)")
+                op.summary("One run (status, timing, interruption log, results, spec, models, comparisons, the calibration and zero of each sensor)")
             })
             .patch_with(annotate::patch, |op| {
                 op.summary("Edit the run's tags (`tags` replaces the list, `add`/`remove` edit it) and notes, at any time (operator); the audit log keeps the old and new values")
@@ -286,6 +286,9 @@ async fn get(State(state): State<AppState>, id: RunId) -> ApiResult<Json<Record>
         Some((id, step)) => serde_json::json!({"id": id, "step": step}),
         None => serde_json::Value::Null,
     };
+    // What it read each torque sensor with: the calibration, overdue, a note, the zero.
+    let sensors = state.store.run_sensors(run.id).await;
+    v["sensors"] = to_value(sensors.map_err(ApiError::store)?)?;
     Ok(Json(Record(v)))
 }
 

@@ -175,6 +175,7 @@ fn round(addr: &str, f: &Fixtures, all: &mut BTreeMap<String, Timings>) {
         ("GET /api/trends", "/api/trends?param=fc".into()),
         ("GET /api/procedures", "/api/procedures".into()),
         ("GET /api/lab/benches", "/api/lab/benches".into()),
+        ("GET /api/sensors", "/api/sensors".into()),
         ("GET /api/campaigns/{id}", "/api/campaigns/1".into()),
         (
             "GET /api/campaigns/{id}/report",
