@@ -254,9 +254,15 @@ impl Store {
         let out = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(path)?);
         let mut w = file::FileWriter::new(out, run, &models)?;
         let mut last = None;
-        while let Some(set) = pages.next_page().await? {
+        let mut next = pages.next_page().await?;
+        while let Some(set) = next {
             last = set.idx.last().map(|&i| i as i64).or(last);
-            w.page(&set)?;
+            // The next page's query goes out first, then this page is encoded while the
+            // server reads and decompresses the next chunks (on PostgreSQL about half the
+            // time of a run's archive).
+            let (fetched, written) = tokio::join!(pages.next_page(), async { w.page(&set) });
+            written?;
+            next = fetched?;
         }
         let (rows, sum, out) = w.finish()?;
         let file = out.into_inner().map_err(|e| e.into_error())?;
