@@ -39,9 +39,7 @@ fn a_run_on_a_dac_commanded_drive_ends_with_the_dac_at_zero_torque_and_the_line_
     std::fs::write(&spec, SHORT_SWEEP).unwrap();
     let spec = spec.to_str().unwrap();
     let cfg = cfg.to_str().unwrap();
-    let o = bench(&[
-        "run", spec, "--sim", "--config", cfg, "--db", &db, "--json",
-    ]);
+    let o = bench(&["run", spec, "--sim", "--config", cfg, "--db", &db, "--json"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let out: serde_json::Value = serde_json::from_str(stdout(&o).lines().last().unwrap()).unwrap();
     // A completed run logs no safe-state line (only a stop that is not the plan's end does, as
