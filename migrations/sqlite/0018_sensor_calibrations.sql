@@ -5,7 +5,7 @@
 -- input, the profile's scale and N m (N) for a Modbus sensor. Dates are calendar days
 -- (YYYY-MM-DD). (migrations/postgres/0018_sensor_calibrations.sql: the same.)
 CREATE TABLE sensor_calibrations (
-    id           INTEGER PRIMARY KEY AUTOINCREMENT,
+    id           INTEGER PRIMARY KEY,
     bench_id     TEXT    NOT NULL,
     sensor       TEXT    NOT NULL,
     sensitivity  REAL    NOT NULL,

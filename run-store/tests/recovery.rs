@@ -6,7 +6,7 @@ use run_store::{INTERRUPTED_REASON, Recorder, RecorderConfig, RunStatus, SampleQ
 use std::time::Duration;
 
 /// The tables of a store, on either engine.
-const TABLES: [&str; 18] = [
+const TABLES: [&str; 20] = [
     "audit_log",
     "bench_heartbeats",
     "bench_pushes",
@@ -20,11 +20,13 @@ const TABLES: [&str; 18] = [
     "queue_items",
     "results",
     "run_archives",
+    "run_sensors",
     "run_summaries",
     "run_tags",
     "runs",
     "samples",
     "schedules",
+    "sensor_calibrations",
 ];
 
 #[tokio::test]
@@ -74,7 +76,8 @@ async fn migrations_apply_on_a_fresh_file_in_wal_mode() {
             (14, true),
             (15, true),
             (16, true),
-            (17, true)
+            (17, true),
+            (18, true)
         ]
     );
     let mode: String = sqlx::query_scalar("PRAGMA journal_mode")
@@ -252,7 +255,8 @@ async fn migrations_apply_on_a_fresh_postgres_database() {
             (14, true),
             (15, true),
             (16, true),
-            (17, true)
+            (17, true),
+            (18, true)
         ]
     );
     conn.close().await.unwrap();
