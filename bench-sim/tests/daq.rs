@@ -203,6 +203,11 @@ async fn the_daq_client_configures_reads_and_streams_every_scan() {
         .start_stream(&config, daq.endpoints().stream)
         .await
         .unwrap();
+    // The emulation's stream thread runs at normal priority, beside the test command's
+    // real-time benches, which can hold it off for over the 100 ms stall limit: this test is
+    // about the scans, so it waits longer, and stalls have their own check below.
+    let stall = s.stall_limit();
+    s.set_stall_limit(Duration::from_secs(5));
     let mut next_t = 0.0;
     let mut samples = Vec::new();
     while s.tracker().scans < 2000 {
@@ -220,6 +225,7 @@ async fn the_daq_client_configures_reads_and_streams_every_scan() {
         assert!((cal.volts(scan[0]) - expected_volts(&bench)).abs() <= LSB_V);
         assert_eq!(i64::from(scan[1]), counts & 0xFFFF, "counter's low word");
     }
+    s.set_stall_limit(stall);
     c.stop_stream().await.unwrap();
     // Stopped: no packet comes, and the reader calls it a stall.
     let fault = loop {

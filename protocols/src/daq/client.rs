@@ -535,6 +535,13 @@ impl DaqStream {
         self.stall
     }
 
+    /// Sets the stall limit: for a reader whose device shares its host with heavier work (an
+    /// emulation in a test beside real-time processes), where a late packet is not the fault
+    /// under test.
+    pub fn set_stall_limit(&mut self, limit: Duration) {
+        self.stall = limit;
+    }
+
     async fn read_exact(&mut self, buf: &mut [u8]) -> Result<(), StreamFault> {
         match tokio::time::timeout(self.stall, self.socket.read_exact(buf)).await {
             Err(_) => Err(StreamFault::Stalled {
