@@ -9,6 +9,7 @@
 pub mod analyse;
 mod body;
 pub mod design;
+pub mod fit_plan;
 pub mod floor;
 pub mod given;
 pub mod judge;
