@@ -41,7 +41,7 @@ impl FitPlan {
 /// low-speed check, whose stick-slip crosses the falling part of the curve.
 ///
 /// With `fall` (the Stribeck velocity and shape the sliding phases of the stick-slip placed,
-/// [`sliding`]) the static fit holds those in place of the estimate from the held points.
+/// [`sliding`](super::sliding)) the static fit holds those in place of the estimate from the held points.
 pub fn order(model: &str, est: &Estimates, fall: Option<&Fall>) -> Vec<FitPlan> {
     let unheld = !est.stribeck_held;
     let stribeck = model != "coulomb_viscous";
