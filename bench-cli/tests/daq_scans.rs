@@ -23,16 +23,7 @@ fn short_run(dir: &tempfile::TempDir, config: &str) -> (Vec<[f64; 4]>, serde_jso
     assert!(o.status.success(), "{}", stderr(&o));
     let out: serde_json::Value = serde_json::from_str(stdout(&o).lines().last().unwrap()).unwrap();
     let id = out["run_id"].as_i64().unwrap();
-    let csv = bench(&[
-        "runs",
-        "export",
-        &id.to_string(),
-        "--format",
-        "csv",
-        "--db",
-        &db,
-    ]);
-    let text = stdout(&csv);
+    let text = export_csv(&db, id);
     let header: Vec<&str> = text.lines().next().unwrap().split(',').collect();
     let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
     let cols = [col("t"), col("x"), col("v"), col("torque_sensor")];

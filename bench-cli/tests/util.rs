@@ -167,6 +167,21 @@ pub fn db_in(dir: &tempfile::TempDir) -> String {
     dir.path().join("runs.db").display().to_string()
 }
 
+/// `bench runs export ID --format csv`: the CSV text.
+pub fn export_csv(db: &str, id: i64) -> String {
+    let o = bench(&[
+        "runs",
+        "export",
+        &id.to_string(),
+        "--format",
+        "csv",
+        "--db",
+        db,
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    stdout(&o)
+}
+
 /// `bench runs show ID --json`.
 pub fn show(db: &str, id: i64) -> serde_json::Value {
     let o = bench(&["runs", "show", &id.to_string(), "--db", db, "--json"]);
