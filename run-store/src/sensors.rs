@@ -183,6 +183,17 @@ impl Store {
         Ok(rows.into_iter().map(calibration).collect())
     }
 
+    /// Every calibration in the store, oldest first (a push copies them).
+    pub(crate) async fn all_calibrations(&self) -> Result<Vec<Calibration>, Error> {
+        let sql = format!("SELECT {CAL_COLUMNS} FROM sensor_calibrations ORDER BY id");
+        let rows: Vec<CalRow> = on!(self.reader(), |p, DB| {
+            sqlx::query_as(sqlx::AssertSqlSafe(sql))
+                .fetch_all(p)
+                .await?
+        });
+        Ok(rows.into_iter().map(calibration).collect())
+    }
+
     /// The current (newest recorded) calibration of `bench`'s `sensor`.
     pub async fn current_calibration(
         &self,

@@ -1,10 +1,13 @@
 //! Calibration records: newest is current, every field checked by name; each run's zero and
-//! the calibration it used, newest first per bench and sensor; the zero's drift.
+//! the calibration it used, newest first per bench and sensor; the zero's drift; both pushed
+//! to a lab's store with the runs.
 
 use crate::on_both_engines;
 use crate::util::{Engine, new_run, temp_store};
 use chrono::NaiveDate;
-use run_store::{Error, NewCalibration, RunSensor, RunZero, Store, zero_drift};
+use run_store::{
+    Error, NewCalibration, PushOptions, RunSensor, RunStatus, RunZero, Store, zero_drift,
+};
 
 fn day(text: &str) -> NaiveDate {
     NaiveDate::parse_from_str(text, "%Y-%m-%d").unwrap()
@@ -139,10 +142,83 @@ async fn each_run_keeps_its_zero_and_calibration(engine: Engine) {
     assert!(store.set_run_zero(r1, sensor, f64::INFINITY).await.is_err());
 }
 
+/// A bench's calibrations and its runs' sensor rows reach the lab with the runs, the ids
+/// translated to the lab's; a second push copies nothing again.
+async fn a_push_takes_the_calibrations_and_each_runs_zero(engine: Engine) {
+    let (_b, bench) = temp_store(Engine::Sqlite).await;
+    let (_l, lab) = temp_store(engine).await;
+    let sensor = "daq.measured_torque";
+    // The lab numbers its own: it already holds another bench's calibration.
+    lab.add_calibration(&cal("b9", sensor, "C-9", "2027-01-10"))
+        .await
+        .unwrap();
+    let c = bench
+        .add_calibration(&cal("b1", sensor, "C-1", "2027-01-10"))
+        .await
+        .unwrap();
+    let run = run_of(&bench, "b1").await;
+    let used = RunSensor {
+        sensor: sensor.into(),
+        calibration_id: Some(c),
+        overdue: true,
+        note: Some("allowed overdue".into()),
+        zero: None,
+    };
+    bench.put_run_sensor(run, &used).await.unwrap();
+    bench.set_run_zero(run, sensor, 0.011).await.unwrap();
+    bench
+        .finish_run(run, RunStatus::Completed, None)
+        .await
+        .unwrap();
+
+    let report = bench.push(&lab, &PushOptions::default()).await.unwrap();
+    assert_eq!(
+        (report.calibrations.pushed, report.run_sensors.pushed),
+        (1, 1)
+    );
+    let there = report.pushed[0].target_id.unwrap();
+    let theirs = lab.calibrations("b1", sensor).await.unwrap();
+    let ours = bench.calibrations("b1", sensor).await.unwrap();
+    assert_eq!(theirs.len(), 1);
+    assert_ne!(theirs[0].id, c, "the lab's own id");
+    assert_eq!(
+        run_store::Calibration {
+            id: c,
+            ..theirs[0].clone()
+        },
+        ours[0]
+    );
+    assert_eq!(
+        lab.run_sensors(there).await.unwrap(),
+        [RunSensor {
+            calibration_id: Some(theirs[0].id),
+            zero: Some(0.011),
+            ..used
+        }]
+    );
+    let zeros = lab.run_zeros("b1", sensor, 10).await.unwrap();
+    assert_eq!(
+        zeros[0].at,
+        bench.run_zeros("b1", sensor, 10).await.unwrap()[0].at
+    );
+
+    let again = bench.push(&lab, &PushOptions::default()).await.unwrap();
+    assert_eq!(
+        (again.calibrations.pushed, again.calibrations.skipped),
+        (0, 1)
+    );
+    assert_eq!(
+        (again.run_sensors.pushed, again.run_sensors.skipped),
+        (0, 1)
+    );
+    assert_eq!(lab.calibrations("b1", sensor).await.unwrap().len(), 1);
+}
+
 on_both_engines!(
     the_newest_calibration_is_current,
     bad_calibrations_are_refused_naming_the_field,
     each_run_keeps_its_zero_and_calibration,
+    a_push_takes_the_calibrations_and_each_runs_zero,
 );
 
 #[test]

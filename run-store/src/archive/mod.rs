@@ -87,6 +87,27 @@ impl Archive {
     }
 }
 
+/// A run's file written and not yet checked.
+struct Written {
+    run: i64,
+    tmp: PathBuf,
+    path: PathBuf,
+    rows: u64,
+    sum: String,
+    models: Vec<String>,
+    last_idx: Option<i64>,
+}
+
+impl ArchiveReport {
+    fn add(&mut self, (done, values): (ArchivedRun, u64)) {
+        self.runs += 1;
+        self.rows += done.rows;
+        self.bytes += done.bytes;
+        self.values += values;
+        self.files.push(done);
+    }
+}
+
 #[derive(sqlx::FromRow)]
 struct Candidate {
     id: i64,
@@ -114,14 +135,33 @@ impl Store {
             .await?
         });
         let mut report = ArchiveReport::default();
+        // Two runs in flight: run k+1's file is written (the database reading, this process
+        // encoding) while run k's is read back, checked and its rows deleted.
+        let mut checking: Option<std::pin::Pin<Box<dyn Future<Output = _> + Send + '_>>> = None;
         for c in runs {
             let path = root.join(partition(&c.bench_id, &c.at, c.id));
-            let (done, values) = self.archive_run(c.id, &path, opts.with_models).await?;
-            report.runs += 1;
-            report.rows += done.rows;
-            report.bytes += done.bytes;
-            report.values += values;
-            report.files.push(done);
+            let write = self.write_run(c.id, path, opts.with_models);
+            let written = match checking.take() {
+                Some(check) => {
+                    let (written, checked) = tokio::join!(write, check);
+                    match (written, checked) {
+                        (Ok(w), Ok(done)) => {
+                            report.add(done);
+                            w
+                        }
+                        (Ok(w), Err(e)) => {
+                            let _ = std::fs::remove_file(&w.tmp);
+                            return Err(e);
+                        }
+                        (Err(e), _) => return Err(e),
+                    }
+                }
+                None => write.await?,
+            };
+            checking = Some(Box::pin(self.check_and_delete(written)));
+        }
+        if let Some(check) = checking {
+            report.add(check.await?);
         }
         if report.values > 0 {
             report.bytes_per_value = report.bytes as f64 / report.values as f64;
@@ -142,14 +182,14 @@ impl Store {
         }))
     }
 
-    /// Writes, checks and records one run's file, then deletes its chunks; returns it and the
-    /// values it holds.
-    async fn archive_run(
+    /// Writes run `run`'s file beside its final path (`.parquet.tmp`), refusing a path that
+    /// already exists.
+    async fn write_run(
         &self,
         run: i64,
-        path: &Path,
+        path: PathBuf,
         with_models: bool,
-    ) -> Result<(ArchivedRun, u64), Error> {
+    ) -> Result<Written, Error> {
         if path.exists() {
             return Err(archive_error(
                 run,
@@ -163,18 +203,45 @@ impl Store {
         let dir = path.parent().expect("BUG: a partition path has a parent");
         std::fs::create_dir_all(dir)?;
         let tmp = path.with_extension("parquet.tmp");
-        let written = self.write_file(run, &tmp, with_models).await;
-        let (rows, sum, models, last_idx) = match written {
-            Ok(w) => w,
+        match self.write_file(run, &tmp, with_models).await {
+            Ok((rows, sum, models, last_idx)) => Ok(Written {
+                run,
+                tmp,
+                path,
+                rows,
+                sum,
+                models,
+                last_idx,
+            }),
             Err(e) => {
                 let _ = std::fs::remove_file(&tmp);
-                return Err(e);
+                Err(e)
             }
+        }
+    }
+
+    /// Moves a written file to its path, reads it back (off the async workers) and, when its
+    /// rows and checksum match and the database still holds as many rows, records it and
+    /// deletes the run's chunks in one transaction; returns it and the values it holds.
+    async fn check_and_delete(&self, w: Written) -> Result<(ArchivedRun, u64), Error> {
+        let Written {
+            run,
+            tmp,
+            path,
+            rows,
+            sum,
+            models,
+            last_idx,
+        } = w;
+        std::fs::rename(&tmp, &path)?;
+        let back = {
+            let (path, models) = (path.clone(), models.clone());
+            tokio::task::spawn_blocking(move || read::checksum(&path, &models))
+                .await
+                .map_err(|e| std::io::Error::other(format!("BUG: archive check: {e}")))??
         };
-        std::fs::rename(&tmp, path)?;
-        let back = read::checksum(path, &models)?;
         if back != (rows, sum.clone()) {
-            let _ = std::fs::remove_file(path);
+            let _ = std::fs::remove_file(&path);
             return Err(archive_error(
                 run,
                 format!(
@@ -184,7 +251,7 @@ impl Store {
                 ),
             ));
         }
-        let bytes = std::fs::metadata(path)?.len();
+        let bytes = std::fs::metadata(&path)?.len();
         let text = path.to_string_lossy().into_owned();
         let models_json = serde_json::to_string(&models)?;
         on!(self.writer(), |p, DB| {
@@ -196,7 +263,7 @@ impl Store {
                     .await?;
             if in_db != Some(rows as i64) {
                 drop(tx);
-                let _ = std::fs::remove_file(path);
+                let _ = std::fs::remove_file(&path);
                 return Err(archive_error(
                     run,
                     format!(
@@ -229,7 +296,7 @@ impl Store {
         let values = rows * (8 + models.len() as u64);
         let done = ArchivedRun {
             run_id: run,
-            path: path.to_path_buf(),
+            path,
             rows,
             bytes,
             checksum: sum,

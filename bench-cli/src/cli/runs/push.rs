@@ -111,7 +111,8 @@ fn print_report(
         w,
         "{} runs pushed to {target} ({} samples in {seconds:.2} s, {:.0} samples/s), {} already \
          there, {} failed; parameter sets {} pushed, {} already there; comparisons {} pushed, {} \
-         already there; chain links {} set, {} already there",
+         already there; chain links {} set, {} already there; calibrations {} pushed, {} already \
+         there; runs' sensor records {} pushed, {} already there",
         report.pushed.len(),
         report.samples,
         report.samples as f64 / seconds,
@@ -123,5 +124,9 @@ fn print_report(
         report.comparisons.skipped,
         report.chains.pushed,
         report.chains.skipped,
+        report.calibrations.pushed,
+        report.calibrations.skipped,
+        report.run_sensors.pushed,
+        report.run_sensors.skipped,
     )
 }

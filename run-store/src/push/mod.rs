@@ -5,7 +5,8 @@
 //! copied in one transaction on the target (its record, samples, model outputs and results), so
 //! a push killed midway leaves either the whole run or nothing, and the next push copies what is
 //! missing. Every copied run is verified: the checksum of its samples read back from the target
-//! must equal the source's, or the copy is deleted and the run reported failed.
+//! must equal the source's, or the copy is deleted and the run reported failed. The sensors'
+//! calibrations and each run's sensor rows follow the runs (`sensors.rs`).
 
 use crate::backend::{AsConn, ConnRef, Location, on};
 use crate::comparisons::{ComparisonRow, insert_comparison};
@@ -16,6 +17,8 @@ use futures_util::{StreamExt, TryStreamExt};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
+
+mod sensors;
 
 /// Runs copied at the same time (10 M samples SQLite → PostgreSQL on 2 cores: 4.9 M samples/s
 /// with 2, 5.2 M/s with 3).
@@ -83,6 +86,10 @@ pub struct PushReport {
     /// Links of a continuation to the run it continues (`bench runs resume`), set once both
     /// runs are in the target.
     pub chains: Copied,
+    /// Calibration records of the sensors (`bench sensors calibrate`).
+    pub calibrations: Copied,
+    /// What each run read its sensors with (the calibration, the zero it measured).
+    pub run_sensors: Copied,
     /// Samples copied.
     pub samples: u64,
 }
@@ -215,6 +222,11 @@ impl Store {
         report.pushed.sort_by_key(|r| r.id);
         report.failed.sort_by_key(|r| r.id);
         let ids = self.id_map(target).await?;
+        let (calibrations, calibration_ids) = self.push_calibrations(target).await?;
+        report.calibrations = calibrations;
+        report.run_sensors = self
+            .push_run_sensors(target, &ids, &calibration_ids)
+            .await?;
         report.parameter_sets = self.push_parameter_sets(target, &ids).await?;
         report.comparisons = self.push_comparisons(target, &ids).await?;
         report.chains = self.push_chains(target, &ids).await?;
