@@ -224,16 +224,9 @@ impl Store {
     /// rows and checksum match and the database still holds as many rows, records it and
     /// deletes the run's chunks in one transaction; returns it and the values it holds.
     async fn check_and_delete(&self, w: Written) -> Result<(ArchivedRun, u64), Error> {
-        let Written {
-            run,
-            tmp,
-            path,
-            rows,
-            sum,
-            models,
-            last_idx,
-        } = w;
-        std::fs::rename(&tmp, &path)?;
+        let (run, rows, last_idx) = (w.run, w.rows, w.last_idx);
+        let (path, sum, models) = (w.path, w.sum, w.models);
+        std::fs::rename(&w.tmp, &path)?;
         let back = {
             let (path, models) = (path.clone(), models.clone());
             tokio::task::spawn_blocking(move || read::checksum(&path, &models))
