@@ -194,6 +194,15 @@ fn bad_requests_are_4xx_name_the_field_and_change_nothing() {
     let r = d.req("POST", "/api/schedule", Some(&sched));
     assert_eq!(r.status, 422);
     assert_eq!(r.json()["field"], "batch[1].params.velocities[1]");
+    // A mistyped parameter: its path from the typed reading, in the field and leading the message.
+    let mistyped = json!({"kind": "frictional_lag", "params": {"amplitude_rad_s": "big"}});
+    let sched = json!({"run_at": "2030-01-01T00:00:00Z", "batch": [tiny("a", 0.5), mistyped]});
+    let r = d.req("POST", "/api/schedule", Some(&sched));
+    assert_eq!(r.status, 422, "{}", r.text());
+    assert_eq!(r.json()["field"], "batch[1].params.amplitude_rad_s");
+    let error = r.json()["error"].as_str().unwrap().to_string();
+    let head = "batch[1].params.amplitude_rad_s: invalid type: string \"big\"";
+    assert!(error.starts_with(head), "{error}");
     // A start in the past (a wrong year) would move the bench at once: refused, nothing kept.
     let past = json!({"run_at": "2020-01-01T02:00:00Z", "batch": [tiny("a", 0.5), tiny("b", 0.5)]});
     let r = d.req("POST", "/api/schedule", Some(&past));

@@ -37,6 +37,7 @@ mod notify_calibration;
 mod notify_trends;
 mod openapi_file;
 mod perf_loop;
+mod procedure_names;
 mod resume;
 mod resume_serve;
 mod sensors;

@@ -44,12 +44,13 @@ pub enum Error {
     Parse(String),
     /// One field of the spec cannot be read (an unknown kind, an unknown or mistyped field):
     /// `field` is its dotted path (`kind`, `params.velocities[1]`), taken from the
-    /// deserialiser's position, never from the message.
-    #[error("spec: {message}")]
+    /// deserialiser's position, never from the message. Shown path first, as a limit or a
+    /// rule is: `params.settle_s: invalid type: string "long", expected f64`.
+    #[error("{field}: {message}")]
     Field {
         /// The spec field, dotted with indices.
         field: String,
-        /// What is wrong with it (serde's message, prefixed `params: ` inside the parameters).
+        /// What is wrong with it (serde's message).
         message: String,
     },
     /// A value exceeds a bench limit: `params.velocities[3] (12 rad/s) exceeds the velocity
@@ -122,12 +123,7 @@ impl Error {
             ("", path) => path.to_string(),
             (p, path) => format!("{p}.{path}"),
         };
-        let inner = e.into_inner();
-        let message = if prefix.is_empty() {
-            inner.to_string()
-        } else {
-            format!("{prefix}: {inner}")
-        };
+        let message = e.into_inner().to_string();
         Error::Field { field, message }
     }
 

@@ -17,7 +17,7 @@ use super::db::DbArgs;
 use super::{InputError, json_arg};
 use bench_daemon::fitting::validate::{Record, held_out};
 use bench_daemon::fitting::{FitError, FitRequest, fit};
-use friction::identify::procedures::{Given, Table};
+use friction::identify::procedures::{Given, PROCEDURES, Table};
 use serde_json::Value;
 
 /// Arguments of `bench fit`.
@@ -27,9 +27,7 @@ pub struct FitArgs {
     /// Model id whose parameters are fitted (see `bench models`).
     #[arg(long)]
     model: String,
-    /// Procedure: static_curve, phi_s, idim_ls, power_rls, staircase, presliding_sine,
-    /// step_damping, nnaji, lugre_regression, maxwell_slip, ruina_step, aep, output_error.
-    #[arg(long)]
+    #[arg(long, help = procedures_help())]
     procedure: String,
     /// Stored run to fit (see `bench runs list`); the result is saved as a parameter set.
     #[arg(long, value_name = "ID")]
@@ -103,6 +101,12 @@ pub fn run(args: &FitArgs) -> anyhow::Result<()> {
         &done.report,
         Some((done.set_id, &done.name)),
     )
+}
+
+/// `--procedure`'s help: the registry's procedures, so that a new one is listed without an edit.
+fn procedures_help() -> String {
+    let names: Vec<&str> = PROCEDURES.iter().map(|p| p.name).collect();
+    format!("Procedure: {}", names.join(", "))
 }
 
 /// `--given` as an object (empty without it).

@@ -11,7 +11,7 @@ use crate::config::Geometry;
 use friction::identify::procedures::Offset;
 use friction::identify::procedures::compare::{self, CompareOptions, ModelChoice, Regimes, Table};
 use friction::identify::procedures::compare_inverse;
-use friction::identify::procedures::output_error::{Replay, Segment};
+use friction::identify::procedures::output_error::{self, Replay, Segment};
 use run_store::{NewComparison, Store};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
@@ -215,7 +215,7 @@ impl CompareJob {
         // (The inverse comparison fits from the data alone: a start would be held fixed.)
         if let Some(store) = store.filter(|_| !inverse) {
             for m in models.iter_mut() {
-                let start = start::start_for(store, &m.model, "output_error").await?;
+                let start = start::start_for(store, &m.model, &output_error::PROCEDURE).await?;
                 if let Value::Object(p) = &mut m.params {
                     start.under(p);
                 }

@@ -13,7 +13,7 @@ use super::run_data::{self, Selection};
 use super::{Field, FitError, FitRequest, start};
 use crate::InputError;
 use experiments::{Results, Role};
-use friction::identify::procedures::{self, FitReport, Given, Reads, Table};
+use friction::identify::procedures::{self, FitReport, Given, Procedure, Reads, Table};
 use run_store::{Run, Store};
 use serde_json::{Map, Value, json};
 use std::path::Path;
@@ -47,11 +47,10 @@ pub fn report_json(report: &FitReport, saved: Option<(i64, &str)>) -> Result<Val
     Ok(v)
 }
 
-/// An unknown procedure is an input error naming the known ones.
-pub fn check_procedure(procedure: &str) -> Result<(), FitError> {
-    procedures::procedure(procedure)
-        .map(|_| ())
-        .map_err(|e| FitError::field(Field::Procedure, format!(": {e}")))
+/// The registry's procedure `name`: the request's procedure, read once at the edge; an unknown
+/// one is an input error naming the known ones.
+pub fn check_procedure(name: &str) -> Result<&'static Procedure, FitError> {
+    procedures::procedure(name).map_err(|e| FitError::field(Field::Procedure, format!(": {e}")))
 }
 
 /// Fits the stored run of `req` in the run database at `db` and saves the result as a
@@ -60,11 +59,11 @@ pub fn fit_stored(req: &FitRequest, db: &Path) -> Result<Fitted, FitError> {
     super::non_empty(Field::Model, &req.model)?;
     super::non_empty(Field::Procedure, &req.procedure)?;
     let sel = Selection::parse(req.segments.as_deref(), req.t_range.as_deref())?;
-    check_procedure(&req.procedure)?;
+    let procedure = check_procedure(&req.procedure)?;
     if req.name.as_deref().is_some_and(|n| n.trim().is_empty()) {
         return Err(FitError::field(Field::Name, " must not be empty"));
     }
-    on_store(db, async |store| fit_in(store, req, &sel).await)
+    on_store(db, async |store| fit_in(store, req, procedure, &sel).await)
 }
 
 /// Runs `f` on the run database at `db` on a runtime of its own, closing the store after it.
@@ -94,20 +93,27 @@ fn input_or_failed(e: anyhow::Error) -> FitError {
     }
 }
 
-async fn fit_in(store: &Store, req: &FitRequest, sel: &Selection) -> Result<Fitted, FitError> {
+async fn fit_in(
+    store: &Store,
+    req: &FitRequest,
+    procedure: &'static Procedure,
+    sel: &Selection,
+) -> Result<Fitted, FitError> {
     let id = req.run;
     let run = run_data::load_run(store, id, Field::Run).await?;
-    let (table, notes) = run_table(store, &run, &req.procedure, sel).await?;
+    let (table, notes) = run_table(store, &run, procedure, sel).await?;
     let mut given = req.given.clone().unwrap_or_default();
-    let load_note = super::plant::load_from_run(&run, &req.procedure, &mut given);
-    let start = start::start_for(store, &req.model, &req.procedure).await?;
-    if registered(&req.procedure)?.iterates {
+    let load_note = super::plant::load_from_run(&run, procedure, &mut given);
+    let start = start::start_for(store, &req.model, procedure).await?;
+    if procedure.iterates {
         start_under_params(&start, &mut given);
     }
-    let level = (req.procedure == "presliding_sine")
+    // A procedure taking the breakaway level `fs` (the bristle loop's, presliding_sine).
+    let level = procedure
+        .takes("fs")
         .then(|| bristle_level(&start, &mut given))
         .flatten();
-    let mut report = fit_table(&req.procedure, &req.model, &table, &given)?;
+    let mut report = fit_table(procedure.name, &req.model, &table, &given)?;
     if let Some(fs) = level {
         report.provenance.notes.push(format!(
             "given.fs = {fs} (the bristle loop's level): the smaller fs of the start values"
@@ -206,7 +212,7 @@ pub fn fit_table(
 }
 
 /// The registry's procedure `name`, an unknown one refused as the user's mistake.
-fn registered(name: &str) -> Result<&'static procedures::Procedure, FitError> {
+pub(super) fn registered(name: &str) -> Result<&'static Procedure, FitError> {
     procedures::procedure(name).map_err(|e| FitError::Input(InputError(e.to_string())))
 }
 
@@ -214,11 +220,11 @@ fn registered(name: &str) -> Result<&'static procedures::Procedure, FitError> {
 pub(super) async fn run_table(
     store: &Store,
     run: &Run,
-    procedure: &str,
+    proc: &'static Procedure,
     sel: &Selection,
 ) -> Result<(Table, Vec<String>), FitError> {
     let imported = run.kind == run_store::IMPORTED_KIND;
-    let reads = registered(procedure)?.reads;
+    let (procedure, reads) = (proc.name, proc.reads);
     let wrong_kind = |works: &[&str]| {
         let also = match reads {
             Reads::BreakawayRates => "",
@@ -312,7 +318,7 @@ pub(super) async fn run_table(
             {
                 return Err(wrong_kind(works));
             }
-            let (sel, part) = match part_of(run, procedure, sel)? {
+            let (sel, part) = match part_of(run, proc, sel)? {
                 Some((part, note)) => (part, Some(note)),
                 None => (*sel, None),
             };
@@ -367,12 +373,13 @@ fn part_roles(part: &procedures::Part) -> Result<Vec<Role>, FitError> {
 /// `presliding` run: the selection of that part's segments and a note saying so.
 fn part_of(
     run: &Run,
-    procedure: &str,
+    procedure: &Procedure,
     sel: &Selection,
 ) -> Result<Option<(Selection, String)>, FitError> {
-    let Some(part) = registered(procedure)?.part else {
+    let Some(part) = procedure.part else {
         return Ok(None);
     };
+    let procedure = procedure.name;
     let roles = part_roles(&part)?;
     let part = part.name;
     if run.kind != "presliding" || *sel != Selection::default() {
@@ -436,7 +443,7 @@ fn replay(model: &str, doc: &Value, table: &Table) -> Option<Value> {
     }))
 }
 
-/// `presliding_sine`'s bristle level `given.fs`, when the user gave none: the smaller `fs` of
+/// The bristle level `given.fs` (of `presliding_sine`), when the user gave none: the smaller `fs` of
 /// the start values (the sine crosses both directions). Returns the value it put there.
 fn bristle_level(start: &start::Start, given: &mut Given) -> Option<f64> {
     if given.contains_key("fs") {

@@ -154,8 +154,7 @@ pub struct FitRequest {
     /// Model id whose parameters are fitted (`GET /api/models`).
     #[schemars(length(min = 1))]
     pub model: String,
-    /// Procedure: static_curve, phi_s, idim_ls, power_rls, staircase, presliding_sine,
-    /// step_damping, nnaji, lugre_regression, maxwell_slip, ruina_step, aep, output_error.
+    /// Procedure, by name: one of `GET /api/procedures` (what each reads, fits and takes).
     #[schemars(length(min = 1))]
     pub procedure: String,
     /// The stored run to fit.

@@ -17,19 +17,12 @@
 //! fit or a comparison subtracts it from the measured force unless it fits its own.
 
 use crate::db::store_error;
+use friction::identify::procedures::{self, Procedure};
 use run_store::{ParameterSet, Store};
 use serde_json::{Map, Value, json};
 
 /// Models whose static fit may start a fit of any model with `fc`, `fs`, `vs`.
 const STATIC_SOURCES: &[&str] = &["stribeck_exp", "static_armstrong"];
-
-/// Procedures that fit a model's presliding part.
-const PRESLIDING: &[&str] = &[
-    "presliding_sine",
-    "lugre_regression",
-    "maxwell_slip",
-    "step_damping",
-];
 
 /// Names of the viscous coefficient across models.
 const VISCOUS: &[&str] = &["fv", "sigma2"];
@@ -71,23 +64,23 @@ impl Start {
 }
 
 /// The start of a fit of `model` by `procedure` from the sets in `store`.
-pub async fn start_for(store: &Store, model: &str, procedure: &str) -> anyhow::Result<Start> {
+pub async fn start_for(store: &Store, model: &str, procedure: &Procedure) -> anyhow::Result<Start> {
     let Ok(entry) = friction::registry::entry(model) else {
         return Ok(Start::default());
     };
     let sets = store.parameter_sets(None).await.map_err(store_error)?;
     let has = |n: &str| entry.params.iter().any(|p| p.name == n);
     let mut start = Start::default();
-    if procedure != "static_curve"
+    if !procedure.fits_static_curve()
         && let Some(set) = newest_static(&sets, model)
     {
         let names = stribeck_names(&set.model_id, has);
         add(&mut start, set, &names, entry.asymmetric, "static fit");
     }
-    if !PRESLIDING.contains(&procedure)
+    if !procedure.fits_presliding()
         && let Some(set) = sets
             .iter()
-            .filter(|s| s.model_id == model && PRESLIDING.contains(&procedure_of(s)))
+            .filter(|s| s.model_id == model && fitted_by(s, Procedure::fits_presliding))
             .max_by_key(|s| s.id)
     {
         let names: Vec<(String, String)> = set
@@ -104,17 +97,20 @@ pub async fn start_for(store: &Store, model: &str, procedure: &str) -> anyhow::R
     Ok(start)
 }
 
-fn procedure_of(set: &ParameterSet) -> &str {
+/// Whether the registry's procedure that fitted `set` is one `what` holds for (a set fitted by
+/// a procedure no longer registered: no).
+fn fitted_by(set: &ParameterSet, what: fn(&Procedure) -> bool) -> bool {
     set.provenance
         .get("procedure")
         .and_then(Value::as_str)
-        .unwrap_or_default()
+        .and_then(|name| procedures::procedure(name).ok())
+        .is_some_and(what)
 }
 
 /// The newest `static_curve` set of `model`, else of a static source model.
 fn newest_static<'a>(sets: &'a [ParameterSet], model: &str) -> Option<&'a ParameterSet> {
     let is_static = |s: &&ParameterSet| {
-        procedure_of(s) == "static_curve"
+        fitted_by(s, Procedure::fits_static_curve)
             && ["fc", "fs", "vs"]
                 .iter()
                 .all(|n| s.params.get(n).is_some_and(Value::is_number))

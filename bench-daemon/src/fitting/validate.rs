@@ -55,7 +55,7 @@ fn csv_table(path: &str) -> Result<Table, FitError> {
 
 /// Run `id`'s table for the report's procedure.
 fn stored_table(report: &FitReport, id: i64, db: &Path) -> Result<Table, FitError> {
-    let procedure = &report.provenance.procedure;
+    let procedure = super::fit::registered(&report.provenance.procedure)?;
     super::fit::on_store(db, async |store| {
         let run = run_data::load_run(store, id, Field::Validate).await?;
         let (table, _) =

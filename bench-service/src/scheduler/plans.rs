@@ -300,14 +300,20 @@ pub fn check_value(v: &Value, loaded: &Loaded, prefix: &str) -> Result<Checked, 
         }
     };
     let spec_err = |e: experiments::Error| {
-        let field = match &e {
-            // The document as a whole (not a JSON object): named by where it stands.
-            experiments::Error::Field { field, .. } if field == "spec" && !prefix.is_empty() => {
+        if let experiments::Error::Field { field, message } = &e {
+            // Named by its path under the entry's (`batch[1].params.amplitude: invalid type…`).
+            let field = if field == "spec" && !prefix.is_empty() {
                 prefix.to_string()
+            } else {
+                join(field)
+            };
+            let message = format!("{field}: {message}");
+            return SchedulerError::Invalid { field, message };
+        }
+        let field = match &e {
+            experiments::Error::Limit { field, .. } | experiments::Error::Invalid { field, .. } => {
+                join(field)
             }
-            experiments::Error::Limit { field, .. }
-            | experiments::Error::Invalid { field, .. }
-            | experiments::Error::Field { field, .. } => join(field),
             _ => join("spec"),
         };
         SchedulerError::Invalid {
@@ -431,12 +437,26 @@ mod tests {
             let (got, message) = field(doc.clone(), prefix);
             assert_eq!(got, want, "{doc} → {message}");
         }
+        // The message leads with the field's whole path, from the typed error's parts.
         let (_, message) = field(
             json!({"kind": "torque_ramp", "params": {"rate": 1}}),
             "spec",
         );
         assert!(
-            message.starts_with("spec: params: unknown field `rate`"),
+            message.starts_with("params.rate: unknown field `rate`"),
+            "{message}"
+        );
+        let (_, message) = field(
+            json!({"kind": "constant_velocity_sweep", "params": {"settle_s": "long"}}),
+            "batch[1]",
+        );
+        assert!(
+            message.starts_with("batch[1].params.settle_s: invalid type: string \"long\""),
+            "{message}"
+        );
+        let (_, message) = field(json!(["torque_ramp"]), "batch[1]");
+        assert!(
+            message.starts_with("batch[1]: a spec document"),
             "{message}"
         );
     }

@@ -142,6 +142,18 @@ impl Procedure {
         self.options.iter().any(|o| o.name == name)
     }
 
+    /// Whether it fits a model's presliding part: it reads a part of a presliding run. Its
+    /// sets start the presliding values of later fits of the model.
+    pub fn fits_presliding(&self) -> bool {
+        self.part.is_some()
+    }
+
+    /// Whether it fits the steady-state (Stribeck) curve from a sweep's points. Its sets
+    /// start the curve of later fits of any model.
+    pub fn fits_static_curve(&self) -> bool {
+        self.reads == Reads::SweepPoints
+    }
+
     /// Refuses a value of `given` of the wrong type, naming the key and what it must be, and a
     /// key this procedure does not take, naming it and the keys it
     /// takes (so that a misspelt option never runs the fit without it).
