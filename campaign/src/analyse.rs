@@ -142,7 +142,7 @@ pub async fn fit_and_compare(
                 estimate_runs: vec![presliding],
                 validate_runs: vec![validation],
                 models: req.models.iter().map(|m| format!("{m}=none")).collect(),
-                options: json!({"replay": "velocity", "presliding_velocity": PRESLIDING_V,
+                options: json!({"replay": "velocity", "velocity": "encoder centred difference", "presliding_velocity": PRESLIDING_V,
                                 "campaign": c.id, "params": "each model's final campaign set"}),
                 table: json,
             };
@@ -199,19 +199,22 @@ fn final_fit_id(fits: &[FitRecord], model: &str) -> Option<i64> {
 }
 
 /// Scores `models` (no fitting) on the validation run, the presliding run as estimation data,
-/// replayed by the measured velocity.
+/// replayed by the encoder's speed ([`super::encoder_velocity`]).
 async fn score(
     store: &Store,
     estimate: i64,
     validation: i64,
     models: Vec<ModelChoice>,
 ) -> anyhow::Result<compare::Table> {
-    let est = read_sources(Field::Estimate, &[Source::Run(estimate)], Some(store))
+    let mut est = read_sources(Field::Estimate, &[Source::Run(estimate)], Some(store))
         .await
         .map_err(|e| anyhow::anyhow!("{e}"))?;
-    let val = read_sources(Field::Validate, &[Source::Run(validation)], Some(store))
+    let mut val = read_sources(Field::Validate, &[Source::Run(validation)], Some(store))
         .await
         .map_err(|e| anyhow::anyhow!("{e}"))?;
+    est.iter_mut()
+        .chain(val.iter_mut())
+        .for_each(super::encoder_velocity::from_encoder);
     let opts = CompareOptions {
         replay: Replay::Velocity,
         regimes: Regimes {
