@@ -8,7 +8,7 @@
 use bench_daemon::config::Loaded;
 use bench_daemon::control::{Control, Devices, SimIo, Status, TruthLog};
 use bench_daemon::session::{self, Watchers};
-use experiments::{Format, Sample};
+use experiments::Sample;
 use friction::identify::procedures::output_error::{Replay, Segment, residuals_of};
 
 fn mse(r: &[f64]) -> f64 {
@@ -25,8 +25,7 @@ fn the_true_model_replayed_from_the_encoder_leaves_a_tenth_of_the_drive_estimate
         let store = run_store::Store::open(dir.path().join("runs.db"))
             .await
             .unwrap();
-        let spec = campaign::design::validation().to_string();
-        let checked = session::check(&spec, Format::Json, &loaded).unwrap();
+        let checked = session::check_spec(campaign::design::validation(), &loaded).unwrap();
         let sim = bench_sim::Sim::new(bench_sim::SimParams::default(), &truth).unwrap();
         let log = TruthLog::default();
         let io = SimIo::new(sim).with_truth_log(log.clone());
