@@ -123,12 +123,13 @@ fn the_true_model_replayed_from_the_encoder_leaves_a_tenth_of_the_drive_estimate
         &x,
         &meas,
     ));
-    let encoder = mse(&replay(
+    let enc_r = replay(
         "encoder centred v, measured torque (campaign)",
         &cv,
         &x,
         &meas,
-    ));
+    );
+    let encoder = mse(&enc_r);
     assert!(
         encoder < 0.1 * drive,
         "encoder {encoder:.3e} drive {drive:.3e}"
@@ -152,12 +153,23 @@ fn the_true_model_replayed_from_the_encoder_leaves_a_tenth_of_the_drive_estimate
             .map(|(a, b)| a.measured_torque() - b.measured_torque())
             .collect();
         let dx: Vec<f64> = a.iter().zip(&b).map(|(a, b)| a.x - b.x).collect();
+        let truth_r = |seg: u32| {
+            let r: Vec<f64> = samples
+                .iter()
+                .zip(&enc_r)
+                .filter(|(s, _)| s.segment == seg)
+                .map(|(_, r)| *r)
+                .collect();
+            mse(&r)
+        };
         eprintln!(
-            "piece {k}: n {} / {}, half msd {:.3e}, rms dx {:.3e}",
+            "piece {k}: n {} / {}, half msd {:.3e}, rms dx {:.3e}, true model's replay mse {:.3e} / {:.3e}",
             a.len(),
             b.len(),
             0.5 * mse(&d),
-            mse(&dx).sqrt()
+            mse(&dx).sqrt(),
+            truth_r(k),
+            truth_r(k + pieces as u32)
         );
     }
 }
