@@ -176,6 +176,7 @@ async fn fit_one(
         segments: None,
         t_range: None,
         timeout_s: Some(FIT_FUSE_S),
+        encoder_velocity: true,
     };
     let dbp = db.to_path_buf();
     let fitted = tokio::task::spawn_blocking(move || fit_stored(&fr, &dbp)).await?;

@@ -15,15 +15,10 @@ use friction::identify::procedures::output_error::Segment;
 /// Replaces `seg.v` by the centred difference of `seg.x` (one-sided at the ends); a segment
 /// of fewer than two samples is left as it is.
 pub fn from_encoder(seg: &mut Segment) {
-    let (t, x) = (&seg.t, &seg.x);
-    let n = t.len().min(x.len());
-    if n < 2 {
+    if seg.t.len().min(seg.x.len()) < 2 {
         return;
     }
-    let slope = |a: usize, b: usize| (x[b] - x[a]) / (t[b] - t[a]);
-    seg.v = (0..n)
-        .map(|i| slope(i.saturating_sub(1), (i + 1).min(n - 1)))
-        .collect();
+    seg.v = bench_daemon::fitting::run_data::centred_speed(&seg.t, &seg.x);
 }
 
 #[cfg(test)]
