@@ -17,7 +17,7 @@ use bench_daemon::fitting::compare::{Source, read_sources};
 use bench_daemon::fitting::{Field, FitRequest, fit::fit_stored};
 use friction::identify::procedures::Offset;
 use friction::identify::procedures::compare::{self, CompareOptions, ModelChoice, Regimes};
-use friction::identify::procedures::output_error::Replay;
+use friction::identify::procedures::output_error::{Replay, Speed};
 use friction::identify::procedures::quality::REL_STD_ERROR_LIMIT;
 use run_store::{NewComparison, Store};
 use serde_json::{Value, json};
@@ -142,7 +142,7 @@ pub async fn fit_and_compare(
                 estimate_runs: vec![presliding],
                 validate_runs: vec![validation],
                 models: req.models.iter().map(|m| format!("{m}=none")).collect(),
-                options: json!({"replay": "velocity", "velocity": "encoder centred difference", "presliding_velocity": PRESLIDING_V,
+                options: json!({"replay": "velocity", "velocity": "encoder centred difference", "speed": "displacement", "presliding_velocity": PRESLIDING_V,
                                 "campaign": c.id, "params": "each model's final campaign set"}),
                 table: json,
             };
@@ -225,6 +225,7 @@ async fn score(
         max_iters: 1,
         timeout: None,
         offset: Offset::None,
+        speed: Speed::Displacement,
     };
     tokio::task::spawn_blocking(move || {
         let mut table = compare::compare(&est, &val, &models, &opts)?;

@@ -2,14 +2,15 @@
 //! repeatability, measured on the default simulated bench with its ground truth beside every
 //! sample (`cargo test -p campaign --test replay_floor -- --nocapture` prints the numbers):
 //! the replay driven by the drive's filtered speed estimate, by the plant's true speed sampled
-//! at the loop's rate, and by the encoder's centred difference (what the campaign scores with,
-//! [`campaign::encoder_velocity`]); and the floor piece by piece.
+//! at the loop's rate, by the encoder's centred difference, and by that difference run between
+//! samples so the model moves the encoder's displacement (`Speed::Displacement`, what the
+//! campaign scores with, [`campaign::encoder_velocity`]); and the floor piece by piece.
 
 use bench_daemon::config::Loaded;
 use bench_daemon::control::{Control, Devices, SimIo, Status, TruthLog};
 use bench_daemon::session::{self, Watchers};
 use experiments::Sample;
-use friction::identify::procedures::output_error::{Replay, Segment, residuals_of};
+use friction::identify::procedures::output_error::{Replay, Segment, Speed, residuals_with};
 
 fn mse(r: &[f64]) -> f64 {
     r.iter().map(|x| x * x).sum::<f64>() / r.len() as f64
@@ -73,7 +74,7 @@ fn the_true_model_replayed_from_the_encoder_leaves_a_tenth_of_the_drive_estimate
     let u: Vec<f64> = samples.iter().map(Sample::applied_torque).collect();
     let tx: Vec<f64> = log.iter().map(|s| s.x_rad).collect();
     let tv: Vec<f64> = log.iter().map(|s| s.v_rad_s).collect();
-    let replay = |name: &str, v: &[f64], x: &[f64], target: &[f64]| {
+    let replay_by = |speed: Speed, name: &str, v: &[f64], x: &[f64], target: &[f64]| {
         let seg = Segment::from_columns(
             "exp",
             &["t", "x", "v", "u", "friction"],
@@ -86,7 +87,8 @@ fn the_true_model_replayed_from_the_encoder_leaves_a_tenth_of_the_drive_estimate
             ],
         )
         .unwrap();
-        let r = residuals_of(&truth.model, &truth.params, &[seg], Replay::Velocity).unwrap();
+        let r =
+            residuals_with(&truth.model, &truth.params, &[seg], Replay::Velocity, speed).unwrap();
         let r = &r[0];
         let m = mse(r);
         let slow: Vec<f64> = r
@@ -111,6 +113,9 @@ fn the_true_model_replayed_from_the_encoder_leaves_a_tenth_of_the_drive_estimate
         );
         r.clone()
     };
+    let replay = |name: &str, v: &[f64], x: &[f64], target: &[f64]| {
+        replay_by(Speed::Linear, name, v, x, target)
+    };
     replay("true v, measured torque", &tv, &tx, &meas);
     replay("measured v, true friction", &v, &x, &tf);
     replay("true v, true friction", &tv, &tx, &tf);
@@ -123,18 +128,43 @@ fn the_true_model_replayed_from_the_encoder_leaves_a_tenth_of_the_drive_estimate
         &x,
         &meas,
     ));
-    let enc_r = replay(
-        "encoder centred v, measured torque (campaign)",
+    let encoder = mse(&replay(
+        "encoder centred v, measured torque",
         &cv,
         &x,
         &meas,
-    );
-    let encoder = mse(&enc_r);
+    ));
     assert!(
         encoder < 0.1 * drive,
         "encoder {encoder:.3e} drive {drive:.3e}"
     );
     replay("encoder centred v, true friction", &cv, &x, &tf);
+    let enc_r = replay_by(
+        Speed::Displacement,
+        "encoder centred v, the encoder's displacement, measured torque (campaign)",
+        &cv,
+        &x,
+        &meas,
+    );
+    let displaced = mse(&enc_r);
+    assert!(
+        displaced < 0.5 * encoder,
+        "displacement {displaced:.3e} centred {encoder:.3e}"
+    );
+    replay_by(
+        Speed::Displacement,
+        "encoder centred v, the encoder's displacement, true friction",
+        &cv,
+        &x,
+        &tf,
+    );
+    replay_by(
+        Speed::Displacement,
+        "true v, true displacement, true friction",
+        &tv,
+        &tx,
+        &tf,
+    );
     let mut noiseless = samples.clone();
     for (s, f) in noiseless.iter_mut().zip(&tf) {
         s.torque_sensor = *f;
