@@ -97,8 +97,8 @@ pub async fn fit_and_compare(
             let mut fit = fit_one(model, procedure, run(from)?, given, name, db).await?;
             fit.note = Some(STATIC_FROM_BREAKAWAY.into());
             if fit.undetermined(&["vs"], REL_STD_ERROR_LIMIT)
-                && !steps.iter().any(|s| s.procedure == "output_error")
                 && let Some(dynamic) = output_error_step(model)
+                && !steps.contains(&dynamic)
             {
                 steps.push(dynamic);
             }
