@@ -139,9 +139,11 @@ fn final_params(c: &Value, model: &str) -> Value {
 /// The default models on the default simulated bench: the answer is what its numbers say
 /// (adequate exactly when the best model is within twice the floor, and then only it says
 /// "describes this bench best"), and every static parameter of the best model is within 3 %
-/// of the truth or flagged in `not_measured`. Prints the campaign table's row. (Issue 41 asks
-/// for this answer to be adequate and within 1.5 times the truth's MSE; on this bench the
-/// true model itself leaves about 4 times the floor in the velocity replay: see the report.)
+/// of the truth or flagged in `not_measured`. Prints the campaign table's row. Since GMS's
+/// slip dynamics and breakaway are fitted by output error on the presliding run the answer is
+/// adequate (0.17 × the floor) and within twice the truth's MSE (1.81; issue 41 asks for 1.5:
+/// docs/src/characterise.md#gms-output-error); before, it fell back to the Coulomb + viscous
+/// steady state at 2.7 × the floor and 30 × the truth's.
 #[test]
 fn the_default_models_on_the_default_bench_get_an_answer_that_matches_its_numbers() {
     let (c, html) = default_bench("coulomb_viscous,stribeck_exp,lugre,gms");
@@ -149,6 +151,9 @@ fn the_default_models_on_the_default_bench_get_an_answer_that_matches_its_number
     table_row("default bench, default models", a);
     let k = a["best_over_floor"].as_f64().unwrap();
     assert_eq!(a["adequate"], k <= 2.0, "{a}");
+    assert_eq!(a["adequate"], true, "{a}");
+    let over_truth = a["best_over_truth"].as_f64().unwrap();
+    assert!(over_truth <= 2.0, "best/truth {over_truth}: {a}");
     let text = a["text"].as_str().unwrap();
     assert_eq!(
         text.contains("describes this bench best"),

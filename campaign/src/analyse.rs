@@ -17,7 +17,7 @@ use bench_daemon::fitting::compare::{Source, read_sources};
 use bench_daemon::fitting::{Field, FitRequest, fit::fit_stored};
 use friction::identify::procedures::Offset;
 use friction::identify::procedures::compare::{self, CompareOptions, ModelChoice, Regimes};
-use friction::identify::procedures::output_error::Replay;
+use friction::identify::procedures::output_error::{Replay, Speed};
 use friction::identify::procedures::quality::REL_STD_ERROR_LIMIT;
 use run_store::{NewComparison, Store};
 use serde_json::{Value, json};
@@ -97,8 +97,8 @@ pub async fn fit_and_compare(
             let mut fit = fit_one(model, procedure, run(from)?, given, name, db).await?;
             fit.note = Some(STATIC_FROM_BREAKAWAY.into());
             if fit.undetermined(&["vs"], REL_STD_ERROR_LIMIT)
-                && !steps.iter().any(|s| s.procedure == "output_error")
                 && let Some(dynamic) = output_error_step(model)
+                && !steps.contains(&dynamic)
             {
                 steps.push(dynamic);
             }
@@ -142,7 +142,7 @@ pub async fn fit_and_compare(
                 estimate_runs: vec![presliding],
                 validate_runs: vec![validation],
                 models: req.models.iter().map(|m| format!("{m}=none")).collect(),
-                options: json!({"replay": "velocity", "presliding_velocity": PRESLIDING_V,
+                options: json!({"replay": "velocity", "velocity": "encoder centred difference", "speed": "displacement", "presliding_velocity": PRESLIDING_V,
                                 "campaign": c.id, "params": "each model's final campaign set"}),
                 table: json,
             };
@@ -176,6 +176,7 @@ async fn fit_one(
         segments: None,
         t_range: None,
         timeout_s: Some(FIT_FUSE_S),
+        encoder_velocity: true,
     };
     let dbp = db.to_path_buf();
     let fitted = tokio::task::spawn_blocking(move || fit_stored(&fr, &dbp)).await?;
@@ -199,19 +200,22 @@ fn final_fit_id(fits: &[FitRecord], model: &str) -> Option<i64> {
 }
 
 /// Scores `models` (no fitting) on the validation run, the presliding run as estimation data,
-/// replayed by the measured velocity.
+/// replayed by the encoder's speed ([`super::encoder_velocity`]).
 async fn score(
     store: &Store,
     estimate: i64,
     validation: i64,
     models: Vec<ModelChoice>,
 ) -> anyhow::Result<compare::Table> {
-    let est = read_sources(Field::Estimate, &[Source::Run(estimate)], Some(store))
+    let mut est = read_sources(Field::Estimate, &[Source::Run(estimate)], Some(store))
         .await
         .map_err(|e| anyhow::anyhow!("{e}"))?;
-    let val = read_sources(Field::Validate, &[Source::Run(validation)], Some(store))
+    let mut val = read_sources(Field::Validate, &[Source::Run(validation)], Some(store))
         .await
         .map_err(|e| anyhow::anyhow!("{e}"))?;
+    est.iter_mut()
+        .chain(val.iter_mut())
+        .for_each(super::encoder_velocity::from_encoder);
     let opts = CompareOptions {
         replay: Replay::Velocity,
         regimes: Regimes {
@@ -221,6 +225,7 @@ async fn score(
         max_iters: 1,
         timeout: None,
         offset: Offset::None,
+        speed: Speed::Displacement,
     };
     tokio::task::spawn_blocking(move || {
         let mut table = compare::compare(&est, &val, &models, &opts)?;

@@ -4,6 +4,22 @@
 //! friction plus its own noise, so their difference carries the noise twice: half the mean
 //! squared difference is the noise's variance, the validation MSE no model can beat
 //! (`answer.floor_mse`).
+//!
+//! It is not yet that: on the default simulated bench (`cargo test -p campaign --test
+//! replay_floor -- --nocapture`) the passes start from different states (the first from rest,
+//! the second from the end of the first's last step), and their opening hold and first ramp
+//! differ by 7.2e-2 and 1.2e-2 N² m² (half the mean squared difference; the angle by 1.4e-2 and
+//! 6.0e-3 rad rms) against 5e-6 to 4e-4 on every later piece, so those two pieces make the
+//! floor 5.3e-3 where the pieces both passes share give 8.6e-5 (the sensor's noise alone:
+//! 1.0e-5). Replayed on the encoder's displacement ([`super::encoder_velocity`]) the true model
+//! leaves 4.8e-4, 0.09 of the floor but 5.6 times the shared pieces'; replayed on the plant's
+//! true angle and speed it leaves 3.8e-6, so that remainder is the encoder's: one count
+//! (4.8e-5 rad) against the presliding stiffness (1000 N m/rad) is 0.048 N m, whose uniform
+//! spread (variance 1.9e-4) is what the holds leave, and a reversal between two samples is not
+//! seen at all (the steps, 8e-4 to 2.6e-3). A floor of the shared pieces alone would count
+//! that against every model, the true one included, and a static model, which has no friction
+//! at rest to offer, leaves 40 to 58 times it on a static truth: the floor stays over both
+//! passes until a floor that includes what the encoder cannot resolve is measured.
 
 use experiments::Sample;
 use run_store::Store;

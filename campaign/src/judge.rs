@@ -18,6 +18,9 @@ pub const ADEQUATE_RATIO: f64 = 2.0;
 /// Caveat of a static fit that held `fs` at the breakaway step's.
 pub const FS_FROM_BREAKAWAY: &str =
     "fs from the breakaway step: the sweep did not measure the fall from it";
+/// Caveat of a static fit that held `fs` at the breakaway step's when the best model's final
+/// fit then freed `fs` by output error (GMS on the presliding run).
+pub const FS_BY_OUTPUT_ERROR: &str = "fs fitted by output error on the presliding run's breakaways (from the breakaway step's before): the sweep did not measure the fall from it";
 /// Caveat of a presliding fit whose verdict says the stiffness is not determined.
 pub const STIFFNESS_NOT_DETERMINED: &str = "presliding stiffness not determined";
 
@@ -37,12 +40,21 @@ pub fn judge(c: &Record, floor: Option<f64>, answer: &mut Judged) {
         not_measured.insert("vs".into(), format!("no held speed below {v:.3} rad/s"));
         not_measured.insert("delta".into(), "held at 2".into());
     }
+    let best_model = answer.ranking.iter().find(|r| r.validation_mse.is_some());
     if fs_from_breakaway(c) {
-        caveats.push(FS_FROM_BREAKAWAY.to_string());
-        not_measured.insert(
-            "fs".into(),
-            "from the breakaway step's slowest torque ramp".into(),
-        );
+        let refit = best_model.is_some_and(|b| fs_by_output_error(c, &b.model));
+        let (caveat, why) = match refit {
+            true => (
+                FS_BY_OUTPUT_ERROR,
+                "fitted by output error on the presliding run's breakaways",
+            ),
+            false => (
+                FS_FROM_BREAKAWAY,
+                "from the breakaway step's slowest torque ramp",
+            ),
+        };
+        caveats.push(caveat.to_string());
+        not_measured.insert("fs".into(), why.into());
     }
     let flat = no_rise(&answer.ranking);
     if !flat.is_empty() {
@@ -273,6 +285,18 @@ fn fs_from_breakaway(c: &Record) -> bool {
         .any(|f| f.procedure == "static_curve" && f.note.is_some() && f.report.is_some())
 }
 
+/// Whether `model`'s final fit is an output-error fit that freed `fs` (a fitted value has a
+/// standard error).
+fn fs_by_output_error(c: &Record, model: &str) -> bool {
+    super::analyse::final_fit(c, model).is_some_and(|f| {
+        f.procedure == "output_error"
+            && f.report
+                .as_ref()
+                .and_then(|r| r.std_errors.as_ref())
+                .is_some_and(|e| e.contains_key("fs"))
+    })
+}
+
 /// Models whose presliding fit's verdict says the stiffness is not determined, or whose
 /// presliding fit failed.
 fn stiffness_undetermined(c: &Record) -> Vec<String> {
@@ -395,5 +419,40 @@ mod tests {
             text.starts_with("coulomb_viscous describes this bench best: validation RMS 0.387 N m, 1.50× the bench's repeatability."),
             "{text}"
         );
+    }
+
+    /// A static fit that held `fs` at the breakaway's leaves `fs` flagged; when the best
+    /// model's final fit freed `fs` by output error, the flag says so instead.
+    #[test]
+    fn fs_held_at_the_breakaway_is_flagged_and_an_output_error_refit_says_so() {
+        let fit = |procedure: &str, extra: serde_json::Value| {
+            let mut v = serde_json::json!({"model": "coulomb_viscous", "procedure": procedure,
+                "run_id": 1, "report": {"params": {"fs": 1.4}}});
+            v.as_object_mut()
+                .unwrap()
+                .extend(extra.as_object().unwrap().clone());
+            serde_json::from_value::<FitRecord>(v).unwrap()
+        };
+        let mut c = campaign();
+        c.fits = vec![fit("static_curve", serde_json::json!({"note": "held"}))];
+        let mut a = answer(0.15);
+        judge(&c, Some(0.1), &mut a);
+        assert!(
+            a.caveats.contains(&FS_FROM_BREAKAWAY.to_string()),
+            "{:?}",
+            a.caveats
+        );
+        assert!(a.not_measured["fs"].contains("breakaway step"));
+        let refit =
+            serde_json::json!({"report": {"params": {"fs": 1.5}, "std_errors": {"fs": 0.01}}});
+        c.fits.push(fit("output_error", refit));
+        let mut a = answer(0.15);
+        judge(&c, Some(0.1), &mut a);
+        assert!(
+            a.caveats.contains(&FS_BY_OUTPUT_ERROR.to_string()),
+            "{:?}",
+            a.caveats
+        );
+        assert!(a.not_measured["fs"].contains("output error"));
     }
 }

@@ -9,6 +9,7 @@
 pub mod analyse;
 mod body;
 pub mod design;
+pub mod encoder_velocity;
 pub mod fit_plan;
 pub mod floor;
 pub mod given;

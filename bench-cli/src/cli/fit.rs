@@ -90,6 +90,7 @@ pub fn run(args: &FitArgs) -> anyhow::Result<()> {
         segments: args.segments.clone(),
         t_range: args.t_range.clone(),
         timeout_s: None,
+        encoder_velocity: false,
     };
     let mut done =
         bench_daemon::fitting::fit_stored(&request, &args.db.path()).map_err(FitError::into_cli)?;

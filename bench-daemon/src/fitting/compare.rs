@@ -200,6 +200,7 @@ impl CompareJob {
             } else {
                 Offset::None
             },
+            speed: friction::identify::procedures::output_error::Speed::Linear,
         })
     }
 

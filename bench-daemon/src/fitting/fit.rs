@@ -101,7 +101,7 @@ async fn fit_in(
 ) -> Result<Fitted, FitError> {
     let id = req.run;
     let run = run_data::load_run(store, id, Field::Run).await?;
-    let (table, notes) = run_table(store, &run, procedure, sel).await?;
+    let (table, notes) = run_table(store, &run, procedure, sel, req.encoder_velocity).await?;
     let mut given = req.given.clone().unwrap_or_default();
     let load_note = super::plant::load_from_run(&run, procedure, &mut given);
     let start = start::start_for(store, &req.model, procedure).await?;
@@ -222,6 +222,7 @@ pub(super) async fn run_table(
     run: &Run,
     proc: &'static Procedure,
     sel: &Selection,
+    encoder_velocity: bool,
 ) -> Result<(Table, Vec<String>), FitError> {
     let imported = run.kind == run_store::IMPORTED_KIND;
     let (procedure, reads) = (proc.name, proc.reads);
@@ -322,7 +323,10 @@ pub(super) async fn run_table(
                 Some((part, note)) => (part, Some(note)),
                 None => (*sel, None),
             };
-            let ts = run_data::time_series(store, run, &sel).await?;
+            let mut ts = run_data::time_series(store, run, &sel).await?;
+            if encoder_velocity {
+                ts.speed_from_encoder();
+            }
             Ok((
                 table(ts.named())?,
                 part.into_iter().chain(ts.notes).collect(),

@@ -177,6 +177,11 @@ pub struct FitRequest {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(extend("exclusiveMinimum" = 0, "maximum" = 86_400))]
     pub timeout_s: Option<f64>,
+    /// Time-series procedures: the speed column replaced by the centred difference of the
+    /// encoder angle ([`run_data::centred_speed`]), as the campaign's comparison replays it.
+    /// Not part of the REST body.
+    #[serde(skip)]
+    pub encoder_velocity: bool,
 }
 
 impl FitRequest {

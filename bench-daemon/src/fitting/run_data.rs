@@ -184,6 +184,16 @@ impl TimeSeries {
     /// Column names.
     pub const NAMES: [&'static str; 5] = ["t", "x", "v", "u", "friction"];
 
+    /// Replaces the speed column by [`centred_speed`] of the angle (both present), noted.
+    pub fn speed_from_encoder(&mut self) {
+        let col = |n: &str| self.names.iter().position(|m| *m == n);
+        if let (Some(t), Some(x), Some(v)) = (col("t"), col("x"), col("v")) {
+            self.cols[v] = centred_speed(&self.cols[t], &self.cols[x]);
+            self.notes
+                .push("v: the centred difference of the encoder angle".into());
+        }
+    }
+
     /// `(name, column)` pairs.
     pub fn named(&self) -> Vec<(String, Vec<f64>)> {
         self.names
@@ -192,6 +202,20 @@ impl TimeSeries {
             .map(|(n, c)| (n.to_string(), c.clone()))
             .collect()
     }
+}
+
+/// The centred difference of angle `x` over time `t` (one-sided at the ends): a speed whose
+/// integral follows the recorded angle, where a drive's filtered estimate lags it. Fewer than
+/// two samples give zeros.
+pub fn centred_speed(t: &[f64], x: &[f64]) -> Vec<f64> {
+    let n = t.len().min(x.len());
+    if n < 2 {
+        return vec![0.0; n];
+    }
+    let slope = |a: usize, b: usize| (x[b] - x[a]) / (t[b] - t[a]);
+    (0..n)
+        .map(|i| slope(i.saturating_sub(1), (i + 1).min(n - 1)))
+        .collect()
 }
 
 /// Which of [`TimeSeries::NAMES`] a run has: all of them for a recorded run, the mapped columns
@@ -351,6 +375,23 @@ pub async fn time_series(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_encoder_speed_replaces_the_drive_estimate_and_says_so() {
+        let mut ts = TimeSeries {
+            names: vec!["t", "x", "v", "friction"],
+            cols: vec![
+                vec![0.0, 1.0, 2.0, 4.0],
+                vec![0.0, 1.0, 3.0, 3.0],
+                vec![9.0; 4],
+                vec![0.0; 4],
+            ],
+            notes: Vec::new(),
+        };
+        ts.speed_from_encoder();
+        assert_eq!(ts.cols[2], vec![1.0, 1.5, 2.0 / 3.0, 0.0]);
+        assert_eq!(ts.notes.len(), 1);
+    }
 
     #[test]
     fn a_stored_sample_converts_field_for_field_with_its_flags() {

@@ -59,7 +59,7 @@ fn stored_table(report: &FitReport, id: i64, db: &Path) -> Result<Table, FitErro
     super::fit::on_store(db, async |store| {
         let run = run_data::load_run(store, id, Field::Validate).await?;
         let (table, _) =
-            super::fit::run_table(store, &run, procedure, &Selection::default()).await?;
+            super::fit::run_table(store, &run, procedure, &Selection::default(), false).await?;
         Ok(table)
     })
 }

@@ -54,11 +54,11 @@ mod running;
 pub use fitting::fit;
 pub use given::{OPTIONS, PROCEDURE, fit_table, options_from_given};
 pub use held_out::predict;
-pub use options::{FreeParam, Hold, Method, Options, Replay, Scale};
+pub use options::{FreeParam, Hold, Method, Options, Replay, Scale, Speed};
 pub(crate) use per_direction::{negative_taken, put};
 pub(super) use problem::model_err;
 pub use problem::{OutputError, Resolved};
 pub use refining::{
     MAX_SUBSTEPS, ORDER_SHORTFALL, REFINE_BUDGET, REFINE_ITERS, SUBSTEP_RELATIVE, SUBSTEP_TOLERANCE,
 };
-pub use replaying::{REPLAY_SETTLED, replay_of, residuals_of};
+pub use replaying::{REPLAY_SETTLED, replay_of, replay_with, residuals_of, residuals_with};

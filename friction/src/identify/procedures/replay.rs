@@ -27,7 +27,7 @@
 //! torque replay (the plant feels `u - offset`). A known load (`Replay::Torque::load`) acts on
 //! the plant of a torque replay beside its inertia ([`crate::load`]).
 
-use super::segment::{Hold, Replay, Segment};
+use super::segment::{Hold, Replay, Segment, Speed};
 use crate::plant::{self, Applied, PlantParams, PlantState};
 use crate::{FrictionModel, Input};
 
@@ -63,6 +63,8 @@ pub struct ReplaySetup {
     pub richardson: bool,
     /// The applied force between samples.
     pub hold: Hold,
+    /// The speed between samples (velocity replay).
+    pub speed: Speed,
 }
 
 /// Replays `s` through `model` (reset first); `out[k - skip]` is the residual at sample
@@ -110,7 +112,9 @@ fn run(
                 let h = span / m as f64;
                 let mut f = 0.0;
                 for j in 1..=m {
-                    let input = between(s, a, b, j as f64 / m as f64, du_dt, setup.hold);
+                    let w = j as f64 / m as f64;
+                    let mut input = between(s, a, b, w, du_dt, setup.hold);
+                    input.v = setup.speed.over(s, a, b, (j - 1) as f64 / m as f64, w);
                     f = model.step(&input, h);
                 }
                 if k >= skip {
@@ -189,11 +193,42 @@ mod tests {
                 substeps,
                 richardson: false,
                 hold: Hold::Linear,
+                speed: Speed::Linear,
             };
             replay_segment(m.as_mut(), &seg, &setup, 0, &mut out);
             (out.iter().map(|r| r * r).sum::<f64>() / out.len() as f64).sqrt()
         };
         let (e1, e10, e100) = (err(1), err(10), err(100));
         assert!(e10 < 0.2 * e1 && e100 < 1e-6, "{e1} {e10} {e100}");
+    }
+
+    /// A speed estimate inconsistent with the recorded angle: the displacement profile moves
+    /// each interval by exactly the recorded displacement, however it is cut into sub-steps.
+    #[test]
+    fn the_displacement_profile_moves_the_recorded_displacement() {
+        let seg = Segment {
+            source: "s".into(),
+            t: vec![0.0, 1e-3, 2e-3],
+            x: vec![0.0, 3e-4, 1e-4],
+            v: vec![0.5, 0.1, -0.2],
+            u: vec![0.0; 3],
+            friction: vec![0.0; 3],
+        };
+        for m in [1, 3, 16] {
+            for (a, b) in [(0, 1), (1, 2)] {
+                let h = (seg.t[b] - seg.t[a]) / m as f64;
+                let moved: f64 = (1..=m)
+                    .map(|j| {
+                        let w = |j: usize| j as f64 / m as f64;
+                        h * Speed::Displacement.over(&seg, a, b, w(j - 1), w(j))
+                    })
+                    .sum();
+                let dx = seg.x[b] - seg.x[a];
+                assert!((moved - dx).abs() < 1e-15, "m {m}: {moved} vs {dx}");
+            }
+        }
+        // At the samples the profile meets their speeds (the bump vanishes there).
+        let at_end = Speed::Displacement.over(&seg, 0, 1, 1.0 - 1e-9, 1.0);
+        assert!((at_end - 0.1).abs() < 1e-6, "{at_end}");
     }
 }

@@ -263,6 +263,8 @@ pub struct CompareOptions {
     /// A constant force offset in the measurement, fitted per model or known (a stored set's
     /// `offset` among a model's parameters is always subtracted).
     pub offset: Offset,
+    /// The speed between samples of a velocity replay when a model is scored.
+    pub speed: output_error::Speed,
 }
 
 impl Default for CompareOptions {
@@ -273,6 +275,7 @@ impl Default for CompareOptions {
             max_iters: 100,
             timeout: None,
             offset: Offset::None,
+            speed: output_error::Speed::Linear,
         }
     }
 }
@@ -332,11 +335,23 @@ pub fn compare(
                 row.fit = Some(r);
             }
             row.estimation = score(
-                &output_error::residuals_of(&m.model, &row.params, estimate, opts.replay)?,
+                &output_error::residuals_with(
+                    &m.model,
+                    &row.params,
+                    estimate,
+                    opts.replay,
+                    opts.speed,
+                )?,
                 &masks_e,
             );
             row.validation = score(
-                &output_error::residuals_of(&m.model, &row.params, validate, opts.replay)?,
+                &output_error::residuals_with(
+                    &m.model,
+                    &row.params,
+                    validate,
+                    opts.replay,
+                    opts.speed,
+                )?,
                 &masks_v,
             );
             if !row.validation.all.is_finite() {
@@ -454,7 +469,7 @@ pub fn never_worse_than_contained(
             }
             for p in [p, undamped] {
                 let replay = |segs: &[Segment], masks: &[Vec<bool>]| {
-                    output_error::residuals_of(&row.model, &p, segs, opts.replay)
+                    output_error::residuals_with(&row.model, &p, segs, opts.replay, opts.speed)
                         .ok()
                         .map(|r| score(&r, masks))
                 };

@@ -1,7 +1,7 @@
 //! What an output-error fit is asked: the model, the parameters to free, how the data drive
 //! the model and how the search runs.
 
-pub use super::super::segment::{Hold, Replay};
+pub use super::super::segment::{Hold, Replay, Speed};
 use super::Offset;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};

@@ -324,6 +324,7 @@ impl<'a> OutputError<'a> {
             substeps: self.substeps,
             richardson: self.richardson,
             hold: self.hold,
+            speed: super::Speed::Linear,
         };
         self.entry.build(p).ok().map(|m| (m, setup))
     }

@@ -4,7 +4,7 @@
 use super::super::replay::{ReplaySetup, replay_segment};
 use super::super::{FitReport, Given, Offset, num};
 use super::refining::{falls_short, promised};
-use super::{Hold, MAX_SUBSTEPS, Options, Replay, Segment, model_err};
+use super::{Hold, MAX_SUBSTEPS, Options, Replay, Segment, Speed, model_err};
 use crate::FrictionModel;
 use crate::identify::FitError;
 use crate::registry;
@@ -29,7 +29,18 @@ pub fn residuals_of(
     segs: &[Segment],
     replay: Replay,
 ) -> Result<Vec<Vec<f64>>, FitError> {
-    Ok(replay_of(model, params, segs, replay, Hold::Linear)?.0)
+    residuals_with(model, params, segs, replay, Speed::Linear)
+}
+
+/// [`residuals_of`] with the speed between samples run as `speed` (velocity replay).
+pub fn residuals_with(
+    model: &str,
+    params: &Value,
+    segs: &[Segment],
+    replay: Replay,
+    speed: Speed,
+) -> Result<Vec<Vec<f64>>, FitError> {
+    Ok(replay_with(model, params, segs, replay, Hold::Linear, speed)?.0)
 }
 
 /// [`residuals_of`] with the applied force's `hold`; also returns the sub-steps used.
@@ -39,6 +50,18 @@ pub fn replay_of(
     segs: &[Segment],
     replay: Replay,
     hold: Hold,
+) -> Result<(Vec<Vec<f64>>, usize), FitError> {
+    replay_with(model, params, segs, replay, hold, Speed::Linear)
+}
+
+/// [`replay_of`] with the speed between samples run as `speed` (velocity replay).
+pub fn replay_with(
+    model: &str,
+    params: &Value,
+    segs: &[Segment],
+    replay: Replay,
+    hold: Hold,
+    speed: Speed,
 ) -> Result<(Vec<Vec<f64>>, usize), FitError> {
     let mass = match replay {
         Replay::Torque { mass, .. } => params.get("mass").and_then(Value::as_f64).unwrap_or(mass),
@@ -60,6 +83,8 @@ pub fn replay_of(
     let stateful = !m.state_names().is_empty();
     let between = stateful || replay != Replay::Velocity;
     let richardson = stateful && replay == Replay::Velocity;
+    // A model without a state reads the speed at the sample only: no displacement to keep.
+    let speed = if stateful { speed } else { Speed::Linear };
     let run = |m: &mut dyn FrictionModel, substeps: usize| -> Vec<Vec<f64>> {
         let setup = ReplaySetup {
             replay,
@@ -68,6 +93,7 @@ pub fn replay_of(
             substeps,
             richardson,
             hold,
+            speed,
         };
         segs.iter()
             .map(|s| {
