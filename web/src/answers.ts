@@ -54,3 +54,18 @@ export interface ComparisonRecord {
   comparison_id?: number;
   table?: unknown;
 }
+
+/** `GET /api/runs/{id}` of an imported recording: its columns, as the fit form reads them. */
+export interface ImportedRun {
+  spec?: { columns?: Record<string, unknown> };
+}
+
+/** One held-out score of a fit's report (`report.validation`). */
+export interface ValidationRow {
+  record?: unknown;
+  rms?: number | null;
+  rel_error_pct?: number | null;
+  r2?: number | null;
+  n?: number;
+  compared?: unknown;
+}
