@@ -15,6 +15,7 @@ const TYPED = [
   'src/live.ts',
   'src/lockstep.ts',
   'src/pages/fitform.ts',
+  'src/pages/models.ts',
 ];
 let bad = 0;
 for (const file of TYPED) {

@@ -42,10 +42,51 @@ export interface CampaignRecord {
   answer?: { text?: string; bench_time_s?: number | null; trial?: { status?: string; bench_time_s?: number | null } } | null;
 }
 
+/** A parameter of a model in `GET /api/models`. */
+export interface ModelParam {
+  name: string;
+  unit?: string;
+  /** Its unit on this bench (N m or N ...). */
+  bench_unit?: string;
+  default?: unknown;
+  description?: string;
+}
+
 /** An entry of `GET /api/models`. */
 export interface ModelInfo {
   id: string;
+  description?: string;
+  asymmetric?: boolean;
+  params?: ModelParam[];
   [key: string]: unknown;
+}
+
+/** An entry of `GET /api/parameter-sets`. */
+export interface ParameterSet {
+  id: number;
+  name: string;
+  model_id: string;
+  created_at: string;
+  params: unknown;
+  provenance?: { procedure?: string; method?: string; runs?: number[]; verdict?: { status?: string; reasons?: string[] } };
+}
+
+/** Values by parameter name, the negative direction's under `negative`. */
+export type ByParam = Record<string, unknown> & { negative?: Record<string, unknown> };
+
+/** A fit's report (`report` of `POST /api/fits`, `bench fit --json`). */
+export interface FitReport {
+  params?: ByParam;
+  std_errors?: ByParam;
+  relative_std_errors?: ByParam;
+  provenance?: { model?: string; termination?: string; n_points?: number };
+  verdict?: { status: string; reasons?: string[] };
+  at_bound?: string[];
+  mse?: number | null;
+  termination?: string;
+  condition?: number | null;
+  details?: { replay?: { t: number[]; measured: (number | null)[]; model: (number | null)[] } };
+  validation?: ValidationRow[];
 }
 
 /** `POST /api/comparisons`: the stored comparison and its table (read by `comparisonTable`). */
