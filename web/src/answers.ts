@@ -96,9 +96,24 @@ export interface ComparisonRecord {
   table?: unknown;
 }
 
-/** `GET /api/runs/{id}` of an imported recording: its columns, as the fit form reads them. */
+/** `GET /api/runs/{id}` of an imported recording: its source, columns, units and time stamps. */
 export interface ImportedRun {
-  spec?: { columns?: Record<string, unknown> };
+  sample_count?: number;
+  spec?: {
+    source?: { file?: string; format?: string; bytes?: number; sha256?: string };
+    columns?: Record<string, unknown>;
+    scales?: Record<string, unknown>;
+    units?: Record<string, unknown>;
+    geometry?: string;
+    geometry_source?: string;
+  };
+  results?: { samples?: number; t_first?: number; t_last?: number; uniform?: boolean; dt_mean?: number; dt_min?: number; dt_max?: number; largest_gap_at?: number };
+}
+
+/** `POST /api/runs/import`: the run it made and what it read. */
+export interface ImportAnswer {
+  run_id: number;
+  stats?: { samples?: number };
 }
 
 /** One held-out score of a fit's report (`report.validation`). */
