@@ -146,6 +146,8 @@ export FRICTIONBENCH_REQUIRE_PG=1
 export FRICTIONBENCH_PYTHON="$PWD/target/pyenv/bin/python"
 export FRICTIONBENCH_DUCKDB_PYTHON="$PWD/target/duckenv/bin/python"
 export FRICTIONBENCH_SMTP_PYTHON="$PWD/target/smtpenv/bin/python"
+# jsonschema-rs (schemathesis's validator): the live stream's events against the document.
+export FRICTIONBENCH_SCHEMA_PYTHON="$PWD/target/stenv/bin/python"
 
 # Everything after the build runs side by side: the stages below mostly wait on real-time runs
 # of their own daemons. The simulated benches they talk to run at real-time priority, as the

@@ -11,6 +11,12 @@ const TYPED = [
   'src/pages/curves.ts',
   'src/pages/launch.ts',
   'src/pages/queue.ts',
+  'src/pages/sensors.ts',
+  'src/live.ts',
+  'src/lockstep.ts',
+  'src/pages/fitform.ts',
+  'src/pages/models.ts',
+  'src/pages/imported.ts',
 ];
 let bad = 0;
 for (const file of TYPED) {

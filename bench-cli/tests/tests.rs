@@ -32,6 +32,7 @@ mod fleet;
 mod floors;
 mod import_rest;
 mod lab;
+mod live_schema;
 mod notify;
 mod notify_calibration;
 mod notify_trends;

@@ -134,6 +134,8 @@ pub struct SensorStatus {
     pub sensor: BenchSensor,
     /// Its current calibration (null: none on record).
     pub calibration: Option<Calibration>,
+    /// Every calibration on record, newest first (the current one first).
+    pub history: Vec<Calibration>,
     /// Days until its due date (negative: overdue by that many; null without one).
     pub due_in_days: Option<i64>,
     /// Its calibration is past its due date: runs are refused unless `[safety]
@@ -154,7 +156,8 @@ pub async fn status(
     let mut out = Vec::new();
     for sensor in sensors(config) {
         let bench = &config.bench_id;
-        let calibration = store.current_calibration(bench, &sensor.name).await?;
+        let history = store.calibrations(bench, &sensor.name).await?;
+        let calibration = history.first().cloned();
         let zeros = store.run_zeros(bench, &sensor.name, ZEROS_SHOWN).await?;
         let due_in_days = calibration
             .as_ref()
@@ -165,6 +168,7 @@ pub async fn status(
             drift: zero_drift(&zeros),
             sensor,
             calibration,
+            history,
             due_in_days,
             zeros,
         });

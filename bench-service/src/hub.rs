@@ -2,9 +2,9 @@
 //! run's status (`watch`) and the scheduler's run and queue events (`broadcast`), each
 //! serialised once by its sender, not once per client.
 
+use super::live_events::SampleFrame;
 use bench_daemon::control::{Frame, Status};
 use serde::Serialize;
-use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};
 use tokio::sync::{broadcast, watch};
 
@@ -76,7 +76,7 @@ impl Hub {
     }
 
     /// The `sample` event's text of `f`, serialised once for every client.
-    pub fn frame_text(&self, f: &Frame, models: impl FnOnce() -> Value) -> Arc<str> {
+    pub fn frame_text(&self, f: &Frame, models: impl FnOnce() -> Vec<String>) -> Arc<str> {
         let key = Some((f.idx, f.sample.t.to_bits()));
         let mut cache = self.frame_text.lock().unwrap_or_else(|e| e.into_inner());
         if cache.key == key
@@ -84,10 +84,13 @@ impl Hub {
         {
             return text.clone();
         }
-        let text: Arc<str> = Arc::from(
-            json!({"idx": f.idx, "sample": f.sample, "outputs": &f.outputs[..], "models": models()})
-                .to_string(),
-        );
+        let frame = SampleFrame {
+            idx: f.idx,
+            sample: &f.sample,
+            outputs: &f.outputs[..],
+            models: models(),
+        };
+        let text: Arc<str> = Arc::from(serde_json::to_string(&frame).unwrap_or_default());
         *cache = FrameText {
             key,
             text: Some(text.clone()),

@@ -52,6 +52,7 @@ pub mod estop;
 pub mod fits;
 pub mod lab_benches;
 pub mod live;
+pub mod live_events;
 pub mod params;
 pub mod procedures;
 pub mod queue;

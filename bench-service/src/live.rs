@@ -6,6 +6,7 @@
 //! stream is polled only when the connection can take more.
 
 use super::hub::{Event, STATUS_HZ};
+use super::live_events::{Dropped, LiveEvent};
 use super::schema::{only, response};
 use super::state::AppState;
 use aide::OperationOutput;
@@ -17,7 +18,6 @@ use axum::extract::State;
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use bench_daemon::control::Frame;
-use serde_json::json;
 use std::convert::Infallible;
 use std::time::Duration;
 use tokio::sync::broadcast::error::RecvError;
@@ -51,13 +51,10 @@ impl IntoResponse for LiveStream {
 impl OperationOutput for LiveStream {
     type Inner = ();
 
-    fn operation_response(_: &mut GenContext, _: &mut Operation) -> Option<DocResponse> {
-        let schema = schemars::json_schema!({"type": "object", "required": ["data"], "properties": {
-            "event": {"enum": ["sample", "status", "run", "queue", "fit", "dropped"]},
-            "data": {"type": "string", "description": "the event's JSON"},
-            "id": {"type": "string"}, "retry": {"type": "integer"}}});
+    fn operation_response(ctx: &mut GenContext, _: &mut Operation) -> Option<DocResponse> {
+        let schema = ctx.schema.subschema_for::<LiveEvent>();
         Some(response(
-            "event stream",
+            "event stream: each message's `event:` name and the JSON of its `data:` line, as LiveEvent",
             vec![("text/event-stream", schema)],
         ))
     }
@@ -114,12 +111,13 @@ async fn next_event(c: &mut Client) -> Option<SseEvent> {
                     let view = &c.state.view;
                     let text = c.state.hub.frame_text(&f, || {
                         let running = view.borrow();
-                        json!(running.running.as_ref().map(|r| r.models.clone()).unwrap_or_default())
+                        running.running.as_ref().map(|r| r.models.clone()).unwrap_or_default()
                     });
                     return Some(sse_text("sample", &text));
                 }
                 Err(RecvError::Lagged(n)) => {
-                    return Some(sse_text("dropped", &json!({"frames": n}).to_string()));
+                    let dropped = serde_json::to_string(&Dropped { frames: n });
+                    return Some(sse_text("dropped", &dropped.unwrap_or_default()));
                 }
                 Err(RecvError::Closed) => return None,
             },

@@ -42,10 +42,51 @@ export interface CampaignRecord {
   answer?: { text?: string; bench_time_s?: number | null; trial?: { status?: string; bench_time_s?: number | null } } | null;
 }
 
+/** A parameter of a model in `GET /api/models`. */
+export interface ModelParam {
+  name: string;
+  unit?: string;
+  /** Its unit on this bench (N m or N ...). */
+  bench_unit?: string;
+  default?: unknown;
+  description?: string;
+}
+
 /** An entry of `GET /api/models`. */
 export interface ModelInfo {
   id: string;
+  description?: string;
+  asymmetric?: boolean;
+  params?: ModelParam[];
   [key: string]: unknown;
+}
+
+/** An entry of `GET /api/parameter-sets`. */
+export interface ParameterSet {
+  id: number;
+  name: string;
+  model_id: string;
+  created_at: string;
+  params: unknown;
+  provenance?: { procedure?: string; method?: string; runs?: number[]; verdict?: { status?: string; reasons?: string[] } };
+}
+
+/** Values by parameter name, the negative direction's under `negative`. */
+export type ByParam = Record<string, unknown> & { negative?: Record<string, unknown> };
+
+/** A fit's report (`report` of `POST /api/fits`, `bench fit --json`). */
+export interface FitReport {
+  params?: ByParam;
+  std_errors?: ByParam;
+  relative_std_errors?: ByParam;
+  provenance?: { model?: string; termination?: string; n_points?: number };
+  verdict?: { status: string; reasons?: string[] };
+  at_bound?: string[];
+  mse?: number | null;
+  termination?: string;
+  condition?: number | null;
+  details?: { replay?: { t: number[]; measured: (number | null)[]; model: (number | null)[] } };
+  validation?: ValidationRow[];
 }
 
 /** `POST /api/comparisons`: the stored comparison and its table (read by `comparisonTable`). */
@@ -53,4 +94,34 @@ export interface ComparisonRecord {
   id?: number;
   comparison_id?: number;
   table?: unknown;
+}
+
+/** `GET /api/runs/{id}` of an imported recording: its source, columns, units and time stamps. */
+export interface ImportedRun {
+  sample_count?: number;
+  spec?: {
+    source?: { file?: string; format?: string; bytes?: number; sha256?: string };
+    columns?: Record<string, unknown>;
+    scales?: Record<string, unknown>;
+    units?: Record<string, unknown>;
+    geometry?: string;
+    geometry_source?: string;
+  };
+  results?: { samples?: number; t_first?: number; t_last?: number; uniform?: boolean; dt_mean?: number; dt_min?: number; dt_max?: number; largest_gap_at?: number };
+}
+
+/** `POST /api/runs/import`: the run it made and what it read. */
+export interface ImportAnswer {
+  run_id: number;
+  stats?: { samples?: number };
+}
+
+/** One held-out score of a fit's report (`report.validation`). */
+export interface ValidationRow {
+  record?: unknown;
+  rms?: number | null;
+  rel_error_pct?: number | null;
+  r2?: number | null;
+  n?: number;
+  compared?: unknown;
 }

@@ -1,12 +1,21 @@
 // The live stream (SSE /api/live): one connection for the whole page, reconnecting after a
 // daemon restart, with a ring buffer of the latest samples and the model outputs.
-import { withToken } from './api';
+import { withToken, type Schemas } from './api';
 
 export const CAPACITY = 20_000; // points kept per series (≥ 10 000 asked)
 
 export const SIGNALS = ['x', 'v', 'u_cmd', 'torque_motor', 'torque_sensor'] as const;
 
-type Listener = (ev: string, data: any) => void;
+/** One message of the stream as the service's document describes it (`LiveEvent`). */
+export type LiveEvent = Schemas['LiveEvent'];
+/** The stream's event names: `sample`, `status`, `run`, `queue`, `fit`, `dropped`. */
+export type EventName = LiveEvent['event'];
+/** The data of event `E`. */
+export type EventData<E extends EventName> = Extract<LiveEvent, { event: E }>['data'];
+/** What a listener is called with: an event's name and its data, or `connection` (open or not). */
+export type Message = { [E in EventName]: [E, EventData<E>] }[EventName] | ['connection', boolean];
+type Listener = (...m: Message) => void;
+type Sample = Schemas['Sample'];
 
 export class Ring {
   t = new Float64Array(CAPACITY);
@@ -29,9 +38,9 @@ export class Ring {
     this.total = 0;
   }
 
-  push(sample: any, outputs: (number | null)[]) {
+  push(sample: Sample, outputs: (number | null)[]) {
     const i = this.head;
-    this.t[i] = sample.t;
+    this.t[i] = sample.t ?? NaN;
     for (const s of SIGNALS) this.sig[s][i] = typeof sample[s] === 'number' ? sample[s] : NaN;
     for (let m = 0; m < this.out.length; m++) {
       const o = outputs[m];
@@ -64,7 +73,7 @@ export class Live {
   lastSampleAt = 0;
   lastDroppedAt = -Infinity;
   droppedFrames = 0;
-  status: any = null;
+  status: EventData<'status'> | null = null;
   private es: EventSource | null = null;
   private listeners = new Set<Listener>();
   private retryMs = 500;
@@ -79,8 +88,8 @@ export class Live {
     return () => this.listeners.delete(l);
   }
 
-  private emit(ev: string, data: any) {
-    for (const l of this.listeners) l(ev, data);
+  private emit(...m: Message) {
+    for (const l of this.listeners) l(...m);
   }
 
   private open() {
@@ -106,36 +115,35 @@ export class Live {
       this.timer = window.setTimeout(() => this.open(), this.retryMs);
       this.retryMs = Math.min(this.retryMs * 2, 5000);
     };
-    es.addEventListener('sample', (e) => this.onSample(JSON.parse((e as MessageEvent).data)));
-    es.addEventListener('status', (e) => {
-      this.status = JSON.parse((e as MessageEvent).data);
-      this.emit('status', this.status);
+    // Each data line is the JSON of its event's schema (the service's document, LiveEvent).
+    const on = <E extends EventName>(name: E, f: (d: EventData<E>) => void) =>
+      es.addEventListener(name, (e) => f(JSON.parse((e as MessageEvent<string>).data) as EventData<E>));
+    on('sample', (d) => this.onSample(d));
+    on('status', (d) => {
+      this.status = d;
+      this.emit('status', d);
     });
-    es.addEventListener('run', (e) => this.emit('run', JSON.parse((e as MessageEvent).data)));
-    es.addEventListener('queue', (e) => this.emit('queue', JSON.parse((e as MessageEvent).data)));
-    es.addEventListener('dropped', (e) => this.noteDropped(JSON.parse((e as MessageEvent).data)));
+    on('run', (d) => this.emit('run', d));
+    on('queue', (d) => this.emit('queue', d));
+    on('fit', (d) => this.emit('fit', d));
+    on('dropped', (d) => this.noteDropped(d));
   }
 
   /** A `dropped` event: `{"frames": n}` frames this client lost. */
-  noteDropped(d: { frames: number }) {
+  noteDropped(d: EventData<'dropped'>) {
     this.droppedFrames += Number(d.frames) || 0;
     this.lastDroppedAt = performance.now();
     this.emit('dropped', d);
   }
 
-  onSample(d: any) {
-    // Accept one sample per event (contract) or a batch `{samples: [...]}`.
-    const items: any[] = Array.isArray(d.samples) ? d.samples : [d];
-    for (const it of items) {
-      const sample = it.sample ?? it;
-      const models: string[] = it.models ?? d.models ?? this.ring.models;
-      const outputs: (number | null)[] = it.outputs ?? [];
-      const last = this.ring.lastT();
-      const modelsChanged = models.length !== this.ring.models.length || models.some((m, i) => m !== this.ring.models[i]);
-      // A new run starts its clock again: begin a new buffer.
-      if (modelsChanged || (last !== null && sample.t < last)) this.ring.clear(models);
-      this.ring.push(sample, outputs);
-    }
+  /** A `sample` event: one sample and the lockstep outputs, in `models` order. */
+  onSample(d: EventData<'sample'>) {
+    const { sample, models, outputs } = d;
+    const last = this.ring.lastT();
+    const modelsChanged = models.length !== this.ring.models.length || models.some((m, i) => m !== this.ring.models[i]);
+    // A new run starts its clock again: begin a new buffer.
+    if (modelsChanged || (last !== null && (sample.t ?? last) < last)) this.ring.clear(models);
+    this.ring.push(sample, outputs);
     this.lastSampleAt = performance.now();
     this.emit('sample', d);
   }

@@ -13,15 +13,16 @@ export interface Source {
 }
 
 /** The run's record of where each lockstep model's parameters came from, by model id. */
-export function runSources(run: any): Map<string, Source> {
-  const used: any[] = run?.bench_config?.lockstep_sets ?? [];
-  return new Map(used.filter((u) => u && typeof u.model === 'string').map((u) => [u.model, u as Source]));
+export function runSources(run: unknown): Map<string, Source> {
+  const used = (run as { bench_config?: { lockstep_sets?: unknown } } | null)?.bench_config?.lockstep_sets;
+  const sets = (Array.isArray(used) ? used : []).filter((u): u is Source & { model: string } => typeof u === 'object' && u !== null && typeof (u as { model?: unknown }).model === 'string');
+  return new Map(sets.map((u) => [u.model, u]));
 }
 
 /** Without a run's record (the bench idle, no run yet): a model with a stored parameter set
  *  runs on it (the daemon's default is the newest set), the others on their defaults. */
-export function sourcesFromSets(models: string[], sets: any[]): Map<string, Source> {
-  const fitted = new Set(sets.map((s) => s?.model_id));
+export function sourcesFromSets(models: string[], sets: unknown): Map<string, Source> {
+  const fitted = new Set((Array.isArray(sets) ? sets : []).map((s) => (s as { model_id?: unknown } | null)?.model_id));
   return new Map(models.map((m) => [m, fitted.has(m) ? { source: 'latest' } : { source: 'defaults' }]));
 }
 

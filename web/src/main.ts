@@ -10,6 +10,7 @@ import { modelsPage } from './pages/models';
 import { characterisePage, campaignPage } from './pages/characterise';
 import { trendsPage } from './pages/trends';
 import { fleetPage } from './pages/fleet';
+import { sensorsPage } from './pages/sensors';
 
 type Page = (root: HTMLElement, arg?: string) => (() => void) | void;
 
@@ -23,6 +24,7 @@ const routes: [RegExp, Page, string][] = [
   [/^#\/characterise\/(\d+)$/, campaignPage, 'Campaign'],
   [/^#\/characterise$/, characterisePage, 'Characterise'],
   [/^#\/trends$/, trendsPage, 'Trends'],
+  [/^#\/sensors$/, sensorsPage, 'Sensors'],
   [/^#\/fleet$/, fleetPage, 'Fleet'],
 ];
 

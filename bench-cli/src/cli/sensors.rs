@@ -73,7 +73,8 @@ pub struct ListArgs {
     #[command(flatten)]
     bench: Bench,
     /// Print JSON: per sensor `name`, `kind`, `sensitivity_unit`, `offset_unit`,
-    /// `calibration`, `due_in_days`, `overdue`, `zeros` (newest first), `drift`.
+    /// `calibration`, `history` (every calibration, newest first), `due_in_days`, `overdue`,
+    /// `zeros` (newest first), `drift`.
     #[arg(long)]
     json: bool,
 }

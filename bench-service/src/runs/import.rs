@@ -8,6 +8,7 @@
 use crate::body::{RECORDING_TYPES, field_of, is_recording_type};
 use crate::error::{Answer, ApiError, ApiResult, Created, error_doc};
 use crate::extract::Query;
+use crate::scheduler::RunEvent;
 use crate::schema::{media, opaque};
 use crate::state::AppState;
 use aide::OperationInput;
@@ -311,7 +312,10 @@ pub async fn import_run(
         .await
         .map_err(api_error)?;
     drop(tmp);
-    let done = serde_json::json!({"run_id": report.run_id, "status": "completed"});
+    let done = RunEvent {
+        run_id: report.run_id,
+        status: run_store::RunStatus::Completed,
+    };
     state.hub.event("run", &done);
     let report = serde_json::to_value(&report).map_err(|e| ApiError::from_anyhow(e.into()))?;
     Ok(Answer(ImportReport(report)))

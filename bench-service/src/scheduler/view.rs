@@ -119,11 +119,12 @@ pub struct ItemListing {
 }
 
 /// A run changed state (the live `run` event).
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct RunEvent {
     /// The run.
     pub run_id: i64,
     /// Its status now.
+    #[schemars(with = "crate::live_events::RunStatusName")]
     pub status: RunStatus,
 }
 

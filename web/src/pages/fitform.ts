@@ -4,6 +4,7 @@
 // form fields from each option's JSON Schema, and held-out runs scored on the fitted set.
 import { get, post, ApiError, RunSummary, type Schemas } from '../api';
 import { h, clear, fmt, dataTable, notice, field } from '../dom';
+import type { ImportedRun, ModelInfo, ValidationRow } from '../answers';
 
 /** A procedure as `GET /api/procedures` answers it. */
 export interface ProcedureInfo {
@@ -39,7 +40,7 @@ export function applicable(procs: ProcedureInfo[], kind: string, model: string, 
 /** The column roles of imported run `id` (`spec.columns` of `GET /api/runs/{id}`), asked once. */
 const importedColumns = new Map<string, Promise<string[]>>();
 function columnsOf(id: string): Promise<string[]> {
-  if (!importedColumns.has(id)) importedColumns.set(id, get<any>(`/api/runs/${id}`).then((r) => Object.keys(r.spec?.columns ?? {})));
+  if (!importedColumns.has(id)) importedColumns.set(id, get<ImportedRun>(`/api/runs/${id}`).then((r) => Object.keys(r.spec?.columns ?? {})));
   return importedColumns.get(id)!;
 }
 
@@ -86,7 +87,7 @@ function optionField(proc: string, name: string, s: OptionSchema): OptionField {
 }
 
 /** The held-out scores of the answer (`validation`: rms, rel_error_pct, r2, n per record). */
-export function validationTable(rows: any[]): HTMLElement {
+export function validationTable(rows: ValidationRow[]): HTMLElement {
   const el = dataTable(
     rows.map((v) => ({ record: v.record, rms: fmt(v.rms), rel_error_pct: fmt(v.rel_error_pct), r2: fmt(v.r2), n: v.n, compared: v.compared })),
     ['record', 'rms', 'rel_error_pct', 'r2', 'n', 'compared'],
@@ -100,7 +101,7 @@ export function validationTable(rows: any[]): HTMLElement {
  * The form: run, model, the procedures that apply, their options, held-out runs, known values;
  * `done` gets the answer of `POST /api/fits`.
  */
-export async function fitForm(box: HTMLElement, models: any[], runs: RunSummary[], done: (answer: any, result: HTMLElement) => void) {
+export async function fitForm(box: HTMLElement, models: ModelInfo[], runs: RunSummary[], done: (answer: Schemas['Fitted'], result: HTMLElement) => void) {
   const msg = notice();
   msg.id = 'fit-notice';
   const procs: ProcedureInfo[] = await get<ProcedureInfo[]>('/api/procedures').catch((e) => {

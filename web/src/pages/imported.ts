@@ -4,6 +4,7 @@
 import { postFile, qs, ApiError } from '../api';
 import { h, fmt, kvTable, notice, field } from '../dom';
 import { timeChart } from '../timeseries';
+import type { ImportAnswer, ImportedRun, SampleColumns } from '../answers';
 import { xyPlot } from '../xyplot';
 
 /** The content type a recording is sent with, from the chosen format or its extension. */
@@ -47,7 +48,7 @@ export function importForm(done: (id: number) => void): HTMLElement {
     submit.disabled = true;
     msg.show(`Importing ${f.name} (${fmt(f.size / 1e6)} MB)…`);
     try {
-      const r = await postFile<any>(`/api/runs/import?${params}`, f, contentType(format.value, f.name));
+      const r = await postFile<ImportAnswer>(`/api/runs/import?${params}`, f, contentType(format.value, f.name));
       msg.show(`Imported run #${r.run_id}: ${r.stats?.samples} samples.`);
       done(r.run_id);
     } catch (err) {
@@ -61,11 +62,11 @@ export function importForm(done: (id: number) => void): HTMLElement {
 }
 
 /** Central differences of x against t (the ends one-sided): a velocity for display only. */
-function derivative(t: number[], x: number[]): number[] {
+function derivative(t: number[], x: (number | null)[]): number[] {
   const n = t.length;
   return x.map((_, i) => {
     const a = Math.max(0, i - 1), b = Math.min(n - 1, i + 1);
-    return b > a ? (x[b] - x[a]) / (t[b] - t[a]) : NaN;
+    return b > a ? ((x[b] ?? NaN) - (x[a] ?? NaN)) / (t[b] - t[a]) : NaN;
   });
 }
 
@@ -73,13 +74,13 @@ function derivative(t: number[], x: number[]): number[] {
  * The recording card of an imported run: its source and time stamps, and the friction–velocity
  * scatter of its samples `s` (as GET /api/runs/{id}/samples returns them).
  */
-export function recordingCard(box: HTMLElement, run: any, s: any) {
-  const spec = run.spec ?? {};
-  const src = spec.source ?? {};
-  const st = run.results ?? {};
+export function recordingCard(box: HTMLElement, run: ImportedRun, s: SampleColumns) {
+  const spec: NonNullable<ImportedRun['spec']> = run.spec ?? {};
+  const src: NonNullable<typeof spec.source> = spec.source ?? {};
+  const st: NonNullable<ImportedRun['results']> = run.results ?? {};
   const linear = spec.geometry === 'linear';
   const [force, pos] = linear ? ['N', 'm'] : ['N m', 'rad'];
-  const pairs = (o: any, sep: string) => ['t', 'x', 'v', 'u', 'friction'].filter((k) => o?.[k] != null).map((k) => `${k}${sep}${o[k]}`).join(', ') || '—';
+  const pairs = (o: Record<string, unknown> | undefined, sep: string) => ['t', 'x', 'v', 'u', 'friction'].filter((k) => o?.[k] != null).map((k) => `${k}${sep}${String(o?.[k])}`).join(', ') || '—';
   box.append(
     kvTable([
       ['source', `${src.file} (${src.format}, ${Number(src.bytes).toLocaleString('en')} bytes)`],
@@ -93,8 +94,10 @@ export function recordingCard(box: HTMLElement, run: any, s: any) {
   );
   const has = (k: string) => spec.columns?.[k] != null;
   const t: number[] = s.t ?? [];
-  const v = has('v') ? s.v : has('x') ? derivative(t, s.x) : null;
-  const f = has('friction') ? s.torque_sensor : has('u') ? s.torque_motor : null;
+  // Gaps (null) as NaN: the scatter leaves non-finite points out.
+  const nums = (c: (number | null)[]) => c.map((y) => y ?? NaN);
+  const v = has('v') ? nums(s.v) : has('x') ? derivative(t, s.x) : null;
+  const f = has('friction') ? nums(s.torque_sensor) : has('u') ? nums(s.torque_motor) : null;
   if (!v || !f) {
     box.append(h('p', { class: 'muted' }, 'No friction–velocity scatter: the recording has no velocity (or position) and no force column.'));
     return;
@@ -111,12 +114,12 @@ export function recordingCard(box: HTMLElement, run: any, s: any) {
 }
 
 /** The time series of an imported run: one chart per quantity it had. */
-export function recordingCharts(grid: HTMLElement, run: any, s: any, charts: { destroy(): void }[]) {
-  const spec = run.spec ?? {};
+export function recordingCharts(grid: HTMLElement, run: ImportedRun, s: SampleColumns, charts: { destroy(): void }[]) {
+  const spec: NonNullable<ImportedRun['spec']> = run.spec ?? {};
   const linear = spec.geometry === 'linear';
   const [force, pos] = linear ? ['N', 'm'] : ['N m', 'rad'];
   const has = (k: string) => spec.columns?.[k] != null;
-  const mk = (title: string, unit: string, labels: string[], data: any[][]) => {
+  const mk = (title: string, unit: string, labels: string[], data: (number | null)[][]) => {
     const el = h('div', { class: 'chart' });
     grid.append(el);
     const c = timeChart(el, title, unit, labels, 620, 220);
@@ -125,7 +128,7 @@ export function recordingCharts(grid: HTMLElement, run: any, s: any, charts: { d
   };
   if (has('x')) mk('Position', `x [${pos}]`, ['x'], [s.x]);
   if (has('v')) mk('Velocity', `v [${pos}/s]`, ['v'], [s.v]);
-  const forces: [string, any[]][] = [];
+  const forces: [string, (number | null)[]][] = [];
   if (has('u')) forces.push(['u (applied)', s.torque_motor]);
   if (has('friction')) forces.push(['friction (measured)', s.torque_sensor]);
   if (forces.length) mk(linear ? 'Force' : 'Torque', `[${force}]`, forces.map((f) => f[0]), forces.map((f) => f[1]));

@@ -1,6 +1,6 @@
 // Models & fits: browse the models and parameter sets, fit on chosen runs, compare models.
-import { get, post, qs, ApiError, RunSummary } from '../api';
-import type { ComparisonRecord, ModelInfo } from '../answers';
+import { get, post, qs, ApiError, RunSummary, type Schemas } from '../api';
+import type { ByParam, ComparisonRecord, FitReport, ModelInfo, ParameterSet } from '../answers';
 import { fitForm, validationTable } from './fitform';
 import { h, clear, fmt, kvTable, dataTable, notice, field } from '../dom';
 import { comparisonTable } from './runs';
@@ -13,12 +13,12 @@ export function modelsPage(root: HTMLElement): () => void {
   const cmpBox = h('section', { class: 'card', 'aria-labelledby': 'cmp2-h' });
   root.append(h('h1', null, 'Models & fits'), h('div', { class: 'grid2' }, fitBox, cmpBox), setsBox, modelsBox);
 
-  let models: any[] = [];
+  let models: ModelInfo[] = [];
   const modelSel = h('select', { id: 'sets-model' }, h('option', { value: '' }, 'all models'));
   const setsList = h('div', { id: 'sets-list' });
   const loadSets = async () => {
     try {
-      const sets: any[] = await get(`/api/parameter-sets${qs({ model: modelSel.value })}`);
+      const sets = await get<ParameterSet[]>(`/api/parameter-sets${qs({ model: modelSel.value })}`);
       clear(
         setsList,
         sets.length
@@ -66,7 +66,7 @@ export function modelsPage(root: HTMLElement): () => void {
             'details',
             { class: 'model' },
             h('summary', null, h('strong', null, x.id), ` — ${x.description ?? ''}${x.asymmetric ? ' (asymmetric)' : ''}`),
-            dataTable((x.params ?? []).map((p: any) => ({ name: p.name, unit: p.bench_unit ?? p.unit, default: p.default, description: p.description }))),
+            dataTable((x.params ?? []).map((p) => ({ name: p.name, unit: p.bench_unit ?? p.unit, default: p.default, description: p.description }))),
           ),
         ),
       );
@@ -89,9 +89,9 @@ function runOptions(runs: RunSummary[]) {
 }
 
 /** The answer of a fit: its report, the replay on the fitted data, the held-out scores. */
-function showFit(models: any[], after: () => void) {
-  return (r: any, result: HTMLElement) => {
-    const rep = r.report ?? {};
+function showFit(models: ModelInfo[], after: () => void) {
+  return (r: Schemas['Fitted'], result: HTMLElement) => {
+    const rep: FitReport = (r.report as FitReport | undefined) ?? {};
     clear(result, fitReport(rep, models));
     const replay = rep.details?.replay;
     // The force unit of this bench, as the registry's bench units give it.
@@ -105,7 +105,7 @@ function showFit(models: any[], after: () => void) {
  * The stored set replayed on the time series it was fitted to (velocity-driven): its friction
  * against the measured torque, on the measurement's scale.
  */
-function replayChart(replay: any, force: string): HTMLElement {
+function replayChart(replay: NonNullable<NonNullable<FitReport['details']>['replay']>, force: string): HTMLElement {
   const el = h('div', { class: 'chart', 'data-testid': 'fit-replay' });
   const wrap = h('div', null, h('h3', null, 'The fitted set on the fitted data'), el);
   const c = timeChart(el, 'Measured friction and the fitted model', `friction [${force}]`, ['measured', 'model'], 620, 220, 1);
@@ -114,21 +114,21 @@ function replayChart(replay: any, force: string): HTMLElement {
 }
 
 /** A parameter's unit on this bench (`bench_unit` from /api/models, else the SI unit). */
-function unitOf(models: any[], model: string, name: string): string {
+function unitOf(models: ModelInfo[], model: string, name: string): string {
   if (name === 'mass') return '';
-  const p = (models.find((m) => m.id === model)?.params ?? []).find((p: any) => p.name === name);
+  const p = (models.find((m) => m.id === model)?.params ?? []).find((p) => p.name === name);
   const u = p?.bench_unit ?? p?.unit ?? '';
   return u === '-' ? '' : u;
 }
 
 /** The fitted values with std errors, the fit's quality and its verdict (`bench fit --json`). */
-export function fitReport(rep: any, models: any[]): HTMLElement {
+export function fitReport(rep: FitReport, models: ModelInfo[]): HTMLElement {
   const params = rep.params ?? {};
   const se = rep.std_errors ?? {};
   const rel = rep.relative_std_errors ?? {};
   const model = rep.provenance?.model ?? '';
-  const num = (x: any) => (typeof x === 'number' ? x : null);
-  const rows = (p: any, e: any, r: any, prefix: string) =>
+  const num = (x: unknown) => (typeof x === 'number' ? x : null);
+  const rows = (p: ByParam | undefined, e: ByParam | undefined, r: ByParam | undefined, prefix: string) =>
     Object.entries(p ?? {})
       .filter(([, v]) => typeof v === 'number' || (Array.isArray(v) && v.every((x) => typeof x === 'number')))
       .map(([k, v]) => ({
@@ -137,7 +137,7 @@ export function fitReport(rep: any, models: any[]): HTMLElement {
         value: Array.isArray(v) ? v.map((x: number) => Number(x.toPrecision(4))).join(', ') : v,
         unit: unitOf(models, model, k),
         std_error: num(e?.[k]),
-        'std error %': num(r?.[k]) != null ? Number((100 * r[k]).toPrecision(3)) : null,
+        'std error %': ((x) => (x === null ? null : Number((100 * x).toPrecision(3))))(num(r?.[k])),
         'at bound': (rep.at_bound ?? []).includes(`${prefix}${k}`) ? 'yes' : '',
       }));
   const v = rep.verdict ?? { status: 'ok', reasons: [] };
@@ -167,7 +167,7 @@ export function fitReport(rep: any, models: any[]): HTMLElement {
   );
 }
 
-async function compareForm(box: HTMLElement, models: any[]) {
+async function compareForm(box: HTMLElement, models: ModelInfo[]) {
   const msg = notice();
   const runs = await completedRuns();
   const est = h('select', { id: 'cmp-estimate', multiple: true, size: 5 }, runOptions(runs));

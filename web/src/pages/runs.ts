@@ -80,7 +80,7 @@ export function runsPage(root: HTMLElement, benchId?: string): () => void {
     load();
   });
   load();
-  const off = live.on((ev) => {
+  const off = live.on((...[ev]) => {
     if (ev === 'run') load();
   });
   const tick = window.setInterval(load, 3000);
