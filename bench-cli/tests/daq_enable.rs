@@ -7,9 +7,14 @@
 use crate::cli_sim::start_sim;
 use crate::util::*;
 
+/// The emulated T7 wired as [`config`] says: DAC0 on the drive's analog torque input, DIO2
+/// on its enable.
+pub(crate) const ANALOG: &str =
+    r#"{"analog_command": {"center_v": 2.5, "nm_per_v": 1.0, "enable_dio": 2}}"#;
+
 /// The shipped sim-daq.toml pointed at `bench sim`'s endpoints `ep`, the drive on the DAQ's
 /// DIO2 and its watchdog at 1 s.
-fn config(dir: &std::path::Path, ep: &serde_json::Value) -> String {
+pub(crate) fn config(dir: &std::path::Path, ep: &serde_json::Value) -> String {
     let shipped = format!(
         "{}/../bench-daemon/config/sim-daq.toml",
         env!("CARGO_MANIFEST_DIR")
@@ -29,7 +34,7 @@ fn config(dir: &std::path::Path, ep: &serde_json::Value) -> String {
             ),
         );
     let text = text
-        + "\n[daq.drive_command]\ndac = 0\ncenter_v = 2.5\nnm_per_v = 0.4\nenable_dio = 2\nwatchdog_s = 1\n";
+        + "\n[daq.drive_command]\ndac = 0\ncenter_v = 2.5\nnm_per_v = 1.0\nenable_dio = 2\nwatchdog_s = 1\n";
     let path = dir.join("bench.toml");
     std::fs::write(&path, text).unwrap();
     path.to_str().unwrap().to_string()
@@ -40,7 +45,10 @@ fn an_enable_line_lowered_mid_run_stops_it_as_a_comms_fault_in_the_safe_state() 
     let _one = one_bench_at_a_time();
     let dir = tempfile::tempdir().unwrap();
     let db = db_in(&dir);
-    let (mut sim, ep) = start_sim(&["--daq", "t7"]);
+    // DAC0 wired to the drive, DIO2 not: the line lowered here is seen by the daemon's read
+    // back alone (wired, the drive would disable and the judge would stop the run first).
+    let dac_only = r#"{"analog_command": {"center_v": 2.5, "nm_per_v": 1.0}}"#;
+    let (mut sim, ep) = start_sim(&["--daq", "t7", "--daq-options", dac_only]);
     let cfg = config(dir.path(), &ep);
     let spec = spec("constant_velocity_sweep.json");
     let (mut child, _out, id) = spawn_run(&["run", &spec, "--config", &cfg, "--db", &db]);

@@ -9,14 +9,14 @@ const DRIVE_COMMAND: &str = "
 [daq.drive_command]
 dac = 0
 center_v = 2.5
-nm_per_v = 0.4
+nm_per_v = 1.0
 enable_dio = 2
 watchdog_s = 1
 ";
 
 /// A sweep of two speeds one way, about 5 s: five of the DAQ watchdog's periods, so the run
 /// completes only if the daemon feeds the watchdog.
-const SHORT_SWEEP: &str = r#"{
+pub(crate) const SHORT_SWEEP: &str = r#"{
   "kind": "constant_velocity_sweep",
   "name": "two speeds",
   "params": {"velocities": [0.5, 1.0], "directions": "positive",

@@ -51,7 +51,11 @@ fn sweep_through_a_sensor(file: &str, baud: &str, stall_s: &str) {
     assert!(text.contains(&format!("serial = \"{pty}\"")), "{text}");
     let cfg = dir.path().join("bench.toml");
     std::fs::write(&cfg, text).unwrap();
-    assert_sweep_on_the_truth(&device_sweep(&cfg, &db, file), file);
+    let run = device_sweep(&cfg, &db, file);
+    assert_sweep_on_the_truth(&run, file);
+    // No tare sequence in these profiles: the zero is read at rest, nothing is written.
+    let log = run["run_log"].to_string();
+    assert!(log.contains("no tare sequence: nothing written"), "{log}");
 
     // The sensor falls silent mid-run: its comms-error budget fails the run and torque is off:
     // the daemon disables the drive, or, on the slow transmitter line (each silent read costs

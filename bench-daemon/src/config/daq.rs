@@ -250,6 +250,25 @@ impl DaqConfig {
         Ok(())
     }
 
+    /// With `[daq.drive_command]`, the DAC must reach every torque the limits allow:
+    /// `center_v ± torque_nm / nm_per_v` inside the DAC's range (else a command inside the
+    /// limits would be refused mid-run).
+    pub fn check_reach(&self, p: &DaqProfile, torque_nm: f64) -> Result<(), String> {
+        let Some(c) = &self.drive_command else {
+            return Ok(());
+        };
+        let swing = torque_nm / c.nm_per_v.abs();
+        let (lo, hi) = (c.center_v - swing, c.center_v + swing);
+        if lo < p.dac.min_v || hi > p.dac.max_v {
+            return Err(format!(
+                "[daq.drive_command] nm_per_v = {}: [limits] torque_nm = {torque_nm} needs \
+                 {lo}..={hi} V, beyond the DAC's {}..={} V",
+                c.nm_per_v, p.dac.min_v, p.dac.max_v
+            ));
+        }
+        Ok(())
+    }
+
     /// Addresses sampled each scan: the torque input, and the counter's low word and high
     /// word (`STREAM_DATA_CAPTURE_16`) when the position comes from the counter.
     pub fn scan_list_len(&self) -> usize {
@@ -446,5 +465,19 @@ mod tests {
         assert!(e.contains("3 addresses a scan make 30000 samples/s"), "{e}");
         c.position = PositionSource::Drive;
         c.check_against(&p).unwrap();
+    }
+
+    #[test]
+    fn the_dac_must_reach_the_torque_limit() {
+        let mut c = base();
+        c.drive_command = Some(analog(0, None));
+        // 2.5 V ± 1 N m / 0.4 N m/V = 0..=5 V: just inside.
+        c.check_reach(&t7(), 1.0).unwrap();
+        let e = c.check_reach(&t7(), 2.0).unwrap_err();
+        assert_eq!(
+            e,
+            "[daq.drive_command] nm_per_v = 0.4: [limits] torque_nm = 2 needs -2.5..=7.5 V, \
+             beyond the DAC's 0..=5 V"
+        );
     }
 }

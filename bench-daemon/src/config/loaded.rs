@@ -181,7 +181,12 @@ impl Loaded {
             None => None,
         };
         let daq = match &config.daq {
-            Some(d) => Some(load_daq_profile(d, dir, &source)?),
+            Some(d) => {
+                let (profile, text) = load_daq_profile(d, dir, &source)?;
+                d.check_reach(&profile, config.limits.torque_nm)
+                    .map_err(|e| InputError(format!("{source}: {e}")))?;
+                Some((profile, text))
+            }
             None => None,
         };
         let loaded = Loaded {

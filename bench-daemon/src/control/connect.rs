@@ -4,6 +4,7 @@
 use super::daq::DaqIo;
 use super::io::{BenchIo, Exchanged, one_after_another};
 use super::judge::DERIVED_VELOCITY_TAU_S;
+use super::sensor_zero::zero_sensor;
 use super::stop::{Device, StopReason};
 use crate::config::PositionSource;
 use crate::config::{Loaded, SignalDevice, WatchdogRule};
@@ -55,6 +56,11 @@ impl ModbusIo {
         ))
     }
 
+    /// The DAQ when its DAC carries the drive's torque command (`[daq.drive_command]`).
+    fn analog(&mut self) -> Option<&mut DaqIo> {
+        self.daq.as_mut().filter(|d| d.commands_drive())
+    }
+
     /// The drive client.
     pub fn drive(&mut self) -> &mut Drive {
         &mut self.drive
@@ -89,7 +95,12 @@ impl BenchIo for ModbusIo {
         self.epoch.elapsed().as_secs_f64()
     }
 
+    /// A drive commanded through the DAQ's DAC has its analog torque mode only: the daemon
+    /// closes the velocity and position loops.
     fn has_mode(&self, mode: Mode) -> bool {
+        if self.daq.as_ref().is_some_and(DaqIo::commands_drive) {
+            return mode == Mode::Torque;
+        }
         let profile = self.drive.profile();
         profile.modes.contains_key(&mode) || profile.sequence(&format!("mode_{mode}")).is_some()
     }
@@ -104,7 +115,10 @@ impl BenchIo for ModbusIo {
     }
 
     async fn command_in(&mut self, mode: Mode, value: f64) -> Result<(), Error> {
-        self.drive.command_in(mode, value).await
+        match self.analog() {
+            Some(daq) if mode == Mode::Torque => daq.command_torque(value).await,
+            _ => self.drive.command_in(mode, value).await,
+        }
     }
 
     async fn set_mode(&mut self, mode: Mode) -> Result<(), Error> {
@@ -131,6 +145,10 @@ impl BenchIo for ModbusIo {
     }
 
     async fn command_and_read(&mut self, value: f64) -> Result<DriveFeedback, Error> {
+        if let Some(daq) = self.analog() {
+            daq.command_torque(value).await?;
+            return self.read_feedback().await;
+        }
         self.drive.command_and_read(value).await
     }
 
@@ -162,12 +180,24 @@ impl BenchIo for ModbusIo {
         if let Some(daq) = &mut self.daq {
             // The torque at the drive's stamp, the midpoint of its transaction.
             // The DAQ's watchdog is fed beside the drive's transaction.
+            // With the DAC on the drive's analog input the command goes there, and the drive
+            // is only read.
+            let analog = daq.commands_drive();
             let sent = clock();
             let drive = async {
-                let fb = self.drive.command_and_read(value).await;
+                let fb = match analog {
+                    true => self.drive.read_feedback().await,
+                    false => self.drive.command_and_read(value).await,
+                };
                 (fb, clock())
             };
-            let ((drive, read), fed) = tokio::join!(drive, daq.keep_alive());
+            let outputs = async {
+                if analog {
+                    daq.command_torque(value).await?;
+                }
+                daq.keep_alive().await
+            };
+            let ((drive, read), fed) = tokio::join!(drive, outputs);
             let mid = 0.5 * (sent + read);
             let sensor = fed.and_then(|()| daq.reading_at(mid, clock()));
             // With the counter as the position source, the loop takes its position at the
@@ -272,7 +302,7 @@ pub async fn connect(
     notes: &mut Vec<(Option<f64>, String)>,
 ) -> Result<ModbusIo, StopReason> {
     let mut drive = connect_drive(loaded).await?;
-    let sensor = connect_sensor(loaded, &drive).await?;
+    let mut sensor = connect_sensor(loaded, &drive).await?;
     let fb = drive.read_feedback().await.map_err(drive_step(""))?;
     if fb.fault == Some(true) {
         return Err(StopReason::LatchedDriveFault {
@@ -314,10 +344,18 @@ pub async fn connect(
         ));
     }
     let (daq, daq_zero) = connect_daq(loaded, &fb, notes).await?;
-    let zeros = daq_zero
+    let mut zeros: Vec<_> = daq_zero
         .map(|z| (crate::calibration::DAQ_SENSOR, z))
         .into_iter()
         .collect();
+    if let Some(s) = &mut sensor {
+        let velocity_limit = loaded.config.limits.velocity_rad_s;
+        super::daq::check_at_rest(&fb, velocity_limit, "torque sensor zero")
+            .map_err(|text| StopReason::Setup { link: false, text })?;
+        let (zero, said) = zero_sensor(s, loaded.config.geometry.force()).await?;
+        notes.push((None, said));
+        zeros.push((crate::calibration::MODBUS_SENSOR, zero));
+    }
     Ok(ModbusIo {
         drive,
         sensor,
@@ -365,7 +403,7 @@ async fn connect_daq(
         ));
         return Ok((Some(daq), None));
     }
-    super::daq::check_at_rest(fb, loaded.config.limits.velocity_rad_s)
+    super::daq::check_at_rest(fb, loaded.config.limits.velocity_rad_s, "DAQ zero")
         .map_err(|text| StopReason::Setup { link: false, text })?;
     let (zero, sd) = daq
         .zero(cfg.zero_scans)

@@ -24,6 +24,8 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+mod command;
+
 /// How fast the clock map's offset may rise \[s/s\]: 100 ppm, above a quartz crystal's drift.
 pub const DRIFT: f64 = 100e-6;
 
@@ -141,6 +143,8 @@ pub struct DaqIo {
     fault: Option<String>,
     /// The outputs wired to the drive (`[daq.drive_command]`).
     outputs: Option<DriveOutputs>,
+    /// The drive's analog scale \[N m per V\] when the DAC carries its torque command.
+    drive_nm_per_v: Option<f64>,
     /// The armed watchdog's timeout, and when the device last had a request from us.
     watchdog: Option<(Duration, Instant)>,
     /// The enable line as the daemon last set it.
@@ -184,6 +188,11 @@ impl DaqIo {
         let outputs = cfg.drive_command.as_ref().map(|c| c.outputs());
         if let (Some(c), Some(o)) = (&cfg.drive_command, &outputs) {
             notes.push(super::daq_outputs::prepare(&mut client, o, c.watchdog_s).await?);
+            notes.push(format!(
+                "the loop's torque command through DAC{} ({} V at zero torque, {} N m/V), not the \
+                 drive's Modbus setpoint; velocity and position loops closed by the daemon",
+                c.dac, c.center_v, c.nm_per_v
+            ));
         }
         let scfg = stream_config(cfg, client.profile())?;
         let stream = client.start_stream(&scfg, stream_addr).await?;
@@ -228,6 +237,7 @@ impl DaqIo {
                 batches: Vec::with_capacity(64),
                 fault: None,
                 outputs,
+                drive_nm_per_v: cfg.drive_command.as_ref().map(|c| c.nm_per_v),
                 watchdog: cfg
                     .drive_command
                     .as_ref()
@@ -477,16 +487,21 @@ impl DaqIo {
 }
 
 /// A zero needs the drive disabled and the shaft at rest: enabled, or turning faster than
-/// 0.1 % of the bench's velocity limit, is refused with what was read.
-pub fn check_at_rest(fb: &protocols::DriveFeedback, velocity_limit: f64) -> Result<(), String> {
+/// 0.1 % of the bench's velocity limit, is refused with what was read; `what` names the zero
+/// (`DAQ zero`, `torque sensor zero`).
+pub fn check_at_rest(
+    fb: &protocols::DriveFeedback,
+    velocity_limit: f64,
+    what: &str,
+) -> Result<(), String> {
     if fb.enabled == Some(true) {
-        return Err(
-            "DAQ zero: the drive reads enabled; the zero is measured with it disabled".into(),
-        );
+        return Err(format!(
+            "{what}: the drive reads enabled; the zero is measured with it disabled"
+        ));
     }
     match fb.velocity_rad_s {
         Some(v) if v.abs() > 1e-3 * velocity_limit => Err(format!(
-            "DAQ zero: the shaft turns at {v} rad/s (at rest means under {} rad/s)",
+            "{what}: the shaft turns at {v} rad/s (at rest means under {} rad/s)",
             1e-3 * velocity_limit
         )),
         _ => Ok(()),

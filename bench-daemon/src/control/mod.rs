@@ -44,6 +44,7 @@ mod realtime;
 mod request;
 pub mod safe_state;
 mod safety;
+pub mod sensor_zero;
 mod setup;
 pub mod shell;
 pub mod sim_io;

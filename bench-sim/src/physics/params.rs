@@ -31,6 +31,8 @@ pub struct SimParams {
     pub position_kd: f64,
     /// Torque-sensor noise, standard deviation [N m]; default 0.002.
     pub sensor_noise_nm: f64,
+    /// Torque-sensor zero offset, what it reads at zero torque until tared [N m]; default 0.
+    pub sensor_offset_nm: f64,
     /// Torque-sensor resolution (quantum) [N m]; default 0.001; 0 = continuous.
     pub sensor_resolution_nm: f64,
     /// Torque-sensor low-pass time constant \[s\]; default 0 (off).
@@ -61,6 +63,7 @@ impl Default for SimParams {
             position_ki: 200.0,
             position_kd: 0.3,
             sensor_noise_nm: 0.002,
+            sensor_offset_nm: 0.0,
             sensor_resolution_nm: 0.001,
             sensor_lowpass_s: 0.0,
             watchdog_s: 0.1,
@@ -145,6 +148,13 @@ impl SimParams {
                     rule: "finite and >= 0",
                 });
             }
+        }
+        if !self.sensor_offset_nm.is_finite() {
+            return Err(SimError::Param {
+                field: "sensor_offset_nm",
+                value: self.sensor_offset_nm,
+                rule: "finite",
+            });
         }
         self.load.validate()?;
         if self.step_s > 1e-3 {

@@ -110,8 +110,9 @@ impl Sim {
             1.0
         };
         s.velocity_est_rad_s += a * (v_raw - s.velocity_est_rad_s);
-        // Torque sensor: shaft torque into the friction element, noise, low-pass, resolution.
-        let raw = s.friction_nm + p.sensor_noise_nm * self.rng.normal();
+        // Torque sensor: shaft torque into the friction element, offset, noise, low-pass,
+        // resolution.
+        let raw = s.friction_nm + p.sensor_offset_nm + p.sensor_noise_nm * self.rng.normal();
         let b = if p.sensor_lowpass_s > 0.0 {
             1.0 - (-dt / p.sensor_lowpass_s).exp()
         } else {
