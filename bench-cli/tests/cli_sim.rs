@@ -1,6 +1,6 @@
 //! `bench sim` and `bench perf modbus`.
 
-use crate::util::{bench, stderr, stdout};
+use crate::util::{bench, stderr, stdout, t7_client};
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 
@@ -53,22 +53,11 @@ fn sim_serves_a_t7_daq_beside_the_drive_bus() {
         r#"{"offset_v": 2.0, "noise_v": 0}"#,
     ]);
     assert_eq!(ep["daq"]["kind"], "t7");
-    let modbus: std::net::SocketAddr = ep["daq"]["modbus"].as_str().unwrap().parse().unwrap();
     std::net::TcpStream::connect(ep["daq"]["stream"].as_str().unwrap())
         .expect("stream port accepts");
     std::net::TcpStream::connect(ep["tcp"].as_str().unwrap()).expect("drive bus accepts");
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let volts = rt.block_on(async {
-        let profile = std::sync::Arc::new(bench_sim::daq::shipped_t7().unwrap());
-        let timeout = std::time::Duration::from_secs(5);
-        let mut c = protocols::DaqClient::connect(modbus, profile, timeout)
-            .await
-            .unwrap();
-        c.read_ain(0).await.unwrap()
-    });
+    let (rt, mut t7) = t7_client(&ep);
+    let volts = rt.block_on(t7.read_ain(0)).unwrap();
     // At rest the sensor reads its noise (σ 2 mN m = 4 mV at 0.5 N m/V): 2 V within 10 σ.
     assert!((volts - 2.0).abs() < 0.04, "AIN0 {volts} V");
     let e = Command::new(env!("CARGO_BIN_EXE_bench"))

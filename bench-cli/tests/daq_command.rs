@@ -11,19 +11,8 @@ use crate::util::*;
 
 /// DAC0 over the emulated T7's Modbus map \[V\].
 fn dac0(ep: &serde_json::Value) -> f64 {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    rt.block_on(async {
-        let profile = std::sync::Arc::new(bench_sim::daq::shipped_t7().unwrap());
-        let addr = ep["daq"]["modbus"].as_str().unwrap().parse().unwrap();
-        let timeout = std::time::Duration::from_secs(5);
-        let mut t7 = protocols::DaqClient::connect(addr, profile, timeout)
-            .await
-            .unwrap();
-        t7.read_dac(0).await.unwrap()
-    })
+    let (rt, mut t7) = t7_client(ep);
+    rt.block_on(t7.read_dac(0)).unwrap()
 }
 
 /// The simulated drive's Modbus torque setpoint, as `bench probe` reads it \[N m\].

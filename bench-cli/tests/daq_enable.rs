@@ -54,19 +54,8 @@ fn an_enable_line_lowered_mid_run_stops_it_as_a_comms_fault_in_the_safe_state() 
     let (mut child, _out, id) = spawn_run(&["run", &spec, "--config", &cfg, "--db", &db]);
     // Two seconds into the run: the line is high, and the watchdog (1 s) has been fed.
     wait_for_samples(&db, id, 2000);
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    rt.block_on(async {
-        let profile = std::sync::Arc::new(bench_sim::daq::shipped_t7().unwrap());
-        let addr = ep["daq"]["modbus"].as_str().unwrap().parse().unwrap();
-        let timeout = std::time::Duration::from_secs(5);
-        let mut t7 = protocols::DaqClient::connect(addr, profile, timeout)
-            .await
-            .unwrap();
-        t7.set_dio(2, false).await.unwrap();
-    });
+    let (rt, mut t7) = t7_client(&ep);
+    rt.block_on(t7.set_dio(2, false)).unwrap();
     let status = child.wait().unwrap();
     assert!(!status.success(), "the run should fail");
     let run = show(&db, id);

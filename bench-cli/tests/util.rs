@@ -358,3 +358,19 @@ pub fn fit_run(
 pub fn truth_model() -> Box<dyn friction::FrictionModel> {
     friction::registry::build_model(&bench_sim::default_truth()).unwrap()
 }
+
+/// A Modbus client of the emulated T7 of `ep` (what `bench sim --daq t7` printed), with the
+/// runtime that drives it: an independent look at the DAQ the daemon under test uses.
+pub fn t7_client(ep: &serde_json::Value) -> (tokio::runtime::Runtime, protocols::DaqClient) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let addr = ep["daq"]["modbus"].as_str().unwrap().parse().unwrap();
+    let profile = std::sync::Arc::new(bench_sim::daq::shipped_t7().unwrap());
+    let timeout = Duration::from_secs(5);
+    let t7 = rt
+        .block_on(protocols::DaqClient::connect(addr, profile, timeout))
+        .unwrap();
+    (rt, t7)
+}
