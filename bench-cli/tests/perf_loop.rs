@@ -34,6 +34,38 @@ fn perf_loop_reports_every_key() {
     assert_eq!(v["loop_cpu"].is_u64(), cpus.count() >= 2, "{v}");
 }
 
+/// Through the emulated DAQ the report counts the stream's scans as numbers: at 2 kHz, 2000
+/// scans a second of the run, none skipped.
+#[test]
+fn perf_loop_counts_the_daq_streams_scans() {
+    let _bench = crate::util::one_bench_at_a_time();
+    let config = format!(
+        "{}/../bench-daemon/config/sim-daq.toml",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let o = bench(&[
+        "perf",
+        "loop",
+        "--sim",
+        "--config",
+        &config,
+        "--seconds",
+        "1",
+        "--models",
+        "lugre",
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let d = &v["daq_stream"];
+    let scans = d["scans"].as_u64().unwrap_or_else(|| panic!("{v}")) as f64;
+    let expected = 2000.0 * v["seconds"].as_f64().unwrap();
+    assert!((scans - expected).abs() <= 0.05 * expected + 50.0, "{v}");
+    assert_eq!(d["skipped_scans"], 0, "{v}");
+    assert_eq!(d["recoveries"], 0, "{v}");
+    assert!(d["max_backlog_bytes"].is_u64(), "{v}");
+}
+
 #[test]
 fn perf_loop_floor_sits_beside_the_loop() {
     // Without cyclictest on PATH: refused naming the package, before any bench starts.

@@ -38,6 +38,17 @@ impl ModbusIo {
         }
     }
 
+    /// What the DAQ's stream did so far, if there is one.
+    pub fn daq_counts(&self) -> Option<super::setup::DaqStreamCounts> {
+        let t = self.daq.as_ref()?.tracker();
+        Some(super::setup::DaqStreamCounts {
+            scans: t.scans,
+            skipped_scans: t.skipped_scans,
+            recoveries: t.recoveries,
+            max_backlog_bytes: t.max_backlog_bytes,
+        })
+    }
+
     /// Stops the DAQ's stream, if there is one, and says what it reported.
     pub async fn stop_daq(&mut self) -> Option<String> {
         let daq = self.daq.as_mut()?;

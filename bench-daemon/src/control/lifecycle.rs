@@ -120,6 +120,7 @@ pub fn failed_early(reason: StopReason, safe_state_s: Option<f64>) -> LoopReport
         notes: Vec::new(),
         dropped_batches: 0,
         zeros: Vec::new(),
+        daq_stream: None,
     }
 }
 
@@ -186,6 +187,7 @@ pub async fn finish(
         notes: Vec::new(),
         dropped_batches: dropped,
         zeros: Vec::new(),
+        daq_stream: None,
     }
 }
 
@@ -225,6 +227,7 @@ pub async fn after_panic(
         notes: Vec::new(),
         dropped_batches: 0,
         zeros: Vec::new(),
+        daq_stream: None,
     }
 }
 

@@ -63,7 +63,7 @@ pub use realtime::{Locked, NoDeepIdle, realtime, realtime_runtime, spawn_with_ru
 pub use request::{Control, Request};
 pub use safe_state::SafeState;
 pub use safety::Breach;
-pub use setup::{Devices, Frame, LoopReport, LoopSetup, Status};
+pub use setup::{DaqStreamCounts, Devices, Frame, LoopReport, LoopSetup, Status};
 pub use shell::run;
 pub use sim_io::{SimIo, TruthLog};
 pub use stop::{Device, Outcome, StopReason};

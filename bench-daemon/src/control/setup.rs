@@ -126,4 +126,19 @@ pub struct LoopReport {
     pub dropped_batches: u64,
     /// The zeros measured before the run moved: (sensor as bench.toml names it, its raw zero).
     pub zeros: Vec<(&'static str, f64)>,
+    /// What the DAQ's hardware-timed stream did, on a bench read through a DAQ.
+    pub daq_stream: Option<DaqStreamCounts>,
+}
+
+/// What a DAQ's hardware-timed stream did over a run (`bench perf loop --json`: `daq_stream`).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct DaqStreamCounts {
+    /// Scans received (each one recorded).
+    pub scans: u64,
+    /// Scans the device discarded while its buffer was full (auto-recovery).
+    pub skipped_scans: u64,
+    /// Auto-recovery episodes.
+    pub recoveries: u64,
+    /// Largest backlog the device reported \[bytes\].
+    pub max_backlog_bytes: u16,
 }

@@ -121,6 +121,7 @@ async fn run_modbus(setup: &LoopSetup) -> LoopReport {
     let elapsed_s = start.elapsed().as_secs_f64();
     let mut report = finish(setup, state, &mut io, outcome, k as f64 * ts, elapsed_s).await;
     report.zeros = std::mem::take(&mut io.zeros);
+    report.daq_stream = io.daq_counts();
     if let Some(said) = io.stop_daq().await {
         report.notes.push((None, said));
     }

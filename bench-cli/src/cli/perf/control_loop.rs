@@ -51,7 +51,8 @@ pub struct PerfLoopArgs {
     loop_cpu: Option<Placement>,
     /// Print JSON: `rate_hz`, `achieved_hz`, `period_error_us` {`p50`, `p99`, `max`},
     /// `overruns`, `tick_work_p50_us` (a tick's median time from wake-up to its end: the
-    /// drive's and sensor's round trips are most of it).
+    /// drive's and sensor's round trips are most of it), and on a bench read through a DAQ
+    /// `daq_stream` {`scans`, `skipped_scans`, `recoveries`, `max_backlog_bytes`}.
     #[arg(long)]
     json: bool,
 }
@@ -184,13 +185,8 @@ pub fn run(args: &PerfLoopArgs) -> anyhow::Result<()> {
         "loop_cpu": cpu,
     });
     // A `[daq]` bench: what its stream did (scans received, skipped, largest backlog).
-    if let Some(line) = r
-        .notes
-        .iter()
-        .chain(&r.log)
-        .find(|(_, t)| t.starts_with("DAQ stream:"))
-    {
-        out["daq_stream"] = line.1.clone().into();
+    if let Some(counts) = &r.daq_stream {
+        out["daq_stream"] = serde_json::to_value(counts)?;
     }
     let side_by_side = floor.map(|h| side_by_side(&h, &r.stats, r.ticks, args.rate));
     if let Some((figures, _)) = &side_by_side {
@@ -216,6 +212,12 @@ pub fn run(args: &PerfLoopArgs) -> anyhow::Result<()> {
                 "loop on CPU {c}"
             ))
         );
+        if let Some(d) = &r.daq_stream {
+            println!(
+                "DAQ stream: {} scans, {} skipped, {} recoveries, largest backlog {} bytes",
+                d.scans, d.skipped_scans, d.recoveries, d.max_backlog_bytes
+            );
+        }
         if let Some((_, table)) = side_by_side {
             println!("{table}");
         }
