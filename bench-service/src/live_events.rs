@@ -3,9 +3,9 @@
 //! data object as its own type serialises it (`sample`: [`SampleFrame`], `run`: [`RunEvent`],
 //! ...); this enum only gathers them under their names, so a client generates one union from it.
 
-use super::jobs::FitEvent;
 use super::scheduler::view::{QueueListing, RunEvent};
 use super::status::BenchStatus;
+use friction::identify::control::Progress;
 use run_store::RunStatus;
 use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::Serialize;
@@ -45,6 +45,25 @@ pub struct SampleFrame<'a> {
     /// The lockstep model ids (the columns of `outputs`).
     pub models: Vec<String>,
 }
+
+/// A fit's progress (the live `fit` event).
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+pub struct FitEvent {
+    /// The fit (or comparison) job, as `POST /api/fits` answered it.
+    pub fit_id: u64,
+    /// Where its iterations stand.
+    #[schemars(with = "FitProgress")]
+    pub progress: Progress,
+}
+
+crate::schema::opaque!(
+    /// Where a fit's iterations stand (`friction::identify::control::Progress`).
+    FitProgress,
+    {"type": "object", "required": ["fit", "iter", "best_mse"], "properties": {
+        "fit": {"type": "integer", "minimum": 0, "description": "fits started so far (a comparison runs several)"},
+        "iter": {"type": "integer", "minimum": 0, "description": "iterations of the current fit"},
+        "best_mse": {"type": ["number", "null"], "description": "its best mean squared residual so far (null: none finite yet)"}}}
+);
 
 /// The `dropped` event.
 #[derive(Debug, Serialize, JsonSchema)]
