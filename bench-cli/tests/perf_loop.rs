@@ -35,7 +35,7 @@ fn perf_loop_reports_every_key() {
 }
 
 /// Through the emulated DAQ the report counts the stream's scans as numbers: at 2 kHz, 2000
-/// scans a second of the run, none skipped.
+/// scans a second of the run and the zero's scans before it (0.1 s), none skipped.
 #[test]
 fn perf_loop_counts_the_daq_streams_scans() {
     let _bench = crate::util::one_bench_at_a_time();
@@ -59,8 +59,9 @@ fn perf_loop_counts_the_daq_streams_scans() {
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     let d = &v["daq_stream"];
     let scans = d["scans"].as_u64().unwrap_or_else(|| panic!("{v}")) as f64;
-    let expected = 2000.0 * v["seconds"].as_f64().unwrap();
-    assert!((scans - expected).abs() <= 0.05 * expected + 50.0, "{v}");
+    let run_s = v["seconds"].as_f64().unwrap();
+    let (least, most) = (0.95 * 2000.0 * run_s, 1.05 * 2000.0 * (run_s + 0.5));
+    assert!((least..=most).contains(&scans), "{v}");
     assert_eq!(d["skipped_scans"], 0, "{v}");
     assert_eq!(d["recoveries"], 0, "{v}");
     assert!(d["max_backlog_bytes"].is_u64(), "{v}");

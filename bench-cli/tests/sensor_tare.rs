@@ -38,8 +38,10 @@ fn the_sensor_is_tared_before_the_run_and_its_zero_recorded() {
     assert_eq!(zeros.len(), 1, "{zeros:?}");
     assert_eq!(zeros[0].0, "sensor");
     let zero = zeros[0].1.expect("the sensor's zero is recorded");
-    // Ten readings of 2 mN m noise at 1 mN m resolution.
-    assert!((zero - OFFSET_NM).abs() < 0.003, "zero {zero}");
+    // Ten readings back to back of 2 mN m noise at 1 mN m resolution: the sensor may answer
+    // them all from one or two of its own samples, so the mean is held to five of one sample's
+    // σ (a bound of ten independent readings' σ, 3 mN m, failed in one of two runs).
+    assert!((zero - OFFSET_NM).abs() < 0.01, "zero {zero}");
     let log = run["run_log"].to_string();
     assert!(log.contains("torque sensor zero 0.0"), "{log}");
     assert!(log.contains("tare written, then it reads"), "{log}");

@@ -2,7 +2,6 @@
 //! run's status (`watch`) and the scheduler's run and queue events (`broadcast`), each
 //! serialised once by its sender, not once per client.
 
-use super::live_events::SampleFrame;
 use bench_daemon::control::{Frame, Status};
 use serde::Serialize;
 use std::sync::{Arc, Mutex};
@@ -113,4 +112,19 @@ mod tests {
         assert_eq!(super::decimation(0.02), 1);
         assert_eq!(super::decimation(2.5e-4), 40);
     }
+}
+
+/// The `sample` event: one sample of the running run and the lockstep models' outputs.
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+pub struct SampleFrame<'a> {
+    /// Sample index in the run.
+    pub idx: u64,
+    /// The sample (`NaN` readings as `null`).
+    #[schemars(with = "super::schema::Sample")]
+    pub sample: &'a experiments::Sample,
+    /// Each lockstep model's output, in `models` order (`null`: not finite).
+    #[schemars(with = "Vec<Option<f64>>")]
+    pub outputs: &'a [f64],
+    /// The lockstep model ids (the columns of `outputs`).
+    pub models: Vec<String>,
 }

@@ -4,7 +4,6 @@
 //! `fit` events on the live stream) and can be cancelled: a cancelled fit stores nothing.
 
 use super::hub::Hub;
-use super::live_events::FitEvent;
 use friction::identify::control::{Control, Progress};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -198,6 +197,25 @@ impl Registry {
         }
     }
 }
+
+/// A fit's progress (the live `fit` event).
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+pub struct FitEvent {
+    /// The fit (or comparison) job, as `POST /api/fits` answered it.
+    pub fit_id: u64,
+    /// Where its iterations stand.
+    #[schemars(with = "FitProgress")]
+    pub progress: Progress,
+}
+
+crate::schema::opaque!(
+    /// Where a fit's iterations stand (`friction::identify::control::Progress`).
+    FitProgress,
+    {"type": "object", "required": ["fit", "iter", "best_mse"], "properties": {
+        "fit": {"type": "integer", "minimum": 0, "description": "fits started so far (a comparison runs several)"},
+        "iter": {"type": "integer", "minimum": 0, "description": "iterations of the current fit"},
+        "best_mse": {"type": ["number", "null"], "description": "its best mean squared residual so far (null: none finite yet)"}}}
+);
 
 /// A registered fit or comparison: holds its worker slot and leaves the registry when dropped.
 #[derive(Debug)]

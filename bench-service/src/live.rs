@@ -6,7 +6,7 @@
 //! stream is polled only when the connection can take more.
 
 use super::hub::{Event, STATUS_HZ};
-use super::live_events::{Dropped, LiveEvent};
+use super::live_events::{Dropped, LiveEvent, wire_schema};
 use super::schema::{only, response};
 use super::state::AppState;
 use aide::OperationOutput;
@@ -52,10 +52,13 @@ impl OperationOutput for LiveStream {
     type Inner = ();
 
     fn operation_response(ctx: &mut GenContext, _: &mut Operation) -> Option<DocResponse> {
-        let schema = ctx.schema.subschema_for::<LiveEvent>();
+        // `LiveEvent` in the components (the events' data as objects, for clients' types); the
+        // response the messages as they are on the wire: `data` a string of that JSON.
+        ctx.schema.subschema_for::<LiveEvent>();
+        let event = ctx.schema.definitions().get("LiveEvent").cloned();
         Some(response(
             "event stream: each message's `event:` name and the JSON of its `data:` line, as LiveEvent",
-            vec![("text/event-stream", schema)],
+            vec![("text/event-stream", wire_schema(event.as_ref()))],
         ))
     }
 

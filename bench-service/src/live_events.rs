@@ -3,13 +3,12 @@
 //! data object as its own type serialises it (`sample`: [`SampleFrame`], `run`: [`RunEvent`],
 //! ...); this enum only gathers them under their names, so a client generates one union from it.
 
+use super::hub::SampleFrame;
+use super::jobs::FitEvent;
 use super::scheduler::view::{QueueListing, RunEvent};
 use super::status::BenchStatus;
-use friction::identify::control::Progress;
-use run_store::RunStatus;
-use schemars::{JsonSchema, Schema, SchemaGenerator};
+use schemars::{JsonSchema, Schema};
 use serde::Serialize;
-use std::borrow::Cow;
 
 /// One message of `GET /api/live`: `event` is the SSE event name, `data` the JSON of its data
 /// line.
@@ -31,58 +30,29 @@ pub enum LiveEvent {
     Dropped(Dropped),
 }
 
-/// The `sample` event: one sample of the running run and the lockstep models' outputs.
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct SampleFrame<'a> {
-    /// Sample index in the run.
-    pub idx: u64,
-    /// The sample (`NaN` readings as `null`).
-    #[schemars(with = "super::schema::Sample")]
-    pub sample: &'a experiments::Sample,
-    /// Each lockstep model's output, in `models` order (`null`: not finite).
-    #[schemars(with = "Vec<Option<f64>>")]
-    pub outputs: &'a [f64],
-    /// The lockstep model ids (the columns of `outputs`).
-    pub models: Vec<String>,
+/// The messages as they are on the wire, from `LiveEvent`'s schema (`live_event`): each event's
+/// `data` a string whose JSON its `contentSchema` describes (`contentMediaType`
+/// `application/json`, JSON Schema 2020-12 as OpenAPI 3.1 reads it), so a validator that reads
+/// the stream (schemathesis) checks each event's payload against its own type.
+pub fn wire_schema(live_event: Option<&serde_json::Value>) -> Schema {
+    let variants: Vec<serde_json::Value> = live_event
+        .and_then(|e| e["oneOf"].as_array())
+        .into_iter()
+        .flatten()
+        .map(|variant| {
+            let mut v = variant.clone();
+            let data = v["properties"]["data"].take();
+            v["properties"]["data"] = serde_json::json!({"type": "string",
+                "contentMediaType": "application/json", "contentSchema": data});
+            v
+        })
+        .collect();
+    schemars::json_schema!({"oneOf": variants})
 }
-
-/// A fit's progress (the live `fit` event).
-#[derive(Debug, Serialize, schemars::JsonSchema)]
-pub struct FitEvent {
-    /// The fit (or comparison) job, as `POST /api/fits` answered it.
-    pub fit_id: u64,
-    /// Where its iterations stand.
-    #[schemars(with = "FitProgress")]
-    pub progress: Progress,
-}
-
-crate::schema::opaque!(
-    /// Where a fit's iterations stand (`friction::identify::control::Progress`).
-    FitProgress,
-    {"type": "object", "required": ["fit", "iter", "best_mse"], "properties": {
-        "fit": {"type": "integer", "minimum": 0, "description": "fits started so far (a comparison runs several)"},
-        "iter": {"type": "integer", "minimum": 0, "description": "iterations of the current fit"},
-        "best_mse": {"type": ["number", "null"], "description": "its best mean squared residual so far (null: none finite yet)"}}}
-);
 
 /// The `dropped` event.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct Dropped {
     /// Frames lost since this client's last one.
     pub frames: u64,
-}
-
-/// [`RunStatus`] in the document: its stored names.
-#[derive(Debug)]
-pub struct RunStatusName;
-
-impl JsonSchema for RunStatusName {
-    fn schema_name() -> Cow<'static, str> {
-        "RunStatus".into()
-    }
-
-    fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        let names: Vec<&str> = RunStatus::ALL.iter().map(|s| s.as_str()).collect();
-        schemars::json_schema!({"type": "string", "enum": names})
-    }
 }

@@ -124,7 +124,7 @@ pub struct RunEvent {
     /// The run.
     pub run_id: i64,
     /// Its status now.
-    #[schemars(with = "crate::live_events::RunStatusName")]
+    #[schemars(with = "RunStatusName")]
     pub status: RunStatus,
 }
 
@@ -218,5 +218,23 @@ mod tests {
         let l = view.listing(0.0, Some(EVENT_ITEMS));
         assert_eq!((l.items.len(), l.waiting, l.truncated), (100, 250, true));
         assert_eq!((l.eta_total_s, l.items[99].eta_s), (500.0, 200.0));
+    }
+}
+
+/// [`run_store::RunStatus`] in the document: its stored names.
+#[derive(Debug)]
+pub struct RunStatusName;
+
+impl schemars::JsonSchema for RunStatusName {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "RunStatus".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let names: Vec<&str> = run_store::RunStatus::ALL
+            .iter()
+            .map(|s| s.as_str())
+            .collect();
+        schemars::json_schema!({"type": "string", "enum": names})
     }
 }
