@@ -183,9 +183,18 @@ async fn late_reply_is_never_taken_for_fresh_data(link: Link_) {
     let mut c = clients_with(&tb, 200).await;
     c.drive.read_feedback().await.unwrap();
     // Longer than the 200 ms timeout and max_response: the reply comes after the client gave
-    // up and after its resync wait.
+    // up and after its resync wait. On a serial line 400 ms, so that the late reply lands
+    // among the next requests (the RTU variant runs alone, as every `rtu` test). Over TCP the
+    // client drops the connection at its timeout, and a client thread held off for longer than
+    // the delay (the test command's real-time benches beside this suite did it once for over
+    // 400 ms) would find the reply already there when it looks: tokio's timeout polls the
+    // request before its clock. So 3 s there, longer than any such hold.
+    let delay_ms = match link {
+        Link_::Tcp => 3000.0,
+        _ => 400.0,
+    };
     tb.sim.faults().set(FaultSet {
-        delay_ms: 400.0,
+        delay_ms,
         unit: Some(tb.sim.endpoints().drive_unit),
         ..FaultSet::default()
     });
