@@ -5,7 +5,7 @@
 //! when the test cluster is configured.
 
 use crate::lab::{fresh_database, json};
-use crate::util::{bench, stderr, stdout};
+use crate::util::{bench, export_csv, stderr};
 use run_store::{Batch, Finish, NewRun, Recorder, RecorderConfig, Sample, Store};
 use serde_json::json;
 use std::process::Command;
@@ -145,17 +145,7 @@ fn archive_is_read_by_duckdb_and_export_alike(db: &str) {
 
     let listed = json(&bench(&["runs", "list", "--db", db, "--json"]));
     assert_eq!(listed["runs"][0]["id"], id, "the archived run stays listed");
-    let export = bench(&[
-        "runs",
-        "export",
-        &id.to_string(),
-        "--format",
-        "csv",
-        "--db",
-        db,
-    ]);
-    assert!(export.status.success(), "{}", stderr(&export));
-    let export = stdout(&export);
+    let export = export_csv(db, id);
     assert!(export.starts_with("idx,t,x,v,u_cmd,torque_motor,torque_sensor,segment,flags,lugre\n"));
     let cols = run_store::SAMPLE_COLUMNS;
     let exported = rows(&export, &cols);

@@ -3,7 +3,8 @@
 //! runs in the right status with their samples kept.
 
 use crate::util::{
-    SimProcess, bench, config_for, db_in, show, spawn_run, spec, stderr, stdout, wait_for_samples,
+    SimProcess, bench, config_for, db_in, export_csv, show, spawn_run, spec, stderr, stdout,
+    wait_for_samples,
 };
 use std::path::Path;
 use std::process::Command;
@@ -60,16 +61,7 @@ fn completed(kind: &str) -> (serde_json::Value, serde_json::Value) {
             .contains("[[signal]]")
     );
     // Lockstep model outputs are exported beside the measurements.
-    let csv = bench(&[
-        "runs",
-        "export",
-        &id.to_string(),
-        "--format",
-        "csv",
-        "--db",
-        &db,
-    ]);
-    let text = stdout(&csv);
+    let text = export_csv(&db, id);
     let header = text.lines().next().unwrap();
     assert!(
         header.contains("lugre") && header.contains("gms:x_plant"),

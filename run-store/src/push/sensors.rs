@@ -13,8 +13,13 @@ use std::collections::BTreeMap;
 type CalKey = (String, String, String, String);
 
 fn key(c: &Calibration) -> CalKey {
-    let c = c.clone();
-    (c.bench_id, c.sensor, c.certificate, c.recorded_at)
+    let text = |s: &String| s.clone();
+    (
+        text(&c.bench_id),
+        text(&c.sensor),
+        text(&c.certificate),
+        text(&c.recorded_at),
+    )
 }
 
 /// A row of `run_sensors`.
