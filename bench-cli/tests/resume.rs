@@ -1,7 +1,7 @@
 //! `bench runs resume`: a run cut short is continued from its last completed segment, and the
 //! chain reads as one run (one Stribeck table, each point from the run that measured it whole).
 
-use crate::util::{SimBench, bench, db_in, one_bench_at_a_time, show, stderr, stdout};
+use crate::util::{SimBench, bench, db_in, show, stderr, stdout};
 use bench_daemon::control::{Control, Devices, SimIo, Status};
 use bench_daemon::resume;
 use bench_daemon::session::{self, Checked, Finished, Watchers};
@@ -231,9 +231,11 @@ fn resuming_a_completed_or_missing_run_is_refused_with_exit_code_2() {
     );
 }
 
-/// The sweep of the SIGKILL test: 10 trials (settle + measure) of 0.4 s on the real-time
-/// simulated bench.
-const SWEEP_RT: &str = r#"{"kind": "constant_velocity_sweep", "name": "killed sweep",
+/// The sweep of the SIGKILL test: 10 trials (settle + measure) of 0.4 s on the simulated bench
+/// in simulated time (`--virtual-time`): the kills strike at a sample count, and the plant sees
+/// the same commands at the same plant times however loaded the machine is (on the real-time
+/// bench a loaded machine shortens a settling segment by the ticks it delays).
+const SWEEP_KILLED: &str = r#"{"kind": "constant_velocity_sweep", "name": "killed sweep",
     "params": {"velocities": [0.5, 0.8, 1.0, 1.5, 2.0], "directions": "both",
                "settle_s": 0.2, "measure_s": 0.2, "repeats": 1}}"#;
 
@@ -271,21 +273,28 @@ fn run_killed_at(args: &[String], kill_at: u64) -> (i64, bool) {
 
 #[test]
 fn a_sweep_killed_20_times_with_sigkill_and_resumed_gives_the_uninterrupted_table() {
-    let _bench = one_bench_at_a_time();
     let dir = tempfile::tempdir().unwrap();
     let db = db_in(&dir);
     let spec = dir.path().join("sweep.json");
-    std::fs::write(&spec, SWEEP_RT).unwrap();
+    std::fs::write(&spec, SWEEP_KILLED).unwrap();
     let spec = spec.to_str().unwrap();
     let json = |o: &std::process::Output| -> Value {
         serde_json::from_str(stdout(o).lines().last().unwrap_or("null")).unwrap()
     };
-    let whole = bench(&["run", spec, "--sim", "--db", &db, "--json"]);
+    let whole = bench(&[
+        "run",
+        spec,
+        "--sim",
+        "--virtual-time",
+        "--db",
+        &db,
+        "--json",
+    ]);
     assert!(whole.status.success(), "{}", stderr(&whole));
     let want = points(&json(&whole)["results"]);
 
     let mut rng = Rng(0x5eed_2026);
-    let mut args: Vec<String> = ["run", spec, "--sim", "--db", &db]
+    let mut args: Vec<String> = ["run", spec, "--sim", "--virtual-time", "--db", &db]
         .map(String::from)
         .to_vec();
     let mut kills = Vec::new();
@@ -299,9 +308,17 @@ fn a_sweep_killed_20_times_with_sigkill_and_resumed_gives_the_uninterrupted_tabl
         let dead = show(&db, id);
         assert_eq!(dead["status"], "interrupted", "{dead}");
         kills.push((id, n, dead["sample_count"].as_i64().unwrap()));
-        args = ["runs", "resume", &id.to_string(), "--sim", "--db", &db]
-            .map(String::from)
-            .to_vec();
+        args = [
+            "runs",
+            "resume",
+            &id.to_string(),
+            "--sim",
+            "--virtual-time",
+            "--db",
+            &db,
+        ]
+        .map(String::from)
+        .to_vec();
     };
     assert_eq!(
         kills.len(),
@@ -326,7 +343,7 @@ fn a_sweep_killed_20_times_with_sigkill_and_resumed_gives_the_uninterrupted_tabl
         let store = Store::open_existing(std::path::Path::new(&db))
             .await
             .unwrap();
-        let plan = experiments::Spec::parse(SWEEP_RT, Format::Json)
+        let plan = experiments::Spec::parse(SWEEP_KILLED, Format::Json)
             .unwrap()
             .plan(&experiments::BenchLimits::sim_default())
             .unwrap();

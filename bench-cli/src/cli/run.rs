@@ -187,7 +187,8 @@ pub fn execute(
             })
         };
         let devices = if args.virtual_time {
-            let sim = bench_sim::Sim::new(bench_sim::SimParams::default(), &bench_sim::default_truth())?;
+            let config = bench_daemon::simulated::sim_config(&probe);
+            let sim = bench_sim::Sim::new(config.params, &config.truth)?;
             Devices::Simulated(Box::new(SimIo::new(sim)))
         } else {
             Devices::Modbus
