@@ -1,25 +1,15 @@
-// A run as `GET /api/runs/{id}` answers it, and its analysis (`results`, by kind). The service's
-// OpenAPI document leaves both free-form (`Schemas['Record']`: run_store's `Run` with the
-// comparisons, chain and campaign added, and each kind's analysis JSON), so they are typed here
-// by hand, field for field as the service writes them, until the document types them.
-import type { ComparisonRecord, ImportedRun } from './answers';
+// A run as `GET /api/runs/{id}` answers it (`Schemas['RunRecord']`, from the service's
+// document), and its analysis (`results`, by kind). The document leaves the analysis, the spec
+// and the configuration snapshot free-form (each kind's JSON, the bench.toml as read), so those
+// are typed here by hand, field for field as the service writes them.
+import type { Schemas } from './api';
+import type { ImportedRun } from './answers';
 
 /** One line of the interruption log or the run log. */
-export interface LogEntry {
-  at: string;
-  t: number | null;
-  reason: string;
-}
+export type LogEntry = Schemas['RunRecord']['run_log'][number];
 
 /** The control loop's timing (run_store `TimingStats`). */
-export interface Timing {
-  period_error_p50_us?: number | null;
-  period_error_p99_us?: number | null;
-  period_error_max_us?: number | null;
-  period_error_p999_us?: number | null;
-  tick_work_p50_us?: number | null;
-  overruns?: number;
-}
+export type Timing = Schemas['RunRecord']['timing'];
 
 /** Where one lockstep model's parameters came from (`bench_config.lockstep_sets`). */
 export interface LockstepSet {
@@ -29,40 +19,12 @@ export interface LockstepSet {
   source: string;
 }
 
-/** `GET /api/runs/{id}`. */
-export interface RunRecord {
-  id: number;
-  bench_id: string;
-  kind: string;
-  name: string;
-  status: string;
-  status_reason: string | null;
-  /** Why it stopped, as a stable code (`drive_fault`, `estop`, ...). */
-  reason_code?: string | null;
-  created_at: string;
-  started_at: string | null;
-  finished_at: string | null;
+/** `GET /api/runs/{id}`: the spec (an import's: its source and columns) and the bench
+ *  configuration snapshot as far as the run page reads them. */
+export type RunRecord = Omit<Schemas['RunRecord'], 'spec' | 'bench_config'> & {
   spec: ImportedRun['spec'];
   bench_config: ({ geometry?: string; lockstep_sets?: LockstepSet[] } & Record<string, unknown>) | null;
-  device_profiles: unknown;
-  software_version: string;
-  notes: string | null;
-  tags: string[];
-  models: string[];
-  period_s: number | null;
-  timing: Timing;
-  dropped_batches: number;
-  dropped_samples: number;
-  sample_count: number;
-  interruption_log: LogEntry[];
-  run_log?: LogEntry[];
-  /** The kind's analysis (one of the `*Results` below), null until it completes. */
-  results: unknown;
-  comparisons?: ComparisonRecord[];
-  /** The continuations it belongs to, first run first. */
-  chain?: number[];
-  campaign?: { id: number; step: string } | null;
-}
+};
 
 /** A point of a constant-velocity sweep's Stribeck curve. */
 export interface StribeckPoint {

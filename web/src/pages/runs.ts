@@ -302,7 +302,7 @@ function finishBody(cmp: HTMLElement, log: HTMLElement, checks: HTMLElement, pro
   );
 
   // Provenance.
-  const tm: Timing = run.timing ?? {};
+  const tm: Timing = run.timing;
   prov.append(
     kvTable([
       ['software', run.software_version ?? '—'],
