@@ -40,13 +40,7 @@ test('plan form: the duration and end time the service computes; a plan over an 
 
   // Scheduling it asks first, naming the duration and the end; declined, nothing is scheduled.
   const before = (await h.api('/api/schedule')).json.length;
-  let asked = '';
-  page.once('dialog', async (d) => {
-    asked = d.message();
-    await d.dismiss();
-  });
-  await page.click('#plan-submit');
-  await page.waitForFunction(() => /not confirmed/.test(document.querySelector('#queue-notice')?.textContent ?? ''));
+  const asked = await h.declined('#plan-submit', '#queue-notice', /not confirmed/);
   assert.equal(asked, `It runs for about ${duration(p.estimate_s)}, until ${to}. Schedule it?`);
   assert.equal((await h.api('/api/schedule')).json.length, before, 'declined: nothing scheduled');
 
