@@ -43,7 +43,7 @@ fn listen(addr: &str, out: mpsc::Sender<Value>) {
 
 /// The Python with jsonschema-rs: `$FRICTIONBENCH_SCHEMA_PYTHON` (scripts/test.sh sets it; a
 /// full test run fails without it, other runs skip with a note).
-fn schema_python() -> Option<String> {
+pub(crate) fn schema_python() -> Option<String> {
     let python = std::env::var("FRICTIONBENCH_SCHEMA_PYTHON").ok();
     if python.is_none() {
         assert!(
@@ -119,6 +119,18 @@ fn every_live_event_of_a_run_and_a_fit_validates_against_the_published_schema() 
 /// The events (of `events`) that do not validate against `LiveEvent` in `doc`, each with its
 /// errors.
 fn validate(python: &str, doc: &Value, events: &[Value], dir: &std::path::Path) -> Vec<String> {
+    validate_as(python, doc, "LiveEvent", events, dir)
+}
+
+/// The values that do not validate against the schema `name` of `doc`'s components, each as
+/// its line number (from 1) and its errors.
+pub(crate) fn validate_as(
+    python: &str,
+    doc: &Value,
+    name: &str,
+    events: &[Value],
+    dir: &std::path::Path,
+) -> Vec<String> {
     let (doc_file, events_file) = (dir.join("openapi.json"), dir.join("events.jsonl"));
     std::fs::write(&doc_file, doc.to_string()).unwrap();
     let lines: Vec<String> = events.iter().map(Value::to_string).collect();
@@ -127,16 +139,17 @@ fn validate(python: &str, doc: &Value, events: &[Value], dir: &std::path::Path) 
 import json, sys, jsonschema_rs
 doc = json.load(open(sys.argv[1]))
 v = jsonschema_rs.validator_for({"$schema": "https://json-schema.org/draft/2020-12/schema",
-    "$ref": "#/components/schemas/LiveEvent", "components": doc["components"]})
-for line in open(sys.argv[2]):
+    "$ref": "#/components/schemas/" + sys.argv[3], "components": doc["components"]})
+for n, line in enumerate(open(sys.argv[2]), 1):
     ev = json.loads(line)
     errs = [f"{e.message} at {list(e.instance_path)}" for e in v.iter_errors(ev)]
     if errs:
-        print(ev["event"], "; ".join(errs[:3]))
+        print(n, ev.get("event", ""), "; ".join(errs[:3]))
 "##;
     let out = Command::new(python)
         .args(["-c", script])
         .args([&doc_file, &events_file])
+        .arg(name)
         .output()
         .unwrap();
     assert!(

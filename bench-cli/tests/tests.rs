@@ -42,6 +42,7 @@ mod perf_loop;
 mod procedure_names;
 mod resume;
 mod resume_serve;
+mod run_record_schema;
 mod sensor_tare;
 mod sensors;
 mod serve_curves;

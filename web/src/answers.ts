@@ -94,6 +94,9 @@ export interface ComparisonRecord {
   id?: number;
   comparison_id?: number;
   table?: unknown;
+  /** The runs it was estimated and validated on (a run's `comparisons`). */
+  estimate_runs?: number[];
+  validate_runs?: number[];
 }
 
 /** `GET /api/runs/{id}` of an imported recording: its source, columns, units and time stamps. */

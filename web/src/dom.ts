@@ -1,7 +1,8 @@
 // Tiny DOM helpers: no framework.
 
 type Child = Node | string | number | null | undefined | false;
-type Attrs = Record<string, any>;
+/** Attributes; `on…` functions become listeners, `value`/`checked`/`selected`/`disabled` properties. */
+type Attrs = Record<string, unknown>;
 
 export function h<K extends keyof HTMLElementTagNameMap>(
   tag: K,
@@ -12,10 +13,10 @@ export function h<K extends keyof HTMLElementTagNameMap>(
   if (attrs) {
     for (const [k, v] of Object.entries(attrs)) {
       if (v === undefined || v === null || v === false) continue;
-      if (k.startsWith('on') && typeof v === 'function') el.addEventListener(k.slice(2), v);
-      else if (k === 'class') el.className = v;
+      if (k.startsWith('on') && typeof v === 'function') el.addEventListener(k.slice(2), v as EventListener);
+      else if (k === 'class') el.className = String(v);
       else if (k === 'dataset') Object.assign(el.dataset, v);
-      else if (k === 'value' || k === 'checked' || k === 'selected' || k === 'disabled') (el as any)[k] = v;
+      else if (k === 'value' || k === 'checked' || k === 'selected' || k === 'disabled') Reflect.set(el, k, v);
       else el.setAttribute(k, v === true ? '' : String(v));
     }
   }
@@ -66,12 +67,13 @@ export function duration(s: number | null | undefined): string {
 
 /** A message area (role=status) that pages write results and errors to. */
 export function notice(): HTMLElement & { show(msg: string, kind?: 'ok' | 'error'): void } {
-  const el = h('p', { class: 'notice', role: 'status', 'aria-live': 'polite' }) as any;
-  el.show = (msg: string, kind: 'ok' | 'error' = 'ok') => {
-    el.textContent = msg;
-    el.className = `notice ${kind}`;
-  };
-  return el;
+  const el = h('p', { class: 'notice', role: 'status', 'aria-live': 'polite' });
+  return Object.assign(el, {
+    show(msg: string, kind: 'ok' | 'error' = 'ok') {
+      el.textContent = msg;
+      el.className = `notice ${kind}`;
+    },
+  });
 }
 
 /** A key/value table. */
@@ -85,7 +87,7 @@ export function kvTable(rows: [string, Child | Child[]][], caption?: string): HT
 }
 
 /** A data table from rows of objects (a cell that is a Node, e.g. a link, as it is); columns from the first row unless given. */
-export function dataTable(rows: any[], columns?: string[], caption?: string): HTMLElement {
+export function dataTable<T extends object>(rows: readonly T[], columns?: string[], caption?: string): HTMLElement {
   if (!rows.length) return h('p', { class: 'muted' }, 'none');
   const cols = columns ?? Object.keys(rows[0]);
   return h(
@@ -104,7 +106,7 @@ export function dataTable(rows: any[], columns?: string[], caption?: string): HT
             'tr',
             null,
             cols.map((c) => {
-              const v = r[c];
+              const v: unknown = (r as Record<string, unknown>)[c];
               return h('td', null, v instanceof Node ? v : typeof v === 'object' && v !== null ? JSON.stringify(v) : fmt(v));
             }),
           ),

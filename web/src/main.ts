@@ -114,9 +114,16 @@ function header() {
   showConn();
 }
 
+declare global {
+  interface Window {
+    /** The live stream's state, for the end-to-end tests and the curious. */
+    frictionbench?: { live: typeof live };
+  }
+}
+
 header();
 live.start();
 // For the end-to-end tests and the curious: the live stream's state.
-(window as any).frictionbench = { live };
+window.frictionbench = { live };
 window.addEventListener('hashchange', route);
 route();

@@ -9,12 +9,19 @@ export interface RangeField {
   el: HTMLElement;
   list: HTMLInputElement;
   /** The value to send: a list of numbers, `{from, to, step}`, or null (nothing entered). */
-  value(): number[] | { from: number; to: number; step: number } | null;
+  value(): number[] | Range | null;
   /** Shows `v` (a list or a range object). */
-  set(v: any): void;
+  set(v: unknown): void;
 }
 
-const isRange = (v: any) => v && typeof v === 'object' && !Array.isArray(v) && 'from' in v && 'to' in v && 'step' in v;
+/** A list given as a range; the server expands it (inclusive within 1e-9 of a step). */
+export interface Range {
+  from: number;
+  to: number;
+  step: number;
+}
+
+const isRange = (v: unknown): v is Range => !!v && typeof v === 'object' && !Array.isArray(v) && 'from' in v && 'to' in v && 'step' in v;
 
 /** The magnitudes a range gives, as the server counts them (inclusive within 1e-9 of a step). */
 export function rangeCount(from: number, to: number, step: number): number | null {
@@ -94,7 +101,7 @@ export function rangeField(id: string, name: string, unit: string, onChange: () 
 }
 
 /** Whether parameter doc `p` takes a list or a `{from, to, step}` range (its schema allows both). */
-export function takesRange(type: string | string[] | null, def: any): boolean {
+export function takesRange(type: string | string[] | null, def: unknown): boolean {
   const t = [type].flat();
   return t.includes('array') && t.includes('object') && (isRange(def) || (Array.isArray(def) && def.every((x) => typeof x === 'number')));
 }

@@ -3,10 +3,11 @@
 // names.
 import { h, clear, duration, field } from './dom';
 import { rangeField, RangeField, takesRange } from './rangefield';
+import type { Schemas } from './api';
 
 export interface ParamDoc {
   name: string;
-  default: any;
+  default: unknown;
   unit: string;
   doc: string;
   /** JSON type(s) from the kind's JSON Schema: "number", ["number", "null"], "array", ... */
@@ -23,26 +24,33 @@ export interface KindDoc {
 }
 
 /** The catalogue as the server gives it: each kind's parameters in declaration order. */
-export function normaliseKinds(raw: any): KindDoc[] {
-  const list: any[] = Array.isArray(raw) ? raw : [];
+export function normaliseKinds(raw: Schemas['Kinds']): KindDoc[] {
+  const list = Array.isArray(raw) ? raw : [];
   return list.map((k) => ({
-    kind: k.kind,
+    kind: k.kind ?? '',
     description: k.description ?? '',
     estimate_s: k.estimate_s ?? null,
-    params: (k.params ?? []).map((p: any) => ({
-      name: p.name,
+    params: (k.params ?? []).map((p) => ({
+      name: p.name ?? '',
       default: p.default ?? null,
       unit: p.unit ?? '',
       doc: p.description ?? '',
-      type: p.type ?? null,
+      type: jsonType(p.type),
       choices: Array.isArray(p.choices) ? p.choices : null,
     })),
   }));
 }
 
+/** A parameter's JSON Schema `type`: a name or a list of names (the document leaves it open). */
+function jsonType(t: unknown): string | string[] | null {
+  if (typeof t === 'string') return t;
+  if (Array.isArray(t)) return t.filter((x): x is string => typeof x === 'string');
+  return null;
+}
+
 const numeric = (p: ParamDoc): boolean => [p.type].flat().some((t) => t === 'number' || t === 'integer');
 
-const show = (v: any): string => {
+const show = (v: unknown): string => {
   if (v === null || v === undefined) return '';
   if (typeof v === 'string') return v;
   if (Array.isArray(v) && v.every((x) => typeof x === 'number')) return v.join(', ');
@@ -50,7 +58,7 @@ const show = (v: any): string => {
 };
 
 /** Text → JSON value: JSON if it parses, else a comma-separated list of numbers, else text. */
-function parse(text: string, def: any): any {
+function parse(text: string, def: unknown): unknown {
   const t = text.trim();
   if (t === '') return null;
   if (typeof def === 'string') return t;
@@ -86,7 +94,7 @@ export function labelOf(name: string, unit: string): string {
 export interface SpecForm {
   el: HTMLElement;
   /** Fills the form from a spec (`{kind, name, params}`): its kind, then each parameter given. */
-  load(spec: any): void;
+  load(spec: unknown): void;
   kind(): KindDoc;
   spec(): Record<string, unknown>;
   showError(field: string | null, message: string): boolean;
@@ -172,11 +180,14 @@ export function specForm(kinds: KindDoc[], prefix: string, initial?: string): Sp
   const form: SpecForm = {
     el,
     kind: current,
-    load(spec) {
-      if (kinds.some((k) => k.kind === spec?.kind)) kindSel.value = spec.kind;
+    load(raw) {
+      const spec: { kind?: unknown; name?: unknown; params?: unknown } = raw && typeof raw === 'object' ? raw : {};
+      const kind = kinds.find((k) => k.kind === spec.kind);
+      if (kind) kindSel.value = kind.kind;
       build();
-      nameIn.value = typeof spec?.name === 'string' ? spec.name : '';
-      for (const [name, v] of Object.entries(spec?.params ?? {})) {
+      nameIn.value = typeof spec.name === 'string' ? spec.name : '';
+      const params = spec.params && typeof spec.params === 'object' ? spec.params : {};
+      for (const [name, v] of Object.entries(params)) {
         const hit = inputs.get(name);
         if (!hit) continue;
         if (hit.range) hit.range.set(v);
@@ -186,9 +197,9 @@ export function specForm(kinds: KindDoc[], prefix: string, initial?: string): Sp
       changed.forEach((f) => f());
     },
     spec() {
-      const params: Record<string, any> = {};
+      const params: Record<string, unknown> = {};
       for (const [name, { input, doc, range }] of inputs) {
-        let v: any;
+        let v: unknown;
         if (range) {
           v = range.value();
           if (v === null) continue;
@@ -202,7 +213,7 @@ export function specForm(kinds: KindDoc[], prefix: string, initial?: string): Sp
         if (JSON.stringify(v) === JSON.stringify(doc.default)) continue;
         params[name] = v;
       }
-      const spec: any = { kind: current().kind, params };
+      const spec: Record<string, unknown> = { kind: current().kind, params };
       if (nameIn.value.trim()) spec.name = nameIn.value.trim();
       return spec;
     },

@@ -115,6 +115,7 @@ test('the skip link goes to the content of the page, and the page has an icon of
   await page.keyboard.press('Enter');
   assert.equal(await page.evaluate(() => location.hash), '#/queue', 'still on the queue page');
   assert.equal(await page.evaluate(() => document.activeElement?.id), 'main');
+  await shot('skip-link-main');
   const icon = await page.evaluate(async () => {
     const href = document.querySelector('link[rel=icon]')?.getAttribute('href');
     const r = await fetch(href);

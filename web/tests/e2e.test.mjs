@@ -84,13 +84,7 @@ test('an out-of-limit value: the server message beside the field, nothing starte
 test('a launch estimated over an hour asks first; declined, nothing starts', async () => {
   const before = (await api('/api/runs?limit=1000')).json;
   await fillSweep({ ...sweep, repeats: '1000' });
-  let asked = '';
-  page.once('dialog', async (d) => {
-    asked = d.message();
-    await d.dismiss();
-  });
-  await page.click('#launch-start');
-  await page.waitForFunction(() => document.querySelector('#launch-result')?.textContent?.startsWith('Not started'));
+  const asked = await H.declined('#launch-start', '#launch-result', /^Not started/);
   assert.match(asked, /estimated to take .*Start it\?/);
   assert.match(await page.textContent('#launch-result'), /not confirmed/);
   const after_ = (await api('/api/runs?limit=1000')).json;
@@ -385,13 +379,7 @@ test('schedule an item and see it in the queue; plan a nightly parameter sweep',
   await page.waitForFunction(() => /in the past/.test(document.querySelector('#plan-preview')?.textContent ?? ''));
   assert.match(await page.textContent('#plan-preview'), /^1 run, about .*: from .* to .*\. The start time is .* in the past: scheduling it starts moving the bench now\.$/);
   await shot('schedule-past');
-  let asked = '';
-  page.once('dialog', async (d) => {
-    asked = d.message();
-    await d.dismiss();
-  });
-  await page.click('#plan-submit');
-  await page.waitForFunction(() => /not confirmed/.test(document.querySelector('#queue-notice')?.textContent ?? ''));
+  let asked = await H.declined('#plan-submit', '#queue-notice', /not confirmed/);
   assert.match(asked, /is .* in the past: the bench starts moving now\. Schedule it\?/);
   assert.equal((await api('/api/schedule')).json.length, before, 'nothing scheduled');
   // Over REST the same entry is refused naming run_at, unless it says start_if_past.

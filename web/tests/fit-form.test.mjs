@@ -137,6 +137,7 @@ test('fit form: a wrong value in an option is refused naming the key and the exp
   const text = await page.textContent('#fit-notice');
   assert.match(text, /given\.asymmetric must be true or false \(got "yes"\)/);
   assert.doesNotMatch(text, /NaN/);
+  await h.shot('models-fit-option-refused');
 });
 
 noExternalRequests(h);

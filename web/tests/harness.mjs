@@ -57,6 +57,18 @@ export function harness(ready = () => {}, opts = {}) {
     await h.page.goto(`${h.bench.url}/#/${hash}`);
     await h.page.waitForSelector('main[data-page]');
   };
+  /** Clicks `button`, declines the question it asks, and waits until `notice` matches `said`;
+   *  answers the question. */
+  h.declined = async (button, notice, said) => {
+    let asked = '';
+    h.page.once('dialog', async (d) => {
+      asked = d.message();
+      await d.dismiss();
+    });
+    await h.page.click(button);
+    await h.page.waitForFunction(([sel, re]) => new RegExp(re).test(document.querySelector(sel)?.textContent ?? ''), [notice, said.source]);
+    return asked;
+  };
   /** Waits until run `id` completes (failing on any other end), polling the REST API. */
   h.completed = async (id, ms = 90000) => {
     const deadline = Date.now() + ms;

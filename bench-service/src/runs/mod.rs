@@ -6,6 +6,7 @@
 mod annotate;
 mod diff;
 pub mod import;
+mod record;
 mod resume;
 
 use super::audit::{Marked, Touched};
@@ -21,6 +22,7 @@ use aide::axum::ApiRouter;
 use aide::axum::routing::{get_with, post_with};
 use axum::extract::State;
 use axum::{Extension, Json};
+use record::RunRecord;
 use run_store::{RunFilter, RunStatus, SampleQuery};
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Serialize};
@@ -268,7 +270,7 @@ fn to_value(v: impl Serialize) -> Result<serde_json::Value, ApiError> {
     serde_json::to_value(v).map_err(|e| ApiError::from_anyhow(e.into()))
 }
 
-async fn get(State(state): State<AppState>, id: RunId) -> ApiResult<Json<Record>> {
+async fn get(State(state): State<AppState>, id: RunId) -> ApiResult<Json<RunRecord>> {
     let run = load(&state, id).await?;
     let comparisons = state
         .store
@@ -289,7 +291,7 @@ async fn get(State(state): State<AppState>, id: RunId) -> ApiResult<Json<Record>
     // What it read each torque sensor with: the calibration, overdue, a note, the zero.
     let sensors = state.store.run_sensors(run.id).await;
     v["sensors"] = to_value(sensors.map_err(ApiError::store)?)?;
-    Ok(Json(Record(v)))
+    Ok(Json(RunRecord(v)))
 }
 
 async fn results(State(state): State<AppState>, id: RunId) -> ApiResult<Json<Record>> {

@@ -1,7 +1,7 @@
 // Bench: connection and drive state, limits, live values, e-stop, live charts.
-import { get, post, setToken, token, ApiError } from '../api';
+import { get, post, setToken, token, ApiError, type Schemas } from '../api';
 import { h, clear, fmt, kvTable, notice } from '../dom';
-import { live, CAPACITY, splitModels } from '../live';
+import { live, CAPACITY, SIGNALS, splitModels } from '../live';
 import { timeChart, TSChart, symmetricScale, Scale } from '../timeseries';
 import { chartNotes, onDefaults, runSources, sourcesFromSets, Source } from '../lockstep';
 
@@ -48,13 +48,14 @@ export function benchPage(root: HTMLElement): () => void {
     ),
   );
 
-  let bench: any = null;
-  const latest = (): any => {
+  let bench: Schemas['BenchStatus'] | null = null;
+  /** The newest sample in the live ring (for a status that carries none). */
+  const latest = (): Schemas['Sample'] => {
     const r = live.ring;
     if (!r.len) return {};
     const i = (r.head + r.t.length - 1) % r.t.length;
-    const s: any = { t: r.t[i] };
-    for (const k of Object.keys(r.sig)) s[k] = r.sig[k][i];
+    const s: Schemas['Sample'] = { t: r.t[i] };
+    for (const k of SIGNALS) s[k] = r.sig[k][i];
     return s;
   };
   const act = async (label: string, path: () => string | null) => {
@@ -70,8 +71,8 @@ export function benchPage(root: HTMLElement): () => void {
   };
   estop.addEventListener('click', async () => {
     try {
-      const r = await post<any>('/api/estop');
-      const s = r.safe_state ?? {};
+      const r = await post<Schemas['Stopped']>('/api/estop');
+      const s: Schemas['SafeState'] = r.safe_state ?? {};
       msg.show(
         s.confirmed ? `e-stop latched: ${s.detail}` : `e-stop latched, but the drive is NOT confirmed disabled: ${s.detail}`,
         s.confirmed ? undefined : 'error',
@@ -84,7 +85,7 @@ export function benchPage(root: HTMLElement): () => void {
   faultReset.addEventListener('click', async () => {
     if (!window.confirm('Reset the drive fault? Check the bench first: the cause of the fault must be gone.')) return;
     try {
-      const r = await post<any>('/api/faults/reset');
+      const r = await post<Schemas['FaultReset']>('/api/faults/reset');
       if (!r.was_faulted) msg.show('no drive fault was latched');
       else if (r.cleared) msg.show('drive fault cleared (the drive stays disabled)');
       else msg.show('the drive still reads a fault', 'error');
@@ -101,7 +102,7 @@ export function benchPage(root: HTMLElement): () => void {
   // guessed from the stored sets (the daemon runs a model on its newest set, else defaults).
   let sources = new Map<string, Source>();
   let sourcesOf: number | null | undefined;
-  const learnSources = async (b: any) => {
+  const learnSources = async (b: Schemas['BenchStatus']) => {
     const run = b.run_id ?? null;
     if (run === sourcesOf || (run === null && sourcesOf !== undefined)) return;
     sourcesOf = run;
@@ -112,10 +113,10 @@ export function benchPage(root: HTMLElement): () => void {
       sourcesOf = undefined;
     }
   };
-  const show = (b: any) => {
+  const show = (b: Schemas['BenchStatus']) => {
     bench = b;
     learnSources(b);
-    const lv = b.live ?? {};
+    const lv: Partial<Schemas['Live']> = b.live ?? {};
     clear(
       state,
       h('h2', { id: 'bench-state-h' }, 'State'),
@@ -152,7 +153,7 @@ export function benchPage(root: HTMLElement): () => void {
         ['flags', fresh ? fmt(s.flags) : '—'],
       ]),
     );
-    const l = b.limits ?? {};
+    const l: Schemas['Limits'] = b.limits ?? {};
     clear(
       limits,
       h('h2', { id: 'bench-limits-h' }, 'Limits'),
@@ -167,7 +168,7 @@ export function benchPage(root: HTMLElement): () => void {
     reset.hidden = !b.estop;
   };
   const refresh = () =>
-    get('/api/bench').then(show, (e) => {
+    get<Schemas['BenchStatus']>('/api/bench').then(show, (e) => {
       clear(state, h('h2', { id: 'bench-state-h' }, 'State'), h('p', { class: 'bad' }, `daemon unreachable: ${e.message}`));
     });
   refresh();

@@ -13,7 +13,7 @@ export function launchPage(root: HTMLElement): () => void {
   let timer: number | undefined;
   let alive = true;
 
-  get('/api/experiments/kinds').then(
+  get<Schemas['Kinds']>('/api/experiments/kinds').then(
     (raw) => {
       if (!alive) return;
       const kinds = normaliseKinds(raw);

@@ -183,7 +183,7 @@ export function queuePage(root: HTMLElement): () => void {
   };
   refresh();
 
-  get('/api/experiments/kinds').then((raw) => planForm(planBox, normaliseKinds(raw), msg, refresh), (e) => clear(planBox, h('p', { class: 'bad' }, e.message)));
+  get<Schemas['Kinds']>('/api/experiments/kinds').then((raw) => planForm(planBox, normaliseKinds(raw), msg, refresh), (e) => clear(planBox, h('p', { class: 'bad' }, e.message)));
 
   const off = live.on((ev, d) => {
     if (ev === 'queue' && d && Array.isArray(d.items)) showQueue(d);

@@ -1,16 +1,19 @@
 // Runs: a searchable list and a run page with its plots, tables, log, provenance and exports.
 import { get, qs, post, RunSummary, ApiError, withToken } from '../api';
-import type { SampleColumns } from '../answers';
+import type { ImportedRun, SampleColumns } from '../answers';
+import type { LogEntry, RunRecord, Timing } from '../runrecord';
 import { h, clear, fmt, kvTable, dataTable, notice, field } from '../dom';
 import { runsHead, syncRows } from './runrows';
 import { live, splitModels } from '../live';
 import { timeChart, symmetricScale, Scale } from '../timeseries';
-import { xyPlot, XYSeries, PALETTE } from '../xyplot';
 import { importForm, recordingCard, recordingCharts } from './imported';
-import { fittedCurves } from './curves';
 import { annotateCard } from './annotate';
 import { chartNotes, onDefaults, runSources } from '../lockstep';
 import { rankResiduals, residualTable } from '../residuals';
+import { comparisonTable } from './comparison';
+import { resultPlots, type RunSet } from './results';
+
+export { comparisonTable };
 
 const KINDS = ['constant_velocity_sweep', 'presliding', 'frictional_lag', 'torque_ramp', 'breakaway_staircase', 'dwell_time', 'prbs', 'validation_profile', 'compensation_trial', 'imported'];
 const STATUSES = ['queued', 'running', 'completed', 'aborted', 'failed', 'interrupted'];
@@ -100,9 +103,9 @@ export function runPage(root: HTMLElement, idText?: string): () => void {
   let alive = true;
 
   const load = async () => {
-    let run: any;
+    let run: RunRecord;
     try {
-      run = await get(`/api/runs/${id}`);
+      run = await get<RunRecord>(`/api/runs/${id}`);
     } catch (e) {
       clear(head, h('h1', null, `Run #${id}`), h('p', { class: 'bad' }, (e as ApiError).message));
       return;
@@ -132,8 +135,8 @@ export function runPage(root: HTMLElement, idText?: string): () => void {
 
 /** Why the run stopped, by its stable `reason_code` (never by the text): the code as a tag, and
  *  what the operator does next where the code says it (a drive fault is reset on the Bench page). */
-function stopNote(run: any): HTMLElement | null {
-  const code: string | null = run.reason_code ?? null;
+function stopNote(run: RunRecord): HTMLElement | null {
+  const code = run.reason_code ?? null;
   if (!code) return null;
   const next: Record<string, string> = {
     drive_fault: 'The drive fault stays latched: find its cause, then reset it on the Bench page; the queue stays paused until resumed.',
@@ -154,7 +157,7 @@ function stopNote(run: any): HTMLElement | null {
   );
 }
 
-function renderHead(head: HTMLElement, run: any) {
+function renderHead(head: HTMLElement, run: RunRecord) {
   const msg = notice();
   // An import is written by the daemon itself: nothing to stop or abort.
   const live_ = ['queued', 'running'].includes(run.status) && run.kind !== 'imported';
@@ -167,7 +170,7 @@ function renderHead(head: HTMLElement, run: any) {
     }
   };
   // A run cut short and not continued yet (the last of its chain) can be resumed.
-  const chain: number[] = run.chain ?? [run.id];
+  const chain = run.chain ?? [run.id];
   const resumable =
     ['interrupted', 'failed', 'aborted'].includes(run.status) && run.kind !== 'imported' && chain[chain.length - 1] === run.id;
   const resume = async () => {
@@ -208,7 +211,7 @@ function renderHead(head: HTMLElement, run: any) {
   );
 }
 
-async function renderBody(body: HTMLElement, run: any, charts: { destroy(): void }[]) {
+async function renderBody(body: HTMLElement, run: RunRecord, charts: { destroy(): void }[]) {
   const ts = h('section', { class: 'card', 'aria-labelledby': 'ts-h', id: 'run-timeseries' }, h('h2', { id: 'ts-h' }, 'Time series'));
   const res = h('section', { class: 'card', 'aria-labelledby': 'res-h', id: 'run-results' }, h('h2', { id: 'res-h' }, 'Results'));
   const cmp = h('section', { class: 'card', 'aria-labelledby': 'cmp-h', id: 'run-comparisons' }, h('h2', { id: 'cmp-h' }, 'Model comparison'));
@@ -225,8 +228,8 @@ async function renderBody(body: HTMLElement, run: any, charts: { destroy(): void
   // Results plots.
   let results = imported ? null : run.results;
   if (!imported && !results && run.status === 'completed') results = await get(`/api/runs/${run.id}/results`).catch(() => null);
-  if (results) {
-    const sets = await get(`/api/parameter-sets`).catch(() => []);
+  if (results && typeof results === 'object') {
+    const sets = await get<RunSet[]>(`/api/parameter-sets`).catch(() => []);
     await resultPlots(res, run, results, Array.isArray(sets) ? sets : []);
   } else if (!imported) res.append(h('p', { class: 'muted' }, run.status === 'completed' ? 'No analysis stored.' : 'The analysis appears when the run completes.'));
 
@@ -243,7 +246,7 @@ async function renderBody(body: HTMLElement, run: any, charts: { destroy(): void
       const models = split.friction.map((i) => all[i]);
       const plants = split.position.map((i) => all[i]);
       const outs = models.map((m) => s.outputs?.[m] ?? []);
-      const mk = (title: string, unit: string, labels: string[], data: any[][], measured?: number | Scale, hidden?: boolean[]) => {
+      const mk = (title: string, unit: string, labels: string[], data: (number | null)[][], measured?: number | Scale, hidden?: boolean[]) => {
         const el = h('div', { class: 'chart' });
         ts.append(el);
         const c = timeChart(el, title, unit, labels, 620, 220, measured, hidden);
@@ -254,8 +257,10 @@ async function renderBody(body: HTMLElement, run: any, charts: { destroy(): void
       const grid = h('div', { class: 'charts' });
       ts.append(grid);
       if (imported) {
-        recordingCard(res, run, s);
-        recordingCharts(grid, run, s, charts);
+        // An import's `results` are what the import read (answers.ts `ImportedRun`).
+        const rec: ImportedRun = { ...run, results: run.results as ImportedRun['results'] };
+        recordingCard(res, rec, s);
+        recordingCharts(grid, rec, s, charts);
         return finishBody(cmp, log, checks, prov, run);
       }
       // Models on their defaults (nothing fitted) and the simulated plants start hidden.
@@ -269,7 +274,7 @@ async function renderBody(body: HTMLElement, run: any, charts: { destroy(): void
       mk('Torque and model outputs', `[${force}]`, ['torque_motor', 'torque_sensor', ...models], [s.torque_motor, s.torque_sensor, ...outs], 2, [false, false, ...hide]);
       // The drive command on its own axis: its unit follows each segment's drive mode.
       mk(`Drive command (${force}, ${pos}/s or ${pos} by drive mode)`, 'u_cmd', ['u_cmd'], [s.u_cmd]);
-      if (models.length) mk('Residual (sensor − model)', `[${force}]`, models.map((m) => `sensor − ${m}`), outs.map((o: any[]) => o.map((y, i) => (y == null || s.torque_sensor[i] == null ? null : s.torque_sensor[i] - y))), symmetricScale(() => s.torque_sensor), hide);
+      if (models.length) mk('Residual (sensor − model)', `[${force}]`, models.map((m) => `sensor − ${m}`), outs.map((o) => o.map((y, i) => (y == null || s.torque_sensor[i] == null ? null : s.torque_sensor[i] - y))), symmetricScale(() => s.torque_sensor), hide);
       for (const el of Array.from(ts.querySelectorAll('.chart'))) grid.append(el);
     } catch (e) {
       ts.append(h('p', { class: 'bad' }, `samples: ${(e as Error).message}`));
@@ -279,25 +284,25 @@ async function renderBody(body: HTMLElement, run: any, charts: { destroy(): void
 }
 
 /** The comparisons, the interruption log, the run log and the provenance of a run page. */
-function finishBody(cmp: HTMLElement, log: HTMLElement, checks: HTMLElement, prov: HTMLElement, run: any) {
+function finishBody(cmp: HTMLElement, log: HTMLElement, checks: HTMLElement, prov: HTMLElement, run: RunRecord) {
   // Comparisons.
-  const comps: any[] = run.comparisons ?? [];
+  const comps = run.comparisons ?? [];
   if (!comps.length) cmp.append(h('p', { class: 'muted' }, 'No model comparison uses this run. Start one on the Models & fits page.'));
   for (const c of comps) cmp.append(comparisonTable(c));
 
   // Interruption log.
-  const entries: any[] = run.interruption_log ?? [];
+  const entries: LogEntry[] = run.interruption_log ?? [];
   log.append(entries.length ? dataTable(entries, ['at', 't', 'reason']) : h('p', { class: 'muted' }, 'Nothing interrupted this run.'));
 
   // Run log: what was checked and read back (the drive's watchdog, the profile), not faults.
-  const notes: any[] = run.run_log ?? [];
+  const notes: LogEntry[] = run.run_log ?? [];
   checks.append(
     h('p', { class: 'muted' }, 'What the daemon checked and read back before and during the run.'),
     notes.length ? dataTable(notes, ['at', 't', 'reason']) : h('p', { class: 'muted' }, 'Nothing logged.'),
   );
 
   // Provenance.
-  const tm = run.timing ?? {};
+  const tm: Timing = run.timing;
   prov.append(
     kvTable([
       ['software', run.software_version ?? '—'],
@@ -310,7 +315,7 @@ function finishBody(cmp: HTMLElement, log: HTMLElement, checks: HTMLElement, pro
       ['dropped batches (samples)', `${fmt(run.dropped_batches)} (${fmt(run.dropped_samples)})`],
       ['lockstep models', (run.models ?? []).join(', ') || '—'],
       // Where each lockstep model's parameters came from (a parameter set, a table, defaults).
-      ['lockstep parameters', ((run.bench_config?.lockstep_sets ?? []) as any[]).map((u) => `${u.model}: ${u.set_id != null ? `set #${u.set_id} “${u.set_name}” (${u.source})` : u.source}`).join('; ') || '—'],
+      ['lockstep parameters', (run.bench_config?.lockstep_sets ?? []).map((u) => `${u.model}: ${u.set_id != null ? `set #${u.set_id} “${u.set_name}” (${u.source})` : u.source}`).join('; ') || '—'],
       ['tags', (run.tags ?? []).join(' ') || '—'],
       ['notes', run.notes ?? '—'],
     ]),
@@ -318,244 +323,4 @@ function finishBody(cmp: HTMLElement, log: HTMLElement, checks: HTMLElement, pro
     h('details', null, h('summary', null, 'Bench configuration'), h('pre', null, JSON.stringify(run.bench_config, null, 2))),
     h('details', null, h('summary', null, 'Device profiles'), h('pre', null, JSON.stringify(run.device_profiles, null, 2))),
   );
-}
-
-export function comparisonTable(c: any): HTMLElement {
-  const table = c.table ?? c;
-  const rows: any[] = Array.isArray(table?.rows) ? table.rows : Array.isArray(table) ? table : [];
-  const residual: string = table?.residual ?? 'residual';
-  const runs = (ids: any, data: any) =>
-    Array.isArray(ids) && ids.length ? `runs ${ids.map((i: any) => `#${i}`).join(', ')}` : Array.isArray(data) ? `${data.length} data set(s)` : '—';
-  const mse = (s: any, k: string) => fmt(s?.[k]);
-  const fitted = (r: any) => {
-    const p = r.params && typeof r.params === 'object' ? r.params : {};
-    const names = Object.keys(p).filter((k) => typeof p[k] === 'number');
-    return names.length ? names.map((k) => `${k} = ${fmt(p[k])}`).join(', ') : '—';
-  };
-  const ranked = [...rows].sort((a, b) => (a.rank ?? 1e9) - (b.rank ?? 1e9));
-  const id = c.id ?? c.comparison_id;
-  const head = ['rank', 'model', 'parameters', 'verdict', 'est. MSE', 'est. presliding', 'est. gross sliding', 'val. MSE', 'val. presliding', 'val. gross sliding'];
-  return h(
-    'div',
-    { class: 'comparison' },
-    h(
-      'p',
-      null,
-      `Comparison ${id != null ? `#${id}` : ''}: estimated on ${runs(c.estimate_runs, table?.estimation_data)}, validated on ${runs(c.validate_runs, table?.validation_data)}; mean squared ${residual}, ranked by validation.`,
-    ),
-    rows.length
-      ? h(
-          'div',
-          { class: 'table-wrap' },
-          h(
-            'table',
-            { class: 'data comparison-table' },
-            h('caption', { class: 'sr-only' }, 'Models ranked by validation error'),
-            h('thead', null, h('tr', null, head.map((t) => h('th', { scope: 'col' }, t)))),
-            h(
-              'tbody',
-              null,
-              ranked.map((r) =>
-                h(
-                  'tr',
-                  { 'data-model': r.model },
-                  h('td', null, String(r.rank ?? '—')),
-                  h('th', { scope: 'row' }, r.model),
-                  h('td', null, r.error ? h('span', { class: 'bad' }, r.error) : fitted(r)),
-                  h('td', null, verdict(r.fit?.verdict)),
-                  h('td', null, mse(r.estimation, 'all')),
-                  h('td', null, mse(r.estimation, 'presliding')),
-                  h('td', null, mse(r.estimation, 'gross_sliding')),
-                  h('td', null, mse(r.validation, 'all')),
-                  h('td', null, mse(r.validation, 'presliding')),
-                  h('td', null, mse(r.validation, 'gross_sliding')),
-                ),
-              ),
-            ),
-          ),
-        )
-      : h('pre', null, JSON.stringify(table, null, 2)),
-    rows.length ? mseBars(ranked, residual) : null,
-  );
-}
-
-/** A compensation trial: compensators ranked by RMS tracking error, their improvement over the
- * baseline as bars, and every compensator's error around one reversal on one axis. */
-function compensationTrial(box: HTMLElement, r: any) {
-  const ranking: any[] = r.ranking ?? [];
-  const mrad = (x: any) => (typeof x === 'number' && Number.isFinite(x) ? fmt(x * 1e3) : '—');
-  box.append(
-    h(
-      'div',
-      { class: 'table-wrap' },
-      h(
-        'table',
-        { class: 'data trial-table' },
-        h('caption', null, `Compensators ranked by RMS tracking error (baseline: ${r.baseline ?? 'none'}); errors in mrad, effort in N m`),
-        h('thead', null, h('tr', null, ['rank', 'compensator', 'law', 'RMS error', 'max error', 'reversal glitch', 'effort RMS', 'improvement %', 'unstable', 'trials'].map((t) => h('th', { scope: 'col' }, t)))),
-        h(
-          'tbody',
-          null,
-          ranking.map((c) =>
-            h(
-              'tr',
-              { 'data-compensator': c.name },
-              h('td', null, String(c.rank)),
-              h('th', { scope: 'row' }, c.name),
-              h('td', null, c.law),
-              h('td', null, mrad(c.rms_error)),
-              h('td', null, mrad(c.max_error)),
-              h('td', null, mrad(c.reversal_glitch)),
-              h('td', null, fmt(c.effort_rms)),
-              h('td', null, c.improvement_pct == null ? '—' : fmt(c.improvement_pct, 3)),
-              h('td', null, c.unstable ? h('span', { class: 'bad' }, 'unstable') : 'no'),
-              h('td', null, String(c.trials)),
-            ),
-          ),
-        ),
-      ),
-    ),
-  );
-  const pct = ranking.map((c) => (typeof c.improvement_pct === 'number' ? c.improvement_pct : 0));
-  const span = Math.max(1e-9, ...pct.map((x) => Math.abs(x)));
-  box.append(
-    h(
-      'figure',
-      { class: 'bars', 'aria-label': 'Improvement of the RMS tracking error over the baseline per compensator', 'data-testid': 'improvement-bars' },
-      h('figcaption', null, 'Improvement of the RMS tracking error over the baseline, % (longer is better; red: worse than the baseline)'),
-      ranking.map((c, i) =>
-        h(
-          'div',
-          { class: 'bar-row' },
-          h('span', { class: 'bar-label' }, c.name),
-          h('span', { class: pct[i] < 0 || c.unstable ? 'bar bad-bar' : 'bar', style: `width: ${Math.max(0.5, (100 * Math.abs(pct[i])) / span)}%` }),
-          h('span', { class: 'bar-value' }, c.unstable ? 'unstable' : `${fmt(pct[i], 3)} %`),
-        ),
-      ),
-    ),
-  );
-  const traces: any[] = r.reversal_traces ?? [];
-  if (traces.length)
-    box.append(
-      xyPlot({
-        title: `Tracking error around the first reversal of ${r.trace_reference ?? 'the first reference'}`,
-        xLabel: 'time from the reversal [s]',
-        yLabel: 'tracking error [mrad]',
-        series: traces.map((t) => ({ label: t.name, x: t.t_s, y: t.error_rad.map((e: number) => e * 1e3), mode: 'line' as const })),
-        testId: 'reversal-plot',
-      }),
-    );
-  box.append(h('details', null, h('summary', null, 'Per reference'), dataTable(ranking.flatMap((c) => (c.per_reference ?? []).map((p: any) => ({ compensator: c.name, ...p }))))));
-}
-
-/** A fit's verdict: `ok`, or `warning` with its reasons. */
-function verdict(v: any): HTMLElement | string {
-  if (!v) return '—';
-  if (v.status === 'ok') return 'ok';
-  return h('span', { class: 'bad', title: (v.reasons ?? []).join('\n') }, `${v.status}: ${(v.reasons ?? []).join('; ')}`);
-}
-
-/** Validation MSE per model as horizontal bars (shortest is best), labelled with the value. */
-function mseBars(rows: any[], residual: string): HTMLElement {
-  const val = (r: any) => (typeof r.validation?.all === 'number' && Number.isFinite(r.validation.all) ? r.validation.all : null);
-  const max = Math.max(1e-300, ...rows.map((r) => val(r) ?? 0));
-  return h(
-    'figure',
-    { class: 'bars', 'aria-label': `Validation mean squared ${residual} per model` },
-    h('figcaption', null, `Validation mean squared ${residual} (shorter is better)`),
-    rows.map((r) => {
-      const v = val(r);
-      return h(
-        'div',
-        { class: 'bar-row' },
-        h('span', { class: 'bar-label' }, r.model),
-        h('span', { class: 'bar', style: `width: ${v == null ? 0 : Math.max(0.5, (100 * v) / max)}%` }),
-        h('span', { class: 'bar-value' }, v == null ? 'failed' : fmt(v)),
-      );
-    }),
-  );
-}
-
-function fitsOfRun(sets: any[], runId: number, procedure: string): any[] {
-  return sets.filter((s) => {
-    const p = s.provenance ?? {};
-    const runs: any[] = p.runs ?? [];
-    return runs.map(Number).includes(runId) && (p.procedure ?? p.method) === procedure;
-  });
-}
-
-async function resultPlots(box: HTMLElement, run: any, r: any, sets: any[]) {
-  const kind = r.kind ?? run.kind;
-  const add = (el: HTMLElement) => box.append(el);
-  if (kind === 'constant_velocity_sweep') {
-    const pts = [...(r.positive ?? []), ...(r.negative ?? [])];
-    // Points flagged stick_slip (the velocity loop did not hold the set point) are left out of
-    // every fit: drawn as rings with their own legend entry.
-    const dir = (name: string, ps: any[], color: string, slip: boolean): XYSeries => {
-      const sel = ps.filter((p: any) => !!p.stick_slip === slip);
-      return {
-        label: slip ? `${name} direction, stick-slip: left out of fits` : `${name} direction (mean ± std)`,
-        x: sel.map((p: any) => p.velocity_rad_s),
-        y: sel.map((p: any) => p.mean_torque_nm),
-        err: sel.map((p: any) => p.std_torque_nm),
-        mode: 'points',
-        color,
-        hollow: slip,
-      };
-    };
-    const series: XYSeries[] = [
-      dir('positive', r.positive ?? [], PALETTE[0], false),
-      dir('negative', r.negative ?? [], PALETTE[1], false),
-    ];
-    for (const [name, ps, color] of [['positive', r.positive ?? [], PALETTE[0]], ['negative', r.negative ?? [], PALETTE[1]]] as const)
-      if (ps.some((p: any) => p.stick_slip)) series.push(dir(name, ps, color, true));
-    const vmax = Math.max(1e-9, ...pts.map((p: any) => Math.abs(p.velocity_rad_s)));
-    const fitted = await fittedCurves(fitsOfRun(sets, run.id, 'static_curve'), vmax);
-    series.push(...fitted.series);
-    const plot = xyPlot({ title: 'Friction vs velocity (Stribeck points)', xLabel: 'velocity [rad/s]', yLabel: 'friction torque [N m]', series, testId: 'stribeck-plot' });
-    // The first fitted curve's last point, for a check against the service's value.
-    if (fitted.end) plot.dataset.fittedEnd = fitted.end.join(',');
-    add(plot);
-    add(h('details', null, h('summary', null, `Stribeck points (${pts.length})`), dataTable(pts)));
-  } else if (kind === 'presliding') {
-    const series: XYSeries[] = (r.ramps ?? []).map((rp: any) => ({ label: `ramp ${rp.direction > 0 ? '+' : '−'}`, x: rp.curve.x, y: rp.curve.y, mode: 'line' as const }));
-    if (series.length) add(xyPlot({ title: 'Friction vs displacement: breakaway ramps', xLabel: 'displacement from the start [rad]', yLabel: 'torque [N m]', series, testId: 'presliding-plot' }));
-    if (r.reversals)
-      add(
-        xyPlot({
-          title: 'Friction vs displacement: presliding hysteresis loops (reversals)',
-          xLabel: 'displacement from the start [rad]',
-          yLabel: 'torque [N m]',
-          series: [
-            { label: 'loops', x: r.reversals.curve.x, y: r.reversals.curve.y, mode: 'line' },
-            { label: 'reversal points', x: r.reversals.reversal_points.x, y: r.reversals.reversal_points.y, mode: 'points' },
-          ],
-          testId: 'reversals-plot',
-        }),
-      );
-    add(dataTable((r.ramps ?? []).map((x: any) => ({ direction: x.direction, breakaway_torque_nm: x.breakaway_torque_nm, breakaway_displacement_rad: x.breakaway_displacement_rad, initial_stiffness_nm_rad: x.initial_stiffness_nm_rad }))));
-    if (r.sine) add(kvTable(Object.entries(r.sine).map(([k, v]) => [k, fmt(v)]), 'Sine'));
-    if (r.step) add(kvTable(Object.entries(r.step).map(([k, v]) => [k, fmt(v)]), 'Step'));
-  } else if (kind === 'frictional_lag') {
-    const loops: any[] = r.loops ?? [];
-    add(xyPlot({ title: 'Friction vs velocity loops (frictional lag)', xLabel: 'velocity [rad/s]', yLabel: 'torque [N m]', series: loops.map((l) => ({ label: `${l.chirp ? 'chirp to ' : ''}ω = ${fmt(l.omega_rad_s)} rad/s, dir ${l.direction > 0 ? '+' : '−'}`, x: l.loop_v_torque.x, y: l.loop_v_torque.y, mode: 'line' as const })), testId: 'lag-plot' }));
-    add(dataTable(loops.map((l) => ({ omega_rad_s: l.omega_rad_s, chirp: l.chirp, direction: l.direction, hysteresis_nm: l.hysteresis_nm, n: l.n }))));
-  } else if (kind === 'torque_ramp' || kind === 'dwell_time') {
-    const xk = kind === 'torque_ramp' ? 'rate_nm_s' : 'dwell_s';
-    const series: XYSeries[] = ['positive', 'negative'].map((d) => ({ label: `${d} (mean ± std)`, x: (r[d] ?? []).map((p: any) => p[xk]), y: (r[d] ?? []).map((p: any) => p.breakaway_torque_nm), err: (r[d] ?? []).map((p: any) => p.std_torque_nm), mode: 'points' as const }));
-    add(xyPlot({ title: kind === 'torque_ramp' ? 'Breakaway torque vs torque rate' : 'Breakaway torque vs dwell time', xLabel: kind === 'torque_ramp' ? 'torque rate [N m/s]' : 'dwell time [s]', yLabel: 'breakaway torque [N m]', series, testId: 'breakaway-plot' }));
-    add(dataTable([...(r.positive ?? []), ...(r.negative ?? [])]));
-  } else if (kind === 'breakaway_staircase') {
-    add(kvTable([['F_s', `${fmt(r.fs_nm)} N m`], ['positive', r.positive ? `${fmt(r.positive.fs_nm)} ± ${fmt(r.positive.std_nm)} N m (n=${r.positive.n})` : '—'], ['negative', r.negative ? `${fmt(r.negative.fs_nm)} ± ${fmt(r.negative.std_nm)} N m (n=${r.negative.n})` : '—']]));
-  } else if (kind === 'prbs') {
-    add(kvTable([['v rms', `${fmt(r.v_rms_rad_s)} rad/s`], ['v max', `${fmt(r.v_max_rad_s)} rad/s`], ['RLS Fv', r.rls ? `${fmt(r.rls.fv_nm_s_rad)} N m s/rad` : '—'], ['RLS Fc', r.rls ? `${fmt(r.rls.fc_nm)} N m` : '—']]));
-  } else if (kind === 'validation_profile') {
-    add(kvTable([['rms error', fmt(r.rms_error)]]));
-    add(dataTable(r.pieces ?? []));
-  } else if (kind === 'compensation_trial') {
-    compensationTrial(box, r);
-  } else {
-    add(h('pre', null, JSON.stringify(r, null, 2)));
-  }
-  add(h('p', { class: 'muted' }, `Analysis of run #${run.id}. `, h('a', { href: `/api/runs/${run.id}/results`, target: '_blank' }, 'results JSON')));
 }
