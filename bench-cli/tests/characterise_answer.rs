@@ -35,7 +35,7 @@ fn default_bench(models: &str) -> (Value, String) {
 
 /// Prints a row of the campaign table (adequate, best MSE over the floor and the truth's, the
 /// answer's text).
-fn table_row(what: &str, a: &Value) {
+pub(crate) fn table_row(what: &str, a: &Value) {
     eprintln!(
         "CAMPAIGN | {what} | adequate {} | best {} | best/floor {:.2} | best/truth {:.2} | {}",
         a["adequate"],
@@ -125,7 +125,7 @@ fn report_hides_nothing(html: &str) {
 }
 
 /// The static parameters of `model`'s final set in the campaign `c` (from its fits).
-fn final_params(c: &Value, model: &str) -> Value {
+pub(crate) fn final_params(c: &Value, model: &str) -> Value {
     c["fits"]
         .as_array()
         .unwrap()
@@ -153,7 +153,8 @@ fn the_default_models_on_the_default_bench_get_an_answer_that_matches_its_number
     assert_eq!(a["adequate"], k <= 2.0, "{a}");
     assert_eq!(a["adequate"], true, "{a}");
     let over_truth = a["best_over_truth"].as_f64().unwrap();
-    assert!(over_truth <= 2.0, "best/truth {over_truth}: {a}");
+    // 1.81 (issue 41 asks for 1.5: docs/src/characterise.md#gms-output-error).
+    assert!(over_truth <= 1.85, "best/truth {over_truth}: {a}");
     let text = a["text"].as_str().unwrap();
     assert_eq!(
         text.contains("describes this bench best"),

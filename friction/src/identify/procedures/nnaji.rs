@@ -68,6 +68,7 @@ fn one(params: &Value, name: &str, max_iters: u64, offset: Offset) -> Options {
         nested: false,
         bootstrap: None,
         hold: super::output_error::Hold::Linear,
+        speed: super::output_error::Speed::Linear,
     }
 }
 

@@ -50,6 +50,8 @@ mod replaying;
 mod reporting;
 mod residuals;
 mod running;
+#[cfg(test)]
+mod tests;
 
 pub use fitting::fit;
 pub use given::{OPTIONS, PROCEDURE, fit_table, options_from_given};

@@ -69,6 +69,7 @@ pub fn options(params: Value) -> Options {
         nested: false,
         bootstrap: None,
         hold: super::output_error::Hold::Linear,
+        speed: super::output_error::Speed::Linear,
     }
 }
 

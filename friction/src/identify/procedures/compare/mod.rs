@@ -263,7 +263,7 @@ pub struct CompareOptions {
     /// A constant force offset in the measurement, fitted per model or known (a stored set's
     /// `offset` among a model's parameters is always subtracted).
     pub offset: Offset,
-    /// The speed between samples of a velocity replay when a model is scored.
+    /// The speed between samples of a velocity replay when a model is fitted and scored.
     pub speed: output_error::Speed,
 }
 
@@ -329,6 +329,8 @@ pub fn compare(
                     nested: true,
                     bootstrap: None,
                     hold: super::output_error::Hold::Linear,
+                    // Fitted on the replay it is scored on.
+                    speed: opts.speed,
                 };
                 let r = output_error::fit(estimate, &o)?;
                 row.params = Value::Object(r.params.clone());

@@ -2,7 +2,7 @@
 
 use super::super::options::{self, Default, Min, Opt, Ty};
 use super::super::{FitReport, Given, Procedure, Reads, Table};
-use super::{FreeParam, Hold, MAX_SUBSTEPS, Method, Options, Replay, Scale, Segment, fit};
+use super::{FreeParam, Hold, MAX_SUBSTEPS, Method, Options, Replay, Scale, Segment, Speed, fit};
 use crate::identify::FitError;
 use serde_json::Value;
 use std::time::Duration;
@@ -113,6 +113,11 @@ pub const OPTIONS: &[Opt] = &[
         &["linear", "zoh"],
         "linear: a measured force; zoh: a drive's held command",
     ),
+    Opt::choice(
+        "speed",
+        &["linear", "displacement"],
+        "Velocity replay, the speed between samples: linear (default); displacement: linear plus the bump that makes each interval's displacement the recorded one (as the comparison scores a model)",
+    ),
     options::LOAD,
     options::ASYMMETRIC,
 ];
@@ -135,7 +140,8 @@ fn given_num(given: &Given, name: &str) -> Result<Option<f64>, FitError> {
 /// `substeps` (a count; default: from the data), `load` (a known load on the torque replay's
 /// plant, [`crate::load`]), `nested` (default true), `asymmetric` (each fitted parameter also
 /// for negative motion, see `per_direction`), `bootstrap`
-/// (replicates) with `seed`; for AEP (`method: "aep"` or the `aep` procedure): `population`,
+/// (replicates) with `seed`, `speed` (`linear` or `displacement`, a velocity replay's speed
+/// between samples); for AEP (`method: "aep"` or the `aep` procedure): `population`,
 /// `beta1`, `beta2`, `seed`, `generations`, `polish`.
 pub fn options_from_given(
     model: &str,
@@ -264,6 +270,7 @@ pub fn options_from_given(
             ));
         }
     };
+    o.speed = speed_from_given(given, o.replay)?;
     if aep || super::super::given_str(given, "method") == Some("aep") {
         let int = |n: &str, d: u64| -> Result<u64, FitError> {
             Ok(given_num(given, n)?.map_or(d, |x| x.max(0.0) as u64))
@@ -278,6 +285,28 @@ pub fn options_from_given(
         };
     }
     Ok(o)
+}
+
+/// `speed` (`linear`, the default, or `displacement`): how a velocity replay runs the speed
+/// between samples; a torque replay integrates its own motion, so it refuses the key.
+fn speed_from_given(given: &Given, replay: Replay) -> Result<Speed, FitError> {
+    let speed = match super::super::given_str(given, "speed") {
+        None | Some("linear") => Speed::Linear,
+        Some("displacement") => Speed::Displacement,
+        Some(_) => {
+            return Err(given_err(
+                "speed",
+                "must be \"linear\" or \"displacement\" (the speed between samples of a velocity replay)",
+            ));
+        }
+    };
+    if speed != Speed::Linear && replay != Replay::Velocity {
+        return Err(given_err(
+            "speed",
+            "applies to a velocity replay (\"replay\": \"velocity\"); a torque replay integrates its own motion",
+        ));
+    }
+    Ok(speed)
 }
 
 /// `bench fit --procedure output_error` on one table.

@@ -1,8 +1,8 @@
 //! Output error on a held-out record: the fitted set replayed on a record it was not fitted
-//! on, the replay (velocity or torque), hold and offset as in the fit.
+//! on, the replay (velocity or torque), hold, speed and offset as in the fit.
 
 use super::super::{FitReport, Table};
-use super::{Replay, Segment, options_from_given, replay_of};
+use super::{Replay, Segment, options_from_given, replay_with};
 use crate::identify::FitError;
 use serde_json::{Map, Value};
 
@@ -14,12 +14,13 @@ pub fn predict(report: &FitReport, table: &Table) -> Result<(Vec<f64>, Vec<f64>)
     let opts = options_from_given(model, given, &[], false)?;
     let doc = document(model, given, &report.params)?;
     let seg = Segment::from_table("held-out", table)?;
-    let (residuals, _) = replay_of(
+    let (residuals, _) = replay_with(
         model,
         &doc,
         std::slice::from_ref(&seg),
         opts.replay,
         opts.hold,
+        opts.speed,
     )?;
     let measured = match opts.replay {
         Replay::Velocity => {

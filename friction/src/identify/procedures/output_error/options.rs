@@ -104,10 +104,13 @@ pub struct Options {
     /// The applied force between samples: held (a drive's command) or interpolated (a
     /// measured force).
     pub hold: Hold,
+    /// The speed between samples of a velocity replay: linear, or carrying the recorded
+    /// displacement (as the comparison scores a model, `CompareOptions::speed`).
+    pub speed: Speed,
 }
 
 impl Options {
-    /// LM with velocity replay, no warm-up, 200 iterations, all cores, no offset, sub-steps
+    /// LM with velocity replay (speed linear between samples), no warm-up, 200 iterations, all cores, no offset, sub-steps
     /// from the data, nested start, analytic standard errors.
     pub fn new(model: &str, free: &[&str]) -> Options {
         Options {
@@ -126,6 +129,7 @@ impl Options {
             nested: true,
             bootstrap: None,
             hold: Hold::Linear,
+            speed: Speed::Linear,
         }
     }
 }

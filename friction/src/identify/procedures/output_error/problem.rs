@@ -3,7 +3,7 @@
 
 use super::super::replay::ReplaySetup;
 use super::per_direction::{NEGATIVE, get, negative_taken, put};
-use super::{Hold, Offset, Options, Replay, Scale, Segment};
+use super::{Hold, Offset, Options, Replay, Scale, Segment, Speed};
 use crate::identify::{Bounds, FitError};
 use crate::registry::{self, ModelEntry};
 use crate::{BuildError, FrictionModel};
@@ -73,6 +73,7 @@ pub struct OutputError<'a> {
     pub(super) richardson: bool,
     pub(super) torque: bool,
     pub(super) hold: Hold,
+    pub(super) speed: Speed,
     pub(super) len: usize,
     pub(super) threads: usize,
     pub(super) diff_step: f64,
@@ -236,6 +237,12 @@ impl<'a> OutputError<'a> {
             richardson: opts.replay == Replay::Velocity && !start_model.state_names().is_empty(),
             torque: matches!(opts.replay, Replay::Torque { .. }),
             hold: opts.hold,
+            // A model without a state reads the speed at the sample only (as `replay_with`).
+            speed: if start_model.state_names().is_empty() {
+                Speed::Linear
+            } else {
+                opts.speed
+            },
             len,
             threads,
             diff_step: if opts.diff_step > 0.0 {
@@ -324,7 +331,7 @@ impl<'a> OutputError<'a> {
             substeps: self.substeps,
             richardson: self.richardson,
             hold: self.hold,
-            speed: super::Speed::Linear,
+            speed: self.speed,
         };
         self.entry.build(p).ok().map(|m| (m, setup))
     }
@@ -344,6 +351,7 @@ impl<'a> OutputError<'a> {
             richardson: false,
             torque: self.torque,
             hold: self.hold,
+            speed: self.speed,
             len: self.len,
             threads: self.threads,
             diff_step: self.diff_step,

@@ -141,7 +141,14 @@ pub(super) fn evaluate(segs: &[Segment], opts: &Options) -> Result<FitReport, Fi
     if let (Value::Object(p), Offset::Known(c)) = (&mut params, opts.offset) {
         p.insert("offset".into(), Value::from(c));
     }
-    let (res, n_sub) = replay_of(&opts.model, &params, segs, opts.replay, opts.hold)?;
+    let (res, n_sub) = replay_with(
+        &opts.model,
+        &params,
+        segs,
+        opts.replay,
+        opts.hold,
+        opts.speed,
+    )?;
     let resid: Vec<f64> = res.iter().flatten().copied().collect();
     let target: Vec<f64> = segs
         .iter()
@@ -192,7 +199,7 @@ pub(super) fn evaluate(segs: &[Segment], opts: &Options) -> Result<FitReport, Fi
         "fitted": [], "residual": opts.replay.residual_name(),
         "rms": num(rep.mse.unwrap_or(f64::NAN).sqrt()),
         "data": segs.iter().map(Segment::used).collect::<Vec<_>>(),
-        "settings": {"replay": opts.replay, "hold": opts.hold, "substeps": n_sub},
+        "settings": {"replay": opts.replay, "hold": opts.hold, "speed": opts.speed, "substeps": n_sub},
     });
     rep.assess();
     Ok(rep)

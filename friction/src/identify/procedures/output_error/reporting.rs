@@ -148,7 +148,7 @@ pub(super) fn report(
         "residual": opts.replay.residual_name(),
         "data": problem.segs.iter().map(Segment::used).collect::<Vec<_>>(),
         "settings": {
-            "replay": opts.replay, "warmup_s": opts.warmup_s, "free": problem.free, "method": run.method,
+            "replay": opts.replay, "speed": opts.speed, "warmup_s": opts.warmup_s, "free": problem.free, "method": run.method,
             "max_iters": opts.max_iters, "substeps": problem.substeps,
             "jacobian": format!("forward differences, step {} in scaled coordinates", problem.diff_step),
         },
