@@ -4,7 +4,7 @@
 use super::daq::DaqIo;
 use super::io::{BenchIo, Exchanged, one_after_another};
 use super::judge::DERIVED_VELOCITY_TAU_S;
-use super::sensor_zero::zero_sensor;
+use super::sensor_zero::{ZERO_READS, sample_period, zero_sensor};
 use super::stop::{Device, StopReason};
 use crate::config::PositionSource;
 use crate::config::{Loaded, SignalDevice, WatchdogRule};
@@ -364,7 +364,10 @@ pub async fn connect(
         let velocity_limit = loaded.config.limits.velocity_rad_s;
         super::daq::check_at_rest(&fb, velocity_limit, "torque sensor zero")
             .map_err(|text| StopReason::Setup { link: false, text })?;
-        let (zero, said) = zero_sensor(s, loaded.config.geometry.force()).await?;
+        let reads = loaded.config.sensor.as_ref().and_then(|c| c.zero_reads);
+        let period = sample_period(s.profile(), loaded.config.limits.period_s);
+        let force = loaded.config.geometry.force();
+        let (zero, said) = zero_sensor(s, force, reads.unwrap_or(ZERO_READS), period).await?;
         notes.push((None, said));
         zeros.push((crate::calibration::MODBUS_SENSOR, zero));
     }
