@@ -31,6 +31,10 @@ fn the_sensor_is_tared_before_the_run_and_its_zero_recorded() {
     let params = format!(r#"{{"sensor_offset_nm": {OFFSET_NM}}}"#);
     let sim = SimProcess::start_with(&["--params", &params]);
     let cfg = config_for(dir.path(), &sim.tcp);
+    // 20 readings, one per sample of the simulated sensor (its 1 kHz poll group).
+    let text = std::fs::read_to_string(&cfg).unwrap();
+    let text = text.replacen("[sensor]\n", "[sensor]\nzero_reads = 20\n", 1);
+    std::fs::write(&cfg, text).unwrap();
     let run = device_sweep(&cfg, &db, "tared");
     assert_sweep_on_the_truth(&run, "tared");
     let id = run["id"].as_i64().unwrap();
@@ -38,11 +42,11 @@ fn the_sensor_is_tared_before_the_run_and_its_zero_recorded() {
     assert_eq!(zeros.len(), 1, "{zeros:?}");
     assert_eq!(zeros[0].0, "sensor");
     let zero = zeros[0].1.expect("the sensor's zero is recorded");
-    // Ten readings back to back of 2 mN m noise at 1 mN m resolution: the sensor may answer
-    // them all from one or two of its own samples, so the mean is held to five of one sample's
-    // σ (a bound of ten independent readings' σ, 3 mN m, failed in one of two runs).
+    // Readings of 2 mN m noise at 1 mN m resolution; the bound is five of one sample's σ,
+    // which holds however many of the readings share a sample of the sensor.
     assert!((zero - OFFSET_NM).abs() < 0.01, "zero {zero}");
     let log = run["run_log"].to_string();
     assert!(log.contains("torque sensor zero 0.0"), "{log}");
+    assert!(log.contains("(mean of 20 readings 1 ms apart"), "{log}");
     assert!(log.contains("tare written, then it reads"), "{log}");
 }

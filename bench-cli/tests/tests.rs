@@ -26,6 +26,7 @@ mod daq_enable;
 mod daq_safe;
 mod daq_scans;
 mod daq_sweep;
+mod daq_velocity;
 mod devices;
 mod estop_shapes;
 mod fault_table;

@@ -180,6 +180,11 @@ pub struct DeviceConfig {
     /// sensor with a link of its own anyway, or on the drive's serial line, is unaffected.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub own_connection: bool,
+    /// `[sensor]`: readings averaged for the torque zero before each run (default 10), one
+    /// per sample of the sensor (see `control::sensor_zero`), so that no two readings are
+    /// the same sample read twice.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zero_reads: Option<u32>,
 }
 
 /// Who closes the velocity and position loops of velocity and position segments.
@@ -398,6 +403,9 @@ impl BenchConfig {
                 ))
                 .into());
             }
+            if let Some(e) = zero_reads_error(name, dev.zero_reads) {
+                return Err(InputError(format!("{source}: {e}")).into());
+            }
             if dev.own_connection && name == "drive" {
                 return Err(InputError(format!(
                     "{source}: [drive] own_connection = true is for [sensor] (a second connection to the drive's Modbus TCP endpoint); the drive's connection is its own"
@@ -461,6 +469,20 @@ pub fn check_bench_id(id: &str) -> Result<(), &'static str> {
     }
 }
 
+/// `zero_reads` is the sensor's, and at least 1 (the zero is their mean).
+fn zero_reads_error(section: &str, n: Option<u32>) -> Option<String> {
+    match (section, n) {
+        (_, None) => None,
+        ("drive", Some(n)) => Some(format!(
+            "[drive] zero_reads = {n} is for [sensor] (the torque zero before each run)"
+        )),
+        (_, Some(0)) => Some(format!(
+            "[{section}] zero_reads = 0: at least 1 (the zero is the mean of the readings)"
+        )),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -487,6 +509,29 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("unknown field `foo`"), "{e}");
+    }
+
+    #[test]
+    fn zero_reads_is_the_sensors_and_at_least_one() {
+        let with = |section: &str, n: u32| {
+            let at = format!("[{section}]\n");
+            SIM_TOML.replacen(&at, &format!("{at}zero_reads = {n}\n"), 1)
+        };
+        let c = BenchConfig::parse(&with("sensor", 25), "b.toml").unwrap();
+        assert_eq!(c.sensor.unwrap().zero_reads, Some(25));
+        for (text, says) in [
+            (
+                with("sensor", 0),
+                "b.toml: [sensor] zero_reads = 0: at least 1",
+            ),
+            (
+                with("drive", 5),
+                "b.toml: [drive] zero_reads = 5 is for [sensor]",
+            ),
+        ] {
+            let e = BenchConfig::parse(&text, "b.toml").unwrap_err().to_string();
+            assert!(e.starts_with(says), "{e} vs {says}");
+        }
     }
 
     #[test]

@@ -100,7 +100,7 @@ impl Drop for InProcessSim {
 
 /// The emulated T7 wired as `cfg` says: the amplifier on its input with its scale and zero
 /// offset, the emulation's default noise; with `[daq.drive_command]`, DAC0 on the drive's
-/// analog torque input and the enable line on its enable.
+/// analog torque or speed input and the enable line on its enable.
 fn wiring(cfg: &DaqConfig) -> DaqSimOptions {
     let t = &cfg.measured_torque;
     DaqSimOptions {
@@ -109,7 +109,9 @@ fn wiring(cfg: &DaqConfig) -> DaqSimOptions {
         offset_v: t.offset_v,
         analog_command: cfg.drive_command.as_ref().map(|c| AnalogCommand {
             center_v: c.center_v,
+            mode: c.mode,
             nm_per_v: c.nm_per_v,
+            rad_s_per_v: c.rad_s_per_v,
             enable_dio: c.enable_dio,
         }),
         ..DaqSimOptions::default()

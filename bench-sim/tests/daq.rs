@@ -317,11 +317,7 @@ async fn an_unread_stream_recovers_and_reports_the_scans_it_skipped() {
 /// 0.4 N m/V, and `enable_dio` (if any) its enable line.
 pub(crate) async fn analog_daq(bench: &TestBench, enable_dio: Option<u16>) -> DaqSim {
     let options = DaqSimOptions {
-        analog_command: Some(bench_sim::daq::AnalogCommand {
-            center_v: 2.5,
-            nm_per_v: 0.4,
-            enable_dio,
-        }),
+        analog_command: Some(bench_sim::daq::AnalogCommand::torque(2.5, 0.4, enable_dio)),
         ..DaqSimOptions::default()
     };
     let any = "127.0.0.1:0".parse().unwrap();
@@ -350,4 +346,56 @@ async fn dac0_commands_the_drive_torque_in_analog_mode() {
     c.write_dac(0, 2.5).await.unwrap();
     assert_eq!(plant.feedback().setpoint, 0.0);
     daq.shutdown().await;
+}
+
+/// A drive in analog velocity mode: DAC0 is its speed setpoint, (volts − 2.5 V) × 10 rad/s
+/// per V, which its own speed loop follows; its Modbus speed setpoint stays unwritten.
+#[tokio::test]
+async fn dac0_commands_the_drive_speed_in_analog_velocity_mode() {
+    let bench = TestBench::virtual_time(Link::Tcp).await;
+    let options = DaqSimOptions {
+        analog_command: Some(bench_sim::daq::AnalogCommand::velocity(2.5, 10.0, None)),
+        ..DaqSimOptions::default()
+    };
+    let any = "127.0.0.1:0".parse().unwrap();
+    let b = Arc::clone(bench.sim.bench());
+    let daq = DaqSim::start(b, shipped_t7().unwrap(), options, any, any)
+        .await
+        .unwrap();
+    let plant = bench.sim.bench();
+    for a in [Action::Enable, Action::SetMode(Mode::Velocity)] {
+        assert!(plant.apply(a));
+    }
+    let (_, mut c) = client(&daq).await;
+    c.write_dac(0, 2.6).await.unwrap();
+    assert!(
+        (plant.feedback().setpoint - 1.0).abs() < 1e-5,
+        "{}",
+        plant.feedback().setpoint
+    );
+    c.write_dac(0, 2.5).await.unwrap();
+    assert_eq!(plant.feedback().setpoint, 0.0);
+    daq.shutdown().await;
+}
+
+/// A wiring without the scale of its mode is refused naming the key.
+#[tokio::test]
+async fn an_analog_command_without_its_scale_is_refused() {
+    let bench = TestBench::virtual_time(Link::Tcp).await;
+    let mut a = bench_sim::daq::AnalogCommand::velocity(2.5, 10.0, None);
+    a.rad_s_per_v = None;
+    let options = DaqSimOptions {
+        analog_command: Some(a),
+        ..DaqSimOptions::default()
+    };
+    let any = "127.0.0.1:0".parse().unwrap();
+    let b = Arc::clone(bench.sim.bench());
+    let e = DaqSim::start(b, shipped_t7().unwrap(), options, any, any)
+        .await
+        .unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("analog_command.rad_s_per_v: required with mode = \"velocity\""),
+        "{e}"
+    );
 }

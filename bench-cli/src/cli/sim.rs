@@ -99,6 +99,10 @@ fn daq_plan(args: &SimArgs, bus: Option<SocketAddr>) -> anyhow::Result<Option<Da
             .map_err(|e| InputError(format!("--daq-options: {e}")))?,
         None => bench_sim::daq::DaqSimOptions::default(),
     };
+    if let Some(a) = &options.analog_command {
+        a.check()
+            .map_err(|e| InputError(format!("--daq-options: {e}")))?;
+    }
     let host = bus.map_or([127, 0, 0, 1].into(), |a| a.ip());
     let modbus = args.daq_tcp.unwrap_or(SocketAddr::new(host, 0));
     let stream = args.daq_stream.unwrap_or(SocketAddr::new(modbus.ip(), 0));

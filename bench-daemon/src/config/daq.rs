@@ -9,6 +9,9 @@
 use protocols::DaqProfile;
 use serde::{Deserialize, Serialize};
 
+mod drive_command;
+pub use drive_command::AnalogOutput;
+
 /// `[daq]`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -86,41 +89,6 @@ pub enum PositionSource {
     },
 }
 
-/// `[daq.drive_command]`: a DAC wired to the drive's analog torque input.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct AnalogOutput {
-    /// The DAC, `n` of DACn.
-    pub dac: u16,
-    /// DAC voltage of zero torque \[V\] (a unipolar DAC commands both signs around it).
-    pub center_v: f64,
-    /// The drive's analog scale \[N m per V\].
-    pub nm_per_v: f64,
-    /// The digital line on the drive's enable input, `n` of DIOn (high = enabled); without
-    /// it the drive's enable stays on its Modbus control word.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub enable_dio: Option<u16>,
-    /// The DAQ's watchdog \[whole s\]: this long without a request from the daemon, the
-    /// device sets the DAC to `center_v` and the enable line low by itself.
-    #[serde(default = "default_daq_watchdog_s")]
-    pub watchdog_s: u32,
-}
-
-fn default_daq_watchdog_s() -> u32 {
-    1
-}
-
-impl AnalogOutput {
-    /// The outputs and their safe values, as the DAQ client takes them.
-    pub fn outputs(&self) -> protocols::daq::DriveOutputs {
-        protocols::daq::DriveOutputs {
-            dac: self.dac,
-            safe_v: self.center_v,
-            enable_dio: self.enable_dio,
-        }
-    }
-}
-
 /// The stream's highest scan rate the daemon runs \[Hz\].
 pub const MAX_SCAN_RATE_HZ: f64 = 10_000.0;
 
@@ -168,13 +136,8 @@ impl DaqConfig {
         if let PositionSource::Counter { counts_per_rev: 0 } = self.position {
             return Err("[daq.position] counts_per_rev = 0 must be > 0".into());
         }
-        if let Some(c) = &self.drive_command
-            && !(c.center_v.is_finite() && c.nm_per_v.is_finite() && c.nm_per_v != 0.0)
-        {
-            return Err(format!(
-                "[daq.drive_command] center_v = {} and nm_per_v = {} must be finite, nm_per_v not 0",
-                c.center_v, c.nm_per_v
-            ));
+        if let Some(c) = &self.drive_command {
+            c.scale()?;
         }
         Ok(())
     }
@@ -245,28 +208,22 @@ impl DaqConfig {
                     c.center_v, p.dac.min_v, p.dac.max_v
                 ));
             }
-            check_outputs(c, p, &self.position)?;
+            c.check_outputs(p, &self.position)?;
         }
         Ok(())
     }
 
-    /// With `[daq.drive_command]`, the DAC must reach every torque the limits allow:
-    /// `center_v ± torque_nm / nm_per_v` inside the DAC's range (else a command inside the
-    /// limits would be refused mid-run).
-    pub fn check_reach(&self, p: &DaqProfile, torque_nm: f64) -> Result<(), String> {
-        let Some(c) = &self.drive_command else {
-            return Ok(());
-        };
-        let swing = torque_nm / c.nm_per_v.abs();
-        let (lo, hi) = (c.center_v - swing, c.center_v + swing);
-        if lo < p.dac.min_v || hi > p.dac.max_v {
-            return Err(format!(
-                "[daq.drive_command] nm_per_v = {}: [limits] torque_nm = {torque_nm} needs \
-                 {lo}..={hi} V, beyond the DAC's {}..={} V",
-                c.nm_per_v, p.dac.min_v, p.dac.max_v
-            ));
+    /// With `[daq.drive_command]`, the DAC must reach every command the limits allow
+    /// ([`AnalogOutput::check_reach`]).
+    pub fn check_reach(
+        &self,
+        p: &DaqProfile,
+        limits: &experiments::BenchLimits,
+    ) -> Result<(), String> {
+        match &self.drive_command {
+            Some(c) => c.check_reach(p, limits),
+            None => Ok(()),
         }
-        Ok(())
     }
 
     /// Addresses sampled each scan: the torque input, and the counter's low word and high
@@ -276,37 +233,6 @@ impl DaqConfig {
             PositionSource::Drive => 1,
             PositionSource::Counter { .. } => 3,
         }
-    }
-}
-
-/// The drive's outputs a watchdog can make safe: DAC0 (the only DAC with a watchdog default),
-/// a watchdog of at least a second (the device counts whole seconds), an enable line that is
-/// not an encoder phase.
-fn check_outputs(c: &AnalogOutput, p: &DaqProfile, pos: &PositionSource) -> Result<(), String> {
-    if c.dac != 0 {
-        return Err(format!(
-            "[daq.drive_command] dac = {}: only DAC0 has a watchdog default to make it safe \
-             when the daemon is gone",
-            c.dac
-        ));
-    }
-    if c.watchdog_s == 0 {
-        return Err("[daq.drive_command] watchdog_s = 0: at least 1 (whole seconds)".into());
-    }
-    let q = &p.quadrature;
-    match c.enable_dio {
-        Some(l) if l >= 32 => Err(format!(
-            "[daq.drive_command] enable_dio = {l}: DIO lines are 0..=31"
-        )),
-        Some(l)
-            if matches!(pos, PositionSource::Counter { .. })
-                && (l == q.phase_a_dio || l == q.phase_b_dio) =>
-        {
-            Err(format!(
-                "[daq.drive_command] enable_dio = {l} is an encoder phase of the counter"
-            ))
-        }
-        _ => Ok(()),
     }
 }
 
@@ -390,11 +316,8 @@ mod tests {
 
     fn analog(dac: u16, enable_dio: Option<u16>) -> AnalogOutput {
         AnalogOutput {
-            dac,
-            center_v: 2.5,
-            nm_per_v: 0.4,
             enable_dio,
-            watchdog_s: 1,
+            ..AnalogOutput::torque(dac, 2.5, 0.4)
         }
     }
 
@@ -418,15 +341,7 @@ mod tests {
                 "[daq.measured_torque] range_v = 1: the stream is read on the ±10 V range only",
             ),
             (
-                |c| {
-                    c.drive_command = Some(AnalogOutput {
-                        dac: 0,
-                        center_v: 6.0,
-                        nm_per_v: 1.0,
-                        enable_dio: None,
-                        watchdog_s: 1,
-                    })
-                },
+                |c| c.drive_command = Some(AnalogOutput::torque(0, 6.0, 1.0)),
                 "[daq.drive_command] center_v = 6 is outside the DAC's 0..=5 V",
             ),
             (
@@ -465,19 +380,5 @@ mod tests {
         assert!(e.contains("3 addresses a scan make 30000 samples/s"), "{e}");
         c.position = PositionSource::Drive;
         c.check_against(&p).unwrap();
-    }
-
-    #[test]
-    fn the_dac_must_reach_the_torque_limit() {
-        let mut c = base();
-        c.drive_command = Some(analog(0, None));
-        // 2.5 V ± 1 N m / 0.4 N m/V = 0..=5 V: just inside.
-        c.check_reach(&t7(), 1.0).unwrap();
-        let e = c.check_reach(&t7(), 2.0).unwrap_err();
-        assert_eq!(
-            e,
-            "[daq.drive_command] nm_per_v = 0.4: [limits] torque_nm = 2 needs -2.5..=7.5 V, \
-             beyond the DAC's 0..=5 V"
-        );
     }
 }

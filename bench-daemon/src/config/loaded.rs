@@ -183,7 +183,7 @@ impl Loaded {
         let daq = match &config.daq {
             Some(d) => {
                 let (profile, text) = load_daq_profile(d, dir, &source)?;
-                d.check_reach(&profile, config.limits.torque_nm)
+                d.check_reach(&profile, &config.limits)
                     .map_err(|e| InputError(format!("{source}: {e}")))?;
                 Some((profile, text))
             }

@@ -4,7 +4,7 @@
 use super::daq::DaqIo;
 use super::io::{BenchIo, Exchanged, one_after_another};
 use super::judge::DERIVED_VELOCITY_TAU_S;
-use super::sensor_zero::zero_sensor;
+use super::sensor_zero::{ZERO_READS, sample_period, zero_sensor};
 use super::stop::{Device, StopReason};
 use crate::config::PositionSource;
 use crate::config::{Loaded, SignalDevice, WatchdogRule};
@@ -67,7 +67,7 @@ impl ModbusIo {
         ))
     }
 
-    /// The DAQ when its DAC carries the drive's torque command (`[daq.drive_command]`).
+    /// The DAQ when its DAC carries the drive's command (`[daq.drive_command]`).
     fn analog(&mut self) -> Option<&mut DaqIo> {
         self.daq.as_mut().filter(|d| d.commands_drive())
     }
@@ -106,11 +106,12 @@ impl BenchIo for ModbusIo {
         self.epoch.elapsed().as_secs_f64()
     }
 
-    /// A drive commanded through the DAQ's DAC has its analog torque mode only: the daemon
-    /// closes the velocity and position loops.
+    /// A drive commanded through the DAQ's DAC has its analog mode only: in torque mode the
+    /// daemon closes the velocity and position loops; in velocity mode the drive closes its
+    /// speed loop and nothing else runs.
     fn has_mode(&self, mode: Mode) -> bool {
-        if self.daq.as_ref().is_some_and(DaqIo::commands_drive) {
-            return mode == Mode::Torque;
+        if let Some(m) = self.daq.as_ref().and_then(DaqIo::analog_mode) {
+            return mode == m;
         }
         let profile = self.drive.profile();
         profile.modes.contains_key(&mode) || profile.sequence(&format!("mode_{mode}")).is_some()
@@ -127,7 +128,7 @@ impl BenchIo for ModbusIo {
 
     async fn command_in(&mut self, mode: Mode, value: f64) -> Result<(), Error> {
         match self.analog() {
-            Some(daq) if mode == Mode::Torque => daq.command_torque(value).await,
+            Some(daq) if daq.analog_mode() == Some(mode) => daq.command(value).await,
             _ => self.drive.command_in(mode, value).await,
         }
     }
@@ -157,7 +158,7 @@ impl BenchIo for ModbusIo {
 
     async fn command_and_read(&mut self, value: f64) -> Result<DriveFeedback, Error> {
         if let Some(daq) = self.analog() {
-            daq.command_torque(value).await?;
+            daq.command(value).await?;
             return self.read_feedback().await;
         }
         self.drive.command_and_read(value).await
@@ -204,7 +205,7 @@ impl BenchIo for ModbusIo {
             };
             let outputs = async {
                 if analog {
-                    daq.command_torque(value).await?;
+                    daq.command(value).await?;
                 }
                 daq.keep_alive().await
             };
@@ -363,7 +364,10 @@ pub async fn connect(
         let velocity_limit = loaded.config.limits.velocity_rad_s;
         super::daq::check_at_rest(&fb, velocity_limit, "torque sensor zero")
             .map_err(|text| StopReason::Setup { link: false, text })?;
-        let (zero, said) = zero_sensor(s, loaded.config.geometry.force()).await?;
+        let reads = loaded.config.sensor.as_ref().and_then(|c| c.zero_reads);
+        let period = sample_period(s.profile(), loaded.config.limits.period_s);
+        let force = loaded.config.geometry.force();
+        let (zero, said) = zero_sensor(s, force, reads.unwrap_or(ZERO_READS), period).await?;
         notes.push((None, said));
         zeros.push((crate::calibration::MODBUS_SENSOR, zero));
     }

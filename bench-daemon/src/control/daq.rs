@@ -143,8 +143,8 @@ pub struct DaqIo {
     fault: Option<String>,
     /// The outputs wired to the drive (`[daq.drive_command]`).
     outputs: Option<DriveOutputs>,
-    /// The drive's analog scale \[N m per V\] when the DAC carries its torque command.
-    drive_nm_per_v: Option<f64>,
+    /// The mode the DAC commands the drive in and its analog scale (N m or rad/s per V).
+    drive_scale: Option<(protocols::Mode, f64)>,
     /// The armed watchdog's timeout, and when the device last had a request from us.
     watchdog: Option<(Duration, Instant)>,
     /// The enable line as the daemon last set it.
@@ -186,13 +186,16 @@ impl DaqIo {
         let cal = client.read_calibration().await?;
         let mut notes = Notes::new();
         let outputs = cfg.drive_command.as_ref().map(|c| c.outputs());
-        if let (Some(c), Some(o)) = (&cfg.drive_command, &outputs) {
-            notes.push(super::daq_outputs::prepare(&mut client, o, c.watchdog_s).await?);
-            notes.push(format!(
-                "the loop's torque command through DAC{} ({} V at zero torque, {} N m/V), not the \
-                 drive's Modbus setpoint; velocity and position loops closed by the daemon",
-                c.dac, c.center_v, c.nm_per_v
-            ));
+        let drive_scale = match &cfg.drive_command {
+            Some(c) => Some(c.scale().map_err(|reason| Error::Protocol {
+                context: "DAQ drive command".into(),
+                reason,
+            })?),
+            None => None,
+        };
+        if let (Some(c), Some(o), Some(scale)) = (&cfg.drive_command, &outputs, drive_scale) {
+            notes.push(super::daq_outputs::prepare(&mut client, o, scale.0, c.watchdog_s).await?);
+            notes.push(super::daq_outputs::command_note(c.dac, c.center_v, scale));
         }
         let scfg = stream_config(cfg, client.profile())?;
         let stream = client.start_stream(&scfg, stream_addr).await?;
@@ -237,7 +240,7 @@ impl DaqIo {
                 batches: Vec::with_capacity(64),
                 fault: None,
                 outputs,
-                drive_nm_per_v: cfg.drive_command.as_ref().map(|c| c.nm_per_v),
+                drive_scale,
                 watchdog: cfg
                     .drive_command
                     .as_ref()

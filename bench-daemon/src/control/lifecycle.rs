@@ -91,6 +91,9 @@ async fn prepare(
         link: e.is_link_error(),
         text: format!("drive: {what}{e}"),
     };
+    if let Some(e) = missing_mode(io, plan, skip, modes) {
+        return Err(setup_failed(e));
+    }
     let fb = io.read_feedback().await.map_err(|e| drive("", e))?;
     let x0 = fb.position_rad.ok_or_else(|| {
         setup_failed("the drive profile has no position feedback (role position_feedback)".into())
@@ -105,6 +108,25 @@ async fn prepare(
         .map_err(|e| setup_failed(format!("drive: {e}")))?;
     io.enable().await.map_err(|e| drive("enable: ", e))?;
     Ok((x0, first))
+}
+
+/// The first segment to run in a mode the drive does not have (a drive on the DAQ's analog
+/// velocity input has velocity only: no torque, position or compensated segment), before
+/// anything is enabled.
+fn missing_mode(io: &impl BenchIo, plan: &Plan, skip: &[usize], modes: &ModeMap) -> Option<String> {
+    plan.segments
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !skip.contains(i))
+        .map(|(_, seg)| (seg, modes.of_segment(seg)))
+        .find(|(_, m)| !io.has_mode(*m))
+        .map(|(seg, m)| {
+            format!(
+                "segment '{}' runs in the drive's {m} mode, which this bench does not have \
+                 (a drive on [daq.drive_command] mode = \"velocity\" takes speed only)",
+                seg.label
+            )
+        })
 }
 
 /// The report of a run that ended before its first tick.

@@ -1,6 +1,6 @@
 //! A LabJack T7 emulated in front of the simulated bench, over real Modbus TCP: the torque
 //! amplifier's ±10 V output on an analog input (with its noise), the encoder on the quadrature
-//! counter, DAC0 as the drive's analog torque command when the drive is in analog mode, and the
+//! counter, DAC0 as the drive's analog torque or speed command when the drive is in analog mode, and the
 //! hardware-timed stream sending spontaneous packets on its own port. Every address comes from
 //! the DAQ profile (`profiles/labjack-t7.toml`), as the drives' and sensors' come from theirs.
 //!
@@ -19,6 +19,7 @@ use crate::bench::Bench;
 use crate::faults::Faults;
 use crate::physics::Action;
 use image::DaqImage;
+use protocols::Mode;
 use protocols::daq::DaqProfile;
 pub use service::DaqService;
 use std::net::SocketAddr;
@@ -35,18 +36,92 @@ pub fn shipped_t7() -> Result<DaqProfile, protocols::Error> {
     DaqProfile::from_toml_str(LABJACK_T7_TOML, "profiles/labjack-t7.toml")
 }
 
-/// The drive's analog torque input wired to DAC0: torque = (volts − `center_v`) × `nm_per_v`.
+/// The drive's analog command input wired to DAC0: in its analog torque mode torque =
+/// (volts − `center_v`) × `nm_per_v`, in its analog velocity mode the speed setpoint =
+/// (volts − `center_v`) × `rad_s_per_v` (the drive closes its own speed loop on it).
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct AnalogCommand {
-    /// DAC voltage of zero torque \[V\] (DAC0 is unipolar).
+    /// DAC voltage of zero torque or zero speed \[V\] (DAC0 is unipolar).
     pub center_v: f64,
-    /// Torque per volt \[N m/V\].
-    pub nm_per_v: f64,
+    /// What the drive's analog input commands: `torque` (default) or `velocity`.
+    #[serde(default = "torque")]
+    pub mode: Mode,
+    /// Torque per volt \[N m/V\] (torque mode).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nm_per_v: Option<f64>,
+    /// Speed per volt \[rad/s per V\] (velocity mode).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rad_s_per_v: Option<f64>,
     /// The digital line wired to the drive's enable input (high = enabled): its writes
     /// enable and disable the drive. `None`: the enable stays on Modbus.
     #[serde(default)]
     pub enable_dio: Option<u16>,
+}
+
+fn torque() -> Mode {
+    Mode::Torque
+}
+
+impl AnalogCommand {
+    /// The drive's analog torque input, `nm_per_v` N m per volt around `center_v`.
+    pub fn torque(center_v: f64, nm_per_v: f64, enable_dio: Option<u16>) -> AnalogCommand {
+        AnalogCommand {
+            center_v,
+            mode: Mode::Torque,
+            nm_per_v: Some(nm_per_v),
+            rad_s_per_v: None,
+            enable_dio,
+        }
+    }
+
+    /// The drive's analog speed input, `rad_s_per_v` rad/s per volt around `center_v`.
+    pub fn velocity(center_v: f64, rad_s_per_v: f64, enable_dio: Option<u16>) -> AnalogCommand {
+        AnalogCommand {
+            center_v,
+            mode: Mode::Velocity,
+            nm_per_v: None,
+            rad_s_per_v: Some(rad_s_per_v),
+            enable_dio,
+        }
+    }
+
+    /// The wiring is whole: the scale of its mode given and finite, the other absent.
+    pub fn check(&self) -> Result<(), String> {
+        let (scale, other, names) = match self.mode {
+            Mode::Torque => (self.nm_per_v, self.rad_s_per_v, ("nm_per_v", "rad_s_per_v")),
+            Mode::Velocity => (self.rad_s_per_v, self.nm_per_v, ("rad_s_per_v", "nm_per_v")),
+            Mode::Position => {
+                return Err("analog_command.mode = \"position\": torque or velocity".into());
+            }
+        };
+        let mode = self.mode.name();
+        match (scale, other) {
+            (Some(k), None) if k.is_finite() && k != 0.0 && self.center_v.is_finite() => Ok(()),
+            (_, Some(_)) => Err(format!(
+                "analog_command.{}: not with mode = \"{mode}\" (its scale is {})",
+                names.1, names.0
+            )),
+            (None, None) => Err(format!(
+                "analog_command.{}: required with mode = \"{mode}\"",
+                names.0
+            )),
+            _ => Err(format!(
+                "analog_command: center_v = {} and {} must be finite, {} not 0",
+                self.center_v, names.0, names.0
+            )),
+        }
+    }
+
+    /// What DAC0 at `volts` asks of the drive.
+    pub fn action(&self, volts: f64) -> Option<Action> {
+        let d = volts - self.center_v;
+        match self.mode {
+            Mode::Torque => self.nm_per_v.map(|k| Action::Torque(d * k)),
+            Mode::Velocity => self.rad_s_per_v.map(|k| Action::Velocity(d * k)),
+            Mode::Position => None,
+        }
+    }
 }
 
 /// What is wired to the emulated DAQ.
@@ -63,7 +138,8 @@ pub struct DaqSimOptions {
     pub noise_v: f64,
     /// Noise seed.
     pub seed: u64,
-    /// DAC0 commands the drive's torque (analog mode); `None`: the drive stays on Modbus.
+    /// DAC0 commands the drive's torque or speed (analog mode); `None`: the drive stays on
+    /// Modbus.
     pub analog_command: Option<AnalogCommand>,
 }
 
@@ -112,9 +188,8 @@ impl DaqShared {
                 if let Some(a) = self.options.analog_command {
                     let dac0 = self.profile.address("DAC#", 0).ok();
                     let v = f64::from(f32::from_bits(self.lock().stored(&self.profile, "DAC#", 0)));
-                    if dac0.is_some() {
-                        self.bench
-                            .apply(Action::Torque((v - a.center_v) * a.nm_per_v));
+                    if let (Some(_), Some(action)) = (dac0, a.action(v)) {
+                        self.bench.apply(action);
                     }
                 }
                 Ok(())
@@ -162,6 +237,10 @@ impl DaqSim {
         modbus: SocketAddr,
         stream: SocketAddr,
     ) -> std::io::Result<DaqSim> {
+        if let Some(a) = &options.analog_command {
+            a.check()
+                .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
+        }
         let mb = TcpListener::bind(modbus).await?;
         let st = TcpListener::bind(stream).await?;
         let endpoints = DaqEndpoints {
