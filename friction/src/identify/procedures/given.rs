@@ -32,9 +32,10 @@ pub(crate) fn given_positive(given: &Given, name: &str) -> Result<Option<f64>, F
 }
 
 /// What `given.offset` asks for.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub enum Offset {
     /// No offset (absent or `false`).
+    #[default]
     None,
     /// Fit a constant offset (`true`).
     Fit,

@@ -78,7 +78,7 @@ pub const PROCEDURE: Procedure = Procedure {
         "lugre",
     ],
     columns: &["t", "x", "u"],
-    options: &[
+    options: super::Options::Listed(&[
         Opt::number(
             "p_n",
             "rad/s",
@@ -107,7 +107,7 @@ pub const PROCEDURE: Procedure = Procedure {
         options::MAX_GAP_STEPS,
         options::ASYMMETRIC,
         options::LOAD,
-    ],
+    ]),
     known_params: false,
     reads: Reads::TimeSeries(Some(&["prbs", "validation_profile", "imported"])),
     part: None,

@@ -54,7 +54,7 @@ pub const PROCEDURE: Procedure = Procedure {
     name: "presliding_sine",
     models: &["lugre", "improved_lugre", "dahl", "elasto_plastic"],
     columns: &["t", "x", "u"],
-    options: &[
+    options: super::Options::Listed(&[
         Opt::number(
             "omega",
             "rad/s",
@@ -75,7 +75,7 @@ pub const PROCEDURE: Procedure = Procedure {
             "Breakaway level: amplitudes below it fit the bristle loop",
         ),
         options::J,
-    ],
+    ]),
     known_params: false,
     reads: Reads::TimeSeries(Some(&["presliding"])),
     part: Some(Part {

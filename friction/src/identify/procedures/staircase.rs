@@ -52,7 +52,7 @@ pub const PROCEDURE: Procedure = Procedure {
         "improved_lugre",
     ],
     columns: &["t"],
-    options: &[
+    options: super::Options::Listed(&[
         Opt::choice(
             "part",
             &["breakaway", "sigma"],
@@ -87,7 +87,7 @@ pub const PROCEDURE: Procedure = Procedure {
         )
         .or(SIGMA_MARGIN),
         options::OFFSET,
-    ],
+    ]),
     known_params: false,
     reads: Reads::TimeSeries(Some(&["breakaway_staircase"])),
     part: None,

@@ -75,7 +75,7 @@ pub const PROCEDURE: Procedure = Procedure {
         "improved_lugre",
     ],
     columns: &["v", "friction"],
-    options: &[
+    options: super::Options::Listed(&[
         options::OFFSET,
         options::BOOTSTRAP,
         options::SEED,
@@ -88,7 +88,7 @@ pub const PROCEDURE: Procedure = Procedure {
             "negative",
             "The negative direction's known values (its own params.negative is fitted)",
         ),
-    ],
+    ]),
     known_params: true,
     reads: Reads::SweepPoints,
     part: None,
