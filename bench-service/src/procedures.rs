@@ -7,7 +7,7 @@ use super::state::AppState;
 use aide::axum::ApiRouter;
 use aide::axum::routing::get_with;
 use axum::Json;
-use friction::identify::procedures::{PROCEDURES, Procedure, options};
+use friction::identify::procedures::{PROCEDURES, Procedure};
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;

@@ -48,8 +48,8 @@ pub mod validation;
 
 pub use given::Offset;
 pub(crate) use given::{
-    asymmetric_without_fitted_offset, given_bool, given_bootstrap, given_f64, given_load,
-    given_offset, given_positive, given_str,
+    asymmetric_without_fitted_offset, checked_load, given_bool, given_bootstrap, given_f64,
+    given_load, given_offset, given_positive, given_str, no_fitted_offset_with,
 };
 pub(crate) use report::num;
 pub use report::{FitReport, Provenance};

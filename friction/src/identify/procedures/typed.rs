@@ -61,6 +61,7 @@ fn schema_of<T: JsonSchema>() -> Value {
     if let Some(props) = schema.get_mut("properties").and_then(Value::as_object_mut) {
         for (key, p) in props.iter_mut() {
             p["title"] = Value::String(key.clone());
+            as_enum(p);
             if let Some(Value::Array(types)) = p.get("type") {
                 let not_null: Vec<Value> = types.iter().filter(|t| *t != "null").cloned().collect();
                 p["type"] = match not_null.as_slice() {
@@ -71,6 +72,20 @@ fn schema_of<T: JsonSchema>() -> Value {
         }
     }
     schema
+}
+
+/// A choice of strings (a unit-variant enum, each variant documented, which schemars writes as
+/// `oneOf` of `const`s) as the fit form reads it: `enum`.
+fn as_enum(p: &mut Value) {
+    let Some(Value::Array(variants)) = p.get("oneOf") else {
+        return;
+    };
+    let consts: Option<Vec<Value>> = variants.iter().map(|v| v.get("const").cloned()).collect();
+    if let (Some(consts), Some(o)) = (consts, p.as_object_mut()) {
+        o.remove("oneOf");
+        o.insert("type".into(), "string".into());
+        o.insert("enum".into(), Value::Array(consts));
+    }
 }
 
 /// The options of a procedure that takes only `offset`.
@@ -164,6 +179,19 @@ mod tests {
         /// The offset.
         #[serde(default)]
         offset: Offset,
+        /// A choice.
+        #[serde(default)]
+        hold: Hold,
+    }
+
+    #[derive(Debug, Default, PartialEq, Deserialize, Serialize, JsonSchema)]
+    #[serde(rename_all = "snake_case")]
+    enum Hold {
+        /// Straight lines between samples.
+        #[default]
+        Linear,
+        /// Each sample held.
+        Zoh,
     }
 
     fn one() -> Positive {
@@ -181,7 +209,9 @@ mod tests {
             (o.load, o.level, o.offset),
             (Positive(1.0), Some(Positive(2.0)), Offset::Fit)
         );
-        let o: Opts = parse(&given(json!({"load": null, "offset": -0.5}))).unwrap();
+        assert_eq!(o.hold, Hold::Linear);
+        let o: Opts = parse(&given(json!({"load": null, "offset": -0.5, "hold": "zoh"}))).unwrap();
+        assert_eq!(o.hold, Hold::Zoh);
         assert_eq!(
             (o.load, o.level, o.offset),
             (Positive(1.0), None, Offset::Known(-0.5))
