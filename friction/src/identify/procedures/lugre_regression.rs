@@ -49,7 +49,7 @@ pub fn fit(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitEr
     let x = table.column("x", PROCEDURE.name)?;
     let u = table.column("u", PROCEDURE.name)?;
     need_rows(t.len(), 5, "lugre_regression")?;
-    let offset = PROCEDURE.options_of::<OffsetOnly>(model, given)?.offset;
+    let offset = PROCEDURE.options_of::<OffsetOnly>(given)?.offset;
     // A known offset F_g leaves two unknowns: F_f - F_g is regressed directly.
     let known = matches!(offset, super::Offset::Known(_));
     let mut rows = Vec::with_capacity(t.len() - 1);

@@ -167,13 +167,8 @@ impl Procedure {
     }
 
     /// Its own keys of `given` as its options type `T` (the model's parameters, known values,
-    /// left out), after the check of every key ([`Procedure::check_given`]).
-    pub fn options_of<T: serde::de::DeserializeOwned>(
-        &self,
-        model: &str,
-        given: &Given,
-    ) -> Result<T, FitError> {
-        self.check_given(model, given)?;
+    /// left out; [`run`] has refused any other key, [`Procedure::check_given`]).
+    pub fn options_of<T: serde::de::DeserializeOwned>(&self, given: &Given) -> Result<T, FitError> {
         let names = self.options.names();
         let own: Given = given
             .iter()

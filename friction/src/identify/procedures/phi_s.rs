@@ -177,7 +177,7 @@ pub fn fit(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitEr
     for (i, n) in NAMES.iter().enumerate() {
         fixed[i] = given_f64(given, n)?;
     }
-    let offset = PROCEDURE.options_of::<OffsetOnly>(model, given)?.offset;
+    let offset = PROCEDURE.options_of::<OffsetOnly>(given)?.offset;
     if offset.fitted() {
         return Err(FitError::Setting {
             field: "given.offset".into(),

@@ -370,7 +370,7 @@ pub fn fit(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitEr
     let x = table.column("x", PROCEDURE.name)?;
     // A known load takes its share of the force before the filter sees it (the filter is
     // linear, so this is the same as filtering it and subtracting).
-    let opts: PowerRlsOptions = PROCEDURE.options_of(model, given)?;
+    let opts: PowerRlsOptions = PROCEDURE.options_of(given)?;
     let load = opts.load.map(super::checked_load).transpose()?;
     let u = &load.unwrap_or_default().subtract(x, table.column("u", PROCEDURE.name)?);
     let (pn, alpha, offset) = (opts.p_n.0, opts.alpha.0, opts.offset);

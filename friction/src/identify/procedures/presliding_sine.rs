@@ -205,7 +205,7 @@ pub fn fit(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitEr
     let x = table.column("x", PROCEDURE.name)?;
     let u = table.column("u", PROCEDURE.name)?;
     need_rows(t.len(), 10, "presliding_sine")?;
-    let opts: PreslidingSineOptions = PROCEDURE.options_of(model, given)?;
+    let opts: PreslidingSineOptions = PROCEDURE.options_of(given)?;
     let omega = match opts.omega {
         Some(Positive(w)) => w,
         None => frequency(t, u).ok_or_else(|| {

@@ -81,7 +81,7 @@ pub fn fit(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitEr
     let v = table.column("v", PROCEDURE.name)?;
     let fr = table.column("friction", PROCEDURE.name)?;
     need_rows(t.len(), 20, "ruina_step")?;
-    let opts: RuinaStepOptions = PROCEDURE.options_of(model, given)?;
+    let opts: RuinaStepOptions = PROCEDURE.options_of(given)?;
     let fn_load = opts.fn_load.map_or(1.0, |l| l.0);
     let k0 = (1..v.len())
         .max_by(|&a, &b| (v[a] - v[a - 1]).abs().total_cmp(&(v[b] - v[b - 1]).abs()))

@@ -185,7 +185,7 @@ fn stats(s: &[f64]) -> (f64, f64) {
 /// Staircase analysis (or Σ tuning with `given.part = "sigma"`).
 pub fn fit(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitError> {
     let t = table.column("t", PROCEDURE.name)?;
-    let opts: StaircaseOptions = PROCEDURE.options_of(model, given)?;
+    let opts: StaircaseOptions = PROCEDURE.options_of(given)?;
     if opts.part == StaircasePart::Sigma {
         return sigma(model, table, given, opts.margin.0);
     }

@@ -108,7 +108,7 @@ pub fn fit(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitEr
     let x = table.column("x", PROCEDURE.name)?;
     let u = table.column("u", PROCEDURE.name)?;
     need_rows(t.len(), 20, "step_damping")?;
-    let opts: StepDampingOptions = PROCEDURE.options_of(model, given)?;
+    let opts: StepDampingOptions = PROCEDURE.options_of(given)?;
     let k0 = (1..u.len())
         .max_by(|&a, &b| (u[a] - u[a - 1]).abs().total_cmp(&(u[b] - u[b - 1]).abs()))
         .unwrap_or(1);

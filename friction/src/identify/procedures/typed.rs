@@ -97,6 +97,49 @@ pub struct OffsetOnly {
     pub offset: Offset,
 }
 
+/// Replicates of a bootstrap (`given.bootstrap`): a whole number in
+/// [`MIN_REPLICATES`](crate::identify::stats::MIN_REPLICATES)`..=100000`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(transparent)]
+pub struct Replicates(pub usize);
+
+/// The largest [`Replicates`].
+const MAX_REPLICATES: usize = 100_000;
+
+impl<'de> Deserialize<'de> for Replicates {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Replicates, D::Error> {
+        let n = u64::deserialize(d)?;
+        let min = crate::identify::stats::MIN_REPLICATES;
+        usize::try_from(n)
+            .ok()
+            .filter(|n| (min..=MAX_REPLICATES).contains(n))
+            .map(Replicates)
+            .ok_or_else(|| {
+                D::Error::custom(format!(
+                    "must be a whole number of replicates in {min}..={MAX_REPLICATES} (got {n})"
+                ))
+            })
+    }
+}
+
+impl JsonSchema for Replicates {
+    fn inline_schema() -> bool {
+        true
+    }
+    fn schema_name() -> Cow<'static, str> {
+        "Replicates".into()
+    }
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        let min = crate::identify::stats::MIN_REPLICATES;
+        json_schema!({"type": "integer", "minimum": min, "maximum": MAX_REPLICATES})
+    }
+}
+
+/// The seed of a bootstrap's draws when none is given.
+pub fn seed() -> u64 {
+    1
+}
+
 /// A number > 0.
 #[derive(Clone, Copy, Debug, PartialEq, PartialOrd, Serialize)]
 #[serde(transparent)]

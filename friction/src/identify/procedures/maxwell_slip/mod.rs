@@ -240,7 +240,7 @@ pub fn fit(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitEr
     need_rows(t.len(), 20, PROCEDURE.name)?;
     let count = position_step(x)
         .ok_or_else(|| FitError::Data("maxwell_slip: the position never changes".into()))?;
-    let opts: MaxwellSlipOptions = PROCEDURE.options_of(model, given)?;
+    let opts: MaxwellSlipOptions = PROCEDURE.options_of(given)?;
     let h = opts.hysteresis.map_or(3.0 * count, |h| h.0);
     let static_swing = opts.static_swing.map(|s| s.0);
     let all = branches(x, h);
