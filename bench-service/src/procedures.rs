@@ -7,7 +7,7 @@ use super::state::AppState;
 use aide::axum::ApiRouter;
 use aide::axum::routing::get_with;
 use axum::Json;
-use friction::identify::procedures::{PROCEDURES, Procedure, options};
+use friction::identify::procedures::{PROCEDURES, Procedure};
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
@@ -85,7 +85,7 @@ pub fn info(p: &Procedure) -> ProcedureInfo {
         offset: p.takes("offset"),
         offset_refused: p.offset_refused.map(String::from),
         known_params: p.known_params,
-        options: options::schema(p.options, p.known_params),
+        options: p.options.schema(p.known_params),
     }
 }
 
@@ -120,6 +120,16 @@ mod tests {
         assert_eq!(sine.part.unwrap().roles, ["torque_sine"]);
         let step = info(procedure("step_damping").unwrap());
         assert!(!step.offset && step.offset_refused.is_some());
-        assert_eq!(info(procedure("phi_s").unwrap()).run_kinds, ["torque_ramp"]);
+        let j = &step.options["properties"]["j"];
+        assert_eq!(
+            (&j["type"], &j["exclusiveMinimum"]),
+            (&json!("number"), &json!(0))
+        );
+        assert_eq!(step.options["additionalProperties"], false);
+        let phi = info(procedure("phi_s").unwrap());
+        assert_eq!(phi.run_kinds, ["torque_ramp"]);
+        assert!(phi.offset && phi.known_params);
+        assert_eq!(phi.options["additionalProperties"], true);
+        assert_eq!(phi.options["properties"]["offset"]["default"], false);
     }
 }

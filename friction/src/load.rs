@@ -32,7 +32,7 @@ fn standard_gravity() -> f64 {
 
 /// A known load: `{"kind": "pendulum", "mass", "length", "bottom", "g"}`,
 /// `{"kind": "spring", "stiffness", "rest"}` or `{"kind": "constant", "force"}`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Load {
     /// No load: a bare inertia.

@@ -32,9 +32,10 @@ pub(crate) fn given_positive(given: &Given, name: &str) -> Result<Option<f64>, F
 }
 
 /// What `given.offset` asks for.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub enum Offset {
     /// No offset (absent or `false`).
+    #[default]
     None,
     /// Fit a constant offset (`true`).
     Fit,
@@ -118,6 +119,11 @@ pub(crate) fn asymmetric_without_fitted_offset(
     offset: Offset,
 ) -> Result<bool, FitError> {
     let asymmetric = given_bool(given, "asymmetric")?.unwrap_or(false);
+    no_fitted_offset_with(asymmetric, offset)
+}
+
+/// `asymmetric`, refused with a fitted offset (see [`asymmetric_without_fitted_offset`]).
+pub(crate) fn no_fitted_offset_with(asymmetric: bool, offset: Offset) -> Result<bool, FitError> {
     if asymmetric && offset.fitted() {
         return Err(FitError::Setting {
             field: "given.offset".into(),
@@ -143,6 +149,11 @@ pub(crate) fn given_load(given: &Given) -> Result<crate::Load, FitError> {
             "must be {{\"kind\": \"pendulum\", \"mass\", \"length\", \"bottom\"}}, {{\"kind\": \"spring\", \"stiffness\", \"rest\"}} or {{\"kind\": \"constant\", \"force\"}} ({e})"
         ),
     })?;
+    checked_load(load)
+}
+
+/// A known load that keeps its rules, or an error naming the field (`given.load.length`).
+pub(crate) fn checked_load(load: crate::Load) -> Result<crate::Load, FitError> {
     load.validate().map_err(|e| FitError::Config {
         field: format!("given.load.{}", e.field),
         value: e.value,

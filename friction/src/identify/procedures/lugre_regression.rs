@@ -20,10 +20,10 @@
 //! inertia). The regression is sensitive to position noise, which biases `sigma0` (S1): use a
 //! high-resolution position sensor.
 
-use super::{FitReport, Given, Part, Procedure, Reads, Table, need_rows};
+use super::{FitReport, Given, Part, Options, Procedure, Reads, Table, need_rows};
+use super::typed::{OffsetOnly, typed};
 use crate::identify::FitError;
 use crate::identify::lsq;
-use crate::identify::procedures::options;
 use serde_json::json;
 
 /// `lugre_regression`: LuGre-type models (`sigma0`, `fs`).
@@ -31,7 +31,7 @@ pub const PROCEDURE: Procedure = Procedure {
     name: "lugre_regression",
     models: &["lugre", "improved_lugre"],
     columns: &["t", "x", "u"],
-    options: &[options::OFFSET],
+    options: Options::Typed(typed::<OffsetOnly>()),
     known_params: false,
     reads: Reads::TimeSeries(Some(&["presliding"])),
     part: Some(Part {
@@ -49,7 +49,7 @@ pub fn fit(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitEr
     let x = table.column("x", PROCEDURE.name)?;
     let u = table.column("u", PROCEDURE.name)?;
     need_rows(t.len(), 5, "lugre_regression")?;
-    let offset = super::given_offset(given)?;
+    let offset = PROCEDURE.options_of::<OffsetOnly>(given)?.offset;
     // A known offset F_g leaves two unknowns: F_f - F_g is regressed directly.
     let known = matches!(offset, super::Offset::Known(_));
     let mut rows = Vec::with_capacity(t.len() - 1);

@@ -22,9 +22,11 @@
 //! procedure has residuals the goodness of fit `r2`, `aic`, `bic`.
 //!
 //! To add a procedure: a file here with `pub fn fit(model, &Table, &Given) -> Result<FitReport,
-//! FitError>`, its "requirements on the data" and its [`Procedure`] (what it reads, which part,
-//! whether it iterates, its options), and one line in [`PROCEDURES`]. Every front end reads the
-//! registry: the daemon's fits, the CLI, `GET /api/procedures` and the dashboard's fit form.
+//! FitError>`, its "requirements on the data", its options type (serde, `deny_unknown_fields`,
+//! a doc line per key; [`typed`]) and its [`Procedure`] (what it reads, which part, whether it
+//! iterates, `options: Options::Typed(typed::<ItsOptions>())`), and one line in the `registry!`
+//! below. Every front end reads the registry: the daemon's fits, the CLI, `GET /api/procedures`
+//! and the dashboard's fit form.
 
 use super::FitError;
 use serde_json::{Map, Value};
@@ -32,34 +34,22 @@ use serde_json::{Map, Value};
 pub mod compare;
 pub mod compare_inverse;
 mod given;
-pub mod idim_ls;
-pub mod lugre_regression;
-pub mod maxwell_slip;
 mod nested;
-pub mod nnaji;
 pub mod options;
-pub mod output_error;
-pub mod phi_s;
-pub mod power_rls;
-pub mod presliding_sine;
 pub mod quality;
 mod replay;
 mod report;
-pub mod ruina_step;
 mod segment;
-pub mod seven_parameter;
 pub mod sides;
-pub mod staircase;
-pub mod static_curve;
-pub mod step_damping;
 pub mod synthetic;
 mod table;
+pub mod typed;
 pub mod validation;
 
 pub use given::Offset;
 pub(crate) use given::{
-    asymmetric_without_fitted_offset, given_bool, given_bootstrap, given_f64, given_load,
-    given_offset, given_positive, given_str,
+    asymmetric_without_fitted_offset, checked_load, given_bool, given_bootstrap, given_f64,
+    given_load, given_offset, given_positive, given_str, no_fitted_offset_with,
 };
 pub(crate) use report::num;
 pub use report::{FitReport, Provenance};
@@ -82,7 +72,7 @@ pub struct Procedure {
     /// Columns it reads.
     pub columns: &'static [&'static str],
     /// Keys of `given` it accepts (options and known values), typed.
-    pub options: &'static [options::Opt],
+    pub options: Options,
     /// Whether it also accepts any of the model's parameter names in `given` (held fixed).
     pub known_params: bool,
     /// What of a stored run it reads.
@@ -96,6 +86,40 @@ pub struct Procedure {
     pub offset_refused: Option<&'static str>,
     /// The procedure itself.
     pub fit: fn(&str, &Table, &Given) -> Result<FitReport, FitError>,
+}
+
+/// The options a procedure takes in `given`.
+#[derive(Clone, Copy, Debug)]
+pub enum Options {
+    /// Declared key by key (procedures not yet given an options type).
+    Listed(&'static [options::Opt]),
+    /// Its own serde type ([`typed::typed`]), parsed once where the procedure starts.
+    Typed(typed::Typed),
+}
+
+impl Options {
+    /// Their JSON Schema, taking any other key when `open` (the model's parameters).
+    pub fn schema(&self, open: bool) -> Value {
+        match self {
+            Options::Listed(opts) => options::schema(opts, open),
+            Options::Typed(t) => {
+                let mut s = (t.schema)();
+                s["additionalProperties"] = Value::Bool(open);
+                s
+            }
+        }
+    }
+
+    /// Their keys.
+    pub fn names(&self) -> Vec<String> {
+        match self {
+            Options::Listed(opts) => opts.iter().map(|o| o.name.to_string()).collect(),
+            Options::Typed(t) => (t.schema)()["properties"]
+                .as_object()
+                .map(|p| p.keys().cloned().collect())
+                .unwrap_or_default(),
+        }
+    }
 }
 
 /// What of a stored run a procedure reads.
@@ -133,13 +157,25 @@ pub struct Part {
 
 impl Procedure {
     /// The keys of its options.
-    pub fn option_names(&self) -> Vec<&'static str> {
-        self.options.iter().map(|o| o.name).collect()
+    pub fn option_names(&self) -> Vec<String> {
+        self.options.names()
     }
 
     /// Whether it takes option `name`.
     pub fn takes(&self, name: &str) -> bool {
-        self.options.iter().any(|o| o.name == name)
+        self.options.names().iter().any(|o| o == name)
+    }
+
+    /// Its own keys of `given` as its options type `T` (the model's parameters, known values,
+    /// left out; [`run`] has refused any other key, [`Procedure::check_given`]).
+    pub fn options_of<T: serde::de::DeserializeOwned>(&self, given: &Given) -> Result<T, FitError> {
+        let names = self.options.names();
+        let own: Given = given
+            .iter()
+            .filter(|(k, _)| names.contains(k))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        typed::parse(&own)
     }
 
     /// Whether it fits a model's presliding part: it reads a part of a presliding run. Its
@@ -165,12 +201,20 @@ impl Procedure {
         } else {
             Vec::new()
         };
+        let names = self.options.names();
+        let mut own = Given::new();
         for (key, value) in given {
-            if let Some(opt) = self.options.iter().find(|o| o.name == key) {
+            if let Options::Listed(opts) = self.options
+                && let Some(opt) = opts.iter().find(|o| o.name == key)
+            {
                 opt.check(value).map_err(|rule| FitError::Setting {
                     field: format!("given.{key}"),
                     rule,
                 })?;
+                continue;
+            }
+            if names.contains(key) {
+                own.insert(key.clone(), value.clone());
                 continue;
             }
             if params.contains(&key.as_str()) {
@@ -198,26 +242,38 @@ impl Procedure {
                 ),
             });
         }
-        Ok(())
+        match self.options {
+            Options::Typed(t) => (t.check)(&own),
+            Options::Listed(_) => Ok(()),
+        }
     }
 }
 
-/// Every procedure [`run`] dispatches to.
-pub static PROCEDURES: &[Procedure] = &[
-    static_curve::PROCEDURE,
-    phi_s::PROCEDURE,
-    idim_ls::PROCEDURE,
-    power_rls::PROCEDURE,
-    staircase::PROCEDURE,
-    presliding_sine::PROCEDURE,
-    step_damping::PROCEDURE,
-    lugre_regression::PROCEDURE,
-    maxwell_slip::PROCEDURE,
-    ruina_step::PROCEDURE,
-    nnaji::PROCEDURE,
-    seven_parameter::PROCEDURE,
-    output_error::PROCEDURE,
-];
+/// The registry: each procedure's module (its file) and its place in [`PROCEDURES`].
+macro_rules! registry {
+    ($($name:ident),* $(,)?) => {
+        $(pub mod $name;)*
+        /// Every procedure [`run`] dispatches to, in the order front ends list them.
+        pub static PROCEDURES: &[Procedure] = &[$($name::PROCEDURE),*];
+    };
+}
+
+// Adding a procedure: its file and one line here.
+registry! {
+    static_curve,
+    phi_s,
+    idim_ls,
+    power_rls,
+    staircase,
+    presliding_sine,
+    step_damping,
+    lugre_regression,
+    maxwell_slip,
+    ruina_step,
+    nnaji,
+    seven_parameter,
+    output_error,
+}
 
 /// The registry's procedure `name`; an unknown name is refused with the known ones.
 pub fn procedure(name: &str) -> Result<&'static Procedure, FitError> {

@@ -184,7 +184,7 @@ pub const PROCEDURE: Procedure = Procedure {
     name: "nnaji",
     models: &["nnaji"],
     columns: &["t", "v", "friction"],
-    options: &[
+    options: super::Options::Listed(&[
         options::PARAMS,
         Opt::choice(
             "step",
@@ -206,7 +206,7 @@ pub const PROCEDURE: Procedure = Procedure {
         ),
         options::MAX_ITERS.or(100.0),
         options::OFFSET,
-    ],
+    ]),
     known_params: false,
     reads: Reads::TimeSeries(Some(&["presliding", "frictional_lag"])),
     part: None,

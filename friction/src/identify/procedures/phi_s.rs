@@ -15,9 +15,9 @@
 //! only at extreme rates). Give `fs` and `fc` (from the static curve, S4 §4.3) when the rates
 //! do not reach the plateaus: then only the shape is fitted, which is what S4 does.
 
-use super::{FitReport, Given, Procedure, Reads, Table, given_f64, need_rows, num};
+use super::{FitReport, Given, Options, Procedure, Reads, Table, given_f64, need_rows, num};
+use super::typed::{OffsetOnly, typed};
 use crate::identify::lm::{LevenbergMarquardt, standard_errors};
-use crate::identify::procedures::options;
 use crate::identify::{Bounds, FitError, Residuals, Runner};
 use serde_json::{Map, Value};
 
@@ -26,7 +26,7 @@ pub const PROCEDURE: Procedure = Procedure {
     name: "phi_s",
     models: &["improved_static", "improved_armstrong", "improved_lugre"],
     columns: &["rate", "breakaway"],
-    options: &[options::OFFSET],
+    options: Options::Typed(typed::<OffsetOnly>()),
     known_params: true,
     reads: Reads::BreakawayRates,
     part: None,
@@ -177,7 +177,7 @@ pub fn fit(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitEr
     for (i, n) in NAMES.iter().enumerate() {
         fixed[i] = given_f64(given, n)?;
     }
-    let offset = super::given_offset(given)?;
+    let offset = PROCEDURE.options_of::<OffsetOnly>(given)?.offset;
     if offset.fitted() {
         return Err(FitError::Setting {
             field: "given.offset".into(),

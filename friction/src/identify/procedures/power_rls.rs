@@ -51,13 +51,11 @@
 //! estimate of `f_c` absorbs the Stribeck part; `eta = v^2` down-weights the low speeds where it
 //! matters (S2 Table II).
 
-use super::{
-    FitReport, Given, Offset, Procedure, Reads, Table, given_offset, given_positive, given_str,
-    need_rows, num,
-};
+use super::typed::{Positive, typed};
+use super::{FitReport, Given, Offset, Options, Procedure, Reads, Table, need_rows, num};
 use crate::curve::sgn;
 use crate::identify::FitError;
-use crate::identify::procedures::options::{self, Min, Opt};
+use schemars::JsonSchema;
 use crate::identify::rls::Rls;
 use crate::identify::signal::Grid;
 use crate::identify::stats;
@@ -78,36 +76,7 @@ pub const PROCEDURE: Procedure = Procedure {
         "lugre",
     ],
     columns: &["t", "x", "u"],
-    options: &[
-        Opt::number(
-            "p_n",
-            "rad/s",
-            Min::Positive,
-            "Bandwidth of the state-variable filter",
-        )
-        .or(P_N),
-        Opt::number(
-            "v_min",
-            options::SPEED,
-            Min::Positive,
-            "Speeds below it are left out (absent: from the data)",
-        ),
-        Opt::number("alpha", "", Min::Positive, "Initial covariance scale").or(ALPHA),
-        Opt::choice(
-            "discretisation",
-            &["zoh", "tustin"],
-            "Discretisation of the filter",
-        ),
-        Opt::choice(
-            "eta",
-            &["v2", "one", "threshold"],
-            "Weighting of the samples by speed",
-        ),
-        options::OFFSET,
-        options::MAX_GAP_STEPS,
-        options::ASYMMETRIC,
-        options::LOAD,
-    ],
+    options: Options::Typed(typed::<PowerRlsOptions>()),
     known_params: false,
     reads: Reads::TimeSeries(Some(&["prbs", "validation_profile", "imported"])),
     part: None,
@@ -131,9 +100,13 @@ pub const MIN_WEIGHTED: usize = 20;
 pub const ALPHA: f64 = 1e3;
 
 /// How the filter is discretised.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize, JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
 pub enum Discretisation {
     /// Zero-order hold, exact.
+    #[default]
     Zoh,
     /// Bilinear (Tustin), with the input averaged over the step.
     Tustin,
@@ -397,33 +370,17 @@ pub fn fit(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitEr
     let x = table.column("x", PROCEDURE.name)?;
     // A known load takes its share of the force before the filter sees it (the filter is
     // linear, so this is the same as filtering it and subtracting).
-    let u = &super::given_load(given)?.subtract(x, table.column("u", PROCEDURE.name)?);
-    let pn = given_positive(given, "p_n")?.unwrap_or(P_N);
-    let alpha = given_positive(given, "alpha")?.unwrap_or(ALPHA);
-    let offset = given_offset(given)?;
+    let opts: PowerRlsOptions = PROCEDURE.options_of(given)?;
+    let load = opts.load.map(super::checked_load).transpose()?;
+    let u = &load.unwrap_or_default().subtract(x, table.column("u", PROCEDURE.name)?);
+    let (pn, alpha, offset) = (opts.p_n.0, opts.alpha.0, opts.offset);
     let design = Design {
-        asymmetric: super::asymmetric_without_fitted_offset(given, offset)?,
+        asymmetric: super::no_fitted_offset_with(opts.asymmetric, offset)?,
         offset: offset.fitted(),
     };
-    let how = match given_str(given, "discretisation") {
-        None | Some("zoh") => Discretisation::Zoh,
-        Some("tustin") => Discretisation::Tustin,
-        Some(o) => {
-            return Err(FitError::Setting {
-                field: format!("given.discretisation ({o})"),
-                rule: "must be \"zoh\" or \"tustin\"".into(),
-            });
-        }
-    };
-    let eta = given_str(given, "eta").unwrap_or("v2");
-    if !["one", "threshold", "v2"].contains(&eta) {
-        return Err(FitError::Setting {
-            field: format!("given.eta ({eta})"),
-            rule: "must be \"one\", \"threshold\" or \"v2\"".into(),
-        });
-    }
+    let (how, eta) = (opts.discretisation, opts.eta);
     need_rows(t.len(), 10, "power_rls")?;
-    let max_gap = given_positive(given, "max_gap_steps")?.unwrap_or(10.0);
+    let max_gap = opts.max_gap_steps.0;
     let grid = Grid::of(t, max_gap)?;
     let (tg, x, u) = (grid.times(), grid.sample(t, x), grid.sample(t, u));
     let u: Vec<f64> = u.iter().map(|u| u - offset.known()).collect();
@@ -431,12 +388,12 @@ pub fn fit(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitEr
     let mut speeds: Vec<f64> = rows.iter().map(|r| r[1].abs()).collect();
     speeds.sort_by(f64::total_cmp);
     let v99 = speeds[((speeds.len() - 1) as f64 * 0.99) as usize];
-    let (v_min, v_min_given) = match given_positive(given, "v_min")? {
-        Some(v) => (v, true),
+    let (v_min, v_min_given) = match opts.v_min {
+        Some(Positive(v)) => (v, true),
         None => (V_MIN_FRACTION * v99, false),
     };
     let passing = speeds.iter().filter(|v| **v >= v_min).count();
-    if eta == "threshold" && passing < MIN_WEIGHTED {
+    if eta == Eta::Threshold && passing < MIN_WEIGHTED {
         return Err(FitError::Config {
             field: "given.v_min".into(),
             value: v_min,
@@ -446,9 +403,9 @@ pub fn fit(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitEr
         });
     }
     let chosen = match eta {
-        "one" => Weighting::One,
-        "threshold" => Weighting::Threshold(v_min),
-        _ => Weighting::V2,
+        Eta::One => Weighting::One,
+        Eta::Threshold => Weighting::Threshold(v_min),
+        Eta::V2 => Weighting::V2,
     };
     let mut report = FitReport::new(
         PROCEDURE.name,
@@ -570,7 +527,9 @@ pub fn fit(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitEr
     Ok(report)
 }
 
+mod options;
 mod predict;
+pub use options::{Eta, PowerRlsOptions};
 pub use predict::predict;
 
 #[cfg(test)]

@@ -41,12 +41,33 @@
 //! to `given.t_from`) is skipped as transient. The encoder must resolve `theta0` (S4: a
 //! 1,024,000 count/rev encoder).
 
-use super::{
-    FitReport, Given, Part, Procedure, Reads, Table, given_f64, given_positive, need_rows,
-};
+use super::typed::{Positive, typed};
+use super::{FitReport, Given, Offset, Options, Part, Procedure, Reads, Table, need_rows};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+/// What `presliding_sine` takes in `given`.
+#[derive(Clone, Copy, Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PreslidingSineOptions {
+    /// Excitation frequency (absent: from the torque's zero crossings)
+    #[schemars(extend("x-unit" = "rad/s"))]
+    pub omega: Option<Positive>,
+    /// Start of the analysed part (absent: one period after the start)
+    #[schemars(extend("x-unit" = "s"))]
+    pub t_from: Option<f64>,
+    /// A constant in the measured force: true fits it (params.offset, the constant term of the torque's fit), a number is a known offset
+    #[serde(default)]
+    pub offset: Offset,
+    /// Breakaway level: amplitudes below it fit the bristle loop
+    #[schemars(extend("x-unit" = "N or N m"))]
+    pub fs: Option<Positive>,
+    /// Known inertia (absent: the inertia term is left out of sigma0)
+    #[schemars(extend("x-unit" = "kg m² or kg"))]
+    pub j: Option<Positive>,
+}
 use crate::identify::FitError;
 use crate::identify::lsq;
-use crate::identify::procedures::options::{self, Min, Opt};
 use serde_json::json;
 
 /// `presliding_sine`: models with a bristle stiffness `sigma0`.
@@ -54,28 +75,7 @@ pub const PROCEDURE: Procedure = Procedure {
     name: "presliding_sine",
     models: &["lugre", "improved_lugre", "dahl", "elasto_plastic"],
     columns: &["t", "x", "u"],
-    options: &[
-        Opt::number(
-            "omega",
-            "rad/s",
-            Min::Positive,
-            "Excitation frequency (absent: from the torque's zero crossings)",
-        ),
-        Opt::number(
-            "t_from",
-            "s",
-            Min::Any,
-            "Start of the analysed part (absent: one period after the start)",
-        ),
-        options::OFFSET,
-        Opt::number(
-            "fs",
-            options::FORCE,
-            Min::Positive,
-            "Breakaway level: amplitudes below it fit the bristle loop",
-        ),
-        options::J,
-    ],
+    options: Options::Typed(typed::<PreslidingSineOptions>()),
     known_params: false,
     reads: Reads::TimeSeries(Some(&["presliding"])),
     part: Some(Part {
@@ -205,13 +205,14 @@ pub fn fit(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitEr
     let x = table.column("x", PROCEDURE.name)?;
     let u = table.column("u", PROCEDURE.name)?;
     need_rows(t.len(), 10, "presliding_sine")?;
-    let omega = match given_positive(given, "omega")? {
-        Some(w) => w,
+    let opts: PreslidingSineOptions = PROCEDURE.options_of(given)?;
+    let omega = match opts.omega {
+        Some(Positive(w)) => w,
         None => frequency(t, u).ok_or_else(|| {
             FitError::Data("presliding_sine: u has fewer than two upward zero crossings".into())
         })?,
     };
-    let t_from = given_f64(given, "t_from")?.unwrap_or(t[0] + 2.0 * std::f64::consts::PI / omega);
+    let t_from = opts.t_from.unwrap_or(t[0] + 2.0 * std::f64::consts::PI / omega);
     let k0 = t.iter().position(|t| *t >= t_from).unwrap_or(t.len());
     let (t, x, u) = (&t[k0..], &x[k0..], &u[k0..]);
     need_rows(t.len(), 10, "presliding_sine (after the transient)")?;
@@ -232,10 +233,10 @@ pub fn fit(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitEr
         )));
     }
     let stiffness = complex_stiffness(fu.phasor, fx.phasor);
-    let j = given_positive(given, "j")?;
+    let j = opts.j.map(|j| j.0);
     // The friction's stiffness: the plant's inertia term added back.
     let friction = (stiffness.0 + j.unwrap_or(0.0) * omega * omega, stiffness.1);
-    let level = given_positive(given, "fs")?;
+    let level = opts.fs.map(|l| l.0);
     let lugre_loop = LUGRE_LOOP.contains(&model);
     let (sigma0, tau, kappa) = match level {
         Some(g) if a < g && lugre_loop => bristle_fit(friction, omega, a, g),
@@ -278,7 +279,7 @@ pub fn fit(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitEr
         let se1 = sigma1 * (se / sigma0).hypot(se_wt / wt);
         report.set("sigma1", sigma1, Some(se1).filter(|s| s.is_finite()));
     }
-    match super::given_offset(given)? {
+    match opts.offset {
         super::Offset::Fit => {
             let (c, se_c) = fu.constant;
             report.set("offset", c, se_c.filter(|s| s.is_finite()));

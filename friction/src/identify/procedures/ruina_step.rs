@@ -21,24 +21,29 @@
 //! sliding after it, sampled finely against `L/v2` (S1 Table 8.4, dry: 64.7 µm; at 10 mm/s
 //! that is 6.5 ms). The steady-state curve should be measured first (S1).
 
-use super::{FitReport, Given, Procedure, Reads, Table, given_positive, mean, need_rows};
+use super::typed::{Positive, typed};
+use super::{FitReport, Given, Options, Procedure, Reads, Table, mean, need_rows};
 use crate::identify::lm::{LevenbergMarquardt, standard_errors};
-use crate::identify::procedures::options::{Min, Opt};
 use crate::identify::{Bounds, FitError, Residuals, Runner};
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::json;
+
+/// What `ruina_step` takes in `given`.
+#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RuinaStepOptions {
+    /// Normal load the friction is divided by (1: the friction itself)
+    #[schemars(extend("x-unit" = "N", "default" = 1.0))]
+    pub fn_load: Option<Positive>,
+}
 
 /// `ruina_step`: the Ruina–Rice model.
 pub const PROCEDURE: Procedure = Procedure {
     name: "ruina_step",
     models: &["ruina"],
     columns: &["t", "v", "friction"],
-    options: &[Opt::number(
-        "fn_load",
-        "N",
-        Min::Positive,
-        "Normal load the friction is divided by (1: the friction itself)",
-    )
-    .or(1.0)],
+    options: Options::Typed(typed::<RuinaStepOptions>()),
     known_params: false,
     reads: Reads::TimeSeries(Some(&["constant_velocity_sweep", "frictional_lag"])),
     part: None,
@@ -76,7 +81,8 @@ pub fn fit(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitEr
     let v = table.column("v", PROCEDURE.name)?;
     let fr = table.column("friction", PROCEDURE.name)?;
     need_rows(t.len(), 20, "ruina_step")?;
-    let fn_load = given_positive(given, "fn_load")?.unwrap_or(1.0);
+    let opts: RuinaStepOptions = PROCEDURE.options_of(given)?;
+    let fn_load = opts.fn_load.map_or(1.0, |l| l.0);
     let k0 = (1..v.len())
         .max_by(|&a, &b| (v[a] - v[a - 1]).abs().total_cmp(&(v[b] - v[b - 1]).abs()))
         .unwrap_or(1);
@@ -148,7 +154,7 @@ pub fn fit(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitEr
         "v1": v1, "v2": v2, "f1": f1, "f2": f2, "f_peak": fmax, "t_step": t[k0], "fn_load": fn_load,
         "s1_readings": {"a": a0, "b": b0, "l": l0},
     });
-    if given.get("fn_load").is_none() {
+    if opts.fn_load.is_none() {
         report
             .provenance
             .notes

@@ -93,7 +93,7 @@ pub const PROCEDURE: Procedure = Procedure {
     name: "aep",
     models: &["*"],
     columns: &["t"],
-    options: output_error::OPTIONS,
+    options: super::Options::Listed(output_error::OPTIONS),
     known_params: false,
     reads: Reads::TimeSeries(None),
     part: None,

@@ -28,12 +28,60 @@
 //! 1e-3) must exceed the position noise and be reached soon after breakaway. Σ tuning: columns
 //! `t`, `v` of a constant-reference run whose second half is the settled oscillation.
 
-use super::{
-    FitReport, Given, Procedure, Reads, Table, given_positive, given_str, mean, need_rows,
-};
+use super::typed::{Positive, typed};
+use super::{FitReport, Given, Offset, Options, Procedure, Reads, Table, mean, need_rows};
 use crate::identify::FitError;
-use crate::identify::procedures::options::{self, Min, Opt};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use serde_json::json;
+
+/// What `staircase` takes in `given`.
+#[derive(Clone, Copy, Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StaircaseOptions {
+    /// breakaway: the staircase's breakaway levels; sigma: Σ tuning from the stick oscillation (hybrid)
+    #[serde(default)]
+    pub part: StaircasePart,
+    /// Displacement that marks a breakaway
+    #[serde(default = "x_detect")]
+    #[schemars(extend("x-unit" = "rad or m"))]
+    pub x_detect: Positive,
+    /// Time at rest before a step counts
+    #[serde(default = "rest_s")]
+    #[schemars(extend("x-unit" = "s"))]
+    pub rest_s: Positive,
+    /// Window before the breakaway averaged for its level (0: the sample itself)
+    #[serde(default)]
+    #[schemars(extend("x-unit" = "s"))]
+    pub window_s: f64,
+    /// Σ tuning: the margin over the stick oscillation
+    #[serde(default = "sigma_margin")]
+    pub margin: Positive,
+    /// A constant in the measured force: true fits it (params.offset), a number is a known offset subtracted first
+    #[serde(default)]
+    pub offset: Offset,
+}
+
+/// What of a staircase run `staircase` reads.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum StaircasePart {
+    /// The breakaway levels of the steps.
+    #[default]
+    Breakaway,
+    /// Σ tuning from the stick oscillation.
+    Sigma,
+}
+
+fn x_detect() -> Positive {
+    Positive(X_DETECT)
+}
+fn rest_s() -> Positive {
+    Positive(REST_S)
+}
+fn sigma_margin() -> Positive {
+    Positive(SIGMA_MARGIN)
+}
 
 /// `staircase`: models with a breakaway level `fs` (and `hybrid`'s Σ).
 pub const PROCEDURE: Procedure = Procedure {
@@ -52,42 +100,7 @@ pub const PROCEDURE: Procedure = Procedure {
         "improved_lugre",
     ],
     columns: &["t"],
-    options: &[
-        Opt::choice(
-            "part",
-            &["breakaway", "sigma"],
-            "breakaway: the staircase's breakaway levels; sigma: Σ tuning from the stick oscillation (hybrid)",
-        ),
-        Opt::number(
-            "x_detect",
-            "rad or m",
-            Min::Positive,
-            "Displacement that marks a breakaway",
-        )
-        .or(X_DETECT),
-        Opt::number(
-            "rest_s",
-            "s",
-            Min::Positive,
-            "Time at rest before a step counts",
-        )
-        .or(REST_S),
-        Opt::number(
-            "window_s",
-            "s",
-            Min::Any,
-            "Window before the breakaway averaged for its level (0: the sample itself)",
-        )
-        .or(0.0),
-        Opt::number(
-            "margin",
-            "",
-            Min::Positive,
-            "Σ tuning: the margin over the stick oscillation",
-        )
-        .or(SIGMA_MARGIN),
-        options::OFFSET,
-    ],
+    options: Options::Typed(typed::<StaircaseOptions>()),
     known_params: false,
     reads: Reads::TimeSeries(Some(&["breakaway_staircase"])),
     part: None,
@@ -172,16 +185,15 @@ fn stats(s: &[f64]) -> (f64, f64) {
 /// Staircase analysis (or Σ tuning with `given.part = "sigma"`).
 pub fn fit(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitError> {
     let t = table.column("t", PROCEDURE.name)?;
-    if given_str(given, "part") == Some("sigma") {
-        return sigma(model, table, given);
+    let opts: StaircaseOptions = PROCEDURE.options_of(given)?;
+    if opts.part == StaircasePart::Sigma {
+        return sigma(model, table, given, opts.margin.0);
     }
     let x = table.column("x", PROCEDURE.name)?;
     let u = table.column("u", PROCEDURE.name)?;
     need_rows(t.len(), 3, "staircase")?;
-    let x_detect = given_positive(given, "x_detect")?.unwrap_or(X_DETECT);
-    let rest_s = given_positive(given, "rest_s")?.unwrap_or(REST_S);
-    let window_s = super::given_f64(given, "window_s")?.unwrap_or(0.0).max(0.0);
-    let offset = super::given_offset(given)?;
+    let (x_detect, rest_s) = (opts.x_detect.0, opts.rest_s.0);
+    let (window_s, offset) = (opts.window_s.max(0.0), opts.offset);
     let shifted: Vec<f64> = u.iter().map(|u| u - offset.known()).collect();
     let samples = breakaways(t, x, &shifted, x_detect, rest_s, window_s);
     let pos: Vec<f64> = samples
@@ -270,7 +282,7 @@ pub fn fit(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitEr
 }
 
 /// Σ tuning from the stick oscillation (S2 §IV.C).
-fn sigma(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitError> {
+fn sigma(model: &str, table: &Table, given: &Given, margin: f64) -> Result<FitReport, FitError> {
     if model != "hybrid" {
         return Err(FitError::NotApplicable {
             procedure: "staircase (part sigma)".into(),
@@ -281,7 +293,6 @@ fn sigma(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitErro
     let t = table.column("t", PROCEDURE.name)?;
     let v = table.column("v", PROCEDURE.name)?;
     need_rows(t.len(), 4, "staircase sigma tuning")?;
-    let margin = given_positive(given, "margin")?.unwrap_or(SIGMA_MARGIN);
     let tail = &v[v.len() / 2..];
     let amp = tail.iter().fold(0.0f64, |m, v| m.max(v.abs()));
     let mut report = FitReport::new(

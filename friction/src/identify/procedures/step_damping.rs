@@ -21,9 +21,29 @@
 //! recorded at a rate well above `omega_n` (S4: 321 rad/s) with an encoder resolving a small
 //! fraction of `Δu/sigma0`, and long enough to settle.
 
-use super::{FitReport, Given, Part, Procedure, Reads, Table, given_positive, mean, need_rows};
+use super::typed::{Positive, typed};
+use super::{FitReport, Given, Options, Part, Procedure, Reads, Table, mean, need_rows};
 use crate::identify::lm::{LevenbergMarquardt, standard_errors};
-use crate::identify::procedures::options::{self, Min, Opt};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+/// What `step_damping` takes in `given`: known values, each taken from the step when absent.
+#[derive(Clone, Copy, Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StepDampingOptions {
+    /// Known bristle stiffness (absent: the static gain du/K)
+    #[schemars(extend("x-unit" = "N/rad or N/m"))]
+    pub sigma0: Option<Positive>,
+    /// Known inertia (absent: sigma0/omega_n²)
+    #[schemars(extend("x-unit" = "kg m² or kg"))]
+    pub j: Option<Positive>,
+    /// Known viscous coefficient (absent: 0)
+    #[schemars(extend("x-unit" = "N s/rad or N s/m"))]
+    pub fv: Option<f64>,
+    /// Known viscous coefficient of lugre (absent: 0)
+    #[schemars(extend("x-unit" = "N s/rad or N s/m"))]
+    pub sigma2: Option<f64>,
+}
 use crate::identify::{Bounds, FitError, Residuals, Runner};
 use serde_json::json;
 
@@ -32,32 +52,7 @@ pub const PROCEDURE: Procedure = Procedure {
     name: "step_damping",
     models: &["lugre", "improved_lugre", "elasto_plastic"],
     columns: &["t", "x", "u"],
-    options: &[
-        Opt::number(
-            "sigma0",
-            "N/rad or N/m",
-            Min::Positive,
-            "Known bristle stiffness (absent: the static gain du/K)",
-        ),
-        Opt::number(
-            "j",
-            options::INERTIA,
-            Min::Positive,
-            "Known inertia (absent: sigma0/omega_n²)",
-        ),
-        Opt::number(
-            "fv",
-            "N s/rad or N s/m",
-            Min::Any,
-            "Known viscous coefficient (absent: 0)",
-        ),
-        Opt::number(
-            "sigma2",
-            "N s/rad or N s/m",
-            Min::Any,
-            "Known viscous coefficient of lugre (absent: 0)",
-        ),
-    ],
+    options: Options::Typed(typed::<StepDampingOptions>()),
     known_params: false,
     reads: Reads::TimeSeries(Some(&["presliding"])),
     part: Some(Part {
@@ -113,6 +108,7 @@ pub fn fit(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitEr
     let x = table.column("x", PROCEDURE.name)?;
     let u = table.column("u", PROCEDURE.name)?;
     need_rows(t.len(), 20, "step_damping")?;
+    let opts: StepDampingOptions = PROCEDURE.options_of(given)?;
     let k0 = (1..u.len())
         .max_by(|&a, &b| (u[a] - u[a - 1]).abs().total_cmp(&(u[b] - u[b - 1]).abs()))
         .unwrap_or(1);
@@ -176,8 +172,8 @@ pub fn fit(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitEr
     } else {
         "sigma2"
     };
-    let sigma0 = match given_positive(given, "sigma0")? {
-        Some(s) => s,
+    let sigma0 = match opts.sigma0 {
+        Some(Positive(s)) => s,
         None => {
             report
                 .provenance
@@ -186,8 +182,8 @@ pub fn fit(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitEr
             du / gain
         }
     };
-    let j = match given_positive(given, "j")? {
-        Some(j) => j,
+    let j = match opts.j {
+        Some(Positive(j)) => j,
         None => {
             report
                 .provenance
@@ -196,7 +192,8 @@ pub fn fit(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitEr
             sigma0 / (wn * wn)
         }
     };
-    let fv = match super::given_f64(given, fv_name)?.or(super::given_f64(given, "fv")?) {
+    let own = if fv_name == "sigma2" { opts.sigma2 } else { opts.fv };
+    let fv = match own.or(opts.fv) {
         Some(f) => f,
         None => {
             report

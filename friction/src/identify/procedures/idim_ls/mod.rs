@@ -74,7 +74,7 @@ pub const PROCEDURE: Procedure = Procedure {
     name: "idim_ls",
     models: &["coulomb_viscous", "stribeck_exp"],
     columns: &["t", "x", "u"],
-    options: &[
+    options: super::Options::Listed(&[
         options::OFFSET,
         options::J,
         Opt::number(
@@ -105,7 +105,7 @@ pub const PROCEDURE: Procedure = Procedure {
             "The force is a drive's held command (zero-order hold), not a measurement",
         ),
         options::LOAD,
-    ],
+    ]),
     known_params: true,
     reads: Reads::TimeSeries(Some(&["prbs", "validation_profile", "imported"])),
     part: None,

@@ -57,9 +57,23 @@
 //! (`static_curve` on a sweep); `bench fit --run` takes them from the bench's static fit.
 
 use super::quality::scaled_condition;
-use super::{FitReport, Given, Part, Procedure, Reads, Table, given_positive, need_rows, num};
+use super::typed::{Positive, typed};
+use super::{FitReport, Given, Options, Part, Procedure, Reads, Table, need_rows, num};
 use crate::identify::FitError;
-use crate::identify::procedures::options::{self, Min, Opt};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+/// What `maxwell_slip` takes in `given`.
+#[derive(Clone, Copy, Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MaxwellSlipOptions {
+    /// Reversal detection hysteresis (absent: three position counts)
+    #[schemars(extend("x-unit" = "rad or m"))]
+    pub hysteresis: Option<Positive>,
+    /// Friction swing of a reversal that counts as saturated
+    #[schemars(extend("x-unit" = "N or N m"))]
+    pub static_swing: Option<Positive>,
+}
 use nalgebra::{DMatrix, DVector};
 use serde_json::{Value, json};
 
@@ -75,20 +89,7 @@ pub const PROCEDURE: Procedure = Procedure {
     name: "maxwell_slip",
     models: &["gms"],
     columns: &["t", "x", "friction"],
-    options: &[
-        Opt::number(
-            "hysteresis",
-            "rad or m",
-            Min::Positive,
-            "Reversal detection hysteresis (absent: three position counts)",
-        ),
-        Opt::number(
-            "static_swing",
-            options::FORCE,
-            Min::Positive,
-            "Friction swing of a reversal that counts as saturated",
-        ),
-    ],
+    options: Options::Typed(typed::<MaxwellSlipOptions>()),
     known_params: false,
     reads: Reads::TimeSeries(Some(&["presliding"])),
     part: Some(Part {
@@ -239,8 +240,9 @@ pub fn fit(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitEr
     need_rows(t.len(), 20, PROCEDURE.name)?;
     let count = position_step(x)
         .ok_or_else(|| FitError::Data("maxwell_slip: the position never changes".into()))?;
-    let h = given_positive(given, "hysteresis")?.unwrap_or(3.0 * count);
-    let static_swing = given_positive(given, "static_swing")?;
+    let opts: MaxwellSlipOptions = PROCEDURE.options_of(given)?;
+    let h = opts.hysteresis.map_or(3.0 * count, |h| h.0);
+    let static_swing = opts.static_swing.map(|s| s.0);
     let all = branches(x, h);
     let curves: Vec<Vec<(f64, f64)>> = all.iter().map(|b| curve(b, x, f)).collect();
     let sat: Vec<(f64, bool)> = curves.iter().map(|c| saturation(c)).collect();

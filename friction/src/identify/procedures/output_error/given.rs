@@ -13,7 +13,7 @@ pub const PROCEDURE: Procedure = Procedure {
     name: "output_error",
     models: &["*"],
     columns: &["t"],
-    options: OPTIONS,
+    options: super::super::Options::Listed(OPTIONS),
     known_params: false,
     reads: Reads::TimeSeries(None),
     part: None,

@@ -8,15 +8,16 @@ use super::*;
 pub fn predict(report: &FitReport, table: &Table) -> Result<(Vec<f64>, Vec<f64>), FitError> {
     let t = table.column("t", PROCEDURE.name)?;
     let x = table.column("x", PROCEDURE.name)?;
-    let load = super::super::given_load(&report.provenance.given)?;
-    let u = &load.subtract(x, table.column("u", PROCEDURE.name)?);
+    let fitted: PowerRlsOptions = super::super::typed::parse(&report.provenance.given)?;
+    let load = fitted.load.map(super::super::checked_load).transpose()?;
+    let u = &load.unwrap_or_default().subtract(x, table.column("u", PROCEDURE.name)?);
     let settings = &report.details["settings"];
     let pn = settings["p_n"].as_f64().unwrap_or(P_N);
     let how = match settings["discretisation"].as_str() {
         Some("tustin") => Discretisation::Tustin,
         _ => Discretisation::Zoh,
     };
-    let max_gap = given_positive(&report.provenance.given, "max_gap_steps")?.unwrap_or(10.0);
+    let max_gap = fitted.max_gap_steps.0;
     need_rows(t.len(), 10, "power_rls")?;
     let grid = Grid::of(t, max_gap)?;
     let (tg, x, u) = (grid.times(), grid.sample(t, x), grid.sample(t, u));

@@ -43,9 +43,34 @@
 //! **Uncertainty.** Standard errors from the Jacobian and the residual variance (the points
 //! are independent runs); `given.bootstrap = N` resamples the residuals instead (`seed`).
 
-use super::{FitReport, Given, Procedure, Reads, Table, given_f64, num};
+use super::typed::{Replicates, seed, typed};
+use super::{FitReport, Given, Offset, Options, Procedure, Reads, Table, given_f64, num};
+use schemars::JsonSchema;
+use serde::Deserialize;
 use crate::identify::FitError;
-use crate::identify::procedures::options::{self, Opt};
+
+/// What `static_curve` takes in `given`, besides the model's parameters as known values.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StaticCurveOptions {
+    /// A constant in the measured force: true fits it (params.offset), a number is a known offset subtracted first
+    #[serde(default)]
+    pub offset: Offset,
+    /// Bootstrap replicates for the intervals (absent: no bootstrap)
+    pub bootstrap: Option<Replicates>,
+    /// Seed of the random draws (bootstrap, population)
+    #[serde(default = "seed")]
+    pub seed: u64,
+    /// Report the nested-model tests of the parameters
+    #[serde(default = "yes")]
+    pub nested: bool,
+    /// The negative direction's known values (its own params.negative is fitted)
+    pub negative: Option<Map<String, Value>>,
+}
+
+fn yes() -> bool {
+    true
+}
 use direction::{Ask, fit_direction, split};
 use report::{emit, finish};
 use serde_json::{Map, Value};
@@ -75,20 +100,7 @@ pub const PROCEDURE: Procedure = Procedure {
         "improved_lugre",
     ],
     columns: &["v", "friction"],
-    options: &[
-        options::OFFSET,
-        options::BOOTSTRAP,
-        options::SEED,
-        Opt::flag(
-            "nested",
-            true,
-            "Report the nested-model tests of the parameters",
-        ),
-        Opt::object(
-            "negative",
-            "The negative direction's known values (its own params.negative is fitted)",
-        ),
-    ],
+    options: Options::Typed(typed::<StaticCurveOptions>()),
     known_params: true,
     reads: Reads::SweepPoints,
     part: None,
@@ -103,32 +115,24 @@ pub fn fit(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitEr
     let f = table.column("friction", PROCEDURE.name)?;
     let lay = layout(model);
     let fixed = held(&lay, given, "")?;
-    let fixed_neg = match given.get("negative") {
-        None | Some(Value::Null) => fixed,
-        Some(Value::Object(neg)) => {
+    let opts: StaticCurveOptions = PROCEDURE.options_of(given)?;
+    let fixed_neg = match &opts.negative {
+        None => fixed,
+        Some(neg) => {
             let mut f = held(&lay, neg, "negative.")?;
             for (f, both) in f.iter_mut().zip(fixed) {
                 *f = f.or(both);
             }
             f
         }
-        Some(v) => {
-            return Err(FitError::Setting {
-                field: "given.negative".into(),
-                rule: format!(
-                    "must be an object of the negative direction's known values (got {v})"
-                ),
-            });
-        }
     };
-    let offset = super::given_offset(given)?;
-    let nested = super::given_bool(given, "nested")?.unwrap_or(true);
+    let offset = opts.offset;
     let ask = Ask {
         lay: &lay,
         fixed: &fixed,
         offset: offset.fitted(),
-        nested,
-        bootstrap: super::given_bootstrap(given)?,
+        nested: opts.nested,
+        bootstrap: opts.bootstrap.map(|n| (n.0, opts.seed)),
     };
     let asymmetric = crate::registry::entry(model)
         .map(|e| e.asymmetric)
