@@ -15,16 +15,16 @@ fn dac0(ep: &serde_json::Value) -> f64 {
     rt.block_on(t7.read_dac(0)).unwrap()
 }
 
-/// The simulated drive's Modbus torque setpoint, as `bench probe` reads it \[N m\].
-fn drive_torque_setpoint(ep: &serde_json::Value) -> f64 {
+/// A signal of the simulated drive's Modbus map, as `bench probe` reads it.
+pub(crate) fn drive_signal(ep: &serde_json::Value, name: &str) -> f64 {
     let profile = format!("{}/../profiles/sim-drive.toml", env!("CARGO_MANIFEST_DIR"));
     let tcp = ep["tcp"].as_str().unwrap();
     let o = bench(&["probe", "--profile", &profile, "--tcp", tcp]);
     assert!(o.status.success(), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_str(stdout(&o).lines().next().unwrap()).unwrap();
-    v.pointer("/signals/torque_cmd/value")
+    v.pointer(&format!("/signals/{name}/value"))
         .and_then(serde_json::Value::as_f64)
-        .unwrap_or_else(|| panic!("no torque_cmd in {v}"))
+        .unwrap_or_else(|| panic!("no {name} in {v}"))
 }
 
 #[test]
@@ -41,7 +41,7 @@ fn a_sweep_commanded_through_the_dac_follows_its_plan() {
     // A second into the run (2 kHz scans): the first speed's settling.
     wait_for_samples(&db, id, 2000);
     let volts = dac0(&ep);
-    let setpoint = drive_torque_setpoint(&ep);
+    let setpoint = drive_signal(&ep, "torque_cmd");
     assert!(child.wait().unwrap().success(), "the run should complete");
     // Turning at 0.5 rad/s takes the friction's torque (about 0.3 N m at 1 N m/V).
     assert!((volts - 2.5).abs() > 0.05, "DAC0 {volts} V mid-run");

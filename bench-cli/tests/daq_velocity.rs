@@ -4,6 +4,7 @@
 //! in its own `bench sim` process, so the test can look at both devices mid-run.
 
 use crate::cli_sim::start_sim;
+use crate::daq_command::drive_signal;
 use crate::daq_enable::config;
 use crate::daq_safe::SHORT_SWEEP;
 use crate::util::*;
@@ -26,18 +27,6 @@ fn velocity_config(dir: &std::path::Path, ep: &serde_json::Value) -> String {
     );
     std::fs::write(&path, text).unwrap();
     path
-}
-
-/// A signal of the simulated drive's Modbus map, as `bench probe` reads it.
-fn drive_signal(ep: &serde_json::Value, name: &str) -> f64 {
-    let profile = format!("{}/../profiles/sim-drive.toml", env!("CARGO_MANIFEST_DIR"));
-    let tcp = ep["tcp"].as_str().unwrap();
-    let o = bench(&["probe", "--profile", &profile, "--tcp", tcp]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let v: serde_json::Value = serde_json::from_str(stdout(&o).lines().next().unwrap()).unwrap();
-    v.pointer(&format!("/signals/{name}/value"))
-        .and_then(serde_json::Value::as_f64)
-        .unwrap_or_else(|| panic!("no {name} in {v}"))
 }
 
 #[test]

@@ -316,15 +316,44 @@ async fn an_unread_stream_recovers_and_reports_the_scans_it_skipped() {
 /// The emulated T7 on a drive in analog mode: DAC0 its torque input, (volts − 2.5 V) ×
 /// 0.4 N m/V, and `enable_dio` (if any) its enable line.
 pub(crate) async fn analog_daq(bench: &TestBench, enable_dio: Option<u16>) -> DaqSim {
+    let command = bench_sim::daq::AnalogCommand::torque(2.5, 0.4, enable_dio);
+    daq_wired(bench, command).await.unwrap()
+}
+
+/// The emulated T7 in front of `bench` with DAC0 wired to its drive as `command` says.
+async fn daq_wired(
+    bench: &TestBench,
+    command: bench_sim::daq::AnalogCommand,
+) -> std::io::Result<DaqSim> {
     let options = DaqSimOptions {
-        analog_command: Some(bench_sim::daq::AnalogCommand::torque(2.5, 0.4, enable_dio)),
+        analog_command: Some(command),
         ..DaqSimOptions::default()
     };
     let any = "127.0.0.1:0".parse().unwrap();
     let b = Arc::clone(bench.sim.bench());
-    DaqSim::start(b, shipped_t7().unwrap(), options, any, any)
-        .await
-        .unwrap()
+    DaqSim::start(b, shipped_t7().unwrap(), options, any, any).await
+}
+
+/// With the drive enabled in `mode`, `volts` on DAC0 make its setpoint `expected`, and the
+/// centre, 2.5 V, makes it 0.
+async fn dac0_sets_the_drive(
+    daq: DaqSim,
+    bench: &TestBench,
+    mode: Mode,
+    volts: f64,
+    expected: f64,
+) {
+    let plant = bench.sim.bench();
+    for a in [Action::Enable, Action::SetMode(mode)] {
+        assert!(plant.apply(a));
+    }
+    let (_, mut c) = client(&daq).await;
+    c.write_dac(0, volts).await.unwrap();
+    let setpoint = plant.feedback().setpoint;
+    assert!((setpoint - expected).abs() < 1e-5, "{setpoint}");
+    c.write_dac(0, 2.5).await.unwrap();
+    assert_eq!(plant.feedback().setpoint, 0.0);
+    daq.shutdown().await;
 }
 
 /// A drive in analog mode: DAC0 is its torque input, (volts − 2.5 V) × 0.4 N m/V.
@@ -332,20 +361,7 @@ pub(crate) async fn analog_daq(bench: &TestBench, enable_dio: Option<u16>) -> Da
 async fn dac0_commands_the_drive_torque_in_analog_mode() {
     let bench = TestBench::virtual_time(Link::Tcp).await;
     let daq = analog_daq(&bench, None).await;
-    let plant = bench.sim.bench();
-    for a in [Action::Enable, Action::SetMode(Mode::Torque)] {
-        assert!(plant.apply(a));
-    }
-    let (_, mut c) = client(&daq).await;
-    c.write_dac(0, 3.0).await.unwrap();
-    assert!(
-        (plant.feedback().setpoint - 0.2).abs() < 1e-6,
-        "{}",
-        plant.feedback().setpoint
-    );
-    c.write_dac(0, 2.5).await.unwrap();
-    assert_eq!(plant.feedback().setpoint, 0.0);
-    daq.shutdown().await;
+    dac0_sets_the_drive(daq, &bench, Mode::Torque, 3.0, 0.2).await;
 }
 
 /// A drive in analog velocity mode: DAC0 is its speed setpoint, (volts − 2.5 V) × 10 rad/s
@@ -353,29 +369,9 @@ async fn dac0_commands_the_drive_torque_in_analog_mode() {
 #[tokio::test]
 async fn dac0_commands_the_drive_speed_in_analog_velocity_mode() {
     let bench = TestBench::virtual_time(Link::Tcp).await;
-    let options = DaqSimOptions {
-        analog_command: Some(bench_sim::daq::AnalogCommand::velocity(2.5, 10.0, None)),
-        ..DaqSimOptions::default()
-    };
-    let any = "127.0.0.1:0".parse().unwrap();
-    let b = Arc::clone(bench.sim.bench());
-    let daq = DaqSim::start(b, shipped_t7().unwrap(), options, any, any)
-        .await
-        .unwrap();
-    let plant = bench.sim.bench();
-    for a in [Action::Enable, Action::SetMode(Mode::Velocity)] {
-        assert!(plant.apply(a));
-    }
-    let (_, mut c) = client(&daq).await;
-    c.write_dac(0, 2.6).await.unwrap();
-    assert!(
-        (plant.feedback().setpoint - 1.0).abs() < 1e-5,
-        "{}",
-        plant.feedback().setpoint
-    );
-    c.write_dac(0, 2.5).await.unwrap();
-    assert_eq!(plant.feedback().setpoint, 0.0);
-    daq.shutdown().await;
+    let command = bench_sim::daq::AnalogCommand::velocity(2.5, 10.0, None);
+    let daq = daq_wired(&bench, command).await.unwrap();
+    dac0_sets_the_drive(daq, &bench, Mode::Velocity, 2.6, 1.0).await;
 }
 
 /// A wiring without the scale of its mode is refused naming the key.
@@ -384,15 +380,7 @@ async fn an_analog_command_without_its_scale_is_refused() {
     let bench = TestBench::virtual_time(Link::Tcp).await;
     let mut a = bench_sim::daq::AnalogCommand::velocity(2.5, 10.0, None);
     a.rad_s_per_v = None;
-    let options = DaqSimOptions {
-        analog_command: Some(a),
-        ..DaqSimOptions::default()
-    };
-    let any = "127.0.0.1:0".parse().unwrap();
-    let b = Arc::clone(bench.sim.bench());
-    let e = DaqSim::start(b, shipped_t7().unwrap(), options, any, any)
-        .await
-        .unwrap_err();
+    let e = daq_wired(&bench, a).await.unwrap_err();
     assert!(
         e.to_string()
             .contains("analog_command.rad_s_per_v: required with mode = \"velocity\""),
