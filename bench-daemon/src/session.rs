@@ -9,7 +9,7 @@ use crate::control::{
 };
 use experiments::{Format, Plan, Spec};
 use friction::compensation::{Compensator, CompensatorSpec};
-use run_store::{Finish, NewRun, Recorder, RecorderConfig, RunStatus, SampleQuery, Store};
+use run_store::{Finish, NewRun, Recorder, RunStatus, SampleQuery, Store};
 use std::sync::Arc;
 use tokio::sync::{broadcast, oneshot, watch};
 
@@ -277,23 +277,6 @@ pub async fn execute_run(
     execute_run_on(store, loaded, checked, run_id, watchers, Devices::Modbus).await
 }
 
-/// The recorder's tuning for a run on `devices` at `period_s` per sample. A run in simulated
-/// time outpaces the wall clock, so it commits every 100 ms of its own time (a sample count), as
-/// a real-time run does by the clock: a run killed at a given sample has committed the same
-/// samples however fast the machine is.
-fn recorder_config(devices: &Devices, period_s: f64) -> RecorderConfig {
-    let default = RecorderConfig::default();
-    match devices {
-        Devices::Modbus => default,
-        Devices::Simulated(_) => RecorderConfig {
-            max_pending_samples: (default.commit_interval.as_secs_f64() / period_s)
-                .round()
-                .max(1.0) as usize,
-            ..default
-        },
-    }
-}
-
 /// [`execute_run`] on `devices`.
 pub async fn execute_run_on(
     store: &Store,
@@ -318,7 +301,7 @@ pub async fn execute_run_on(
     if let Some(tx) = watchers.created.take() {
         let _ = tx.send(run_id);
     }
-    let recorder_config = recorder_config(&devices, checked.plan.period_s());
+    let recorder_config = devices.recorder_config(checked.plan.period_s());
     let recorder = Recorder::start(store, run_id, recorder_config).await?;
     // Checked again as it starts (a queued run may outlive a due date), before anything moves.
     let sensors = crate::calibration::check(store, loaded, crate::calibration::today()).await;

@@ -23,6 +23,25 @@ pub enum Devices {
     Simulated(Box<SimIo>),
 }
 
+impl Devices {
+    /// The recorder's tuning for a run on these devices at `period_s` per sample. A run in
+    /// simulated time outpaces the wall clock (a 4 s sweep in a few tens of milliseconds), so it
+    /// also commits every 100 ms of its own time (a sample count), as a real-time run does by
+    /// the clock.
+    pub fn recorder_config(&self, period_s: f64) -> run_store::RecorderConfig {
+        let default = run_store::RecorderConfig::default();
+        match self {
+            Devices::Modbus => default,
+            Devices::Simulated(_) => run_store::RecorderConfig {
+                max_pending_samples: (default.commit_interval.as_secs_f64() / period_s)
+                    .round()
+                    .max(1.0) as usize,
+                ..default
+            },
+        }
+    }
+}
+
 /// Everything a run's loop needs.
 #[derive(Debug)]
 pub struct LoopSetup {
