@@ -27,6 +27,23 @@ pub(crate) fn drive_signal(ep: &serde_json::Value, name: &str) -> f64 {
         .unwrap_or_else(|| panic!("no {name} in {v}"))
 }
 
+/// The completed short sweep `id` in `db` with both its speeds held within 2 % by whichever
+/// loop closes them (the daemon's through a torque input, the drive's on a speed input).
+pub(crate) fn both_speeds_held(db: &str, id: i64) -> serde_json::Value {
+    let run = show(db, id);
+    assert_eq!(run["status"], "completed", "{run}");
+    let points = run["results"]["positive"].as_array().unwrap();
+    assert_eq!(points.len(), 2, "{points:?}");
+    for p in points {
+        let (want, got) = (
+            p["setpoint_rad_s"].as_f64().unwrap(),
+            p["velocity_rad_s"].as_f64().unwrap(),
+        );
+        assert!((got - want).abs() < 0.02 * want, "{p}");
+    }
+    run
+}
+
 #[test]
 fn a_sweep_commanded_through_the_dac_follows_its_plan() {
     let _one = one_bench_at_a_time();
@@ -49,17 +66,8 @@ fn a_sweep_commanded_through_the_dac_follows_its_plan() {
         setpoint, 0.0,
         "the drive's Modbus torque setpoint was written"
     );
-    let run = show(&db, id);
-    assert_eq!(run["status"], "completed", "{run}");
-    let points = run["results"]["positive"].as_array().unwrap();
-    assert_eq!(points.len(), 2, "{points:?}");
-    for p in points {
-        let (want, got) = (
-            p["setpoint_rad_s"].as_f64().unwrap(),
-            p["velocity_rad_s"].as_f64().unwrap(),
-        );
-        // The daemon's velocity loop through the DAC holds each speed within 2 %.
-        assert!((got - want).abs() < 0.02 * want, "{p}");
+    let run = both_speeds_held(&db, id);
+    for p in run["results"]["positive"].as_array().unwrap() {
         assert_eq!(p["stick_slip"], false, "{p}");
     }
     let log = run["run_log"].to_string();

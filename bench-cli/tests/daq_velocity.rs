@@ -4,7 +4,7 @@
 //! in its own `bench sim` process, so the test can look at both devices mid-run.
 
 use crate::cli_sim::start_sim;
-use crate::daq_command::drive_signal;
+use crate::daq_command::{both_speeds_held, drive_signal};
 use crate::daq_enable::config;
 use crate::daq_safe::SHORT_SWEEP;
 use crate::util::*;
@@ -52,18 +52,7 @@ fn a_sweep_through_the_drives_analog_speed_input_follows_its_plan() {
         setpoint, 0.0,
         "the drive's Modbus velocity setpoint was written"
     );
-    let run = show(&db, id);
-    assert_eq!(run["status"], "completed", "{run}");
-    let points = run["results"]["positive"].as_array().unwrap();
-    assert_eq!(points.len(), 2, "{points:?}");
-    for p in points {
-        let (want, got) = (
-            p["setpoint_rad_s"].as_f64().unwrap(),
-            p["velocity_rad_s"].as_f64().unwrap(),
-        );
-        // The drive's own speed loop on the DAC's setpoint holds each speed within 2 %.
-        assert!((got - want).abs() < 0.02 * want, "{p}");
-    }
+    let run = both_speeds_held(&db, id);
     let log = run["run_log"].to_string();
     for says in [
         "DAQ outputs to the drive: DAC0 2.5 V (zero speed), enable line DIO2 low",
