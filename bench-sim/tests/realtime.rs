@@ -12,10 +12,14 @@ async fn plant_keeps_wall_time_at_10_khz_and_watchdog_trips() {
     let tb = TestBench::start(crate::util::Link::Tcp, Clock::RealTime).await;
     let ep = tb.sim.endpoints().clone();
     let profile = Arc::new(tb.drive.clone());
-    let link = Link::open(LinkConfig::tcp(ep.tcp.unwrap().to_string(), &profile))
-        .await
-        .unwrap()
-        .shared();
+    // Requests may wait as long as they like: the test is about the plant's clock and the
+    // watchdog's, not the link's latency (the profile's 50 ms timed out on a loaded machine).
+    let config = LinkConfig {
+        timeout: Duration::from_secs(5),
+        max_response: Duration::from_secs(5),
+        ..LinkConfig::tcp(ep.tcp.unwrap().to_string(), &profile)
+    };
+    let link = Link::open(config).await.unwrap().shared();
     let mut drive = Drive::new(profile, link).unwrap().with_unit(ep.drive_unit);
     // A watchdog five times the simulated drive's 100 ms: the test is about wall time, and on
     // a loaded machine a command cycle of this test process can take longer than 100 ms.
@@ -26,19 +30,30 @@ async fn plant_keeps_wall_time_at_10_khz_and_watchdog_trips() {
     let t0 = Instant::now();
     let sim_t0 = tb.sim.bench().feedback().t_s;
     // Command for 300 ms of wall time.
+    let mut last_sent = Instant::now();
     let mut fb = drive.command_and_read(2.0).await.unwrap();
     while t0.elapsed() < Duration::from_millis(300) {
+        last_sent = Instant::now();
         fb = drive.command_and_read(2.0).await.unwrap();
     }
     assert_eq!(fb.enabled, Some(true), "{fb:?}");
-    let wall = t0.elapsed().as_secs_f64();
+    // The plant's time read before the wall clock's, as it was read after it at the start.
     let sim = tb.sim.bench().feedback().t_s - sim_t0;
+    let wall = t0.elapsed().as_secs_f64();
     let stats = tb.sim.bench().physics_stats();
-    // Internal step 100 µs: the simulated time follows the wall clock (catch-up in batches).
+    // Internal step 100 µs: the simulated time follows the wall clock (catch-up in batches),
+    // never ahead of it, and behind it only by the time of the overruns it counts (a physics
+    // thread kept off the CPU for more than 0.1 s drops that time rather than racing).
     assert!(
-        (sim - wall).abs() < 0.1,
+        sim <= wall + 1e-3,
         "simulated {sim} s vs wall {wall} s ({stats:?})"
     );
+    if stats.overruns == 0 {
+        assert!(
+            wall - sim < 0.1,
+            "simulated {sim} s vs wall {wall} s ({stats:?})"
+        );
+    }
     assert!(stats.steps as f64 >= 0.9 * 1e4 * sim, "{stats:?}");
     // Stop commanding; read until the watchdog trips.
     let stopped = Instant::now();
@@ -54,7 +69,11 @@ async fn plant_keeps_wall_time_at_10_khz_and_watchdog_trips() {
             "watchdog never tripped"
         );
     }
-    // The last command went out before `stopped` by up to one (possibly slow) cycle.
-    let after = stopped.elapsed();
-    assert!(after >= watchdog / 2, "tripped after {after:?}");
+    // The watchdog counts from the last command's arrival, after `last_sent`; the plant's
+    // clock may trail the wall clock by up to a catch-up batch when it arrives.
+    let after = last_sent.elapsed();
+    assert!(
+        after >= watchdog / 2,
+        "tripped {after:?} after the last command"
+    );
 }
