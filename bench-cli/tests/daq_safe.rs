@@ -23,23 +23,29 @@ pub(crate) const SHORT_SWEEP: &str = r#"{
              "settle_s": 1.0, "measure_s": 1.0, "repeats": 1}
 }"#;
 
+/// The shipped sim-daq.toml with `extra` appended, written to `dir/name`; its path.
+pub(crate) fn sim_daq_with(dir: &std::path::Path, name: &str, extra: &str) -> String {
+    let shipped = format!(
+        "{}/../bench-daemon/config/sim-daq.toml",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let path = dir.join(name);
+    std::fs::write(&path, std::fs::read_to_string(shipped).unwrap() + extra).unwrap();
+    path.to_str().unwrap().to_string()
+}
+
 #[test]
 fn a_run_on_a_dac_commanded_drive_ends_with_the_dac_at_zero_torque_and_the_line_low() {
     let _one = one_bench_at_a_time();
     let dir = tempfile::tempdir().unwrap();
     let db = db_in(&dir);
-    let shipped = format!(
-        "{}/../bench-daemon/config/sim-daq.toml",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    let cfg = dir.path().join("analog.toml");
-    let text = std::fs::read_to_string(shipped).unwrap() + DRIVE_COMMAND;
-    std::fs::write(&cfg, text).unwrap();
+    let cfg = sim_daq_with(dir.path(), "analog.toml", DRIVE_COMMAND);
     let spec = dir.path().join("sweep.json");
     std::fs::write(&spec, SHORT_SWEEP).unwrap();
     let spec = spec.to_str().unwrap();
-    let cfg = cfg.to_str().unwrap();
-    let o = bench(&["run", spec, "--sim", "--config", cfg, "--db", &db, "--json"]);
+    let o = bench(&[
+        "run", spec, "--sim", "--config", &cfg, "--db", &db, "--json",
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let out: serde_json::Value = serde_json::from_str(stdout(&o).lines().last().unwrap()).unwrap();
     // A completed run logs no safe-state line (only a stop that is not the plan's end does, as

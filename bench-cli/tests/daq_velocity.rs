@@ -6,7 +6,7 @@
 use crate::cli_sim::start_sim;
 use crate::daq_command::{both_speeds_held, drive_signal};
 use crate::daq_enable::config;
-use crate::daq_safe::SHORT_SWEEP;
+use crate::daq_safe::{SHORT_SWEEP, sim_daq_with};
 use crate::util::*;
 
 /// The emulated T7 wired as [`velocity_config`] says: DAC0 on the drive's analog speed
@@ -75,18 +75,14 @@ fn a_torque_segment_is_refused_on_an_analog_speed_input() {
     let _one = one_bench_at_a_time();
     let dir = tempfile::tempdir().unwrap();
     let db = db_in(&dir);
-    let shipped = format!(
-        "{}/../bench-daemon/config/sim-daq.toml",
-        env!("CARGO_MANIFEST_DIR")
+    let cfg = sim_daq_with(
+        dir.path(),
+        "velocity.toml",
+        "\n[daq.drive_command]\ndac = 0\nmode = \"velocity\"\ncenter_v = 2.5\n\
+         rad_s_per_v = 10.0\nenable_dio = 2\n",
     );
-    let cfg = dir.path().join("velocity.toml");
-    let text = std::fs::read_to_string(shipped).unwrap()
-        + "\n[daq.drive_command]\ndac = 0\nmode = \"velocity\"\ncenter_v = 2.5\n\
-           rad_s_per_v = 10.0\nenable_dio = 2\n";
-    std::fs::write(&cfg, text).unwrap();
-    let cfg = cfg.to_str().unwrap();
     let spec = spec("breakaway_staircase.json");
-    let o = bench(&["run", &spec, "--sim", "--config", cfg, "--db", &db]);
+    let o = bench(&["run", &spec, "--sim", "--config", &cfg, "--db", &db]);
     assert!(!o.status.success(), "the run should be refused");
     let err = stderr(&o);
     assert!(
