@@ -55,13 +55,18 @@ export function trendsPage(root: HTMLElement): void {
   form.append(h('button', { type: 'submit' }, 'Show'));
   const out = h('div', { id: 'trends-out' });
   root.append(h('h1', null, 'Trends'), form, out);
+  // Only the latest request's answer is shown: the page's first load, answered late, must
+  // not overwrite what a submitted form asked for.
+  let latest = 0;
   const load = async () => {
+    const mine = ++latest;
     const q: Record<string, string> = {};
     for (const [name, input] of inputs) if (input.value.trim()) q[name] = input.value.trim();
     try {
-      show(out, await get<Trend>(`/api/trends${qs(q)}`));
+      const t = await get<Trend>(`/api/trends${qs(q)}`);
+      if (mine === latest) show(out, t);
     } catch (e) {
-      clear(out, h('p', { class: 'bad', role: 'alert' }, (e as Error).message));
+      if (mine === latest) clear(out, h('p', { class: 'bad', role: 'alert' }, (e as Error).message));
     }
   };
   form.addEventListener('submit', (ev) => {
