@@ -207,18 +207,25 @@ for line in sys.stdin:
 '
 }
 # run_suites LOG ARGS DIR<TAB>EXE...: runs each test binary in its package's directory, in
-# order, with the libtest arguments ARGS (a filter; words split on spaces).
+# order, with the libtest arguments ARGS (a filter; words split on spaces). Each line of the
+# log is stamped with the seconds since this script started, so a log shows which tests held
+# up a suite and what ran beside a failure.
 run_suites() {
   local log=$1 line
   local -a args
   read -r -a args <<<"$2"
   shift 2
   for line in "$@"; do
-    (cd "${line%%$'\t'*}" && "${line#*$'\t'}" "${args[@]}") >>"$log" 2>&1 || {
+    (cd "${line%%$'\t'*}" && "${line#*$'\t'}" "${args[@]}") 2>&1 | stamped >>"$log" || {
       echo "test.sh: ${line#*$'\t'} failed (log: $log)" >>"$log"
       return 1
     }
   done
+}
+# stamped: each line of standard input after the seconds since this script started.
+stamped() {
+  local l
+  while IFS= read -r l; do printf '%5d %s\n' "$SECONDS" "$l"; done
 }
 cargo_test() {
   local daemon=() crates=() line
