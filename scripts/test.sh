@@ -124,9 +124,12 @@ stage "cargo fmt" cargo fmt --all --check
 
 join dashboard
 spawn packages apt_install chromium postgresql rt-tests
-# --timings: each crate's compile time in target/cargo-timings/cargo-timing.html.
-stage "build, clippy (tests, bench)" cargo test --workspace --locked --no-run --timings
-stage "build (bench)" cargo build --locked -p bench-cli
+# The `bench` binary first: the dashboard's, the clients' and the manual's tests need only it,
+# and mostly wait on real-time runs, so they run beside the test build below rather than
+# after it. --timings: each crate's compile time in target/cargo-timings/cargo-timing.html.
+# (`-p bench-cli` resolves the same features as the workspace's test build: the two share
+# every artifact, `bench` included.)
+stage "build, clippy (bench)" cargo build --locked -p bench-cli --timings
 
 # The installed binary serves the embedded dashboard from outside the source tree.
 stage "installed binary" scripts/test-installed-binary.sh
@@ -149,11 +152,11 @@ export FRICTIONBENCH_SMTP_PYTHON="$PWD/target/smtpenv/bin/python"
 # jsonschema-rs (schemathesis's validator): the live stream's events against the document.
 export FRICTIONBENCH_SCHEMA_PYTHON="$PWD/target/stenv/bin/python"
 
-# Everything after the build runs side by side: the stages below mostly wait on real-time runs
-# of their own daemons. The simulated benches they talk to run at real-time priority, as the
-# control loops do (SCHED_FIFO, as root in CI): they keep their timing as hardware would. The
-# one exception, the emulated devices on a pseudo-terminal, runs after everything else
-# (cargo_test below).
+# Everything after the `bench` build runs side by side: the stages below mostly wait on
+# real-time runs of their own daemons, the first three beside the build of the tests. The
+# simulated benches they talk to run at real-time priority, as the control loops do
+# (SCHED_FIFO, as root in CI): they keep their timing as hardware would. The one exception,
+# the emulated devices on a pseudo-terminal, runs after everything else (cargo_test below).
 
 # issue 31: every example of README.md and docs/ runs as written (scripts/test-docs.py; the
 # self-test first shows that a wrong example fails).
@@ -182,6 +185,9 @@ e2e() {
   (cd web && BENCH_BIN="$target_dir/debug/bench" CHROMIUM="$(command -v chromium)" npm run test:e2e)
 }
 spawn e2e e2e
+
+# The tests' build, niced: the stages above, which wait on real time, keep the CPU they ask for.
+stage "build, clippy (tests)" nice -n 10 cargo test --workspace --locked --no-run --timings
 
 # issue 16: the manual (docs/): build it, check its internal links and that no file cites a
 # document the repository does not contain.
