@@ -52,7 +52,7 @@
 //! matters (S2 Table II).
 
 use super::typed::{Positive, typed};
-use super::{FitReport, Given, Offset, Options, Procedure, Reads, Table, need_rows, num};
+use super::{FitReport, Given, Offset, Procedure, Reads, Table, need_rows, num};
 use crate::curve::sgn;
 use crate::identify::FitError;
 use schemars::JsonSchema;
@@ -76,7 +76,7 @@ pub const PROCEDURE: Procedure = Procedure {
         "lugre",
     ],
     columns: &["t", "x", "u"],
-    options: Options::Typed(typed::<PowerRlsOptions>()),
+    options: typed::<PowerRlsOptions>(),
     known_params: false,
     reads: Reads::TimeSeries(Some(&["prbs", "validation_profile", "imported"])),
     part: None,

@@ -44,7 +44,7 @@
 //! are independent runs); `given.bootstrap = N` resamples the residuals instead (`seed`).
 
 use super::typed::{Replicates, seed, typed};
-use super::{FitReport, Given, Offset, Options, Procedure, Reads, Table, given_f64, num};
+use super::{FitReport, Given, Offset, Procedure, Reads, Table, given_f64, num};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use crate::identify::FitError;
@@ -100,7 +100,7 @@ pub const PROCEDURE: Procedure = Procedure {
         "improved_lugre",
     ],
     columns: &["v", "friction"],
-    options: Options::Typed(typed::<StaticCurveOptions>()),
+    options: typed::<StaticCurveOptions>(),
     known_params: true,
     reads: Reads::SweepPoints,
     part: None,
@@ -111,11 +111,11 @@ pub const PROCEDURE: Procedure = Procedure {
 
 /// Fits the steady-state curve of `model` to the `v, friction` points of `table`.
 pub fn fit(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitError> {
+    let opts: StaticCurveOptions = PROCEDURE.options_of(given)?;
     let v = table.column("v", PROCEDURE.name)?;
     let f = table.column("friction", PROCEDURE.name)?;
     let lay = layout(model);
     let fixed = held(&lay, given, "")?;
-    let opts: StaticCurveOptions = PROCEDURE.options_of(given)?;
     let fixed_neg = match &opts.negative {
         None => fixed,
         Some(neg) => {
