@@ -216,11 +216,6 @@ impl<const MIN: u64, const MAX: u64> JsonSchema for Whole<MIN, MAX> {
     }
 }
 
-/// The seed of a bootstrap's draws when none is given.
-pub fn seed() -> u64 {
-    1
-}
-
 /// A number > 0.
 #[derive(Clone, Copy, Debug, PartialEq, PartialOrd, Serialize)]
 #[serde(transparent)]

@@ -43,7 +43,8 @@
 //! **Uncertainty.** Standard errors from the Jacobian and the residual variance (the points
 //! are independent runs); `given.bootstrap = N` resamples the residuals instead (`seed`).
 
-use super::typed::{Replicates, seed, typed};
+use super::shared::Bootstrap;
+use super::typed::typed;
 use super::{FitReport, Given, Offset, Procedure, Reads, Table, given_f64, num};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -51,16 +52,13 @@ use crate::identify::FitError;
 
 /// What `static_curve` takes in `given`, besides the model's parameters as known values.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
 pub struct StaticCurveOptions {
     /// A constant in the measured force: true fits it (params.offset), a number is a known offset subtracted first
     #[serde(default)]
     pub offset: Offset,
-    /// Bootstrap replicates for the intervals (absent: no bootstrap)
-    pub bootstrap: Option<Replicates>,
-    /// Seed of the random draws (bootstrap, population)
-    #[serde(default = "seed")]
-    pub seed: u64,
+    /// Bootstrap intervals.
+    #[serde(flatten)]
+    pub bootstrap: Bootstrap,
     /// Report the nested-model tests of the parameters
     #[serde(default = "yes")]
     pub nested: bool,
@@ -132,7 +130,7 @@ pub fn fit(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitEr
         fixed: &fixed,
         offset: offset.fitted(),
         nested: opts.nested,
-        bootstrap: opts.bootstrap.map(|n| (n.0, opts.seed)),
+        bootstrap: opts.bootstrap.replicates(),
     };
     let asymmetric = crate::registry::entry(model)
         .map(|e| e.asymmetric)
