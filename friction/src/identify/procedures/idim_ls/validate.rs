@@ -118,6 +118,40 @@ mod tests {
     use crate::identify::procedures::run;
     use crate::identify::procedures::synthetic::BallScrew;
 
+    /// A held-out record is conditioned as its fit was (the fit's cut-off, decimation and
+    /// v_min, not from its own bandwidth): on the fit's own record the prediction has the fit's
+    /// rows and residuals.
+    #[test]
+    fn a_held_out_record_is_conditioned_as_its_fit() {
+        let rec = BallScrew {
+            duration: 8.0,
+            negative: Some((260.0, 16.0)),
+            ..BallScrew::default()
+        }
+        .simulate()
+        .unwrap();
+        for given in [
+            serde_json::json!({"decimation": 7, "cutoff_hz": 40.0}),
+            serde_json::json!({"asymmetric": true, "decimation": 7}),
+        ] {
+            let r = run("idim_ls", "coulomb_viscous", &rec, given.as_object().unwrap()).unwrap();
+            let (measured, predicted) = predict(&r, &rec).unwrap();
+            assert_eq!(
+                measured.len() as u64,
+                r.details["samples_used"].as_u64().unwrap(),
+                "{given}"
+            );
+            let mse = measured
+                .iter()
+                .zip(&predicted)
+                .map(|(m, p)| (m - p).powi(2))
+                .sum::<f64>()
+                / measured.len() as f64;
+            let fitted = r.mse.unwrap();
+            assert!((mse - fitted).abs() <= 1e-6 * fitted, "{given}: {mse} {fitted}");
+        }
+    }
+
     /// The prediction combined at full rate equals the one through the regression's columns
     /// (the filters are linear), both ways and per direction.
     #[test]
