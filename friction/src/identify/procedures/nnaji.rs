@@ -21,7 +21,7 @@ use super::{FitReport, Given, Offset, Procedure, Reads, Table};
 use crate::identify::FitError;
 pub use crate::models::nnaji::sigma_from_damping;
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 /// Settings of the Nnaji procedure.
@@ -223,7 +223,7 @@ pub struct NnajiGiven {
 }
 
 /// The steps `nnaji` runs.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Step {
     /// Both, from one table split at `presliding_until_s`.
