@@ -143,7 +143,10 @@ fn per_direction_options_are_refused_clearly() {
     )
     .unwrap_err()
     .to_string();
-    assert_eq!(e, "given.asymmetric must be true or false (got 1)");
+    assert_eq!(
+        e,
+        "given.asymmetric is refused: invalid type: integer `1`, expected a boolean"
+    );
 }
 
 #[test]

@@ -20,7 +20,7 @@
 //! inertia). The regression is sensitive to position noise, which biases `sigma0` (S1): use a
 //! high-resolution position sensor.
 
-use super::{FitReport, Given, Part, Options, Procedure, Reads, Table, need_rows};
+use super::{FitReport, Given, Part, Procedure, Reads, Table, need_rows};
 use super::typed::{OffsetOnly, typed};
 use crate::identify::FitError;
 use crate::identify::lsq;
@@ -31,7 +31,7 @@ pub const PROCEDURE: Procedure = Procedure {
     name: "lugre_regression",
     models: &["lugre", "improved_lugre"],
     columns: &["t", "x", "u"],
-    options: Options::Typed(typed::<OffsetOnly>()),
+    options: typed::<OffsetOnly>(),
     known_params: false,
     reads: Reads::TimeSeries(Some(&["presliding"])),
     part: Some(Part {
@@ -45,11 +45,11 @@ pub const PROCEDURE: Procedure = Procedure {
 
 /// `(sigma0, fs)` by S1 eq. 8.52 from the `t, x, u` columns.
 pub fn fit(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitError> {
+    let offset = PROCEDURE.options_of::<OffsetOnly>(given)?.offset;
     let t = table.column("t", PROCEDURE.name)?;
     let x = table.column("x", PROCEDURE.name)?;
     let u = table.column("u", PROCEDURE.name)?;
     need_rows(t.len(), 5, "lugre_regression")?;
-    let offset = PROCEDURE.options_of::<OffsetOnly>(given)?.offset;
     // A known offset F_g leaves two unknowns: F_f - F_g is regressed directly.
     let known = matches!(offset, super::Offset::Known(_));
     let mut rows = Vec::with_capacity(t.len() - 1);

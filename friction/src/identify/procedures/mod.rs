@@ -24,7 +24,7 @@
 //! To add a procedure: a file here with `pub fn fit(model, &Table, &Given) -> Result<FitReport,
 //! FitError>`, its "requirements on the data", its options type (serde, `deny_unknown_fields`,
 //! a doc line per key; [`typed`]) and its [`Procedure`] (what it reads, which part, whether it
-//! iterates, `options: Options::Typed(typed::<ItsOptions>())`), and one line in the `registry!`
+//! iterates, `options: typed::<ItsOptions>()`), and one line in the `registry!`
 //! below. Every front end reads the registry: the daemon's fits, the CLI, `GET /api/procedures`
 //! and the dashboard's fit form.
 
@@ -40,6 +40,7 @@ pub mod quality;
 mod replay;
 mod report;
 mod segment;
+pub mod shared;
 pub mod sides;
 pub mod synthetic;
 mod table;
@@ -47,10 +48,7 @@ pub mod typed;
 pub mod validation;
 
 pub use given::Offset;
-pub(crate) use given::{
-    asymmetric_without_fitted_offset, checked_load, given_bool, given_bootstrap, given_f64,
-    given_load, given_offset, given_positive, given_str, no_fitted_offset_with,
-};
+pub(crate) use given::{checked_load, given_f64, no_fitted_offset_with};
 pub(crate) use report::num;
 pub use report::{FitReport, Provenance};
 pub use table::Table;
@@ -71,8 +69,8 @@ pub struct Procedure {
     pub models: &'static [&'static str],
     /// Columns it reads.
     pub columns: &'static [&'static str],
-    /// Keys of `given` it accepts (options and known values), typed.
-    pub options: Options,
+    /// The keys of `given` it takes besides known values: its options type.
+    pub options: typed::Typed,
     /// Whether it also accepts any of the model's parameter names in `given` (held fixed).
     pub known_params: bool,
     /// What of a stored run it reads.
@@ -86,40 +84,6 @@ pub struct Procedure {
     pub offset_refused: Option<&'static str>,
     /// The procedure itself.
     pub fit: fn(&str, &Table, &Given) -> Result<FitReport, FitError>,
-}
-
-/// The options a procedure takes in `given`.
-#[derive(Clone, Copy, Debug)]
-pub enum Options {
-    /// Declared key by key (procedures not yet given an options type).
-    Listed(&'static [options::Opt]),
-    /// Its own serde type ([`typed::typed`]), parsed once where the procedure starts.
-    Typed(typed::Typed),
-}
-
-impl Options {
-    /// Their JSON Schema, taking any other key when `open` (the model's parameters).
-    pub fn schema(&self, open: bool) -> Value {
-        match self {
-            Options::Listed(opts) => options::schema(opts, open),
-            Options::Typed(t) => {
-                let mut s = (t.schema)();
-                s["additionalProperties"] = Value::Bool(open);
-                s
-            }
-        }
-    }
-
-    /// Their keys.
-    pub fn names(&self) -> Vec<String> {
-        match self {
-            Options::Listed(opts) => opts.iter().map(|o| o.name.to_string()).collect(),
-            Options::Typed(t) => (t.schema)()["properties"]
-                .as_object()
-                .map(|p| p.keys().cloned().collect())
-                .unwrap_or_default(),
-        }
-    }
 }
 
 /// What of a stored run a procedure reads.
@@ -192,8 +156,16 @@ impl Procedure {
 
     /// Refuses a value of `given` of the wrong type, naming the key and what it must be, and a
     /// key this procedure does not take, naming it and the keys it
-    /// takes (so that a misspelt option never runs the fit without it).
+    /// takes (so that a misspelt option never runs the fit without it): what a plan checks
+    /// before any fit runs.
     pub fn check_given(&self, model: &str, given: &Given) -> Result<(), FitError> {
+        let own = self.check_keys(model, given)?;
+        self.options.check(&own)
+    }
+
+    /// [`Procedure::check_given`] but for the values, which the procedure parses where it
+    /// starts ([`Procedure::options_of`]), so a fit parses them once; returns its own keys.
+    fn check_keys(&self, model: &str, given: &Given) -> Result<Given, FitError> {
         let params: Vec<&str> = if self.known_params {
             crate::registry::entry(model)
                 .map(|e| e.params.iter().map(|p| p.name).collect())
@@ -204,15 +176,6 @@ impl Procedure {
         let names = self.options.names();
         let mut own = Given::new();
         for (key, value) in given {
-            if let Options::Listed(opts) = self.options
-                && let Some(opt) = opts.iter().find(|o| o.name == key)
-            {
-                opt.check(value).map_err(|rule| FitError::Setting {
-                    field: format!("given.{key}"),
-                    rule,
-                })?;
-                continue;
-            }
             if names.contains(key) {
                 own.insert(key.clone(), value.clone());
                 continue;
@@ -242,10 +205,7 @@ impl Procedure {
                 ),
             });
         }
-        match self.options {
-            Options::Typed(t) => (t.check)(&own),
-            Options::Listed(_) => Ok(()),
-        }
+        Ok(own)
     }
 }
 
@@ -318,7 +278,8 @@ pub fn run(name: &str, model: &str, table: &Table, given: &Given) -> Result<FitR
     for c in proc.columns {
         table.column(c, name)?;
     }
-    proc.check_given(model, given)?;
+    // The keys here; an options type's values where the procedure parses them.
+    proc.check_keys(model, given)?;
     let mut report = (proc.fit)(model, table, given)?;
     report.assess();
     Ok(report)

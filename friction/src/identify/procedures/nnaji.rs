@@ -14,11 +14,14 @@
 //!    or a chirp): in gross sliding `F = gamma + fv v`, `dgamma/dt = (g(v) - gamma)/tau`
 //!    (eqs. 12–13, 34–35); a one-parameter output-error fit of the `nnaji` model.
 
+use super::options::INERTIA;
 use super::output_error::{self, FreeParam, Method, Options, Replay, Segment};
+use super::typed::{Positive, Whole, typed};
 use super::{FitReport, Given, Offset, Procedure, Reads, Table};
 use crate::identify::FitError;
-use crate::identify::procedures::options::{self, Min, Opt};
 pub use crate::models::nnaji::sigma_from_damping;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 /// Settings of the Nnaji procedure.
@@ -184,29 +187,7 @@ pub const PROCEDURE: Procedure = Procedure {
     name: "nnaji",
     models: &["nnaji"],
     columns: &["t", "v", "friction"],
-    options: super::Options::Listed(&[
-        options::PARAMS,
-        Opt::choice(
-            "step",
-            &["all", "zb", "tau"],
-            "Which step: zb (presliding), tau (frictional lag) or all",
-        ),
-        Opt::number(
-            "inertia",
-            options::INERTIA,
-            Min::Positive,
-            "Inertia J, needed for sigma",
-        ),
-        Opt::number("zeta", "", Min::Positive, "Damping ratio").or(0.7),
-        Opt::number(
-            "presliding_until_s",
-            "s",
-            Min::Any,
-            "Step all: rows before it are the presliding run, the rest the frictional-lag run",
-        ),
-        options::MAX_ITERS.or(100.0),
-        options::OFFSET,
-    ]),
+    options: typed::<NnajiGiven>(),
     known_params: false,
     reads: Reads::TimeSeries(Some(&["presliding", "frictional_lag"])),
     part: None,
@@ -215,29 +196,60 @@ pub const PROCEDURE: Procedure = Procedure {
     fit: fit_table,
 };
 
-/// `bench fit --procedure nnaji` on one table. `given`: `params` (the static `fs, fc, vs, fv`
-/// and start values), `step` (`zb`, `tau` or `all`, default `all`), `inertia` (J, needed for
-/// sigma), `zeta` (default 0.7), `presliding_until_s` (for `all`: rows before this time are the
-/// presliding run, the rest the frictional-lag run), `max_iters`.
+/// What `nnaji` takes in `given`.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NnajiGiven {
+    /// Values of the model's parameters: the fixed ones and the start values
+    pub params: Option<Map<String, Value>>,
+    /// Which step: zb (presliding), tau (frictional lag) or all
+    #[serde(default)]
+    pub step: Step,
+    /// Inertia J, needed for sigma
+    #[schemars(extend("x-unit" = INERTIA))]
+    pub inertia: Option<Positive>,
+    /// Damping ratio
+    #[schemars(extend("default" = 0.7))]
+    pub zeta: Option<Positive>,
+    /// Step all: rows before it are the presliding run, the rest the frictional-lag run
+    #[schemars(extend("x-unit" = "s"))]
+    pub presliding_until_s: Option<f64>,
+    /// Most iterations of the solver
+    #[serde(default = "max_iters")]
+    pub max_iters: Whole<1, 1_000_000>,
+    /// A constant in the measured force: true fits it (params.offset), a number is a known offset subtracted first
+    #[serde(default)]
+    pub offset: Offset,
+}
+
+/// The steps `nnaji` runs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Step {
+    /// Both, from one table split at `presliding_until_s`.
+    #[default]
+    All,
+    /// `Z_b` from a presliding run.
+    Zb,
+    /// `tau` from a frictional-lag run.
+    Tau,
+}
+
+fn max_iters() -> Whole<1, 1_000_000> {
+    Whole(100)
+}
+
+/// `bench fit --procedure nnaji` on one table ([`NnajiGiven`]).
 pub fn fit_table(_model: &str, table: &Table, given: &Given) -> Result<FitReport, FitError> {
+    let g: NnajiGiven = PROCEDURE.options_of(given)?;
     let seg = Segment::from_table("csv", table)?;
-    let params = match given.get("params") {
-        None | Some(Value::Null) => Value::Object(Map::new()),
-        Some(p @ Value::Object(_)) => p.clone(),
-        Some(_) => {
-            return Err(FitError::Setting {
-                field: "given.params".into(),
-                rule: "must be a JSON object".into(),
-            });
-        }
-    };
-    let max_iters = super::given_f64(given, "max_iters")?.map_or(100, |m| m.max(1.0) as u64);
-    let offset = super::given_offset(given)?;
-    let mut r = match super::given_str(given, "step").unwrap_or("all") {
-        "zb" => fit_zb(&[seg], &params, max_iters, offset)?,
-        "tau" => fit_tau(&[seg], &params, max_iters, offset)?,
-        "all" => {
-            let split = super::given_f64(given, "presliding_until_s")?.ok_or_else(|| FitError::Setting {
+    let params = Value::Object(g.params.unwrap_or_default());
+    let (max_iters, offset) = (g.max_iters.0, g.offset);
+    let mut r = match g.step {
+        Step::Zb => fit_zb(&[seg], &params, max_iters, offset)?,
+        Step::Tau => fit_tau(&[seg], &params, max_iters, offset)?,
+        Step::All => {
+            let split = g.presliding_until_s.ok_or_else(|| FitError::Setting {
                 field: "given.presliding_until_s".into(),
                 rule: "is needed for step all (rows before it: presliding run; after: frictional-lag run)".into(),
             })?;
@@ -250,28 +262,21 @@ pub fn fit_table(_model: &str, table: &Table, given: &Given) -> Result<FitReport
                 u: seg.u[a..b].to_vec(),
                 friction: seg.friction[a..b].to_vec(),
             };
-            let inertia =
-                super::given_positive(given, "inertia")?.ok_or_else(|| FitError::Setting {
-                    field: "given.inertia".into(),
-                    rule: "is needed for sigma (S3 eq. 33)".into(),
-                })?;
-            let mut o = NnajiOptions::new(params, inertia);
+            let inertia = g.inertia.ok_or_else(|| FitError::Setting {
+                field: "given.inertia".into(),
+                rule: "is needed for sigma (S3 eq. 33)".into(),
+            })?;
+            let mut o = NnajiOptions::new(params, inertia.0);
             o.max_iters = max_iters;
             o.offset = offset;
-            if let Some(z) = super::given_positive(given, "zeta")? {
-                o.zeta = z;
+            if let Some(z) = g.zeta {
+                o.zeta = z.0;
             }
             fit(
                 &[part(0, k, "presliding")],
                 &[part(k, seg.len(), "lag")],
                 &o,
             )?
-        }
-        other => {
-            return Err(FitError::Setting {
-                field: "given.step".into(),
-                rule: format!("must be zb, tau or all (got {other})"),
-            });
         }
     };
     r.provenance.given = given.clone();

@@ -54,7 +54,10 @@ mod running;
 mod tests;
 
 pub use fitting::fit;
-pub use given::{OPTIONS, PROCEDURE, fit_table, options_from_given};
+pub use given::{
+    Bound, FitNames, MethodKind, OutputErrorGiven, PROCEDURE, ReplayKind, fit_table,
+    options_from_given,
+};
 pub use held_out::predict;
 pub use options::{FreeParam, Hold, Method, Options, Replay, Scale, Speed};
 pub(crate) use per_direction::{negative_taken, put};

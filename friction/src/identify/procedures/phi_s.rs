@@ -15,7 +15,7 @@
 //! only at extreme rates). Give `fs` and `fc` (from the static curve, S4 §4.3) when the rates
 //! do not reach the plateaus: then only the shape is fitted, which is what S4 does.
 
-use super::{FitReport, Given, Options, Procedure, Reads, Table, given_f64, need_rows, num};
+use super::{FitReport, Given, Procedure, Reads, Table, given_f64, need_rows, num};
 use super::typed::{OffsetOnly, typed};
 use crate::identify::lm::{LevenbergMarquardt, standard_errors};
 use crate::identify::{Bounds, FitError, Residuals, Runner};
@@ -26,7 +26,7 @@ pub const PROCEDURE: Procedure = Procedure {
     name: "phi_s",
     models: &["improved_static", "improved_armstrong", "improved_lugre"],
     columns: &["rate", "breakaway"],
-    options: Options::Typed(typed::<OffsetOnly>()),
+    options: typed::<OffsetOnly>(),
     known_params: true,
     reads: Reads::BreakawayRates,
     part: None,
@@ -171,13 +171,13 @@ fn emit(d: &DirFit, fixed: &[Option<f64>; 4]) -> (Map<String, Value>, Map<String
 
 /// Fits `(ts, delta_t)` (and `fs`, `fc` unless given) to the `rate, breakaway` points.
 pub fn fit(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitError> {
+    let offset = PROCEDURE.options_of::<OffsetOnly>(given)?.offset;
     let rate = table.column("rate", PROCEDURE.name)?;
     let brk = table.column("breakaway", PROCEDURE.name)?;
     let mut fixed = [None; 4];
     for (i, n) in NAMES.iter().enumerate() {
         fixed[i] = given_f64(given, n)?;
     }
-    let offset = PROCEDURE.options_of::<OffsetOnly>(given)?.offset;
     if offset.fitted() {
         return Err(FitError::Setting {
             field: "given.offset".into(),

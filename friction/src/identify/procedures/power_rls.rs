@@ -52,7 +52,7 @@
 //! matters (S2 Table II).
 
 use super::typed::{Positive, typed};
-use super::{FitReport, Given, Offset, Options, Procedure, Reads, Table, need_rows, num};
+use super::{FitReport, Given, Offset, Procedure, Reads, Table, need_rows, num};
 use crate::curve::sgn;
 use crate::identify::FitError;
 use schemars::JsonSchema;
@@ -76,7 +76,7 @@ pub const PROCEDURE: Procedure = Procedure {
         "lugre",
     ],
     columns: &["t", "x", "u"],
-    options: Options::Typed(typed::<PowerRlsOptions>()),
+    options: typed::<PowerRlsOptions>(),
     known_params: false,
     reads: Reads::TimeSeries(Some(&["prbs", "validation_profile", "imported"])),
     part: None,
@@ -366,16 +366,18 @@ fn batch(rows: &[[f64; 3]], y: &[f64], w: Weighting, design: Design) -> Option<V
 
 /// Identifies `(J, fv, fc)` (and the offset) from the `t, x, u` columns.
 pub fn fit(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitError> {
+    let opts: PowerRlsOptions = PROCEDURE.options_of(given)?;
     let t = table.column("t", PROCEDURE.name)?;
     let x = table.column("x", PROCEDURE.name)?;
     // A known load takes its share of the force before the filter sees it (the filter is
     // linear, so this is the same as filtering it and subtracting).
-    let opts: PowerRlsOptions = PROCEDURE.options_of(given)?;
-    let load = opts.load.map(super::checked_load).transpose()?;
-    let u = &load.unwrap_or_default().subtract(x, table.column("u", PROCEDURE.name)?);
-    let (pn, alpha, offset) = (opts.p_n.0, opts.alpha.0, opts.offset);
+    let u = &opts
+        .terms
+        .load()?
+        .subtract(x, table.column("u", PROCEDURE.name)?);
+    let (pn, alpha, offset) = (opts.p_n.0, opts.alpha.0, opts.terms.offset);
     let design = Design {
-        asymmetric: super::no_fitted_offset_with(opts.asymmetric, offset)?,
+        asymmetric: opts.terms.asymmetric()?,
         offset: offset.fitted(),
     };
     let (how, eta) = (opts.discretisation, opts.eta);

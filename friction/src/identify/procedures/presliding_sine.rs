@@ -42,7 +42,7 @@
 //! 1,024,000 count/rev encoder).
 
 use super::typed::{Positive, typed};
-use super::{FitReport, Given, Offset, Options, Part, Procedure, Reads, Table, need_rows};
+use super::{FitReport, Given, Offset, Part, Procedure, Reads, Table, need_rows};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -75,7 +75,7 @@ pub const PROCEDURE: Procedure = Procedure {
     name: "presliding_sine",
     models: &["lugre", "improved_lugre", "dahl", "elasto_plastic"],
     columns: &["t", "x", "u"],
-    options: Options::Typed(typed::<PreslidingSineOptions>()),
+    options: typed::<PreslidingSineOptions>(),
     known_params: false,
     reads: Reads::TimeSeries(Some(&["presliding"])),
     part: Some(Part {
@@ -201,11 +201,11 @@ fn bristle_fit(k: (f64, f64), omega: f64, amp: f64, g: f64) -> (f64, f64, (f64, 
 
 /// `sigma0 = A/theta0` from the `t, x, u` columns.
 pub fn fit(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitError> {
+    let opts: PreslidingSineOptions = PROCEDURE.options_of(given)?;
     let t = table.column("t", PROCEDURE.name)?;
     let x = table.column("x", PROCEDURE.name)?;
     let u = table.column("u", PROCEDURE.name)?;
     need_rows(t.len(), 10, "presliding_sine")?;
-    let opts: PreslidingSineOptions = PROCEDURE.options_of(given)?;
     let omega = match opts.omega {
         Some(Positive(w)) => w,
         None => frequency(t, u).ok_or_else(|| {

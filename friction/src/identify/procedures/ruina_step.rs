@@ -22,7 +22,7 @@
 //! that is 6.5 ms). The steady-state curve should be measured first (S1).
 
 use super::typed::{Positive, typed};
-use super::{FitReport, Given, Options, Procedure, Reads, Table, mean, need_rows};
+use super::{FitReport, Given, Procedure, Reads, Table, mean, need_rows};
 use crate::identify::lm::{LevenbergMarquardt, standard_errors};
 use crate::identify::{Bounds, FitError, Residuals, Runner};
 use schemars::JsonSchema;
@@ -43,7 +43,7 @@ pub const PROCEDURE: Procedure = Procedure {
     name: "ruina_step",
     models: &["ruina"],
     columns: &["t", "v", "friction"],
-    options: Options::Typed(typed::<RuinaStepOptions>()),
+    options: typed::<RuinaStepOptions>(),
     known_params: false,
     reads: Reads::TimeSeries(Some(&["constant_velocity_sweep", "frictional_lag"])),
     part: None,
@@ -77,11 +77,11 @@ impl Residuals for StepProblem<'_> {
 
 /// `(A, B, L)` from the velocity step in the `t, v, friction` columns.
 pub fn fit(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitError> {
+    let opts: RuinaStepOptions = PROCEDURE.options_of(given)?;
     let t = table.column("t", PROCEDURE.name)?;
     let v = table.column("v", PROCEDURE.name)?;
     let fr = table.column("friction", PROCEDURE.name)?;
     need_rows(t.len(), 20, "ruina_step")?;
-    let opts: RuinaStepOptions = PROCEDURE.options_of(given)?;
     let fn_load = opts.fn_load.map_or(1.0, |l| l.0);
     let k0 = (1..v.len())
         .max_by(|&a, &b| (v[a] - v[a - 1]).abs().total_cmp(&(v[b] - v[b - 1]).abs()))

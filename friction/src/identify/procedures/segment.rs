@@ -309,7 +309,9 @@ impl Replay {
 }
 
 /// How the applied force `u` runs between two samples.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Hold {
     /// Linear between the samples (a measured, continuous force).
@@ -320,7 +322,9 @@ pub enum Hold {
 }
 
 /// How the speed runs between two samples of a velocity replay.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Speed {
     /// Linear between the samples' speeds.

@@ -93,7 +93,7 @@ pub const PROCEDURE: Procedure = Procedure {
     name: "aep",
     models: &["*"],
     columns: &["t"],
-    options: super::Options::Listed(output_error::OPTIONS),
+    options: super::typed::typed::<output_error::OutputErrorGiven>(),
     known_params: false,
     reads: Reads::TimeSeries(None),
     part: None,

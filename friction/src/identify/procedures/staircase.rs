@@ -29,7 +29,7 @@
 //! `t`, `v` of a constant-reference run whose second half is the settled oscillation.
 
 use super::typed::{Positive, typed};
-use super::{FitReport, Given, Offset, Options, Procedure, Reads, Table, mean, need_rows};
+use super::{FitReport, Given, Offset, Procedure, Reads, Table, mean, need_rows};
 use crate::identify::FitError;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -100,7 +100,7 @@ pub const PROCEDURE: Procedure = Procedure {
         "improved_lugre",
     ],
     columns: &["t"],
-    options: Options::Typed(typed::<StaircaseOptions>()),
+    options: typed::<StaircaseOptions>(),
     known_params: false,
     reads: Reads::TimeSeries(Some(&["breakaway_staircase"])),
     part: None,

@@ -22,7 +22,7 @@
 //! fraction of `Δu/sigma0`, and long enough to settle.
 
 use super::typed::{Positive, typed};
-use super::{FitReport, Given, Options, Part, Procedure, Reads, Table, mean, need_rows};
+use super::{FitReport, Given, Part, Procedure, Reads, Table, mean, need_rows};
 use crate::identify::lm::{LevenbergMarquardt, standard_errors};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -52,7 +52,7 @@ pub const PROCEDURE: Procedure = Procedure {
     name: "step_damping",
     models: &["lugre", "improved_lugre", "elasto_plastic"],
     columns: &["t", "x", "u"],
-    options: Options::Typed(typed::<StepDampingOptions>()),
+    options: typed::<StepDampingOptions>(),
     known_params: false,
     reads: Reads::TimeSeries(Some(&["presliding"])),
     part: Some(Part {
@@ -104,11 +104,11 @@ impl Residuals for StepProblem<'_> {
 
 /// `sigma1` from the step response in the `t, x, u` columns.
 pub fn fit(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitError> {
+    let opts: StepDampingOptions = PROCEDURE.options_of(given)?;
     let t = table.column("t", PROCEDURE.name)?;
     let x = table.column("x", PROCEDURE.name)?;
     let u = table.column("u", PROCEDURE.name)?;
     need_rows(t.len(), 20, "step_damping")?;
-    let opts: StepDampingOptions = PROCEDURE.options_of(given)?;
     let k0 = (1..u.len())
         .max_by(|&a, &b| (u[a] - u[a - 1]).abs().total_cmp(&(u[b] - u[b - 1]).abs()))
         .unwrap_or(1);

@@ -1,8 +1,9 @@
 //! A procedure's options as its own serde type: `given` is parsed once, where the procedure
-//! starts, into that type (unknown keys refused, a bad value's error naming its key), and the
-//! JSON Schema every front end reads (`GET /api/procedures`, the dashboard's fit form, `bench
-//! fit`) is derived from the same type, so the keys, their types, defaults and meanings are
-//! written once.
+//! starts, into that type (a bad value's error naming its key; a key the type lacks is refused
+//! before, [`super::Procedure::check_given`]), and the JSON Schema every front end reads (`GET
+//! /api/procedures`, the dashboard's fit form, `bench fit`) is derived from the same type, so
+//! the keys, their types, defaults and meanings are written once. Options several procedures
+//! take are groups ([`super::shared`]) `#[serde(flatten)]`ed into the type.
 
 use super::options::FORCE;
 use super::{Given, Offset};
@@ -16,17 +17,39 @@ use std::borrow::Cow;
 /// A procedure's options type: its JSON Schema and the check of `given` against it.
 #[derive(Clone, Copy, Debug)]
 pub struct Typed {
-    /// The JSON Schema of the options (an object, unknown keys refused).
-    pub schema: fn() -> Value,
+    /// The JSON Schema of the options (an object).
+    schema_of: fn() -> Value,
     /// Parses the procedure's own keys of `given` into the type, only to check them.
-    pub check: fn(&Given) -> Result<(), FitError>,
+    check: fn(&Given) -> Result<(), FitError>,
 }
 
 /// The options type `T` as the registry holds it.
 pub const fn typed<T: DeserializeOwned + JsonSchema>() -> Typed {
     Typed {
-        schema: schema_of::<T>,
+        schema_of: schema_of::<T>,
         check: |own| parse::<T>(own).map(drop),
+    }
+}
+
+impl Typed {
+    /// The JSON Schema, taking any other key when `open` (the model's parameters).
+    pub fn schema(&self, open: bool) -> Value {
+        let mut s = (self.schema_of)();
+        s["additionalProperties"] = Value::Bool(open);
+        s
+    }
+
+    /// The keys.
+    pub fn names(&self) -> Vec<String> {
+        (self.schema_of)()["properties"]
+            .as_object()
+            .map(|p| p.keys().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    /// Whether the procedure's own keys of `given` parse.
+    pub fn check(&self, own: &Given) -> Result<(), FitError> {
+        (self.check)(own)
     }
 }
 
@@ -38,10 +61,30 @@ pub fn parse<T: DeserializeOwned>(own: &Given) -> Result<T, FitError> {
         .filter(|(_, v)| !v.is_null())
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
-    serde_path_to_error::deserialize(Value::Object(present)).map_err(|e| FitError::Setting {
-        field: format!("given.{}", e.path()),
-        rule: format!("is refused: {}", e.inner()),
-    })
+    let refused = |key: &dyn std::fmt::Display, e: &serde_json::Error| FitError::Setting {
+        field: format!("given.{key}"),
+        rule: format!("is refused: {e}"),
+    };
+    let e = match serde_path_to_error::deserialize(Value::Object(present.clone())) {
+        Ok(t) => return Ok(t),
+        Err(e) => e,
+    };
+    if e.path().iter().next().is_some() {
+        return Err(refused(e.path(), e.inner()));
+    }
+    // A key of a `#[serde(flatten)]`ed group (shared options) is read from serde's buffer,
+    // which keeps no path: the key at fault is the one that is refused on its own (every
+    // option has a default, so one key alone parses unless its value is bad).
+    for (key, value) in &present {
+        let alone = Value::Object(Map::from_iter([(key.clone(), value.clone())]));
+        if let Err(e) = serde_path_to_error::deserialize::<_, T>(alone) {
+            return Err(match e.path().iter().next() {
+                Some(_) => refused(e.path(), e.inner()),
+                None => refused(key, e.inner()),
+            });
+        }
+    }
+    Err(refused(e.path(), e.inner()))
 }
 
 /// The JSON Schema of `T` as the fit form reads it: subschemas inline, each property titled by
@@ -135,9 +178,42 @@ impl JsonSchema for Replicates {
     }
 }
 
-/// The seed of a bootstrap's draws when none is given.
-pub fn seed() -> u64 {
-    1
+/// A whole number in `MIN..=MAX` (`3` or `3.0`, as a JSON number may be written).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(transparent)]
+pub struct Whole<const MIN: u64, const MAX: u64>(pub u64);
+
+impl<'de, const MIN: u64, const MAX: u64> Deserialize<'de> for Whole<MIN, MAX> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let x = f64::deserialize(d)?;
+        if x.fract() == 0.0 && x >= MIN as f64 && x <= MAX as f64 {
+            Ok(Whole(x as u64))
+        } else if MAX == u64::MAX {
+            Err(D::Error::custom(format!(
+                "must be a whole number >= {MIN} (got {x})"
+            )))
+        } else {
+            Err(D::Error::custom(format!(
+                "must be a whole number in {MIN}..={MAX} (got {x})"
+            )))
+        }
+    }
+}
+
+impl<const MIN: u64, const MAX: u64> JsonSchema for Whole<MIN, MAX> {
+    fn inline_schema() -> bool {
+        true
+    }
+    fn schema_name() -> Cow<'static, str> {
+        format!("Whole_{MIN}_{MAX}").into()
+    }
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        if MAX == u64::MAX {
+            json_schema!({"type": "integer", "minimum": MIN})
+        } else {
+            json_schema!({"type": "integer", "minimum": MIN, "maximum": MAX})
+        }
+    }
 }
 
 /// A number > 0.
@@ -278,6 +354,56 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.starts_with("given.level is refused: invalid type"), "{e}");
+    }
+
+    /// Every procedure's options take each default their schema states, and refuse a value
+    /// of no option's type naming the key (through a flattened group too).
+    #[test]
+    fn each_procedures_options_take_their_defaults_and_refuse_a_wrong_type() {
+        for p in super::super::PROCEDURES {
+            let schema = p.options.schema(false);
+            let props = schema["properties"].as_object().unwrap();
+            assert!(!props.is_empty(), "{}", p.name);
+            for (key, prop) in props {
+                let alone = |v: Value| Given::from_iter([(key.clone(), v)]);
+                if let Some(d) = prop.get("default") {
+                    assert_eq!(
+                        p.options.check(&alone(d.clone())),
+                        Ok(()),
+                        "{}.{key}",
+                        p.name
+                    );
+                }
+                let e = p
+                    .options
+                    .check(&alone(json!([true])))
+                    .unwrap_err()
+                    .to_string();
+                let rest = e.strip_prefix(&format!("given.{key}")).unwrap_or_default();
+                assert!(
+                    rest.starts_with(" is refused: ") || rest.starts_with('['),
+                    "{}: {e}",
+                    p.name
+                );
+                assert_eq!(prop["title"], *key);
+                assert!(
+                    prop["description"].as_str().is_some_and(|d| !d.is_empty()),
+                    "{}.{key}",
+                    p.name
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_whole_number_is_one_written_either_way_within_its_bounds() {
+        type W = Whole<1, 10>;
+        assert_eq!(serde_json::from_value::<W>(json!(3.0)).unwrap(), Whole(3));
+        assert_eq!(serde_json::from_value::<W>(json!(10)).unwrap(), Whole(10));
+        for bad in [json!(0), json!(2.5), json!(11)] {
+            let e = serde_json::from_value::<W>(bad).unwrap_err().to_string();
+            assert!(e.starts_with("must be a whole number in 1..=10"), "{e}");
+        }
     }
 
     #[test]

@@ -49,21 +49,20 @@
 //! leads the position's central differences by half a sample; `u[k]` is replaced by
 //! `(u[k-1] + u[k]) / 2`. On the simulated ball screw this removes a bias of about 1 % in `fv`.
 
+mod options;
 mod problem;
 mod regression;
 mod validate;
 
+pub use options::{Conditioning, IdimLsOptions, Known};
 pub use regression::{Regression, Side, regression};
 pub use validate::predict;
 
 use super::quality::scaled_condition;
 use super::sides::{self, Pair};
-use super::{
-    FitReport, Given, Offset, Procedure, Reads, Table, asymmetric_without_fitted_offset,
-    given_bootstrap, given_f64, given_load, given_offset, num,
-};
+use super::typed::{parse, typed};
+use super::{FitReport, Given, Offset, Procedure, Reads, Table, num};
 use crate::identify::lm::LevenbergMarquardt;
-use crate::identify::procedures::options::{self, Min, Opt};
 use crate::identify::stats::{self, Uncertainty};
 use crate::identify::{Bounds, FitError, Runner};
 use problem::{FC, FS, FV, J, OFF, Problem, VS, count, idx, name, ols};
@@ -74,38 +73,7 @@ pub const PROCEDURE: Procedure = Procedure {
     name: "idim_ls",
     models: &["coulomb_viscous", "stribeck_exp"],
     columns: &["t", "x", "u"],
-    options: super::Options::Listed(&[
-        options::OFFSET,
-        options::J,
-        Opt::number(
-            "cutoff_hz",
-            "Hz",
-            Min::Positive,
-            "Cut-off of the position filter (absent: from the bandwidth of u)",
-        ),
-        Opt::number(
-            "decimation",
-            "",
-            Min::Positive,
-            "Decimation factor after the filter (absent: from the bandwidth of u)",
-        ),
-        options::MAX_GAP_STEPS,
-        options::BOOTSTRAP,
-        options::SEED,
-        options::ASYMMETRIC,
-        Opt::number(
-            "v_min",
-            options::SPEED,
-            Min::Positive,
-            "Speeds below it are left out (absent: 5 % of the speed's 99th percentile)",
-        ),
-        Opt::flag(
-            "force_held",
-            false,
-            "The force is a drive's held command (zero-order hold), not a measurement",
-        ),
-        options::LOAD,
-    ]),
+    options: typed::<IdimLsOptions>(),
     known_params: true,
     reads: Reads::TimeSeries(Some(&["prbs", "validation_profile", "imported"])),
     part: None,
@@ -124,16 +92,21 @@ pub const MAX_GAP_STEPS: f64 = 10.0;
 /// Identifies `j`, `fv`, `fc` (and `offset`; `fs`, `vs` in the second stage; per direction
 /// with `given.asymmetric`).
 pub fn fit(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitError> {
+    let opts: IdimLsOptions = PROCEDURE.options_of(given)?;
+    let known: Known = parse(given)?;
+    let asymmetric = opts.terms.asymmetric()?;
+    let offset = opts.terms.offset;
     let t = table.column("t", PROCEDURE.name)?;
     let x = table.column("x", PROCEDURE.name)?;
     // A known load takes its share of the force before the regression sees it.
-    let u = given_load(given)?.subtract(x, table.column("u", PROCEDURE.name)?);
-    let offset = given_offset(given)?;
-    let asymmetric = asymmetric_without_fitted_offset(given, offset)?;
-    let reg = regression(t, x, &u, given, asymmetric)?;
+    let u = opts
+        .terms
+        .load()?
+        .subtract(x, table.column("u", PROCEDURE.name)?);
+    let reg = regression(t, x, &u, &opts.conditioning, asymmetric)?;
     let target: Vec<f64> = reg.u.iter().map(|u| u - offset.known()).collect();
     let stribeck = model != "coulomb_viscous";
-    let delta = given_f64(given, "delta")?.unwrap_or_else(|| {
+    let delta = known.delta.unwrap_or_else(|| {
         crate::registry::entry(model)
             .ok()
             .and_then(|e| e.defaults().get("delta").and_then(Value::as_f64))
@@ -142,17 +115,14 @@ pub fn fit(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitEr
     let sides = reg.sides.len();
     let mut full = vec![0.0; count(sides)];
     let mut free = Vec::new();
-    let mut hold = |i: usize, key: &str| -> Result<(), FitError> {
-        match given_f64(given, key)? {
-            Some(v) => full[i] = v,
-            None => free.push(i),
-        }
-        Ok(())
+    let mut hold = |i: usize, value: Option<f64>| match value {
+        Some(v) => full[i] = v,
+        None => free.push(i),
     };
-    hold(J, "j")?;
+    hold(J, opts.j.map(|j| j.0));
     for side in 0..sides {
-        hold(idx(side, FV), "fv")?;
-        hold(idx(side, FC), "fc")?;
+        hold(idx(side, FV), known.fv);
+        hold(idx(side, FC), known.fc);
     }
     if offset.fitted() {
         free.push(OFF);
@@ -175,11 +145,26 @@ pub fn fit(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitEr
     let mut best = problem.expand(&theta);
     let mut first_sse = None;
     if stribeck {
-        let (q, sse1) = second_stage(&mut problem, best, given)?;
+        let (q, sse1) = second_stage(&mut problem, best, &known)?;
         first_sse = Some(sse1);
         best = q;
     }
-    report(model, &problem, &best, offset, first_sse, given, t)
+    let held = Held {
+        offset,
+        bootstrap: opts.bootstrap.replicates(),
+        names: [("j", opts.j.is_some()), ("fv", known.fv.is_some()), ("fc", known.fc.is_some())]
+            .into_iter()
+            .filter_map(|(n, held)| held.then_some(n))
+            .collect(),
+    };
+    report(model, &problem, &best, first_sse, (given, &held), t)
+}
+
+/// What the user fixed: the offset, a bootstrap, the values held.
+struct Held {
+    offset: Offset,
+    bootstrap: Option<(usize, u64)>,
+    names: Vec<&'static str>,
 }
 
 /// The Stribeck stage from the first stage's optimum `q1`; returns the best parameters and the
@@ -187,7 +172,7 @@ pub fn fit(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitEr
 fn second_stage(
     problem: &mut Problem<'_>,
     q1: Vec<f64>,
-    given: &Given,
+    known: &Known,
 ) -> Result<(Vec<f64>, f64), FitError> {
     let sse1 = problem.sse(&q1);
     let mut speeds: Vec<f64> = problem
@@ -206,10 +191,10 @@ fn second_stage(
     let sides = problem.r.sides.len();
     let mut full = q1.clone();
     for side in 0..sides {
-        full[idx(side, FS)] = given_f64(given, "fs")?.unwrap_or(q1[idx(side, FC)]);
-        full[idx(side, VS)] = given_f64(given, "vs")?.unwrap_or(quantile(0.2));
-        for (w, n) in [(FS, "fs"), (VS, "vs")] {
-            if !given.contains_key(n) {
+        full[idx(side, FS)] = known.fs.unwrap_or(q1[idx(side, FC)]);
+        full[idx(side, VS)] = known.vs.unwrap_or(quantile(0.2));
+        for (w, value) in [(FS, known.fs), (VS, known.vs)] {
+            if value.is_none() {
                 problem.free.push(idx(side, w));
             }
         }
@@ -264,11 +249,11 @@ fn report(
     model: &str,
     problem: &Problem<'_>,
     q: &[f64],
-    offset: Offset,
     first_sse: Option<f64>,
-    given: &Given,
+    (given, held): (&Given, &Held),
     t: &[f64],
 ) -> Result<FitReport, FitError> {
+    let offset = held.offset;
     let (m, reg) = (problem.u.len(), problem.r);
     let resid: Vec<f64> = (0..m).map(|k| problem.u[k] - problem.model(q, k)).collect();
     let jac = problem.jacobian_at(q);
@@ -325,18 +310,14 @@ fn report(
     } else {
         "mse is of the decimated force regression; j is the axis's inertia (mass on a linear axis), fc is symmetric (sgn v)".into()
     });
-    let held: Vec<&str> = ["j", "fv", "fc"]
-        .into_iter()
-        .filter(|n| given.contains_key(*n))
-        .collect();
-    rep.note_held(&held);
+    rep.note_held(&held.names);
     if let Offset::Known(c) = offset {
         rep.provenance
             .notes
             .push(format!("known offset {c} subtracted from u"));
     }
     rep.details = details(&rep, problem, first_sse, sse, &names);
-    if let Some((replicates, seed)) = given_bootstrap(given)? {
+    if let Some((replicates, seed)) = held.bootstrap {
         let boot = bootstrap(problem, q, &resid, replicates, seed)?;
         rep.use_bootstrap(&names, &boot);
     }

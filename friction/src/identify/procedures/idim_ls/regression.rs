@@ -1,8 +1,9 @@
 //! Conditioning a `t, x, u` record for IDIM-LS: resampling, the zero-phase position filter,
 //! central differences and parallel decimation (the module doc of [`super`] gives the rules).
 
-use super::super::{Given, given_bool, given_f64, given_positive, num};
-use super::{BANDWIDTH_FRACTION, CUTOFF_PER_BANDWIDTH, MAX_GAP_STEPS};
+use super::super::num;
+use super::super::typed::Positive;
+use super::{BANDWIDTH_FRACTION, CUTOFF_PER_BANDWIDTH, Conditioning};
 use crate::curve::sgn;
 use crate::identify::FitError;
 use crate::identify::signal::{
@@ -44,10 +45,10 @@ pub fn regression(
     t: &[f64],
     x: &[f64],
     u: &[f64],
-    given: &Given,
+    conditioning: &Conditioning,
     asymmetric: bool,
 ) -> Result<Regression, FitError> {
-    let (cols, settings, notes) = decimated_columns(t, x, u, given, asymmetric, |f| {
+    let (cols, settings, notes) = decimated_columns(t, x, u, conditioning, asymmetric, |f| {
         let mut c = vec![f.a.to_vec(), f.v.to_vec(), f.u.to_vec()];
         for (sv, ss) in f.sides {
             c.push(sv.clone());
@@ -103,12 +104,12 @@ pub fn decimated_columns(
     t: &[f64],
     x: &[f64],
     u: &[f64],
-    given: &Given,
+    conditioning: &Conditioning,
     asymmetric: bool,
     build: impl FnOnce(&FullRate<'_>) -> Vec<Vec<f64>>,
 ) -> Result<Conditioned, FitError> {
-    let max_gap = given_positive(given, "max_gap_steps")?.unwrap_or(MAX_GAP_STEPS);
-    let grid = Grid::of(t, max_gap)?;
+    let c = conditioning;
+    let grid = Grid::of(t, c.max_gap_steps.0)?;
     let mut notes = Vec::new();
     if grid.resampled {
         notes.push(format!(
@@ -117,14 +118,14 @@ pub fn decimated_columns(
         ));
     }
     let (x, mut u) = (grid.sample(t, x), grid.sample(t, u));
-    let held = given_bool(given, "force_held")?.unwrap_or(false);
+    let held = c.force_held;
     if held {
         centre_held(&mut u);
     }
     let fs = 1.0 / grid.step;
     // The bandwidth sets the defaults only: with both given (a held-out record conditioned as
     // its fit was) its two dozen trial filters are not run.
-    let both_given = given.contains_key("cutoff_hz") && given.contains_key("decimation");
+    let both_given = c.cutoff_hz.is_some() && c.decimation.is_some();
     let bandwidth = if both_given {
         None
     } else {
@@ -134,8 +135,8 @@ pub fn decimated_columns(
             })?,
         )
     };
-    let cutoff = match (given_positive(given, "cutoff_hz")?, bandwidth) {
-        (Some(c), _) => c,
+    let cutoff = match (c.cutoff_hz, bandwidth) {
+        (Some(c), _) => c.0,
         (None, Some(b)) => (CUTOFF_PER_BANDWIDTH * b).min(0.4 * fs),
         (None, None) => {
             return Err(FitError::Bug(
@@ -143,15 +144,8 @@ pub fn decimated_columns(
             ));
         }
     };
-    let decimation = match (given_f64(given, "decimation")?, bandwidth) {
-        (Some(r), _) if r.fract() != 0.0 || r < 1.0 => {
-            return Err(FitError::Config {
-                field: "given.decimation".into(),
-                value: r,
-                rule: "must be a whole number >= 1".into(),
-            });
-        }
-        (Some(r), _) => r as usize,
+    let decimation = match (c.decimation, bandwidth) {
+        (Some(r), _) => r.0 as usize,
         (None, Some(b)) => ((0.8 * 0.5 * fs / (2.0 * b)).round() as usize).max(1),
         (None, None) => {
             return Err(FitError::Bug(
@@ -213,12 +207,12 @@ pub fn decimated_columns(
         bandwidth.map_or(String::new(), |b| format!(
             "bandwidth {b:.3} Hz (99 % of the energy of u); "
         )),
-        if given.contains_key("cutoff_hz") {
+        if c.cutoff_hz.is_some() {
             " (given)"
         } else {
             " (5 x bandwidth)"
         },
-        if given.contains_key("decimation") {
+        if c.decimation.is_some() {
             " (given)"
         } else {
             " (keeps 2 x bandwidth)"
@@ -226,9 +220,9 @@ pub fn decimated_columns(
     ));
     if asymmetric {
         let margin = (REST_MARGIN_PERIODS * fs / lowest).ceil() as usize;
-        let mask = moving(&v, given, margin)?;
+        let mask = moving(&v, c.v_min, margin);
         let at = (decimation, border);
-        keep_moving(&mut cols, mask, at, given, (&mut settings, &mut notes))?;
+        keep_moving(&mut cols, mask, at, c.v_min.is_some(), (&mut settings, &mut notes))?;
     }
     Ok((cols, settings, notes))
 }
@@ -269,10 +263,10 @@ pub const REST_MARGIN_PERIODS: f64 = 3.0;
 /// nothing: only its slow samples are left out, as the regressors of both sides are filtered
 /// like the force. (A margin at every reversal left nothing of a smooth two-sine record whose
 /// reversals come closer than three filter periods.) Returns the mask and `v_min`.
-fn moving(v: &[f64], given: &Given, margin: usize) -> Result<(Vec<bool>, f64), FitError> {
+fn moving(v: &[f64], v_min: Option<Positive>, margin: usize) -> (Vec<bool>, f64) {
     // A given v_min (a held-out record conditioned as its fit) spares the percentile.
-    let v_min = match given_positive(given, "v_min")? {
-        Some(v_min) => v_min,
+    let v_min = match v_min {
+        Some(v_min) => v_min.0,
         None => {
             let mut speeds: Vec<f64> = v.iter().map(|v| v.abs()).collect();
             let at = ((speeds.len() - 1) as f64 * 0.99) as usize;
@@ -294,7 +288,7 @@ fn moving(v: &[f64], given: &Given, margin: usize) -> Result<(Vec<bool>, f64), F
         keep[k.saturating_sub(pad)..(end + pad).min(v.len())].fill(false);
         k = end;
     }
-    Ok((keep, v_min))
+    (keep, v_min)
 }
 
 /// Leaves out the decimated rows (every `r`-th sample, less `border` at each end) at rest by
@@ -303,7 +297,7 @@ fn keep_moving(
     cols: &mut [Vec<f64>],
     (mask, v_min): (Vec<bool>, f64),
     (r, border): (usize, usize),
-    given: &Given,
+    v_min_given: bool,
     (settings, notes): (&mut serde_json::Map<String, Value>, &mut Vec<String>),
 ) -> Result<(), FitError> {
     let keep: Vec<bool> = (0..cols[0].len())
@@ -328,7 +322,7 @@ fn keep_moving(
         "per direction: {} of {} decimated samples at rest or within a filter period of rest (|v| < {v_min:e}{}) left out",
         keep.len() - kept,
         keep.len(),
-        if given.contains_key("v_min") { ", given" } else { ", 5 % of the speed's 99th percentile" }
+        if v_min_given { ", given" } else { ", 5 % of the speed's 99th percentile" }
     ));
     Ok(())
 }
@@ -357,7 +351,7 @@ mod tests {
     #[test]
     fn rest_and_its_margin_are_left_out() {
         let v = [1.0, 1.0, 1.0, 0.0, 1.0, 1.0, 1.0, 1.0];
-        let (keep, v_min) = moving(&v, &Given::new(), 1).unwrap();
+        let (keep, v_min) = moving(&v, None, 1);
         assert_eq!(v_min, 0.05);
         assert_eq!(keep, [true, true, false, false, false, true, true, true]);
     }
@@ -369,7 +363,7 @@ mod tests {
         let mut v = vec![1.0; 40];
         v[5] = 0.0; // a reversal: slow for one sample
         v[20..24].fill(0.0); // a rest: slow for a filter period (margin 6 = 3 periods of 2)
-        let (keep, _) = moving(&v, &Given::new(), 6).unwrap();
+        let (keep, _) = moving(&v, None, 6);
         let left_out: Vec<usize> = (0..v.len()).filter(|&k| !keep[k]).collect();
         let want: Vec<usize> = std::iter::once(5).chain(14..30).collect();
         assert_eq!(left_out, want);
@@ -388,7 +382,7 @@ mod tests {
             })
             .collect();
         let margin = (REST_MARGIN_PERIODS * fs / 11.5).ceil() as usize;
-        let (keep, _) = moving(&v, &Given::new(), margin).unwrap();
+        let (keep, _) = moving(&v, None, margin);
         let kept = keep.iter().filter(|k| **k).count();
         assert!(kept > 18_000, "{kept} of 20000 kept");
     }

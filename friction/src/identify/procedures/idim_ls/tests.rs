@@ -19,7 +19,7 @@ fn ols_matches_the_normal_equations() {
         rec.get("u").unwrap(),
     );
     for asymmetric in [false, true] {
-        let reg = regression(t, x, u, &Given::new(), asymmetric).unwrap();
+        let reg = regression(t, x, u, &Conditioning::default(), asymmetric).unwrap();
         let sides = reg.sides.len();
         let mut free = vec![J];
         for s in 0..sides {

@@ -4,7 +4,9 @@
 
 use super::problem::{FC, FS, FV, J, OFF, Problem, VS, count, idx};
 use super::regression::{self, FullRate, decimated_columns};
+use super::{Conditioning, IdimLsOptions};
 use crate::identify::FitError;
+use crate::identify::procedures::typed::parse;
 use crate::identify::procedures::{FitReport, Given, Table};
 use serde_json::Value;
 
@@ -29,17 +31,16 @@ fn predict_with(
         table.column("x", name)?,
         table.column("u", name)?,
     );
-    let mut given = Given::new();
-    for key in SAME_AS_FIT {
-        if let Some(v) = report.provenance.settings.get(key) {
-            given.insert(key.into(), v.clone());
-        }
-    }
-    if let Some(v) = report.provenance.given.get("max_gap_steps") {
-        given.insert("max_gap_steps".into(), v.clone());
-    }
-    let load = crate::identify::procedures::given_load(&report.provenance.given)?;
-    let u = load.subtract(x, u);
+    let fitted: IdimLsOptions = super::PROCEDURE.options_of(&report.provenance.given)?;
+    let same: Given = SAME_AS_FIT
+        .iter()
+        .filter_map(|key| Some((key.to_string(), report.provenance.settings.get(*key)?.clone())))
+        .collect();
+    let conditioning = Conditioning {
+        max_gap_steps: fitted.conditioning.max_gap_steps,
+        ..parse(&same)?
+    };
+    let u = fitted.terms.load()?.subtract(x, u);
     let asymmetric = report.params.contains_key("negative");
     let stribeck = report.params.contains_key("fs");
     let sides = if asymmetric { 2 } else { 1 };
@@ -65,7 +66,7 @@ fn predict_with(
     if combined && !stribeck {
         // Linear in the columns: the prediction is combined at full rate and decimated as one
         // column, not the five or seven of the regression.
-        let mut cols = decimated_columns(t, x, &u, &given, asymmetric, |f| {
+        let mut cols = decimated_columns(t, x, &u, &conditioning, asymmetric, |f| {
             vec![f.u.to_vec(), linear_force(&full, f)]
         })?
         .0
@@ -75,7 +76,7 @@ fn predict_with(
         };
         return Ok((measured, predicted));
     }
-    let reg = regression::regression(t, x, &u, &given, asymmetric)?;
+    let reg = regression::regression(t, x, &u, &conditioning, asymmetric)?;
     let problem = Problem {
         r: &reg,
         u: &reg.u,
@@ -116,6 +117,40 @@ mod tests {
     use super::*;
     use crate::identify::procedures::run;
     use crate::identify::procedures::synthetic::BallScrew;
+
+    /// A held-out record is conditioned as its fit was (the fit's cut-off, decimation and
+    /// v_min, not from its own bandwidth): on the fit's own record the prediction has the fit's
+    /// rows and residuals.
+    #[test]
+    fn a_held_out_record_is_conditioned_as_its_fit() {
+        let rec = BallScrew {
+            duration: 8.0,
+            negative: Some((260.0, 16.0)),
+            ..BallScrew::default()
+        }
+        .simulate()
+        .unwrap();
+        for given in [
+            serde_json::json!({"decimation": 7, "cutoff_hz": 40.0}),
+            serde_json::json!({"asymmetric": true, "decimation": 7}),
+        ] {
+            let r = run("idim_ls", "coulomb_viscous", &rec, given.as_object().unwrap()).unwrap();
+            let (measured, predicted) = predict(&r, &rec).unwrap();
+            assert_eq!(
+                measured.len() as u64,
+                r.details["samples_used"].as_u64().unwrap(),
+                "{given}"
+            );
+            let mse = measured
+                .iter()
+                .zip(&predicted)
+                .map(|(m, p)| (m - p).powi(2))
+                .sum::<f64>()
+                / measured.len() as f64;
+            let fitted = r.mse.unwrap();
+            assert!((mse - fitted).abs() <= 1e-6 * fitted, "{given}: {mse} {fitted}");
+        }
+    }
 
     /// The prediction combined at full rate equals the one through the regression's columns
     /// (the filters are linear), both ways and per direction.

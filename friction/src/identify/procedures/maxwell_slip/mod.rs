@@ -58,7 +58,7 @@
 
 use super::quality::scaled_condition;
 use super::typed::{Positive, typed};
-use super::{FitReport, Given, Options, Part, Procedure, Reads, Table, need_rows, num};
+use super::{FitReport, Given, Part, Procedure, Reads, Table, need_rows, num};
 use crate::identify::FitError;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -89,7 +89,7 @@ pub const PROCEDURE: Procedure = Procedure {
     name: "maxwell_slip",
     models: &["gms"],
     columns: &["t", "x", "friction"],
-    options: Options::Typed(typed::<MaxwellSlipOptions>()),
+    options: typed::<MaxwellSlipOptions>(),
     known_params: false,
     reads: Reads::TimeSeries(Some(&["presliding"])),
     part: Some(Part {
@@ -234,13 +234,13 @@ const RESOLVED_COUNTS: f64 = 4.0;
 
 /// The GMS elements `k`, `alpha` from the `t, x, friction` columns.
 pub fn fit(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitError> {
+    let opts: MaxwellSlipOptions = PROCEDURE.options_of(given)?;
     let t = table.column("t", PROCEDURE.name)?;
     let x = table.column("x", PROCEDURE.name)?;
     let f = table.column("friction", PROCEDURE.name)?;
     need_rows(t.len(), 20, PROCEDURE.name)?;
     let count = position_step(x)
         .ok_or_else(|| FitError::Data("maxwell_slip: the position never changes".into()))?;
-    let opts: MaxwellSlipOptions = PROCEDURE.options_of(given)?;
     let h = opts.hysteresis.map_or(3.0 * count, |h| h.0);
     let static_swing = opts.static_swing.map(|s| s.0);
     let all = branches(x, h);

@@ -1,10 +1,18 @@
-//! `bench fit --procedure output_error`: the procedure, its `given` keys and their options.
+//! `bench fit --procedure output_error`: the procedure, what it takes in `given` (also `aep`'s)
+//! and the [`Options`] made of it.
 
-use super::super::options::{self, Default, Min, Opt, Ty};
+use super::super::options::INERTIA;
+use super::super::shared::{Bootstrap, ForceTerms};
+use super::super::typed::{Positive, Whole, typed};
 use super::super::{FitReport, Given, Procedure, Reads, Table};
 use super::{FreeParam, Hold, MAX_SUBSTEPS, Method, Options, Replay, Scale, Segment, Speed, fit};
 use crate::identify::FitError;
-use serde_json::Value;
+use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
+use serde::de::Error as _;
+use serde::{Deserialize, Deserializer, Serialize};
+use serde_json::{Map, Value};
+use std::borrow::Cow;
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 /// `bench fit --procedure output_error`: applies to every registry model; reads the columns
@@ -13,7 +21,7 @@ pub const PROCEDURE: Procedure = Procedure {
     name: "output_error",
     models: &["*"],
     columns: &["t"],
-    options: super::super::Options::Listed(OPTIONS),
+    options: typed::<OutputErrorGiven>(),
     known_params: false,
     reads: Reads::TimeSeries(None),
     part: None,
@@ -22,105 +30,198 @@ pub const PROCEDURE: Procedure = Procedure {
     fit: fit_table,
 };
 
-/// The `given` keys of output error (and of `aep`).
-pub const OPTIONS: &[Opt] = &[
-    Opt {
-        name: "fit",
-        ty: Ty::Names,
-        default: Default::FromData,
-        description: "The parameters to fit (absent: the procedure's default free set; []: replay the given values)",
-    },
-    options::PARAMS,
-    Opt::object(
-        "bounds",
-        "Bounds per fitted parameter: {\"name\": [lower, upper]}",
-    ),
-    Opt::object(
-        "scale",
-        "Scale per fitted parameter: {\"name\": \"log\" | \"linear\"}",
-    ),
-    Opt::choice(
-        "replay",
-        &["velocity", "torque"],
-        "velocity: the model's friction on the measured speed; torque: the plant driven by the measured torque",
-    ),
-    Opt::number(
-        "mass",
-        options::INERTIA,
-        Min::Positive,
-        "Inertia of the torque replay's plant",
-    )
-    .or(1.0),
-    Opt::number(
-        "warmup_s",
-        "s",
-        Min::Any,
-        "Start of the record left out of the cost",
-    )
-    .or(0.0),
-    options::MAX_ITERS.or(200.0),
-    Opt::number(
-        "diff_step",
-        "",
-        Min::Positive,
-        "Relative step of the finite-difference Jacobian",
-    )
-    .or(1e-6),
-    Opt::number("timeout_s", "s", Min::Positive, "Time limit of the fit"),
-    Opt::choice(
-        "method",
-        &["lm", "aep"],
-        "lm: Levenberg-Marquardt; aep: adaptive evolutionary search, then lm",
-    ),
-    Opt::integer(
-        "population",
-        1,
-        100_000,
-        Default::Number(20.0),
-        "AEP: the population",
-    ),
-    Opt::number("beta1", "", Min::Positive, "AEP: the first step factor").or(0.2),
-    Opt::number("beta2", "", Min::Positive, "AEP: the second step factor").or(0.05),
-    options::SEED,
-    Opt::integer(
-        "generations",
-        0,
-        10_000_000,
-        Default::Number(150.0),
-        "AEP: the generations",
-    ),
-    Opt::flag(
-        "polish",
-        true,
-        "AEP: refine the best member with Levenberg-Marquardt",
-    ),
-    options::OFFSET,
-    Opt::integer(
-        "substeps",
-        1,
-        MAX_SUBSTEPS as u64,
-        Default::FromData,
-        "Model steps per sample (absent: from the data)",
-    ),
-    Opt::flag(
-        "nested",
-        true,
-        "Report the nested-model tests of the parameters",
-    ),
-    options::BOOTSTRAP,
-    Opt::choice(
-        "hold",
-        &["linear", "zoh"],
-        "linear: a measured force; zoh: a drive's held command",
-    ),
-    Opt::choice(
-        "speed",
-        &["linear", "displacement"],
-        "Velocity replay, the speed between samples: linear (default); displacement: linear plus the bump that makes each interval's displacement the recorded one (as the comparison scores a model)",
-    ),
-    options::LOAD,
-    options::ASYMMETRIC,
-];
+/// What `output_error` (and `aep`) take in `given`.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+pub struct OutputErrorGiven {
+    /// The parameters to fit (absent: the procedure's default free set; []: replay the given values)
+    #[serde(default)]
+    pub fit: FitNames,
+    /// Values of the model's parameters: the fixed ones and the start values
+    pub params: Option<Map<String, Value>>,
+    /// Bounds per fitted parameter: {"name": [lower, upper]}
+    pub bounds: Option<BTreeMap<String, Bound>>,
+    /// Scale per fitted parameter: {"name": "log" | "linear"}
+    pub scale: Option<BTreeMap<String, Scale>>,
+    /// velocity: the model's friction on the measured speed; torque: the plant driven by the measured torque
+    #[serde(default)]
+    pub replay: ReplayKind,
+    /// Inertia of the torque replay's plant
+    #[serde(default = "one")]
+    #[schemars(extend("x-unit" = INERTIA))]
+    pub mass: Positive,
+    /// Start of the record left out of the cost
+    #[serde(default)]
+    #[schemars(extend("x-unit" = "s"))]
+    pub warmup_s: f64,
+    /// Most iterations of the solver
+    #[schemars(extend("default" = 200))]
+    pub max_iters: Option<Whole<1, 1_000_000>>,
+    /// Relative step of the finite-difference Jacobian
+    #[schemars(extend("default" = 1e-6))]
+    pub diff_step: Option<Positive>,
+    /// Time limit of the fit
+    #[schemars(extend("x-unit" = "s"))]
+    pub timeout_s: Option<Positive>,
+    /// lm: Levenberg-Marquardt; aep: adaptive evolutionary search, then lm
+    #[serde(default)]
+    pub method: MethodKind,
+    /// AEP: the population
+    #[serde(default = "population")]
+    pub population: Whole<1, 100_000>,
+    /// AEP: the first step factor
+    #[serde(default = "beta1")]
+    pub beta1: Positive,
+    /// AEP: the second step factor
+    #[serde(default = "beta2")]
+    pub beta2: Positive,
+    /// AEP: the generations
+    #[serde(default = "generations")]
+    pub generations: Whole<0, 10_000_000>,
+    /// AEP: refine the best member with Levenberg-Marquardt
+    #[serde(default = "yes")]
+    pub polish: bool,
+    /// Model steps per sample (absent: from the data)
+    pub substeps: Option<Whole<1, { MAX_SUBSTEPS as u64 }>>,
+    /// Report the nested-model tests of the parameters
+    #[serde(default = "yes")]
+    pub nested: bool,
+    /// linear: a measured force; zoh: a drive's held command
+    #[serde(default)]
+    pub hold: Hold,
+    /// Velocity replay, the speed between samples: linear (default); displacement: linear plus the bump that makes each interval's displacement the recorded one (as the comparison scores a model)
+    #[serde(default)]
+    pub speed: Speed,
+    /// Offset, per direction, known load.
+    #[serde(flatten)]
+    pub terms: ForceTerms,
+    /// Bootstrap intervals and the seed (of the AEP population too).
+    #[serde(flatten)]
+    pub bootstrap: Bootstrap,
+}
+
+/// `given.replay`: what drives the model.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ReplayKind {
+    /// The measured speed; the residual is the friction error.
+    #[default]
+    Velocity,
+    /// The measured force through the plant; the residual is the position error.
+    Torque,
+}
+
+/// `given.method`: the search.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum MethodKind {
+    /// Levenberg–Marquardt from the start values.
+    #[default]
+    Lm,
+    /// Adaptive evolutionary search in the bounds, then Levenberg–Marquardt.
+    Aep,
+}
+
+/// `given.fit`: parameter names, a list or one comma-separated string; `None` when absent.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct FitNames(pub Option<Vec<String>>);
+
+impl<'de> Deserialize<'de> for FitNames {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<FitNames, D::Error> {
+        let names: Vec<String> = match Value::deserialize(d)? {
+            Value::String(s) => {
+                let names: Vec<String> = s
+                    .split(',')
+                    .map(|s| s.trim().to_string())
+                    .filter(|s| !s.is_empty())
+                    .collect();
+                if names.is_empty() {
+                    return Err(D::Error::custom(
+                        "must name the parameters to fit, e.g. {\"fit\": [\"fc\", \"fs\"]} ([] replays the given values without a fit)",
+                    ));
+                }
+                names
+            }
+            Value::Array(a) if a.iter().all(Value::is_string) => a
+                .into_iter()
+                .filter_map(|v| v.as_str().map(str::to_string))
+                .collect(),
+            v => {
+                return Err(D::Error::custom(format!(
+                    "must be a list of parameter names (got {v})"
+                )));
+            }
+        };
+        Ok(FitNames(Some(names)))
+    }
+}
+
+impl JsonSchema for FitNames {
+    fn inline_schema() -> bool {
+        true
+    }
+    fn schema_name() -> Cow<'static, str> {
+        "FitNames".into()
+    }
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({"anyOf": [
+            {"type": "array", "items": {"type": "string"}},
+            {"type": "string"}
+        ]})
+    }
+}
+
+/// A fitted parameter's bounds, `[lower, upper]` (`null`: the default).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Bound(pub Option<f64>, pub Option<f64>);
+
+impl<'de> Deserialize<'de> for Bound {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Bound, D::Error> {
+        let v = Value::deserialize(d)?;
+        let side = |b: &Value| match b {
+            Value::Null => Some(None),
+            b => b.as_f64().map(Some),
+        };
+        if let Some([lo, hi]) = v.as_array().map(Vec::as_slice)
+            && let (Some(lo), Some(hi)) = (side(lo), side(hi))
+        {
+            return Ok(Bound(lo, hi));
+        }
+        Err(D::Error::custom(format!(
+            "must be [lower, upper] (got {v})"
+        )))
+    }
+}
+
+impl JsonSchema for Bound {
+    fn inline_schema() -> bool {
+        true
+    }
+    fn schema_name() -> Cow<'static, str> {
+        "Bound".into()
+    }
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({"type": "array", "items": {"type": ["number", "null"]}, "minItems": 2, "maxItems": 2})
+    }
+}
+
+fn one() -> Positive {
+    Positive(1.0)
+}
+fn population() -> Whole<1, 100_000> {
+    Whole(20)
+}
+fn beta1() -> Positive {
+    Positive(0.2)
+}
+fn beta2() -> Positive {
+    Positive(0.05)
+}
+fn generations() -> Whole<0, 10_000_000> {
+    Whole(150)
+}
+fn yes() -> bool {
+    true
+}
 
 fn given_err(field: &str, rule: &str) -> FitError {
     FitError::Setting {
@@ -129,190 +230,103 @@ fn given_err(field: &str, rule: &str) -> FitError {
     }
 }
 
-fn given_num(given: &Given, name: &str) -> Result<Option<f64>, FitError> {
-    super::super::given_f64(given, name)
+impl OutputErrorGiven {
+    /// The fit's [`Options`] for `model`: `default_free` fitted unless `fit` names others,
+    /// AEP when `aep` or `method` asks for it. Refuses a load on a velocity replay, a speed
+    /// other than linear on a torque replay and a fitted offset per direction.
+    pub fn options(self, model: &str, default_free: &[&str], aep: bool) -> Result<Options, FitError> {
+        let names = match self.fit.0 {
+            Some(names) => names,
+            None if default_free.is_empty() => {
+                return Err(given_err(
+                    "fit",
+                    "must name the parameters to fit, e.g. {\"fit\": [\"fc\", \"fs\"]} ([] replays the given values without a fit)",
+                ));
+            }
+            None => default_free.iter().map(|s| s.to_string()).collect(),
+        };
+        let names = if self.terms.asymmetric()? {
+            let entry = crate::registry::entry(model).map_err(super::model_err)?;
+            super::per_direction::with_negative_sides(entry, &names)?
+        } else {
+            names
+        };
+        let mut o = Options::new(model, &[]);
+        if let Some(p) = self.params {
+            o.params = Value::Object(p);
+        }
+        for n in &names {
+            let mut f = FreeParam::named(n);
+            if let Some(Bound(lower, upper)) = self.bounds.as_ref().and_then(|b| b.get(n)) {
+                (f.lower, f.upper) = (*lower, *upper);
+            }
+            f.scale = self.scale.as_ref().and_then(|s| s.get(n)).copied();
+            o.free.push(f);
+        }
+        o.replay = match self.replay {
+            ReplayKind::Velocity if self.terms.load.is_some() => {
+                return Err(given_err(
+                    "load",
+                    "acts on the plant of a torque replay (\"replay\": \"torque\"); a velocity replay compares the measured friction, which no load enters",
+                ));
+            }
+            ReplayKind::Velocity => Replay::Velocity,
+            ReplayKind::Torque => Replay::Torque {
+                mass: self.mass.0,
+                load: self.terms.load()?,
+            },
+        };
+        if self.speed != Speed::Linear && o.replay != Replay::Velocity {
+            return Err(given_err(
+                "speed",
+                "applies to a velocity replay (\"replay\": \"velocity\"); a torque replay integrates its own motion",
+            ));
+        }
+        o.warmup_s = self.warmup_s.max(0.0);
+        if let Some(m) = self.max_iters {
+            o.max_iters = m.0;
+        }
+        if let Some(h) = self.diff_step {
+            o.diff_step = h.0;
+        }
+        o.timeout = self.timeout_s.map(|t| Duration::from_secs_f64(t.0));
+        o.offset = self.terms.offset;
+        o.substeps = self.substeps.map(|n| n.0 as usize);
+        o.nested = self.nested;
+        o.bootstrap = self.bootstrap.replicates();
+        o.hold = self.hold;
+        o.speed = self.speed;
+        if aep || self.method == MethodKind::Aep {
+            o.method = Method::Aep {
+                population: self.population.0 as usize,
+                beta1: self.beta1.0,
+                beta2: self.beta2.0,
+                seed: self.bootstrap.seed.0,
+                generations: self.generations.0,
+                polish: self.polish,
+            };
+        }
+        Ok(o)
+    }
 }
 
-/// Options from `bench fit --given`: `fit` (names, array or comma-separated; `default_free` if
-/// absent), `params` (fixed values and start values, an object), `bounds` (`{"name": [lo,
-/// hi]}`), `scale` (`{"name": "log"|"linear"}`), `replay` (`velocity` or `torque`), `mass`,
-/// `warmup_s`, `max_iters`, `diff_step`, `timeout_s`, `offset` (`true` or a known value),
-/// `substeps` (a count; default: from the data), `load` (a known load on the torque replay's
-/// plant, [`crate::load`]), `nested` (default true), `asymmetric` (each fitted parameter also
-/// for negative motion, see `per_direction`), `bootstrap`
-/// (replicates) with `seed`, `speed` (`linear` or `displacement`, a velocity replay's speed
-/// between samples); for AEP (`method: "aep"` or the `aep` procedure): `population`,
-/// `beta1`, `beta2`, `seed`, `generations`, `polish`.
+/// [`Options`] from `bench fit --given` ([`OutputErrorGiven`]; keys of other procedures are
+/// left out).
 pub fn options_from_given(
     model: &str,
     given: &Given,
     default_free: &[&str],
     aep: bool,
 ) -> Result<Options, FitError> {
-    let names: Vec<String> = match given.get("fit") {
-        None | Some(Value::Null) => default_free.iter().map(|s| s.to_string()).collect(),
-        Some(Value::String(s)) => s
-            .split(',')
-            .map(|s| s.trim().to_string())
-            .filter(|s| !s.is_empty())
-            .collect(),
-        Some(Value::Array(a)) => a
-            .iter()
-            .map(|v| {
-                v.as_str()
-                    .map(str::to_string)
-                    .ok_or_else(|| given_err("fit", "must list parameter names"))
-            })
-            .collect::<Result<_, _>>()?,
-        Some(_) => return Err(given_err("fit", "must be a list of parameter names")),
-    };
-    if names.is_empty() && !matches!(given.get("fit"), Some(Value::Array(a)) if a.is_empty()) {
-        return Err(given_err(
-            "fit",
-            "must name the parameters to fit, e.g. {\"fit\": [\"fc\", \"fs\"]} ([] replays the given values without a fit)",
-        ));
-    }
-    let offset = super::super::given_offset(given)?;
-    let names = if super::super::asymmetric_without_fitted_offset(given, offset)? {
-        let entry = crate::registry::entry(model).map_err(super::model_err)?;
-        super::per_direction::with_negative_sides(entry, &names)?
-    } else {
-        names
-    };
-    let mut o = Options::new(model, &[]);
-    match given.get("params") {
-        None | Some(Value::Null) => {}
-        Some(p @ Value::Object(_)) => o.params = p.clone(),
-        Some(_) => {
-            return Err(given_err(
-                "params",
-                "must be a JSON object of parameter values",
-            ));
-        }
-    }
-    let bounds = given.get("bounds").and_then(Value::as_object);
-    let scales = given.get("scale").and_then(Value::as_object);
-    for n in &names {
-        let mut f = FreeParam::named(n);
-        if let Some(b) = bounds.and_then(|b| b.get(n)) {
-            let pair = b
-                .as_array()
-                .filter(|a| a.len() == 2)
-                .ok_or_else(|| given_err(&format!("bounds.{n}"), "must be [lower, upper]"))?;
-            f.lower = pair[0].as_f64();
-            f.upper = pair[1].as_f64();
-        }
-        if let Some(s) = scales.and_then(|s| s.get(n)) {
-            f.scale = Some(match s.as_str() {
-                Some("log") => Scale::Log,
-                Some("linear") => Scale::Linear,
-                _ => {
-                    return Err(given_err(
-                        &format!("scale.{n}"),
-                        "must be \"log\" or \"linear\"",
-                    ));
-                }
-            });
-        }
-        o.free.push(f);
-    }
-    o.replay = match super::super::given_str(given, "replay") {
-        None | Some("velocity") => Replay::Velocity,
-        Some("torque") => Replay::Torque {
-            mass: super::super::given_positive(given, "mass")?.unwrap_or(1.0),
-            load: super::super::given_load(given)?,
-        },
-        Some(_) => return Err(given_err("replay", "must be \"velocity\" or \"torque\"")),
-    };
-    if o.replay == Replay::Velocity && given.get("load").is_some_and(|l| !l.is_null()) {
-        return Err(given_err(
-            "load",
-            "acts on the plant of a torque replay (\"replay\": \"torque\"); a velocity replay compares the measured friction, which no load enters",
-        ));
-    }
-    if let Some(w) = given_num(given, "warmup_s")? {
-        o.warmup_s = w.max(0.0);
-    }
-    if let Some(m) = given_num(given, "max_iters")? {
-        o.max_iters = m.max(1.0) as u64;
-    }
-    if let Some(h) = super::super::given_positive(given, "diff_step")? {
-        o.diff_step = h;
-    }
-    if let Some(t) = super::super::given_positive(given, "timeout_s")? {
-        o.timeout = Some(Duration::from_secs_f64(t));
-    }
-    o.offset = offset;
-    if let Some(n) = given_num(given, "substeps")? {
-        if n.fract() != 0.0 || !(1.0..=MAX_SUBSTEPS as f64).contains(&n) {
-            return Err(given_err(
-                "substeps",
-                &format!(
-                    "must be a whole number in 1..={MAX_SUBSTEPS} (omit it to choose from the data)"
-                ),
-            ));
-        }
-        o.substeps = Some(n as usize);
-    }
-    match given.get("nested") {
-        None | Some(Value::Null) => {}
-        Some(Value::Bool(b)) => o.nested = *b,
-        Some(_) => return Err(given_err("nested", "must be true or false")),
-    }
-    o.bootstrap = super::super::given_bootstrap(given)?;
-    o.hold = match super::super::given_str(given, "hold") {
-        None | Some("linear") => Hold::Linear,
-        Some("zoh") => Hold::Zoh,
-        Some(_) => {
-            return Err(given_err(
-                "hold",
-                "must be \"linear\" (a measured force) or \"zoh\" (a drive's held command)",
-            ));
-        }
-    };
-    o.speed = speed_from_given(given, o.replay)?;
-    if aep || super::super::given_str(given, "method") == Some("aep") {
-        let int = |n: &str, d: u64| -> Result<u64, FitError> {
-            Ok(given_num(given, n)?.map_or(d, |x| x.max(0.0) as u64))
-        };
-        o.method = Method::Aep {
-            population: int("population", 20)? as usize,
-            beta1: super::super::given_positive(given, "beta1")?.unwrap_or(0.2),
-            beta2: super::super::given_positive(given, "beta2")?.unwrap_or(0.05),
-            seed: int("seed", 1)?,
-            generations: int("generations", 150)?,
-            polish: given.get("polish").and_then(Value::as_bool).unwrap_or(true),
-        };
-    }
-    Ok(o)
-}
-
-/// `speed` (`linear`, the default, or `displacement`): how a velocity replay runs the speed
-/// between samples; a torque replay integrates its own motion, so it refuses the key.
-fn speed_from_given(given: &Given, replay: Replay) -> Result<Speed, FitError> {
-    let speed = match super::super::given_str(given, "speed") {
-        None | Some("linear") => Speed::Linear,
-        Some("displacement") => Speed::Displacement,
-        Some(_) => {
-            return Err(given_err(
-                "speed",
-                "must be \"linear\" or \"displacement\" (the speed between samples of a velocity replay)",
-            ));
-        }
-    };
-    if speed != Speed::Linear && replay != Replay::Velocity {
-        return Err(given_err(
-            "speed",
-            "applies to a velocity replay (\"replay\": \"velocity\"); a torque replay integrates its own motion",
-        ));
-    }
-    Ok(speed)
+    PROCEDURE
+        .options_of::<OutputErrorGiven>(given)?
+        .options(model, default_free, aep)
 }
 
 /// `bench fit --procedure output_error` on one table.
 pub fn fit_table(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitError> {
-    let seg = Segment::from_table("csv", table)?;
     let opts = options_from_given(model, given, &[], false)?;
+    let seg = Segment::from_table("csv", table)?;
     let mut r = fit(&[seg], &opts)?;
     r.provenance.given = given.clone();
     Ok(r)

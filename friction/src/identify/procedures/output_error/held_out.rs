@@ -12,7 +12,7 @@ pub fn predict(report: &FitReport, table: &Table) -> Result<(Vec<f64>, Vec<f64>)
     let model = report.provenance.model.as_str();
     let given = &report.provenance.given;
     let opts = options_from_given(model, given, &[], false)?;
-    let doc = document(model, given, &report.params)?;
+    let doc = document(model, opts.params.as_object(), &report.params)?;
     let seg = Segment::from_table("held-out", table)?;
     let (residuals, _) = replay_with(
         model,
@@ -38,7 +38,7 @@ pub fn predict(report: &FitReport, table: &Table) -> Result<(Vec<f64>, Vec<f64>)
 /// `negative` set over a copy of the positive one).
 fn document(
     model: &str,
-    given: &Map<String, Value>,
+    given: Option<&Map<String, Value>>,
     fitted: &Map<String, Value>,
 ) -> Result<Value, FitError> {
     let entry = crate::registry::entry(model).map_err(super::model_err)?;
@@ -47,7 +47,7 @@ fn document(
             "the defaults of {model} are not an object"
         )));
     };
-    let layers = [given.get("params").and_then(Value::as_object), Some(fitted)];
+    let layers = [given, Some(fitted)];
     for layer in layers.into_iter().flatten() {
         for (k, v) in layer {
             if k == "negative" {

@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 use std::time::Duration;
 
 /// How a parameter is searched.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Scale {
     /// `log10(value)`: positive parameters spanning decades.

@@ -1,15 +1,13 @@
 //! What `power_rls` takes in `given`.
 
 use super::{ALPHA, Discretisation, P_N};
-use crate::Load;
-use crate::identify::procedures::Offset;
+use crate::identify::procedures::shared::ForceTerms;
 use crate::identify::procedures::typed::Positive;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// The options of `power_rls`.
 #[derive(Clone, Copy, Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
 pub struct PowerRlsOptions {
     /// Bandwidth of the state-variable filter
     #[serde(default = "p_n")]
@@ -27,17 +25,12 @@ pub struct PowerRlsOptions {
     /// Weighting of the samples by speed
     #[serde(default)]
     pub eta: Eta,
-    /// A constant in the measured force: true fits it (params.offset), a number is a known offset subtracted first
-    #[serde(default)]
-    pub offset: Offset,
     /// Largest gap, in sample steps, resampled across (a larger one splits the record)
     #[serde(default = "max_gap_steps")]
     pub max_gap_steps: Positive,
-    /// Fit the positive direction in params and the negative in params.negative
-    #[serde(default)]
-    pub asymmetric: bool,
-    /// A known load: {"kind": "pendulum", mass, length, bottom}, {"kind": "spring", stiffness, rest} or {"kind": "constant", force}
-    pub load: Option<Load>,
+    /// Offset, per direction, known load.
+    #[serde(flatten)]
+    pub terms: ForceTerms,
 }
 
 /// The weighting `given.eta` reports the estimate of (all three are computed).

@@ -8,9 +8,11 @@ use super::*;
 pub fn predict(report: &FitReport, table: &Table) -> Result<(Vec<f64>, Vec<f64>), FitError> {
     let t = table.column("t", PROCEDURE.name)?;
     let x = table.column("x", PROCEDURE.name)?;
-    let fitted: PowerRlsOptions = super::super::typed::parse(&report.provenance.given)?;
-    let load = fitted.load.map(super::super::checked_load).transpose()?;
-    let u = &load.unwrap_or_default().subtract(x, table.column("u", PROCEDURE.name)?);
+    let fitted: PowerRlsOptions = PROCEDURE.options_of(&report.provenance.given)?;
+    let u = &fitted
+        .terms
+        .load()?
+        .subtract(x, table.column("u", PROCEDURE.name)?);
     let settings = &report.details["settings"];
     let pn = settings["p_n"].as_f64().unwrap_or(P_N);
     let how = match settings["discretisation"].as_str() {

@@ -43,24 +43,22 @@
 //! **Uncertainty.** Standard errors from the Jacobian and the residual variance (the points
 //! are independent runs); `given.bootstrap = N` resamples the residuals instead (`seed`).
 
-use super::typed::{Replicates, seed, typed};
-use super::{FitReport, Given, Offset, Options, Procedure, Reads, Table, given_f64, num};
+use super::shared::Bootstrap;
+use super::typed::typed;
+use super::{FitReport, Given, Offset, Procedure, Reads, Table, given_f64, num};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use crate::identify::FitError;
 
 /// What `static_curve` takes in `given`, besides the model's parameters as known values.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
 pub struct StaticCurveOptions {
     /// A constant in the measured force: true fits it (params.offset), a number is a known offset subtracted first
     #[serde(default)]
     pub offset: Offset,
-    /// Bootstrap replicates for the intervals (absent: no bootstrap)
-    pub bootstrap: Option<Replicates>,
-    /// Seed of the random draws (bootstrap, population)
-    #[serde(default = "seed")]
-    pub seed: u64,
+    /// Bootstrap intervals.
+    #[serde(flatten)]
+    pub bootstrap: Bootstrap,
     /// Report the nested-model tests of the parameters
     #[serde(default = "yes")]
     pub nested: bool,
@@ -100,7 +98,7 @@ pub const PROCEDURE: Procedure = Procedure {
         "improved_lugre",
     ],
     columns: &["v", "friction"],
-    options: Options::Typed(typed::<StaticCurveOptions>()),
+    options: typed::<StaticCurveOptions>(),
     known_params: true,
     reads: Reads::SweepPoints,
     part: None,
@@ -111,11 +109,11 @@ pub const PROCEDURE: Procedure = Procedure {
 
 /// Fits the steady-state curve of `model` to the `v, friction` points of `table`.
 pub fn fit(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitError> {
+    let opts: StaticCurveOptions = PROCEDURE.options_of(given)?;
     let v = table.column("v", PROCEDURE.name)?;
     let f = table.column("friction", PROCEDURE.name)?;
     let lay = layout(model);
     let fixed = held(&lay, given, "")?;
-    let opts: StaticCurveOptions = PROCEDURE.options_of(given)?;
     let fixed_neg = match &opts.negative {
         None => fixed,
         Some(neg) => {
@@ -132,7 +130,7 @@ pub fn fit(model: &str, table: &Table, given: &Given) -> Result<FitReport, FitEr
         fixed: &fixed,
         offset: offset.fitted(),
         nested: opts.nested,
-        bootstrap: opts.bootstrap.map(|n| (n.0, opts.seed)),
+        bootstrap: opts.bootstrap.replicates(),
     };
     let asymmetric = crate::registry::entry(model)
         .map(|e| e.asymmetric)
