@@ -68,12 +68,18 @@ fn static_models_on_the_default_bench_are_not_adequate_and_the_answer_says_why()
     assert!(text.contains("the Stribeck region below"), "{text}");
     assert!(text.contains("try: "), "{text}");
     assert!(a["not_measured"]["vs"].is_string(), "{a}");
-    // The validation step ran its profile twice.
+    // The validation step ran its profile twice after a lead-in pass (both passes start from
+    // the state a pass ends in).
     let pieces = c["steps"][4]["spec"]["params"]["pieces"]
         .as_array()
         .unwrap();
-    assert_eq!(pieces.len() % 2, 0);
-    assert_eq!(pieces[..pieces.len() / 2], pieces[pieces.len() / 2..]);
+    assert_eq!(pieces.len() % 3, 0);
+    let pass = pieces.len() / 3;
+    assert_eq!(pieces[..pass], pieces[pass..2 * pass]);
+    assert_eq!(pieces[..pass], pieces[2 * pass..]);
+    let parts = &a["floor_parts"];
+    let sum = parts["repeat_mse"].as_f64().unwrap() + parts["resolution_mse"].as_f64().unwrap();
+    assert!((sum - floor).abs() <= 1e-12 * floor, "{parts} {floor}");
     // The headline box: red, its caveats listed inside it.
     let head = &html[html.find("id=\"answer\"").unwrap()..html.find("</div>").unwrap()];
     assert!(html.contains("class=\"answer inadequate\" id=\"answer\""));
@@ -97,7 +103,9 @@ fn report_hides_nothing(html: &str) {
         "a negative row of dashes"
     );
     assert!(html.contains("validation MSE [N² m²]"));
+    assert!(html.contains("the floor: repeatability + encoder resolution"));
     assert!(html.contains("the bench's repeatability (validation profile run twice)"));
+    assert!(html.contains("the encoder's resolution ("));
     let plots = html.matches("<svg").count();
     assert!(plots >= 3);
     assert_eq!(html.matches("<p class=\"range\">measured: ").count(), plots);
