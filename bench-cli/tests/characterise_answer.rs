@@ -149,9 +149,10 @@ pub(crate) fn final_params(c: &Value, model: &str) -> Value {
 /// "describes this bench best"), and every static parameter of the best model is within 3 %
 /// of the truth or flagged in `not_measured`. Prints the campaign table's row. Since GMS's
 /// slip dynamics and breakaway are fitted by output error on the presliding run the answer is
-/// adequate (0.17 × the floor) and within twice the truth's MSE (1.81; issue 41 asks for 1.5:
+/// adequate (1.59 × the floor of repeat and encoder resolution, where the true model leaves
+/// 0.97 ×) and 1.64 × the truth's MSE (issue 41 asks for 1.5:
 /// docs/src/characterise.md#gms-output-error); before, it fell back to the Coulomb + viscous
-/// steady state at 2.7 × the floor and 30 × the truth's.
+/// steady state at 30 × the truth's.
 #[test]
 fn the_default_models_on_the_default_bench_get_an_answer_that_matches_its_numbers() {
     let (c, html) = default_bench("coulomb_viscous,stribeck_exp,lugre,gms");
@@ -161,8 +162,11 @@ fn the_default_models_on_the_default_bench_get_an_answer_that_matches_its_number
     assert_eq!(a["adequate"], k <= 2.0, "{a}");
     assert_eq!(a["adequate"], true, "{a}");
     let over_truth = a["best_over_truth"].as_f64().unwrap();
-    // 1.81 (issue 41 asks for 1.5: docs/src/characterise.md#gms-output-error).
-    assert!(over_truth <= 1.85, "best/truth {over_truth}: {a}");
+    // 1.64 (issue 41 asks for 1.5: docs/src/characterise.md#gms-output-error).
+    assert!(over_truth <= 1.7, "best/truth {over_truth}: {a}");
+    // The floor counts what the encoder cannot resolve: the true model leaves about it.
+    let truth_k = a["truth_over_floor"].as_f64().unwrap();
+    assert!((0.5..=2.0).contains(&truth_k), "truth/floor {truth_k}: {a}");
     let text = a["text"].as_str().unwrap();
     assert_eq!(
         text.contains("describes this bench best"),

@@ -18,7 +18,7 @@ pub const ADEQUATE_RATIO: f64 = 2.0;
 
 /// How the text names the floor.
 pub const FLOOR_WORDS: &str =
-    "the bench's floor (its repeatability and what its encoder cannot resolve)";
+    "the bench's floor (its repeatability plus what its encoder cannot resolve)";
 
 /// Caveat of a static fit that held `fs` at the breakaway step's.
 pub const FS_FROM_BREAKAWAY: &str =
@@ -132,7 +132,7 @@ fn headline(
         return format!("{m} describes this bench best: validation RMS {rms:.3} {unit}{against}.");
     }
     let mut s = format!(
-        "none of the fitted models describes this bench: the best, {m}, leaves {:.1}× {FLOOR_WORDS} (validation RMS {rms:.3} {unit})",
+        "none of the fitted models describes this bench: the best, {m}, leaves {:.1}× {FLOOR_WORDS}, validation RMS {rms:.3} {unit}",
         k.unwrap_or(f64::NAN)
     );
     if let Some(v) = unmeasured {
@@ -406,7 +406,7 @@ mod tests {
         assert_eq!(a.adequate, Some(false));
         let text = &a.text;
         assert!(
-            text.starts_with("none of the fitted models describes this bench: the best, coulomb_viscous, leaves 5.0× the bench's floor (its repeatability and what its encoder cannot resolve)"),
+            text.starts_with("none of the fitted models describes this bench: the best, coulomb_viscous, leaves 5.0× the bench's floor (its repeatability plus what its encoder cannot resolve)"),
             "{text}"
         );
         assert!(!text.contains("describes this bench best"), "{text}");
@@ -432,7 +432,7 @@ mod tests {
         assert_eq!(a.adequate, Some(true));
         let text = &a.text;
         assert!(
-            text.starts_with("coulomb_viscous describes this bench best: validation RMS 0.387 N m, 1.50× the bench's floor (its repeatability and what its encoder cannot resolve)."),
+            text.starts_with("coulomb_viscous describes this bench best: validation RMS 0.387 N m, 1.50× the bench's floor (its repeatability plus what its encoder cannot resolve)."),
             "{text}"
         );
     }
