@@ -106,6 +106,10 @@ pub async fn fit_and_compare(
         }
     }
     let (presliding, validation) = (run(Step::Presliding)?, run(Step::Validation)?);
+    let warmup_s = c
+        .step(Step::Validation)
+        .and_then(|s| super::floor::layout_of(&s.spec))
+        .map_or(0.0, |(_, lead_s)| lead_s);
     let store = bench_daemon::db::open_existing(db).await?;
     let mut choices = Vec::new();
     for m in &req.models {
@@ -120,7 +124,7 @@ pub async fn fit_and_compare(
             fit: Vec::new(),
         });
     }
-    let scored = score(&store, presliding, validation, choices).await;
+    let scored = score(&store, presliding, validation, choices, warmup_s).await;
     let truth = match (&req.truth, &scored) {
         (Some(t), Ok(_)) => {
             let choice = ModelChoice {
@@ -128,7 +132,7 @@ pub async fn fit_and_compare(
                 params: t.params.clone(),
                 fit: Vec::new(),
             };
-            let table = score(&store, presliding, validation, vec![choice]).await;
+            let table = score(&store, presliding, validation, vec![choice], warmup_s).await;
             Some(table.map(|t| t.rows.first().map(|r| r.validation.all)))
         }
         _ => None,
@@ -142,7 +146,7 @@ pub async fn fit_and_compare(
                 estimate_runs: vec![presliding],
                 validate_runs: vec![validation],
                 models: req.models.iter().map(|m| format!("{m}=none")).collect(),
-                options: json!({"replay": "velocity", "velocity": "encoder centred difference", "speed": "displacement", "presliding_velocity": PRESLIDING_V,
+                options: json!({"replay": "velocity", "velocity": "encoder centred difference", "speed": "displacement", "presliding_velocity": PRESLIDING_V, "validation_warmup_s": warmup_s,
                                 "campaign": c.id, "params": "each model's final campaign set"}),
                 table: json,
             };
@@ -200,12 +204,14 @@ fn final_fit_id(fits: &[FitRecord], model: &str) -> Option<i64> {
 }
 
 /// Scores `models` (no fitting) on the validation run, the presliding run as estimation data,
-/// replayed by the encoder's speed ([`super::encoder_velocity`]).
+/// replayed by the encoder's speed ([`super::encoder_velocity`]); the validation run's first
+/// `warmup_s` (its lead-in) replayed, not scored.
 async fn score(
     store: &Store,
     estimate: i64,
     validation: i64,
     models: Vec<ModelChoice>,
+    warmup_s: f64,
 ) -> anyhow::Result<compare::Table> {
     let mut est = read_sources(Field::Estimate, &[Source::Run(estimate)], Some(store))
         .await
@@ -226,6 +232,8 @@ async fn score(
         timeout: None,
         offset: Offset::None,
         speed: Speed::Displacement,
+        // Scored on the passes the floor is measured on, not on the lead-in.
+        validation_warmup_s: warmup_s,
     };
     tokio::task::spawn_blocking(move || {
         let mut table = compare::compare(&est, &val, &models, &opts)?;
@@ -415,7 +423,7 @@ async fn sliding_fall(c: &Record, est: &Estimates, db: &Path) -> anyhow::Result<
             .iter()
             .map(bench_daemon::session::to_experiment_sample)
             .collect();
-        slips = sliding::bins(&samples, count_of(&samples), v_top);
+        slips = sliding::bins(&samples, super::encoder_velocity::count_of(&samples), v_top);
     } else {
         store.close().await;
     }
@@ -441,16 +449,6 @@ const MAX_CHI2: f64 = 10.0;
 /// Fewest sliding bins below the fitted `vs` (the rule for the sweep: points below
 /// `vs`, not only the fall's tail).
 const MIN_BELOW: usize = 5;
-
-/// The encoder's count \[rad\]: the smallest step of the recorded angle.
-fn count_of(samples: &[experiments::Sample]) -> f64 {
-    samples
-        .windows(2)
-        .map(|w| (w[1].x - w[0].x).abs())
-        .filter(|d| *d > 0.0)
-        .reduce(f64::min)
-        .unwrap_or(0.0)
-}
 
 /// A fuse on one fit's wall time \[s\]. The fits are bounded by their work (the iteration
 /// caps, the output-error fit's starts and its sub-step refinement's budget), not by the

@@ -27,6 +27,17 @@ pub fn from_encoder(seg: &mut Segment) {
     seg.v = bench_daemon::fitting::run_data::centred_speed(&seg.t, &seg.x);
 }
 
+/// The encoder's count \[rad\]: the smallest step of the recorded angle (0 when it never
+/// moved).
+pub fn count_of(samples: &[experiments::Sample]) -> f64 {
+    samples
+        .windows(2)
+        .map(|w| (w[1].x - w[0].x).abs())
+        .filter(|d| *d > 0.0)
+        .reduce(f64::min)
+        .unwrap_or(0.0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

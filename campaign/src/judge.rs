@@ -1,11 +1,12 @@
-//! The answer judges itself: the best model's validation MSE against the bench's repeatability
-//! ([`super::floor`]), what the campaign did not measure (the Stribeck region no loop held,
+//! The answer judges itself: the best model's validation MSE against the floor
+//! ([`super::floor`]: the bench's repeatability plus what its encoder cannot resolve), what the campaign did not measure (the Stribeck region no loop held,
 //! `fs` left to the breakaway step, a presliding stiffness the data did not determine), rows
 //! that share a rank, and a compensation trial that ranks another model first. The sentence
 //! says "describes this bench best" only when the best model is within [`ADEQUATE_RATIO`] of the
 //! floor; otherwise it says that none does, why, and what to try.
 
 use super::analyse::{STATIC_FROM_BREAKAWAY, VS_NOT_MEASURED};
+use super::floor::FloorParts;
 use super::record::{FitRecord, Judged, RankRow, Record, StepRecord};
 use super::{Request, design, estimates};
 use experiments::kinds::compensation_trial::Ranked;
@@ -14,6 +15,10 @@ use std::collections::BTreeMap;
 
 /// A best model within this multiple of the floor describes the bench (`answer.adequate`).
 pub const ADEQUATE_RATIO: f64 = 2.0;
+
+/// How the text names the floor.
+pub const FLOOR_WORDS: &str =
+    "the bench's floor (its repeatability plus what its encoder cannot resolve)";
 
 /// Caveat of a static fit that held `fs` at the breakaway step's.
 pub const FS_FROM_BREAKAWAY: &str =
@@ -24,10 +29,12 @@ pub const FS_BY_OUTPUT_ERROR: &str = "fs fitted by output error on the preslidin
 /// Caveat of a presliding fit whose verdict says the stiffness is not determined.
 pub const STIFFNESS_NOT_DETERMINED: &str = "presliding stiffness not determined";
 
-/// Adds `floor_mse`, `adequate`, `best_over_floor`, `best_over_truth`, `caveats`,
+/// Adds `floor_mse` (with its `floor_parts`), `adequate`, `best_over_floor`, `best_over_truth`, `caveats`,
 /// `not_measured` and tie notes to `answer` (from [`super::analyse::answer`]; the truth's
 /// validation MSE is the campaign's), and rewrites its `text` accordingly.
-pub fn judge(c: &Record, floor: Option<f64>, answer: &mut Judged) {
+pub fn judge(c: &Record, parts: Option<FloorParts>, answer: &mut Judged) {
+    let floor = parts.as_ref().map(FloorParts::total);
+    answer.floor_parts = parts;
     explain_contained(&mut answer.ranking);
     tie_notes(&mut answer.ranking);
     let unmeasured = stribeck_unmeasured_below(c);
@@ -92,7 +99,7 @@ pub fn judge(c: &Record, floor: Option<f64>, answer: &mut Judged) {
         );
         if let (Some(false), Some(t)) = (adequate, truth_k) {
             text.push_str(&format!(
-                " On this simulated bench the true model itself leaves {t:.1}× the repeatability in the same replay."
+                " On this simulated bench the true model itself leaves {t:.1}× the floor in the same replay."
             ));
         }
         let tie = answer.ranking.iter().filter(|r| r.rank == b.rank);
@@ -118,14 +125,14 @@ fn headline(
     let m = &best.model;
     let rms = best.validation_rms.unwrap_or(f64::NAN);
     let against = k.map_or_else(
-        || " (the bench's repeatability not measured)".to_string(),
-        |k| format!(", {k:.2}× the bench's repeatability"),
+        || " (the bench's floor not measured)".to_string(),
+        |k| format!(", {k:.2}× {FLOOR_WORDS}"),
     );
     if adequate != Some(false) {
         return format!("{m} describes this bench best: validation RMS {rms:.3} {unit}{against}.");
     }
     let mut s = format!(
-        "none of the fitted models describes this bench: the best, {m}, leaves {:.1}× the bench's repeatability (validation RMS {rms:.3} {unit})",
+        "none of the fitted models describes this bench: the best, {m}, leaves {:.1}× {FLOOR_WORDS}, validation RMS {rms:.3} {unit}",
         k.unwrap_or(f64::NAN)
     );
     if let Some(v) = unmeasured {
@@ -344,6 +351,15 @@ mod tests {
         }
     }
 
+    /// A floor of `total`, half of it each part.
+    fn floor(total: f64) -> FloorParts {
+        FloorParts {
+            repeat_mse: 0.5 * total,
+            resolution_mse: Some(0.5 * total),
+            model: Some("coulomb_viscous".into()),
+        }
+    }
+
     fn answer(best_mse: f64) -> Judged {
         let row = |model: &str, note: Option<String>| RankRow {
             rank: Some(1),
@@ -386,11 +402,11 @@ mod tests {
     #[test]
     fn an_answer_over_twice_the_floor_says_no_model_describes_the_bench() {
         let mut a = answer(0.5);
-        judge(&campaign(), Some(0.1), &mut a);
+        judge(&campaign(), Some(floor(0.1)), &mut a);
         assert_eq!(a.adequate, Some(false));
         let text = &a.text;
         assert!(
-            text.starts_with("none of the fitted models describes this bench: the best, coulomb_viscous, leaves 5.0× the bench's repeatability"),
+            text.starts_with("none of the fitted models describes this bench: the best, coulomb_viscous, leaves 5.0× the bench's floor (its repeatability plus what its encoder cannot resolve)"),
             "{text}"
         );
         assert!(!text.contains("describes this bench best"), "{text}");
@@ -412,11 +428,11 @@ mod tests {
     #[test]
     fn an_answer_within_twice_the_floor_describes_the_bench() {
         let mut a = answer(0.15);
-        judge(&campaign(), Some(0.1), &mut a);
+        judge(&campaign(), Some(floor(0.1)), &mut a);
         assert_eq!(a.adequate, Some(true));
         let text = &a.text;
         assert!(
-            text.starts_with("coulomb_viscous describes this bench best: validation RMS 0.387 N m, 1.50× the bench's repeatability."),
+            text.starts_with("coulomb_viscous describes this bench best: validation RMS 0.387 N m, 1.50× the bench's floor (its repeatability plus what its encoder cannot resolve)."),
             "{text}"
         );
     }
@@ -436,7 +452,7 @@ mod tests {
         let mut c = campaign();
         c.fits = vec![fit("static_curve", serde_json::json!({"note": "held"}))];
         let mut a = answer(0.15);
-        judge(&c, Some(0.1), &mut a);
+        judge(&c, Some(floor(0.1)), &mut a);
         assert!(
             a.caveats.contains(&FS_FROM_BREAKAWAY.to_string()),
             "{:?}",
@@ -447,7 +463,7 @@ mod tests {
             serde_json::json!({"report": {"params": {"fs": 1.5}, "std_errors": {"fs": 0.01}}});
         c.fits.push(fit("output_error", refit));
         let mut a = answer(0.15);
-        judge(&c, Some(0.1), &mut a);
+        judge(&c, Some(floor(0.1)), &mut a);
         assert!(
             a.caveats.contains(&FS_BY_OUTPUT_ERROR.to_string()),
             "{:?}",

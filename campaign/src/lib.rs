@@ -188,15 +188,28 @@ pub async fn run(
         slot.get_or_insert(None);
     }
     c.answer.trial.get_or_insert(None);
-    let floor = match c.run_of(Step::Validation) {
-        Some(run) => floor::of_run(store, run, design::validation_pass().len()).await?,
-        None => None,
+    let floor = match (c.run_of(Step::Validation), validation_layout(&c)) {
+        (Some(run), Some(layout)) => {
+            let best = judged.best_model.as_deref().and_then(|m| {
+                let rows = comparison.table.get("rows")?.as_array()?;
+                let row = rows.iter().find(|r| r["model"] == m)?;
+                Some((m, row.get("params")?))
+            });
+            floor::of_run(store, run, layout, best).await?
+        }
+        _ => None,
     };
     judge::judge(&c, floor, &mut judged);
     c.answer.judged = Some(judged);
     c.status = CampaignStatus::Completed;
     c.save(store).await?;
     Ok(c)
+}
+
+/// Where the passes lie in the campaign's validation run (from its step's spec).
+fn validation_layout(c: &Record) -> Option<floor::Layout> {
+    let spec = &c.step(Step::Validation)?.spec;
+    floor::layout_of(spec).map(|(layout, _)| layout)
 }
 
 /// Ends the campaign on a step that did not complete: stored `stopped` (aborted) or `failed`.

@@ -4,7 +4,10 @@
 //! the replay driven by the drive's filtered speed estimate, by the plant's true speed sampled
 //! at the loop's rate, by the encoder's centred difference, and by that difference run between
 //! samples so the model moves the encoder's displacement (`Speed::Displacement`, what the
-//! campaign scores with, [`campaign::encoder_velocity`]); and the floor piece by piece.
+//! campaign scores with, [`campaign::encoder_velocity`]); and the floor piece by piece: its
+//! repeat part (the passes after the lead-in start from the same state, so they differ by the
+//! sensor's noise) and its resolution part (the true model on dithered angles), which together
+//! account for what the true model leaves.
 
 use bench_daemon::config::Loaded;
 use bench_daemon::control::{Control, Devices, SimIo, Status, TruthLog};
@@ -17,7 +20,7 @@ fn mse(r: &[f64]) -> f64 {
 }
 
 #[test]
-fn the_true_model_replayed_from_the_encoder_leaves_a_tenth_of_the_drive_estimates_error() {
+fn the_true_model_leaves_about_the_floor_and_a_tenth_of_the_drive_estimates_error() {
     let dir = tempfile::tempdir().unwrap();
     let rt = tokio::runtime::Runtime::new().unwrap();
     let truth = bench_sim::default_truth();
@@ -57,9 +60,20 @@ fn the_true_model_replayed_from_the_encoder_leaves_a_tenth_of_the_drive_estimate
         (s, log.take())
     });
     let pieces = campaign::design::validation_pass().len();
+    let spec = campaign::design::validation().to_value();
+    let (layout, lead_s) = campaign::floor::layout_of(&spec).unwrap();
+    assert_eq!(layout.lead, campaign::design::LEAD_IN_PIECES);
+    let lead = layout.lead as u32;
     eprintln!("samples {} truth {}", samples.len(), log.len());
-    let floor = campaign::floor::floor_mse(&samples, pieces).unwrap();
-    eprintln!("floor {floor:.3e}");
+    let repeat = campaign::floor::repeat_mse(&samples, layout).unwrap();
+    let count = campaign::encoder_velocity::count_of(&samples);
+    let resolution =
+        campaign::floor::resolution_mse(&samples, layout, &truth.model, &truth.params, count)
+            .unwrap();
+    let floor = repeat + resolution;
+    eprintln!(
+        "floor {floor:.3e} = repeat {repeat:.3e} + resolution {resolution:.3e} (count {count:.3e} rad, lead-in {lead_s} s)"
+    );
     let meas: Vec<f64> = samples.iter().map(Sample::measured_torque).collect();
     let tf: Vec<f64> = log.iter().map(|t| t.friction_nm).collect();
     let d: Vec<f64> = meas.iter().zip(&tf).map(|(a, b)| a - b).collect();
@@ -151,6 +165,22 @@ fn the_true_model_replayed_from_the_encoder_leaves_a_tenth_of_the_drive_estimate
         displaced < 0.5 * encoder,
         "displacement {displaced:.3e} centred {encoder:.3e}"
     );
+    // What the comparison scores: the passes, not the lead-in.
+    let scored: Vec<f64> = samples
+        .iter()
+        .zip(&enc_r)
+        .filter(|(s, _)| layout.scored(s.segment))
+        .map(|(_, r)| *r)
+        .collect();
+    let truth_mse = mse(&scored);
+    eprintln!(
+        "the true model on the passes (what the comparison scores): {truth_mse:.3e} = {:.2} floor",
+        truth_mse / floor
+    );
+    assert!(
+        (0.5..=2.0).contains(&(truth_mse / floor)),
+        "truth {truth_mse:.3e} floor {floor:.3e} (repeat {repeat:.3e}, resolution {resolution:.3e})"
+    );
     replay_by(
         Speed::Displacement,
         "encoder centred v, the encoder's displacement, true friction",
@@ -169,9 +199,21 @@ fn the_true_model_replayed_from_the_encoder_leaves_a_tenth_of_the_drive_estimate
     for (s, f) in noiseless.iter_mut().zip(&tf) {
         s.torque_sensor = *f;
     }
-    let f0 = campaign::floor::floor_mse(&noiseless, pieces).unwrap();
-    eprintln!("floor of the true friction (no sensor noise): {f0:.3e}");
-    for k in 0..pieces as u32 {
+    let f0 = campaign::floor::repeat_mse(&noiseless, layout).unwrap();
+    eprintln!("repeat part of the true friction (no sensor noise): {f0:.3e}");
+    // The passes start from the same state (after a lead-in pass): set against the lead-in,
+    // which starts from rest, the first pass differs ten times as much.
+    let from_rest = campaign::floor::Layout {
+        lead: 0,
+        pass: pieces,
+    };
+    let from_rest = campaign::floor::repeat_mse(&samples, from_rest).unwrap();
+    eprintln!("the lead-in (from rest) against the first pass: {from_rest:.3e}");
+    assert!(
+        repeat < 0.1 * from_rest,
+        "repeat {repeat:.3e} from rest {from_rest:.3e}"
+    );
+    for k in lead..lead + pieces as u32 {
         let a: Vec<&Sample> = samples.iter().filter(|s| s.segment == k).collect();
         let b: Vec<&Sample> = samples
             .iter()

@@ -739,7 +739,7 @@ test('characterise: a short campaign (bench characterise on this daemon\'s store
   await page.waitForSelector('#campaign-answer');
   assert.match(await page.textContent('#campaign-status'), /completed/);
   // coulomb_viscous alone cannot describe the default (GMS) bench: the answer says so.
-  assert.match(await page.textContent('#campaign-answer'), /none of the fitted models describes this bench: the best, coulomb_viscous, leaves [0-9.]+× the bench's repeatability/);
+  assert.match(await page.textContent('#campaign-answer'), /none of the fitted models describes this bench: the best, coulomb_viscous, leaves [0-9.]+× the bench's floor \(its repeatability plus what its encoder cannot resolve\)/);
   const runLinks = await page.locator('#campaign a[href^="#/runs/"]').count();
   assert.equal(runLinks, 6, 'five steps and the trial, each linked to its run');
   const frame = page.frameLocator('#campaign-report-frame');

@@ -201,6 +201,7 @@ impl CompareJob {
                 Offset::None
             },
             speed: friction::identify::procedures::output_error::Speed::Linear,
+            validation_warmup_s: 0.0,
         })
     }
 

@@ -6,7 +6,9 @@
 //!
 //! - the **Stribeck curve** (`fc`, `fs`, `vs`, `delta` and the viscous coefficient, per
 //!   direction) of the newest `static_curve` set of the model itself, else of `stribeck_exp`
-//!   or `static_armstrong`;
+//!   or `static_armstrong`; failing those (their static fits refused `fs` below `fc`: no
+//!   Stribeck rise), the Coulomb level and viscous coefficient of the newest `static_curve`
+//!   set of `coulomb_viscous`, with `fs` = `fc`;
 //! - its **presliding part** (the values a presliding procedure fitted: `sigma0`, the GMS
 //!   elements `k` and `alpha`, ...) from the newest set of the model itself fitted by one.
 //!
@@ -71,11 +73,18 @@ pub async fn start_for(store: &Store, model: &str, procedure: &Procedure) -> any
     let sets = store.parameter_sets(None).await.map_err(store_error)?;
     let has = |n: &str| entry.params.iter().any(|p| p.name == n);
     let mut start = Start::default();
-    if !procedure.fits_static_curve()
-        && let Some(set) = newest_static(&sets, model)
-    {
-        let names = stribeck_names(&set.model_id, has);
-        add(&mut start, set, &names, entry.asymmetric, "static fit");
+    if !procedure.fits_static_curve() {
+        if let Some(set) = newest_static(&sets, model) {
+            let names = stribeck_names(&set.model_id, has);
+            add(&mut start, set, &names, entry.asymmetric, "static fit");
+        } else if has("fs")
+            && let Some(set) = newest_line(&sets)
+        {
+            let mut names = stribeck_names(&set.model_id, has);
+            names.push(("fc".into(), "fs".into()));
+            let what = "Coulomb + viscous static fit (fs = fc, no Stribeck rise fitted)";
+            add(&mut start, set, &names, entry.asymmetric, what);
+        }
     }
     if !procedure.fits_presliding()
         && let Some(set) = sets
@@ -123,6 +132,16 @@ fn newest_static<'a>(sets: &'a [ParameterSet], model: &str) -> Option<&'a Parame
                 .filter(is_static)
                 .max_by_key(|s| s.id)
         })
+}
+
+/// The newest `static_curve` set of `coulomb_viscous` (the line a Stribeck model's steady
+/// state reduces to when no rise was fitted).
+fn newest_line(sets: &[ParameterSet]) -> Option<&ParameterSet> {
+    sets.iter()
+        .filter(|s| s.model_id == "coulomb_viscous")
+        .filter(|s| fitted_by(s, Procedure::fits_static_curve))
+        .filter(|s| s.params.get("fc").is_some_and(Value::is_number))
+        .max_by_key(|s| s.id)
 }
 
 /// `(source name, target name)` of the Stribeck-curve values a model (with the parameters

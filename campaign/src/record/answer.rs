@@ -63,9 +63,13 @@ pub struct Judged {
     /// Bench time of every step \[s\].
     #[serde(default)]
     pub bench_time_s: f64,
-    /// The bench's repeatability on the validation profile (MSE).
+    /// The validation MSE no model can beat: the bench's repeatability plus what its encoder
+    /// cannot resolve (the sum of `floor_parts`; [`crate::floor`]).
     #[serde(default)]
     pub floor_mse: Option<f64>,
+    /// The floor's parts (absent in campaigns made before they were measured).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub floor_parts: Option<crate::floor::FloorParts>,
     /// The best model within [`crate::judge::ADEQUATE_RATIO`] of the floor.
     #[serde(default)]
     pub adequate: Option<bool>,

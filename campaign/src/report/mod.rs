@@ -164,10 +164,23 @@ fn ranking(h: &mut String, c: &Record, f: &str) {
         );
     };
     if let Some(t) = a.and_then(|a| a.floor_mse) {
+        extra("the floor: repeatability + encoder resolution", t);
+    }
+    if let Some(p) = a.and_then(|a| a.floor_parts.as_ref()) {
         extra(
             "the bench's repeatability (validation profile run twice)",
-            t,
+            p.repeat_mse,
         );
+        if let Some(r) = p.resolution_mse {
+            let model = p.model.as_deref().unwrap_or("the best model");
+            extra(
+                &format!(
+                    "the encoder's resolution ({} on dithered angles)",
+                    esc(model)
+                ),
+                r,
+            );
+        }
     }
     if let Some(t) = c.answer.truth_validation_mse.flatten() {
         extra("true model (simulated bench)", t);

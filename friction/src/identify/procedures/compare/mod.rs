@@ -160,11 +160,32 @@ impl Scores {
     }
 }
 
-/// Scores residuals (per segment) with the regime masks (per segment).
-fn score(res: &[Vec<f64>], masks: &[Vec<bool>]) -> Scores {
+/// Per sample of each segment: presliding (`Some(true)`), gross sliding (`Some(false)`), or
+/// not scored (`None`: within the first `warmup_s` of its segment, where the replay only
+/// brings the model to the state the scored samples start from).
+fn masks(regimes: &Regimes, segs: &[Segment], warmup_s: f64) -> Vec<Vec<Option<bool>>> {
+    segs.iter()
+        .map(|s| {
+            let t0 = s.t.first().copied().unwrap_or(0.0);
+            regimes
+                .presliding(s)
+                .into_iter()
+                .zip(&s.t)
+                .map(|(p, t)| (*t >= t0 + warmup_s).then_some(p))
+                .collect()
+        })
+        .collect()
+}
+
+/// Scores residuals (per segment) with the regime masks (per segment), samples masked `None`
+/// left out.
+fn score(res: &[Vec<f64>], masks: &[Vec<Option<bool>>]) -> Scores {
     let (mut sp, mut np, mut sg, mut ng) = (0.0, 0usize, 0.0, 0usize);
     for (r, m) in res.iter().zip(masks) {
-        for (r, &p) in r.iter().zip(m) {
+        for (r, p) in r.iter().zip(m) {
+            let Some(p) = *p else {
+                continue;
+            };
             if p {
                 sp += r * r;
                 np += 1;
@@ -265,6 +286,10 @@ pub struct CompareOptions {
     pub offset: Offset,
     /// The speed between samples of a velocity replay when a model is fitted and scored.
     pub speed: output_error::Speed,
+    /// The first seconds of each validation segment drive the replay but are not scored: a
+    /// lead-in that brings the bench (and the models) to the state the scored part starts
+    /// from (the campaign's validation run, whose repeats are its floor).
+    pub validation_warmup_s: f64,
 }
 
 impl Default for CompareOptions {
@@ -276,6 +301,7 @@ impl Default for CompareOptions {
             timeout: None,
             offset: Offset::None,
             speed: output_error::Speed::Linear,
+            validation_warmup_s: 0.0,
         }
     }
 }
@@ -302,14 +328,8 @@ pub fn compare(
     for s in estimate.iter().chain(validate) {
         s.check(Some(&opts.replay))?;
     }
-    let masks_e: Vec<Vec<bool>> = estimate
-        .iter()
-        .map(|s| opts.regimes.presliding(s))
-        .collect();
-    let masks_v: Vec<Vec<bool>> = validate
-        .iter()
-        .map(|s| opts.regimes.presliding(s))
-        .collect();
+    let masks_e = masks(&opts.regimes, estimate, 0.0);
+    let masks_v = masks(&opts.regimes, validate, opts.validation_warmup_s);
     let rows = models.iter().map(|m| {
         Row::scored(m, |row| {
             if !m.fit.is_empty() {
@@ -432,10 +452,8 @@ pub fn never_worse_than_contained(
     validate: &[Segment],
     opts: &CompareOptions,
 ) {
-    let mask = |segs: &[Segment]| -> Vec<Vec<bool>> {
-        segs.iter().map(|s| opts.regimes.presliding(s)).collect()
-    };
-    let (masks_e, masks_v) = (mask(estimate), mask(validate));
+    let masks_e = masks(&opts.regimes, estimate, 0.0);
+    let masks_v = masks(&opts.regimes, validate, opts.validation_warmup_s);
     let scored: Vec<(String, Value, f64)> = table
         .rows
         .iter()
@@ -470,7 +488,7 @@ pub fn never_worse_than_contained(
                 }
             }
             for p in [p, undamped] {
-                let replay = |segs: &[Segment], masks: &[Vec<bool>]| {
+                let replay = |segs: &[Segment], masks: &[Vec<Option<bool>>]| {
                     output_error::residuals_with(&row.model, &p, segs, opts.replay, opts.speed)
                         .ok()
                         .map(|r| score(&r, masks))

@@ -134,3 +134,33 @@ fn a_model_is_never_ranked_below_a_model_it_contains() {
     // The line itself is untouched.
     assert!(row("coulomb_viscous").note.is_none());
 }
+
+/// The validation data's first `validation_warmup_s` drive the replay but are not scored: a
+/// Coulomb + viscous set wrong only there scores exactly as the true set on the rest.
+#[test]
+fn the_validation_warm_up_is_replayed_not_scored() {
+    let (est, mut val) = ([cv_segment("est", 0.3)], [cv_segment("val", 1.1)]);
+    // The measurement is off by 1 N m in the first second (1000 of 4000 samples).
+    for f in val[0].friction.iter_mut().take(1000) {
+        *f += 1.0;
+    }
+    let cv = serde_json::json!({"fc": 0.8, "fv": 0.05, "negative": {"fc": 0.7, "fv": 0.05}});
+    let models = [ModelChoice {
+        model: "coulomb_viscous".into(),
+        params: cv,
+        fit: Vec::new(),
+    }];
+    let all = compare(&est, &val, &models, &CompareOptions::default()).unwrap();
+    let v = all.rows[0].validation;
+    assert!((v.all - 0.25).abs() < 1e-9, "{v:?}");
+    let opts = CompareOptions {
+        validation_warmup_s: 1.0,
+        ..CompareOptions::default()
+    };
+    let warm = compare(&est, &val, &models, &opts).unwrap();
+    let v = warm.rows[0].validation;
+    assert!(v.all < 1e-20, "{v:?}");
+    assert_eq!(v.n_presliding + v.n_gross_sliding, 3000);
+    // The estimation data are scored whole.
+    assert_eq!(warm.rows[0].estimation, all.rows[0].estimation);
+}
