@@ -220,7 +220,7 @@ fn staggered_reversals(count: f64) -> Vec<f64> {
 
 /// Step 5: a validation profile of position ramps, steps and holds (not used for fitting),
 /// its speeds spanning the Stribeck velocity: a lead-in ([`validation_lead_in`]), then the
-/// pass [`super::floor::REPEATS`] times over in one run. The passes set against each other
+/// pass [`REPEATS`] times over in one run. The passes set against each other
 /// give the bench's repeatability ([`super::floor`]); the lead-in brings the bench to the
 /// state each pass ends in, so that every pass starts from the same state.
 pub fn validation() -> Spec {
@@ -228,7 +228,7 @@ pub fn validation() -> Spec {
     let params = validation_profile::Params {
         pieces: validation_lead_in()
             .into_iter()
-            .chain((0..super::floor::REPEATS).flat_map(|_| pass.iter().cloned()))
+            .chain((0..REPEATS).flat_map(|_| pass.iter().cloned()))
             .collect(),
         ..validation_profile::Params::default()
     };
@@ -254,7 +254,7 @@ pub fn validation_pass() -> Vec<Piece> {
 }
 
 /// The lead-in of the validation run: one pass more, whose end leaves the bench in the state
-/// every pass ends in, so that the [`super::floor::REPEATS`] passes after it start from the
+/// every pass ends in, so that the [`REPEATS`] passes after it start from the
 /// same state. A lead-in of the pass's last two pieces alone (a ramp to −0.05 rad and a step
 /// back, sliding the bench both ways) did not: the first pass's opening hold still stuck 2.2
 /// mrad rms away from the second's and the passes differed by 3.7e-3 N² m², the floor of
@@ -266,6 +266,10 @@ pub fn validation_lead_in() -> Vec<Piece> {
 
 /// Pieces of the validation run's lead-in (the whole pass).
 pub const LEAD_IN_PIECES: usize = 8;
+
+/// Passes of the validation profile in the validation run (set against each other by
+/// [`super::floor`]).
+pub const REPEATS: usize = 2;
 
 /// Step 7: the compensation trial of every fitted model (its newest set) against `none`.
 pub fn trial(models: &[String]) -> Spec {

@@ -35,8 +35,7 @@ use run_store::Store;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-/// Passes of the validation profile in the validation run.
-pub const REPEATS: usize = 2;
+use super::design::REPEATS;
 
 /// Dithered replays of the resolution part.
 pub const DITHERS: usize = 4;
