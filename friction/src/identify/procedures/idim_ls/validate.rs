@@ -118,18 +118,23 @@ mod tests {
     use crate::identify::procedures::run;
     use crate::identify::procedures::synthetic::BallScrew;
 
-    /// A held-out record is conditioned as its fit was (the fit's cut-off, decimation and
-    /// v_min, not from its own bandwidth): on the fit's own record the prediction has the fit's
-    /// rows and residuals.
-    #[test]
-    fn a_held_out_record_is_conditioned_as_its_fit() {
-        let rec = BallScrew {
+    /// Eight seconds of the ball screw with its own negative-direction friction.
+    fn two_sided_record() -> crate::identify::procedures::Table {
+        BallScrew {
             duration: 8.0,
             negative: Some((260.0, 16.0)),
             ..BallScrew::default()
         }
         .simulate()
-        .unwrap();
+        .unwrap()
+    }
+
+    /// A held-out record is conditioned as its fit was (the fit's cut-off, decimation and
+    /// v_min, not from its own bandwidth): on the fit's own record the prediction has the fit's
+    /// rows and residuals.
+    #[test]
+    fn a_held_out_record_is_conditioned_as_its_fit() {
+        let rec = two_sided_record();
         for given in [
             serde_json::json!({"decimation": 7, "cutoff_hz": 40.0}),
             serde_json::json!({"asymmetric": true, "decimation": 7}),
@@ -156,13 +161,7 @@ mod tests {
     /// (the filters are linear), both ways and per direction.
     #[test]
     fn the_combined_prediction_is_the_regressions() {
-        let rec = BallScrew {
-            duration: 8.0,
-            negative: Some((260.0, 16.0)),
-            ..BallScrew::default()
-        }
-        .simulate()
-        .unwrap();
+        let rec = two_sided_record();
         for given in [
             serde_json::json!({"offset": true}),
             serde_json::json!({"asymmetric": true, "force_held": true}),
