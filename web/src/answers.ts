@@ -1,5 +1,5 @@
-// Answers whose schema the service's OpenAPI document still leaves free-form (`Record`: a run,
-// a campaign, a diff, the JSON samples): typed here by hand, each naming its route, until the
+// Answers whose schema the service's OpenAPI document still leaves free-form (`Record`: a campaign,
+// a diff, the JSON samples): typed here by hand, each naming its route, until the
 // service types them and these become aliases of the generated `Schemas`.
 
 import type { Schemas } from './api';
