@@ -6,7 +6,7 @@ use sha2::{Digest, Sha256};
 
 /// A POST of `body` with `ctype` to the daemon; `length`: a Content-Length to declare instead
 /// of the body's (the body is then not sent).
-fn post_file(
+pub(crate) fn post_file(
     d: &crate::daemon::Daemon,
     path: &str,
     ctype: &str,

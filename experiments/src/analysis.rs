@@ -102,7 +102,8 @@ pub(crate) fn fit_sine(t: &[f64], y: &[f64], omega: f64) -> Option<(f64, f64, f6
 }
 
 /// A loop or curve as two columns, decimated to at most `max_points` points.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[schemars(rename = "XY")]
 pub struct Curve {
     /// Abscissa (unit given by the field that holds the curve).
     pub x: Vec<f64>,

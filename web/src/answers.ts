@@ -1,6 +1,8 @@
-// Answers whose schema the service's OpenAPI document still leaves free-form (`Record`: a run,
-// a campaign, a diff, the JSON samples): typed here by hand, each naming its route, until the
+// Answers whose schema the service's OpenAPI document still leaves free-form (`Record`: a campaign,
+// a diff, the JSON samples): typed here by hand, each naming its route, until the
 // service types them and these become aliases of the generated `Schemas`.
+
+import type { Schemas } from './api';
 
 type Column = (number | null)[];
 
@@ -99,18 +101,17 @@ export interface ComparisonRecord {
   validate_runs?: number[];
 }
 
+/** The spec recording-import stores with an imported run. */
+export type ImportSpec = Extract<Schemas['RunRecord']['spec'], { kind: 'imported' }>;
+
+/** An imported run's results: what the recording holds. */
+export type ImportResults = Extract<NonNullable<Schemas['RunRecord']['results']>, { kind: 'imported' }>;
+
 /** `GET /api/runs/{id}` of an imported recording: its source, columns, units and time stamps. */
 export interface ImportedRun {
-  sample_count?: number;
-  spec?: {
-    source?: { file?: string; format?: string; bytes?: number; sha256?: string };
-    columns?: Record<string, unknown>;
-    scales?: Record<string, unknown>;
-    units?: Record<string, unknown>;
-    geometry?: string;
-    geometry_source?: string;
-  };
-  results?: { samples?: number; t_first?: number; t_last?: number; uniform?: boolean; dt_mean?: number; dt_min?: number; dt_max?: number; largest_gap_at?: number };
+  sample_count: number;
+  spec: ImportSpec;
+  results: ImportResults | null;
 }
 
 /** `POST /api/runs/import`: the run it made and what it read. */

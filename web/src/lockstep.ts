@@ -2,21 +2,16 @@
 // notes the charts carry about it. A model on defaults chatters between ±fs on a fresh store
 // and hides the measurement, so the charts start with it hidden and say so.
 import { h } from './dom';
+import type { LockstepSet, RunRecord } from './runrecord';
 
 /** Where one lockstep model's parameters came from, as the run records it
  *  (`bench_config.lockstep_sets`): `latest`/`set` (a stored set), `table` (bench.toml) or
  *  `defaults` (the model's defaults: nothing fitted). */
-export interface Source {
-  source: string;
-  set_id?: number;
-  set_name?: string;
-}
+export type Source = Pick<LockstepSet, 'source' | 'set_id' | 'set_name'>;
 
 /** The run's record of where each lockstep model's parameters came from, by model id. */
-export function runSources(run: unknown): Map<string, Source> {
-  const used = (run as { bench_config?: { lockstep_sets?: unknown } } | null)?.bench_config?.lockstep_sets;
-  const sets = (Array.isArray(used) ? used : []).filter((u): u is Source & { model: string } => typeof u === 'object' && u !== null && typeof (u as { model?: unknown }).model === 'string');
-  return new Map(sets.map((u) => [u.model, u]));
+export function runSources(run: RunRecord): Map<string, Source> {
+  return new Map((run.bench_config?.lockstep_sets ?? []).map((u) => [u.model, u]));
 }
 
 /** Without a run's record (the bench idle, no run yet): a model with a stored parameter set

@@ -1,7 +1,7 @@
 // Issue 41 item 3, no motion a person did not ask for, on Queue & schedule: the plan form shows
 // each plan's duration and end time as the service computes them (`POST /api/schedule/check`),
 // and asks, as Launch does, before scheduling a plan longer than an hour; declined, nothing is
-// scheduled. (A start in the past, asked and refused over REST: e2e.test.mjs "schedule an item".)
+// scheduled. (A start in the past, asked and refused over REST: run-control.test.mjs "schedule an item".)
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { harness, noExternalRequests } from './harness.mjs';

@@ -1,7 +1,9 @@
 //! The schema of `GET /api/runs/{id}`: run_store's `Run` as it serialises, with the
 //! comparisons, chain, campaign and sensors the handler adds. Written out here (the store's
-//! types carry no schema) so that the dashboard's types are generated from it; the kind's
-//! analysis (`results`), the spec and the snapshots stay free-form.
+//! types carry no schema) so that the dashboard's types are generated from it. The kind's
+//! analysis (`results`) is `experiments::Results` as it serialises (or an import's statistics),
+//! the spec is the stored document (a kind's or an import's), and the bench snapshot names the
+//! fields the dashboard reads (the rest is the daemon's configuration, passed through).
 
 use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde_json::{Map, Value, json};
@@ -17,12 +19,12 @@ impl JsonSchema for RunRecord {
         "RunRecord".into()
     }
 
-    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
         // Built in parts: one `json!` of every field passes the macro's recursion limit.
         let mut props = Map::new();
         for part in [
             the_run(),
-            its_record(),
+            its_record(generator),
             its_counts(),
             what_the_handler_adds(),
         ] {
@@ -58,19 +60,79 @@ fn the_run() -> Value {
 }
 
 /// What it ran with, as recorded.
-fn its_record() -> Value {
+fn its_record(generator: &mut SchemaGenerator) -> Value {
+    let results = generator.subschema_for::<experiments::Results>().to_value();
     json!({
-        "spec": {"description": "The experiment spec (an import: its source, columns and units)."},
-        "bench_config": {"description": "The bench configuration snapshot (`geometry`, `lockstep_sets`)."},
+        "spec": {"description": "The experiment spec as stored (an import: its source, columns and units).",
+            "oneOf": [kind_spec(), import_spec()]},
+        "bench_config": bench_config(),
         "device_profiles": {"description": "The device profiles snapshot."},
         "software_version": {"type": "string"},
         "notes": {"type": ["string", "null"], "description": "The operator's notes."},
         "tags": {"type": "array", "items": {"type": "string"}},
         "models": {"type": "array", "items": {"type": "string"}, "description": "Lockstep model ids."},
         "period_s": {"type": ["number", "null"], "description": "Nominal control period [s]."},
-        "results": {"description": "The kind's analysis, once stored (null before)."},
+        "results": {"description": "The kind's analysis, once stored (null before); an import's: what the recording holds.",
+            "oneOf": [{"type": "null"}, results, import_results()]},
         "continues": {"type": ["integer", "null"], "description": "The run this one continues."}
     })
+}
+
+/// The spec of a run of an experiment kind: `experiments::Spec::to_value`, every parameter
+/// written out (each kind's in `GET /api/experiments/kinds`).
+fn kind_spec() -> Value {
+    json!({"type": "object", "required": ["kind", "name", "params"], "properties": {
+        "kind": {"type": "string", "enum": experiments::Kind::NAMES},
+        "name": {"type": "string"},
+        "params": {"type": "object", "description": "The kind's parameters."},
+        "lockstep": {"type": "object", "description": "The run's own lockstep models (`models`, `params`)."}}})
+}
+
+/// The spec recording-import stores with an imported run.
+fn import_spec() -> Value {
+    let by_role = |t: &str| json!({"type": "object", "additionalProperties": {"type": t}});
+    json!({"type": "object", "required": ["kind", "name", "source", "columns", "units", "geometry"],
+        "properties": {
+        "kind": {"const": "imported"},
+        "name": {"type": "string"},
+        "source": {"type": "object", "required": ["file", "bytes", "sha256", "format"], "properties": {
+            "file": {"type": "string"}, "bytes": {"type": "integer", "minimum": 0},
+            "sha256": {"type": "string"}, "format": {"type": "string"},
+            "read": {"description": "How the file was read (format-specific)."}}},
+        "columns": {"description": "The file column of each role.", "allOf": [by_role("string")]},
+        "scales": {"description": "The scale of each scaled role.", "allOf": [by_role("number")]},
+        "units": {"description": "The SI unit each role is stored in.", "allOf": [by_role("string")]},
+        "stated_units": {"description": "The unit the file stated for each role.", "allOf": [by_role("string")]},
+        "geometry": {"type": "string", "enum": ["rotary", "linear"]},
+        "geometry_source": {"type": "string"},
+        "stored_as": by_role("string")}})
+}
+
+/// An imported run's results: recording-import's `Stats`, tagged `imported`.
+fn import_results() -> Value {
+    let s = json!({"type": ["number", "null"]});
+    json!({"type": "object", "required": ["kind", "samples", "uniform", "ranges"], "properties": {
+        "kind": {"const": "imported"},
+        "samples": {"type": "integer", "minimum": 0},
+        "t_first": s, "t_last": s, "dt_min": s, "dt_max": s, "dt_mean": s, "largest_gap_at": s,
+        "uniform": {"type": "boolean"},
+        "ranges": {"type": "object", "description": "[smallest, largest] stored value by role.",
+            "additionalProperties": {"type": "array", "items": {"type": "number"}, "minItems": 2, "maxItems": 2}}}})
+}
+
+/// The bench configuration snapshot: the daemon's configuration as it serialises, with the
+/// lockstep sets resolved at creation (an import's: its geometry and `imported`).
+fn bench_config() -> Value {
+    let set = json!({"type": "object", "required": ["model", "source"], "properties": {
+        "model": {"type": "string"}, "source": {"type": "string"},
+        "set_id": {"type": ["integer", "null"]}, "set_name": {"type": ["string", "null"]}}});
+    json!({"type": ["object", "null"], "description": "The bench configuration snapshot.",
+        "additionalProperties": true, "properties": {
+        "geometry": {"type": "string", "enum": ["rotary", "linear"]},
+        "source": {"type": ["string", "null"], "description": "The configuration file it was read from."},
+        "bench_id": {"type": "string"},
+        "imported": {"type": "boolean", "description": "An imported recording's (no bench ran it)."},
+        "lockstep_sets": {"type": "array", "items": set, "description": "Where each lockstep model's parameters came from."}}})
 }
 
 /// Its timing, sample counts and logs.

@@ -59,7 +59,7 @@ impl Default for Params {
 }
 
 /// One staircase's outcome.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct StairResult {
     /// Direction, ±1.
     pub direction: i8,
@@ -70,7 +70,7 @@ pub struct StairResult {
 }
 
 /// Static friction per direction.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct FsEstimate {
     /// Mean breakaway level \[N m\], signed.
     pub fs_nm: f64,
@@ -81,7 +81,8 @@ pub struct FsEstimate {
 }
 
 /// Staircase results.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(rename = "StaircaseResults")]
 pub struct Output {
     /// Positive direction (null if no staircase moved).
     pub positive: Option<FsEstimate>,

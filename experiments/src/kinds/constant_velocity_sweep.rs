@@ -214,7 +214,7 @@ impl Default for Params {
 }
 
 /// One Stribeck point.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct StribeckPoint {
     /// Velocity reference \[rad/s\], signed.
     pub setpoint_rad_s: f64,
@@ -248,7 +248,8 @@ const MEAN_MISS: f64 = 0.05;
 const SPREAD_MISS: f64 = 0.1;
 
 /// Stribeck points per direction, sorted by increasing `|velocity|`.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(rename = "SweepResults")]
 pub struct Output {
     /// Positive direction.
     pub positive: Vec<StribeckPoint>,

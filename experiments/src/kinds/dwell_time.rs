@@ -68,7 +68,7 @@ impl Default for Params {
 }
 
 /// One trial.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct DwellResult {
     /// Dwell time \[s\].
     pub dwell_s: f64,
@@ -81,7 +81,7 @@ pub struct DwellResult {
 }
 
 /// One pooled row.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct DwellRow {
     /// Dwell time \[s\].
     pub dwell_s: f64,
@@ -94,7 +94,8 @@ pub struct DwellRow {
 }
 
 /// Breakaway versus dwell time.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(rename = "DwellResults")]
 pub struct Output {
     /// Positive direction, by dwell time (dwells where no trial moved are left out).
     pub positive: Vec<DwellRow>,

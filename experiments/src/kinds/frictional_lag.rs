@@ -81,7 +81,7 @@ impl Default for Params {
 }
 
 /// One lag run.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct LagLoop {
     /// Angular frequency \[rad/s\] (the chirp's end frequency for the chirp).
     pub omega_rad_s: f64,
@@ -102,7 +102,8 @@ pub struct LagLoop {
 }
 
 /// Lag loops.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(rename = "LagResults")]
 pub struct Output {
     /// Every run in order.
     pub loops: Vec<LagLoop>,

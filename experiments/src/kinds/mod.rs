@@ -36,7 +36,7 @@ macro_rules! kinds {
         }
 
         /// The analysis result of a run, tagged by kind (`{"kind": "torque_ramp", ...}`).
-        #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+        #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
         #[serde(tag = "kind", rename_all = "snake_case")]
         #[allow(clippy::large_enum_variant)]
         pub enum Results {
@@ -282,7 +282,7 @@ pub(crate) fn within(field: &str, value: f64, which: LimitKind, limit: f64) -> R
 /// elastically (micro-displacement proportional to the torque, up to the break displacement of
 /// its asperities) from the first newton-metre on, so the first visible count comes at a small
 /// fraction of the breakaway torque. That creep onset is reported apart.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Breakaway {
     /// Breakaway torque: the applied torque when gross motion was detected \[N m\], signed.
     pub torque_nm: f64,

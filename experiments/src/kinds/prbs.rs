@@ -80,7 +80,7 @@ impl Default for Params {
 }
 
 /// Filtered signals for the power-equation RLS, one row per sample.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct PowerRlsData {
     /// Sample period \[s\].
     pub dt_s: f64,
@@ -101,7 +101,7 @@ pub struct PowerRlsData {
 }
 
 /// A quick RLS estimate (eta = v^2, Coulomb regressor `sgn_v_filtered`).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct RlsSummary {
     /// Inertia \[kg m^2\].
     pub j_kg_m2: f64,
@@ -112,7 +112,8 @@ pub struct RlsSummary {
 }
 
 /// PRBS results.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(rename = "PrbsResults")]
 pub struct Output {
     /// RMS of the filtered velocity \[rad/s\].
     pub v_rms_rad_s: f64,

@@ -64,7 +64,7 @@ impl Default for Params {
 }
 
 /// One ramp's outcome.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct RampResult {
     /// Ramp rate \[N m/s\], signed with the direction.
     pub rate_nm_s: f64,
@@ -75,7 +75,7 @@ pub struct RampResult {
 }
 
 /// One row of the breakaway table.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct BreakawayRow {
     /// Ramp rate \[N m/s\], signed.
     pub rate_nm_s: f64,
@@ -90,7 +90,8 @@ pub struct BreakawayRow {
 }
 
 /// Breakaway torque versus rate, per direction, and every ramp.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(rename = "TorqueRampResults")]
 pub struct Output {
     /// Positive direction, by increasing rate (rates where no ramp moved are left out).
     pub positive: Vec<BreakawayRow>,

@@ -117,7 +117,7 @@ impl Default for Params {
 }
 
 /// Summary of one segment.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct PieceSummary {
     /// Segment label.
     pub label: String,
@@ -142,7 +142,8 @@ pub struct PieceSummary {
 }
 
 /// Validation-profile summary.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(rename = "ValidationResults")]
 pub struct Output {
     /// Per segment, in order.
     pub pieces: Vec<PieceSummary>,

@@ -4,6 +4,7 @@ import { h, clear, fmt, kvTable, notice } from '../dom';
 import { live, CAPACITY, SIGNALS, splitModels } from '../live';
 import { timeChart, TSChart, symmetricScale, Scale } from '../timeseries';
 import { chartNotes, onDefaults, runSources, sourcesFromSets, Source } from '../lockstep';
+import type { RunRecord } from '../runrecord';
 
 export function benchPage(root: HTMLElement): () => void {
   const state = h('section', { class: 'card', id: 'bench-state', 'aria-labelledby': 'bench-state-h' });
@@ -107,7 +108,7 @@ export function benchPage(root: HTMLElement): () => void {
     if (run === sourcesOf || (run === null && sourcesOf !== undefined)) return;
     sourcesOf = run;
     try {
-      sources = run !== null ? runSources(await get(`/api/runs/${run}`)) : sourcesFromSets(b.models ?? [], await get('/api/parameter-sets'));
+      sources = run !== null ? runSources(await get<RunRecord>(`/api/runs/${run}`)) : sourcesFromSets(b.models ?? [], await get('/api/parameter-sets'));
       dirty = true;
     } catch {
       sourcesOf = undefined;

@@ -4,7 +4,7 @@
 import { postFile, qs, ApiError } from '../api';
 import { h, fmt, kvTable, notice, field } from '../dom';
 import { timeChart } from '../timeseries';
-import type { ImportAnswer, ImportedRun, SampleColumns } from '../answers';
+import type { ImportAnswer, ImportedRun, ImportResults, SampleColumns } from '../answers';
 import { xyPlot } from '../xyplot';
 
 /** The content type a recording is sent with, from the chosen format or its extension. */
@@ -75,9 +75,9 @@ function derivative(t: number[], x: (number | null)[]): number[] {
  * scatter of its samples `s` (as GET /api/runs/{id}/samples returns them).
  */
 export function recordingCard(box: HTMLElement, run: ImportedRun, s: SampleColumns) {
-  const spec: NonNullable<ImportedRun['spec']> = run.spec ?? {};
-  const src: NonNullable<typeof spec.source> = spec.source ?? {};
-  const st: NonNullable<ImportedRun['results']> = run.results ?? {};
+  const spec = run.spec;
+  const src = spec.source;
+  const st: Partial<ImportResults> = run.results ?? {};
   const linear = spec.geometry === 'linear';
   const [force, pos] = linear ? ['N', 'm'] : ['N m', 'rad'];
   const pairs = (o: Record<string, unknown> | undefined, sep: string) => ['t', 'x', 'v', 'u', 'friction'].filter((k) => o?.[k] != null).map((k) => `${k}${sep}${String(o?.[k])}`).join(', ') || '—';

@@ -2,7 +2,7 @@
 import { h, fmt, kvTable, dataTable } from '../dom';
 import { xyPlot, XYSeries, PALETTE } from '../xyplot';
 import { fittedCurves, type FitSet } from './curves';
-import type { BreakawayResults, LagResults, PrbsResults, PreslidingResults, RunRecord, SetOfRun, StaircaseResults, StribeckPoint, SweepResults, TrialResults, ValidationResults } from '../runrecord';
+import type { Results, RunRecord, SetOfRun, StribeckPoint, TrialResults } from '../runrecord';
 
 /** A stored parameter set as the run page reads it. */
 export type RunSet = FitSet & SetOfRun;
@@ -16,11 +16,10 @@ function fitsOfRun(sets: RunSet[], runId: number, procedure: string): RunSet[] {
 }
 
 /** The plots and tables of `results`, the analysis of `run`, by its kind. */
-export async function resultPlots(box: HTMLElement, run: RunRecord, results: object, sets: RunSet[]) {
-  const kind = 'kind' in results && typeof results.kind === 'string' ? results.kind : run.kind;
+export async function resultPlots(box: HTMLElement, run: RunRecord, results: Results, sets: RunSet[]) {
   const add = (el: HTMLElement) => box.append(el);
-  if (kind === 'constant_velocity_sweep') {
-    const r: SweepResults = results;
+  if (results.kind === 'constant_velocity_sweep') {
+    const r = results;
     const pts = [...(r.positive ?? []), ...(r.negative ?? [])];
     // Points flagged stick_slip (the velocity loop did not hold the set point) are left out of
     // every fit: drawn as rings with their own legend entry.
@@ -50,8 +49,8 @@ export async function resultPlots(box: HTMLElement, run: RunRecord, results: obj
     if (fitted.end) plot.dataset.fittedEnd = fitted.end.join(',');
     add(plot);
     add(h('details', null, h('summary', null, `Stribeck points (${pts.length})`), dataTable(pts)));
-  } else if (kind === 'presliding') {
-    const r: PreslidingResults = results;
+  } else if (results.kind === 'presliding') {
+    const r = results;
     const series: XYSeries[] = (r.ramps ?? []).map((rp) => ({ label: `ramp ${rp.direction > 0 ? '+' : '−'}`, x: rp.curve.x, y: rp.curve.y, mode: 'line' as const }));
     if (series.length) add(xyPlot({ title: 'Friction vs displacement: breakaway ramps', xLabel: 'displacement from the start [rad]', yLabel: 'torque [N m]', series, testId: 'presliding-plot' }));
     if (r.reversals)
@@ -70,28 +69,29 @@ export async function resultPlots(box: HTMLElement, run: RunRecord, results: obj
     add(dataTable((r.ramps ?? []).map((x) => ({ direction: x.direction, breakaway_torque_nm: x.breakaway_torque_nm, breakaway_displacement_rad: x.breakaway_displacement_rad, initial_stiffness_nm_rad: x.initial_stiffness_nm_rad }))));
     if (r.sine) add(kvTable(Object.entries(r.sine).map(([k, v]) => [k, fmt(v)]), 'Sine'));
     if (r.step) add(kvTable(Object.entries(r.step).map(([k, v]) => [k, fmt(v)]), 'Step'));
-  } else if (kind === 'frictional_lag') {
-    const r: LagResults = results;
+  } else if (results.kind === 'frictional_lag') {
+    const r = results;
     const loops = r.loops ?? [];
     add(xyPlot({ title: 'Friction vs velocity loops (frictional lag)', xLabel: 'velocity [rad/s]', yLabel: 'torque [N m]', series: loops.map((l) => ({ label: `${l.chirp ? 'chirp to ' : ''}ω = ${fmt(l.omega_rad_s)} rad/s, dir ${l.direction > 0 ? '+' : '−'}`, x: l.loop_v_torque.x, y: l.loop_v_torque.y, mode: 'line' as const })), testId: 'lag-plot' }));
     add(dataTable(loops.map((l) => ({ omega_rad_s: l.omega_rad_s, chirp: l.chirp, direction: l.direction, hysteresis_nm: l.hysteresis_nm, n: l.n }))));
-  } else if (kind === 'torque_ramp' || kind === 'dwell_time') {
-    const r: BreakawayResults = results;
-    const xk = kind === 'torque_ramp' ? 'rate_nm_s' : 'dwell_s';
-    const series: XYSeries[] = (['positive', 'negative'] as const).map((d) => ({ label: `${d} (mean ± std)`, x: (r[d] ?? []).map((p) => p[xk] ?? NaN), y: (r[d] ?? []).map((p) => p.breakaway_torque_nm), err: (r[d] ?? []).map((p) => p.std_torque_nm), mode: 'points' as const }));
+  } else if (results.kind === 'torque_ramp' || results.kind === 'dwell_time') {
+    const r = results;
+    const kind = r.kind;
+    const at = (p: (typeof r.positive)[number]) => ('rate_nm_s' in p ? p.rate_nm_s : p.dwell_s);
+    const series: XYSeries[] = (['positive', 'negative'] as const).map((d) => ({ label: `${d} (mean ± std)`, x: r[d].map(at), y: r[d].map((p) => p.breakaway_torque_nm), err: r[d].map((p) => p.std_torque_nm), mode: 'points' as const }));
     add(xyPlot({ title: kind === 'torque_ramp' ? 'Breakaway torque vs torque rate' : 'Breakaway torque vs dwell time', xLabel: kind === 'torque_ramp' ? 'torque rate [N m/s]' : 'dwell time [s]', yLabel: 'breakaway torque [N m]', series, testId: 'breakaway-plot' }));
     add(dataTable([...(r.positive ?? []), ...(r.negative ?? [])]));
-  } else if (kind === 'breakaway_staircase') {
-    const r: StaircaseResults = results;
+  } else if (results.kind === 'breakaway_staircase') {
+    const r = results;
     add(kvTable([['F_s', `${fmt(r.fs_nm)} N m`], ['positive', r.positive ? `${fmt(r.positive.fs_nm)} ± ${fmt(r.positive.std_nm)} N m (n=${r.positive.n})` : '—'], ['negative', r.negative ? `${fmt(r.negative.fs_nm)} ± ${fmt(r.negative.std_nm)} N m (n=${r.negative.n})` : '—']]));
-  } else if (kind === 'prbs') {
-    const r: PrbsResults = results;
+  } else if (results.kind === 'prbs') {
+    const r = results;
     add(kvTable([['v rms', `${fmt(r.v_rms_rad_s)} rad/s`], ['v max', `${fmt(r.v_max_rad_s)} rad/s`], ['RLS Fv', r.rls ? `${fmt(r.rls.fv_nm_s_rad)} N m s/rad` : '—'], ['RLS Fc', r.rls ? `${fmt(r.rls.fc_nm)} N m` : '—']]));
-  } else if (kind === 'validation_profile') {
-    const r: ValidationResults = results;
+  } else if (results.kind === 'validation_profile') {
+    const r = results;
     add(kvTable([['rms error', fmt(r.rms_error)]]));
     add(dataTable(r.pieces ?? []));
-  } else if (kind === 'compensation_trial') {
+  } else if (results.kind === 'compensation_trial') {
     compensationTrial(box, results);
   } else {
     add(h('pre', null, JSON.stringify(results, null, 2)));
@@ -104,7 +104,7 @@ export async function resultPlots(box: HTMLElement, run: RunRecord, results: obj
  * baseline as bars, and every compensator's error around one reversal on one axis. */
 function compensationTrial(box: HTMLElement, r: TrialResults) {
   const ranking = r.ranking ?? [];
-  const mrad = (x: number | null) => (typeof x === 'number' && Number.isFinite(x) ? fmt(x * 1e3) : '—');
+  const mrad = (x: number | null | undefined) => (typeof x === 'number' && Number.isFinite(x) ? fmt(x * 1e3) : '—');
   box.append(
     h(
       'div',

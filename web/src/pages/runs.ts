@@ -1,7 +1,7 @@
 // Runs: a searchable list and a run page with its plots, tables, log, provenance and exports.
 import { get, qs, post, RunSummary, ApiError, withToken } from '../api';
 import type { ImportedRun, SampleColumns } from '../answers';
-import type { LogEntry, RunRecord, Timing } from '../runrecord';
+import type { LogEntry, Results, RunRecord, Timing } from '../runrecord';
 import { h, clear, fmt, kvTable, dataTable, notice, field } from '../dom';
 import { runsHead, syncRows } from './runrows';
 import { live, splitModels } from '../live';
@@ -226,9 +226,9 @@ async function renderBody(body: HTMLElement, run: RunRecord, charts: { destroy()
   const imported = run.kind === 'imported';
   if (imported) res.querySelector('h2')!.textContent = 'Recording';
   // Results plots.
-  let results = imported ? null : run.results;
-  if (!imported && !results && run.status === 'completed') results = await get(`/api/runs/${run.id}/results`).catch(() => null);
-  if (results && typeof results === 'object') {
+  let results: Results | null = run.results?.kind === 'imported' ? null : run.results;
+  if (!imported && !results && run.status === 'completed') results = await get<Results>(`/api/runs/${run.id}/results`).catch(() => null);
+  if (results) {
     const sets = await get<RunSet[]>(`/api/parameter-sets`).catch(() => []);
     await resultPlots(res, run, results, Array.isArray(sets) ? sets : []);
   } else if (!imported) res.append(h('p', { class: 'muted' }, run.status === 'completed' ? 'No analysis stored.' : 'The analysis appears when the run completes.'));
@@ -256,9 +256,9 @@ async function renderBody(body: HTMLElement, run: RunRecord, charts: { destroy()
       ts.append(h('p', { class: 'muted' }, `${s.t.length} points per series (${every === 1 ? 'every sample' : `one sample in ${every}`}).`));
       const grid = h('div', { class: 'charts' });
       ts.append(grid);
-      if (imported) {
-        // An import's `results` are what the import read (answers.ts `ImportedRun`).
-        const rec: ImportedRun = { ...run, results: run.results as ImportedRun['results'] };
+      if (imported && run.spec.kind === 'imported') {
+        const r = run.results;
+        const rec: ImportedRun = { sample_count: run.sample_count, spec: run.spec, results: r?.kind === 'imported' ? r : null };
         recordingCard(res, rec, s);
         recordingCharts(grid, rec, s, charts);
         return finishBody(cmp, log, checks, prov, run);

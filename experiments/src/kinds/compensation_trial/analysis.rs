@@ -3,13 +3,14 @@
 use super::Params;
 use crate::plan::{Role, Segment};
 use crate::{Error, Plan, Sample};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// Points of each reversal trace in the results.
 pub(super) const TRACE_POINTS: usize = 240;
 
 /// One compensator's results (ranked; errors in rad, effort in N m).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Ranked {
     /// 1 = best (lowest RMS error); unstable compensators rank last.
     pub rank: usize,
@@ -38,7 +39,7 @@ pub struct Ranked {
 }
 
 /// One compensator on one reference.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct PerReference {
     /// The reference's label.
     pub reference: String,
@@ -51,7 +52,7 @@ pub struct PerReference {
 }
 
 /// The tracking error around one reversal, for plotting every compensator on one axis.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Trace {
     /// The compensator.
     pub name: String,
@@ -62,7 +63,8 @@ pub struct Trace {
 }
 
 /// Compensation-trial results.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(rename = "TrialResults")]
 pub struct Output {
     /// The baseline compensator's name, if the trial had one.
     pub baseline: Option<String>,

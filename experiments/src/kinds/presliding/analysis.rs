@@ -5,11 +5,13 @@ use super::Params;
 use crate::analysis::{Curve, fit_sine};
 use crate::plan::Role;
 use crate::{Error, Plan, Sample, Setpoint};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::f64::consts::{PI, TAU};
 
 /// (a) One displacement ramp.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(rename = "PreslidingRamp")]
 pub struct RampResult {
     /// Direction, ±1.
     pub direction: i8,
@@ -28,7 +30,7 @@ pub struct RampResult {
 }
 
 /// (b) The reversal loops.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ReversalsResult {
     /// Displacement from the start \[rad\] (x) against measured torque \[N m\] (y).
     pub curve: Curve,
@@ -37,7 +39,7 @@ pub struct ReversalsResult {
 }
 
 /// (c) The sinusoidal-torque run.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct SineResult {
     /// Commanded amplitude `A` \[N m\].
     pub amplitude_nm: f64,
@@ -52,7 +54,7 @@ pub struct SineResult {
 }
 
 /// (d) The torque step.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct StepResult {
     /// Step \[N m\].
     pub torque_nm: f64,
@@ -73,7 +75,8 @@ pub struct StepResult {
 }
 
 /// Presliding results, per part run.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(rename = "PreslidingResults")]
 pub struct Output {
     /// (a) ramps.
     pub ramps: Vec<RampResult>,
