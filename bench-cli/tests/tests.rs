@@ -5,6 +5,7 @@ mod calibration;
 mod campaigns_rest;
 mod characterise;
 mod characterise_answer;
+mod characterise_low_speed;
 mod characterise_truths;
 mod cli_archive;
 mod cli_compare;
