@@ -30,7 +30,7 @@ pub(crate) enum Wire {
 
 /// A standalone simulated bench, a bench.toml pointing at it and a run database.
 pub(crate) struct Bench {
-    sim: SimProcess,
+    pub(crate) sim: SimProcess,
     _dir: tempfile::TempDir,
     pub(crate) db: String,
     pub(crate) cfg: PathBuf,
