@@ -467,6 +467,16 @@ async fn analyse_committed(
     }
 }
 
+/// Every committed sample of run `id` as the analyses read them: of the whole chain, for a
+/// continuation ([`crate::chain::chain_samples`]).
+pub async fn experiment_samples(
+    store: &Store,
+    id: i64,
+) -> Result<Vec<experiments::Sample>, run_store::Error> {
+    let set = crate::chain::chain_samples(store, id, &SampleQuery::default()).await?;
+    Ok(set.samples.iter().map(to_experiment_sample).collect())
+}
+
 /// The kind's analysis of the committed samples (of the whole chain, for a continuation: each
 /// segment from the run that measured it whole).
 async fn analyse(
@@ -474,10 +484,9 @@ async fn analyse(
     run_id: i64,
     checked: &Checked,
 ) -> Result<serde_json::Value, String> {
-    let set = crate::chain::chain_samples(store, run_id, &SampleQuery::default())
+    let samples = experiment_samples(store, run_id)
         .await
         .map_err(|e| format!("reading the samples: {e}"))?;
-    let samples: Vec<experiments::Sample> = set.samples.iter().map(to_experiment_sample).collect();
     let results = checked
         .spec
         .kind

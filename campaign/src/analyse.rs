@@ -415,14 +415,9 @@ async fn sliding_fall(c: &Record, est: &Estimates, db: &Path) -> anyhow::Result<
     // the centred window), which a 10 % reading of `vs` cannot afford.
     let mut slips = Vec::new();
     if let Some(id) = c.run_of(Step::LowSpeedCheck) {
-        let query = run_store::SampleQuery::default();
-        let set = bench_daemon::resume::chain_samples(&store, id, &query).await;
+        let samples = bench_daemon::session::experiment_samples(&store, id).await;
         store.close().await;
-        let samples: Vec<_> = set?
-            .samples
-            .iter()
-            .map(bench_daemon::session::to_experiment_sample)
-            .collect();
+        let samples = samples?;
         slips = sliding::bins(&samples, super::encoder_velocity::count_of(&samples), v_top);
     } else {
         store.close().await;

@@ -230,13 +230,7 @@ pub async fn of_run(
     layout: Layout,
     best: Option<(&str, &Value)>,
 ) -> anyhow::Result<Option<FloorParts>> {
-    let query = run_store::SampleQuery::default();
-    let set = bench_daemon::resume::chain_samples(store, run, &query).await?;
-    let samples: Vec<Sample> = set
-        .samples
-        .iter()
-        .map(bench_daemon::session::to_experiment_sample)
-        .collect();
+    let samples = bench_daemon::session::experiment_samples(store, run).await?;
     let Some(repeat_mse) = repeat_mse(&samples, layout) else {
         return Ok(None);
     };

@@ -118,29 +118,31 @@ fn fitted_by(set: &ParameterSet, what: fn(&Procedure) -> bool) -> bool {
 
 /// The newest `static_curve` set of `model`, else of a static source model.
 fn newest_static<'a>(sets: &'a [ParameterSet], model: &str) -> Option<&'a ParameterSet> {
-    let is_static = |s: &&ParameterSet| {
-        fitted_by(s, Procedure::fits_static_curve)
-            && ["fc", "fs", "vs"]
-                .iter()
-                .all(|n| s.params.get(n).is_some_and(Value::is_number))
-    };
     std::iter::once(model)
         .chain(STATIC_SOURCES.iter().copied())
-        .find_map(|m| {
-            sets.iter()
-                .filter(|s| s.model_id == m)
-                .filter(is_static)
-                .max_by_key(|s| s.id)
-        })
+        .find_map(|m| newest_static_of(sets, m, &["fc", "fs", "vs"]))
 }
 
 /// The newest `static_curve` set of `coulomb_viscous` (the line a Stribeck model's steady
 /// state reduces to when no rise was fitted).
 fn newest_line(sets: &[ParameterSet]) -> Option<&ParameterSet> {
+    newest_static_of(sets, "coulomb_viscous", &["fc"])
+}
+
+/// The newest set of `model` fitted by a static-curve procedure with every one of `values`
+/// a number.
+fn newest_static_of<'a>(
+    sets: &'a [ParameterSet],
+    model: &str,
+    values: &[&str],
+) -> Option<&'a ParameterSet> {
     sets.iter()
-        .filter(|s| s.model_id == "coulomb_viscous")
-        .filter(|s| fitted_by(s, Procedure::fits_static_curve))
-        .filter(|s| s.params.get("fc").is_some_and(Value::is_number))
+        .filter(|s| s.model_id == model && fitted_by(s, Procedure::fits_static_curve))
+        .filter(|s| {
+            values
+                .iter()
+                .all(|n| s.params.get(n).is_some_and(Value::is_number))
+        })
         .max_by_key(|s| s.id)
 }
 
