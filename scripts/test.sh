@@ -197,11 +197,12 @@ book() {
 }
 stage "manual" book
 
-# Every Rust suite, on SQLite and PostgreSQL. The daemon's suite mostly waits on real time (the
-# real-time runs one at a time, the rest beside them), so it runs with three test threads, and the other crates' suites run beside it rather than after
-# it: the test binaries the build stage made are run directly (a `cargo test -p` of a part of
-# the workspace would resolve other features and compile dependencies again), each in its
-# package's directory as cargo runs them. Then the doctests, and the API documentation without
+# Every Rust suite, on SQLite and PostgreSQL. The daemon's suite mostly waits on real time (two
+# real-time benches at a time, util::bench_slot, the rest beside them), so it runs with six test
+# threads, which keeps threads free for the rest while others wait for a bench slot; the other
+# crates' suites run beside it rather than after it: the test binaries the build stage made
+# are run directly (a `cargo test -p` of a part of the workspace would resolve other features
+# and compile dependencies again), each in its package's directory as cargo runs them. Then the doctests, and the API documentation without
 # warnings (rustdoc on the build's own artifacts) beside the rest.
 test_binaries() {
   cargo test --workspace --locked --no-run --message-format=json 2>/dev/null | python3 -c '
@@ -239,7 +240,7 @@ cargo_test() {
     case "$line" in */bench-daemon$'\t'* | */bench-service$'\t'* | */campaign$'\t'* | */recording-import$'\t'* | */bench-cli$'\t'*) daemon+=("$line") ;; *) crates+=("$line") ;; esac
   done < <(test_binaries)
   [ ${#daemon[@]} -gt 0 ] && [ ${#crates[@]} -gt 0 ] || { echo "test.sh: no test binaries found" >&2; return 1; }
-  RUST_TEST_THREADS=3 run_suites "$logs/cargo-test-daemon.log" "--skip rtu" "${daemon[@]}" &
+  RUST_TEST_THREADS=6 run_suites "$logs/cargo-test-daemon.log" "--skip rtu" "${daemon[@]}" &
   local daemon_pid=$!
   run_suites "$logs/cargo-test-crates.log" "--skip rtu" "${crates[@]}" &
   local crates_pid=$!
@@ -253,14 +254,15 @@ cargo_test() {
   # The tests of Modbus RTU on a pseudo-terminal (their names say rtu) last, alone: under this
   # command's load this VM's kernel was measured holding bytes written to a pty for up to
   # 0.5 s (a round-trip probe at SCHED_FIFO 80, whatever the priority or niceness of the other
-  # stages), past every Modbus timeout.
+  # stages), past every Modbus timeout. The daemon's RTU tests run four at a time (each drive's
+  # scenarios a test apiece), its lines side by side as on a bench with several links.
   join e2e
   join clients
   join examples
   join rustdoc
   run_suites "$logs/cargo-test-crates-rtu.log" "rtu" "${crates[@]}" &
   local crates_rtu_pid=$!
-  RUST_TEST_THREADS=3 run_suites "$logs/cargo-test-daemon-rtu.log" "rtu" "${daemon[@]}" &
+  RUST_TEST_THREADS=4 run_suites "$logs/cargo-test-daemon-rtu.log" "rtu" "${daemon[@]}" &
   local daemon_rtu_pid=$!
   for pid in "$crates_rtu_pid" "$daemon_rtu_pid"; do
     wait "$pid" || failed=1

@@ -118,7 +118,7 @@ fn every_flag_is_checked_by_name() {
 
 #[test]
 fn runs_record_their_zero_and_calibration_and_an_overdue_one_refuses() {
-    let _one = one_bench_at_a_time();
+    let _slot = bench_slot();
     let dir = tempfile::tempdir().unwrap();
     let db = db_in(&dir);
     let cfg = sim_daq();

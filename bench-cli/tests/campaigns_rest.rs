@@ -138,7 +138,7 @@ fn unknown_campaigns_are_404_and_bad_queries_400_naming_the_field() {
 /// one on a latched e-stop, is 409.
 #[test]
 fn a_campaign_posted_runs_its_steps_through_the_queue_and_the_estop_stops_it() {
-    let _bench = crate::util::one_bench_at_a_time();
+    let _bench = crate::util::bench_slot();
     let dir = tempfile::tempdir().unwrap();
     let d = Daemon::in_process(&["--sim"], &dir.path().join("runs.db"));
     for (body, status, field) in [
@@ -194,7 +194,7 @@ fn a_campaign_posted_runs_its_steps_through_the_queue_and_the_estop_stops_it() {
 /// the campaign `stopped`; stopping it again is 409 naming its status, an unknown one 404.
 #[test]
 fn a_scheduled_campaign_starts_and_the_stop_endpoint_ends_it_stopped() {
-    let _bench = crate::util::one_bench_at_a_time();
+    let _bench = crate::util::bench_slot();
     let dir = tempfile::tempdir().unwrap();
     let d = Daemon::in_process(&["--sim"], &dir.path().join("runs.db"));
     let body = json!({"campaign": {"models": ["coulomb_viscous"], "budget_min": 10.0}});
@@ -335,7 +335,7 @@ fn bad_campaign_entries_are_refused_and_a_paused_queue_starts_none() {
 /// its reason naming the command that continues it.
 #[test]
 fn a_campaign_running_when_the_daemon_was_killed_is_interrupted_at_restart() {
-    let _bench = crate::util::one_bench_at_a_time();
+    let _bench = crate::util::bench_slot();
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("runs.db");
     let d = Daemon::start(&db, "127.0.0.1:0", &[]);

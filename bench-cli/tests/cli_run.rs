@@ -458,7 +458,7 @@ fn a_limit_breach_aborts_the_run_with_its_reason() {
 
 #[test]
 fn a_killed_daemon_leaves_an_interrupted_run_with_its_committed_samples() {
-    let _bench = crate::util::one_bench_at_a_time();
+    let _bench = crate::util::bench_slot();
     let dir = tempfile::tempdir().unwrap();
     let db = db_in(&dir);
     let (mut child, _out, id) = spawn_run(&[
@@ -509,7 +509,7 @@ fn a_killed_daemon_leaves_an_interrupted_run_with_its_committed_samples() {
 
 #[test]
 fn ctrl_c_aborts_the_run_and_disables_the_drive() {
-    let _bench = crate::util::one_bench_at_a_time();
+    let _bench = crate::util::bench_slot();
     let sim = SimProcess::start();
     let dir = tempfile::tempdir().unwrap();
     let db = db_in(&dir);

@@ -19,7 +19,7 @@ pub(crate) fn tiny(name: &str, measure_s: f64) -> Value {
 
 #[test]
 fn a_posted_spec_runs_and_its_samples_come_back_as_json_csv_and_parquet() {
-    let _bench = crate::util::one_bench_at_a_time();
+    let _bench = crate::util::bench_slot();
     let dir = tempfile::tempdir().unwrap();
     let d = Daemon::start(&dir.path().join("runs.db"), "127.0.0.1:0", &[]);
     assert_eq!(d.json("/api/health")["status"], "ok");
@@ -172,7 +172,7 @@ fn a_posted_spec_runs_and_its_samples_come_back_as_json_csv_and_parquet() {
 
 #[test]
 fn bad_requests_are_4xx_name_the_field_and_change_nothing() {
-    let _bench = crate::util::one_bench_at_a_time();
+    let _bench = crate::util::bench_slot();
     let dir = tempfile::tempdir().unwrap();
     let d = Daemon::in_process(&["--sim"], &dir.path().join("runs.db"));
     let beyond = json!({"kind": "constant_velocity_sweep", "params": {"velocities": [0.1, 500.0]}});
@@ -289,7 +289,7 @@ fn bad_requests_are_4xx_name_the_field_and_change_nothing() {
 
 #[test]
 fn a_non_loopback_listener_needs_the_token_for_mutating_calls() {
-    let _bench = crate::util::one_bench_at_a_time();
+    let _bench = crate::util::bench_slot();
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("runs.db");
     // No token: refuses to start.
@@ -338,7 +338,7 @@ fn a_non_loopback_listener_needs_the_token_for_mutating_calls() {
 
 #[test]
 fn estop_aborts_the_run_disables_the_drive_latches_and_stop_finishes_the_segment() {
-    let _bench = crate::util::one_bench_at_a_time();
+    let _bench = crate::util::bench_slot();
     let dir = tempfile::tempdir().unwrap();
     let d = Daemon::start(&dir.path().join("runs.db"), "127.0.0.1:0", &[]);
     // E-stop with nothing running still latches.
@@ -436,7 +436,7 @@ fn estop_aborts_the_run_disables_the_drive_latches_and_stop_finishes_the_segment
 
 #[test]
 fn ten_live_clients_one_never_reading_do_not_hold_up_the_run() {
-    let _bench = crate::util::one_bench_at_a_time();
+    let _bench = crate::util::bench_slot();
     let dir = tempfile::tempdir().unwrap();
     let d = Daemon::start(&dir.path().join("runs.db"), "127.0.0.1:0", &[]);
     let open = |addr: &str| {

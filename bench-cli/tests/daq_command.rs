@@ -46,7 +46,7 @@ pub(crate) fn both_speeds_held(db: &str, id: i64) -> serde_json::Value {
 
 #[test]
 fn a_sweep_commanded_through_the_dac_follows_its_plan() {
-    let _one = one_bench_at_a_time();
+    let _slot = bench_slot();
     let dir = tempfile::tempdir().unwrap();
     let db = db_in(&dir);
     let (mut sim, ep) = start_sim(&["--daq", "t7", "--daq-options", ANALOG]);

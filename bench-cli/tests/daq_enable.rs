@@ -42,7 +42,7 @@ pub(crate) fn config(dir: &std::path::Path, ep: &serde_json::Value) -> String {
 
 #[test]
 fn an_enable_line_lowered_mid_run_stops_it_as_a_comms_fault_in_the_safe_state() {
-    let _one = one_bench_at_a_time();
+    let _slot = bench_slot();
     let dir = tempfile::tempdir().unwrap();
     let db = db_in(&dir);
     // DAC0 wired to the drive, DIO2 not: the line lowered here is seen by the daemon's read

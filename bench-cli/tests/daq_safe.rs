@@ -36,7 +36,7 @@ pub(crate) fn sim_daq_with(dir: &std::path::Path, name: &str, extra: &str) -> St
 
 #[test]
 fn a_run_on_a_dac_commanded_drive_ends_with_the_dac_at_zero_torque_and_the_line_low() {
-    let _one = one_bench_at_a_time();
+    let _slot = bench_slot();
     let dir = tempfile::tempdir().unwrap();
     let db = db_in(&dir);
     let cfg = sim_daq_with(dir.path(), "analog.toml", DRIVE_COMMAND);

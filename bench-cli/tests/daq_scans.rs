@@ -47,7 +47,7 @@ fn shipped() -> String {
 
 #[test]
 fn every_scan_is_recorded_on_the_daq_clock_two_a_tick_at_2_khz_under_a_1_khz_loop() {
-    let _one = one_bench_at_a_time();
+    let _slot = bench_slot();
     let dir = tempfile::tempdir().unwrap();
     let (rows, run) = short_run(&dir, &shipped());
     assert_eq!(rows.len() as i64, run["sample_count"].as_i64().unwrap());
@@ -76,7 +76,7 @@ fn every_scan_is_recorded_on_the_daq_clock_two_a_tick_at_2_khz_under_a_1_khz_loo
 
 #[test]
 fn the_counter_is_the_loops_position_when_it_is_the_source() {
-    let _one = one_bench_at_a_time();
+    let _slot = bench_slot();
     let dir = tempfile::tempdir().unwrap();
     // Twice the encoder's counts per revolution: the counter reads half the drive's angle,
     // so the recorded position says which of the two the loop took.

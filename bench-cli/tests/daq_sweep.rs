@@ -28,7 +28,7 @@ fn sweep(config: Option<&str>, dir: &std::path::Path, db: &str) -> serde_json::V
 
 #[test]
 fn a_sweep_through_the_daq_is_within_1_percent_of_the_modbus_sensor() {
-    let _one = one_bench_at_a_time();
+    let _slot = bench_slot();
     let dir = tempfile::tempdir().unwrap();
     let db = db_in(&dir);
     let cfg = format!(

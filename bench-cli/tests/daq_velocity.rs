@@ -31,7 +31,7 @@ fn velocity_config(dir: &std::path::Path, ep: &serde_json::Value) -> String {
 
 #[test]
 fn a_sweep_through_the_drives_analog_speed_input_follows_its_plan() {
-    let _one = one_bench_at_a_time();
+    let _slot = bench_slot();
     let dir = tempfile::tempdir().unwrap();
     let db = db_in(&dir);
     let (mut sim, ep) = start_sim(&["--daq", "t7", "--daq-options", ANALOG_VELOCITY]);
@@ -72,7 +72,7 @@ fn a_sweep_through_the_drives_analog_speed_input_follows_its_plan() {
 /// is enabled, naming the segment, in the safe state.
 #[test]
 fn a_torque_segment_is_refused_on_an_analog_speed_input() {
-    let _one = one_bench_at_a_time();
+    let _slot = bench_slot();
     let dir = tempfile::tempdir().unwrap();
     let db = db_in(&dir);
     let cfg = sim_daq_with(

@@ -6,10 +6,10 @@
 //! mid-run, the refusal to run on the latched fault, and the operator's reset through the
 //! profile's own `fault_reset` sequence.
 //!
-//! These tests do not take `one_bench_at_a_time`: their loops run at 10 Hz over RTU (20 ms
+//! These tests do not take a `bench_slot`: their loops run at 10 Hz over RTU (20 ms
 //! over TCP) with timeouts of 100 ms and more, and each has its own emulation, pty and
 //! database, so one beside a 1 kHz bench keeps its margins. The drives at 115 200 baud have a
-//! test each ([`the_delta_asda_a2_over_rtu`] and its siblings), run with the other RTU tests
+//! test per scenario ([`the_delta_asda_a2_sweep_and_a_trip_over_rtu`] and its siblings), run with the other RTU tests
 //! after the rest of the suite; the TCP runs run beside the rest.
 
 use crate::daemon::Daemon;
@@ -435,71 +435,46 @@ fn the_sweep_and_a_ramp_on_each_emulated_drive_over_tcp() {
     }
 }
 
-/// Each drive's scenarios over RTU at 115 200 baud, one test per drive. A silence of 0.3 ms
-/// ends an RTU frame there, and emulated lines side by side on a 2-core machine busy compiling
-/// or running browsers split each other's frames (timeouts, CRC errors): `scripts/test.sh`
-/// runs the tests named `rtu` last, on their own, where the three drives' lines keep their
-/// timing side by side. Within a drive, its scenarios run one after another; each scenario's
-/// panic is printed as it happens, and the test fails naming every scenario that failed.
+// Each drive's scenarios over RTU at 115 200 baud, a test each. A silence of 0.3 ms ends an
+// RTU frame there, and emulated lines side by side on a 2-core machine busy compiling or
+// running browsers split each other's frames (timeouts, CRC errors): `scripts/test.sh` runs
+// the tests named `rtu` last, on their own, four at a time, where the lines keep their timing
+// side by side.
+
+/// The fault subset on the emulated Delta ASDA-A2 over RTU.
 #[test]
-fn the_delta_asda_a2_over_rtu() {
-    one_after_another(&[
-        (
-            "probe --check passes the right profile and names what to fix in a wrong one",
-            probe_check_passes_the_right_profile_and_names_what_to_fix_in_a_wrong_one,
-        ),
-        ("the fault subset on the emulated Delta ASDA-A2", || {
-            the_fault_subset(&DELTA)
-        }),
-        ("the sweep and a trip on the emulated Delta ASDA-A2", || {
-            sweep_and_a_trip(&DELTA)
-        }),
-    ]);
+fn the_delta_asda_a2_fault_subset_over_rtu() {
+    the_fault_subset(&DELTA);
 }
 
-/// The Delta ASDA-B2's scenarios over RTU (see `the_delta_asda_a2_over_rtu`).
+/// The sweep and a trip on the emulated Delta ASDA-A2 over RTU.
 #[test]
-fn the_delta_asda_b2_over_rtu() {
-    one_after_another(&[
-        ("the fault subset on the emulated Delta ASDA-B2", || {
-            the_fault_subset(&DELTA_B2)
-        }),
-        ("the sweep and a trip on the emulated Delta ASDA-B2", || {
-            sweep_and_a_trip(&DELTA_B2)
-        }),
-    ]);
+fn the_delta_asda_a2_sweep_and_a_trip_over_rtu() {
+    sweep_and_a_trip(&DELTA);
 }
 
-/// The Oriental AZ's scenarios over RTU (see `the_delta_asda_a2_over_rtu`).
+/// The fault subset on the emulated Delta ASDA-B2 over RTU.
 #[test]
-fn the_oriental_az_over_rtu() {
-    one_after_another(&[
-        ("the fault subset on the emulated Oriental AZ", || {
-            the_fault_subset(&ORIENTAL)
-        }),
-        ("the sweep and a trip on the emulated Oriental AZ", || {
-            sweep_and_a_trip(&ORIENTAL)
-        }),
-    ]);
+fn the_delta_asda_b2_fault_subset_over_rtu() {
+    the_fault_subset(&DELTA_B2);
 }
 
-/// Runs the named scenarios in order, each to its end whatever the others did, and fails
-/// naming every one that failed.
-fn one_after_another(scenarios: &[(&str, fn())]) {
-    let failed: Vec<&str> = scenarios
-        .iter()
-        .filter_map(|(name, scenario)| {
-            let t0 = std::time::Instant::now();
-            let ok = std::panic::catch_unwind(scenario).is_ok();
-            let took = t0.elapsed().as_secs_f64();
-            eprintln!(
-                "{} {name} ({took:.1} s)",
-                if ok { "ok:" } else { "FAILED:" }
-            );
-            (!ok).then_some(*name)
-        })
-        .collect();
-    assert!(failed.is_empty(), "failed: {failed:?}");
+/// The sweep and a trip on the emulated Delta ASDA-B2 over RTU.
+#[test]
+fn the_delta_asda_b2_sweep_and_a_trip_over_rtu() {
+    sweep_and_a_trip(&DELTA_B2);
+}
+
+/// The fault subset on the emulated Oriental AZ over RTU.
+#[test]
+fn the_oriental_az_fault_subset_over_rtu() {
+    the_fault_subset(&ORIENTAL);
+}
+
+/// The sweep and a trip on the emulated Oriental AZ over RTU.
+#[test]
+fn the_oriental_az_sweep_and_a_trip_over_rtu() {
+    sweep_and_a_trip(&ORIENTAL);
 }
 
 /// `bench probe --check` before the first run: every item of the Delta's profile on its
@@ -509,7 +484,8 @@ fn one_after_another(scenarios: &[(&str, fn())]) {
 /// TCP gateway, fails on an address the Delta does not have and sees the Delta's
 /// low-word-first values as swapped; a tripped drive fails the check until it is reset.
 /// Nothing is written.
-fn probe_check_passes_the_right_profile_and_names_what_to_fix_in_a_wrong_one() {
+#[test]
+fn probe_check_passes_the_right_profile_and_names_what_to_fix_in_a_wrong_one_over_rtu() {
     let mut sim =
         SimProcess::start_with(&["--rtu", "--baud", BAUD, "--drive-profile", &DELTA.profile()]);
     let pty = sim.rtu.clone().expect("bench sim --rtu prints its pty");

@@ -3,7 +3,7 @@
 
 use crate::daemon::Daemon;
 use crate::fault_table::{Bench, Wire, disabled_by_the_daemon};
-use crate::util::{bench, one_bench_at_a_time, stderr, stdout, wait_for_samples};
+use crate::util::{bench, bench_slot, stderr, stdout, wait_for_samples};
 use serde_json::Value;
 use std::time::Duration;
 
@@ -13,7 +13,7 @@ use std::time::Duration;
 #[test]
 fn an_estop_of_any_shape_stops_the_run() {
     use crate::serve_hardening::raw;
-    let _slot = one_bench_at_a_time();
+    let _slot = bench_slot();
     let b = Bench::new(Wire::Tcp);
     let daemon = Daemon::start_on(
         &["--config", b.cfg.to_str().unwrap()],

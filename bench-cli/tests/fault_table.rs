@@ -8,8 +8,8 @@
 
 use crate::daemon::Daemon;
 use crate::util::{
-    SimProcess, bench, config_for, db_in, one_bench_at_a_time, show, spawn_run, spec, stderr,
-    stdout, wait_for_samples,
+    SimProcess, bench, bench_slot, config_for, db_in, show, spawn_run, spec, stderr, stdout,
+    wait_for_samples,
 };
 use serde_json::{Value, json};
 use std::io::Read;
@@ -199,7 +199,7 @@ fn disabled_by_the_watchdog(bench: &mut Bench) {
 }
 
 fn sensor_drive_and_link_faults(wire: Wire) {
-    let _slot = one_bench_at_a_time();
+    let _slot = bench_slot();
     let mut b = Bench::new(wire);
     // The sensor goes silent while the drive answers: its own budget and stall watch end the
     // run within sensor_stall_s + one timeout.
@@ -239,7 +239,7 @@ fn sensor_drive_and_link_faults_over_rtu() {
 }
 
 fn a_drive_trip_is_cleared_only_by_an_operator(wire: Wire) {
-    let _slot = one_bench_at_a_time();
+    let _slot = bench_slot();
     let mut b = Bench::new(wire);
     let (run, _, _) = fails_on(&mut b, r#"{"trip": true}"#, "drive fault");
     assert_eq!(b.sim.statusword() & FAULT_BIT, FAULT_BIT);
@@ -296,7 +296,7 @@ fn kill(child: &Child, signal: &str) {
 
 #[test]
 fn one_percent_corrupted_crcs_are_survived_over_rtu() {
-    let _slot = one_bench_at_a_time();
+    let _slot = bench_slot();
     let mut b = Bench::new(Wire::Rtu);
     let (child, id) = b.spawn_run();
     wait_for_samples(&b.db, id, 25);
@@ -338,7 +338,7 @@ fn one_percent_corrupted_crcs_are_survived_over_rtu() {
 
 #[test]
 fn a_killed_run_is_reported_interrupted_and_the_drive_watchdog_removes_torque() {
-    let _slot = one_bench_at_a_time();
+    let _slot = bench_slot();
     let mut b = Bench::new(Wire::Tcp);
     let (mut child, id) = b.spawn_run();
     let before = wait_for_samples(&b.db, id, b.warm());
@@ -353,7 +353,7 @@ fn a_killed_run_is_reported_interrupted_and_the_drive_watchdog_removes_torque() 
 
 #[test]
 fn a_panic_in_a_model_step_fails_the_run_into_the_safe_state() {
-    let _slot = one_bench_at_a_time();
+    let _slot = bench_slot();
     let b = Bench::new(Wire::Tcp);
     let mut child = Command::new(env!("CARGO_BIN_EXE_bench"))
         .args(b.run_args())
@@ -394,7 +394,7 @@ fn a_panic_in_a_model_step_fails_the_run_into_the_safe_state() {
 
 #[test]
 fn a_recorder_that_cannot_write_stops_the_run() {
-    let _slot = one_bench_at_a_time();
+    let _slot = bench_slot();
     let b = Bench::new(Wire::Tcp);
     let (child, id) = b.spawn_run();
     let before = wait_for_samples(&b.db, id, b.warm());
@@ -446,7 +446,7 @@ fn a_recorder_that_cannot_write_stops_the_run() {
 
 #[test]
 fn a_second_controller_is_refused_and_sends_nothing() {
-    let _slot = one_bench_at_a_time();
+    let _slot = bench_slot();
     let b = Bench::new(Wire::Tcp);
     let (first, id) = b.spawn_run();
     let before = wait_for_samples(&b.db, id, b.warm());
@@ -496,7 +496,7 @@ fn enable_drive_behind_the_daemons_back(tcp: &str) {
 
 #[test]
 fn the_estop_confirms_the_drive_disabled_with_and_without_a_loop() {
-    let _slot = one_bench_at_a_time();
+    let _slot = bench_slot();
     let b = Bench::new(Wire::Tcp);
     let cfg = b.cfg.to_str().unwrap();
     let daemon = Daemon::start_on(

@@ -57,7 +57,7 @@ fn two_benches_heartbeat_to_one_lab_and_a_silent_one_turns_stale() {
     let Some(lab_url) = fresh_database() else {
         return;
     };
-    let _slot = crate::util::one_bench_at_a_time();
+    let _slot = crate::util::bench_slot();
     let dir = tempfile::tempdir().unwrap();
     // The lab view first: it migrates the lab store the benches write into.
     let lab = Daemon::in_process(&["--lab"], Path::new(&lab_url));
@@ -115,7 +115,7 @@ fn two_benches_heartbeat_to_one_lab_and_a_silent_one_turns_stale() {
 
 #[test]
 fn a_lab_that_does_not_answer_never_holds_up_the_bench() {
-    let _slot = crate::util::one_bench_at_a_time();
+    let _slot = crate::util::bench_slot();
     let dir = tempfile::tempdir().unwrap();
     // A lab that takes connections and never answers: every heartbeat waits until its time is
     // up.

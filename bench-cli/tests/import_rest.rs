@@ -39,7 +39,7 @@ pub(crate) fn post_file(
 
 #[test]
 fn post_api_runs_import_streams_checks_and_stores_like_the_command() {
-    let _bench = crate::util::one_bench_at_a_time();
+    let _bench = crate::util::bench_slot();
     let dir = tempfile::tempdir().unwrap();
     let token = "import-token-0123456789";
     let mut d = crate::daemon::Daemon::in_process(

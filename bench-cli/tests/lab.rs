@@ -3,7 +3,7 @@
 //! once, a push killed midway and run again, and the read-only lab view.
 
 use crate::daemon::Daemon;
-use crate::util::{bench, one_bench_at_a_time, stderr, stdout};
+use crate::util::{bench, bench_slot, stderr, stdout};
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::process::{Command, Stdio};
@@ -106,7 +106,7 @@ fn short_ramp(dir: &tempfile::TempDir) -> std::path::PathBuf {
 #[test]
 fn four_simulated_benches_record_into_one_postgres_at_once_without_a_dropped_batch() {
     let Some(db) = fresh_database() else { return };
-    let _slot = one_bench_at_a_time();
+    let _slot = bench_slot();
     let dir = tempfile::tempdir().unwrap();
     let spec = short_ramp(&dir);
     let children: Vec<_> = (0..4)

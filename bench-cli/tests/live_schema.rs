@@ -67,7 +67,7 @@ fn every_live_event_of_a_run_and_a_fit_validates_against_the_published_schema() 
     let Some(python) = schema_python() else {
         return;
     };
-    let _bench = crate::util::one_bench_at_a_time();
+    let _bench = crate::util::bench_slot();
     let dir = tempfile::tempdir().unwrap();
     let d = Daemon::in_process(&["--sim"], &dir.path().join("runs.db"));
     let (tx, rx) = mpsc::channel();

@@ -87,7 +87,7 @@ fn attempts_once(d: &Daemon, n: usize) -> Vec<Value> {
 
 #[test]
 fn a_webhook_is_told_of_a_runs_end_and_a_pause_retried_and_audited() {
-    let _bench = crate::util::one_bench_at_a_time();
+    let _bench = crate::util::bench_slot();
     let dir = tempfile::tempdir().unwrap();
     // The first attempt is refused (503), the second accepted.
     let (url, rx) = webhook(vec![503]);
@@ -164,7 +164,7 @@ fn still_open(s: &mut std::net::TcpStream) -> bool {
 
 #[test]
 fn an_endpoint_that_never_answers_delays_no_run_and_no_request() {
-    let _bench = crate::util::one_bench_at_a_time();
+    let _bench = crate::util::bench_slot();
     let dir = tempfile::tempdir().unwrap();
     // Accepts the connection and never answers.
     let silent = TcpListener::bind("127.0.0.1:0").unwrap();
@@ -247,7 +247,7 @@ fn smtp_receiver() -> Option<SmtpReceiver> {
 #[test]
 fn a_mail_relay_is_told_of_the_estop_and_the_aborted_run_with_its_reason() {
     let Some(relay) = smtp_receiver() else { return };
-    let _bench = crate::util::one_bench_at_a_time();
+    let _bench = crate::util::bench_slot();
     let dir = tempfile::tempdir().unwrap();
     let cfg = config_with(
         dir.path(),

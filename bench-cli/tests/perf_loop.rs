@@ -6,7 +6,7 @@ use std::process::Command;
 
 #[test]
 fn perf_loop_reports_every_key() {
-    let _bench = crate::util::one_bench_at_a_time();
+    let _bench = crate::util::bench_slot();
     let o = bench(&[
         "perf",
         "loop",
@@ -38,7 +38,7 @@ fn perf_loop_reports_every_key() {
 /// scans a second of the run and the zero's scans before it (0.1 s), none skipped.
 #[test]
 fn perf_loop_counts_the_daq_streams_scans() {
-    let _bench = crate::util::one_bench_at_a_time();
+    let _bench = crate::util::bench_slot();
     let config = format!(
         "{}/../bench-daemon/config/sim-daq.toml",
         env!("CARGO_MANIFEST_DIR")
@@ -82,7 +82,7 @@ fn perf_loop_floor_sits_beside_the_loop() {
         eprintln!("skipped the floor run: no cyclictest on PATH (Debian's rt-tests)");
         return;
     }
-    let _bench = crate::util::one_bench_at_a_time();
+    let _bench = crate::util::bench_slot();
     let o = bench(&[
         "perf",
         "loop",
@@ -136,7 +136,7 @@ fn perf_serve_floor_sits_beside_the_quiet_and_the_loaded_run() {
         eprintln!("skipped: no cyclictest on PATH (Debian's rt-tests)");
         return;
     }
-    let _bench = crate::util::one_bench_at_a_time();
+    let _bench = crate::util::bench_slot();
     let o = bench(&[
         "perf",
         "serve",

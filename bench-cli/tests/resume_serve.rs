@@ -42,7 +42,7 @@ fn log_has(run: &Value, log: &str, needle: &str) -> bool {
 
 #[test]
 fn a_run_a_killed_daemon_left_is_resumed_over_rest_and_refused_twice() {
-    let _bench = crate::util::one_bench_at_a_time();
+    let _bench = crate::util::bench_slot();
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("runs.db");
     let id = {
@@ -106,7 +106,7 @@ fn auto_resume_config(dir: &Path) -> String {
 
 #[test]
 fn with_auto_resume_the_restarted_daemon_resumes_the_run_and_the_queue_goes_on() {
-    let _bench = crate::util::one_bench_at_a_time();
+    let _bench = crate::util::bench_slot();
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("runs.db");
     let config = auto_resume_config(dir.path());

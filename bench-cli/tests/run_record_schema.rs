@@ -21,7 +21,7 @@ fn run_records_validate_against_the_published_schema() {
     let Some(python) = schema_python() else {
         return;
     };
-    let _bench = crate::util::one_bench_at_a_time();
+    let _bench = crate::util::bench_slot();
     let dir = tempfile::tempdir().unwrap();
     let d = Daemon::in_process(&["--sim"], &dir.path().join("runs.db"));
     let start = |spec: &Value| {

@@ -4,7 +4,7 @@
 //! the offset, over 10 % of the slowest point's torque); the run records the zero it read.
 
 use crate::devices::{assert_sweep_on_the_truth, device_sweep};
-use crate::util::{SimProcess, config_for, db_in, one_bench_at_a_time};
+use crate::util::{SimProcess, bench_slot, config_for, db_in};
 
 /// The emulated sensor's offset \[N m\].
 const OFFSET_NM: f64 = 0.05;
@@ -25,7 +25,7 @@ fn zeros(db: &str, id: i64) -> Vec<(String, Option<f64>)> {
 
 #[test]
 fn the_sensor_is_tared_before_the_run_and_its_zero_recorded() {
-    let _one = one_bench_at_a_time();
+    let _slot = bench_slot();
     let dir = tempfile::tempdir().unwrap();
     let db = db_in(&dir);
     let params = format!(r#"{{"sensor_offset_nm": {OFFSET_NM}}}"#);

@@ -77,7 +77,7 @@ fn nothing_changed(d: &Daemon) {
 
 #[test]
 fn cross_site_requests_are_refused_and_change_nothing() {
-    let _bench = crate::util::one_bench_at_a_time();
+    let _bench = crate::util::bench_slot();
     let dir = tempfile::tempdir().unwrap();
     let d = Daemon::in_process(&["--sim"], &dir.path().join("runs.db"));
     let spec = tiny(0.2).to_string();
@@ -188,7 +188,7 @@ fn cross_site_requests_are_refused_and_change_nothing() {
 
 #[test]
 fn a_configured_token_holds_on_loopback_but_the_estop_needs_none() {
-    let _bench = crate::util::one_bench_at_a_time();
+    let _bench = crate::util::bench_slot();
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("runs.db");
     // Short or blank tokens are refused at start, naming the rule.
@@ -308,7 +308,7 @@ fn heaviest_check() -> Value {
 
 #[test]
 fn the_estop_is_answered_while_heavy_checks_and_sweeps_are_still_in_flight() {
-    let _bench = crate::util::one_bench_at_a_time();
+    let _bench = crate::util::bench_slot();
     let dir = tempfile::tempdir().unwrap();
     let d = Daemon::start(&dir.path().join("runs.db"), "127.0.0.1:0", &[]);
     let r = d.req("POST", "/api/runs?start=now", Some(&tiny(60.0)));
@@ -455,7 +455,7 @@ fn serve_log(filter: Option<&str>) -> String {
 
 #[test]
 fn daemon_messages_follow_rust_log() {
-    let _bench = crate::util::one_bench_at_a_time();
+    let _bench = crate::util::bench_slot();
     let info = serve_log(None);
     assert!(
         info.contains("INFO") && info.contains("SIGTERM: shutting down"),
@@ -486,7 +486,7 @@ fn read_one(s: &mut TcpStream) -> Resp {
 
 #[test]
 fn an_estop_is_answered_by_the_front_and_on_a_kept_alive_connection_too() {
-    let _bench = crate::util::one_bench_at_a_time();
+    let _bench = crate::util::bench_slot();
     let dir = tempfile::tempdir().unwrap();
     let d = Daemon::start(&dir.path().join("runs.db"), "127.0.0.1:0", &[]);
     let estop = format!(

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 #[test]
 fn queue_and_schedule_survive_a_restart_and_a_timed_entry_runs_at_its_time() {
-    let _bench = crate::util::one_bench_at_a_time();
+    let _bench = crate::util::bench_slot();
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("runs.db");
     let (a, b, entry) = {
@@ -140,7 +140,7 @@ fn queue_ids(d: &Daemon) -> Vec<i64> {
 
 #[test]
 fn a_large_queue_is_listed_in_part_kept_in_order_and_comes_back_paused_after_a_kill() {
-    let _bench = crate::util::one_bench_at_a_time();
+    let _bench = crate::util::bench_slot();
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("runs.db");
     let (before, running) = {

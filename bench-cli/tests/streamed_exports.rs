@@ -152,7 +152,7 @@ fn through_a_fresh_daemon(db: &std::path::Path, path: &str, sink: &mut impl Writ
 
 #[test]
 fn an_hour_long_run_downloads_whole_in_every_format_with_bounded_server_memory() {
-    let _bench = crate::util::one_bench_at_a_time();
+    let _bench = crate::util::bench_slot();
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("hour.db");
     let id = record_an_hour(&db);

@@ -5,7 +5,7 @@ use crate::util::{SimProcess, config_for, db_in, show, spawn_run};
 
 #[test]
 fn a_warm_drive_on_bench_sim_pauses_the_run_over_modbus_and_a_long_pause_ends_it() {
-    let _bench = crate::util::one_bench_at_a_time();
+    let _bench = crate::util::bench_slot();
     let mut sim = SimProcess::start();
     let dir = tempfile::tempdir().unwrap();
     let db = db_in(&dir);

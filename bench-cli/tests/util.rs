@@ -8,6 +8,7 @@ use run_store::Store;
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
+use std::sync::{Condvar, Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
 /// Runs `bench` with `args`; returns its output.
@@ -148,15 +149,50 @@ pub async fn record_sim_run(
     run
 }
 
-/// Serialises the tests that run the real-time loop against the simulated bench (`bench run`,
+/// A slot for a test that runs the real-time loop against the simulated bench (`bench run`,
 /// `bench serve`, `bench perf loop`): each one runs a 10 kHz plant, a 1 kHz control loop and
-/// its Modbus server, which is what a bench PC does, one bench at a time. Two of them side
-/// by side on a 2-core CI machine starve each other's Modbus replies. Hold the guard for the
-/// whole test.
-pub fn one_bench_at_a_time() -> std::sync::MutexGuard<'static, ()> {
-    static SLOT: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    SLOT.lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
+/// its Modbus server, which is what a bench PC does. Hold the guard for the whole test.
+///
+/// Two such tests run at a time where this process may take SCHED_FIFO (root or
+/// CAP_SYS_NICE, as in CI): the benches' threads then run at real-time priority and neither
+/// waits on the other's, nor on the rest of the suite (on 2 cores the daemon's suite took
+/// 121 s with two slots, 196 s with one, every test passing). Without that privilege the
+/// benches run at normal priority, where two side by side starved each other's Modbus
+/// replies: one at a time.
+pub fn bench_slot() -> BenchSlot {
+    let (taken, freed) = &SLOTS;
+    let mut taken = taken.lock().unwrap_or_else(PoisonError::into_inner);
+    while *taken >= slots() {
+        taken = freed.wait(taken).unwrap_or_else(PoisonError::into_inner);
+    }
+    *taken += 1;
+    BenchSlot(())
+}
+
+/// The slots taken, and the signal that one was given back.
+static SLOTS: (Mutex<usize>, Condvar) = (Mutex::new(0), Condvar::new());
+
+/// How many real-time benches run at once: two when a thread may take SCHED_FIFO.
+fn slots() -> usize {
+    static COUNT: OnceLock<usize> = OnceLock::new();
+    *COUNT.get_or_init(|| {
+        // Tried on a thread of its own, which ends with the priority it took.
+        let refused = std::thread::spawn(|| bench_daemon::control::realtime(1))
+            .join()
+            .expect("the priority probe");
+        if refused.is_none() { 2 } else { 1 }
+    })
+}
+
+/// A taken [`bench_slot`], given back when dropped.
+pub struct BenchSlot(());
+
+impl Drop for BenchSlot {
+    fn drop(&mut self) {
+        let (taken, freed) = &SLOTS;
+        *taken.lock().unwrap_or_else(PoisonError::into_inner) -= 1;
+        freed.notify_one();
+    }
 }
 
 pub fn spec(name: &str) -> String {
