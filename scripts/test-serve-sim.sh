@@ -23,7 +23,7 @@ start() {
   pid=$!
   url=
   for _ in $(seq 600); do
-    url="$(grep -o 'http://[0-9.:]*' "$work/out" | head -1 || true)"
+    url="$(grep -so 'http://[0-9.:]*' "$work/out" | head -1 || true)"
     [ -n "$url" ] && return 0
     kill -0 "$pid" 2>/dev/null || break
     sleep 0.5

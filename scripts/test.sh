@@ -50,6 +50,14 @@ join() {
   fi
   times+=("$(printf '%-28s %5d s (background)' "$1" "$(cat "$logs/$1.time")")")
 }
+# join_suite NAME: waits for a background test suite (its log is the suite's own); its time,
+# and its failure as the status.
+join_suite() {
+  local status=0
+  wait "${pids[$1]}" || status=1
+  times+=("$(printf '%-28s %5d s (background)' "$1" "$(cat "$logs/$1.time" 2>/dev/null || echo -1)")")
+  return $status
+}
 
 apt_install() {
   local need=()
@@ -186,26 +194,12 @@ e2e() {
 }
 spawn e2e e2e
 
-# The tests' build, niced: the stages above, which wait on real time, keep the CPU they ask for.
-stage "build, clippy (tests)" nice -n 10 cargo test --workspace --locked --no-run --timings
-
-# issue 16: the manual (docs/): build it, check its internal links and that no file cites a
-# document the repository does not contain.
-book() {
-  target/mdbook/bin/mdbook build docs
-  python3 scripts/check-book-links.py
-}
-stage "manual" book
-
-# Every Rust suite, on SQLite and PostgreSQL. The daemon's suite mostly waits on real time (two
-# real-time benches at a time, util::bench_slot, the rest beside them), so it runs with six test
-# threads, which keeps threads free for the rest while others wait for a bench slot; the other
-# crates' suites run beside it rather than after it: the test binaries the build stage made
-# are run directly (a `cargo test -p` of a part of the workspace would resolve other features
-# and compile dependencies again), each in its package's directory as cargo runs them. Then the doctests, and the API documentation without
-# warnings (rustdoc on the build's own artifacts) beside the rest.
+# Every Rust suite, on SQLite and PostgreSQL. The test binaries are run directly, each in its
+# package's directory as cargo runs them: the daemon's suite as soon as its binary is built,
+# the other suites (and the daemon's crates' own) after the tests' build.
+# test_binaries CARGO-ARGS...: "DIR<TAB>EXE" of each test binary `cargo test CARGO-ARGS` builds.
 test_binaries() {
-  cargo test --workspace --locked --no-run --message-format=json 2>/dev/null | python3 -c '
+  cargo test "$@" --locked --no-run --message-format=json 2>/dev/null | python3 -c '
 import json, os, sys
 for line in sys.stdin:
     m = json.loads(line)
@@ -234,13 +228,39 @@ stamped() {
   local l
   while IFS= read -r l; do printf '%5d %s\n' "$SECONDS" "$l"; done
 }
+# The daemon's suite (bench-cli's integration tests, most of them real-time runs of `bench`
+# against simulated benches, two at a time: util::bench_slot) is the longest, and mostly waits
+# on real time: its binary is built first and it runs beside the rest of the tests' build, with
+# six test threads, which keeps threads free for the rest while others wait for a bench slot.
+# (`-p bench-cli` resolves the same features as the workspace's test build: no dependency
+# compiles twice.)
+stage "build, clippy (daemon suite)" nice -n 10 cargo test --locked -p bench-cli --test integration --no-run
+daemon_suite=$(test_binaries -p bench-cli --test integration)
+[ -n "$daemon_suite" ] || { echo "test.sh: no daemon suite built" >&2; exit 1; }
+daemon_suite() {
+  RUST_TEST_THREADS=6 run_suites "$logs/cargo-test-daemon.log" "--skip rtu" "$daemon_suite"
+}
+spawn daemon_suite daemon_suite
+
+# The other tests' build, niced: the stages above, which wait on real time, keep the CPU they
+# ask for.
+stage "build, clippy (tests)" nice -n 10 cargo test --workspace --locked --no-run --timings
+
+# issue 16: the manual (docs/): build it, check its internal links and that no file cites a
+# document the repository does not contain.
+book() {
+  target/mdbook/bin/mdbook build docs
+  python3 scripts/check-book-links.py
+}
+stage "manual" book
+
 cargo_test() {
   local daemon=() crates=() line
   while IFS= read -r line; do
     case "$line" in */bench-daemon$'\t'* | */bench-service$'\t'* | */campaign$'\t'* | */recording-import$'\t'* | */bench-cli$'\t'*) daemon+=("$line") ;; *) crates+=("$line") ;; esac
-  done < <(test_binaries)
+  done < <(test_binaries --workspace | grep -vxF "$daemon_suite")
   [ ${#daemon[@]} -gt 0 ] && [ ${#crates[@]} -gt 0 ] || { echo "test.sh: no test binaries found" >&2; return 1; }
-  RUST_TEST_THREADS=6 run_suites "$logs/cargo-test-daemon.log" "--skip rtu" "${daemon[@]}" &
+  RUST_TEST_THREADS=6 run_suites "$logs/cargo-test-daemon-crates.log" "--skip rtu" "${daemon[@]}" &
   local daemon_pid=$!
   run_suites "$logs/cargo-test-crates.log" "--skip rtu" "${crates[@]}" &
   local crates_pid=$!
@@ -250,6 +270,7 @@ cargo_test() {
   for pid in "$crates_pid" "$daemon_pid"; do
     wait "$pid" || failed=1
   done
+  join_suite daemon_suite || failed=1
   [ $failed = 0 ] || { report_suites 1; return 1; }
   # The tests of Modbus RTU on a pseudo-terminal (their names say rtu) last, alone: under this
   # command's load this VM's kernel was measured holding bytes written to a pty for up to
@@ -262,7 +283,7 @@ cargo_test() {
   join rustdoc
   run_suites "$logs/cargo-test-crates-rtu.log" "rtu" "${crates[@]}" &
   local crates_rtu_pid=$!
-  RUST_TEST_THREADS=4 run_suites "$logs/cargo-test-daemon-rtu.log" "rtu" "${daemon[@]}" &
+  RUST_TEST_THREADS=4 run_suites "$logs/cargo-test-daemon-rtu.log" "rtu" "$daemon_suite" "${daemon[@]}" &
   local daemon_rtu_pid=$!
   for pid in "$crates_rtu_pid" "$daemon_rtu_pid"; do
     wait "$pid" || failed=1
