@@ -171,34 +171,14 @@ pub fn typed<T: serde::de::DeserializeOwned>(v: &Value) -> Result<T, ApiError> {
             "the body must be a JSON object".into(),
         ));
     }
-    serde_path_to_error::deserialize(v).map_err(|e| {
-        let (path, inner) = (e.path().to_string(), e.into_inner().to_string());
-        let at = field_of(&path, &inner);
+    crate::named::from_value(v).map_err(|e| {
+        let at = e.inner().field_at(&e.path().to_string());
         let mut field = at.as_str();
         while let Some(list) = field.strip_suffix(']').and_then(|f| f.rsplit_once('[')) {
             field = list.0;
         }
-        ApiError::unprocessable(field, format!("{at}: {inner}"))
+        ApiError::unprocessable(field, format!("{at}: {}", e.inner()))
     })
-}
-
-/// The field a serde error is about: its path, with the field an `unknown field` or
-/// `missing field` message names (serde reports those at the enclosing object); `body` for
-/// the body as a whole.
-pub fn field_of(path: &str, message: &str) -> String {
-    let named = ["unknown field `", "missing field `"]
-        .iter()
-        .find_map(|p| message.strip_prefix(p))
-        .and_then(|rest| rest.split_once('`'))
-        .map(|(name, _)| name);
-    let path = (path != ".").then_some(path);
-    match (path, named) {
-        (Some(p), Some(n)) if p == n || p.ends_with(&format!(".{n}")) => p.to_string(),
-        (Some(p), Some(n)) => format!("{p}.{n}"),
-        (None, Some(n)) => n.to_string(),
-        (Some(p), None) => p.to_string(),
-        (None, None) => "body".into(),
-    }
 }
 
 /// Parses JSON, refusing duplicate keys: 400 naming the key (dotted path) or the syntax error.

@@ -2,8 +2,8 @@
 //! that is unknown or of the wrong type) and the id in the path (404 for one that is not an
 //! integer, as for one that is not there). The document learns each from its type.
 
-use super::body::field_of;
 use super::error::{ApiError, error_doc};
+use super::named::{from_query, query_params};
 use aide::OperationInput;
 use aide::generate::GenContext;
 use aide::openapi::{Operation, Response as DocResponse, StatusCode as DocStatus};
@@ -22,15 +22,15 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequestParts<S> for Query<T> {
 
     async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, ApiError> {
         let text = parts.uri.query().unwrap_or_default();
-        let pairs = form_urlencoded::parse(text.as_bytes());
-        let de = serde_urlencoded::Deserializer::new(pairs);
-        serde_path_to_error::deserialize(de)
-            .map(Query)
-            .map_err(|e| {
-                let (path, inner) = (e.path().to_string(), e.into_inner().to_string());
-                let field = field_of(&path, &inner);
-                ApiError::bad_request(Some(&field), format!("{field}: {inner}"))
-            })
+        let params = query_params(text, &[])
+            .map(serde_json::Value::Object)
+            .map_err(|k| {
+                ApiError::bad_request(Some(&k), format!("query parameter '{k}' given twice"))
+            })?;
+        from_query(&params).map(Query).map_err(|e| {
+            let field = e.inner().field_at(&e.path().to_string());
+            ApiError::bad_request(Some(&field), format!("{field}: {}", e.inner()))
+        })
     }
 }
 

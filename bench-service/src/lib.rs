@@ -32,6 +32,7 @@ pub mod heartbeat;
 pub mod hub;
 pub mod jobs;
 pub mod metrics;
+pub mod named;
 pub mod notify;
 pub mod openapi;
 pub mod parquet;

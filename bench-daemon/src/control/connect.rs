@@ -355,13 +355,17 @@ pub async fn connect(
             ),
         ));
     }
+    let velocity_limit = loaded.config.limits.velocity_rad_s;
+    let fb = match (&sensor, &loaded.config.daq) {
+        (None, None) => fb,
+        _ => settled(&mut drive, fb, velocity_limit).await?,
+    };
     let (daq, daq_zero) = connect_daq(loaded, &fb, notes).await?;
     let mut zeros: Vec<_> = daq_zero
         .map(|z| (crate::calibration::DAQ_SENSOR, z))
         .into_iter()
         .collect();
     if let Some(s) = &mut sensor {
-        let velocity_limit = loaded.config.limits.velocity_rad_s;
         super::daq::check_at_rest(&fb, velocity_limit, "torque sensor zero")
             .map_err(|text| StopReason::Setup { link: false, text })?;
         let reads = loaded.config.sensor.as_ref().and_then(|c| c.zero_reads);
@@ -378,6 +382,35 @@ pub async fn connect(
         epoch: Instant::now(),
         zeros,
     })
+}
+
+/// How long a zero waits for the shaft to come to rest, and how often it reads the drive
+/// meanwhile.
+const SETTLE: Duration = Duration::from_secs(2);
+const SETTLE_POLL: Duration = Duration::from_millis(20);
+
+/// The drive's feedback for a zero, read again while the shaft still turns, for up to
+/// [`SETTLE`]: after a stop the shaft settles for a moment (its presliding spring relaxes by
+/// a count or so, and the drive's filtered speed reads a few hundredths of a rad/s for
+/// milliseconds after each count), which is no reason to refuse the next run. A shaft that
+/// still turns then, or an enabled drive, is refused by the zero's own check with what it read.
+async fn settled(
+    drive: &mut Drive,
+    mut fb: DriveFeedback,
+    velocity_limit: f64,
+) -> Result<DriveFeedback, StopReason> {
+    let deadline = Instant::now() + SETTLE;
+    let turning = |fb: &DriveFeedback| {
+        fb.enabled != Some(true) && super::daq::check_at_rest(fb, velocity_limit, "").is_err()
+    };
+    while turning(&fb) && Instant::now() < deadline {
+        tokio::time::sleep(SETTLE_POLL).await;
+        fb = drive
+            .read_feedback()
+            .await
+            .map_err(drive_step("reading the shaft at rest"))?;
+    }
+    Ok(fb)
 }
 
 /// Connects the DAQ and starts its stream, then zeroes the torque input with the drive

@@ -5,9 +5,10 @@
 //! parameters with the flags' names ([`ImportQuery`]). Answers 201 with the import report; a
 //! refused file 422 naming the line and column, with nothing stored.
 
-use crate::body::{RECORDING_TYPES, field_of, is_recording_type};
+use crate::body::{RECORDING_TYPES, is_recording_type};
 use crate::error::{Answer, ApiError, ApiResult, Created, error_doc};
 use crate::extract::Query;
+use crate::named::{from_query, query_params};
 use crate::scheduler::RunEvent;
 use crate::schema::{media, opaque};
 use crate::state::AppState;
@@ -21,7 +22,7 @@ use futures_util::StreamExt;
 use recording_import::{ImportError, ImportOptions, Source};
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Map, Value};
+use serde_json::Value;
 use sha2::{Digest, Sha256};
 use tokio::io::AsyncWriteExt;
 
@@ -59,23 +60,13 @@ impl<S: Send + Sync> FromRequestParts<S> for ImportQuery {
     /// 400 naming a parameter that is unknown, or given twice but not a list.
     async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, ApiError> {
         let text = parts.uri.query().unwrap_or_default();
-        let mut map = Map::new();
-        for (k, v) in form_urlencoded::parse(text.as_bytes()) {
-            let (k, v) = (k.into_owned(), Value::String(v.into_owned()));
-            match map.get_mut(&k) {
-                Some(Value::Array(list)) => list.push(v),
-                Some(_) => {
-                    let msg = format!("query parameter '{k}' given twice");
-                    return Err(ApiError::bad_request(Some(&k), msg));
-                }
-                None if LISTS.contains(&k.as_str()) => drop(map.insert(k, Value::Array(vec![v]))),
-                None => drop(map.insert(k, v)),
-            }
-        }
-        serde_path_to_error::deserialize(Value::Object(map)).map_err(|e| {
-            let (path, inner) = (e.path().to_string(), e.into_inner().to_string());
-            let field = field_of(&path, &inner);
-            ApiError::bad_request(Some(&field), format!("query parameter '{field}': {inner}"))
+        let params = query_params(text, LISTS).map(Value::Object).map_err(|k| {
+            ApiError::bad_request(Some(&k), format!("query parameter '{k}' given twice"))
+        })?;
+        from_query(&params).map_err(|e| {
+            let field = e.inner().field_at(&e.path().to_string());
+            let message = format!("query parameter '{field}': {}", e.inner());
+            ApiError::bad_request(Some(&field), message)
         })
     }
 }
