@@ -134,7 +134,11 @@ pub async fn run(
         if c.step(name).is_some() {
             continue;
         }
-        let Some(spec) = name.design(&bench.limits(), &estimates(&c)) else {
+        let est = estimates(&c);
+        if name == Step::Slips && !fit_plan::reads_slips(&c.request.models, &est) {
+            continue;
+        }
+        let Some(spec) = name.design(&bench.limits(), &est) else {
             continue;
         };
         let spent = c.bench_time();
