@@ -239,7 +239,10 @@ mod tests {
         // The static models get no dynamic step, and read no slips run.
         assert_eq!(order("stribeck_exp", &held, None).len(), 1);
         assert!(reads_slips(&["gms".into()], &held));
-        assert!(!reads_slips(&["lugre".into(), "stribeck_exp".into()], &held));
+        assert!(!reads_slips(
+            &["lugre".into(), "stribeck_exp".into()],
+            &held
+        ));
         // Where the loops did not hold the Stribeck region GMS's dynamics are fitted on the
         // low-speed check, not on the slips run.
         assert!(!reads_slips(&["gms".into()], &Estimates::default()));
