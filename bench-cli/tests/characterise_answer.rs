@@ -148,11 +148,11 @@ pub(crate) fn final_params(c: &Value, model: &str) -> Value {
 /// (adequate exactly when the best model is within twice the floor, and then only it says
 /// "describes this bench best"), and every static parameter of the best model is within 3 %
 /// of the truth or flagged in `not_measured`. Prints the campaign table's row. Since GMS's
-/// slip dynamics and breakaway are fitted by output error on the presliding run the answer is
-/// adequate (1.59 × the floor of repeat and encoder resolution, where the true model leaves
-/// 0.97 ×) and 1.64 × the truth's MSE (issue 41 asks for 1.5:
-/// docs/src/characterise.md#gms-output-error); before, it fell back to the Coulomb + viscous
-/// steady state at 30 × the truth's.
+/// slip dynamics and breakaway are fitted by output error on the presliding run and refined on
+/// the slips run the answer is adequate (1.34 × the floor of repeat and encoder resolution,
+/// where the true model leaves 1.09 ×) and 1.23 × the truth's MSE (issue 41 asks for 1.5:
+/// docs/src/characterise.md#slips); with the presliding run's fit alone it was 1.64 ×, and
+/// before that it fell back to the Coulomb + viscous steady state at 30 × the truth's.
 #[test]
 fn the_default_models_on_the_default_bench_get_an_answer_that_matches_its_numbers() {
     let (c, html) = default_bench("coulomb_viscous,stribeck_exp,lugre,gms");
@@ -162,8 +162,9 @@ fn the_default_models_on_the_default_bench_get_an_answer_that_matches_its_number
     assert_eq!(a["adequate"], k <= 2.0, "{a}");
     assert_eq!(a["adequate"], true, "{a}");
     let over_truth = a["best_over_truth"].as_f64().unwrap();
-    // 1.64 (issue 41 asks for 1.5: docs/src/characterise.md#gms-output-error).
-    assert!(over_truth <= 1.7, "best/truth {over_truth}: {a}");
+    // 1.23 since GMS's slip dynamics are refined on the slips run (1.64 before; issue 41 asks
+    // for 1.5: docs/src/characterise.md#slips).
+    assert!(over_truth <= 1.3, "best/truth {over_truth}: {a}");
     // The floor counts what the encoder cannot resolve: the true model leaves about it.
     let truth_k = a["truth_over_floor"].as_f64().unwrap();
     assert!((0.5..=2.0).contains(&truth_k), "truth/floor {truth_k}: {a}");

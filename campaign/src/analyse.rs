@@ -64,7 +64,15 @@ pub async fn fit_and_compare(
             if procedure == "maxwell_slip" {
                 given = static_swing(&fits, model);
             }
-            let name = format!("{model}-campaign{}-{procedure}", c.id);
+            if from == Step::Slips
+                && let Some(Given::OutputError { params, .. }) = &mut given
+            {
+                *params = newest_set(&fits, model);
+            }
+            let name = match from {
+                Step::Slips => format!("{model}-campaign{}-{procedure}-slips", c.id),
+                _ => format!("{model}-campaign{}-{procedure}", c.id),
+            };
             let mut fit = fit_one(model, procedure, run(from)?, given.clone(), name, db).await?;
             if procedure == "static_curve"
                 && given.is_some()
@@ -190,6 +198,23 @@ async fn fit_one(
         Ok(Err(e)) | Err(e) => record.error = Some(e.to_string()),
     }
     Ok(record)
+}
+
+/// The set of the newest fit of `model` that found one, as the start of the next fit: its
+/// negative set without the values it shares with the positive one (GMS's elements and
+/// `sigma1`, which the model's rules keep equal, and a fit frees per direction).
+fn newest_set(fits: &[FitRecord], model: &str) -> Option<serde_json::Map<String, Value>> {
+    let mut p = fits
+        .iter()
+        .rev()
+        .filter(|f| f.model == model && f.error.is_none())
+        .find_map(FitRecord::params)?
+        .clone();
+    let positive = p.clone();
+    if let Some(Value::Object(neg)) = p.get_mut("negative") {
+        neg.retain(|k, v| positive.get(k) != Some(v));
+    }
+    Some(p)
 }
 
 /// |v| below this is presliding in the comparison's regime split \[rad/s\].

@@ -218,6 +218,30 @@ fn staggered_reversals(count: f64) -> Vec<f64> {
         .collect()
 }
 
+/// Step 4b: position steps of 20 to 80 mrad both ways from holds, 1 s each (the position loop
+/// breaks the bench away and it slips to the new position): what GMS's slip-phase attraction
+/// rate `c`, its micro-damping `sigma1` and `fs` shape, and what the presliding run's motions of a
+/// few encoder counts barely tell (docs/src/characterise.md#slips). Steps like the validation
+/// run's 50 mrad ones, of other sizes, from other positions, never that run itself.
+pub fn slips() -> Spec {
+    let step = |to_rad| Piece::Step {
+        to_rad,
+        duration_s: 1.0,
+    };
+    let pieces = std::iter::once(Piece::Hold { duration_s: 0.5 })
+        .chain(SLIP_TARGETS.into_iter().map(step))
+        .collect();
+    let params = validation_profile::Params {
+        pieces,
+        ..validation_profile::Params::default()
+    };
+    spec("characterise 4b: slips", Kind::ValidationProfile(params))
+}
+
+/// Where the slips step's steps go \[rad\]: up 30, 70, down 40, 80, up 20, down 70, up 20, 50
+/// mrad, back to 0.
+const SLIP_TARGETS: [f64; 8] = [0.03, 0.1, 0.06, -0.02, 0.0, -0.07, -0.05, 0.0];
+
 /// Step 5: a validation profile of position ramps, steps and holds (not used for fitting),
 /// its speeds spanning the Stribeck velocity: a lead-in ([`validation_lead_in`]), then the
 /// pass [`REPEATS`] times over in one run. The passes set against each other
@@ -420,6 +444,7 @@ mod tests {
             "sweep": doc(sweep(&lim, &est)),
             "sweep_unknown": doc(sweep(&lim, &Estimates::default())),
             "presliding": doc(presliding(&lim, &est)),
+            "slips": doc(slips()),
             "validation": doc(validation()),
             "trial": doc(trial(&["lugre".into(), "gms".into()])),
         });

@@ -19,6 +19,10 @@ pub enum Given {
         fit: Vec<&'static str>,
         /// Its iteration cap.
         max_iters: u32,
+        /// Start values (the set of the fit before it), in place of the bench's newest static
+        /// and presliding sets.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        params: Option<Map<String, Value>>,
     },
     /// `maxwell_slip`: the static curve's swing `fs⁺ + fs⁻`, against which it judges the
     /// reversal curves' plateau.
@@ -88,6 +92,7 @@ mod tests {
                 Given::OutputError {
                     fit: vec!["vs", "sigma1", "c"],
                     max_iters: 30,
+                    params: Some(Map::from_iter([("c".to_string(), Value::from(50.0))])),
                 },
             ),
             (

@@ -24,8 +24,8 @@ pub const FLOOR_WORDS: &str =
 pub const FS_FROM_BREAKAWAY: &str =
     "fs from the breakaway step: the sweep did not measure the fall from it";
 /// Caveat of a static fit that held `fs` at the breakaway step's when the best model's final
-/// fit then freed `fs` by output error (GMS on the presliding run).
-pub const FS_BY_OUTPUT_ERROR: &str = "fs fitted by output error on the presliding run's breakaways (from the breakaway step's before): the sweep did not measure the fall from it";
+/// fit then freed `fs` by output error (GMS on the presliding and slips runs).
+pub const FS_BY_OUTPUT_ERROR: &str = "fs fitted by output error on the presliding and slips runs' breakaways (from the breakaway step's before): the sweep did not measure the fall from it";
 /// Caveat of a presliding fit whose verdict says the stiffness is not determined.
 pub const STIFFNESS_NOT_DETERMINED: &str = "presliding stiffness not determined";
 
@@ -53,7 +53,7 @@ pub fn judge(c: &Record, parts: Option<FloorParts>, answer: &mut Judged) {
         let (caveat, why) = match refit {
             true => (
                 FS_BY_OUTPUT_ERROR,
-                "fitted by output error on the presliding run's breakaways",
+                "fitted by output error on the presliding and slips runs' breakaways",
             ),
             false => (
                 FS_FROM_BREAKAWAY,

@@ -1,7 +1,8 @@
 //! A characterisation campaign (`bench characterise`): from an unknown bench to its friction
 //! model, its compensation and a report. Seven steps, each a normal run designed from what the
 //! steps before it measured ([`design`]) and checked against the bench's limits before it
-//! moves anything: breakaway, low-speed check, sweep, presliding, validation, then the fits in
+//! moves anything: breakaway, low-speed check, sweep, presliding (and slips, when a model's
+//! fits read it: [`fit_plan::reads_slips`]), validation, then the fits in
 //! the documented order with the comparison on the validation run ([`analyse`]), then the
 //! compensation trial. The campaign record (run store, migration 0011) keeps every step's run
 //! id and measurement, so `--resume ID` continues from the first step not completed.
@@ -134,7 +135,11 @@ pub async fn run(
         if c.step(name).is_some() {
             continue;
         }
-        let Some(spec) = name.design(&bench.limits(), &estimates(&c)) else {
+        let est = estimates(&c);
+        if name == Step::Slips && !fit_plan::reads_slips(&c.request.models, &est) {
+            continue;
+        }
+        let Some(spec) = name.design(&bench.limits(), &est) else {
             continue;
         };
         let spent = c.bench_time();

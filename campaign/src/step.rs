@@ -1,4 +1,4 @@
-//! The steps of a campaign, by name: the five runs in order, then the fits and the
+//! The steps of a campaign, by name: the runs in order, then the fits and the
 //! compensation trial. A step record's `name` is the step's (snake_case, as stored).
 
 use super::design::{self, Estimates};
@@ -17,6 +17,9 @@ pub enum Step {
     Sweep,
     /// 4: presliding ramps, reversals, sine and step.
     Presliding,
+    /// 4b: position steps that break away and slip, for GMS's slip dynamics (run only when a
+    /// model's fit plan reads it, [`crate::fit_plan::reads_slips`]).
+    Slips,
     /// 5: the validation profile.
     Validation,
     /// 6: the fits and the comparison (no run of its own).
@@ -27,11 +30,12 @@ pub enum Step {
 
 impl Step {
     /// The run steps, in order (each designed from what the ones before it measured).
-    pub const RUNS: [Step; 5] = [
+    pub const RUNS: [Step; 6] = [
         Step::Breakaway,
         Step::LowSpeedCheck,
         Step::Sweep,
         Step::Presliding,
+        Step::Slips,
         Step::Validation,
     ];
 
@@ -42,6 +46,7 @@ impl Step {
             Step::LowSpeedCheck => "low_speed_check",
             Step::Sweep => "sweep",
             Step::Presliding => "presliding",
+            Step::Slips => "slips",
             Step::Validation => "validation",
             Step::Fits => "fits",
             Step::Trial => "trial",
@@ -56,6 +61,7 @@ impl Step {
             Step::LowSpeedCheck => design::low_speed_check(lim),
             Step::Sweep => design::sweep(lim, est),
             Step::Presliding => design::presliding(lim, est),
+            Step::Slips => design::slips(),
             Step::Validation => design::validation(),
             Step::Fits | Step::Trial => return None,
         })
