@@ -20,6 +20,7 @@ mod cli_shell;
 mod cli_sim;
 mod cli_trends;
 mod compare_inverse;
+mod comparison_schema;
 mod compensation;
 mod daemon;
 mod daq_command;

@@ -28,7 +28,7 @@ mod suspend;
 pub use archive::ArchiveConfig;
 pub use daq::{AnalogInput, AnalogOutput, DaqConfig, PositionSource};
 pub use lab::{LabConfig, MAX_HEARTBEAT_S};
-pub use loaded::resolve_params;
+pub use loaded::{DeviceProfiles, resolve_params};
 pub use loop_cpu::{LastCpu, LoopCpu};
 pub use notify::{MAX_BACKOFF_S, NotifyConfig, NotifyEvent, SmtpConfig, TrendWatch};
 pub use plant::PlantConfig;

@@ -171,7 +171,7 @@ pub async fn create_all(
     if let (Some(cfg), Some((p, _))) = (&loaded.config.daq, &loaded.daq) {
         config["daq_stream"] = crate::control::daq_provenance::provenance(cfg, p)?;
     }
-    let profiles = loaded.profiles_json();
+    let profiles = serde_json::to_value(loaded.profiles())?;
     let runs = checked
         .iter()
         .map(|checked| {

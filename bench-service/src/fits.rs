@@ -17,7 +17,7 @@ use axum::http::StatusCode;
 use bench_daemon::fitting::validate::{self, held_out};
 use bench_daemon::fitting::{CompareJob, FitError, FitRequest, ReplayKind, Source};
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 /// The routes.
 pub fn routes() -> ApiRouter<AppState> {
@@ -230,7 +230,7 @@ impl CompareRequest {
 async fn compare(
     State(state): State<AppState>,
     Json(req): Json<CompareRequest>,
-) -> ApiResult<Created<Record>> {
+) -> ApiResult<Created<Compared>> {
     req.check(&state).await?;
     // `timeout_s` limits each model's fit, as `bench compare --timeout-s`; the comparison
     // as a whole gets that much per model.
@@ -253,9 +253,32 @@ async fn compare(
         geometry: state.loaded.config.geometry,
         given: serde_json::Map::new(),
     };
-    let (mut table, id) = run(&state, what, whole, move || Ok(job.run()?.json)).await?;
-    table["fit_id"] = json!(id);
-    Ok(Answer(Record(table)))
+    let (mut table, fit_id) = run(&state, what, whole, move || Ok(job.run()?.json)).await?;
+    let stored = table
+        .as_object_mut()
+        .and_then(|t| t.remove("comparison_id"));
+    let comparison_id = stored.and_then(|v| v.as_i64()).ok_or_else(|| {
+        ApiError::from_anyhow(anyhow::anyhow!("BUG: a comparison of runs was not stored"))
+    })?;
+    Ok(Answer(Compared {
+        table,
+        comparison_id,
+        fit_id,
+    }))
+}
+
+/// A comparison done (`POST /api/comparisons`): its table as stored with the runs (a run's
+/// `comparisons[].table`), the stored comparison's id and the job's.
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+struct Compared {
+    /// The table.
+    #[serde(flatten)]
+    #[schemars(with = "friction::identify::procedures::compare::Table")]
+    table: Value,
+    /// The stored comparison (listed in `comparisons` of each run it used).
+    comparison_id: i64,
+    /// The comparison's id while it ran (`GET /api/fits`).
+    fit_id: u64,
 }
 
 /// The fits and comparisons in progress.

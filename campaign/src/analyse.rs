@@ -16,7 +16,9 @@ use bench_daemon::config::Geometry;
 use bench_daemon::fitting::compare::{Source, read_sources};
 use bench_daemon::fitting::{Field, FitRequest, fit::fit_stored};
 use friction::identify::procedures::Offset;
-use friction::identify::procedures::compare::{self, CompareOptions, ModelChoice, Regimes};
+use friction::identify::procedures::compare::{
+    self, CompareOptions, ModelChoice, Regimes, ReplayName, StoredOptions,
+};
 use friction::identify::procedures::output_error::{Replay, Speed};
 use friction::identify::procedures::quality::REL_STD_ERROR_LIMIT;
 use run_store::{NewComparison, Store};
@@ -154,8 +156,14 @@ pub async fn fit_and_compare(
                 estimate_runs: vec![presliding],
                 validate_runs: vec![validation],
                 models: req.models.iter().map(|m| format!("{m}=none")).collect(),
-                options: json!({"replay": "velocity", "velocity": "encoder centred difference", "speed": "displacement", "presliding_velocity": PRESLIDING_V, "validation_warmup_s": warmup_s,
-                                "campaign": c.id, "params": "each model's final campaign set"}),
+                options: serde_json::to_value(StoredOptions {
+                    velocity: Some("encoder centred difference".into()),
+                    speed: Some("displacement".into()),
+                    validation_warmup_s: Some(warmup_s),
+                    campaign: Some(c.id),
+                    params: Some("each model's final campaign set".into()),
+                    ..StoredOptions::new(ReplayName::Velocity, PRESLIDING_V)
+                })?,
                 table: json,
             };
             store

@@ -91,16 +91,6 @@ export interface FitReport {
   validation?: ValidationRow[];
 }
 
-/** `POST /api/comparisons`: the stored comparison and its table (read by `comparisonTable`). */
-export interface ComparisonRecord {
-  id?: number;
-  comparison_id?: number;
-  table?: unknown;
-  /** The runs it was estimated and validated on (a run's `comparisons`). */
-  estimate_runs?: number[];
-  validate_runs?: number[];
-}
-
 /** The spec recording-import stores with an imported run. */
 export type ImportSpec = Extract<Schemas['RunRecord']['spec'], { kind: 'imported' }>;
 

@@ -21,6 +21,9 @@ function near(cell, want, what) {
   assert.ok(Math.abs(got - want) <= 5.01e-5 + 1e-4 * Math.abs(want), `${what}: the report shows ${cell}, the API ${want}`);
 }
 
+/** `x` as Rust's `{:.3e}` prints it (`5.747e-4`, `1.000e0`). */
+const exp3 = (x) => x.toExponential(3).replace('e+', 'e');
+
 const PREFIX = { n: 1e-9, µ: 1e-6, m: 1e-3, '': 1, k: 1e3 };
 
 /** One axis's tick labels: plain numbers (no e-notation) with an optional SI-prefixed unit, on
@@ -106,7 +109,7 @@ test('report: every parameter in both directions with its standard error and 95 
   await h.page.locator('table.params').first().screenshot({ path: path.join(shots, 'report-params.png') });
 });
 
-test('report: the ranking in N m and N² m², each model, the repeatability floor and the truth equal to the answer', async () => {
+test('report: the ranking in N m and N² m², each model, the floor, each of its parts and the truth equal to the answer', async () => {
   await openReport();
   const rows = await h.page.$$eval('#ranking tr', (trs) => trs.map((r) => [...r.cells].map((c) => c.textContent)));
   const [head, ...body] = rows;
@@ -119,10 +122,21 @@ test('report: the ranking in N m and N² m², each model, the repeatability floo
     near(row[2], m.validation_rms, `${m.model} RMS`);
     near(row[3], m.validation_mse, `${m.model} MSE`);
   }
-  const floor = body.find((r) => /repeatability/.test(r[1]));
-  near(Number(floor[3]) / a.floor_mse, 1, 'the floor MSE');
-  const truth = body.find((r) => /true model/.test(r[1]));
-  near(Number(truth[3]) / a.truth_validation_mse, 1, 'the true model MSE');
+  // The floor and its parts (`answer.floor_parts`), each row as the report prints it: RMS to
+  // 4 decimals, MSE in N² m² to 4 significant digits.
+  const parts = a.floor_parts;
+  assert.ok(parts && typeof parts.resolution_mse === 'number', `the floor's parts: ${JSON.stringify(parts)}`);
+  near(parts.repeat_mse + parts.resolution_mse, a.floor_mse, 'the floor is the sum of its parts');
+  const shown = (label, mse) => {
+    const row = body.find((r) => r[1] === label);
+    assert.ok(row, `a row “${label}” in ${body.map((r) => r[1]).join(' | ')}`);
+    assert.deepEqual(row.slice(2, 4), [Math.sqrt(mse).toFixed(4), exp3(mse)], `${label}: [RMS, MSE] as the answer's ${mse}`);
+  };
+  shown('the floor: repeatability + encoder resolution', a.floor_mse);
+  shown('the bench\'s repeatability (validation profile run twice)', parts.repeat_mse);
+  assert.ok(parts.model, 'the model the resolution part replayed');
+  shown(`the encoder's resolution (${parts.model} on dithered angles)`, parts.resolution_mse);
+  shown('true model (simulated bench)', a.truth_validation_mse);
   // Two models on one rank carry a tie note.
   const ranks = a.ranking.map((m) => m.rank);
   for (const m of a.ranking.filter((m) => ranks.filter((r) => r === m.rank).length > 1))

@@ -281,18 +281,32 @@ impl Loaded {
         Ok((specs, used))
     }
 
-    /// The profiles as stored with a run: file name → TOML text.
-    pub fn profiles_json(&self) -> serde_json::Value {
-        let mut m = serde_json::Map::new();
-        m.insert("drive".into(), self.drive.1.clone().into());
-        if let Some((_, text)) = &self.sensor {
-            m.insert("sensor".into(), text.clone().into());
+    /// The profiles as stored with a run (`device_profiles`).
+    pub fn profiles(&self) -> DeviceProfiles {
+        DeviceProfiles {
+            drive: Some(self.drive.1.clone()),
+            sensor: self.sensor.as_ref().map(|(_, text)| text.clone()),
+            daq: self.daq.as_ref().map(|(_, text)| text.clone()),
         }
-        if let Some((_, text)) = &self.daq {
-            m.insert("daq".into(), text.clone().into());
-        }
-        serde_json::Value::Object(m)
     }
+}
+
+/// The device profiles a run was recorded with (its `device_profiles`), each as the TOML text
+/// of its file then, so that the run keeps saying what it ran with after a file is edited.
+/// Absent for a device the bench has not (and every one of an imported recording).
+#[derive(
+    Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
+pub struct DeviceProfiles {
+    /// The drive's profile.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drive: Option<String>,
+    /// The torque sensor's profile.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sensor: Option<String>,
+    /// The DAQ's profile.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub daq: Option<String>,
 }
 
 /// The parameters `given` names for model `id` (`where_` prefixes the messages): a table as

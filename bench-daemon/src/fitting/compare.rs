@@ -9,12 +9,16 @@ use super::{Field, FitError, start};
 use crate::InputError;
 use crate::config::Geometry;
 use friction::identify::procedures::Offset;
-use friction::identify::procedures::compare::{self, CompareOptions, ModelChoice, Regimes, Table};
+use friction::identify::procedures::compare::{
+    self, CompareOptions, CsvFiles, ModelChoice, Regimes, ReplayName, StartSource, StoredOptions,
+    Table,
+};
 use friction::identify::procedures::compare_inverse;
 use friction::identify::procedures::output_error::{self, Replay, Segment};
 use run_store::{NewComparison, Store};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -51,6 +55,16 @@ pub enum ReplayKind {
     /// The inverse model (IDIM-LS): each model fitted on the one estimation record of
     /// `t, x, u`; the residual is the force, as `bench fit --validate` scores it.
     Inverse,
+}
+
+impl From<ReplayKind> for ReplayName {
+    fn from(r: ReplayKind) -> ReplayName {
+        match r {
+            ReplayKind::Velocity => ReplayName::Velocity,
+            ReplayKind::Torque => ReplayName::Torque,
+            ReplayKind::Inverse => ReplayName::Inverse,
+        }
+    }
 }
 
 /// A comparison: the data, the models and the settings.
@@ -212,7 +226,7 @@ impl CompareJob {
         opts: &CompareOptions,
     ) -> Result<Compared, FitError> {
         // On the bench's runs, each model starts from the bench's own fits of it.
-        let mut starts = Map::new();
+        let mut starts = BTreeMap::new();
         let inverse = self.replay == ReplayKind::Inverse;
         // (The inverse comparison fits from the data alone: a start would be held fixed.)
         if let Some(store) = store.filter(|_| !inverse) {
@@ -222,7 +236,7 @@ impl CompareJob {
                     start.under(p);
                 }
                 if !start.sources.is_empty() {
-                    starts.insert(m.model.clone(), json!(start.sources));
+                    starts.insert(m.model.clone(), start.sources);
                 }
             }
         }
@@ -264,7 +278,7 @@ impl CompareJob {
         &self,
         store: &Store,
         table: &Value,
-        starts: Map<String, Value>,
+        starts: BTreeMap<String, Vec<StartSource>>,
     ) -> Result<i64, FitError> {
         let runs = |src: &[Source]| -> Vec<i64> {
             src.iter()
@@ -283,18 +297,20 @@ impl CompareJob {
                 .collect()
         };
         let torque = self.replay == ReplayKind::Torque;
-        let options = json!({
-            "replay": self.replay,
-            "mass": torque.then_some(self.mass),
-            "presliding_velocity": self.presliding_velocity,
-            "presliding_displacement": self.presliding_displacement,
-            "max_iters": self.max_iters,
-            "timeout_s": self.timeout_s,
-            "offset": self.offset,
-            "given": self.given,
-            "csv": {"estimate": files(&self.estimate), "validate": files(&self.validate)},
-            "start_from": starts,
-        });
+        let options = StoredOptions {
+            presliding_displacement: self.presliding_displacement,
+            mass: torque.then_some(self.mass),
+            max_iters: Some(self.max_iters),
+            timeout_s: self.timeout_s,
+            offset: Some(self.offset),
+            given: Some(self.given.clone()),
+            csv: Some(CsvFiles {
+                estimate: files(&self.estimate),
+                validate: files(&self.validate),
+            }),
+            start_from: Some(starts),
+            ..StoredOptions::new(self.replay.into(), self.presliding_velocity)
+        };
         if friction::identify::control::cancelled() {
             return Err(FitError::Cancelled);
         }
@@ -302,7 +318,7 @@ impl CompareJob {
             estimate_runs: runs(&self.estimate),
             validate_runs: runs(&self.validate),
             models: self.models.clone(),
-            options,
+            options: serde_json::to_value(options).map_err(anyhow::Error::from)?,
             table: table.clone(),
         };
         Ok(store.add_comparison(&new).await?)

@@ -183,7 +183,7 @@ fn provenance(
     provenance["verdict"] = serde_json::to_value(&report.verdict)?;
     if let Some(first) = start.sources.first() {
         // The static source first, as before; every source under `start_sources`.
-        provenance["start_from"] = first.clone();
+        provenance["start_from"] = serde_json::to_value(first)?;
         provenance["start_sources"] = json!(start.sources);
     }
     if !other.is_empty() {

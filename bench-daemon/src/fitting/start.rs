@@ -19,9 +19,10 @@
 //! fit or a comparison subtracts it from the measured force unless it fits its own.
 
 use crate::db::store_error;
+use friction::identify::procedures::compare::StartSource;
 use friction::identify::procedures::{self, Procedure};
 use run_store::{ParameterSet, Store};
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 /// Models whose static fit may start a fit of any model with `fc`, `fs`, `vs`.
 const STATIC_SOURCES: &[&str] = &["stribeck_exp", "static_armstrong"];
@@ -34,16 +35,14 @@ const VISCOUS: &[&str] = &["fv", "sigma2"];
 pub struct Start {
     /// Parameter values (with a `negative` object for an asymmetric model).
     pub values: Map<String, Value>,
-    /// One `{"set_id", "set_name", "model", "values", "note"}` per source set.
-    pub sources: Vec<Value>,
+    /// One per source set.
+    pub sources: Vec<StartSource>,
 }
 
 impl Start {
     /// The notes of every source.
     pub fn notes(&self) -> impl Iterator<Item = String> + '_ {
-        self.sources
-            .iter()
-            .map(|s| s["note"].as_str().unwrap_or_default().to_string())
+        self.sources.iter().map(|s| s.note.clone())
     }
 
     /// Puts the values under `params` (of `fit`'s or a comparison's options), below what the
@@ -206,9 +205,12 @@ fn add(
         set.name,
         set.model_id
     );
-    start.sources.push(json!({
-        "set_id": set.id, "set_name": set.name, "model": set.model_id,
-        "values": values, "note": note,
-    }));
+    start.sources.push(StartSource {
+        set_id: set.id,
+        set_name: set.name.clone(),
+        model: set.model_id.clone(),
+        values: values.clone(),
+        note,
+    });
     start.values.extend(values);
 }

@@ -2,9 +2,12 @@
 //! comparisons, chain, campaign and sensors the handler adds. Written out here (the store's
 //! types carry no schema) so that the dashboard's types are generated from it. The kind's
 //! analysis (`results`) is `experiments::Results` as it serialises (or an import's statistics),
-//! the spec is the stored document (a kind's or an import's), and the bench snapshot names the
-//! fields the dashboard reads (the rest is the daemon's configuration, passed through).
+//! the spec is the stored document (a kind's or an import's), the bench snapshot names the
+//! fields the dashboard reads (the rest is the daemon's configuration, passed through), the
+//! device profiles are `bench_daemon`'s `DeviceProfiles`, and each comparison's `options` and
+//! `table` are friction's `StoredOptions` and `Table`, the types their writers serialise.
 
+use friction::identify::procedures::compare::{StoredOptions, Table};
 use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde_json::{Map, Value, json};
 use std::borrow::Cow;
@@ -26,7 +29,7 @@ impl JsonSchema for RunRecord {
             the_run(),
             its_record(generator),
             its_counts(),
-            what_the_handler_adds(),
+            what_the_handler_adds(generator),
         ] {
             if let Value::Object(m) = part {
                 props.extend(m);
@@ -40,6 +43,30 @@ impl JsonSchema for RunRecord {
         schema.insert("properties".into(), Value::Object(props));
         Schema::from(schema)
     }
+}
+
+/// A stored comparison as `GET /api/runs/{id}` lists it (run_store's `Comparison`): its
+/// `options` and `table` are friction's types as they serialise.
+#[derive(Debug, serde::Serialize, JsonSchema)]
+pub struct StoredComparison {
+    /// Comparison id.
+    pub id: i64,
+    /// UUID, kept by every store the comparison is pushed to.
+    pub uuid: String,
+    /// Creation time (RFC 3339 UTC).
+    pub created_at: String,
+    /// Runs the models were fitted on.
+    pub estimate_runs: Vec<i64>,
+    /// Runs the models were scored on.
+    pub validate_runs: Vec<i64>,
+    /// The model choices as given (`ID`, `ID=p1+p2`, `ID=none`).
+    pub models: Vec<String>,
+    /// How it was made.
+    #[schemars(with = "StoredOptions")]
+    pub options: Value,
+    /// The models ranked, with their scores per regime.
+    #[schemars(with = "Table")]
+    pub table: Value,
 }
 
 /// What the run is and where it stands.
@@ -62,11 +89,15 @@ fn the_run() -> Value {
 /// What it ran with, as recorded.
 fn its_record(generator: &mut SchemaGenerator) -> Value {
     let results = generator.subschema_for::<experiments::Results>().to_value();
+    let profiles = generator
+        .subschema_for::<bench_daemon::config::DeviceProfiles>()
+        .to_value();
     json!({
         "spec": {"description": "The experiment spec as stored (an import: its source, columns and units).",
             "oneOf": [kind_spec(), import_spec()]},
         "bench_config": bench_config(),
-        "device_profiles": {"description": "The device profiles snapshot."},
+        "device_profiles": {"description": "The device profiles snapshot (null for an imported recording's).",
+            "oneOf": [{"type": "null"}, profiles]},
         "software_version": {"type": "string"},
         "notes": {"type": ["string", "null"], "description": "The operator's notes."},
         "tags": {"type": "array", "items": {"type": "string"}},
@@ -154,13 +185,8 @@ fn its_counts() -> Value {
 }
 
 /// The comparisons that use it, its chain, its campaign and what it read each sensor with.
-fn what_the_handler_adds() -> Value {
-    let ids = json!({"type": "array", "items": {"type": "integer"}});
-    let comparison = json!({"type": "object",
-        "required": ["id", "created_at", "estimate_runs", "validate_runs", "models", "options", "table"],
-        "properties": {"id": {"type": "integer"}, "uuid": {"type": "string"}, "created_at": {"type": "string"},
-            "estimate_runs": ids, "validate_runs": ids,
-            "models": {"type": "array", "items": {"type": "string"}}, "options": {}, "table": {}}});
+fn what_the_handler_adds(generator: &mut SchemaGenerator) -> Value {
+    let comparison = generator.subschema_for::<StoredComparison>().to_value();
     let step = json!({"type": "object", "required": ["id", "step"],
         "properties": {"id": {"type": "integer"}, "step": {"type": "string"}}});
     let sensor = json!({"type": "object", "required": ["sensor", "calibration_id", "overdue", "note", "zero"],

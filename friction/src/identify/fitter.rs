@@ -210,7 +210,9 @@ impl FitState {
 }
 
 /// Why a fit stopped.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum TerminationReason {
     /// The fitter's convergence test passed.

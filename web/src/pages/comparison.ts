@@ -1,56 +1,46 @@
 // A model comparison (`POST /api/comparisons`, a run's `comparisons`): the models ranked by
 // validation error, their parameters and verdicts, and the validation MSE as bars.
 import { h, fmt } from '../dom';
-import type { ComparisonRecord } from '../answers';
+import type { Schemas } from '../api';
 
-/** Mean squared residual over a data set, in all and by regime. */
-interface Scores {
-  all?: number | null;
-  presliding?: number | null;
-  gross_sliding?: number | null;
+type Table = Schemas['ComparisonTable'];
+type ComparisonRow = Schemas['ComparisonRow'];
+type Scores = Schemas['ComparisonScores'];
+type Verdict = Schemas['FitVerdict'];
+
+/** A comparison as the page shows it: its table and id, and (a run's `comparisons`) the runs
+ * it was estimated and validated on. */
+export interface ComparisonView {
+  table: Table;
+  id: number;
+  estimate_runs?: number[];
+  validate_runs?: number[];
 }
 
-/** A fit's verdict: `ok`, or `warning` with its reasons. */
-interface Verdict {
-  status: string;
-  reasons?: string[];
-}
+/** `POST /api/comparisons`'s answer: the table itself, with the stored comparison's id. */
+export const answered = (a: Schemas['Compared']): ComparisonView => ({ table: a, id: a.comparison_id });
 
-/** One model of a comparison table (`friction::compare`'s row). */
-interface ComparisonRow {
-  rank?: number | null;
-  model: string;
-  params?: unknown;
-  error?: string | null;
-  fit?: { verdict?: Verdict | null } | null;
-  estimation?: Scores | null;
-  validation?: Scores | null;
-}
+/** One of a run's `comparisons`. */
+export const stored = (c: Schemas['StoredComparison']): ComparisonView => ({
+  table: c.table,
+  id: c.id,
+  estimate_runs: c.estimate_runs,
+  validate_runs: c.validate_runs,
+});
 
-/** The table: its rows, the residual it scores and the data sets, when not given as run ids. */
-interface Table {
-  rows?: ComparisonRow[];
-  residual?: string;
-  estimation_data?: unknown[];
-  validation_data?: unknown[];
-}
-
-export function comparisonTable(c: ComparisonRecord): HTMLElement {
-  // The stored comparison's `table`, or (an older answer) the table itself or its rows.
-  const raw: unknown = c.table ?? c;
-  const table: Table = raw && typeof raw === 'object' && !Array.isArray(raw) ? raw : {};
-  const rows: ComparisonRow[] = Array.isArray(table.rows) ? table.rows : Array.isArray(raw) ? raw : [];
-  const residual = table.residual ?? 'residual';
-  const runs = (ids: number[] | undefined, data: unknown[] | undefined) =>
-    Array.isArray(ids) && ids.length ? `runs ${ids.map((i) => `#${i}`).join(', ')}` : Array.isArray(data) ? `${data.length} data set(s)` : '—';
-  const mse = (s: Scores | null | undefined, k: keyof Scores) => fmt(s?.[k]);
+export function comparisonTable(c: ComparisonView): HTMLElement {
+  const table = c.table;
+  const rows = table.rows;
+  const residual = table.residual;
+  const runs = (ids: number[] | undefined, data: Table['estimation_data']) => (ids?.length ? `runs ${ids.map((i) => `#${i}`).join(', ')}` : `${data.length} data set(s)`);
+  const mse = (s: Scores, k: 'all' | 'presliding' | 'gross_sliding') => fmt(s[k]);
   const fitted = (r: ComparisonRow) => {
     const p = r.params && typeof r.params === 'object' ? Object.entries(r.params) : [];
     const nums = p.filter((e): e is [string, number] => typeof e[1] === 'number');
     return nums.length ? nums.map(([k, v]) => `${k} = ${fmt(v)}`).join(', ') : '—';
   };
-  const ranked = [...rows].sort((a, b) => (a.rank ?? 1e9) - (b.rank ?? 1e9));
-  const id = c.id ?? c.comparison_id;
+  const ranked = [...rows].sort((a, b) => a.rank - b.rank);
+  const id = c.id;
   const head = ['rank', 'model', 'parameters', 'verdict', 'est. MSE', 'est. presliding', 'est. gross sliding', 'val. MSE', 'val. presliding', 'val. gross sliding'];
   return h(
     'div',
@@ -58,7 +48,7 @@ export function comparisonTable(c: ComparisonRecord): HTMLElement {
     h(
       'p',
       null,
-      `Comparison ${id != null ? `#${id}` : ''}: estimated on ${runs(c.estimate_runs, table?.estimation_data)}, validated on ${runs(c.validate_runs, table?.validation_data)}; mean squared ${residual}, ranked by validation.`,
+      `Comparison #${id}: estimated on ${runs(c.estimate_runs, table.estimation_data)}, validated on ${runs(c.validate_runs, table.validation_data)}; mean squared ${residual}, ranked by validation.`,
     ),
     rows.length
       ? h(
@@ -76,7 +66,7 @@ export function comparisonTable(c: ComparisonRecord): HTMLElement {
                 h(
                   'tr',
                   { 'data-model': r.model },
-                  h('td', null, String(r.rank ?? '—')),
+                  h('td', null, String(r.rank)),
                   h('th', { scope: 'row' }, r.model),
                   h('td', null, r.error ? h('span', { class: 'bad' }, r.error) : fitted(r)),
                   h('td', null, verdict(r.fit?.verdict)),
@@ -100,12 +90,12 @@ export function comparisonTable(c: ComparisonRecord): HTMLElement {
 function verdict(v: Verdict | null | undefined): HTMLElement | string {
   if (!v) return '—';
   if (v.status === 'ok') return 'ok';
-  return h('span', { class: 'bad', title: (v.reasons ?? []).join('\n') }, `${v.status}: ${(v.reasons ?? []).join('; ')}`);
+  return h('span', { class: 'bad', title: v.reasons.join('\n') }, `${v.status}: ${v.reasons.join('; ')}`);
 }
 
 /** Validation MSE per model as horizontal bars (shortest is best), labelled with the value. */
 function mseBars(rows: ComparisonRow[], residual: string): HTMLElement {
-  const val = (r: ComparisonRow) => (typeof r.validation?.all === 'number' && Number.isFinite(r.validation.all) ? r.validation.all : null);
+  const val = (r: ComparisonRow) => (typeof r.validation.all === 'number' && Number.isFinite(r.validation.all) ? r.validation.all : null);
   const max = Math.max(1e-300, ...rows.map((r) => val(r) ?? 0));
   return h(
     'figure',

@@ -1,9 +1,9 @@
 // Models & fits: browse the models and parameter sets, fit on chosen runs, compare models.
 import { get, post, qs, ApiError, RunSummary, type Schemas } from '../api';
-import type { ByParam, ComparisonRecord, FitReport, ModelInfo, ParameterSet } from '../answers';
+import type { ByParam, FitReport, ModelInfo, ParameterSet } from '../answers';
 import { fitForm, validationTable } from './fitform';
 import { h, clear, fmt, kvTable, dataTable, notice, field } from '../dom';
-import { comparisonTable } from './runs';
+import { answered, comparisonTable } from './comparison';
 import { timeChart } from '../timeseries';
 
 export function modelsPage(root: HTMLElement): () => void {
@@ -191,9 +191,10 @@ async function compareForm(box: HTMLElement, models: ModelInfo[]) {
     ev.preventDefault();
     msg.show('fitting and scoring…');
     try {
-      const r = await post<ComparisonRecord>('/api/comparisons', { estimate: sel(est).map(Number), validate: sel(val).map(Number), models: sel(mods) });
-      msg.show(`comparison ${r.comparison_id ?? r.id ?? ''} stored`);
-      clear(result, comparisonTable(r));
+      const body = { estimate: sel(est).map(Number), validate: sel(val).map(Number), models: sel(mods) };
+      const r = await post<Schemas['Compared']>('/api/comparisons', body);
+      msg.show(`comparison ${r.comparison_id} stored`);
+      clear(result, comparisonTable({ ...answered(r), estimate_runs: body.estimate, validate_runs: body.validate }));
     } catch (e) {
       const x = e as ApiError;
       msg.show(`${x.field ? x.field + ': ' : ''}${x.message}`, 'error');

@@ -10,10 +10,9 @@ import { importForm, recordingCard, recordingCharts } from './imported';
 import { annotateCard } from './annotate';
 import { chartNotes, onDefaults, runSources } from '../lockstep';
 import { rankResiduals, residualTable } from '../residuals';
-import { comparisonTable } from './comparison';
+import { comparisonTable, stored } from './comparison';
 import { resultPlots, type RunSet } from './results';
 
-export { comparisonTable };
 
 const KINDS = ['constant_velocity_sweep', 'presliding', 'frictional_lag', 'torque_ramp', 'breakaway_staircase', 'dwell_time', 'prbs', 'validation_profile', 'compensation_trial', 'imported'];
 const STATUSES = ['queued', 'running', 'completed', 'aborted', 'failed', 'interrupted'];
@@ -288,7 +287,7 @@ function finishBody(cmp: HTMLElement, log: HTMLElement, checks: HTMLElement, pro
   // Comparisons.
   const comps = run.comparisons ?? [];
   if (!comps.length) cmp.append(h('p', { class: 'muted' }, 'No model comparison uses this run. Start one on the Models & fits page.'));
-  for (const c of comps) cmp.append(comparisonTable(c));
+  for (const c of comps) cmp.append(comparisonTable(stored(c)));
 
   // Interruption log.
   const entries: LogEntry[] = run.interruption_log ?? [];
@@ -321,6 +320,17 @@ function finishBody(cmp: HTMLElement, log: HTMLElement, checks: HTMLElement, pro
     ]),
     h('details', null, h('summary', null, 'Spec'), h('pre', null, JSON.stringify(run.spec, null, 2))),
     h('details', null, h('summary', null, 'Bench configuration'), h('pre', null, JSON.stringify(run.bench_config, null, 2))),
-    h('details', null, h('summary', null, 'Device profiles'), h('pre', null, JSON.stringify(run.device_profiles, null, 2))),
+    deviceProfiles(run.device_profiles),
+  );
+}
+
+/** Each device's profile as the run recorded it: its TOML text, one block per device. */
+function deviceProfiles(p: RunRecord['device_profiles']): HTMLElement {
+  const devices = (['drive', 'sensor', 'daq'] as const).flatMap((d) => (p?.[d] != null ? [[d, p[d]] as const] : []));
+  return h(
+    'details',
+    { class: 'device-profiles' },
+    h('summary', null, 'Device profiles'),
+    devices.length ? devices.map(([d, text]) => h('div', { 'data-device': d }, h('h3', null, d), h('pre', null, text))) : h('p', { class: 'muted' }, 'None recorded (an imported recording).'),
   );
 }

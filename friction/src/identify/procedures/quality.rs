@@ -19,8 +19,9 @@ pub const REL_STD_ERROR_LIMIT: f64 = 0.5;
 pub const CONDITION_LIMIT: f64 = 1e10;
 
 /// Overall judgement of a fit.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
+#[schemars(rename = "VerdictStatus")]
 pub enum Status {
     /// Nothing found wrong.
     #[default]
@@ -30,7 +31,8 @@ pub enum Status {
 }
 
 /// `{"status": "ok"|"warning", "reasons": [...]}`.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, schemars::JsonSchema)]
+#[schemars(rename = "FitVerdict")]
 pub struct Verdict {
     /// `ok` when `reasons` is empty.
     pub status: Status,

@@ -6,7 +6,8 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 /// What a fit used and how it ran.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
+#[schemars(rename = "FitProvenance")]
 pub struct Provenance {
     /// Procedure name.
     pub procedure: String,
@@ -27,14 +28,14 @@ pub struct Provenance {
     /// Given values used (held fixed or options).
     pub given: Given,
     /// Settings the procedure chose from the data (filter cut-offs, decimation, sub-steps, ...).
-    #[serde(skip_serializing_if = "Map::is_empty")]
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
     pub settings: Map<String, Value>,
     /// Remarks: assumptions, values held fixed, warnings.
     pub notes: Vec<String>,
 }
 
 /// A procedure's result.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct FitReport {
     /// Fitted values by the model's parameter names (a `negative` object for negative motion).
     pub params: Map<String, Value>,
@@ -81,7 +82,7 @@ pub struct FitReport {
     /// `ok`, or `warning` with the reasons ([`quality::verdict`]).
     pub verdict: quality::Verdict,
     /// Scores on held-out records (`bench fit --validate`), one per record.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub validation: Vec<super::validation::Validation>,
 }
 

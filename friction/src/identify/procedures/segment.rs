@@ -9,7 +9,7 @@ use serde::Deserialize;
 use serde::Serialize;
 
 /// One segment of data a result used (provenance).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct DataUsed {
     /// File name or run id.
     pub source: String,

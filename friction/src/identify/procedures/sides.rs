@@ -11,7 +11,7 @@ use nalgebra::DMatrix;
 use serde::Serialize;
 
 /// One parameter fitted per direction, compared.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct SideDifference {
     /// The parameter's name (`fc`, `fv`, ...).
     pub name: String,
@@ -22,16 +22,19 @@ pub struct SideDifference {
     /// `positive - negative`.
     pub difference: f64,
     /// Standard error of the difference (serial correlation and the covariance of the sides
-    /// accounted for).
+    /// accounted for; null when not finite).
+    #[schemars(with = "Option<f64>")]
     pub std_error: f64,
-    /// `|difference| / std_error`.
+    /// `|difference| / std_error` (null when not finite).
+    #[schemars(with = "Option<f64>")]
     pub z: f64,
     /// `z` above the two-sided 95 % quantile of Student's `t` on the effective samples.
     pub differ: bool,
 }
 
 /// Whether the directions differ, parameter by parameter (`directions` of a report).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
+#[schemars(rename = "FitDirections")]
 pub struct Directions {
     /// Each parameter fitted on both sides.
     pub parameters: Vec<SideDifference>,

@@ -12,7 +12,8 @@ use crate::identify::FitError;
 use serde::Serialize;
 
 /// How a fitted set did on one held-out record.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
+#[schemars(rename = "HeldOutScore")]
 pub struct Validation {
     /// The record (a run id or a file name, as the caller names it).
     pub record: String,

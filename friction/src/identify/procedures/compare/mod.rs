@@ -16,9 +16,13 @@ use super::output_error::{self, FreeParam, Method, Options, Replay, Segment};
 use super::{FitReport, Offset};
 use crate::identify::FitError;
 use crate::registry;
+use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::{Map, Value};
 use std::time::Duration;
+
+mod stored;
+pub use stored::{CsvFiles, ReplayName, StartSource, StoredOptions};
 
 /// One model of the comparison.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -94,7 +98,8 @@ pub fn default_fit(entry: &registry::ModelEntry) -> Vec<String> {
 }
 
 /// How samples are split into regimes.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, JsonSchema)]
+#[schemars(rename = "ComparisonRegimes")]
 pub struct Regimes {
     /// `|v|` below this is presliding \[m/s or rad/s\].
     pub presliding_velocity: f64,
@@ -134,9 +139,11 @@ impl Regimes {
 }
 
 /// Mean squared residuals of one model on one data set.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, JsonSchema)]
+#[schemars(rename = "ComparisonScores")]
 pub struct Scores {
-    /// Over every sample.
+    /// Over every sample (null: the model failed, or no sample was scored).
+    #[schemars(with = "Option<f64>")]
     pub all: f64,
     /// Over presliding samples (`None` if there is none).
     pub presliding: Option<f64>,
@@ -210,7 +217,8 @@ fn score(res: &[Vec<f64>], masks: &[Vec<Option<bool>>]) -> Scores {
 }
 
 /// One row of the table.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
+#[schemars(rename = "ComparisonRow")]
 pub struct Row {
     /// Rank by validation MSE (1 = best); failed models come last.
     pub rank: usize,
@@ -255,8 +263,9 @@ impl Row {
     }
 }
 
-/// The comparison table.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+/// The comparison table (a stored comparison's `table`).
+#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
+#[schemars(rename = "ComparisonTable")]
 pub struct Table {
     /// What the residual is (`friction [N or N m]` or `position [m or rad]`).
     pub residual: String,
