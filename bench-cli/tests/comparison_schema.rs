@@ -14,7 +14,7 @@ fn stored_comparisons_validate_against_the_published_schema() {
     let Some(python) = schema_python() else {
         return;
     };
-    let _bench = crate::util::one_bench_at_a_time();
+    let _slot = crate::util::bench_slot();
     let dir = tempfile::tempdir().unwrap();
     let db = db_in(&dir);
     let o = bench(&[
