@@ -178,14 +178,10 @@ spawn examples docs_examples
 # issue 13: schemathesis against the real server: the OpenAPI document exactly as strict as it.
 # issue 16: the Python client (clients/python), installed into a fresh venv with pinned
 # dependencies from PyPI, against `bench serve --sim`. Each talks to a daemon of its own over
-# HTTP and waits on its runs; one after the other, so that one more simulated bench at a time
-# runs beside the daemon's suite.
-clients() {
-  BENCH_BIN="$target_dir/debug/bench" scripts/test-schemathesis.sh
-  BENCH_BIN="$target_dir/debug/bench" \
-    target/clientenv/bin/python -m pytest -q -p no:cacheprovider clients/python/tests
-}
-spawn clients clients
+# HTTP and mostly waits on its runs, so the two run side by side.
+spawn schemathesis env BENCH_BIN="$target_dir/debug/bench" scripts/test-schemathesis.sh
+spawn client env BENCH_BIN="$target_dir/debug/bench" \
+  target/clientenv/bin/python -m pytest -q -p no:cacheprovider clients/python/tests
 
 # issue 7: the dashboard end to end, in a real headless Chromium (Debian's chromium driven by
 # playwright-core from npm) against `bench serve --sim`; screenshots in target/e2e-screenshots/.
@@ -278,7 +274,8 @@ cargo_test() {
   # stages), past every Modbus timeout. The daemon's RTU tests run three at a time; with four
   # (and helpers compiling beside) a run of them failed on timeouts.
   join e2e
-  join clients
+  join schemathesis
+  join client
   join examples
   join rustdoc
   run_suites "$logs/cargo-test-crates-rtu.log" "rtu" "${crates[@]}" &
