@@ -29,7 +29,8 @@ stage() {
   "$@"
   times+=("$(printf '%-28s %5d s' "$name" $((SECONDS - t0)))")
 }
-# spawn NAME COMMAND...: runs COMMAND in the background, its output in $logs/NAME.log.
+# spawn NAME COMMAND...: runs COMMAND in the background, its output in $logs/NAME.log; its
+# time in NAME.time, and the CPU time it and its children took in NAME.cpu (bash's `times`).
 declare -A pids
 spawn() {
   local name=$1
@@ -38,8 +39,17 @@ spawn() {
     t0=$SECONDS
     "$@"
     echo $((SECONDS - t0)) >"$logs/$name.time"
+    # (`times` into a file: in a pipeline it would report a subshell of its own.)
+    times >"$logs/$name.times"
+    tail -1 "$logs/$name.times" | awk '{ for (i = 1; i <= 2; i++) { split($i, t, "m"); s += t[1] * 60 + t[2] } }
+      END { printf "%d\n", s }' >"$logs/$name.cpu"
   ) >"$logs/$name.log" 2>&1 &
   pids[$name]=$!
+}
+# background_time NAME: a background stage's line of the report (its time and CPU).
+background_time() {
+  printf '%-28s %5d s (background, %d CPU-s)' "$1" "$(cat "$logs/$1.time" 2>/dev/null || echo -1)" \
+    "$(cat "$logs/$1.cpu" 2>/dev/null || echo -1)"
 }
 # join NAME: waits for a background stage; its output and a failure if it failed.
 join() {
@@ -48,14 +58,14 @@ join() {
     echo "test.sh: $1 failed (log: $logs/$1.log)" >&2
     exit 1
   fi
-  times+=("$(printf '%-28s %5d s (background)' "$1" "$(cat "$logs/$1.time")")")
+  times+=("$(background_time "$1")")
 }
 # join_suite NAME: waits for a background test suite (its log is the suite's own); its time,
 # and its failure as the status.
 join_suite() {
   local status=0
   wait "${pids[$1]}" || status=1
-  times+=("$(printf '%-28s %5d s (background)' "$1" "$(cat "$logs/$1.time" 2>/dev/null || echo -1)")")
+  times+=("$(background_time "$1")")
   return $status
 }
 
