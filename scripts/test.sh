@@ -51,22 +51,20 @@ background_time() {
   printf '%-28s %5d s (background, %d CPU-s)' "$1" "$(cat "$logs/$1.time" 2>/dev/null || echo -1)" \
     "$(cat "$logs/$1.cpu" 2>/dev/null || echo -1)"
 }
-# join NAME: waits for a background stage; its output and a failure if it failed.
-join() {
-  if ! wait "${pids[$1]}"; then
-    cat "$logs/$1.log" >&2
-    echo "test.sh: $1 failed (log: $logs/$1.log)" >&2
-    exit 1
-  fi
-  times+=("$(background_time "$1")")
-}
-# join_suite NAME: waits for a background test suite (its log is the suite's own); its time,
-# and its failure as the status.
+# join_suite NAME: waits for a background stage (a test suite's log is the suite's own); its
+# time, and its failure as the status.
 join_suite() {
   local status=0
   wait "${pids[$1]}" || status=1
   times+=("$(background_time "$1")")
   return $status
+}
+# join NAME: waits for a background stage; its output and a failure if it failed.
+join() {
+  join_suite "$1" && return
+  cat "$logs/$1.log" >&2
+  echo "test.sh: $1 failed (log: $logs/$1.log)" >&2
+  exit 1
 }
 
 apt_install() {

@@ -279,28 +279,6 @@ impl SimProcess {
         serde_json::from_str(stdout(&o).lines().next().unwrap()).unwrap()
     }
 
-    /// Waits (up to 30 s) until three readings in a row of the drive's speed are under
-    /// `rad_s`. A run's sensor zero refuses a turning shaft, and after a stop the shaft settles
-    /// (its presliding spring relaxes by a count or so, and the drive's filtered count
-    /// difference reads a few hundredths of a rad/s for milliseconds after each count), so a
-    /// test that stops a run and starts another waits here first.
-    pub fn wait_at_rest(&self, rad_s: f64) {
-        let deadline = Instant::now() + Duration::from_secs(30);
-        let mut quiet = 0;
-        while quiet < 3 {
-            let p = self.probe();
-            let v = p
-                .pointer("/signals/velocity_fb/value")
-                .and_then(serde_json::Value::as_f64)
-                .unwrap_or_else(|| panic!("no velocity_fb in {p}"));
-            quiet = if v.abs() < rad_s { quiet + 1 } else { 0 };
-            assert!(
-                Instant::now() < deadline,
-                "the shaft still turns at {v} rad/s after 30 s"
-            );
-        }
-    }
-
     /// The drive's statusword.
     pub fn statusword(&self) -> u64 {
         let v = self.probe();

@@ -400,10 +400,10 @@ async fn settled(
     velocity_limit: f64,
 ) -> Result<DriveFeedback, StopReason> {
     let deadline = Instant::now() + SETTLE;
-    let turning = |fb: &DriveFeedback| {
-        fb.enabled != Some(true) && super::daq::check_at_rest(fb, velocity_limit, "").is_err()
+    let settling = |fb: &DriveFeedback| {
+        fb.enabled != Some(true) && super::daq::turning(fb, velocity_limit).is_some()
     };
-    while turning(&fb) && Instant::now() < deadline {
+    while settling(&fb) && Instant::now() < deadline {
         tokio::time::sleep(SETTLE_POLL).await;
         fb = drive
             .read_feedback()

@@ -502,13 +502,20 @@ pub fn check_at_rest(
             "{what}: the drive reads enabled; the zero is measured with it disabled"
         ));
     }
-    match fb.velocity_rad_s {
-        Some(v) if v.abs() > 1e-3 * velocity_limit => Err(format!(
+    match turning(fb, velocity_limit) {
+        Some(v) => Err(format!(
             "{what}: the shaft turns at {v} rad/s (at rest means under {} rad/s)",
             1e-3 * velocity_limit
         )),
-        _ => Ok(()),
+        None => Ok(()),
     }
+}
+
+/// The shaft's speed \[rad/s\] when it turns faster than a zero allows (0.1 % of the bench's
+/// velocity limit).
+pub fn turning(fb: &protocols::DriveFeedback, velocity_limit: f64) -> Option<f64> {
+    fb.velocity_rad_s
+        .filter(|v| v.abs() > 1e-3 * velocity_limit)
 }
 
 /// The stream `cfg` asks for: the torque input, then the counter's low and high words; a
