@@ -4,7 +4,8 @@
 # second time (check mode) in a target directory of its own; here the dependencies build once,
 # as usual, and the lints run as the test build compiles the workspace. Both scripts set the
 # same, so their builds share every artifact. The wrapper (scripts/workspace-rustc.sh) also
-# builds the I/O crates' test harnesses at opt-level 0.
+# builds the I/O crates' test harnesses at opt-level 0, and documents each library and binary
+# with rustdoc, warnings denied, from the dependencies the build compiled.
 # Usage: . scripts/clippy-env.sh [--required]
 if clippy-driver --version >/dev/null 2>&1; then
   export RUSTC_WORKSPACE_WRAPPER="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/workspace-rustc.sh"

@@ -5,8 +5,8 @@
 # On 2 cores the compiler is the bottleneck, so what does not compile runs beside it: the
 # downloads (Debian packages, npm, PyPI) and the dashboard's build start first, in the
 # background. Clippy lints the workspace's crates as the test build compiles them
-# (scripts/clippy-env.sh), and rustdoc checks the API documentation against the same target
-# directory, so no dependency compiles twice. The dashboard is built before the `bench` crate compiles, so the
+# (scripts/clippy-env.sh), and rustdoc documents each of them right after it compiles, from the
+# dependencies the build compiled, so no dependency compiles twice. The dashboard is built before the `bench` crate compiles, so the
 # binary the tests build embeds it; the binaries are those of the one profile
 # `./scripts/serve-sim.sh` builds too. The time of each stage is printed at the end.
 set -euo pipefail
@@ -127,14 +127,23 @@ python_envs() {
     rm -rf target/smtpenv
     venv target/smtpenv 'aiosmtpd==1.4.6'
   fi
-  rm -rf target/clientenv
-  venv target/clientenv 'httpx==0.28.1' 'pandas==3.1.1' 'pyarrow==26.0.1' 'numpy==2.4.6' \
-    'xarray==2026.9.0' 'pytest==9.2.0' ./clients/python
+  # The client's venv, made afresh whenever its pins or the client's own dependencies change;
+  # the client itself is installed from the clone on every run.
+  local pins=('httpx==0.28.1' 'pandas==3.1.1' 'pyarrow==26.0.1' 'numpy==2.4.6' 'xarray==2026.9.0'
+    'pytest==9.2.0')
+  local made_for
+  made_for="${pins[*]} $(sha256sum clients/python/pyproject.toml)"
+  if [ "$(cat target/clientenv/made-for 2>/dev/null)" != "$made_for" ]; then
+    rm -rf target/clientenv
+    venv target/clientenv "${pins[@]}"
+    echo "$made_for" >target/clientenv/made-for
+  fi
+  target/clientenv/bin/pip install --quiet --disable-pip-version-check ./clients/python
 }
 spawn python python_envs
 
 # House rules: formatted, lint-free (clippy in every build below, warnings denied),
-# documentation without warnings (after the build, which it reuses).
+# documentation without warnings (rustdoc in every build below, warnings denied).
 . scripts/clippy-env.sh --required
 stage "cargo fmt" cargo fmt --all --check
 
@@ -269,7 +278,6 @@ cargo_test() {
   run_suites "$logs/cargo-test-crates.log" "--skip rtu" "${crates[@]}" &
   local crates_pid=$!
   cargo test --workspace --locked --doc > >(tee "$logs/cargo-test-doc.log") 2>&1
-  spawn rustdoc env RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
   local failed=0 pid
   for pid in "$crates_pid" "$daemon_pid"; do
     wait "$pid" || failed=1
@@ -285,7 +293,6 @@ cargo_test() {
   join schemathesis
   join client
   join examples
-  join rustdoc
   run_suites "$logs/cargo-test-crates-rtu.log" "rtu" "${crates[@]}" &
   local crates_rtu_pid=$!
   RUST_TEST_THREADS=3 run_suites "$logs/cargo-test-daemon-rtu.log" "rtu" "$daemon_suite" "${daemon[@]}" &

@@ -5,7 +5,6 @@
 use crate::backend::{now_text, on};
 use crate::{Error, Store};
 use serde::{Deserialize, Serialize};
-use sqlx::FromRow;
 
 /// Longest tag \[characters\].
 pub const MAX_TAG_CHARS: usize = 64;
@@ -99,38 +98,39 @@ impl Annotation {
     }
 }
 
-/// One entry of the audit log.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, FromRow)]
-pub struct AuditEntry {
-    /// Entry id (in order of appending).
-    #[serde(default)]
-    pub id: i64,
-    /// When (RFC 3339 UTC; set by the store).
-    #[serde(default)]
-    pub at: String,
-    /// The bench whose daemon answered.
-    pub bench_id: String,
-    /// Who (`None`: no user could be told, e.g. no token given).
-    #[sqlx(rename = "user_name")]
-    pub user: Option<String>,
-    /// Their role (`viewer`, `operator`, `admin`).
-    pub role: Option<String>,
-    /// The client's address, or `cli` for a command run on the bench PC.
-    pub remote: Option<String>,
-    /// HTTP method (or the command, for the CLI).
-    pub method: String,
-    /// Request path.
-    pub path: String,
-    /// The run the request touched.
-    pub run_id: Option<i64>,
-    /// The schedule entry it touched.
-    pub schedule_id: Option<i64>,
-    /// The answer's status code.
-    pub status: i32,
-    /// Whether it was let through.
-    pub allowed: bool,
-    /// What changed (e.g. old and new tags), as JSON text.
-    pub detail: Option<String>,
+crate::rows::from_row! {
+    /// One entry of the audit log.
+    #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+    pub struct AuditEntry {
+        /// Entry id (in order of appending).
+        #[serde(default)]
+        pub id: i64,
+        /// When (RFC 3339 UTC; set by the store).
+        #[serde(default)]
+        pub at: String,
+        /// The bench whose daemon answered.
+        pub bench_id: String,
+        /// Who (`None`: no user could be told, e.g. no token given).
+        pub user as "user_name": Option<String>,
+        /// Their role (`viewer`, `operator`, `admin`).
+        pub role: Option<String>,
+        /// The client's address, or `cli` for a command run on the bench PC.
+        pub remote: Option<String>,
+        /// HTTP method (or the command, for the CLI).
+        pub method: String,
+        /// Request path.
+        pub path: String,
+        /// The run the request touched.
+        pub run_id: Option<i64>,
+        /// The schedule entry it touched.
+        pub schedule_id: Option<i64>,
+        /// The answer's status code.
+        pub status: i32,
+        /// Whether it was let through.
+        pub allowed: bool,
+        /// What changed (e.g. old and new tags), as JSON text.
+        pub detail: Option<String>,
+    }
 }
 
 /// Which audit entries to list.

@@ -9,13 +9,14 @@ use crate::summary::{write_results, write_set};
 /// Records derived per back-fill transaction.
 const BACKFILL_BATCH: usize = 500;
 
-/// A `parameter_sets` row not yet summarised.
-#[derive(sqlx::FromRow)]
-struct PendingSet {
-    id: i64,
-    model_id: String,
-    params: String,
-    provenance: String,
+crate::rows::from_row! {
+    /// A `parameter_sets` row not yet summarised.
+    struct PendingSet {
+        id: i64,
+        model_id: String,
+        params: String,
+        provenance: String,
+    }
 }
 
 impl Store {

@@ -6,7 +6,6 @@ use crate::backend::{now_text, on};
 use crate::{Error, Store};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use sqlx::FromRow;
 
 /// Status of a campaign.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -95,22 +94,23 @@ pub struct Campaign {
     pub reason: Option<String>,
 }
 
-#[derive(FromRow)]
-struct CampaignRow {
-    id: i64,
-    uuid: String,
-    created_at: String,
-    updated_at: String,
-    status: String,
-    request: String,
-    bench: String,
-    software_version: String,
-    steps: String,
-    fits: String,
-    comparison_id: Option<i64>,
-    trial_run_id: Option<i64>,
-    answer: String,
-    reason: Option<String>,
+crate::rows::from_row! {
+    struct CampaignRow {
+        id: i64,
+        uuid: String,
+        created_at: String,
+        updated_at: String,
+        status: String,
+        request: String,
+        bench: String,
+        software_version: String,
+        steps: String,
+        fits: String,
+        comparison_id: Option<i64>,
+        trial_run_id: Option<i64>,
+        answer: String,
+        reason: Option<String>,
+    }
 }
 
 impl CampaignRow {

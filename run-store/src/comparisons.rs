@@ -3,19 +3,19 @@
 use crate::backend::{AsConn, ConnRef, now_text, on};
 use crate::types::{Comparison, NewComparison};
 use crate::{Error, Store};
-use sqlx::FromRow;
 
-/// A `comparisons` row as stored.
-#[derive(FromRow)]
-pub(crate) struct ComparisonRow {
-    pub(crate) id: i64,
-    pub(crate) uuid: String,
-    pub(crate) created_at: String,
-    pub(crate) estimate_runs: String,
-    pub(crate) validate_runs: String,
-    pub(crate) models: String,
-    pub(crate) options: String,
-    pub(crate) result: String,
+crate::rows::from_row! {
+    /// A `comparisons` row as stored.
+    pub(crate) struct ComparisonRow {
+        pub(crate) id: i64,
+        pub(crate) uuid: String,
+        pub(crate) created_at: String,
+        pub(crate) estimate_runs: String,
+        pub(crate) validate_runs: String,
+        pub(crate) models: String,
+        pub(crate) options: String,
+        pub(crate) result: String,
+    }
 }
 
 impl ComparisonRow {

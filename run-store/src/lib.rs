@@ -72,6 +72,7 @@ mod push;
 mod queue;
 mod reason;
 mod recorder;
+mod rows;
 mod sensors;
 mod store;
 mod summary;

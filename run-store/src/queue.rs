@@ -8,19 +8,20 @@
 use crate::Error;
 use crate::backend::on;
 use serde::Serialize;
-use sqlx::FromRow;
 
 use crate::Store;
 
-/// A queued run, its priority and its place.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, FromRow)]
-pub struct QueueRow {
-    /// The run (status `queued`).
-    pub run_id: i64,
-    /// Higher runs first.
-    pub priority: i64,
-    /// Sort key: lower runs first (any integers; gaps let a run be added without renumbering).
-    pub position: i64,
+crate::rows::from_row! {
+    /// A queued run, its priority and its place.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub struct QueueRow {
+        /// The run (status `queued`).
+        pub run_id: i64,
+        /// Higher runs first.
+        pub priority: i64,
+        /// Sort key: lower runs first (any integers; gaps let a run be added without renumbering).
+        pub position: i64,
+    }
 }
 
 /// A schedule entry.
@@ -61,19 +62,20 @@ pub struct Fired {
     pub error: Option<String>,
 }
 
-#[derive(FromRow)]
-struct ScheduleRow {
-    id: i64,
-    spec: String,
-    run_at: Option<String>,
-    recurrence: Option<String>,
-    priority: i64,
-    state: String,
-    next_run_at: Option<String>,
-    last_run_id: Option<i64>,
-    created_at: String,
-    last_error: Option<String>,
-    last_campaign_id: Option<i64>,
+crate::rows::from_row! {
+    struct ScheduleRow {
+        id: i64,
+        spec: String,
+        run_at: Option<String>,
+        recurrence: Option<String>,
+        priority: i64,
+        state: String,
+        next_run_at: Option<String>,
+        last_run_id: Option<i64>,
+        created_at: String,
+        last_error: Option<String>,
+        last_campaign_id: Option<i64>,
+    }
 }
 
 impl Store {

@@ -61,23 +61,25 @@ pub struct ArchiveReport {
     pub files: Vec<ArchivedRun>,
 }
 
-/// Where an archived run's samples are (a row of `run_archives`).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, sqlx::FromRow)]
-pub struct Archive {
-    /// The Parquet file.
-    pub path: String,
-    /// Rows in it.
-    pub rows: i64,
-    /// Its last sample index.
-    pub last_idx: Option<i64>,
-    /// Its size \[bytes\].
-    pub bytes: i64,
-    /// Hex SHA-256 of its rows.
-    pub checksum: String,
-    /// Its model output columns (JSON array).
-    pub models: String,
-    /// When it was written (RFC 3339 UTC).
-    pub archived_at: String,
+crate::rows::from_row! {
+    /// Where an archived run's samples are (a row of `run_archives`).
+    #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+    pub struct Archive {
+        /// The Parquet file.
+        pub path: String,
+        /// Rows in it.
+        pub rows: i64,
+        /// Its last sample index.
+        pub last_idx: Option<i64>,
+        /// Its size \[bytes\].
+        pub bytes: i64,
+        /// Hex SHA-256 of its rows.
+        pub checksum: String,
+        /// Its model output columns (JSON array).
+        pub models: String,
+        /// When it was written (RFC 3339 UTC).
+        pub archived_at: String,
+    }
 }
 
 impl Archive {
@@ -108,11 +110,12 @@ impl ArchiveReport {
     }
 }
 
-#[derive(sqlx::FromRow)]
-struct Candidate {
-    id: i64,
-    bench_id: String,
-    at: String,
+crate::rows::from_row! {
+    struct Candidate {
+        id: i64,
+        bench_id: String,
+        at: String,
+    }
 }
 
 impl Store {

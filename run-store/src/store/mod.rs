@@ -16,6 +16,7 @@ use std::path::Path;
 use std::str::FromStr;
 use std::time::Duration;
 
+mod migrations;
 mod params;
 mod queries;
 mod runs;
@@ -224,7 +225,7 @@ async fn connect_sqlite(path: &Path, create: bool) -> Result<Pools, Error> {
         .max_connections(1)
         .connect_with(options.clone())
         .await?;
-    sqlx::migrate!("../migrations/sqlite").run(&write).await?;
+    migrations::sqlite().run(&write).await?;
     let read = SqlitePoolOptions::new()
         .max_connections(4)
         .connect_with(options)
@@ -245,6 +246,6 @@ async fn connect_postgres(url: &str) -> Result<Pools, Error> {
         .connect_with(options)
         .await?;
     // sqlx serialises concurrent migrators on PostgreSQL with an advisory lock.
-    sqlx::migrate!("../migrations/postgres").run(&pool).await?;
+    migrations::postgres().run(&pool).await?;
     Ok(Pools::Postgres(pool))
 }

@@ -4,18 +4,18 @@ use super::Store;
 use crate::Error;
 use crate::backend::{AsConn, now_text, on};
 use crate::types::ParameterSet;
-use sqlx::FromRow;
 
-/// A `parameter_sets` row as stored.
-#[derive(FromRow)]
-pub(crate) struct ParameterSetRow {
-    pub(crate) id: i64,
-    pub(crate) uuid: String,
-    pub(crate) name: String,
-    pub(crate) model_id: String,
-    pub(crate) params: String,
-    pub(crate) provenance: String,
-    pub(crate) created_at: String,
+crate::rows::from_row! {
+    /// A `parameter_sets` row as stored.
+    pub(crate) struct ParameterSetRow {
+        pub(crate) id: i64,
+        pub(crate) uuid: String,
+        pub(crate) name: String,
+        pub(crate) model_id: String,
+        pub(crate) params: String,
+        pub(crate) provenance: String,
+        pub(crate) created_at: String,
+    }
 }
 
 impl Store {

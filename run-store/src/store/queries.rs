@@ -7,57 +7,59 @@ use crate::backend::on;
 use crate::liveness;
 use crate::reason::ReasonCode;
 use crate::types::{LogEntry, Run, RunFilter, RunPage, RunStatus, RunSummary, TimingStats};
-use sqlx::{FromRow, QueryBuilder};
+use sqlx::QueryBuilder;
 
 /// Most rows any page or listing returns.
 const MAX_LIMIT: u32 = 10_000;
 
-/// A `runs` row as stored.
-#[derive(FromRow)]
-pub(crate) struct RunRow {
-    pub(crate) id: i64,
-    pub(crate) uuid: String,
-    pub(crate) bench_id: String,
-    pub(crate) kind: String,
-    pub(crate) name: String,
-    pub(crate) spec: String,
-    pub(crate) status: String,
-    pub(crate) status_reason: Option<String>,
-    pub(crate) reason_code: Option<String>,
-    pub(crate) created_at: String,
-    pub(crate) started_at: Option<String>,
-    pub(crate) finished_at: Option<String>,
-    pub(crate) bench_config: String,
-    pub(crate) device_profiles: String,
-    pub(crate) software_version: String,
-    pub(crate) operator_note: Option<String>,
-    pub(crate) models: String,
-    pub(crate) period_s: Option<f64>,
-    pub(crate) period_error_p50_us: Option<f64>,
-    pub(crate) period_error_p99_us: Option<f64>,
-    pub(crate) period_error_max_us: Option<f64>,
-    pub(crate) period_error_p999_us: Option<f64>,
-    pub(crate) tick_work_p50_us: Option<f64>,
-    pub(crate) overruns: i64,
-    pub(crate) dropped_batches: i64,
-    pub(crate) dropped_samples: i64,
-    pub(crate) sample_count: i64,
-    pub(crate) interruption_log: String,
-    pub(crate) run_log: String,
-    pub(crate) continues: Option<i64>,
+crate::rows::from_row! {
+    /// A `runs` row as stored.
+    pub(crate) struct RunRow {
+        pub(crate) id: i64,
+        pub(crate) uuid: String,
+        pub(crate) bench_id: String,
+        pub(crate) kind: String,
+        pub(crate) name: String,
+        pub(crate) spec: String,
+        pub(crate) status: String,
+        pub(crate) status_reason: Option<String>,
+        pub(crate) reason_code: Option<String>,
+        pub(crate) created_at: String,
+        pub(crate) started_at: Option<String>,
+        pub(crate) finished_at: Option<String>,
+        pub(crate) bench_config: String,
+        pub(crate) device_profiles: String,
+        pub(crate) software_version: String,
+        pub(crate) operator_note: Option<String>,
+        pub(crate) models: String,
+        pub(crate) period_s: Option<f64>,
+        pub(crate) period_error_p50_us: Option<f64>,
+        pub(crate) period_error_p99_us: Option<f64>,
+        pub(crate) period_error_max_us: Option<f64>,
+        pub(crate) period_error_p999_us: Option<f64>,
+        pub(crate) tick_work_p50_us: Option<f64>,
+        pub(crate) overruns: i64,
+        pub(crate) dropped_batches: i64,
+        pub(crate) dropped_samples: i64,
+        pub(crate) sample_count: i64,
+        pub(crate) interruption_log: String,
+        pub(crate) run_log: String,
+        pub(crate) continues: Option<i64>,
+    }
 }
 
-#[derive(FromRow)]
-struct SummaryRow {
-    id: i64,
-    bench_id: String,
-    kind: String,
-    name: String,
-    status: String,
-    created_at: String,
-    started_at: Option<String>,
-    finished_at: Option<String>,
-    sample_count: i64,
+crate::rows::from_row! {
+    struct SummaryRow {
+        id: i64,
+        bench_id: String,
+        kind: String,
+        name: String,
+        status: String,
+        created_at: String,
+        started_at: Option<String>,
+        finished_at: Option<String>,
+        sample_count: i64,
+    }
 }
 
 fn status_of(text: &str) -> Result<RunStatus, Error> {

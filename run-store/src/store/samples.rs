@@ -6,21 +6,23 @@ use crate::Error;
 use crate::backend::on;
 use crate::chunk::{SampleChunk, output_at};
 use crate::types::{SampleQuery, SampleSet};
-use sqlx::{FromRow, QueryBuilder};
+use sqlx::QueryBuilder;
 
-#[derive(FromRow)]
-struct ChunkRow {
-    idx0: i64,
-    n: i64,
-    data: Vec<u8>,
+crate::rows::from_row! {
+    struct ChunkRow {
+        idx0: i64,
+        n: i64,
+        data: Vec<u8>,
+    }
 }
 
-#[derive(FromRow)]
-struct OutputChunkRow {
-    idx0: i64,
-    model: String,
-    n: i64,
-    force: Vec<u8>,
+crate::rows::from_row! {
+    struct OutputChunkRow {
+        idx0: i64,
+        model: String,
+        n: i64,
+        force: Vec<u8>,
+    }
 }
 
 /// Which sample chunks to read.

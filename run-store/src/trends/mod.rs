@@ -127,20 +127,21 @@ pub struct Series {
     pub limits: Limits,
 }
 
-/// A summary row joined with one of its run's tags, as queried.
-#[derive(sqlx::FromRow)]
-struct Joined {
-    run_id: i64,
-    set_id: i64,
-    bench_id: String,
-    at: String,
-    source: String,
-    model: String,
-    idx: i32,
-    x: Option<f64>,
-    value: f64,
-    std_error: Option<f64>,
-    tag: Option<String>,
+crate::rows::from_row! {
+    /// A summary row joined with one of its run's tags, as queried.
+    struct Joined {
+        run_id: i64,
+        set_id: i64,
+        bench_id: String,
+        at: String,
+        source: String,
+        model: String,
+        idx: i32,
+        x: Option<f64>,
+        value: f64,
+        std_error: Option<f64>,
+        tag: Option<String>,
+    }
 }
 
 impl Store {
