@@ -12,7 +12,7 @@ version=4.32.5
 if ! target/stenv/bin/schemathesis --version 2>/dev/null | grep -q "version $version"; then
   rm -rf target/stenv
   python3 -m venv target/stenv
-  target/stenv/bin/pip install --quiet --disable-pip-version-check "schemathesis==$version"
+  target/stenv/bin/pip install --quiet --disable-pip-version-check --no-compile "schemathesis==$version"
 fi
 [ "${1:-}" = install ] && exit 0
 work="$(mktemp -d)"

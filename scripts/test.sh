@@ -105,7 +105,9 @@ venv() {
   local dir=$1
   shift
   python3 -m venv "$dir"
-  "$dir/bin/pip" install --quiet --disable-pip-version-check "$@"
+  # --no-compile: Python compiles a module when it is first imported, not every module of
+  # every package at install (pandas, pyarrow, hypothesis: ~7 s of CPU for the client's venv).
+  "$dir/bin/pip" install --quiet --disable-pip-version-check --no-compile "$@"
 }
 python_envs() {
   if ! target/mdbook/bin/mdbook --version 2>/dev/null | grep -qx 'mdbook v0.5.4'; then
@@ -138,7 +140,7 @@ python_envs() {
     venv target/clientenv "${pins[@]}"
     echo "$made_for" >target/clientenv/made-for
   fi
-  target/clientenv/bin/pip install --quiet --disable-pip-version-check ./clients/python
+  target/clientenv/bin/pip install --quiet --disable-pip-version-check --no-compile ./clients/python
 }
 spawn python python_envs
 
@@ -287,15 +289,16 @@ cargo_test() {
   # The tests of Modbus RTU on a pseudo-terminal (their names say rtu) last, alone: under this
   # command's load this VM's kernel was measured holding bytes written to a pty for up to
   # 0.5 s (a round-trip probe at SCHED_FIFO 80, whatever the priority or niceness of the other
-  # stages), past every Modbus timeout. The daemon's RTU tests run three at a time; with four
-  # (and helpers compiling beside) a run of them failed on timeouts.
+  # stages), past every Modbus timeout. The daemon's RTU tests run four at a time (49 s, a
+  # third of a core: their loops run at 10 Hz), on a machine the other stages have left; a run
+  # of them failed on timeouts with two other builds compiling beside (load 13-21).
   join e2e
   join schemathesis
   join client
   join examples
   run_suites "$logs/cargo-test-crates-rtu.log" "rtu" "${crates[@]}" &
   local crates_rtu_pid=$!
-  RUST_TEST_THREADS=3 run_suites "$logs/cargo-test-daemon-rtu.log" "rtu" "$daemon_suite" "${daemon[@]}" &
+  RUST_TEST_THREADS=4 run_suites "$logs/cargo-test-daemon-rtu.log" "rtu" "$daemon_suite" "${daemon[@]}" &
   local daemon_rtu_pid=$!
   for pid in "$crates_rtu_pid" "$daemon_rtu_pid"; do
     wait "$pid" || failed=1

@@ -438,7 +438,7 @@ fn the_sweep_and_a_ramp_on_each_emulated_drive_over_tcp() {
 // Each drive's scenarios over RTU at 115 200 baud, a test each. A silence of 0.3 ms ends an
 // RTU frame there, and emulated lines side by side on a 2-core machine busy compiling or
 // running browsers split each other's frames (timeouts, CRC errors): `scripts/test.sh` runs
-// the tests named `rtu` last, on their own, three at a time, where the lines keep their timing
+// the tests named `rtu` last, on their own, four at a time, where the lines keep their timing
 // side by side.
 
 /// The fault subset on the emulated Delta ASDA-A2 over RTU.
