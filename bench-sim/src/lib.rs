@@ -6,7 +6,8 @@
 //!
 //! ```text
 //! SimParams + ModelSpec ──► Sim (plain data: step(dt), apply(Action), feedback())
-//!        physics thread (real time, absolute deadlines) or one tick per request (virtual time)
+//!        real time: stepped to the wall clock whenever taken (a request, a reading) and by
+//!        a physics thread every 5 ms; virtual time: one tick per request
 //!                      ──► Bench { Mutex<Sim + drive image + sensor image> }
 //! profiles/*.toml ──► DeviceMap (register image + roles) ──► BusDevices: Service (unit ids)
 //!   ──► Faulty<S> (silence, delay, exceptions, stuck values) ──► TCP server

@@ -1,5 +1,6 @@
-//! The real-time clock: the physics thread keeps simulated time with wall time, and the
-//! watchdog trips in wall-clock time when commands stop.
+//! The real-time clock: the plant keeps simulated time with wall time (stepped to it whenever
+//! it is read or commanded, and by the physics thread between), and the watchdog trips in
+//! wall-clock time when commands stop.
 
 use crate::util::*;
 use bench_sim::Clock;
@@ -82,4 +83,35 @@ async fn plant_keeps_wall_time_at_10_khz_and_watchdog_trips() {
         after >= watchdog / 2,
         "tripped {after:?} after the last command"
     );
+}
+
+/// A reading sees the plant at its own instant: between two readings the plant's time advances
+/// by the wall time between them (to a step), however long nobody asked in between. Each
+/// reading is bracketed by wall-clock readings, so the check holds on a loaded machine too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reading_sees_the_plant_at_its_own_instant() {
+    let tb = TestBench::start(crate::util::Link::Tcp, Clock::RealTime).await;
+    let bench = tb.sim.bench();
+    // The simulated bench's step (SimParams' default): readings fall on whole steps.
+    let h = 1e-4;
+    let read = || {
+        let before = Instant::now();
+        let t = bench.feedback().t_s;
+        (before, t, Instant::now())
+    };
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    let (before0, t0, after0) = read();
+    for i in 0..40u64 {
+        // Pauses of 0.3 to 7 ms: most end between the physics thread's wake-ups.
+        tokio::time::sleep(Duration::from_micros(300 + i * 170)).await;
+        let (before, t, after) = read();
+        let shortest = before.duration_since(after0).as_secs_f64();
+        let longest = after.duration_since(before0).as_secs_f64();
+        let advanced = t - t0;
+        assert!(
+            advanced > shortest - h - 1e-9 && advanced < longest + h + 1e-9,
+            "reading {i}: the plant advanced {advanced:.6} s, the wall clock between \
+             {shortest:.6} and {longest:.6} s"
+        );
+    }
 }
