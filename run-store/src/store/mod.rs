@@ -211,6 +211,20 @@ impl Store {
     }
 }
 
+/// A pool whose connections are never reaped for idleness or age, so sqlx starts no maintenance
+/// task for it. In sqlx 0.9.0 that task can spin at 100 % of a core for good, and then hold up
+/// the runtime's shutdown: a connection returned to the pool is counted idle only after it can
+/// be taken again, the count can wrap below zero, and the task then checks 2^64 connections
+/// without awaiting (sqlx issue 3645, fixed upstream after 0.9.0). It happened once in the
+/// test command: `bench runs resume` of a completed run, refused, never exited. A bench's
+/// store needs no reaping: SQLite's connections are files, and a PostgreSQL connection that
+/// broke is found and replaced when it is next taken (sqlx pings it first).
+fn without_reaper<DB: sqlx::Database>(
+    options: sqlx::pool::PoolOptions<DB>,
+) -> sqlx::pool::PoolOptions<DB> {
+    options.idle_timeout(None).max_lifetime(None)
+}
+
 async fn connect_sqlite(path: &Path, create: bool) -> Result<Pools, Error> {
     // sqlx applies busy_timeout before switching the journal mode to WAL, on every
     // connection of the pool.
@@ -221,12 +235,12 @@ async fn connect_sqlite(path: &Path, create: bool) -> Result<Pools, Error> {
         .journal_mode(SqliteJournalMode::Wal)
         .synchronous(SqliteSynchronous::Normal)
         .foreign_keys(true);
-    let write = SqlitePoolOptions::new()
+    let write = without_reaper(SqlitePoolOptions::new())
         .max_connections(1)
         .connect_with(options.clone())
         .await?;
     migrations::sqlite().run(&write).await?;
-    let read = SqlitePoolOptions::new()
+    let read = without_reaper(SqlitePoolOptions::new())
         .max_connections(4)
         .connect_with(options)
         .await?;
@@ -240,7 +254,7 @@ async fn connect_postgres(url: &str) -> Result<Pools, Error> {
     // 0.9 s compiling itself to run in 2 ms (`bench perf lab`'s fleet_ms p50 1363 ms -> ms).
     let options = PgConnectOptions::from_str(url)?
         .options([("client_min_messages", "warning"), ("jit", "off")]);
-    let pool = PgPoolOptions::new()
+    let pool = without_reaper(PgPoolOptions::new())
         .max_connections(PG_CONNECTIONS)
         .acquire_timeout(Duration::from_secs(10))
         .connect_with(options)
@@ -248,4 +262,26 @@ async fn connect_postgres(url: &str) -> Result<Pools, Error> {
     // sqlx serialises concurrent migrators on PostgreSQL with an advisory lock.
     migrations::postgres().run(&pool).await?;
     Ok(Pools::Postgres(pool))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// No pool of a store reaps connections, so sqlx starts no maintenance task
+    /// ([`without_reaper`] says why).
+    #[tokio::test]
+    async fn a_stores_pools_reap_no_connection() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path().join("runs.db")).await.unwrap();
+        let Pools::Sqlite { read, write } = &store.pools else {
+            panic!("a file is a SQLite store");
+        };
+        for pool in [read, write] {
+            let options = pool.options();
+            assert_eq!(options.get_idle_timeout(), None);
+            assert_eq!(options.get_max_lifetime(), None);
+        }
+        store.close().await;
+    }
 }
