@@ -8,17 +8,11 @@
 #        scripts/test-schemathesis.sh install   (only installs schemathesis into target/stenv)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/venv.sh
 version=4.32.5
 if ! target/stenv/bin/schemathesis --version 2>/dev/null | grep -q "version $version"; then
-  # Installed by the machine's pip where it can (`pip --python`, as scripts/test.sh's venvs).
-  install=(install --quiet --disable-pip-version-check --no-compile "schemathesis==$version")
   rm -rf target/stenv
-  python3 -m venv --without-pip target/stenv
-  if ! python3 -m pip --python target/stenv/bin/python "${install[@]}" 2>/dev/null; then
-    rm -rf target/stenv
-    python3 -m venv target/stenv
-    target/stenv/bin/pip "${install[@]}"
-  fi
+  venv target/stenv "schemathesis==$version"
 fi
 [ "${1:-}" = install ] && exit 0
 work="$(mktemp -d)"

@@ -101,21 +101,7 @@ spawn dashboard dashboard
 
 # issue 16: the manual's mdBook, pymodbus (the independent Modbus peer of the interoperability
 # tests), schemathesis and the Python client's dependencies: pinned, from PyPI.
-# venv DIR PACKAGE...: a venv of its own for a tool, PACKAGE... in it. Without a pip of its own:
-# the machine's pip installs into it (`pip --python`, pip 22.3 and later), where ensurepip took
-# 4 s of CPU a venv; a venv with its own pip where the machine's pip cannot. --no-compile:
-# Python compiles a module when it is first imported, not every module of every package at
-# install (pandas, pyarrow, hypothesis: ~7 s of CPU for the client's venv).
-venv() {
-  local dir=$1
-  shift
-  local install=(install --quiet --disable-pip-version-check --no-compile "$@")
-  python3 -m venv --without-pip "$dir"
-  python3 -m pip --python "$dir/bin/python" "${install[@]}" 2>/dev/null && return
-  rm -rf "$dir"
-  python3 -m venv "$dir"
-  "$dir/bin/pip" "${install[@]}"
-}
+. scripts/venv.sh
 python_envs() {
   if ! target/mdbook/bin/mdbook --version 2>/dev/null | grep -qx 'mdbook v0.5.4'; then
     rm -rf target/mdbook
@@ -145,8 +131,7 @@ python_envs() {
   # (It keeps a pip of its own: the manual's examples run `pip install` in it.)
   if [ "$(cat target/clientenv/made-for 2>/dev/null)" != "$made_for" ]; then
     rm -rf target/clientenv
-    python3 -m venv target/clientenv
-    target/clientenv/bin/pip install --quiet --disable-pip-version-check --no-compile "${pins[@]}"
+    venv --with-pip target/clientenv "${pins[@]}"
     echo "$made_for" >target/clientenv/made-for
   fi
   target/clientenv/bin/pip install --quiet --disable-pip-version-check --no-compile ./clients/python

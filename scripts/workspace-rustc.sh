@@ -18,25 +18,22 @@
 set -euo pipefail
 harness=false
 io_crate=false
+# Documented: a library or binary; not a query of cargo's (`-vV`, `--print`) or a build script.
+document=false
+query=false
 for arg in "$@"; do
   case "$arg" in
     --test) harness=true ;;
     run-store/* | protocols/* | bench-daemon/* | recording-import/* | campaign/* | bench-service/* | bench-cli/*) io_crate=true ;;
+    --crate-type=lib | --crate-type=bin | lib | bin) document=true ;;
+    --print* | -vV | build_script_build) query=true ;;
   esac
 done
 if $harness && $io_crate; then
   exec clippy-driver "$@" -C opt-level=0
 fi
-# A query of cargo's (`-vV`, `--print`), a build script or a harness: compiled, not documented.
-document=false
-for arg in "$@"; do
-  case "$arg" in
-    --crate-type=lib | --crate-type=bin | lib | bin) document=true ;;
-    --print* | -vV | --test | build_script_build) document=false && break ;;
-  esac
-done
 clippy-driver "$@"
-$document || exit 0
+{ $document && ! $harness && ! $query; } || exit 0
 
 # rustdoc's share of the arguments: rustc's minus its code generation and output options.
 shift # the rustc cargo named
